@@ -1,0 +1,66 @@
+package companydocs
+
+// Confidence labels, from strongest to weakest.
+const (
+	LabelExact             = "exact"
+	LabelPossible          = "possible"
+	LabelNeedsVerification = "needs_verification"
+)
+
+// Candidate is one element of a search result, as the API returns it. The
+// first ten fields are those of the interface specification.
+type Candidate struct {
+	Name              string   `json:"name"`
+	City              string   `json:"city"`
+	Court             string   `json:"court"`
+	RegistryNumber    string   `json:"registry_number"`
+	Source            string   `json:"source"`
+	ProfileID         string   `json:"profile_id"`
+	Confidence        float64  `json:"confidence"`
+	ConfidenceLabel   string   `json:"confidence_label"`
+	ConfidenceReasons []string `json:"confidence_reasons"`
+	OrderingEligible  bool     `json:"ordering_eligible"`
+
+	// DiscoveryCandidateID identifies a discovery candidate (audit context
+	// for ordering); empty for registry-cache candidates.
+	DiscoveryCandidateID string         `json:"discovery_candidate_id,omitempty"`
+	CourtCode            string         `json:"court_code,omitempty"`
+	LegalForm            string         `json:"legal_form,omitempty"`
+	Status               string         `json:"status"`
+	LEI                  string         `json:"lei,omitempty"`
+	Documents            []DocumentType `json:"documents"`
+}
+
+// Status values of a candidate.
+const (
+	StatusRegistered = "registered"
+	StatusRemoved    = "removed"
+	StatusUnverified = "unverified"
+)
+
+// TextQuery is what the resolver asks an index for when no identifier
+// anchors the query: folded tokens and optional filters.
+type TextQuery struct {
+	// NameTerms are folded name tokens (legal-form words removed).
+	NameTerms []string
+	// LegalFormTerms are folded legal-form tokens, matched with low weight.
+	LegalFormTerms []string
+	// City is a folded seat/city filter (boost, not a hard filter).
+	City string
+	// CourtCode restricts to one register court when set.
+	CourtCode string
+	// Fuzzy enables typo tolerance scaled to token length.
+	Fuzzy bool
+	// Deep adds previous names, officers, address tokens and phonetic keys.
+	Deep bool
+	// Discover includes discovery profiles.
+	Discover bool
+	// Limit is the number of hits wanted.
+	Limit int
+}
+
+// Hit is a profile found by a text query, with the index's raw score.
+type Hit struct {
+	Profile *Profile
+	Score   float64
+}

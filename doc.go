@@ -1,0 +1,5 @@
+// Package companydocs holds the domain of the service: register references,
+// courts, LEIs, company names and legal forms, profiles, candidates, plans and
+// orders. It depends on the standard library only; every other package of
+// the module imports it.
+package companydocs

@@ -1,0 +1,73 @@
+package companydocs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes of the interface specification, plus the ones the service adds.
+// httpapi maps each code to exactly one HTTP status.
+const (
+	EINVALIDQUERY      = "invalid_query"
+	ERATELIMITED       = "rate_limited"
+	EVALIDATION        = "validation_error"
+	EVERIFIEDREQUIRED  = "verified_company_required"
+	EDUPLICATEORDER    = "duplicate_order"
+	EPLANMISSING       = "plan_configuration_missing"
+	EUNAUTHORIZED      = "unauthorized"
+	EINSUFFICIENTFUNDS = "insufficient_credits"
+	ENOTFOUND          = "not_found"
+	ETOOLARGE          = "payload_too_large"
+	EUNAVAILABLE       = "service_unavailable"
+	EINTERNAL          = "internal"
+)
+
+// Error is an application error: a machine code from the list above and a
+// sentence a person can act on. Anything that is not an *Error is internal.
+type Error struct {
+	Code    string
+	Message string
+	// Order is set for duplicate_order: the order that already exists.
+	Order *Order
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	return fmt.Sprintf("companydocs error: code=%s message=%s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of an application error, or EINTERNAL.
+func ErrorCode(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the message of an application error; internal errors
+// get a generic sentence so that no detail leaks to clients.
+func ErrorMessage(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal error. Please try again later."
+}
+
+// Sentinel errors of the parsers.
+var (
+	ErrLEIFormat    = errors.New("not an LEI: an LEI has 20 letters and digits")
+	ErrLEIChecksum  = errors.New("LEI checksum (ISO 7064 mod 97-10) fails")
+	ErrRegisterRef  = errors.New("not a register reference")
+	ErrUnknownCourt = errors.New("unknown register court")
+)

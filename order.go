@@ -1,0 +1,109 @@
+package companydocs
+
+import "time"
+
+// Plan kinds.
+const (
+	PlanOneOff       = "one_off"
+	PlanSubscription = "subscription"
+)
+
+// Plan is a priced way to order documents, configured per deployment.
+type Plan struct {
+	ID            string         `json:"id"`
+	Name          string         `json:"name"`
+	Kind          string         `json:"kind"`
+	DocumentTypes []DocumentType `json:"document_types"`
+	Currency      string         `json:"currency"`
+	// Price is a decimal string with two fraction digits, e.g. "4.50".
+	Price      string `json:"price"`
+	CreditCost int64  `json:"credit_cost"`
+}
+
+// Covers reports whether the plan includes document type t.
+func (p *Plan) Covers(t DocumentType) bool {
+	for _, d := range p.DocumentTypes {
+		if d == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Blocker explains why a preview is not orderable.
+type Blocker struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Preview is the lenient answer to "could I order this?".
+type Preview struct {
+	OrderingEligible bool             `json:"ordering_eligible"`
+	CompanyProfileID string           `json:"company_profile_id"`
+	DocumentType     DocumentType     `json:"document_type"`
+	PlanID           string           `json:"plan_id"`
+	EstimatedTotal   string           `json:"estimated_total"`
+	Currency         string           `json:"currency"`
+	CreditCost       int64            `json:"credit_cost"`
+	Blockers         []Blocker        `json:"blockers"`
+	Company          *CompanySnapshot `json:"company,omitempty"`
+}
+
+// CompanySnapshot is the verified profile data an order is made for, copied
+// into the order so that later re-ingests cannot change what was bought.
+type CompanySnapshot struct {
+	ProfileID      string `json:"profile_id"`
+	Name           string `json:"name"`
+	Court          string `json:"court"`
+	CourtCode      string `json:"court_code"`
+	RegistryNumber string `json:"registry_number"`
+	City           string `json:"city"`
+	LegalForm      string `json:"legal_form,omitempty"`
+	Source         string `json:"source"`
+}
+
+// Order statuses and workflow statuses.
+const (
+	OrderStatusPreviewReady = "PREVIEW_READY"
+	WorkflowStarted         = "started"
+)
+
+// NextStep tells the client what happens after an order was created.
+type NextStep struct {
+	// Kind is "payment" for one-off plans and "delivery" for credit plans.
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// Order is a document order of one account.
+type Order struct {
+	ID                   string          `json:"id"`
+	Status               string          `json:"status"`
+	WorkflowStatus       string          `json:"workflow_status"`
+	CompanyProfileID     string          `json:"company_profile_id"`
+	DiscoveryCandidateID string          `json:"discovery_candidate_id,omitempty"`
+	Company              CompanySnapshot `json:"company"`
+	DocumentType         DocumentType    `json:"document_type"`
+	PlanID               string          `json:"plan_id"`
+	Total                string          `json:"total"`
+	Currency             string          `json:"currency"`
+	CreditsCharged       int64           `json:"credits_charged"`
+	CreatedAt            time.Time       `json:"created_at"`
+	NextStep             NextStep        `json:"next_step"`
+	Account              string          `json:"-"`
+	IdempotencyKey       string          `json:"-"`
+}
+
+// SnapshotOf copies the order-relevant data of a verified profile.
+func SnapshotOf(p *Profile) CompanySnapshot {
+	return CompanySnapshot{
+		ProfileID:      p.ID,
+		Name:           p.Name,
+		Court:          p.CourtName(),
+		CourtCode:      p.Ref.Court,
+		RegistryNumber: p.Ref.NumberKey(),
+		City:           p.Seat,
+		LegalForm:      p.LegalForm,
+		Source:         p.Source,
+	}
+}

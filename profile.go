@@ -1,0 +1,142 @@
+package companydocs
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"strings"
+	"time"
+)
+
+// Sources a profile or candidate can come from.
+const (
+	SourceRegistryCache = "registry_cache"
+	SourceDiscovery     = "discovery"
+)
+
+// DocumentType is a register document kind as named in the register portal.
+type DocumentType string
+
+// Document types. Only AD and CD can be ordered through this service; the
+// others are known so that the register's holdings can be shown.
+const (
+	DocumentAD DocumentType = "AD" // current printout (aktueller Abdruck)
+	DocumentCD DocumentType = "CD" // chronological printout (chronologischer Abdruck)
+	DocumentHD DocumentType = "HD" // historical printout
+	DocumentDK DocumentType = "DK" // documents folder
+	DocumentSI DocumentType = "SI" // structured register content
+	DocumentUT DocumentType = "UT" // company owner information
+	DocumentVO DocumentType = "VÖ" // publications
+)
+
+// OrderableDocumentTypes lists the document types a client can order.
+var OrderableDocumentTypes = []DocumentType{DocumentAD, DocumentCD}
+
+// IsOrderable reports whether t is a document type this service sells.
+func (t DocumentType) IsOrderable() bool {
+	return t == DocumentAD || t == DocumentCD
+}
+
+// Officer is a person or entity registered as an officer of a company.
+type Officer struct {
+	Name      string `json:"name"`
+	FirstName string `json:"first_name,omitempty"`
+	LastName  string `json:"last_name,omitempty"`
+	Position  string `json:"position,omitempty"`
+	City      string `json:"city,omitempty"`
+	StartDate string `json:"start_date,omitempty"`
+	EndDate   string `json:"end_date,omitempty"`
+	Dismissed bool   `json:"dismissed,omitempty"`
+}
+
+// LEILink records an LEI attached to a profile and how the link was made.
+type LEILink struct {
+	LEI       LEI    `json:"lei"`
+	LegalName string `json:"legal_name,omitempty"`
+	// Method says how the link was made, e.g. "ra_code+register_number".
+	Method string `json:"method"`
+	// Status is the GLEIF registration status (ISSUED, LAPSED, ...).
+	Status string `json:"status,omitempty"`
+}
+
+// Discovery holds what a discovery record (a GLEIF record not found in the
+// registry cache) says about its own verification.
+type Discovery struct {
+	ValidationSources  string `json:"validation_sources,omitempty"`
+	RegistrationStatus string `json:"registration_status,omitempty"`
+	EntityStatus       string `json:"entity_status,omitempty"`
+	RegistrationRaw    string `json:"registration_raw,omitempty"`
+	// Missing lists, in words, what keeps the record from being verified.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Profile is one register entry: the full record the resolver scores and the
+// ordering gate checks. Registry-cache profiles come from register dumps;
+// discovery profiles come from GLEIF records without a registry-cache entry.
+type Profile struct {
+	// ID is opaque and stable across re-ingests of the same register entry.
+	ID            string         `json:"id"`
+	Source        string         `json:"source"`
+	Ref           RegisterRef    `json:"ref"`
+	Name          string         `json:"name"`
+	LegalForm     string         `json:"legal_form,omitempty"`
+	Seat          string         `json:"seat,omitempty"`
+	Address       string         `json:"address,omitempty"`
+	FederalState  string         `json:"federal_state,omitempty"`
+	Officers      []Officer      `json:"officers,omitempty"`
+	PreviousNames []string       `json:"previous_names,omitempty"`
+	Removed       bool           `json:"removed,omitempty"`
+	Documents     []DocumentType `json:"documents,omitempty"`
+	LEIs          []LEILink      `json:"leis,omitempty"`
+	Verified      bool           `json:"verified"`
+	Discovery     *Discovery     `json:"discovery,omitempty"`
+	RetrievedAt   time.Time      `json:"retrieved_at,omitempty"`
+}
+
+// HasDocument reports whether the register holds document type t for p.
+func (p *Profile) HasDocument(t DocumentType) bool {
+	for _, d := range p.Documents {
+		if d == t {
+			return true
+		}
+	}
+	return false
+}
+
+// OrderingEligible is the verified-profile gate: verified, not removed from
+// the register, and at least one orderable document type held. Text
+// similarity never enters it.
+func (p *Profile) OrderingEligible() bool {
+	if p == nil || !p.Verified || p.Removed {
+		return false
+	}
+	for _, t := range OrderableDocumentTypes {
+		if p.HasDocument(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// CourtName returns the display name of the profile's register court.
+func (p *Profile) CourtName() string {
+	if c, ok := CourtByCode(p.Ref.Court); ok {
+		return c.Name
+	}
+	return p.Ref.Court
+}
+
+var profileIDEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// ProfileID derives the stable profile identifier of a register entry from
+// its register identity (never from its name), so that ids survive re-ingests.
+func ProfileID(ref RegisterRef) string {
+	sum := sha256.Sum256([]byte("register:" + ref.Key()))
+	return "dp_" + strings.ToLower(profileIDEncoding.EncodeToString(sum[:12]))
+}
+
+// DiscoveryID derives the stable identifier of a discovery candidate from
+// its LEI.
+func DiscoveryID(lei LEI) string {
+	sum := sha256.Sum256([]byte("lei:" + string(lei)))
+	return "dc_" + strings.ToLower(profileIDEncoding.EncodeToString(sum[:12]))
+}
