@@ -107,3 +107,19 @@ func SnapshotOf(p *Profile) CompanySnapshot {
 		Source:         p.Source,
 	}
 }
+
+// OrderRequest is what a client sends to preview or create an order. Only
+// CompanyProfileID identifies the company: names, courts or numbers a client
+// might send are never read.
+type OrderRequest struct {
+	CompanyProfileID     string       `json:"company_profile_id"`
+	DiscoveryCandidateID string       `json:"discovery_candidate_id,omitempty"`
+	DocumentType         DocumentType `json:"document_type"`
+	PlanID               string       `json:"plan_id"`
+}
+
+// Session is an authenticated client session.
+type Session struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expires_at"`
+}

@@ -1,0 +1,166 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"time"
+
+	"companydocs"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Config holds the HTTP settings.
+type Config struct {
+	// BodyLimit bounds request bodies; larger ones get 413.
+	BodyLimit int
+	// ReadTimeout and WriteTimeout bound a connection's reads and writes.
+	ReadTimeout, WriteTimeout time.Duration
+	// SearchTimeout is the deadline of one search.
+	SearchTimeout time.Duration
+	// SearchRate is the number of searches per second allowed per client
+	// address; 0 turns the limit off. SearchBurst is the bucket size.
+	SearchRate  float64
+	SearchBurst int
+	// TrustedProxies lists proxy addresses whose X-Forwarded-For is believed.
+	TrustedProxies []string
+}
+
+// DefaultConfig returns the settings used when nothing is configured.
+func DefaultConfig() Config {
+	return Config{
+		BodyLimit:     64 << 10,
+		ReadTimeout:   10 * time.Second,
+		WriteTimeout:  10 * time.Second,
+		SearchTimeout: 5 * time.Second,
+		SearchRate:    20,
+		SearchBurst:   40,
+	}
+}
+
+// Server is the HTTP front end of the service.
+type Server struct {
+	app    *fiber.App
+	config Config
+	logger *slog.Logger
+
+	// Searcher resolves search queries.
+	Searcher Searcher
+	// Ordering is the ordering service (plans, sessions, preview, orders).
+	Ordering Ordering
+	// Ready reports what is missing before the service can serve; empty
+	// means ready.
+	Ready func() []string
+
+	limiter *rateLimiter
+}
+
+// NewServer returns a server with its routes registered.
+func NewServer(config Config, logger *slog.Logger) *Server {
+	s := &Server{config: config, logger: logger}
+	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
+	s.app = fiber.New(fiber.Config{
+		AppName:                 "companydocs",
+		BodyLimit:               config.BodyLimit,
+		ReadTimeout:             config.ReadTimeout,
+		WriteTimeout:            config.WriteTimeout,
+		IdleTimeout:             60 * time.Second,
+		ErrorHandler:            s.handleError,
+		DisableStartupMessage:   true,
+		StrictRouting:           false,
+		EnableTrustedProxyCheck: len(config.TrustedProxies) > 0,
+		TrustedProxies:          config.TrustedProxies,
+		ProxyHeader:             proxyHeader(config.TrustedProxies),
+	})
+	s.routes()
+	return s
+}
+
+func proxyHeader(trusted []string) string {
+	if len(trusted) == 0 {
+		return ""
+	}
+	return fiber.HeaderXForwardedFor
+}
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	return s.app.Listener(ln)
+}
+
+// Shutdown stops accepting connections and waits for in-flight requests
+// until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	return s.app.ShutdownWithContext(ctx)
+}
+
+// App exposes the Fiber app to tests in this package.
+func (s *Server) App() *fiber.App { return s.app }
+
+// statusOf is the one table mapping error codes to HTTP statuses.
+var statusOf = map[string]int{
+	companydocs.EINVALIDQUERY:      fiber.StatusBadRequest,
+	companydocs.EVALIDATION:        fiber.StatusUnprocessableEntity,
+	companydocs.EUNAUTHORIZED:      fiber.StatusUnauthorized,
+	companydocs.EINSUFFICIENTFUNDS: fiber.StatusPaymentRequired,
+	companydocs.ENOTFOUND:          fiber.StatusNotFound,
+	companydocs.EDUPLICATEORDER:    fiber.StatusConflict,
+	companydocs.EVERIFIEDREQUIRED:  fiber.StatusUnprocessableEntity,
+	companydocs.ETOOLARGE:          fiber.StatusRequestEntityTooLarge,
+	companydocs.ERATELIMITED:       fiber.StatusTooManyRequests,
+	companydocs.EPLANMISSING:       fiber.StatusServiceUnavailable,
+	companydocs.EUNAVAILABLE:       fiber.StatusServiceUnavailable,
+	companydocs.EINTERNAL:          fiber.StatusInternalServerError,
+}
+
+// errorBody is the JSON shape of every error response.
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Order *companydocs.Order `json:"order,omitempty"`
+}
+
+// handleError turns any error returned by a handler into the error body.
+func (s *Server) handleError(c *fiber.Ctx, err error) error {
+	err = translateFiberError(err)
+	code := companydocs.ErrorCode(err)
+	status, ok := statusOf[code]
+	if !ok {
+		status = fiber.StatusInternalServerError
+	}
+	if code == companydocs.EINTERNAL {
+		s.logger.Error("request failed", "route", c.Route().Path, "error", err)
+	}
+	var body errorBody
+	body.Error.Code = code
+	body.Error.Message = companydocs.ErrorMessage(err)
+	var e *companydocs.Error
+	if errors.As(err, &e) {
+		body.Order = e.Order
+	}
+	return c.Status(status).JSON(body)
+}
+
+// translateFiberError maps Fiber's own errors (unknown route, body too
+// large, method not allowed) onto our codes.
+func translateFiberError(err error) error {
+	var fe *fiber.Error
+	if !errors.As(err, &fe) {
+		return err
+	}
+	switch fe.Code {
+	case fiber.StatusNotFound:
+		return companydocs.Errorf(companydocs.ENOTFOUND, "No such endpoint. See /api/v1/openapi.json for the API.")
+	case fiber.StatusMethodNotAllowed:
+		return companydocs.Errorf(companydocs.ENOTFOUND, "This endpoint does not accept that method. See /api/v1/openapi.json.")
+	case fiber.StatusRequestEntityTooLarge:
+		return companydocs.Errorf(companydocs.ETOOLARGE, "The request body is too large. Send a smaller JSON object.")
+	case fiber.StatusBadRequest:
+		return companydocs.Errorf(companydocs.EVALIDATION, "The request could not be read. Send a JSON body.")
+	}
+	return err
+}

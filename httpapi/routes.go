@@ -1,0 +1,74 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"companydocs"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Searcher resolves a search request into candidates.
+type Searcher interface {
+	Search(ctx context.Context, req SearchRequest) (*SearchResponse, error)
+}
+
+// Ordering is what the HTTP layer needs of the ordering service. The
+// verified-profile gate and ownership checks live behind it, not here.
+type Ordering interface {
+	Plans() ([]companydocs.Plan, error)
+	CreateSession(ctx context.Context, apiKey string) (*companydocs.Session, error)
+	// Authenticate returns the account a session token belongs to.
+	Authenticate(ctx context.Context, token string) (account string, err error)
+	RevokeSession(ctx context.Context, token string) error
+	Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error)
+	CreateOrder(ctx context.Context, account string, req companydocs.OrderRequest, idempotencyKey string) (*companydocs.Order, error)
+	Orders(ctx context.Context, account string, cursor string, limit int) (orders []*companydocs.Order, next string, err error)
+	Order(ctx context.Context, account, id string) (*companydocs.Order, error)
+}
+
+// routes registers every route of the service in one place. Paths are
+// served with and without the trailing slash.
+func (s *Server) routes() {
+	s.app.Use(s.recoverPanics)
+	s.app.Get("/healthz", s.handleHealth)
+	s.app.Get("/readyz", s.handleReady)
+
+	api := s.app.Group("/api/v1")
+	api.Post("/documents/companies/search", s.limitSearch, s.handleSearch)
+	api.Get("/documents/plans", s.handlePlans)
+	api.Post("/auth/sessions", s.handleCreateSession)
+	api.Delete("/auth/sessions/current", s.requireSession, s.handleDeleteSession)
+	api.Post("/documents/orders/preview", s.requireSession, s.handlePreview)
+	api.Post("/documents/orders", s.requireSession, s.handleCreateOrder)
+	api.Get("/documents/orders", s.requireSession, s.handleListOrders)
+	api.Get("/documents/orders/:id", s.requireSession, s.handleGetOrder)
+}
+
+// recoverPanics turns a panic in a handler into an internal error instead
+// of a dropped connection.
+func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Error("panic in handler", "route", c.Path(), "panic", r)
+			err = companydocs.Errorf(companydocs.EINTERNAL, "Internal error. Please try again later.")
+		}
+	}()
+	return c.Next()
+}
+
+func (s *Server) handleHealth(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+func (s *Server) handleReady(c *fiber.Ctx) error {
+	var missing []string
+	if s.Ready != nil {
+		missing = s.Ready()
+	}
+	if len(missing) > 0 {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "not ready", "missing": missing})
+	}
+	return c.JSON(fiber.Map{"status": "ready", "time": time.Now().UTC()})
+}
