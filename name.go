@@ -1,17 +1,5 @@
 package companydocs
 
-// Fold lower-cases s, transliterates umlauts the German way (ä -> ae, ö -> oe,
-// ü -> ue, ß -> ss), strips other diacritics, turns punctuation into spaces,
-// normalises "und", "u." and "+" to "&" and collapses white space.
-func Fold(s string) string { return s }
-
-// FoldPlain is Fold with umlauts reduced to their base letter (ä -> a): the
-// spelling of people who type without umlauts and without transliteration.
-func FoldPlain(s string) string { return s }
-
-// Tokens splits a folded string into tokens.
-func Tokens(folded string) []string { return nil }
-
 // LegalForm is a recognised legal form.
 type LegalForm struct {
 	// Code is the canonical short form, e.g. "GmbH & Co. KG", "e.V.".
