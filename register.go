@@ -1,6 +1,9 @@
 package companydocs
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // RegisterType is the kind of German register an entry lives in.
 type RegisterType string
@@ -67,20 +70,86 @@ func (r RegisterRef) String() string {
 // 6684", "München, HRB 6684", "HRB 6684 München", "HRB 158855 B", "Kiel HRB
 // 53 KI", "Oldenburg (Oldenburg) früher Varel HRB 53". The court is optional
 // (Court stays empty); an unknown court name gives ErrUnknownCourt.
-func ParseRegisterRef(s string) (RegisterRef, error) { return RegisterRef{}, ErrRegisterRef }
+//
+// A court-marker suffix that registers do not keep ("HRB 158855 B" for
+// Berlin (Charlottenburg), "HB" for Bremen, "CB", "NP", "P" and "FF" for the
+// Brandenburg courts) becomes the court instead, as in the register dumps.
+func ParseRegisterRef(s string) (RegisterRef, error) {
+	toks := scanTokens(s)
+	m, ok := findRegisterRef(toks)
+	if !ok {
+		return RegisterRef{}, fmt.Errorf("%w: %q", ErrRegisterRef, s)
+	}
+	if leftoverWords(toks[:m.start]) || leftoverWords(toks[m.end:]) {
+		return RegisterRef{}, fmt.Errorf("%w: %q", ErrUnknownCourt, strings.TrimSpace(restText(s, toks, m)))
+	}
+	return m.ref, nil
+}
 
 // FindRegisterRef looks for a register reference inside free text such as
 // "Müller GmbH HRB 6684 München" and returns it with the text that remains
 // once the reference (and the court, if one was recognised) is cut out.
 func FindRegisterRef(text string) (ref RegisterRef, rest string, ok bool) {
-	return RegisterRef{}, text, false
+	toks := scanTokens(text)
+	m, ok := findRegisterRef(toks)
+	if !ok {
+		return RegisterRef{}, text, false
+	}
+	return m.ref, restText(text, toks, m), true
 }
 
 // ParseCompanyNumber parses an OffeneRegister company_number: court code,
 // optional former-court code, type, number and optional suffix, e.g.
 // "B1204_HRB260632", "W1215_W1104_HRB573", "X1517R_HRB53KI".
-func ParseCompanyNumber(s string) (RegisterRef, error) { return RegisterRef{}, ErrRegisterRef }
+func ParseCompanyNumber(s string) (RegisterRef, error) {
+	parts := strings.Split(strings.TrimSpace(s), "_")
+	if len(parts) < 2 || len(parts) > 3 {
+		return RegisterRef{}, fmt.Errorf("%w: company number %q", ErrRegisterRef, s)
+	}
+	var ref RegisterRef
+	for i, code := range parts[:len(parts)-1] {
+		code = strings.ToUpper(code)
+		if !isCourtCode(code) {
+			return RegisterRef{}, fmt.Errorf("%w: court code %q in company number %q", ErrRegisterRef, code, s)
+		}
+		if c, ok := CourtByCode(code); ok {
+			code = c.Code
+		}
+		if i == 0 {
+			ref.Court = code
+		} else {
+			ref.FormerCourt = code
+		}
+	}
+	typ, num, suffix, ok := splitGluedRef(parts[len(parts)-1])
+	if !ok {
+		return RegisterRef{}, fmt.Errorf("%w: company number %q", ErrRegisterRef, s)
+	}
+	ref.Type, ref.Number, ref.Suffix = typ, num, suffix
+	return ref, nil
+}
 
 // ParseRegisterType accepts a register type in any case or spacing ("HRB",
 // "hrb", "HR B", "GnR", "GenR", "PR", "PartR", "VR", "GsR").
-func ParseRegisterType(s string) (RegisterType, bool) { return "", false }
+func ParseRegisterType(s string) (RegisterType, bool) {
+	key := strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '.', '-', '\t':
+			return -1
+		}
+		return r
+	}, strings.ToUpper(s))
+	t, ok := registerTypeSpellings[key]
+	return t, ok
+}
+
+// registerTypeSpellings maps upper-case spellings without spaces, dots and
+// hyphens to register types.
+var registerTypeSpellings = map[string]RegisterType{
+	"HRA": HRA, "HANDELSREGISTERA": HRA, "HANDELSREGISTERABTEILUNGA": HRA,
+	"HRB": HRB, "HANDELSREGISTERB": HRB, "HANDELSREGISTERABTEILUNGB": HRB,
+	"VR": VR, "VEREINSREGISTER": VR,
+	"GNR": GnR, "GENR": GnR, "GENOSSENSCHAFTSREGISTER": GnR,
+	"PR": PR, "PARTR": PR, "PARTNERSCHAFTSREGISTER": PR,
+	"GSR": GsR, "GESR": GsR, "GESELLSCHAFTSREGISTER": GsR,
+}

@@ -1,0 +1,386 @@
+package companydocs
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits of the register reference scanner.
+const (
+	maxCourtSpan    = 8 // tokens a court name may take: "Weiden i. d. OPf." is 7
+	maxNumberDigits = 8 // register numbers have at most 7 digits; longer runs are something else
+	maxSuffixLen    = 3 // suffixes are 1-3 letters: B, KI, RD, MÖ
+)
+
+// courtMarkerSuffixes are letters people and GLEIF records write after the
+// number that name the court rather than the entry: the register dumps do not
+// keep them ("HRB 158855 B" is "Berlin (Charlottenburg) HRB 158855").
+var courtMarkerSuffixes = map[string]string{
+	"B": "F1103R", "HB": "H1101", "CB": "G1103", "NP": "G1309", "P": "G1312", "FF": "G1207",
+}
+
+// notSuffix lists short upper-case words that follow a register number in
+// free text without being a suffix: legal forms, register words.
+var notSuffix = map[string]bool{
+	"AG": true, "KG": true, "UG": true, "EG": true, "OHG": true, "GBR": true, "MBH": true,
+	"EV": true, "CO": true, "HR": true, "HRA": true, "HRB": true, "NR": true, "VR": true,
+	"PR": true, "GNR": true, "GSR": true, "LTD": true, "INC": true, "LLC": true, "PLC": true,
+	"BV": true, "NV": true, "SA": true, "SAS": true, "SRL": true, "SPA": true, "AB": true,
+	"AS": true, "OY": true, "UND": true, "DE": true, "EK": true, "IN": true, "AM": true,
+	"IM": true, "VOM": true, "DER": true, "DIE": true, "DAS": true, "BEI": true, "MIT": true,
+}
+
+// numberFillers may stand between the register type and the number.
+var numberFillers = map[string]bool{
+	"-": true, ":": true, ".": true, "#": true, "/": true,
+	"nr": true, "no": true, "nummer": true, "number": true,
+}
+
+// courtFillers may stand between a court name and the register type:
+// "Amtsgericht München, Registernummer: HRB 6684".
+var courtFillers = map[string]bool{
+	",": true, ":": true, "-": true, "(": true, ";": true,
+	"registernummer": true, "registernr": true, "register": true, "handelsregister": true,
+	"unter": true, "im": true, "nr": true, ".": true,
+}
+
+// formerWords introduce the former court: "Oldenburg (Oldenburg) früher Varel".
+var formerWords = map[string]bool{"frueher": true, "frueher:": true, "vormals": true, "ehemals": true}
+
+// tokenKind classifies a scanned token.
+type tokenKind uint8
+
+const (
+	tokWord  tokenKind = iota // letters only
+	tokNum                    // digits only
+	tokMixed                  // letters and digits
+	tokPunct                  // one character that is neither
+)
+
+// token is a piece of the scanned text with its byte offsets.
+type token struct {
+	text       string
+	start, end int
+	kind       tokenKind
+}
+
+// scanTokens cuts s into runs of letters and digits and single punctuation
+// characters; white space separates tokens and is dropped.
+func scanTokens(s string) []token {
+	var toks []token
+	start := -1
+	letters, digits := false, false
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		kind := tokMixed
+		if !digits {
+			kind = tokWord
+		} else if !letters {
+			kind = tokNum
+		}
+		toks = append(toks, token{s[start:end], start, end, kind})
+		start, letters, digits = -1, false, false
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case unicode.IsLetter(r) || unicode.Is(unicode.Mn, r) || unicode.IsDigit(r):
+			if start < 0 {
+				start = i
+			}
+			if unicode.IsDigit(r) {
+				digits = true
+			} else {
+				letters = true
+			}
+		case unicode.IsSpace(r):
+			flush(i)
+		default:
+			flush(i)
+			toks = append(toks, token{s[i : i+size], i, i + size, tokPunct})
+		}
+		i += size
+	}
+	flush(len(s))
+	return toks
+}
+
+// refMatch is a register reference found in a token list: the reference and
+// the token range [start, end) it and its courts take.
+type refMatch struct {
+	ref        RegisterRef
+	start, end int
+}
+
+// findRegisterRef returns the first register reference in toks.
+func findRegisterRef(toks []token) (refMatch, bool) {
+	for i := range toks {
+		if m, ok := matchRefAt(toks, i); ok {
+			return m, true
+		}
+	}
+	return refMatch{}, false
+}
+
+// matchRefAt matches type, number and suffix starting at token i, then the
+// courts around them.
+func matchRefAt(toks []token, i int) (refMatch, bool) {
+	ref, end, ok := matchTypeNumber(toks, i)
+	if !ok {
+		return refMatch{}, false
+	}
+	m := refMatch{ref: ref, start: i, end: end}
+	before := matchCourtBefore(toks, i)
+	after, afterEnd, afterOK := matchCourtAfter(toks, end)
+	switch {
+	case before.ok && (before.explicit || before.former != "" || !afterOK):
+		m.ref.Court, m.ref.FormerCourt, m.start = before.court, before.former, before.start
+	case afterOK:
+		m.ref.Court, m.end = after, afterEnd
+	}
+	if court, ok := courtMarkerSuffixes[m.ref.Suffix]; ok && (m.ref.Court == "" || m.ref.Court == court) {
+		m.ref.Court, m.ref.Suffix = court, ""
+	}
+	return m, true
+}
+
+// matchTypeNumber matches "HRB 6684", "HR B 6684", "HRB-Nr. 6684",
+// "HRB6684", "HRB 53 KI", "HRB 53KI" or "HRB53KI" at token i and returns the
+// index after it.
+func matchTypeNumber(toks []token, i int) (RegisterRef, int, bool) {
+	t := toks[i]
+	if t.kind == tokMixed {
+		typ, num, suffix, ok := splitGluedRef(t.text)
+		return RegisterRef{Type: typ, Number: num, Suffix: suffix}, i + 1, ok
+	}
+	if t.kind != tokWord {
+		return RegisterRef{}, 0, false
+	}
+	typ, ok := ParseRegisterType(t.text)
+	j := i + 1
+	if !ok && strings.EqualFold(t.text, "HR") && j < len(toks) && toks[j].kind == tokWord {
+		typ, ok = ParseRegisterType("HR" + toks[j].text)
+		ok = ok && len(toks[j].text) == 1
+		j++
+	}
+	if !ok {
+		return RegisterRef{}, 0, false
+	}
+	for j < len(toks) && numberFillers[strings.ToLower(toks[j].text)] {
+		j++
+	}
+	if j >= len(toks) {
+		return RegisterRef{}, 0, false
+	}
+	num, suffix, ok := splitNumberSuffix(toks[j].text)
+	if !ok {
+		return RegisterRef{}, 0, false
+	}
+	j++
+	if suffix == "" && j < len(toks) && isSuffix(toks[j].text) {
+		suffix = toks[j].text
+		j++
+	}
+	return RegisterRef{Type: typ, Number: num, Suffix: suffix}, j, true
+}
+
+// splitGluedRef splits "HRB6684", "HRB53KI" or "GnR53MÖ" into type, number
+// and suffix.
+func splitGluedRef(s string) (RegisterType, string, string, bool) {
+	i := strings.IndexFunc(s, unicode.IsDigit)
+	if i <= 0 {
+		return "", "", "", false
+	}
+	typ, ok := ParseRegisterType(s[:i])
+	if !ok {
+		return "", "", "", false
+	}
+	num, suffix, ok := splitNumberSuffix(s[i:])
+	return typ, num, suffix, ok
+}
+
+// splitNumberSuffix splits "6684", "0053" or "53KI" into the number without
+// leading zeros and the upper-case suffix.
+func splitNumberSuffix(s string) (string, string, bool) {
+	i := strings.IndexFunc(s, func(r rune) bool { return !('0' <= r && r <= '9') })
+	digits, suffix := s, ""
+	if i >= 0 {
+		digits, suffix = s[:i], s[i:]
+		if !isSuffix(suffix) {
+			return "", "", false
+		}
+	}
+	digits = strings.TrimLeft(digits, "0")
+	if digits == "" || len(digits) > maxNumberDigits {
+		return "", "", false
+	}
+	return digits, suffix, true
+}
+
+// isSuffix reports whether s is 1-3 upper-case letters and not a word that
+// merely follows a number ("AG", "KG").
+func isSuffix(s string) bool {
+	n := 0
+	for _, r := range s {
+		if !unicode.IsUpper(r) {
+			return false
+		}
+		n++
+	}
+	return n >= 1 && n <= maxSuffixLen && !notSuffix[s]
+}
+
+// courtBefore is a court (and former court) found before the register type.
+type courtBefore struct {
+	court, former string
+	start         int
+	explicit      bool // introduced by "Amtsgericht", "AG", "Registergericht"
+	ok            bool
+}
+
+// matchCourtBefore looks for "München", "Amtsgericht München,", "Oldenburg
+// (Oldenburg) früher Varel" right before token typeAt.
+func matchCourtBefore(toks []token, typeAt int) courtBefore {
+	end := skipBack(toks, typeAt, courtFillers)
+	c, start, ok := courtSpanEndingAt(toks, end, LookupCourt)
+	if ok {
+		if f := start - 1; f >= 0 && formerWords[Fold(toks[f].text)] {
+			ok = false // the span names the former court: resolve it below
+		} else {
+			return courtBefore{court: c.Code, start: start, explicit: startsExplicit(toks[start]), ok: true}
+		}
+	}
+	former, fstart, fok := courtSpanEndingAt(toks, end, lookupAnyCourt)
+	if !fok || fstart == 0 || !formerWords[Fold(toks[fstart-1].text)] {
+		return courtBefore{}
+	}
+	res := courtBefore{former: former.Code, start: fstart - 1, ok: true}
+	cend := skipBack(toks, fstart-1, courtFillers)
+	if cur, cstart, cok := courtSpanEndingAt(toks, cend, lookupAnyCourt); cok {
+		res.court, res.start, res.explicit = cur.Code, cstart, startsExplicit(toks[cstart])
+	}
+	return res
+}
+
+// matchCourtAfter looks for "München", "(AG München)", ", Amtsgericht
+// München" right after the number, from token from on.
+func matchCourtAfter(toks []token, from int) (string, int, bool) {
+	start := from
+	open := false
+	for start < len(toks) && toks[start].kind == tokPunct && strings.Contains(",(-:/[", toks[start].text) {
+		open = open || toks[start].text == "(" || toks[start].text == "["
+		start++
+	}
+	for n := min(maxCourtSpan, len(toks)-start); n >= 1; n-- {
+		if spanHasFormerWord(toks[start : start+n]) {
+			continue
+		}
+		c, ok := LookupCourt(spanText(toks, start, start+n))
+		if !ok {
+			continue
+		}
+		end := start + n
+		if open && end < len(toks) && (toks[end].text == ")" || toks[end].text == "]") {
+			end++
+		}
+		return c.Code, end, true
+	}
+	return "", 0, false
+}
+
+// courtSpanEndingAt finds the longest court name among the tokens ending
+// right before index end.
+func courtSpanEndingAt(toks []token, end int, lookup func(string) (Court, bool)) (Court, int, bool) {
+	for n := min(maxCourtSpan, end); n >= 1; n-- {
+		start := end - n
+		if spanHasFormerWord(toks[start:end]) || toks[start].kind == tokPunct && toks[start].text != "(" {
+			continue
+		}
+		if c, ok := lookup(spanText(toks, start, end)); ok {
+			return c, start, true
+		}
+	}
+	return Court{}, 0, false
+}
+
+func spanHasFormerWord(toks []token) bool {
+	for _, t := range toks {
+		if t.kind == tokWord && formerWords[Fold(t.text)] {
+			return true
+		}
+		if t.kind != tokWord && t.kind != tokPunct {
+			return true // a court name holds no numbers
+		}
+	}
+	return false
+}
+
+func startsExplicit(t token) bool {
+	switch Fold(t.text) {
+	case "amtsgericht", "ag", "registergericht", "amtsgerichts", "beim":
+		return true
+	}
+	return false
+}
+
+// skipBack returns the index after the last token before at that is not in
+// fillers (compared case-insensitively).
+func skipBack(toks []token, at int, fillers map[string]bool) int {
+	for at > 0 && fillers[strings.ToLower(toks[at-1].text)] {
+		at--
+	}
+	return at
+}
+
+func spanText(toks []token, start, end int) string {
+	if start >= end {
+		return ""
+	}
+	var b strings.Builder
+	for i := start; i < end; i++ {
+		if i > start {
+			b.WriteByte(' ')
+		}
+		b.WriteString(toks[i].text)
+	}
+	return b.String()
+}
+
+// leftoverWords reports whether toks hold anything but punctuation and
+// court fillers.
+func leftoverWords(toks []token) bool {
+	for _, t := range toks {
+		if t.kind != tokPunct && !courtFillers[strings.ToLower(t.text)] && !startsExplicit(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// restText cuts the matched range out of text and tidies what remains.
+func restText(text string, toks []token, m refMatch) string {
+	rest := text[:toks[m.start].start] + " " + text[toks[m.end-1].end:]
+	rest = strings.Join(strings.Fields(rest), " ")
+	for _, empty := range []string{"( )", "()", "[ ]", "[]"} {
+		rest = strings.ReplaceAll(rest, empty, "")
+	}
+	rest = strings.Join(strings.Fields(rest), " ")
+	return strings.Trim(rest, " ,;:-–/(")
+}
+
+// isCourtCode reports whether s has the shape of an XJustiz court code: a
+// letter, four digits and an optional letter.
+func isCourtCode(s string) bool {
+	if len(s) != 5 && len(s) != 6 || !isUpper(s[0]) {
+		return false
+	}
+	for i := 1; i < 5; i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return len(s) == 5 || isUpper(s[5])
+}
