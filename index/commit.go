@@ -1,0 +1,182 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Commit finishes the generation: it flushes the last batch, merges the
+// bleve segments, writes meta.json, re-opens the generation read-only to
+// check it (document count equals profile count, a sample lookup works),
+// renames it to its final gen-... name, points CURRENT at it and prunes old
+// generations. meta supplies Sources and Summary; the counts, version, id
+// and creation time are filled in. On error the build is discarded and the
+// live generation stays untouched.
+func (b *Builder) Commit(meta Meta) (Meta, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.usable(); err != nil {
+		return Meta{}, err
+	}
+	b.done = true
+	m, err := b.commit(meta)
+	if err != nil {
+		return Meta{}, errors.Join(err, b.cleanup())
+	}
+	return m, nil
+}
+
+func (b *Builder) commit(meta Meta) (Meta, error) {
+	start := time.Now()
+	if err := b.finishStores(); err != nil {
+		return Meta{}, err
+	}
+	name, err := newGenerationName(time.Now())
+	if err != nil {
+		return Meta{}, err
+	}
+	m := b.counts
+	m.Version, m.ID, m.CreatedAt = IndexVersion, name, time.Now().UTC()
+	m.Sources, m.Summary = meta.Sources, meta.Summary
+	if err := writeMeta(b.dir, m); err != nil {
+		return Meta{}, err
+	}
+	if err := verifyGeneration(b.dir, m); err != nil {
+		return Meta{}, err
+	}
+	final := filepath.Join(indexDir(b.dataDir), name)
+	if err := b.publish(final, name); err != nil {
+		return Meta{}, err
+	}
+	b.opts.Logger.Info("index generation published", "generation", name,
+		"profiles", m.Profiles, "commit_duration", time.Since(start).Round(time.Millisecond))
+	removed, err := prune(b.dataDir, b.opts.Keep)
+	if err != nil {
+		b.opts.Logger.Warn("pruning old index generations failed", "error", err)
+	} else if len(removed) > 0 {
+		b.opts.Logger.Info("old index generations removed", "generations", removed)
+	}
+	err = b.lock.Close()
+	b.lock = nil
+	return m, err
+}
+
+// finishStores writes the last batch, merges segments, syncs and closes
+// both stores.
+func (b *Builder) finishStores() error {
+	if err := b.tx.Commit(); err != nil {
+		b.tx = nil
+		return fmt.Errorf("commit profile batch: %w", err)
+	}
+	b.tx = nil
+	if b.batch.Size() > 0 {
+		if err := b.flusher.send(b.batch); err != nil {
+			return err
+		}
+	}
+	flusher := b.flusher
+	b.flusher = nil
+	if err := flusher.close(); err != nil {
+		return err
+	}
+	if !b.opts.SkipMerge {
+		if err := b.mergeSegments(); err != nil {
+			return err
+		}
+	}
+	if err := b.db.Sync(); err != nil {
+		return fmt.Errorf("sync profile store: %w", err)
+	}
+	return b.closeStores()
+}
+
+// mergeSegments merges the bleve index into one segment: a search then
+// walks one term dictionary instead of many.
+func (b *Builder) mergeSegments() error {
+	adv, err := b.idx.Advanced()
+	if err != nil {
+		return fmt.Errorf("merge segments: %w", err)
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	opts := mergeplan.SingleSegmentMergePlanOptions
+	if err := s.ForceMerge(context.Background(), &opts); err != nil {
+		return fmt.Errorf("merge segments: %w", err)
+	}
+	return nil
+}
+
+// publish renames the build directory to its final name and points CURRENT
+// at it.
+func (b *Builder) publish(final, name string) error {
+	if err := os.Rename(b.dir, final); err != nil {
+		return fmt.Errorf("rename generation: %w", err)
+	}
+	b.dir = ""
+	if err := syncDir(indexDir(b.dataDir)); err != nil {
+		os.RemoveAll(final)
+		return err
+	}
+	if err := writeCurrent(b.dataDir, name); err != nil {
+		os.RemoveAll(final)
+		return err
+	}
+	return nil
+}
+
+// verifyGeneration opens the finished generation read-only and checks that
+// the bleve index and the profile store agree.
+func verifyGeneration(dir string, m Meta) error {
+	g, err := Open(dir)
+	if err != nil {
+		return fmt.Errorf("verify generation: %w", err)
+	}
+	defer g.Close()
+	docs, err := g.idx.DocCount()
+	if err != nil {
+		return fmt.Errorf("verify generation: count documents: %w", err)
+	}
+	var stored int
+	var sample string
+	err = g.db.View(func(tx *bolt.Tx) error {
+		stored = tx.Bucket(bucketProfiles).Stats().KeyN
+		if k, _ := tx.Bucket(bucketProfiles).Cursor().First(); k != nil {
+			sample = string(k)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("verify generation: %w", err)
+	}
+	if int(docs) != stored || stored != m.Profiles {
+		return fmt.Errorf("verify generation: %d indexed documents, %d stored profiles, %d profiles put", docs, stored, m.Profiles)
+	}
+	return verifySample(g, sample)
+}
+
+func verifySample(g *Generation, id string) error {
+	if id == "" {
+		return nil
+	}
+	p, err := g.Profile(id)
+	if err != nil || p == nil || p.ID != id {
+		return fmt.Errorf("verify generation: sample profile %q unreadable: %v", id, err)
+	}
+	found, err := g.hasDocument(id)
+	if err != nil {
+		return fmt.Errorf("verify generation: %w", err)
+	} else if !found {
+		return fmt.Errorf("verify generation: sample profile %q not in the search index", id)
+	}
+	return nil
+}

@@ -1,0 +1,18 @@
+// Package index owns the search index of the service: the bleve mapping and
+// its analyzers, the bbolt profile store, and index generations on disk.
+//
+// A data directory holds generations under index/:
+//
+//	index/
+//	  CURRENT                  name of the live generation (written by rename)
+//	  LOCK                     flock held by a running build
+//	  gen-20240102T030405Z-1a2b3c/
+//	    bleve/                 the bleve (scorch) index; only document ids are stored
+//	    profiles.db            bbolt: profiles by id, ids by register number and by LEI
+//	    meta.json              IndexVersion, counts, creation time, sources, summary
+//	  .building-.../           a generation under construction
+//
+// A Builder writes a new generation next to the live one and publishes it
+// atomically; Open reads one generation; Live follows CURRENT and swaps
+// generations while searches run. bleve types never leave this package.
+package index

@@ -1,0 +1,166 @@
+package index
+
+import (
+	"strconv"
+	"strings"
+
+	"companydocs"
+)
+
+// document is what bleve indexes for one profile. Every text value is
+// already folded and tokenised by the root package, so that the index sees
+// exactly the tokens the resolver puts into a TextQuery.
+type document struct {
+	Name          string   `json:"name"`
+	NamePlain     string   `json:"name_plain,omitempty"`
+	LegalForm     string   `json:"legal_form,omitempty"`
+	NameKey       []string `json:"name_key,omitempty"`
+	NameBase      []string `json:"name_base,omitempty"`
+	Seat          string   `json:"seat,omitempty"`
+	SeatKey       []string `json:"seat_key,omitempty"`
+	PreviousNames []string `json:"previous_names,omitempty"`
+	Officers      []string `json:"officers,omitempty"`
+	Address       string   `json:"address,omitempty"`
+	Phonetic      string   `json:"phonetic,omitempty"`
+	Court         []string `json:"court,omitempty"`
+	Register      []string `json:"register,omitempty"`
+	LEI           []string `json:"lei,omitempty"`
+	Source        string   `json:"source"`
+	Removed       string   `json:"removed"`
+	Verified      string   `json:"verified"`
+}
+
+// Type names the bleve document mapping (mapping.Classifier).
+func (document) Type() string { return docType }
+
+// newDocument derives the index document of p.
+func newDocument(p *companydocs.Profile) document {
+	base, form := nameParts(p.Name)
+	d := document{
+		Name:      strings.Join(base, " "),
+		NamePlain: strings.Join(plainVariants(p.Name, form), " "),
+		LegalForm: strings.Join(form.Words, " "),
+		Seat:      companydocs.Fold(p.Seat),
+		Address:   companydocs.Fold(p.Address),
+		Phonetic:  phonetics(base),
+		Court:     courtCodes(p.Ref.Court, p.Ref.FormerCourt),
+		Register:  registerTerms(p.Ref),
+		Source:    p.Source,
+		Removed:   strconv.FormatBool(p.Removed),
+		Verified:  strconv.FormatBool(p.Verified),
+	}
+	d.NameKey = nonEmpty(companydocs.NameKey(p.Name))
+	d.NameBase = nonEmpty(d.Name)
+	d.SeatKey = nonEmpty(d.Seat)
+	for _, n := range p.PreviousNames {
+		d.PreviousNames = append(d.PreviousNames, companydocs.Fold(n))
+	}
+	for _, o := range p.Officers {
+		d.Officers = append(d.Officers, companydocs.Fold(officerName(o)))
+	}
+	for _, l := range p.LEIs {
+		d.LEI = append(d.LEI, string(l.LEI))
+	}
+	return d
+}
+
+// nameParts returns the folded name tokens without the legal form, and the
+// legal form.
+func nameParts(name string) ([]string, companydocs.LegalForm) {
+	base, form, ok := companydocs.SplitLegalForm(name)
+	if !ok && len(base) == 0 {
+		base = companydocs.Tokens(companydocs.Fold(name))
+	}
+	return base, form
+}
+
+// plainVariants returns the FoldPlain spelling (ä -> a) of the name tokens
+// outside the legal form, only where it differs from the Fold spelling: a
+// query typed without umlauts ("Muller") then finds "Müller" through this
+// field, with less weight than an exact spelling.
+func plainVariants(name string, form companydocs.LegalForm) []string {
+	folded := companydocs.Tokens(companydocs.Fold(name))
+	plain := companydocs.Tokens(companydocs.FoldPlain(name))
+	if len(folded) != len(plain) {
+		return nil
+	}
+	formStart := len(folded)
+	if n := len(form.Words); n > 0 && n <= len(folded) && equalTokens(folded[len(folded)-n:], form.Words) {
+		formStart = len(folded) - n
+	}
+	var out []string
+	for i := 0; i < formStart; i++ {
+		if plain[i] != folded[i] {
+			out = append(out, plain[i])
+		}
+	}
+	return out
+}
+
+func equalTokens(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+func phonetics(tokens []string) string {
+	codes := make([]string, 0, len(tokens))
+	for _, t := range tokens {
+		if c := companydocs.Phonetic(t); c != "" {
+			codes = append(codes, c)
+		}
+	}
+	return strings.Join(codes, " ")
+}
+
+func officerName(o companydocs.Officer) string {
+	if o.Name != "" {
+		return o.Name
+	}
+	return strings.TrimSpace(o.FirstName + " " + o.LastName)
+}
+
+// courtCodes lists the codes a court filter matches: the code as stored and
+// the canonical code of the court table, for the court and the former court.
+func courtCodes(codes ...string) []string {
+	var out []string
+	add := func(c string) {
+		for _, have := range out {
+			if have == c {
+				return
+			}
+		}
+		out = append(out, c)
+	}
+	for _, code := range codes {
+		if code == "" {
+			continue
+		}
+		add(code)
+		if c, ok := companydocs.CourtByCode(code); ok && c.Code != "" {
+			add(c.Code)
+		}
+	}
+	return out
+}
+
+func registerTerms(r companydocs.RegisterRef) []string {
+	if r.Type == "" || r.Number == "" {
+		return nil
+	}
+	k := numberKey(r.Type, r.Number)
+	if r.Suffix == "" {
+		return []string{k}
+	}
+	return []string{k, k + "|" + r.Suffix}
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}

@@ -1,0 +1,257 @@
+package index
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// IndexVersion is the version of the on-disk format: the mapping, the
+// analyzers, the document fields and the profile store layout. Bump it with
+// every change to any of them; Open refuses generations of another version.
+const IndexVersion = 1
+
+// Names inside a data directory.
+const (
+	indexDirName   = "index"
+	currentName    = "CURRENT"
+	lockName       = "LOCK"
+	genPrefix      = "gen-"
+	buildingPrefix = ".building-"
+	bleveDirName   = "bleve"
+	profilesName   = "profiles.db"
+	metaName       = "meta.json"
+)
+
+// Sentinel errors.
+var (
+	// ErrBuildInProgress is returned by NewBuilder when another build holds
+	// the lock of the data directory.
+	ErrBuildInProgress = errors.New("another ingest is already building an index in this data directory")
+	// ErrNoGeneration is returned by OpenLive when no generation has been
+	// published yet (no CURRENT file).
+	ErrNoGeneration = errors.New("no index generation published yet: run ingest")
+	// ErrVersion is returned by Open for a generation built with another
+	// IndexVersion.
+	ErrVersion = errors.New("index generation has another index version: re-run ingest")
+	// ErrClosed is returned by the lookups of a closed Live.
+	ErrClosed = errors.New("live index closed")
+)
+
+// Meta describes a generation; it is stored as meta.json.
+type Meta struct {
+	Version   int       `json:"version"`
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	// Profiles is the number of stored profiles (equal to indexed documents).
+	Profiles      int `json:"profiles"`
+	RegistryCache int `json:"registry_cache"`
+	Discovery     int `json:"discovery"`
+	Removed       int `json:"removed"`
+	Verified      int `json:"verified"`
+	WithLEI       int `json:"with_lei"`
+	// Sources names the files the generation was built from.
+	Sources []string `json:"sources,omitempty"`
+	// Summary is the human-readable ingest report.
+	Summary string `json:"summary,omitempty"`
+}
+
+func indexDir(dataDir string) string { return filepath.Join(dataDir, indexDirName) }
+
+// newGenerationName returns "gen-<UTC timestamp>-<random>"; names sort in
+// creation order.
+func newGenerationName(now time.Time) (string, error) {
+	var r [3]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", fmt.Errorf("random generation suffix: %w", err)
+	}
+	return genPrefix + now.UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(r[:]), nil
+}
+
+// validGenerationName rejects anything that could escape the index directory.
+func validGenerationName(name string) bool {
+	return strings.HasPrefix(name, genPrefix) && !strings.ContainsAny(name, `/\`) && name != "." && name != ".."
+}
+
+// readCurrent returns the generation name CURRENT points to.
+func readCurrent(dataDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(indexDir(dataDir), currentName))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", ErrNoGeneration
+	} else if err != nil {
+		return "", fmt.Errorf("read CURRENT: %w", err)
+	}
+	name := strings.TrimSpace(string(b))
+	if !validGenerationName(name) {
+		return "", fmt.Errorf("CURRENT names %q, which is not a generation", name)
+	}
+	return name, nil
+}
+
+// writeCurrent points CURRENT at name: temp file, fsync, rename, fsync dir,
+// so that a reader sees either the old or the new name, never a torn one.
+func writeCurrent(dataDir, name string) error {
+	dir := indexDir(dataDir)
+	tmp, err := os.CreateTemp(dir, ".CURRENT-*")
+	if err != nil {
+		return fmt.Errorf("write CURRENT: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(name + "\n"); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write CURRENT: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync CURRENT: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close CURRENT: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, currentName)); err != nil {
+		return fmt.Errorf("publish CURRENT: %w", err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir %q: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %q: %w", dir, err)
+	}
+	return nil
+}
+
+func writeMeta(dir string, m Meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode meta: %w", err)
+	}
+	f, err := os.Create(filepath.Join(dir, metaName))
+	if err != nil {
+		return fmt.Errorf("write meta: %w", err)
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("write meta: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync meta: %w", err)
+	}
+	return f.Close()
+}
+
+// ReadMeta reads meta.json of the generation in dir.
+func ReadMeta(dir string) (Meta, error) {
+	var m Meta
+	b, err := os.ReadFile(filepath.Join(dir, metaName))
+	if err != nil {
+		return m, fmt.Errorf("read meta of %q: %w", dir, err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("decode meta of %q: %w", dir, err)
+	}
+	return m, nil
+}
+
+// lockFile takes an flock on path (created if needed). It returns the open
+// file that holds the lock, or ok=false when another open file holds a
+// conflicting lock.
+func lockFile(path string, how int) (f *os.File, ok bool, err error) {
+	f, err = os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, false, fmt.Errorf("open lock %q: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("lock %q: %w", path, err)
+	}
+	return f, true, nil
+}
+
+// generationNames lists the published generations in dataDir, oldest first.
+func generationNames(dataDir string) ([]string, error) {
+	entries, err := os.ReadDir(indexDir(dataDir))
+	if err != nil {
+		return nil, fmt.Errorf("list generations: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && validGenerationName(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// prune removes published generations beyond the newest keep, never the one
+// CURRENT names and never one that a process has open (Open holds a shared
+// flock on its meta.json). It returns the names it removed.
+func prune(dataDir string, keep int) ([]string, error) {
+	names, err := generationNames(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	current, _ := readCurrent(dataDir)
+	var removed []string
+	for i := 0; i < len(names)-keep; i++ {
+		if names[i] == current {
+			continue
+		}
+		ok, err := removeUnusedGeneration(filepath.Join(indexDir(dataDir), names[i]))
+		if err != nil {
+			return removed, err
+		}
+		if ok {
+			removed = append(removed, names[i])
+		}
+	}
+	return removed, nil
+}
+
+// removeUnusedGeneration deletes dir unless a reader holds its lock.
+func removeUnusedGeneration(dir string) (bool, error) {
+	f, ok, err := lockFile(filepath.Join(dir, metaName), syscall.LOCK_EX)
+	if err != nil || !ok {
+		return false, err
+	}
+	defer f.Close()
+	if err := os.RemoveAll(dir); err != nil {
+		return false, fmt.Errorf("remove generation %q: %w", dir, err)
+	}
+	return true, nil
+}
+
+// removeLeftovers deletes .building-* directories of killed builds; the
+// caller holds the build lock, so none of them is in use.
+func removeLeftovers(dataDir string) error {
+	entries, err := os.ReadDir(indexDir(dataDir))
+	if err != nil {
+		return fmt.Errorf("list index dir: %w", err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), buildingPrefix) {
+			if err := os.RemoveAll(filepath.Join(indexDir(dataDir), e.Name())); err != nil {
+				return fmt.Errorf("remove leftover build %q: %w", e.Name(), err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package index
+
+import (
+	"fmt"
+
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
+	"github.com/blevesearch/bleve/v2/mapping"
+)
+
+// docType is the only document type of the index.
+const docType = "profile"
+
+// foldedAnalyzer splits text on white space and lower-cases it. Text reaches
+// it already folded by companydocs.Fold or FoldPlain (umlauts, ß, diacritics,
+// punctuation), so index and query fold exactly alike. It has no stop words
+// and no stemmer: both mangle proper names.
+const foldedAnalyzer = "folded"
+
+// Field names of the index document. Text fields use foldedAnalyzer;
+// keyword fields hold one exact term per value.
+const (
+	fieldName          = "name"           // folded name tokens without the legal form
+	fieldNamePlain     = "name_plain"     // FoldPlain spelling of tokens that differ (ä -> a)
+	fieldLegalForm     = "legal_form"     // folded legal-form tokens
+	fieldNameKey       = "name_key"       // keyword: companydocs.NameKey of the name
+	fieldNameBase      = "name_base"      // keyword: folded name tokens without legal form, joined
+	fieldSeat          = "seat"           // folded seat tokens
+	fieldSeatKey       = "seat_key"       // keyword: folded seat
+	fieldPreviousNames = "previous_names" // folded previous names
+	fieldOfficers      = "officers"       // folded officer names
+	fieldAddress       = "address"        // folded address
+	fieldPhonetic      = "phonetic"       // Kölner Phonetik codes of the name tokens
+	fieldCourt         = "court"          // keyword: court codes (raw and canonical, former court too)
+	fieldRegister      = "register"       // keyword: "HRB|6684" and "HRB|6684|KI"
+	fieldLEI           = "lei"            // keyword
+	fieldSource        = "source"         // keyword: registry_cache or discovery
+	fieldRemoved       = "removed"        // keyword: "true" or "false"
+	fieldVerified      = "verified"       // keyword: "true" or "false"
+)
+
+var textFields = []string{fieldName, fieldNamePlain, fieldLegalForm, fieldSeat,
+	fieldPreviousNames, fieldOfficers, fieldAddress, fieldPhonetic}
+
+var keywordFields = []string{fieldNameKey, fieldNameBase, fieldSeatKey, fieldCourt,
+	fieldRegister, fieldLEI, fieldSource, fieldRemoved, fieldVerified}
+
+// newMapping returns the index mapping: one static document type with
+// explicit fields, no default mapping, no _all field, no dynamic fields,
+// nothing stored but the document id (profiles live in profiles.db).
+func newMapping() (*mapping.IndexMappingImpl, error) {
+	im := mapping.NewIndexMapping()
+	err := im.AddCustomAnalyzer(foldedAnalyzer, map[string]interface{}{
+		"type":          custom.Name,
+		"tokenizer":     whitespace.Name,
+		"token_filters": []string{lowercase.Name},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("register analyzer %q: %w", foldedAnalyzer, err)
+	}
+	im.DefaultMapping = mapping.NewDocumentDisabledMapping()
+	im.DefaultAnalyzer = foldedAnalyzer
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+
+	doc := mapping.NewDocumentStaticMapping()
+	for _, f := range textFields {
+		doc.AddFieldMappingsAt(f, textField())
+	}
+	for _, f := range keywordFields {
+		doc.AddFieldMappingsAt(f, keywordField())
+	}
+	im.AddDocumentMapping(docType, doc)
+	if err := im.Validate(); err != nil {
+		return nil, fmt.Errorf("validate mapping: %w", err)
+	}
+	return im, nil
+}
+
+func textField() *mapping.FieldMapping {
+	f := mapping.NewTextFieldMapping()
+	f.Analyzer = foldedAnalyzer
+	f.Store = false
+	f.IncludeTermVectors = false
+	f.IncludeInAll = false
+	f.DocValues = false
+	return f
+}
+
+func keywordField() *mapping.FieldMapping {
+	f := mapping.NewKeywordFieldMapping()
+	f.Analyzer = keyword.Name
+	f.Store = false
+	f.IncludeTermVectors = false
+	f.IncludeInAll = false
+	f.DocValues = false
+	return f
+}

@@ -1,0 +1,146 @@
+package index
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"companydocs"
+)
+
+// Buckets of profiles.db. The secondary buckets map "<key>\x00<id>" to an
+// empty value, so that adding or removing one entry never rewrites a list;
+// a prefix scan over "<key>\x00" yields the ids.
+var (
+	bucketProfiles = []byte("profiles") // id -> JSON profile
+	bucketNumbers  = []byte("numbers")  // "HRB|6684\x00<id>"
+	bucketLEIs     = []byte("leis")     // "<LEI>\x00<id>"
+)
+
+const keySep = 0
+
+// numberKey is the secondary key of a register type and number, shared by
+// every court, former court and suffix: "HRB|6684".
+func numberKey(t companydocs.RegisterType, number string) string {
+	return string(t) + "|" + strings.TrimSpace(number)
+}
+
+func indexEntry(key, id string) []byte {
+	b := make([]byte, 0, len(key)+1+len(id))
+	b = append(b, key...)
+	b = append(b, keySep)
+	return append(b, id...)
+}
+
+// secondaryKeys lists the number and LEI keys of p.
+func secondaryKeys(p *companydocs.Profile) (numbers, leis []string) {
+	if p.Ref.Type != "" && p.Ref.Number != "" {
+		numbers = append(numbers, numberKey(p.Ref.Type, p.Ref.Number))
+	}
+	for _, l := range p.LEIs {
+		if l.LEI != "" {
+			leis = append(leis, string(l.LEI))
+		}
+	}
+	return numbers, leis
+}
+
+// encodeProfile and decodeProfile define the value format of the profiles
+// bucket. JSON is used: in BenchmarkDecodeProfile it decodes a single
+// profile faster than gob, which has to resend type information per value.
+func encodeProfile(p *companydocs.Profile) ([]byte, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encode profile %q: %w", p.ID, err)
+	}
+	return b, nil
+}
+
+func decodeProfile(b []byte) (*companydocs.Profile, error) {
+	p := new(companydocs.Profile)
+	if err := json.Unmarshal(b, p); err != nil {
+		return nil, fmt.Errorf("decode profile: %w", err)
+	}
+	return p, nil
+}
+
+func createBuckets(tx *bolt.Tx) error {
+	for _, name := range [][]byte{bucketProfiles, bucketNumbers, bucketLEIs} {
+		b, err := tx.CreateBucketIfNotExists(name)
+		if err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+		// Profile ids are hashes and arrive in random order: leave room in
+		// pages so inserts split less.
+		b.FillPercent = 0.7
+	}
+	return nil
+}
+
+// getProfile reads one profile inside tx; nil, nil when absent.
+func getProfile(tx *bolt.Tx, id string) (*companydocs.Profile, error) {
+	v := tx.Bucket(bucketProfiles).Get([]byte(id))
+	if v == nil {
+		return nil, nil
+	}
+	p, err := decodeProfile(v)
+	if err != nil {
+		return nil, fmt.Errorf("profile %q: %w", id, err)
+	}
+	return p, nil
+}
+
+// putProfile stores p, replacing old (the profile stored under p.ID before,
+// or nil) and its secondary entries.
+func putProfile(tx *bolt.Tx, p, old *companydocs.Profile) error {
+	v, err := encodeProfile(p)
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		if err := updateSecondary(tx, old, (*bolt.Bucket).Delete); err != nil {
+			return err
+		}
+	}
+	if err := tx.Bucket(bucketProfiles).Put([]byte(p.ID), v); err != nil {
+		return fmt.Errorf("put profile %q: %w", p.ID, err)
+	}
+	return updateSecondary(tx, p, func(b *bolt.Bucket, k []byte) error { return b.Put(k, nil) })
+}
+
+func updateSecondary(tx *bolt.Tx, p *companydocs.Profile, op func(*bolt.Bucket, []byte) error) error {
+	numbers, leis := secondaryKeys(p)
+	for _, k := range numbers {
+		if err := op(tx.Bucket(bucketNumbers), indexEntry(k, p.ID)); err != nil {
+			return fmt.Errorf("number entry of %q: %w", p.ID, err)
+		}
+	}
+	for _, k := range leis {
+		if err := op(tx.Bucket(bucketLEIs), indexEntry(k, p.ID)); err != nil {
+			return fmt.Errorf("LEI entry of %q: %w", p.ID, err)
+		}
+	}
+	return nil
+}
+
+// profilesByKey loads every profile listed under key in a secondary bucket.
+func profilesByKey(tx *bolt.Tx, bucket []byte, key string) ([]*companydocs.Profile, error) {
+	prefix := indexEntry(key, "")
+	var out []*companydocs.Profile
+	c := tx.Bucket(bucket).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		id := string(k[len(prefix):])
+		p, err := getProfile(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, fmt.Errorf("%s entry %q names missing profile %q", bucket, key, id)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
