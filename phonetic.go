@@ -1,0 +1,116 @@
+package companydocs
+
+import "strings"
+
+// Phonetic returns the Kölner Phonetik code of a token: names that sound
+// alike in German get the same digits ("Meier", "Mayer", "Maier" -> "67").
+// Letters other than A-Z after folding are ignored.
+func Phonetic(token string) string {
+	letters := phoneticLetters(token)
+	if len(letters) == 0 {
+		return ""
+	}
+	raw := make([]byte, 0, len(letters)+2)
+	for i, c := range letters {
+		var prev, next byte
+		if i > 0 {
+			prev = letters[i-1]
+		}
+		if i+1 < len(letters) {
+			next = letters[i+1]
+		}
+		raw = append(raw, phoneticCode(c, prev, next, i == 0)...)
+	}
+	return collapsePhonetic(raw)
+}
+
+// phoneticLetters folds the token (ä -> a, ß -> ss, other diacritics
+// dropped) and keeps its upper-case letters A-Z.
+func phoneticLetters(token string) []byte {
+	folded := FoldPlain(token)
+	out := make([]byte, 0, len(folded))
+	for i := 0; i < len(folded); i++ {
+		if c := folded[i]; 'a' <= c && c <= 'z' {
+			out = append(out, c-'a'+'A')
+		}
+	}
+	return out
+}
+
+// phoneticCode is the code of letter c given its neighbours; "" for H.
+func phoneticCode(c, prev, next byte, first bool) string {
+	switch c {
+	case 'A', 'E', 'I', 'J', 'O', 'U', 'Y':
+		return "0"
+	case 'H':
+		return ""
+	case 'B':
+		return "1"
+	case 'P':
+		if next == 'H' {
+			return "3"
+		}
+		return "1"
+	case 'D', 'T':
+		if strings.IndexByte("CSZ", next) >= 0 && next != 0 {
+			return "8"
+		}
+		return "2"
+	case 'F', 'V', 'W':
+		return "3"
+	case 'G', 'K', 'Q':
+		return "4"
+	case 'C':
+		return phoneticC(prev, next, first)
+	case 'X':
+		if prev != 0 && strings.IndexByte("CKQ", prev) >= 0 {
+			return "8"
+		}
+		return "48"
+	case 'L':
+		return "5"
+	case 'M', 'N':
+		return "6"
+	case 'R':
+		return "7"
+	case 'S', 'Z':
+		return "8"
+	}
+	return ""
+}
+
+// phoneticC codes C, which sounds like K before back vowels and some
+// consonants and like S otherwise.
+func phoneticC(prev, next byte, first bool) string {
+	if first {
+		if next != 0 && strings.IndexByte("AHKLOQRUX", next) >= 0 {
+			return "4"
+		}
+		return "8"
+	}
+	if prev != 0 && strings.IndexByte("SZ", prev) >= 0 {
+		return "8"
+	}
+	if next != 0 && strings.IndexByte("AHKOQUX", next) >= 0 {
+		return "4"
+	}
+	return "8"
+}
+
+// collapsePhonetic merges runs of the same digit and drops every "0" but a
+// leading one.
+func collapsePhonetic(raw []byte) string {
+	var b strings.Builder
+	var last byte
+	for i, d := range raw {
+		if i > 0 && d == last {
+			continue
+		}
+		last = d
+		if d == '0' && b.Len() > 0 {
+			continue
+		}
+		b.WriteByte(d)
+	}
+	return b.String()
+}
