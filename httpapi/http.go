@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/resolver"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -53,6 +54,10 @@ type Server struct {
 	// Ready reports what is missing before the service can serve; empty
 	// means ready.
 	Ready func() []string
+
+	// OnSearch and OnRateLimited observe searches for metrics; optional.
+	OnSearch      func(*resolver.Result)
+	OnRateLimited func()
 
 	limiter *rateLimiter
 }

@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/resolver"
 
 	"github.com/gofiber/fiber/v2"
 )
 
 // Searcher resolves a search request into candidates.
 type Searcher interface {
-	Search(ctx context.Context, req SearchRequest) (*SearchResponse, error)
+	Search(ctx context.Context, req resolver.Request) (*resolver.Result, error)
 }
 
 // Ordering is what the HTTP layer needs of the ordering service. The

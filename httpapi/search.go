@@ -1,31 +1,86 @@
 package httpapi
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
 	"companydocs"
+	"companydocs/resolver"
 
 	"github.com/gofiber/fiber/v2"
 )
 
-// SearchRequest is the body of a search.
-type SearchRequest struct {
-	Query    string `json:"query"`
-	Mode     string `json:"mode"`
-	Discover bool   `json:"discover"`
-	Limit    int    `json:"limit"`
-}
-
-// SearchResponse is the answer to a search.
-type SearchResponse struct {
-	Candidates         []companydocs.Candidate `json:"candidates"`
-	QueryUnderstanding any                     `json:"query_understanding,omitempty"`
+// searchBody is the JSON body of a search; fields are decoded one by one
+// so that a wrong type gets a sentence naming the field.
+type searchBody struct {
+	Query    json.RawMessage `json:"query"`
+	Mode     json.RawMessage `json:"mode"`
+	Discover json.RawMessage `json:"discover"`
+	Limit    json.RawMessage `json:"limit"`
 }
 
 func (s *Server) handleSearch(c *fiber.Ctx) error {
-	return companydocs.Errorf(companydocs.EUNAVAILABLE, "Search is not available yet.")
+	req, err := decodeSearch(c.Body())
+	if err != nil {
+		return err
+	}
+	if s.Searcher == nil {
+		return companydocs.Errorf(companydocs.EUNAVAILABLE, "No index is loaded yet. Try again in a moment.")
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.SearchTimeout)
+	defer cancel()
+	res, err := s.Searcher.Search(ctx, req)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return companydocs.Errorf(companydocs.EUNAVAILABLE, "The search took too long. Try a more specific query.")
+	} else if err != nil {
+		return err
+	}
+	if s.OnSearch != nil {
+		s.OnSearch(res)
+	}
+	return c.JSON(res)
 }
 
-func (s *Server) limitSearch(c *fiber.Ctx) error { return c.Next() }
+// decodeSearch reads a search body; anything malformed is invalid_query.
+func decodeSearch(body []byte) (resolver.Request, error) {
+	var b searchBody
+	var req resolver.Request
+	if err := json.Unmarshal(body, &b); err != nil {
+		return req, invalidQuery("The body must be a JSON object such as {\"query\": \"HRB 6684 München\"}.")
+	}
+	if len(b.Query) == 0 || string(b.Query) == "null" {
+		return req, invalidQuery("The field query is missing. Send a company name, city, register number, LEI or director's name.")
+	}
+	if err := json.Unmarshal(b.Query, &req.Query); err != nil {
+		return req, invalidQuery("The field query must be a string.")
+	}
+	if err := decodeOptional(b.Mode, &req.Mode, "mode", "a string: \"standard\" or \"deep\""); err != nil {
+		return req, err
+	}
+	if err := decodeOptional(b.Discover, &req.Discover, "discover", "true or false"); err != nil {
+		return req, err
+	}
+	if err := decodeOptional(b.Limit, &req.Limit, "limit", fmt.Sprintf("a whole number from 1 to %d", resolver.MaxLimit)); err != nil {
+		return req, err
+	}
+	if len(b.Limit) > 0 && string(b.Limit) != "null" && req.Limit == 0 {
+		return req, invalidQuery(fmt.Sprintf("The field limit must be a whole number from 1 to %d.", resolver.MaxLimit))
+	}
+	return req, nil
+}
 
-type rateLimiter struct{}
+func decodeOptional(raw json.RawMessage, dst any, field, want string) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return invalidQuery(fmt.Sprintf("The field %s must be %s.", field, want))
+	}
+	return nil
+}
 
-func newRateLimiter(rate float64, burst int) *rateLimiter { return &rateLimiter{} }
+func invalidQuery(msg string) error {
+	return companydocs.Errorf(companydocs.EINVALIDQUERY, "%s", msg)
+}

@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"companydocs"
+
+	"github.com/gofiber/fiber/v2"
+	"golang.org/x/time/rate"
+)
+
+// Bounds of the rate limiter's memory: at most maxClients addresses are
+// tracked, and an address idle for clientIdle is forgotten.
+const (
+	maxClients = 100_000
+	clientIdle = 10 * time.Minute
+)
+
+// rateLimiter keeps one token bucket per client address.
+type rateLimiter struct {
+	limit rate.Limit
+	burst int
+
+	mu        sync.Mutex
+	clients   map[string]*client
+	lastSweep time.Time
+	now       func() time.Time
+}
+
+type client struct {
+	limiter *rate.Limiter
+	seen    time.Time
+}
+
+func newRateLimiter(perSecond float64, burst int) *rateLimiter {
+	if perSecond <= 0 {
+		return nil
+	}
+	return &rateLimiter{
+		limit:   rate.Limit(perSecond),
+		burst:   max(burst, 1),
+		clients: map[string]*client{},
+		now:     time.Now,
+	}
+}
+
+// allow takes a token for addr; when none is left it returns how long to
+// wait for the next one.
+func (l *rateLimiter) allow(addr string) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	l.sweep(now)
+	c, ok := l.clients[addr]
+	if !ok {
+		c = &client{limiter: rate.NewLimiter(l.limit, l.burst)}
+		l.clients[addr] = c
+	}
+	c.seen = now
+	r := c.limiter.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// sweep forgets idle clients; when the table is full even after that, it is
+// reset, which only ever errs on the side of answering.
+func (l *rateLimiter) sweep(now time.Time) {
+	if now.Sub(l.lastSweep) < time.Minute && len(l.clients) < maxClients {
+		return
+	}
+	l.lastSweep = now
+	for addr, c := range l.clients {
+		if now.Sub(c.seen) > clientIdle {
+			delete(l.clients, addr)
+		}
+	}
+	if len(l.clients) >= maxClients {
+		l.clients = map[string]*client{}
+	}
+}
+
+func (l *rateLimiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.clients)
+}
+
+// limitSearch answers rate_limited with Retry-After once a client address
+// has used its search budget. The address comes from the socket unless a
+// trusted proxy is configured.
+func (s *Server) limitSearch(c *fiber.Ctx) error {
+	if s.limiter == nil {
+		return c.Next()
+	}
+	ok, wait := s.limiter.allow(c.IP())
+	if ok {
+		return c.Next()
+	}
+	secs := int(math.Ceil(wait.Seconds()))
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(secs, 1)))
+	if s.OnRateLimited != nil {
+		s.OnRateLimited()
+	}
+	return companydocs.Errorf(companydocs.ERATELIMITED, "Too many searches from your address. Wait %d second(s) and retry.", max(secs, 1))
+}

@@ -1,0 +1,160 @@
+package resolver
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"companydocs"
+)
+
+// MaxQueryRunes bounds the length of a query. The longest real company
+// names have about 200 characters; a clue longer than this is not a clue.
+const MaxQueryRunes = 300
+
+// Modes of a search.
+const (
+	ModeStandard = "standard"
+	ModeDeep     = "deep"
+)
+
+// Limits of the number of candidates returned.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 50
+)
+
+// Request is one search.
+type Request struct {
+	Query    string
+	Mode     string
+	Discover bool
+	Limit    int
+}
+
+// validate checks a request and fills in defaults. Errors carry the
+// invalid_query code and a sentence that tells the user what to send.
+func (r *Request) validate() error {
+	if r.Mode == "" {
+		r.Mode = ModeStandard
+	}
+	if r.Mode != ModeStandard && r.Mode != ModeDeep {
+		return companydocs.Errorf(companydocs.EINVALIDQUERY, "Unknown mode %q: use \"standard\" or \"deep\".", truncate(r.Mode, 20))
+	}
+	if r.Limit == 0 {
+		r.Limit = DefaultLimit
+	}
+	if r.Limit < 1 || r.Limit > MaxLimit {
+		return companydocs.Errorf(companydocs.EINVALIDQUERY, "limit must be between 1 and %d.", MaxLimit)
+	}
+	return validateQuery(r.Query)
+}
+
+func validateQuery(q string) error {
+	if !utf8.ValidString(q) {
+		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query is not valid UTF-8 text. Send a company name, city or register number as text.")
+	}
+	if strings.TrimSpace(q) == "" {
+		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query is empty. Send a company name, city, register number (e.g. \"HRB 6684 München\"), LEI or director's name.")
+	}
+	if utf8.RuneCountInString(q) > MaxQueryRunes {
+		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query is longer than %d characters. Send a company name, city or register number, not a document.", MaxQueryRunes)
+	}
+	for _, r := range q {
+		if unicode.IsControl(r) && r != '\t' {
+			return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query contains control characters. Send plain text: a company name, city or register number.")
+		}
+	}
+	if !strings.ContainsFunc(q, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query has no letters or digits. Send a company name, city or register number.")
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// parsedQuery is the resolver's understanding of a query.
+type parsedQuery struct {
+	raw string
+
+	// LEI: set when the query has the shape of an LEI.
+	leiShape bool
+	lei      companydocs.LEI
+	leiErr   error
+
+	// Register reference found in the query, and whether it named a court.
+	ref    companydocs.RegisterRef
+	hasRef bool
+
+	// Legal form found in the remaining text.
+	form    companydocs.LegalForm
+	hasForm bool
+
+	// tokens are the folded name tokens of the remaining text, legal form
+	// removed; plain holds the same tokens folded without transliteration.
+	tokens []string
+	plain  []string
+}
+
+// parseQuery splits a query into an identifier, a legal form and name tokens.
+func parseQuery(q string) *parsedQuery {
+	pq := &parsedQuery{raw: strings.TrimSpace(q)}
+	if companydocs.LooksLikeLEI(pq.raw) {
+		pq.leiShape = true
+		pq.lei, pq.leiErr = companydocs.ParseLEI(pq.raw)
+		if pq.leiErr == nil {
+			return pq
+		}
+	}
+	rest := pq.raw
+	if ref, r, ok := companydocs.FindRegisterRef(pq.raw); ok {
+		pq.ref, pq.hasRef, rest = ref, true, r
+	}
+	base, form, ok := companydocs.SplitLegalForm(rest)
+	pq.form, pq.hasForm = form, ok
+	pq.tokens = dropNoise(base)
+	for _, t := range pq.tokens {
+		pq.plain = append(pq.plain, companydocs.FoldPlain(t))
+	}
+	return pq
+}
+
+// dropNoise removes tokens that carry no identity: connectors and
+// punctuation-only leftovers.
+func dropNoise(tokens []string) []string {
+	out := tokens[:0:0]
+	for _, t := range tokens {
+		if t == "&" || t == "" {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// distinctiveTokens counts the tokens that can tell one company from
+// another: not generic words, not stop words, not single letters.
+func (pq *parsedQuery) distinctiveTokens() int {
+	n := 0
+	for _, t := range pq.tokens {
+		if tokenWeight(t) >= 1 && utf8.RuneCountInString(t) > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// isShort reports whether the query is a short ambiguous clue whose
+// confidence is capped: no identifier and fewer than two distinctive tokens
+// ("Müller", "Bau GmbH", "AG", "Berlin").
+func (pq *parsedQuery) isShort() bool {
+	if pq.hasRef || (pq.leiShape && pq.leiErr == nil) {
+		return false
+	}
+	return pq.distinctiveTokens() < 2
+}

@@ -1,0 +1,435 @@
+package resolver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"companydocs"
+)
+
+// Index is what the resolver needs of a search index generation.
+type Index interface {
+	// Profile returns the profile with this id, or nil when there is none.
+	Profile(id string) (*companydocs.Profile, error)
+	// ByNumber returns every entry with this register type and number, at
+	// any court, with any suffix or former court.
+	ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error)
+	// ByLEI returns the profiles carrying this LEI.
+	ByLEI(lei companydocs.LEI) ([]*companydocs.Profile, error)
+	// SearchText returns profiles whose names, seats (and in deep mode
+	// previous names, officers, addresses) match the query.
+	SearchText(ctx context.Context, q companydocs.TextQuery) ([]companydocs.Hit, error)
+}
+
+// Result is the answer to a search.
+type Result struct {
+	Candidates    []companydocs.Candidate `json:"candidates"`
+	Understanding Understanding           `json:"query_understanding"`
+}
+
+// Resolve answers one search request against one index generation.
+func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
+	if err := req.validate(); err != nil {
+		return nil, err
+	}
+	pq := parseQuery(req.Query)
+	var (
+		found []*scored
+		err   error
+		notes []string
+	)
+	switch {
+	case pq.leiShape && pq.leiErr == nil:
+		found, notes, err = resolveLEI(idx, pq)
+	case pq.hasRef:
+		found, notes, err = resolveRegister(idx, pq, req)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
+	}
+	if len(found) == 0 && len(pq.tokens) > 0 {
+		text, err := resolveText(ctx, idx, pq, req)
+		if err != nil {
+			return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
+		}
+		found = append(found, text...)
+	}
+	ranked := rank(found, pq, req)
+	return &Result{
+		Candidates:    candidates(ranked, req.Limit),
+		Understanding: understand(pq, ranked, notes),
+	}, nil
+}
+
+// resolveLEI anchors a checksum-valid LEI.
+func resolveLEI(idx Index, pq *parsedQuery) ([]*scored, []string, error) {
+	profiles, err := idx.ByLEI(pq.lei)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(profiles) == 0 {
+		return nil, []string{fmt.Sprintf("LEI %s is valid but not known to this service", pq.lei)}, nil
+	}
+	var out []*scored
+	for _, p := range profiles {
+		s := &scored{p: p, confidence: AnchoredConfidence, anchored: len(profiles) == 1}
+		s.reason("LEI %s matches", pq.lei)
+		statusEvidence(p, s)
+		s.confidence = min(s.confidence, AnchoredConfidence)
+		out = append(out, s)
+	}
+	return out, nil, nil
+}
+
+// resolveRegister scores every entry carrying the queried type and number.
+func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []string, error) {
+	all, err := idx.ByNumber(pq.ref.Type, pq.ref.Number)
+	if err != nil {
+		return nil, nil, err
+	}
+	var entries []*companydocs.Profile
+	for _, p := range all {
+		if req.Discover || p.Source != companydocs.SourceDiscovery {
+			entries = append(entries, p)
+		}
+	}
+	if len(entries) == 0 {
+		return nil, []string{fmt.Sprintf("No register entry %s is known", refText(pq.ref))}, nil
+	}
+	atCourt := entries
+	if pq.ref.Court != "" {
+		atCourt = filter(entries, func(p *companydocs.Profile) bool { return sameCourt(p.Ref.Court, pq.ref.Court) })
+	}
+	matching := filter(atCourt, func(p *companydocs.Profile) bool { return identityMatches(pq.ref, p.Ref) })
+	live := filter(matching, func(p *companydocs.Profile) bool { return !p.Removed })
+	var out []*scored
+	for _, p := range entries {
+		out = append(out, scoreRegister(pq, p, len(atCourt), len(matching), len(live)))
+	}
+	var notes []string
+	if pq.ref.Court != "" && len(atCourt) == 0 {
+		notes = append(notes, fmt.Sprintf("No entry %s at court %s; entries at other courts are shown", pq.ref.NumberKey(), courtName(pq.ref.Court)))
+	}
+	return out, notes, nil
+}
+
+// scoreRegister scores one entry found by its register number.
+// atCourt is the number of entries with this number at the named court,
+// matching those that also agree on the suffix, live those not removed.
+func scoreRegister(pq *parsedQuery, p *companydocs.Profile, atCourt, matching, live int) *scored {
+	s := &scored{p: p, registerMatch: true, confidence: RegisterNumberWeight}
+	s.reason("Register number %s %s matches", p.Ref.Type, p.Ref.Number)
+	courtOK := pq.ref.Court != "" && sameCourt(p.Ref.Court, pq.ref.Court)
+	suffixOK := identityMatches(pq.ref, p.Ref)
+	switch {
+	case courtOK:
+		s.confidence += CourtWeight
+		s.reason("Court %s matches", courtName(p.Ref.Court))
+	case pq.ref.Court != "":
+		s.confidence -= CourtWeight
+		s.reason("Court differs: %s, not %s", courtName(p.Ref.Court), courtName(pq.ref.Court))
+	}
+	switch {
+	case suffixOK && pq.ref.FormerCourt != "":
+		s.confidence += SuffixWeight
+		s.reason("Former court %s matches", courtName(p.Ref.FormerCourt))
+	case suffixOK && p.Ref.Suffix != "":
+		s.confidence += SuffixWeight
+		s.reason("Suffix %s matches", p.Ref.Suffix)
+	case suffixOK:
+		s.confidence += SuffixWeight
+	case pq.ref.Suffix != "" && pq.ref.Suffix != p.Ref.Suffix:
+		s.confidence -= SuffixWeight
+		s.reason("Suffix differs: %q, not %q", p.Ref.Suffix, pq.ref.Suffix)
+	case pq.ref.FormerCourt != "":
+		s.confidence -= SuffixWeight
+		s.reason("Former court differs: %s, not %s", courtName(p.Ref.FormerCourt), courtName(pq.ref.FormerCourt))
+	}
+	nameConflict := registerNameEvidence(pq, p, s)
+	statusEvidence(p, s)
+	unique := courtOK && suffixOK && live == 1 && !p.Removed
+	switch {
+	case pq.ref.Court == "":
+		s.cap(NoCourtCap, "No court given: the same number exists at many register courts")
+	case courtOK && atCourt > 1 && !unique && !(suffixOK && matching == 1):
+		s.cap(SharedNumberCap, fmt.Sprintf("Number %s exists at %d entries of this court", pq.ref.NumberKey(), atCourt))
+	case unique && !nameConflict:
+		s.anchored = true
+		s.confidence = AnchoredConfidence
+		if atCourt > 1 {
+			s.reason("The only live entry with this number at this court (%d in all)", atCourt)
+		}
+	}
+	s.confidence = clamp(s.confidence)
+	return s
+}
+
+// registerNameEvidence weighs a name given next to a register number; it
+// reports whether the name contradicts the entry.
+func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bool {
+	if len(pq.tokens) == 0 {
+		return false
+	}
+	score, reasons, _, _ := textEvidence(pq, p)
+	if score < 0.3 {
+		s.confidence -= NameConflictPenalty
+		s.reason("Name given does not match the entry's name %q", p.Name)
+		return true
+	}
+	s.confidence += RegisterNameWeight * score
+	s.reasons = append(s.reasons, reasons...)
+	return false
+}
+
+// resolveText finds candidates by name, seat and the other text fields.
+func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) ([]*scored, error) {
+	q := companydocs.TextQuery{
+		NameTerms: pq.tokens,
+		City:      strings.Join(pq.tokens, " "),
+		Fuzzy:     true,
+		Deep:      req.Mode == ModeDeep,
+		Discover:  req.Discover,
+		Limit:     max(3*req.Limit, 30),
+	}
+	if pq.hasForm {
+		q.LegalFormTerms = pq.form.Words
+	}
+	hits, err := idx.SearchText(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var out []*scored
+	for _, h := range hits {
+		out = append(out, scoreText(pq, h.Profile))
+	}
+	markExactNameSeat(out, pq)
+	return out, nil
+}
+
+// scoreText scores a candidate found by text.
+func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
+	score, reasons, seat, exact := textEvidence(pq, p)
+	s := &scored{p: p, confidence: score, reasons: reasons, seatMatched: seat, nameExact: exact}
+	legalFormEvidence(pq, p, s)
+	statusEvidence(p, s)
+	if pq.leiShape && pq.leiErr != nil {
+		s.cap(InvalidLEICap, "The query looks like an LEI but its checksum fails")
+	}
+	s.confidence = clamp(s.confidence)
+	return s
+}
+
+// markExactNameSeat anchors a text candidate whose normalised name and seat
+// equal the query's when no other candidate shares them.
+func markExactNameSeat(found []*scored, pq *parsedQuery) {
+	var hit *scored
+	n := 0
+	for _, s := range found {
+		if s.nameExact && s.seatMatched && legalFormAgrees(pq, s.p) {
+			hit = s
+			n++
+		}
+	}
+	if n != 1 || pq.isShort() || !hit.p.Verified {
+		return
+	}
+	hit.anchored = true
+	hit.confidence = max(hit.confidence, ExactNameSeatConfidence)
+	hit.reason("The only entry with this name at this seat")
+}
+
+func legalFormAgrees(pq *parsedQuery, p *companydocs.Profile) bool {
+	return !pq.hasForm || p.LegalForm == pq.form.Code
+}
+
+// rank applies the short-query cap, keeps at most one exact candidate and
+// orders: exact register matches first, then by confidence, verified
+// registry-cache before verified discovery before the rest, live before
+// removed.
+func rank(found []*scored, pq *parsedQuery, req Request) []*scored {
+	found = dedupe(found)
+	if pq.isShort() {
+		for _, s := range found {
+			s.anchored = false
+			s.cap(ShortQueryCap, "Short query: confidence capped")
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return less(found[i], found[j]) })
+	exactSeen := false
+	for _, s := range found {
+		if s.anchored && s.confidence >= ExactThreshold {
+			if exactSeen {
+				s.anchored = false
+				s.cap(ExactThreshold-0.01, "Another candidate matches exactly: confidence capped")
+			}
+			exactSeen = true
+		}
+	}
+	return found
+}
+
+func less(a, b *scored) bool {
+	if ea, eb := a.anchored, b.anchored; ea != eb {
+		return ea
+	}
+	if ra, rb := a.registerMatch && a.anchored, b.registerMatch && b.anchored; ra != rb {
+		return ra
+	}
+	if math.Abs(a.confidence-b.confidence) > 1e-9 {
+		return a.confidence > b.confidence
+	}
+	if ta, tb := sourceRank(a.p), sourceRank(b.p); ta != tb {
+		return ta < tb
+	}
+	if a.p.Removed != b.p.Removed {
+		return !a.p.Removed
+	}
+	return a.p.ID < b.p.ID
+}
+
+// sourceRank orders verified registry-cache, verified discovery, the rest.
+func sourceRank(p *companydocs.Profile) int {
+	switch {
+	case p.Verified && p.Source == companydocs.SourceRegistryCache:
+		return 0
+	case p.Verified:
+		return 1
+	}
+	return 2
+}
+
+func dedupe(found []*scored) []*scored {
+	seen := map[string]bool{}
+	out := found[:0]
+	for _, s := range found {
+		if !seen[s.p.ID] {
+			seen[s.p.ID] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// candidates converts scored profiles into the API's candidates.
+func candidates(ranked []*scored, limit int) []companydocs.Candidate {
+	out := []companydocs.Candidate{}
+	for i, s := range ranked {
+		if i == limit {
+			break
+		}
+		out = append(out, toCandidate(s))
+	}
+	return out
+}
+
+func toCandidate(s *scored) companydocs.Candidate {
+	p := s.p
+	c := companydocs.Candidate{
+		Name:              p.Name,
+		City:              p.Seat,
+		Court:             p.CourtName(),
+		CourtCode:         p.Ref.Court,
+		RegistryNumber:    registryNumber(p.Ref),
+		Source:            p.Source,
+		Confidence:        math.Round(s.confidence*1000) / 1000,
+		ConfidenceLabel:   label(s),
+		ConfidenceReasons: append([]string{}, s.reasons...),
+		OrderingEligible:  p.OrderingEligible(),
+		LegalForm:         p.LegalForm,
+		Status:            status(p),
+		Documents:         append([]companydocs.DocumentType{}, p.Documents...),
+	}
+	if p.Verified {
+		c.ProfileID = p.ID
+	}
+	if p.Source == companydocs.SourceDiscovery {
+		c.DiscoveryCandidateID = p.ID
+	}
+	if len(p.LEIs) > 0 {
+		c.LEI = string(p.LEIs[0].LEI)
+	}
+	if c.Documents == nil {
+		c.Documents = []companydocs.DocumentType{}
+	}
+	return c
+}
+
+func status(p *companydocs.Profile) string {
+	switch {
+	case !p.Verified:
+		return companydocs.StatusUnverified
+	case p.Removed:
+		return companydocs.StatusRemoved
+	}
+	return companydocs.StatusRegistered
+}
+
+func registryNumber(r companydocs.RegisterRef) string {
+	if r.Number == "" {
+		return ""
+	}
+	return r.NumberKey()
+}
+
+func clamp(x float64) float64 { return max(0, min(1, x)) }
+
+func filter(ps []*companydocs.Profile, keep func(*companydocs.Profile) bool) []*companydocs.Profile {
+	var out []*companydocs.Profile
+	for _, p := range ps {
+		if keep(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sameCourt compares court codes, ignoring the trailing register letter
+// some code lists add ("D2601" and "D2601V" are the same court).
+func sameCourt(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ca, okA := companydocs.CourtByCode(a)
+	cb, okB := companydocs.CourtByCode(b)
+	return okA && okB && ca.Code == cb.Code
+}
+
+// identityMatches compares the parts of a reference beyond court, type
+// and number: the suffix, and the former court when the query names one.
+func identityMatches(q, p companydocs.RegisterRef) bool {
+	if q.FormerCourt != "" && !sameCourt(q.FormerCourt, p.FormerCourt) {
+		return false
+	}
+	return suffixMatches(q, p)
+}
+
+// suffixMatches compares suffixes. Berlin's "B" is written by GLEIF and in
+// imprints but dropped by the register dumps, so it matches no suffix.
+func suffixMatches(q, p companydocs.RegisterRef) bool {
+	qs, ps := q.Suffix, p.Suffix
+	if qs == ps {
+		return true
+	}
+	berlin := func(s string, r companydocs.RegisterRef) bool {
+		c, ok := companydocs.CourtByCode(r.Court)
+		return s == "B" && ok && strings.Contains(c.Name, "Charlottenburg")
+	}
+	return (ps == "" && berlin(qs, p)) || (qs == "" && berlin(ps, p))
+}
+
+func courtName(code string) string {
+	if c, ok := companydocs.CourtByCode(code); ok {
+		return c.Name
+	}
+	return code
+}
+
+func refText(r companydocs.RegisterRef) string {
+	if r.Court != "" {
+		return r.NumberKey() + " at " + courtName(r.Court)
+	}
+	return r.NumberKey()
+}

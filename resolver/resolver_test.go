@@ -1,0 +1,220 @@
+package resolver_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"companydocs"
+	"companydocs/resolver"
+)
+
+func mustResolve(tb testing.TB, idx resolver.Index, req resolver.Request) *resolver.Result {
+	tb.Helper()
+	res, err := resolver.Resolve(context.Background(), idx, req)
+	if err != nil {
+		tb.Fatalf("Resolve(%q): %v", req.Query, err)
+	}
+	checkInvariants(tb, req.Query, res)
+	return res
+}
+
+// checkInvariants asserts the rules that hold on every response.
+func checkInvariants(tb testing.TB, query string, res *resolver.Result) {
+	tb.Helper()
+	exact := 0
+	for _, c := range res.Candidates {
+		if c.ConfidenceLabel == companydocs.LabelExact {
+			exact++
+		}
+		if c.Confidence < 0 || c.Confidence > 1 {
+			tb.Errorf("%q: confidence %v out of [0,1]", query, c.Confidence)
+		}
+		if c.OrderingEligible && (c.Status != companydocs.StatusRegistered || c.ProfileID == "") {
+			tb.Errorf("%q: %s (%s) is orderable", query, c.Name, c.Status)
+		}
+		if len(c.ConfidenceReasons) == 0 {
+			tb.Errorf("%q: %s has no reasons", query, c.Name)
+		}
+	}
+	if exact > 1 {
+		tb.Errorf("%q: %d exact candidates", query, exact)
+	}
+}
+
+func TestResolveRejectsBadQueries(t *testing.T) {
+	idx := mustSample(t)
+	for name, req := range map[string]resolver.Request{
+		"empty":            {Query: ""},
+		"whitespace":       {Query: "  \t "},
+		"control":          {Query: "Müller\x00GmbH"},
+		"invalid utf-8":    {Query: "M\xffller"},
+		"too long":         {Query: strings.Repeat("Müller ", 60)},
+		"punctuation only": {Query: "?!.,"},
+		"unknown mode":     {Query: "Müller", Mode: "fuzzy"},
+		"limit too large":  {Query: "Müller", Limit: 51},
+		"negative limit":   {Query: "Müller", Limit: -1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := resolver.Resolve(context.Background(), idx, req)
+			if code := companydocs.ErrorCode(err); code != companydocs.EINVALIDQUERY {
+				t.Fatalf("code = %q (%v), want invalid_query", code, err)
+			}
+			if msg := companydocs.ErrorMessage(err); !strings.HasSuffix(msg, ".") || len(msg) < 20 {
+				t.Errorf("message %q is not a sentence", msg)
+			}
+		})
+	}
+}
+
+// uniqueLive returns real sample profiles whose court, type, number and
+// suffix leave exactly one live entry.
+func uniqueLive(idx *memIndex, n int) []*companydocs.Profile {
+	var out []*companydocs.Profile
+	for _, p := range idx.all {
+		if p.Removed || p.Ref.FormerCourt != "" || !p.OrderingEligible() {
+			continue
+		}
+		live := 0
+		for _, q := range idx.byNum[string(p.Ref.Type)+"|"+p.Ref.Number] {
+			if q.Ref.Court == p.Ref.Court && q.Ref.Suffix == p.Ref.Suffix && !q.Removed {
+				live++
+			}
+		}
+		if live == 1 {
+			out = append(out, p)
+		}
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+func TestRegisterWithCourtIsExact(t *testing.T) {
+	idx := mustSample(t)
+	profiles := uniqueLive(idx, 150)
+	if len(profiles) < 150 {
+		t.Fatalf("only %d unique live entries in the sample", len(profiles))
+	}
+	for i, p := range profiles {
+		court := p.CourtName()
+		notations := []string{
+			court + " " + p.Ref.NumberKey(),
+			p.Ref.NumberKey() + " " + court,
+			"Amtsgericht " + court + ", " + strings.ReplaceAll(p.Ref.NumberKey(), " ", ""),
+		}
+		q := notations[i%len(notations)]
+		res := mustResolve(t, idx, resolver.Request{Query: q})
+		if len(res.Candidates) == 0 {
+			t.Errorf("%q: no candidates", q)
+			continue
+		}
+		top := res.Candidates[0]
+		if top.ProfileID != p.ID || top.ConfidenceLabel != companydocs.LabelExact || !top.OrderingEligible {
+			t.Errorf("%q: top = %s %s %s (%s), want exact %s", q, top.Name, top.Court, top.RegistryNumber, top.ConfidenceLabel, p.Name)
+		}
+	}
+}
+
+func TestRegisterWithoutCourtIsNeverExact(t *testing.T) {
+	idx := mustSample(t)
+	for _, p := range uniqueLive(idx, 50) {
+		res := mustResolve(t, idx, resolver.Request{Query: p.Ref.NumberKey()})
+		for _, c := range res.Candidates {
+			if c.ConfidenceLabel == companydocs.LabelExact {
+				t.Errorf("%q: %s is exact without a court", p.Ref.NumberKey(), c.Name)
+			}
+		}
+	}
+}
+
+func TestSharedNumberIsNeverExact(t *testing.T) {
+	idx := mustSample(t)
+	// Kiel HRA 59 exists with suffixes NM, KI, SE, RD and EC, all real.
+	res := mustResolve(t, idx, resolver.Request{Query: "Kiel HRA 59"})
+	if len(res.Candidates) < 5 {
+		t.Fatalf("Kiel HRA 59: %d candidates, want the 5 real entries", len(res.Candidates))
+	}
+	for _, c := range res.Candidates {
+		if c.ConfidenceLabel == companydocs.LabelExact {
+			t.Errorf("%s %s is exact although the number is shared", c.Name, c.RegistryNumber)
+		}
+	}
+	if !hasReason(res.Candidates[0], "exists at 5 entries of this court") {
+		t.Errorf("reasons %q do not say the number is shared", res.Candidates[0].ConfidenceReasons)
+	}
+	res = mustResolve(t, idx, resolver.Request{Query: "Kiel HRA 59 RD"})
+	if top := res.Candidates[0]; top.RegistryNumber != "HRA 59 RD" || !strings.Contains(top.Name, "Landeszeitung") {
+		t.Errorf("Kiel HRA 59 RD: top = %s %s", top.Name, top.RegistryNumber)
+	}
+}
+
+func TestShortQueriesAreCapped(t *testing.T) {
+	idx := mustSample(t)
+	for _, q := range []string{"Müller", "Bau GmbH", "AG", "Berlin", "GmbH", "Hamburg"} {
+		res := mustResolve(t, idx, resolver.Request{Query: q})
+		for _, c := range res.Candidates {
+			if c.Confidence > resolver.ShortQueryCap || c.ConfidenceLabel == companydocs.LabelExact {
+				t.Errorf("%q: %s has confidence %v (%s)", q, c.Name, c.Confidence, c.ConfidenceLabel)
+			}
+		}
+		if !res.Understanding.Short {
+			t.Errorf("%q not understood as short", q)
+		}
+	}
+}
+
+func TestLEIQueries(t *testing.T) {
+	idx := mustSample(t)
+	res := mustResolve(t, idx, resolver.Request{Query: "529900T8BM49AURSDO55"})
+	if len(res.Candidates) != 0 || len(res.Understanding.Notes) == 0 || res.Understanding.Kind != "lei" {
+		t.Errorf("unknown valid LEI: %d candidates, understanding %+v", len(res.Candidates), res.Understanding)
+	}
+	res = mustResolve(t, idx, resolver.Request{Query: "529900T8BM49AURSDO56"})
+	if res.Understanding.LEIValid == nil || *res.Understanding.LEIValid {
+		t.Errorf("checksum failure not reported: %+v", res.Understanding)
+	}
+	for _, c := range res.Candidates {
+		if c.ConfidenceLabel == companydocs.LabelExact {
+			t.Errorf("%s exact for an invalid LEI", c.Name)
+		}
+	}
+}
+
+func TestNameAndSeat(t *testing.T) {
+	idx := mustSample(t)
+	// Real records: the query is the name as registered plus the seat.
+	n, exact := 0, 0
+	for _, p := range uniqueLive(idx, 400) {
+		if p.Seat == "" || len(strings.Fields(p.Name)) < 2 {
+			continue
+		}
+		q := p.Name + " " + p.Seat
+		res := mustResolve(t, idx, resolver.Request{Query: q})
+		n++
+		if len(res.Candidates) == 0 || res.Candidates[0].ProfileID != p.ID {
+			top := "none"
+			if len(res.Candidates) > 0 {
+				top = res.Candidates[0].Name
+			}
+			t.Errorf("%q: top = %s", q, top)
+			continue
+		}
+		if res.Candidates[0].ConfidenceLabel == companydocs.LabelExact {
+			exact++
+		}
+	}
+	if n < 100 || exact < n/2 {
+		t.Errorf("%d name+seat queries, %d exact; want most exact", n, exact)
+	}
+}
+
+func hasReason(c companydocs.Candidate, part string) bool {
+	for _, r := range c.ConfidenceReasons {
+		if strings.Contains(r, part) {
+			return true
+		}
+	}
+	return false
+}

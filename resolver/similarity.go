@@ -1,0 +1,186 @@
+package resolver
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"companydocs"
+
+	"github.com/agnivade/levenshtein"
+)
+
+// genericWords are frequent in company names and say little about which
+// company is meant; they weigh weightGeneric instead of 1.
+var genericWords = wordSet(`holding verwaltung verwaltungs verwaltungsgesellschaft immobilien
+	beteiligung beteiligungs beteiligungsgesellschaft service services deutschland gesellschaft
+	handel handels bau consulting management international gruppe group invest vermoegensverwaltung
+	vermoegensverwaltungs grundstuecks grundstuecksgesellschaft projekt partner partners verlag
+	vertrieb vertriebs technik systems solutions gmbh ag kg co europe germany trading immobilienverwaltung
+	objekt verein stiftung energie software media medien marketing praxis autohaus`)
+
+// stopWords connect words and identify nothing.
+var stopWords = wordSet(`der die das des dem den fuer fur von vom zu zur zum im in am an auf bei mit und & of the and
+	e v st`)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// tokenWeight says how much a folded token counts towards identity.
+func tokenWeight(t string) float64 {
+	switch {
+	case stopWords[t]:
+		return weightStop
+	case genericWords[t]:
+		return weightGeneric
+	}
+	return 1
+}
+
+// typoBudget is the number of edits tolerated for a token of n letters:
+// none for short tokens, where one edit makes another word.
+func typoBudget(n int) int {
+	switch {
+	case n <= 3:
+		return 0
+	case n <= 7:
+		return 1
+	}
+	return 2
+}
+
+// tokenSim returns how well query token q matches name token t.
+func tokenSim(q, t string) float64 {
+	if q == t {
+		return simExact
+	}
+	if companydocs.FoldPlain(q) == companydocs.FoldPlain(t) {
+		return simPlain
+	}
+	if isNumber(q) || isNumber(t) {
+		return 0
+	}
+	n := utf8.RuneCountInString(q)
+	if budget := typoBudget(min(n, utf8.RuneCountInString(t))); budget > 0 {
+		if d := levenshtein.ComputeDistance(q, t); d <= budget {
+			return simTypo - 0.1*float64(d-1)
+		}
+	}
+	if n >= 4 && strings.HasPrefix(t, q) {
+		return simPrefix
+	}
+	return 0
+}
+
+func isNumber(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) }) < 0
+}
+
+// nameMatch is the similarity of query tokens to a name's tokens.
+type nameMatch struct {
+	score float64 // 0..1
+	// recall is the weighted share of query tokens found in the name.
+	recall float64
+	// numberConflict is set when both carry numbers and they differ.
+	numberConflict bool
+}
+
+// matchName scores query tokens against name tokens: weighted recall of
+// the query (60%) and weighted precision over the name (40%), so that a
+// name with many extra words ranks below one that is just the query.
+func matchName(query, name []string) nameMatch {
+	if len(query) == 0 || len(name) == 0 {
+		return nameMatch{}
+	}
+	if strings.Join(query, "") == strings.Join(name, "") && len(query) != len(name) {
+		return nameMatch{score: simCompound, recall: simCompound}
+	}
+	recall := weightedCover(query, name)
+	precision := weightedCover(name, query)
+	m := nameMatch{score: 0.6*recall + 0.4*precision, recall: recall}
+	m.numberConflict = numbersDiffer(query, name)
+	return m
+}
+
+// weightedCover is the weighted share of tokens in a that are matched by
+// some token of b.
+func weightedCover(a, b []string) float64 {
+	var total, got float64
+	for _, x := range a {
+		w := tokenWeight(x)
+		total += w
+		best := 0.0
+		for _, y := range b {
+			best = max(best, tokenSim(x, y))
+		}
+		got += w * best
+	}
+	if total == 0 {
+		return 0
+	}
+	return got / total
+}
+
+// numbersDiffer reports whether the query names a number that the name
+// does not carry while the name carries another ("Objekt 1" vs "Objekt 2").
+func numbersDiffer(query, name []string) bool {
+	qn, nn := numbers(query), numbers(name)
+	if len(qn) == 0 || len(nn) == 0 {
+		return false
+	}
+	for n := range qn {
+		if !nn[n] {
+			return true
+		}
+	}
+	return false
+}
+
+func numbers(tokens []string) map[string]bool {
+	m := map[string]bool{}
+	for _, t := range tokens {
+		if isNumber(t) {
+			m[strings.TrimLeft(t, "0")] = true
+		}
+	}
+	return m
+}
+
+// splitSeat removes the tokens that spell the candidate's seat from the
+// query tokens, so that "Müller GmbH Köln" matches name "Müller" at seat
+// "Köln". It returns the remaining tokens and whether the seat matched.
+func splitSeat(query []string, seat string) ([]string, bool) {
+	seatTokens := companydocs.Tokens(companydocs.Fold(seat))
+	if len(seatTokens) == 0 {
+		return query, false
+	}
+	// The seat may be written shortened: "Freiburg" for "Freiburg im
+	// Breisgau", so match a prefix of the seat's tokens of at least one.
+	for n := len(seatTokens); n >= 1; n-- {
+		want := seatTokens[:n]
+		for i := 0; i+n <= len(query); i++ {
+			if equalTokens(query[i:i+n], want) {
+				rest := append(append([]string{}, query[:i]...), query[i+n:]...)
+				return rest, true
+			}
+		}
+	}
+	return query, false
+}
+
+func equalTokens(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if companydocs.FoldPlain(a[i]) != companydocs.FoldPlain(b[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,71 @@
+package resolver
+
+import "companydocs"
+
+// Understanding tells the client how the query was read.
+type Understanding struct {
+	// Kind is "lei", "register_reference" or "text".
+	Kind string `json:"kind"`
+	// LEI is the canonical LEI when the query is one; LEIValid says whether
+	// its checksum holds.
+	LEI      string `json:"lei,omitempty"`
+	LEIValid *bool  `json:"lei_valid,omitempty"`
+	// RegisterReference is the detected register reference.
+	RegisterReference *RegisterUnderstanding `json:"register_reference,omitempty"`
+	LegalForm         string                 `json:"legal_form,omitempty"`
+	// City is the seat the best candidate matched in the query.
+	City       string   `json:"city,omitempty"`
+	NameTokens []string `json:"name_tokens"`
+	// Short is set when the query is a short ambiguous clue.
+	Short bool `json:"short_query"`
+	// Notes explain what the search could not find.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// RegisterUnderstanding is a register reference as understood.
+type RegisterUnderstanding struct {
+	Type        string `json:"type"`
+	Number      string `json:"number"`
+	Suffix      string `json:"suffix,omitempty"`
+	Court       string `json:"court,omitempty"`
+	CourtCode   string `json:"court_code,omitempty"`
+	FormerCourt string `json:"former_court,omitempty"`
+}
+
+func understand(pq *parsedQuery, ranked []*scored, notes []string) Understanding {
+	u := Understanding{Kind: "text", NameTokens: append([]string{}, pq.tokens...), Short: pq.isShort(), Notes: notes}
+	if pq.leiShape {
+		valid := pq.leiErr == nil
+		u.LEIValid = &valid
+		if valid {
+			u.Kind, u.LEI = "lei", string(pq.lei)
+		} else {
+			u.Notes = append(u.Notes, "The query looks like an LEI but its checksum (ISO 7064 mod 97-10) fails")
+		}
+	}
+	if pq.hasRef {
+		u.Kind = "register_reference"
+		u.RegisterReference = &RegisterUnderstanding{
+			Type: string(pq.ref.Type), Number: pq.ref.Number, Suffix: pq.ref.Suffix,
+			CourtCode: pq.ref.Court, FormerCourt: courtNameOrEmpty(pq.ref.FormerCourt),
+			Court: courtNameOrEmpty(pq.ref.Court),
+		}
+	}
+	if pq.hasForm {
+		u.LegalForm = pq.form.Code
+	}
+	if len(ranked) > 0 && ranked[0].seatMatched {
+		u.City = ranked[0].p.Seat
+	}
+	return u
+}
+
+func courtNameOrEmpty(code string) string {
+	if code == "" {
+		return ""
+	}
+	if c, ok := companydocs.CourtByCode(code); ok {
+		return c.Name
+	}
+	return code
+}

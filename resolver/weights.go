@@ -1,0 +1,78 @@
+package resolver
+
+// Confidence is built from named parts so that every point of it can be
+// explained. A text candidate adds up to 1.0:
+//
+//	NameWeight * name similarity       (0 .. 0.80)
+//	+ SeatWeight if the seat matches   (0.10)
+//	+ LegalFormWeight if forms agree   (0.05)
+//	+ VerifiedWeight if verified       (0.05)
+//
+// minus penalties. A register candidate starts from RegisterNumberWeight and
+// adds court, suffix and name evidence. Identifier anchors (a unique live
+// register entry at the named court, a valid known LEI) lift the candidate
+// to AnchoredConfidence; only anchored candidates can be labelled exact.
+const (
+	NameWeight      = 0.80
+	SeatWeight      = 0.10
+	LegalFormWeight = 0.05
+	VerifiedWeight  = 0.05
+
+	// RegisterNumberWeight is the confidence of a type+number match alone.
+	RegisterNumberWeight = 0.45
+	// CourtWeight is added when the named court matches.
+	CourtWeight = 0.25
+	// SuffixWeight is added when the suffix matches (or both have none).
+	SuffixWeight = 0.05
+	// RegisterNameWeight scales name evidence given next to a register number.
+	RegisterNameWeight = 0.20
+
+	// AnchoredConfidence is the confidence of an identifier-anchored match.
+	AnchoredConfidence = 0.99
+	// ExactNameSeatConfidence is the confidence of an unambiguous exact
+	// normalised name + seat match.
+	ExactNameSeatConfidence = 0.96
+
+	// NoCourtCap caps a register number given without a court: the same
+	// number exists at many of Germany's register courts.
+	NoCourtCap = 0.75
+	// SharedNumberCap caps an entry whose number is shared by several
+	// entries of the same court (suffixes, former courts).
+	SharedNumberCap = 0.70
+	// ShortQueryCap caps short ambiguous queries ("Müller", "Bau GmbH",
+	// "AG", "Berlin") well below exact and below possible.
+	ShortQueryCap = 0.50
+	// UnverifiedCap caps discovery candidates that are not verified.
+	UnverifiedCap = 0.55
+	// InvalidLEICap caps candidates found by text after an LEI-shaped query
+	// failed its checksum.
+	InvalidLEICap = 0.50
+
+	// NumberMismatchPenalty applies when numbers in the names differ
+	// ("Objekt 1" vs "Objekt 2").
+	NumberMismatchPenalty = 0.30
+	// NameConflictPenalty applies when the name given next to a register
+	// number does not match the entry's name.
+	NameConflictPenalty = 0.30
+
+	// FormerNameFactor and OfficerFactor scale evidence from previous names
+	// and officers relative to the current name.
+	FormerNameFactor = 0.90
+	OfficerFactor    = 0.70
+
+	// ExactThreshold is the least confidence an exact candidate has;
+	// PossibleThreshold the least a possible one has.
+	ExactThreshold    = 0.95
+	PossibleThreshold = 0.60
+)
+
+// Token similarities: how strongly one query token supports one name token.
+const (
+	simExact      = 1.00 // equal after folding (Müller = Mueller)
+	simPlain      = 0.90 // equal after plain folding (Müller = Muller)
+	simCompound   = 0.95 // "Mueller Bau" = "Muellerbau"
+	simTypo       = 0.80 // within the typo budget, minus 0.1 per extra edit
+	simPrefix     = 0.60 // query token is a prefix of at least 4 letters
+	weightGeneric = 0.35
+	weightStop    = 0.10
+)
