@@ -8,9 +8,9 @@ import (
 
 // Limits of the register reference scanner.
 const (
-	maxCourtSpan    = 8 // tokens a court name may take: "Weiden i. d. OPf." is 7
-	maxNumberDigits = 8 // register numbers have at most 7 digits; longer runs are something else
-	maxSuffixLen    = 3 // suffixes are 1-3 letters: B, KI, RD, MÖ
+	maxCourtSpan    = 12 // tokens a court name may take: "Rotenburg (Wümme) (Rotenburg/Wümme)" is 10
+	maxNumberDigits = 8  // register numbers have at most 7 digits; longer runs are something else
+	maxSuffixLen    = 3  // suffixes are 1-3 letters: B, KI, RD, MÖ
 )
 
 // courtMarkerSuffixes are letters people and GLEIF records write after the
@@ -245,24 +245,19 @@ type courtBefore struct {
 // (Oldenburg) früher Varel" right before token typeAt.
 func matchCourtBefore(toks []token, typeAt int) courtBefore {
 	end := skipBack(toks, typeAt, courtFillers)
-	c, start, ok := courtSpanEndingAt(toks, end, LookupCourt)
-	if ok {
-		if f := start - 1; f >= 0 && formerWords[Fold(toks[f].text)] {
-			ok = false // the span names the former court: resolve it below
-		} else {
-			return courtBefore{court: c.Code, start: start, explicit: startsExplicit(toks[start]), ok: true}
+	if former, fstart, ok := courtSpanEndingAt(toks, end, lookupAnyCourt); ok && fstart > 0 && formerWords[Fold(toks[fstart-1].text)] {
+		res := courtBefore{former: former.Code, start: fstart - 1, ok: true}
+		cend := skipBack(toks, fstart-1, courtFillers)
+		if cur, cstart, cok := courtSpanEndingAt(toks, cend, lookupAnyCourt); cok {
+			res.court, res.start, res.explicit = cur.Code, cstart, startsExplicit(toks[cstart])
 		}
+		return res
 	}
-	former, fstart, fok := courtSpanEndingAt(toks, end, lookupAnyCourt)
-	if !fok || fstart == 0 || !formerWords[Fold(toks[fstart-1].text)] {
+	c, start, ok := courtSpanEndingAt(toks, end, LookupCourt)
+	if !ok || start > 0 && formerWords[Fold(toks[start-1].text)] {
 		return courtBefore{}
 	}
-	res := courtBefore{former: former.Code, start: fstart - 1, ok: true}
-	cend := skipBack(toks, fstart-1, courtFillers)
-	if cur, cstart, cok := courtSpanEndingAt(toks, cend, lookupAnyCourt); cok {
-		res.court, res.start, res.explicit = cur.Code, cstart, startsExplicit(toks[cstart])
-	}
-	return res
+	return courtBefore{court: c.Code, start: start, explicit: startsExplicit(toks[start]), ok: true}
 }
 
 // matchCourtAfter looks for "München", "(AG München)", ", Amtsgericht
@@ -296,7 +291,7 @@ func matchCourtAfter(toks []token, from int) (string, int, bool) {
 func courtSpanEndingAt(toks []token, end int, lookup func(string) (Court, bool)) (Court, int, bool) {
 	for n := min(maxCourtSpan, end); n >= 1; n-- {
 		start := end - n
-		if spanHasFormerWord(toks[start:end]) || toks[start].kind == tokPunct && toks[start].text != "(" {
+		if spanHasFormerWord(toks[start:end]) || toks[start].kind == tokPunct {
 			continue
 		}
 		if c, ok := lookup(spanText(toks, start, end)); ok {
