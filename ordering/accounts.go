@@ -1,0 +1,216 @@
+package ordering
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"time"
+
+	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Prefixes of secrets, so that a leaked one is recognisable in logs and
+// secret scanners.
+const (
+	apiKeyPrefix       = "cdk_"
+	sessionTokenPrefix = "cds_"
+)
+
+// DemoAccount is the account `serve --demo` creates.
+const DemoAccount = "demo"
+
+// DemoCredits is the balance the demo account starts with.
+const DemoCredits = 100
+
+var accountNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
+
+// Account is a client of the service as operators see it. The API key is
+// not part of it: only its hash is stored.
+type Account struct {
+	Name      string    `json:"name"`
+	Credits   int64     `json:"credits"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// accountRecord is the stored form of an account.
+type accountRecord struct {
+	Account
+	KeyHash []byte `json:"key_hash"`
+}
+
+// CreateAccount creates an account with a starting balance and returns its
+// API key. The key is shown only here: the database keeps its hash.
+func (s *Service) CreateAccount(name string, credits int64) (apiKey string, err error) {
+	if !accountNamePattern.MatchString(name) {
+		return "", companydocs.Errorf(companydocs.EVALIDATION, "Account name %q is not valid: use 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit.", name)
+	}
+	if credits < 0 {
+		return "", companydocs.Errorf(companydocs.EVALIDATION, "Starting credits must not be negative.")
+	}
+	apiKey = newSecret(apiKeyPrefix)
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketAccounts).Get([]byte(name)) != nil {
+			return companydocs.Errorf(companydocs.EVALIDATION, "An account named %q exists already.", name)
+		}
+		rec := accountRecord{Account: Account{Name: name, Credits: credits, CreatedAt: s.now().UTC()}}
+		return setKey(tx, &rec, apiKey)
+	})
+	if err != nil {
+		return "", err
+	}
+	return apiKey, nil
+}
+
+// setKey replaces the account's API key (dropping the old one) and stores
+// the account.
+func setKey(tx *bolt.Tx, rec *accountRecord, apiKey string) error {
+	keys := tx.Bucket(bucketKeys)
+	if rec.KeyHash != nil {
+		if err := keys.Delete(rec.KeyHash); err != nil {
+			return fmt.Errorf("delete old key of %q: %w", rec.Name, err)
+		}
+	}
+	rec.KeyHash = hashSecret(apiKey)
+	if err := keys.Put(rec.KeyHash, []byte(rec.Name)); err != nil {
+		return fmt.Errorf("store key of %q: %w", rec.Name, err)
+	}
+	return putAccount(tx, rec)
+}
+
+// Accounts lists every account in name order.
+func (s *Service) Accounts() ([]Account, error) {
+	var out []Account
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAccounts).ForEach(func(k, v []byte) error {
+			var rec accountRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("decode account %q: %w", k, err)
+			}
+			out = append(out, rec.Account)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Account returns one account, or not_found.
+func (s *Service) Account(name string) (*Account, error) {
+	var out *Account
+	err := s.db.View(func(tx *bolt.Tx) error {
+		rec, err := getAccount(tx, name)
+		if err == nil {
+			out = &rec.Account
+		}
+		return err
+	})
+	return out, err
+}
+
+// AddCredits changes an account's balance by n (negative n takes credits
+// away, but never below zero).
+func (s *Service) AddCredits(name string, n int64) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		rec, err := getAccount(tx, name)
+		if err != nil {
+			return err
+		}
+		if n > 0 && rec.Credits > math.MaxInt64-n {
+			return companydocs.Errorf(companydocs.EVALIDATION, "That many credits do not fit in the balance of %q.", name)
+		}
+		if rec.Credits+n < 0 {
+			return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Account %q has only %d credits; it cannot lose %d.", name, rec.Credits, -n)
+		}
+		rec.Credits += n
+		return putAccount(tx, rec)
+	})
+}
+
+// EnsureDemoAccount creates the demo account with DemoCredits on first use.
+// Because only the hash of a key is stored, a key cannot be shown twice: on
+// every later call the demo key is rotated, the previous demo key stops
+// working (sessions made with it stay valid until they expire) and the new
+// key is returned. created reports whether the account was new.
+func (s *Service) EnsureDemoAccount() (apiKey string, created bool, err error) {
+	apiKey = newSecret(apiKeyPrefix)
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		rec, err := getAccount(tx, DemoAccount)
+		if companydocs.ErrorCode(err) == companydocs.ENOTFOUND {
+			created = true
+			rec = &accountRecord{Account: Account{Name: DemoAccount, Credits: DemoCredits, CreatedAt: s.now().UTC()}}
+		} else if err != nil {
+			return err
+		}
+		return setKey(tx, rec, apiKey)
+	})
+	if err != nil {
+		return "", false, err
+	}
+	return apiKey, created, nil
+}
+
+// accountForKey finds the account of an API key.
+func accountForKey(tx *bolt.Tx, apiKey string) (*accountRecord, error) {
+	h := hashSecret(apiKey)
+	name := tx.Bucket(bucketKeys).Get(h)
+	if name == nil {
+		return nil, errUnknownKey()
+	}
+	rec, err := getAccount(tx, string(name))
+	if err != nil {
+		return nil, err
+	}
+	// The lookup above is by hash, so its timing reveals nothing useful
+	// about the key; this comparison guards against a stale keys entry.
+	if subtle.ConstantTimeCompare(rec.KeyHash, h) != 1 {
+		return nil, errUnknownKey()
+	}
+	return rec, nil
+}
+
+func errUnknownKey() error {
+	return companydocs.Errorf(companydocs.EUNAUTHORIZED, "The API key is not valid. Ask the operator for a key of your account.")
+}
+
+func getAccount(tx *bolt.Tx, name string) (*accountRecord, error) {
+	v := tx.Bucket(bucketAccounts).Get([]byte(name))
+	if v == nil {
+		return nil, companydocs.Errorf(companydocs.ENOTFOUND, "No account named %q exists.", name)
+	}
+	var rec accountRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return nil, fmt.Errorf("decode account %q: %w", name, err)
+	}
+	return &rec, nil
+}
+
+func putAccount(tx *bolt.Tx, rec *accountRecord) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode account %q: %w", rec.Name, err)
+	}
+	if err := tx.Bucket(bucketAccounts).Put([]byte(rec.Name), v); err != nil {
+		return fmt.Errorf("store account %q: %w", rec.Name, err)
+	}
+	return nil
+}
+
+// newSecret returns prefix + 32 random bytes in unpadded base64url.
+func newSecret(prefix string) string {
+	var b [32]byte
+	rand.Read(b[:])
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// hashSecret is how keys and tokens are stored. The secrets carry 256
+// random bits, so a plain SHA-256 (no salt, no stretching) is enough.
+func hashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}

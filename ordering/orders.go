@@ -1,0 +1,327 @@
+package ordering
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Page sizes of Orders.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+// maxIdempotencyKey bounds the Idempotency-Key header.
+const maxIdempotencyKey = 255
+
+// orderRecord is the stored form of an order, with the fields that never
+// leave the service.
+type orderRecord struct {
+	Order          companydocs.Order `json:"order"`
+	Account        string            `json:"account"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+}
+
+func (r *orderRecord) order() *companydocs.Order {
+	o := r.Order
+	o.Account, o.IdempotencyKey = r.Account, r.IdempotencyKey
+	return &o
+}
+
+// CreateOrder orders a document for a verified company profile (strict).
+// The gate, the duplicate checks, the debit and the insert happen in one
+// write transaction, so concurrent identical requests yield one order.
+func (s *Service) CreateOrder(ctx context.Context, account string, req companydocs.OrderRequest, idempotencyKey string) (*companydocs.Order, error) {
+	if err := validateRequest(&req); err != nil {
+		return nil, err
+	}
+	if err := validateIdempotencyKey(idempotencyKey); err != nil {
+		return nil, err
+	}
+	if s.plans.Len() == 0 {
+		return nil, errPlanMissing()
+	}
+	if req.CompanyProfileID == "" {
+		return nil, companydocs.Errorf(companydocs.EVERIFIEDREQUIRED, "Field \"company_profile_id\" is required: only a verified company profile can be ordered. Return to search and choose a result with ordering_eligible=true.")
+	}
+	a, err := s.assess(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var order *companydocs.Order
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		var err error
+		order, err = s.createOrder(tx, account, req, idempotencyKey, a)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return order, nil
+}
+
+// createOrder does the checks that depend on stored state, then stores.
+// An idempotent repeat is recognised before the gate, so that it finds its
+// order even if the company has changed since.
+func (s *Service) createOrder(tx *bolt.Tx, account string, req companydocs.OrderRequest, idemKey string, a *assessment) (*companydocs.Order, error) {
+	if idemKey != "" {
+		if id := tx.Bucket(bucketIdempotency).Get(key(account, idemKey)); id != nil {
+			return nil, duplicate(tx, string(id), "An order with this Idempotency-Key exists already: %s.")
+		}
+	}
+	if err := a.gateError(); err != nil {
+		return nil, err
+	}
+	if id := tx.Bucket(bucketOpenOrders).Get(openOrderKey(account, req)); id != nil {
+		return nil, duplicate(tx, string(id), "Order %s for this company, document and plan is still open.")
+	}
+	acct, err := getAccount(tx, account)
+	if err != nil {
+		return nil, err
+	}
+	if acct.Credits < a.plan.CreditCost {
+		return nil, companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %d credits; the account has %d. Ask the operator for credits or choose a one-off plan.", a.plan.ID, a.plan.CreditCost, acct.Credits)
+	}
+	acct.Credits -= a.plan.CreditCost
+	if err := putAccount(tx, acct); err != nil {
+		return nil, err
+	}
+	rec := s.newOrder(account, req, idemKey, a)
+	if err := insertOrder(tx, rec, req); err != nil {
+		return nil, err
+	}
+	return rec.order(), nil
+}
+
+// gateError turns the first blocker into the error of a strict create:
+// a wrong plan choice is a validation_error, a company problem
+// verified_company_required.
+func (a *assessment) gateError() error {
+	if len(a.choice) > 0 {
+		return companydocs.Errorf(companydocs.EVALIDATION, "%s", a.choice[0].Message)
+	}
+	if len(a.company) > 0 {
+		return companydocs.Errorf(companydocs.EVERIFIEDREQUIRED, "%s Return to search and choose a result with ordering_eligible=true.", a.company[0].Message)
+	}
+	return nil
+}
+
+func (s *Service) newOrder(account string, req companydocs.OrderRequest, idemKey string, a *assessment) *orderRecord {
+	id := s.ids.next()
+	return &orderRecord{
+		Account:        account,
+		IdempotencyKey: idemKey,
+		Order: companydocs.Order{
+			ID:                   id,
+			Status:               companydocs.OrderStatusPreviewReady,
+			WorkflowStatus:       companydocs.WorkflowStarted,
+			CompanyProfileID:     a.profile.ID,
+			DiscoveryCandidateID: req.DiscoveryCandidateID,
+			Company:              companydocs.SnapshotOf(a.profile),
+			DocumentType:         req.DocumentType,
+			PlanID:               a.plan.ID,
+			Total:                formatCents(a.cents),
+			Currency:             a.plan.Currency,
+			CreditsCharged:       a.plan.CreditCost,
+			CreatedAt:            s.now().UTC(),
+			NextStep:             nextStep(id, req.DocumentType, a),
+		},
+	}
+}
+
+// Next-step kinds.
+const (
+	NextStepPayment  = "payment"
+	NextStepDelivery = "delivery"
+)
+
+// nextStep: a one-off plan with a price is paid per order; a subscription
+// or a prepaid credit plan goes straight to delivery.
+func nextStep(id string, t companydocs.DocumentType, a *assessment) companydocs.NextStep {
+	if a.plan.Kind == companydocs.PlanOneOff && a.cents > 0 {
+		return companydocs.NextStep{Kind: NextStepPayment, Message: fmt.Sprintf(
+			"Pay %s %s for order %s using the payment instructions sent to the account's billing contact; the document is requested from the register once the payment arrives.",
+			formatCents(a.cents), a.plan.Currency, id)}
+	}
+	return companydocs.NextStep{Kind: NextStepDelivery, Message: fmt.Sprintf(
+		"Nothing to pay (%d credits charged): the %s of %s is requested from the register and delivered to the account; GET /api/v1/documents/orders/%s/ shows its progress.",
+		a.plan.CreditCost, documentName(t), a.profile.Name, id)}
+}
+
+func documentName(t companydocs.DocumentType) string {
+	switch t {
+	case companydocs.DocumentAD:
+		return "current printout (AD)"
+	case companydocs.DocumentCD:
+		return "chronological printout (CD)"
+	}
+	return string(t)
+}
+
+// insertOrder writes the order and its three index entries.
+func insertOrder(tx *bolt.Tx, rec *orderRecord, req companydocs.OrderRequest) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode order %s: %w", rec.Order.ID, err)
+	}
+	id := []byte(rec.Order.ID)
+	puts := []struct {
+		bucket, key []byte
+	}{
+		{bucketAccountOrders, key(rec.Account, rec.Order.ID)},
+		{bucketOpenOrders, openOrderKey(rec.Account, req)},
+	}
+	if rec.IdempotencyKey != "" {
+		puts = append(puts, struct{ bucket, key []byte }{bucketIdempotency, key(rec.Account, rec.IdempotencyKey)})
+	}
+	if err := tx.Bucket(bucketOrders).Put(id, v); err != nil {
+		return fmt.Errorf("store order %s: %w", id, err)
+	}
+	for _, p := range puts {
+		if err := tx.Bucket(p.bucket).Put(p.key, id); err != nil {
+			return fmt.Errorf("index order %s in %s: %w", id, p.bucket, err)
+		}
+	}
+	return nil
+}
+
+// openOrderKey identifies "the same order again": account, profile,
+// document type and plan. Orders stay open while they are PREVIEW_READY;
+// a workflow that completes or cancels an order deletes this entry.
+func openOrderKey(account string, req companydocs.OrderRequest) []byte {
+	return key(account, req.CompanyProfileID, string(req.DocumentType), req.PlanID)
+}
+
+// duplicate builds duplicate_order carrying the existing order.
+func duplicate(tx *bolt.Tx, id, format string) error {
+	rec, err := getOrder(tx, id)
+	if err != nil {
+		return err
+	}
+	e := companydocs.Errorf(companydocs.EDUPLICATEORDER, format, id)
+	e.Order = rec.order()
+	return e
+}
+
+func validateIdempotencyKey(k string) error {
+	if len(k) > maxIdempotencyKey {
+		return companydocs.Errorf(companydocs.EVALIDATION, "The Idempotency-Key header is longer than %d bytes.", maxIdempotencyKey)
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return companydocs.Errorf(companydocs.EVALIDATION, "The Idempotency-Key header may hold only printable ASCII characters.")
+		}
+	}
+	return nil
+}
+
+// Order returns one order of the account. Another account's order is
+// not_found, exactly like a missing one, so its existence does not leak.
+func (s *Service) Order(ctx context.Context, account, id string) (*companydocs.Order, error) {
+	var out *companydocs.Order
+	err := s.db.View(func(tx *bolt.Tx) error {
+		rec, err := getOrder(tx, id)
+		if err != nil {
+			return err
+		}
+		if rec.Account != account {
+			return errOrderNotFound(id)
+		}
+		out = rec.order()
+		return nil
+	})
+	return out, err
+}
+
+func errOrderNotFound(id string) error {
+	return companydocs.Errorf(companydocs.ENOTFOUND, "This account has no order %q.", id)
+}
+
+func getOrder(tx *bolt.Tx, id string) (*orderRecord, error) {
+	v := tx.Bucket(bucketOrders).Get([]byte(id))
+	if v == nil {
+		return nil, errOrderNotFound(id)
+	}
+	var rec orderRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return nil, fmt.Errorf("decode order %s: %w", id, err)
+	}
+	return &rec, nil
+}
+
+// Orders lists the account's orders, newest first, limit per page (default
+// 20, at most 100). cursor is "" for the first page, else the next cursor
+// of the previous page; next is "" on the last page.
+func (s *Service) Orders(ctx context.Context, account string, cursor string, limit int) (orders []*companydocs.Order, next string, err error) {
+	after, err := decodeCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit = clampLimit(limit)
+	err = s.db.View(func(tx *bolt.Tx) error {
+		orders, next, err = listOrders(tx, account, after, limit)
+		return err
+	})
+	return orders, next, err
+}
+
+func clampLimit(limit int) int {
+	if limit <= 0 {
+		return DefaultPageSize
+	}
+	return min(limit, MaxPageSize)
+}
+
+// listOrders walks the account's index backwards from just below after
+// (or from the end) and returns up to limit orders.
+func listOrders(tx *bolt.Tx, account, after string, limit int) ([]*companydocs.Order, string, error) {
+	prefix := key(account, "")
+	start := append(key(account), 1) // just past every key of the account
+	if after != "" {
+		start = key(account, after)
+	}
+	c := tx.Bucket(bucketAccountOrders).Cursor()
+	k, v := c.Seek(start)
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	orders := []*companydocs.Order{}
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
+		if len(orders) == limit {
+			return orders, encodeCursor(orders[limit-1].ID), nil
+		}
+		rec, err := getOrder(tx, string(v))
+		if err != nil {
+			return nil, "", err
+		}
+		orders = append(orders, rec.order())
+	}
+	return orders, "", nil
+}
+
+func encodeCursor(id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(id))
+}
+
+func decodeCursor(cursor string) (string, error) {
+	if cursor == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || !validOrderID(string(b)) {
+		return "", companydocs.Errorf(companydocs.EVALIDATION, "The cursor is not valid: pass the next_cursor of the previous page unchanged.")
+	}
+	return string(b), nil
+}

@@ -1,0 +1,189 @@
+package ordering
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"slices"
+
+	"companydocs"
+)
+
+// Plans is the validated plan configuration of a deployment. A nil or empty
+// *Plans is valid: every lookup then reports plan_configuration_missing.
+type Plans struct {
+	source string
+	list   []companydocs.Plan
+	cents  map[string]int64 // plan id -> price in cents
+}
+
+// planFile is the JSON shape of a plans file.
+type planFile struct {
+	Plans []json.RawMessage `json:"plans"`
+}
+
+var (
+	planIDPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
+)
+
+// LoadPlans reads and validates a plans file. A missing file (or an empty
+// path) is not an error: it yields empty Plans, and the plans endpoint then
+// answers plan_configuration_missing. An invalid file is an error naming
+// the file, the plan and the field, so that serve stops at start.
+func LoadPlans(path string) (*Plans, error) {
+	if path == "" {
+		return &Plans{}, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Plans{source: path}, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("read plans file %q: %w", path, err)
+	}
+	return ParsePlans(path, data)
+}
+
+// ParsePlans validates the JSON text of a plans file; name is used in
+// error messages. Every problem found is reported, not only the first.
+func ParsePlans(name string, data []byte) (*Plans, error) {
+	var file planFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&file); err != nil {
+		return nil, fmt.Errorf("plans file %q: not a JSON object {\"plans\": [...]}: %w", name, err)
+	}
+	p := &Plans{source: name, cents: make(map[string]int64)}
+	var problems []error
+	for i, raw := range file.Plans {
+		plan, cents, err := parsePlan(raw, p.cents)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("plans file %q: plan %d%s: %w", name, i+1, planLabel(plan.ID), err))
+			continue
+		}
+		p.list = append(p.list, plan)
+		p.cents[plan.ID] = cents
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	return p, nil
+}
+
+func planLabel(id string) string {
+	if id == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (%q)", id)
+}
+
+// parsePlan decodes and validates one plan; seen holds the ids before it.
+func parsePlan(raw json.RawMessage, seen map[string]int64) (companydocs.Plan, int64, error) {
+	var plan companydocs.Plan
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&plan); err != nil {
+		return plan, 0, fmt.Errorf("not a plan object: %w", err)
+	}
+	if err := validatePlan(&plan, seen); err != nil {
+		return plan, 0, err
+	}
+	cents, err := parseCents(plan.Price)
+	if err != nil {
+		return plan, 0, fmt.Errorf("field \"price\": %q is %w", plan.Price, err)
+	}
+	return plan, cents, nil
+}
+
+// validatePlan checks every field but the price.
+func validatePlan(plan *companydocs.Plan, seen map[string]int64) error {
+	switch {
+	case plan.ID == "":
+		return errors.New(`field "id": empty; give the plan an id such as "ad-single"`)
+	case !planIDPattern.MatchString(plan.ID):
+		return fmt.Errorf(`field "id": %q must be 1 to 64 lower-case letters, digits, '.', '_' or '-'`, plan.ID)
+	case hasKey(seen, plan.ID):
+		return fmt.Errorf(`field "id": %q is used by an earlier plan`, plan.ID)
+	case plan.Name == "":
+		return errors.New(`field "name": empty`)
+	case plan.Kind != companydocs.PlanOneOff && plan.Kind != companydocs.PlanSubscription:
+		return fmt.Errorf(`field "kind": %q is neither %q nor %q`, plan.Kind, companydocs.PlanOneOff, companydocs.PlanSubscription)
+	case !currencyPattern.MatchString(plan.Currency):
+		return fmt.Errorf(`field "currency": %q is not a three-letter upper-case ISO 4217 code such as "EUR"`, plan.Currency)
+	case plan.CreditCost < 0:
+		return fmt.Errorf(`field "credit_cost": %d is negative`, plan.CreditCost)
+	}
+	return validateDocumentTypes(plan.DocumentTypes)
+}
+
+func hasKey(m map[string]int64, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func validateDocumentTypes(types []companydocs.DocumentType) error {
+	if len(types) == 0 {
+		return errors.New(`field "document_types": empty; list at least one of "AD", "CD"`)
+	}
+	for i, t := range types {
+		if !t.IsOrderable() {
+			return fmt.Errorf(`field "document_types": %q is not a document type this service sells (AD, CD)`, t)
+		}
+		if slices.Contains(types[:i], t) {
+			return fmt.Errorf(`field "document_types": %q is listed twice`, t)
+		}
+	}
+	return nil
+}
+
+// Source returns the file the plans were read from ("" when none).
+func (p *Plans) Source() string {
+	if p == nil {
+		return ""
+	}
+	return p.source
+}
+
+// Len returns the number of configured plans.
+func (p *Plans) Len() int {
+	if p == nil {
+		return 0
+	}
+	return len(p.list)
+}
+
+// Plans returns a copy of the configured plans in file order, or
+// plan_configuration_missing when there is none.
+func (p *Plans) Plans() ([]companydocs.Plan, error) {
+	if p.Len() == 0 {
+		return nil, errPlanMissing()
+	}
+	out := make([]companydocs.Plan, len(p.list))
+	for i, plan := range p.list {
+		plan.DocumentTypes = slices.Clone(plan.DocumentTypes)
+		out[i] = plan
+	}
+	return out, nil
+}
+
+// Plan returns the plan with the given id and its price in cents.
+func (p *Plans) Plan(id string) (companydocs.Plan, int64, bool) {
+	if p == nil {
+		return companydocs.Plan{}, 0, false
+	}
+	for _, plan := range p.list {
+		if plan.ID == id {
+			plan.DocumentTypes = slices.Clone(plan.DocumentTypes)
+			return plan, p.cents[id], true
+		}
+	}
+	return companydocs.Plan{}, 0, false
+}
+
+func errPlanMissing() error {
+	return companydocs.Errorf(companydocs.EPLANMISSING, "No plan is configured for this deployment.")
+}

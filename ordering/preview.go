@@ -1,0 +1,247 @@
+package ordering
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Blocker codes: why a preview is not orderable. Each comes with a sentence
+// in companydocs.Blocker.Message. The first six are company problems
+// (verified_company_required on create), the next three are problems of the
+// plan choice (validation_error on create), the last two are found in the
+// account (insufficient_credits and duplicate_order on create).
+const (
+	BlockerProfileIDMissing     = "company_profile_id_missing"
+	BlockerCompanyNotFound      = "company_not_found"
+	BlockerCompanyNotVerified   = "company_not_verified"
+	BlockerCompanyRemoved       = "company_removed"
+	BlockerDocumentNotAvailable = "document_not_available"
+	BlockerDocumentNotOrderable = "document_type_not_orderable"
+	BlockerPlanNotFound         = "plan_not_found"
+	BlockerDocumentNotInPlan    = "document_not_in_plan"
+	BlockerNoPlanConfigured     = "plan_configuration_missing"
+	BlockerInsufficientCredits  = "insufficient_credits"
+	BlockerOpenOrderExists      = "duplicate_order"
+)
+
+// maxFieldLength bounds every string field of a request.
+const maxFieldLength = 200
+
+// assessment is what the gate found out about a request before touching
+// the account: the plan, the profile and the blockers in the order the
+// client should fix them.
+type assessment struct {
+	plan      companydocs.Plan
+	cents     int64
+	planFound bool
+	profile   *companydocs.Profile
+	company   []companydocs.Blocker // company problems
+	choice    []companydocs.Blocker // plan / document-type problems
+}
+
+// Preview answers "could this account order this?" without ordering. It
+// never fails for a missing, unknown, unverified or removed company, an
+// unknown plan or a document the plan or the register does not cover:
+// those come back as blockers with ordering_eligible false. Only a
+// malformed request is a validation_error.
+func (s *Service) Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error) {
+	if err := validateRequest(&req); err != nil {
+		return nil, err
+	}
+	a, err := s.assess(req)
+	if err != nil {
+		return nil, err
+	}
+	p := a.preview(req)
+	err = s.db.View(func(tx *bolt.Tx) error {
+		b, err := accountBlockers(tx, account, req, a.plan.CreditCost)
+		p.Blockers = append(p.Blockers, b...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.OrderingEligible = len(p.Blockers) == 0
+	return p, nil
+}
+
+func (a *assessment) preview(req companydocs.OrderRequest) *companydocs.Preview {
+	p := &companydocs.Preview{
+		CompanyProfileID: req.CompanyProfileID,
+		DocumentType:     req.DocumentType,
+		PlanID:           req.PlanID,
+		EstimatedTotal:   formatCents(a.cents),
+		Currency:         a.plan.Currency,
+		CreditCost:       a.plan.CreditCost,
+		Blockers:         append(append([]companydocs.Blocker{}, a.company...), a.choice...),
+	}
+	if a.profile != nil && a.profile.Verified {
+		snap := companydocs.SnapshotOf(a.profile)
+		p.Company = &snap
+	}
+	return p
+}
+
+// validateRequest rejects what is malformed rather than not orderable: a
+// missing or unknown document type, a missing plan id, overlong fields.
+func validateRequest(req *companydocs.OrderRequest) error {
+	for _, f := range []struct{ name, value string }{
+		{"company_profile_id", req.CompanyProfileID},
+		{"discovery_candidate_id", req.DiscoveryCandidateID},
+		{"document_type", string(req.DocumentType)},
+		{"plan_id", req.PlanID},
+	} {
+		if len(f.value) > maxFieldLength {
+			return companydocs.Errorf(companydocs.EVALIDATION, "Field %q is longer than %d bytes.", f.name, maxFieldLength)
+		}
+	}
+	switch {
+	case req.DocumentType == "":
+		return companydocs.Errorf(companydocs.EVALIDATION, `Field "document_type" is required: "AD" (current printout) or "CD" (chronological printout).`)
+	case !knownDocumentType(req.DocumentType):
+		return companydocs.Errorf(companydocs.EVALIDATION, `Field "document_type": %q is not a register document type; use "AD" (current printout) or "CD" (chronological printout).`, req.DocumentType)
+	case strings.TrimSpace(req.PlanID) == "":
+		return companydocs.Errorf(companydocs.EVALIDATION, `Field "plan_id" is required; GET /api/v1/documents/plans/ lists the plans.`)
+	}
+	return nil
+}
+
+var knownDocumentTypes = []companydocs.DocumentType{
+	companydocs.DocumentAD, companydocs.DocumentCD, companydocs.DocumentHD, companydocs.DocumentDK,
+	companydocs.DocumentSI, companydocs.DocumentUT, companydocs.DocumentVO,
+}
+
+func knownDocumentType(t companydocs.DocumentType) bool {
+	for _, k := range knownDocumentTypes {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
+
+// assess runs the verified-profile gate and the plan checks.
+func (s *Service) assess(req companydocs.OrderRequest) (*assessment, error) {
+	a := &assessment{}
+	a.choice = s.assessPlan(a, req)
+	if err := s.assessCompany(a, req); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (s *Service) assessPlan(a *assessment, req companydocs.OrderRequest) []companydocs.Blocker {
+	var out []companydocs.Blocker
+	if !req.DocumentType.IsOrderable() {
+		out = append(out, blocker(BlockerDocumentNotOrderable, "This service sells only AD (current printout) and CD (chronological printout), not %s.", req.DocumentType))
+	}
+	if s.plans.Len() == 0 {
+		return append(out, blocker(BlockerNoPlanConfigured, "No plan is configured for this deployment."))
+	}
+	a.plan, a.cents, a.planFound = s.plans.Plan(req.PlanID)
+	if !a.planFound {
+		return append(out, blocker(BlockerPlanNotFound, "No plan has the id %q; GET /api/v1/documents/plans/ lists the plans.", req.PlanID))
+	}
+	if req.DocumentType.IsOrderable() && !a.plan.Covers(req.DocumentType) {
+		out = append(out, blocker(BlockerDocumentNotInPlan, "Plan %q does not cover %s; it covers %s.", a.plan.ID, req.DocumentType, joinTypes(a.plan.DocumentTypes)))
+	}
+	return out
+}
+
+func (s *Service) assessCompany(a *assessment, req companydocs.OrderRequest) error {
+	id := req.CompanyProfileID
+	if id == "" {
+		a.company = []companydocs.Blocker{blocker(BlockerProfileIDMissing, "No company_profile_id was sent. Search for the company and use the profile_id of a result with ordering_eligible=true.")}
+		return nil
+	}
+	p, err := s.profile(id)
+	if err != nil {
+		return err
+	}
+	a.profile = p
+	a.company = companyBlockers(p, id, req.DocumentType)
+	return nil
+}
+
+// profile looks an id up; ids without a known prefix are not looked up.
+func (s *Service) profile(id string) (*companydocs.Profile, error) {
+	if s.profiles == nil || !(strings.HasPrefix(id, "dp_") || strings.HasPrefix(id, "dc_")) {
+		return nil, nil
+	}
+	p, err := s.profiles.Profile(id)
+	if err != nil {
+		return nil, fmt.Errorf("look up profile %q: %w", id, err)
+	}
+	return p, nil
+}
+
+// companyBlockers is the verified-profile gate for one document type.
+func companyBlockers(p *companydocs.Profile, id string, t companydocs.DocumentType) []companydocs.Blocker {
+	if p == nil {
+		return []companydocs.Blocker{blocker(BlockerCompanyNotFound, "No company profile has the id %q. Search for the company again: profile ids come from search results.", id)}
+	}
+	var out []companydocs.Blocker
+	if !p.Verified {
+		out = append(out, blocker(BlockerCompanyNotVerified, "%s is not verified by a register%s, so it cannot be ordered. Choose a verified search result.", p.Name, missingSuffix(p)))
+	}
+	if p.Removed {
+		out = append(out, blocker(BlockerCompanyRemoved, "%s has been removed from the register.", p.Name))
+	}
+	if t.IsOrderable() && !p.HasDocument(t) {
+		out = append(out, blocker(BlockerDocumentNotAvailable, "The register holds no %s for %s%s.", t, p.Name, heldSuffix(p)))
+	}
+	return out
+}
+
+func missingSuffix(p *companydocs.Profile) string {
+	if p.Discovery == nil || len(p.Discovery.Missing) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(p.Discovery.Missing, "; ") + ")"
+}
+
+func heldSuffix(p *companydocs.Profile) string {
+	var held []companydocs.DocumentType
+	for _, t := range companydocs.OrderableDocumentTypes {
+		if p.HasDocument(t) {
+			held = append(held, t)
+		}
+	}
+	if len(held) == 0 {
+		return ""
+	}
+	return "; it holds " + joinTypes(held)
+}
+
+// accountBlockers checks the balance and open orders of the account.
+func accountBlockers(tx *bolt.Tx, account string, req companydocs.OrderRequest, cost int64) ([]companydocs.Blocker, error) {
+	rec, err := getAccount(tx, account)
+	if err != nil {
+		return nil, err
+	}
+	var out []companydocs.Blocker
+	if rec.Credits < cost {
+		out = append(out, blocker(BlockerInsufficientCredits, "The plan costs %d credits; the account has %d.", cost, rec.Credits))
+	}
+	if id := tx.Bucket(bucketOpenOrders).Get(openOrderKey(account, req)); id != nil {
+		out = append(out, blocker(BlockerOpenOrderExists, "Order %s for this company, document and plan is still open.", id))
+	}
+	return out, nil
+}
+
+func blocker(code, format string, args ...any) companydocs.Blocker {
+	return companydocs.Blocker{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func joinTypes(types []companydocs.DocumentType) string {
+	s := make([]string, len(types))
+	for i, t := range types {
+		s[i] = string(t)
+	}
+	return strings.Join(s, " and ")
+}

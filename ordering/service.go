@@ -1,0 +1,158 @@
+package ordering
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// DatabaseFile is the name of the order database inside the data directory.
+const DatabaseFile = "orders.db"
+
+// Defaults of Options.
+const (
+	DefaultSessionTTL  = 12 * time.Hour
+	DefaultOpenTimeout = time.Second
+)
+
+// ErrInUse is returned by Open when another process holds the database.
+var ErrInUse = errors.New("the order database is in use by a running server; stop it, or use the server's HTTP API instead")
+
+// Bucket names. Keys built from several parts join them with a zero byte,
+// which account names, profile ids and plan ids cannot contain.
+var (
+	bucketAccounts      = []byte("accounts")       // account name -> accountRecord JSON
+	bucketKeys          = []byte("keys")           // sha256(api key) -> account name
+	bucketSessions      = []byte("sessions")       // sha256(token) -> sessionRecord JSON
+	bucketOrders        = []byte("orders")         // order id -> orderRecord JSON
+	bucketAccountOrders = []byte("account_orders") // account 0 order id -> order id (ids sort by time)
+	bucketIdempotency   = []byte("idempotency")    // account 0 Idempotency-Key -> order id
+	bucketOpenOrders    = []byte("open_orders")    // account 0 profile 0 document 0 plan -> order id
+)
+
+var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders}
+
+// Profiles looks up company profiles by id. It returns (nil, nil) when no
+// profile has the id. Registry-cache ids start "dp_", discovery ids "dc_".
+type Profiles interface {
+	Profile(id string) (*companydocs.Profile, error)
+}
+
+// Options tunes a Service. The zero value is usable.
+type Options struct {
+	// SessionTTL is how long a session token is valid (default 12h).
+	SessionTTL time.Duration
+	// OpenTimeout is how long Open waits for the file lock (default 1s).
+	OpenTimeout time.Duration
+	// Now is the clock (default time.Now); tests inject their own.
+	Now func() time.Time
+}
+
+// Service stores accounts, sessions and orders in one bbolt file and
+// enforces the verified-profile gate and ownership of orders.
+type Service struct {
+	db       *bolt.DB
+	profiles Profiles
+	plans    *Plans
+	ttl      time.Duration
+	now      func() time.Time
+	ids      idGenerator
+}
+
+// Open opens (or creates) the order database at path. profiles and plans
+// may be nil for account administration, which needs neither.
+func Open(path string, profiles Profiles, plans *Plans, opts Options) (*Service, error) {
+	opts = opts.withDefaults()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.OpenTimeout})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("open order database %q: %w", path, ErrInUse)
+	} else if err != nil {
+		return nil, fmt.Errorf("open order database %q: %w", path, err)
+	}
+	if err := db.Update(createBuckets); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("create buckets in %q: %w", path, err)
+	}
+	return &Service{
+		db: db, profiles: profiles, plans: plans,
+		ttl: opts.SessionTTL, now: opts.Now,
+		ids: idGenerator{now: opts.Now},
+	}, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = DefaultSessionTTL
+	}
+	if o.OpenTimeout <= 0 {
+		o.OpenTimeout = DefaultOpenTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+func createBuckets(tx *bolt.Tx) error {
+	for _, name := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Close closes the database. Calls after the first do nothing.
+func (s *Service) Close() error {
+	return s.db.Close()
+}
+
+// Path returns the file the service stores its data in.
+func (s *Service) Path() string { return s.db.Path() }
+
+// Plans lists the configured plans, or plan_configuration_missing.
+func (s *Service) Plans() ([]companydocs.Plan, error) {
+	return s.plans.Plans()
+}
+
+// Check verifies the consistency of the database file (bbolt's own check).
+func (s *Service) Check() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		var errs []error
+		for err := range tx.Check() {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// key joins parts with a zero byte.
+func key(parts ...string) []byte {
+	n := len(parts)
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, 0)
+		}
+		b = append(b, p...)
+	}
+	return b
+}
+
+// idGenerator issues order ids that sort by creation time: 48 bits of
+// milliseconds and 80 random bits, in lower-case Crockford base32 (whose
+// alphabet is in ASCII order). Within one millisecond the random part is
+// incremented so that ids stay strictly increasing in one process.
+type idGenerator struct {
+	mu   sync.Mutex
+	now  func() time.Time
+	last [16]byte
+}
