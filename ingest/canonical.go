@@ -1,0 +1,208 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"companydocs"
+)
+
+// CanonicalFormatVersion is the value of the "format" field of every
+// canonical JSONL line (see data/FORMAT.md).
+const CanonicalFormatVersion = "companydocs/v1"
+
+// Canonical status values.
+const (
+	canonicalStatusActive  = "active"
+	canonicalStatusRemoved = "removed"
+)
+
+// Skip reasons of the canonical reader.
+const (
+	ReasonUnsupportedSource = "unsupported source"
+	ReasonUnsupportedFormat = "unsupported format version"
+)
+
+// CanonicalRecord is one line of our canonical JSONL format: a flat, stable
+// field set for one register entry, so that any source can be converted
+// into it. data/FORMAT.md documents every field.
+type CanonicalRecord struct {
+	Format         string                `json:"format"`
+	ID             string                `json:"id,omitempty"`
+	Source         string                `json:"source,omitempty"`
+	Court          string                `json:"court"`
+	FormerCourt    string                `json:"former_court,omitempty"`
+	RegisterType   string                `json:"register_type"`
+	RegisterNumber string                `json:"register_number"`
+	RegisterSuffix string                `json:"register_suffix,omitempty"`
+	Name           string                `json:"name"`
+	LegalForm      string                `json:"legal_form,omitempty"`
+	Seat           string                `json:"seat,omitempty"`
+	Address        string                `json:"address,omitempty"`
+	FederalState   string                `json:"federal_state,omitempty"`
+	Status         string                `json:"status"`
+	Documents      []string              `json:"documents,omitempty"`
+	Officers       []companydocs.Officer `json:"officers,omitempty"`
+	PreviousNames  []string              `json:"previous_names,omitempty"`
+	LEIs           []companydocs.LEILink `json:"leis,omitempty"`
+	RetrievedAt    string                `json:"retrieved_at,omitempty"`
+}
+
+// CanonicalFromProfile converts a profile into its canonical record.
+func CanonicalFromProfile(p *companydocs.Profile) CanonicalRecord {
+	rec := CanonicalRecord{
+		Format:         CanonicalFormatVersion,
+		ID:             p.ID,
+		Source:         p.Source,
+		Court:          p.Ref.Court,
+		FormerCourt:    p.Ref.FormerCourt,
+		RegisterType:   string(p.Ref.Type),
+		RegisterNumber: p.Ref.Number,
+		RegisterSuffix: p.Ref.Suffix,
+		Name:           p.Name,
+		LegalForm:      p.LegalForm,
+		Seat:           p.Seat,
+		Address:        p.Address,
+		FederalState:   p.FederalState,
+		Status:         canonicalStatusActive,
+		Officers:       p.Officers,
+		PreviousNames:  p.PreviousNames,
+		LEIs:           p.LEIs,
+	}
+	if p.Removed {
+		rec.Status = canonicalStatusRemoved
+	}
+	for _, d := range p.Documents {
+		rec.Documents = append(rec.Documents, string(d))
+	}
+	if !p.RetrievedAt.IsZero() {
+		rec.RetrievedAt = p.RetrievedAt.UTC().Format(time.RFC3339)
+	}
+	return rec
+}
+
+// WriteCanonical writes p as one canonical JSONL line.
+func WriteCanonical(w io.Writer, p *companydocs.Profile) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(CanonicalFromProfile(p)); err != nil {
+		return fmt.Errorf("encode canonical record %s: %w", p.ID, err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write canonical record %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// DecodeCanonicalLine decodes one canonical JSONL line into a registry-cache
+// profile. The id is derived again from the register identity, so a
+// converted file cannot break id stability.
+func DecodeCanonicalLine(line []byte) (*companydocs.Profile, error) {
+	var rec CanonicalRecord
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return nil, skipf(ReasonInvalidJSON, "%v", err)
+	}
+	return rec.Profile()
+}
+
+// Profile converts the record into a registry-cache profile, or gives a
+// *SkipError.
+func (rec *CanonicalRecord) Profile() (*companydocs.Profile, error) {
+	if rec.Format != "" && rec.Format != CanonicalFormatVersion {
+		return nil, skipf(ReasonUnsupportedFormat, "%q", rec.Format)
+	}
+	if rec.Source != "" && rec.Source != companydocs.SourceRegistryCache {
+		return nil, skipf(ReasonUnsupportedSource, "%q (canonical files carry registry_cache entries)", rec.Source)
+	}
+	ref, err := rec.registerRef()
+	if err != nil {
+		return nil, err
+	}
+	name := collapseSpace(rec.Name)
+	if name == "" {
+		return nil, skipf(ReasonNoName, "%s", ref.NumberKey())
+	}
+	p := &companydocs.Profile{
+		ID:            companydocs.ProfileID(ref),
+		Source:        companydocs.SourceRegistryCache,
+		Ref:           ref,
+		Name:          name,
+		LegalForm:     strings.TrimSpace(rec.LegalForm),
+		Seat:          collapseSpace(rec.Seat),
+		Address:       cleanAddress(rec.Address),
+		FederalState:  collapseSpace(rec.FederalState),
+		Officers:      rec.Officers,
+		PreviousNames: rec.PreviousNames,
+		Removed:       strings.EqualFold(strings.TrimSpace(rec.Status), canonicalStatusRemoved),
+		LEIs:          rec.LEIs,
+		Verified:      completeIdentity(ref),
+		RetrievedAt:   parseTime(rec.RetrievedAt),
+	}
+	if p.LegalForm == "" {
+		p.LegalForm = legalFormCode(name)
+	}
+	for _, d := range rec.Documents {
+		p.Documents = appendDocument(p.Documents, companydocs.DocumentType(strings.TrimSpace(d)))
+	}
+	return p, nil
+}
+
+// registerRef accepts the court as an XJustiz code or as a court name.
+func (rec *CanonicalRecord) registerRef() (companydocs.RegisterRef, error) {
+	typ, ok := companydocs.ParseRegisterType(rec.RegisterType)
+	number := strings.TrimSpace(rec.RegisterNumber)
+	if !ok || number == "" {
+		return companydocs.RegisterRef{}, skipf(ReasonNoRegisterRef, "register_type %q, register_number %q", rec.RegisterType, rec.RegisterNumber)
+	}
+	court, ok := canonicalCourt(rec.Court)
+	if !ok {
+		return companydocs.RegisterRef{}, skipf(ReasonUnknownCourt, "court %q", rec.Court)
+	}
+	ref := companydocs.RegisterRef{Court: court, Type: typ, Number: number, Suffix: strings.TrimSpace(rec.RegisterSuffix)}
+	if rec.FormerCourt != "" {
+		former, ok := canonicalCourt(rec.FormerCourt)
+		if !ok {
+			return companydocs.RegisterRef{}, skipf(ReasonUnknownCourt, "former_court %q", rec.FormerCourt)
+		}
+		ref.FormerCourt = former
+	}
+	return ref, nil
+}
+
+// canonicalCourt keeps a known XJustiz code as written (ids derive from it)
+// and resolves a court name to its code.
+func canonicalCourt(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", false
+	}
+	if _, ok := companydocs.CourtByCode(s); ok {
+		return strings.ToUpper(s), true
+	}
+	if c, ok := companydocs.LookupCourt(s); ok {
+		return c.Code, true
+	}
+	return "", false
+}
+
+// appendDocument adds t once, keeping only known document types.
+func appendDocument(docs []companydocs.DocumentType, t companydocs.DocumentType) []companydocs.DocumentType {
+	known := false
+	for _, k := range documentOrder {
+		known = known || k == t
+	}
+	if !known {
+		return docs
+	}
+	for _, d := range docs {
+		if d == t {
+			return docs
+		}
+	}
+	return append(docs, t)
+}

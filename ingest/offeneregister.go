@@ -1,0 +1,225 @@
+package ingest
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"companydocs"
+)
+
+// offeneRegisterRecord is one line of the OffeneRegister / OpenCorporates
+// dump (de_companies_ocdata.jsonl). Unknown fields (such as the chunker's
+// "_line") are ignored.
+type offeneRegisterRecord struct {
+	CompanyNumber     string                   `json:"company_number"`
+	Name              string                   `json:"name"`
+	CurrentStatus     string                   `json:"current_status"`
+	RegisteredAddress string                   `json:"registered_address"`
+	RetrievedAt       string                   `json:"retrieved_at"`
+	PreviousNames     []offeneRegisterName     `json:"previous_names"`
+	Officers          []offeneRegisterOfficer  `json:"officers"`
+	Attributes        offeneRegisterAttributes `json:"all_attributes"`
+}
+
+type offeneRegisterName struct {
+	CompanyName string `json:"company_name"`
+}
+
+type offeneRegisterOfficer struct {
+	Name      string `json:"name"`
+	Position  string `json:"position"`
+	StartDate string `json:"start_date"`
+	EndDate   string `json:"end_date"`
+	Other     struct {
+		FirstName string `json:"firstname"`
+		LastName  string `json:"lastname"`
+		City      string `json:"city"`
+		Dismissed bool   `json:"dismissed"`
+	} `json:"other_attributes"`
+}
+
+type offeneRegisterAttributes struct {
+	RegisterArt          string          `json:"_registerArt"`
+	RegisterNummer       string          `json:"_registerNummer"`
+	RegisterNummerSuffix string          `json:"_registerNummerSuffix"`
+	NativeCompanyNumber  string          `json:"native_company_number"`
+	Registrar            string          `json:"registrar"`
+	FormerRegistrar      string          `json:"former_registrar"`
+	RegisteredOffice     string          `json:"registered_office"`
+	FederalState         string          `json:"federal_state"`
+	AdditionalData       map[string]bool `json:"additional_data"`
+}
+
+// documentOrder is the order in which document types are listed on a profile.
+var documentOrder = []companydocs.DocumentType{
+	companydocs.DocumentAD, companydocs.DocumentCD, companydocs.DocumentHD,
+	companydocs.DocumentDK, companydocs.DocumentSI, companydocs.DocumentUT,
+	companydocs.DocumentVO,
+}
+
+// Skip reasons of the registry readers.
+const (
+	ReasonInvalidJSON   = "invalid JSON"
+	ReasonLineTooLong   = "line longer than the maximum line size"
+	ReasonNoRegisterRef = "no register reference"
+	ReasonUnknownCourt  = "unknown register court"
+	ReasonNoName        = "empty name"
+)
+
+// DecodeOffeneRegisterLine decodes one line of an OffeneRegister dump into a
+// registry-cache profile. A line that cannot become a profile gives a
+// *SkipError naming the reason.
+func DecodeOffeneRegisterLine(line []byte) (*companydocs.Profile, error) {
+	var rec offeneRegisterRecord
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return nil, skipf(ReasonInvalidJSON, "%v", err)
+	}
+	return rec.profile()
+}
+
+func (rec *offeneRegisterRecord) profile() (*companydocs.Profile, error) {
+	ref, err := rec.registerRef()
+	if err != nil {
+		return nil, err
+	}
+	name := collapseSpace(rec.Name)
+	if name == "" {
+		return nil, skipf(ReasonNoName, "%s", rec.CompanyNumber)
+	}
+	a := &rec.Attributes
+	p := &companydocs.Profile{
+		ID:           companydocs.ProfileID(ref),
+		Source:       companydocs.SourceRegistryCache,
+		Ref:          ref,
+		Name:         name,
+		LegalForm:    legalFormCode(name),
+		Seat:         collapseSpace(a.RegisteredOffice),
+		Address:      cleanAddress(rec.RegisteredAddress),
+		FederalState: collapseSpace(a.FederalState),
+		Officers:     rec.officers(),
+		Removed:      strings.EqualFold(strings.TrimSpace(rec.CurrentStatus), "removed"),
+		Documents:    documentsHeld(a.AdditionalData),
+		Verified:     completeIdentity(ref),
+		RetrievedAt:  parseTime(rec.RetrievedAt),
+	}
+	for _, n := range rec.PreviousNames {
+		if s := collapseSpace(n.CompanyName); s != "" && s != name {
+			p.PreviousNames = append(p.PreviousNames, s)
+		}
+	}
+	return p, nil
+}
+
+// registerRef parses company_number; when it does not parse, the register
+// identity is rebuilt from the attributes and the registrar's name.
+func (rec *offeneRegisterRecord) registerRef() (companydocs.RegisterRef, error) {
+	if ref, err := companydocs.ParseCompanyNumber(strings.TrimSpace(rec.CompanyNumber)); err == nil {
+		return ref, nil
+	}
+	a := &rec.Attributes
+	typ, ok := companydocs.ParseRegisterType(a.RegisterArt)
+	number := strings.TrimSpace(a.RegisterNummer)
+	if !ok || number == "" {
+		return companydocs.RegisterRef{}, skipf(ReasonNoRegisterRef, "company_number %q", rec.CompanyNumber)
+	}
+	court, ok := companydocs.LookupCourt(a.Registrar)
+	if !ok {
+		return companydocs.RegisterRef{}, skipf(ReasonUnknownCourt, "registrar %q", a.Registrar)
+	}
+	ref := companydocs.RegisterRef{Court: court.Code, Type: typ, Number: number, Suffix: strings.TrimSpace(a.RegisterNummerSuffix)}
+	if a.FormerRegistrar != "" {
+		if former, ok := companydocs.LookupCourt(a.FormerRegistrar); ok {
+			ref.FormerCourt = former.Code
+		}
+	}
+	return ref, nil
+}
+
+func (rec *offeneRegisterRecord) officers() []companydocs.Officer {
+	if len(rec.Officers) == 0 {
+		return nil
+	}
+	out := make([]companydocs.Officer, 0, len(rec.Officers))
+	for _, o := range rec.Officers {
+		name := collapseSpace(o.Name)
+		if name == "" {
+			continue
+		}
+		out = append(out, companydocs.Officer{
+			Name:      name,
+			FirstName: collapseSpace(o.Other.FirstName),
+			LastName:  collapseSpace(o.Other.LastName),
+			Position:  collapseSpace(o.Position),
+			City:      collapseSpace(o.Other.City),
+			StartDate: strings.TrimSpace(o.StartDate),
+			EndDate:   strings.TrimSpace(o.EndDate),
+			Dismissed: o.Other.Dismissed,
+		})
+	}
+	return out
+}
+
+// documentsHeld lists the document types additional_data marks as held.
+func documentsHeld(held map[string]bool) []companydocs.DocumentType {
+	var docs []companydocs.DocumentType
+	for _, t := range documentOrder {
+		if held[string(t)] {
+			docs = append(docs, t)
+		}
+	}
+	return docs
+}
+
+// completeIdentity reports whether a reference names a known court, a
+// register type and a number: the register identity that makes a
+// registry-cache profile verified.
+func completeIdentity(ref companydocs.RegisterRef) bool {
+	if ref.Type == "" || ref.Number == "" || ref.Court == "" {
+		return false
+	}
+	_, ok := companydocs.CourtByCode(ref.Court)
+	return ok
+}
+
+func legalFormCode(name string) string {
+	if _, form, ok := companydocs.SplitLegalForm(name); ok {
+		return form.Code
+	}
+	return ""
+}
+
+// collapseSpace trims s and collapses runs of white space to one space.
+func collapseSpace(s string) string {
+	if !needsCollapse(s) {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func needsCollapse(s string) bool {
+	prevSpace := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		isSpace := c == ' '
+		if c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= 0x80 || (isSpace && prevSpace) {
+			return true
+		}
+		prevSpace = isSpace
+	}
+	return prevSpace && len(s) > 0
+}
+
+// cleanAddress trims the trailing full stop the register prints.
+func cleanAddress(s string) string {
+	return strings.TrimSpace(strings.TrimRight(collapseSpace(s), ". "))
+}
+
+// parseTime accepts RFC 3339 timestamps; anything else is the zero time.
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(s))
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}

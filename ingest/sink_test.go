@@ -1,0 +1,104 @@
+package ingest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"companydocs"
+)
+
+// memSink is a map-based Sink. It stores copies, as a real store would, so
+// that a test notices a change that was not Put.
+type memSink struct {
+	byID     map[string][]byte
+	byNumber map[string]map[string]bool // "TYPE|number" -> ids
+}
+
+func newMemSink() *memSink {
+	return &memSink{byID: map[string][]byte{}, byNumber: map[string]map[string]bool{}}
+}
+
+func (s *memSink) Get(id string) (*companydocs.Profile, error) {
+	b, ok := s.byID[id]
+	if !ok {
+		return nil, nil
+	}
+	var p companydocs.Profile
+	return &p, json.Unmarshal(b, &p)
+}
+
+func (s *memSink) Put(p *companydocs.Profile) error {
+	b, err := json.Marshal(p)
+	if old, _ := s.Get(p.ID); old != nil {
+		delete(s.byNumber[numberKey(old.Ref.Type, old.Ref.Number)], p.ID)
+	}
+	s.byID[p.ID] = b
+	key := numberKey(p.Ref.Type, p.Ref.Number)
+	if s.byNumber[key] == nil {
+		s.byNumber[key] = map[string]bool{}
+	}
+	s.byNumber[key][p.ID] = true
+	return err
+}
+
+func numberKey(t companydocs.RegisterType, number string) string { return string(t) + "|" + number }
+
+func (s *memSink) ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error) {
+	var ids []string
+	for id := range s.byNumber[numberKey(t, number)] {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids) // deterministic, like an index
+	var out []*companydocs.Profile
+	for _, id := range ids {
+		p, err := s.Get(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (s *memSink) ids() []string {
+	ids := make([]string, 0, len(s.byID))
+	for id := range s.byID {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func (s *memSink) mustGet(t testing.TB, id string) *companydocs.Profile {
+	t.Helper()
+	p, err := s.Get(id)
+	if err != nil || p == nil {
+		t.Fatalf("profile %s not in sink (err %v)", id, err)
+	}
+	return p
+}
+
+// sharedData finds the shared real-data directory by walking up from the
+// package directory, or skips the test.
+func sharedData(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		for _, cand := range []string{filepath.Join(dir, "shared", "data"), filepath.Join(dir, "..", "shared", "data")} {
+			if st, err := os.Stat(filepath.Join(cand, "offeneregister")); err == nil && st.IsDir() {
+				return cand
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("shared/data (the real OffeneRegister and GLEIF files) not found above the package directory")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,35 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+)
+
+// SkipError says why one input line was skipped. The ingest goes on.
+type SkipError struct {
+	// Reason is a short, fixed phrase that skipped lines are counted by.
+	Reason string
+	// Detail says what exactly was wrong with this line.
+	Detail string
+}
+
+// Error implements the error interface.
+func (e *SkipError) Error() string {
+	if e.Detail == "" {
+		return e.Reason
+	}
+	return e.Reason + ": " + e.Detail
+}
+
+func skipf(reason, format string, args ...any) *SkipError {
+	return &SkipError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+}
+
+// skipReason returns the reason of a *SkipError, or "" for other errors.
+func skipReason(err error) (string, string, bool) {
+	var se *SkipError
+	if errors.As(err, &se) {
+		return se.Reason, se.Detail, true
+	}
+	return "", "", false
+}
