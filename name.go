@@ -78,7 +78,8 @@ func findLegalForm(toks []string) (start, end int, code string, ok bool) {
 var legalFormSpellings = map[string][]string{
 	"GmbH": {"GmbH", "mbH", "G.m.b.H.", "m.b.H.", "Gesellschaft mit beschränkter Haftung",
 		"Gesellschaft mit beschraenkter Haftung", "Gesellschaft mit beschrankter Haftung",
-		"Gesellschaft mit beschränkterHaftung", "Ges.m.b.H.", "Ges. mbH", "GesmbH"},
+		"Gesellschaft mit beschränkterHaftung", "Ges.m.b.H.", "Ges. mbH", "GesmbH",
+		"mit beschränkter Haftung", "mit beschraenkter Haftung"},
 	"gGmbH": {"gGmbH", "gemeinnützige GmbH", "gemeinnützige Gesellschaft mit beschränkter Haftung", "gemeinnützige mbH"},
 	"UG (haftungsbeschränkt)": {"UG (haftungsbeschränkt)", "UG (haftungsbeschrankt)", "UG",
 		"Unternehmergesellschaft (haftungsbeschränkt)", "Unternehmergesellschaft (haftungsbeschrankt)",

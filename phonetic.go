@@ -1,6 +1,14 @@
 package companydocs
 
-import "strings"
+import (
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// umlautVowel stands in for ä, ö and ü: a vowel, and not one of the letters
+// after which C sounds like K ("Cäsar" -> "887").
+var umlautVowel = strings.NewReplacer("ä", "e", "ö", "e", "ü", "e", "Ä", "e", "Ö", "e", "Ü", "e")
 
 // Phonetic returns the Kölner Phonetik code of a token: names that sound
 // alike in German get the same digits ("Meier", "Mayer", "Maier" -> "67").
@@ -24,10 +32,10 @@ func Phonetic(token string) string {
 	return collapsePhonetic(raw)
 }
 
-// phoneticLetters folds the token (ä -> a, ß -> ss, other diacritics
-// dropped) and keeps its upper-case letters A-Z.
+// phoneticLetters folds the token (umlauts to a plain vowel, ß -> ss, other
+// diacritics dropped) and keeps its letters A-Z, upper-cased.
 func phoneticLetters(token string) []byte {
-	folded := FoldPlain(token)
+	folded := FoldPlain(umlautVowel.Replace(norm.NFC.String(token)))
 	out := make([]byte, 0, len(folded))
 	for i := 0; i < len(folded); i++ {
 		if c := folded[i]; 'a' <= c && c <= 'z' {
