@@ -210,9 +210,15 @@ func needsCollapse(s string) bool {
 	return prevSpace && len(s) > 0
 }
 
-// cleanAddress trims the trailing full stop the register prints.
+// cleanAddress trims the full stop the register prints after an address
+// ("Siemensstraße 10, 79331 Teningen."), but not the one of an abbreviated
+// street that ends an incomplete address ("Oststr.").
 func cleanAddress(s string) string {
-	return strings.TrimSpace(strings.TrimRight(collapseSpace(s), ". "))
+	s = strings.TrimRight(collapseSpace(s), " ")
+	if strings.HasSuffix(s, ".") && !strings.HasSuffix(strings.ToLower(s), "str.") {
+		s = strings.TrimRight(s, ". ")
+	}
+	return s
 }
 
 // parseTime accepts RFC 3339 timestamps; anything else is the zero time.
