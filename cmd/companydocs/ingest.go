@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"companydocs/data"
+	"companydocs/index"
+	"companydocs/ingest"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// runIngest builds a new index generation from dump files and publishes it.
+func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var (
+		dataDir, format, logFormat string
+		keep, maxRecords           int
+	)
+	fs := newFlagSet("ingest")
+	fs.SetOutput(stderr)
+	fs.String(&dataDir, "data-dir", "./var", "data directory")
+	fs.String(&format, "format", "auto", "input format: auto, offeneregister, canonical, gleif-csv or gleif-json")
+	fs.Int(&keep, "keep", index.DefaultKeep, "number of published index generations to keep")
+	fs.IntVar(&maxRecords, "max-records", 0, "read at most this many records of each file (0: all)")
+	fs.String(&logFormat, "log-format", "auto", "log format: auto, text or json")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("ingest needs at least one dump file: %w", errUsage)
+	}
+	f, err := ingest.ParseFormat(format)
+	if err != nil {
+		return err
+	}
+	var inputs []ingest.Input
+	for _, path := range fs.Args() {
+		inputs = append(inputs, ingest.Input{Path: path, Format: f})
+	}
+	logger := newLogger(stderr, logFormat, "info")
+	p := newProgressPrinter(stderr, logger)
+	meta, sum, err := buildGeneration(ctx, dataDir, inputs, keep, maxRecords, p.report, logger)
+	p.finish()
+	if sum != nil {
+		sum.Write(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Published index generation %s with %d profiles.\n", meta.ID, meta.Profiles)
+	return nil
+}
+
+// buildGeneration ingests inputs into a new generation and publishes it;
+// on any error the build is aborted and the live generation stays current.
+func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input, keep, maxRecords int, progress func(ingest.Progress), logger *slog.Logger) (index.Meta, *ingest.Summary, error) {
+	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: keep, Logger: logger})
+	if err != nil {
+		return index.Meta{}, nil, err
+	}
+	sum, err := ingest.Run(ctx, inputs, b, ingest.Options{Progress: progress, MaxRecords: maxRecords})
+	if err == nil && sum.Registry.Indexed+sum.GLEIF.Discovery == 0 {
+		err = errors.New("the input holds no usable record; nothing was published")
+	}
+	if err != nil {
+		b.Abort()
+		return index.Meta{}, sum, fmt.Errorf("ingest failed, the live index is unchanged: %w", err)
+	}
+	var sources []string
+	for _, in := range inputs {
+		sources = append(sources, filepath.Base(in.Path))
+	}
+	meta, err := b.Commit(index.Meta{Sources: sources, Summary: sum.String()})
+	if err != nil {
+		return meta, sum, fmt.Errorf("publish generation: %w", err)
+	}
+	return meta, sum, nil
+}
+
+// ensureGeneration ingests the embedded sample when the data directory
+// has no published generation yet.
+func (m *Main) ensureGeneration(ctx context.Context) error {
+	if _, err := index.ReadCurrent(m.Config.DataDir); err == nil {
+		return nil
+	} else if !errors.Is(err, index.ErrNoGeneration) {
+		return err
+	}
+	path := filepath.Join(m.Config.DataDir, "sample.jsonl.bz2")
+	if err := os.WriteFile(path, data.Sample, 0o644); err != nil {
+		return fmt.Errorf("write embedded sample: %w", err)
+	}
+	defer os.Remove(path)
+	fmt.Fprintf(m.Stdout, "No index in %s yet: ingesting the embedded sample of real register records...\n", m.Config.DataDir)
+	p := newProgressPrinter(m.Stderr, m.Logger)
+	meta, sum, err := buildGeneration(ctx, m.Config.DataDir, []ingest.Input{{Path: path}}, m.Config.Keep, 0, p.report, m.Logger)
+	p.finish()
+	if err != nil {
+		return err
+	}
+	m.Logger.Info("ingested embedded sample", "generation", meta.ID, "profiles", meta.Profiles, "elapsed", sum.Elapsed.Round(time.Millisecond))
+	return nil
+}
+
+// progressPrinter shows a progress bar on a terminal and log lines
+// (at most every 5 s) otherwise.
+type progressPrinter struct {
+	w       io.Writer
+	logger  *slog.Logger
+	bar     *progressbar.ProgressBar
+	file    string
+	lastLog time.Time
+}
+
+func newProgressPrinter(w io.Writer, logger *slog.Logger) *progressPrinter {
+	return &progressPrinter{w: w, logger: logger}
+}
+
+func (p *progressPrinter) report(pr ingest.Progress) {
+	if isTerminal(p.w) {
+		p.barReport(pr)
+		return
+	}
+	if time.Since(p.lastLog) < 5*time.Second && !pr.FileDone {
+		return
+	}
+	p.lastLog = time.Now()
+	p.logger.Info("ingest progress", "file", filepath.Base(pr.File), "bytes", pr.Bytes, "total_bytes", pr.TotalBytes,
+		"records", pr.Records, "records_per_sec", int(pr.RecordsPerSec), "done", pr.FileDone)
+}
+
+func (p *progressPrinter) barReport(pr ingest.Progress) {
+	if p.bar == nil || p.file != pr.File {
+		p.finish()
+		p.file = pr.File
+		p.bar = progressbar.NewOptions64(pr.TotalBytes,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetDescription(fmt.Sprintf("[%d/%d] %s", pr.FileIndex+1, pr.Files, filepath.Base(pr.File))),
+			progressbar.OptionThrottle(200*time.Millisecond))
+	}
+	p.bar.Describe(fmt.Sprintf("[%d/%d] %s: %d records, %d/s", pr.FileIndex+1, pr.Files, filepath.Base(pr.File), pr.Records, int(pr.RecordsPerSec)))
+	p.bar.Set64(pr.Bytes)
+}
+
+func (p *progressPrinter) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		fmt.Fprintln(p.w)
+		p.bar = nil
+	}
+}

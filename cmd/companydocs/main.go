@@ -1,0 +1,78 @@
+// Command companydocs resolves German companies from any clue and orders
+// official register documents for verified company profiles.
+//
+// Subcommands: serve, ingest, accounts, search. Run "companydocs help".
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `companydocs resolves a German company from any clue and orders register documents.
+
+Usage:
+  companydocs serve    [flags]            serve the HTTP API (ingests the embedded sample on an empty data directory)
+  companydocs ingest   [flags] FILE...    build and publish a new index generation from dump files
+  companydocs accounts create --name N --credits C [--json] | list | credit --name N --add C
+  companydocs search   [flags] QUERY      print the candidates for a query
+  companydocs help                        show this text
+
+Run "companydocs COMMAND -h" for the flags of a command. Every flag can also be
+set by an environment variable COMPANYDOCS_<FLAG> (e.g. COMPANYDOCS_DATA_DIR).
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "companydocs:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+func exitCode(err error) int {
+	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+var errUsage = errors.New("usage error")
+
+// run dispatches a subcommand.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		m := NewMain()
+		m.Stdout, m.Stderr = stdout, stderr
+		if err := m.ParseFlags(args); err != nil {
+			return err
+		}
+		return m.RunUntil(ctx)
+	case "ingest":
+		return runIngest(ctx, args, stdout, stderr)
+	case "accounts":
+		return runAccounts(args, stdout, stderr)
+	case "search":
+		return runSearch(ctx, args, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "unknown command %q\n\n%s", cmd, usage)
+	return errUsage
+}

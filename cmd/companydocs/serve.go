@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"companydocs/data"
+	"companydocs/httpapi"
+	"companydocs/index"
+	"companydocs/ordering"
+	"companydocs/resolver"
+)
+
+// Config is the configuration of the serve command.
+type Config struct {
+	DataDir        string
+	Addr           string
+	Plans          string
+	Demo           bool
+	DemoCredits    int
+	SessionTTL     time.Duration
+	SearchRate     float64
+	SearchBurst    int
+	SearchTimeout  time.Duration
+	ShutdownGrace  time.Duration
+	PollInterval   time.Duration
+	Keep           int
+	TrustedProxies string
+	LogFormat      string
+	LogLevel       string
+}
+
+// Main is the serve command: it owns the index, the order store and the
+// HTTP server, and closes them in reverse order.
+type Main struct {
+	Config Config
+	Stdout io.Writer
+	Stderr io.Writer
+
+	Logger   *slog.Logger
+	Live     *index.Live
+	Ordering *ordering.Service
+	Server   *httpapi.Server
+	// DemoKey is the API key of the demo account when --demo created it.
+	DemoKey string
+
+	ln      net.Listener
+	serveCh chan error
+}
+
+// NewMain returns a Main with the default configuration.
+func NewMain() *Main {
+	return &Main{Stdout: os.Stdout, Stderr: os.Stderr, Config: Config{
+		DataDir: "./var", Addr: "127.0.0.1:8080",
+	}}
+}
+
+// ParseFlags reads the serve flags and COMPANYDOCS_* variables.
+func (m *Main) ParseFlags(args []string) error {
+	c := &m.Config
+	def := httpapi.DefaultConfig()
+	fs := newFlagSet("serve")
+	fs.SetOutput(m.Stderr)
+	fs.String(&c.DataDir, "data-dir", "./var", "data directory: index generations and orders.db")
+	fs.String(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.String(&c.Plans, "plans", "", "plans file (JSON); empty uses the embedded example plans")
+	fs.Bool(&c.Demo, "demo", false, "create a demo account on first start and print a fresh API key for it")
+	fs.Int(&c.DemoCredits, "demo-credits", 100, "credits of the demo account when it is created")
+	fs.Duration(&c.SessionTTL, "session-ttl", ordering.DefaultSessionTTL, "lifetime of a session token")
+	fs.Float(&c.SearchRate, "search-rate", def.SearchRate, "searches per second allowed per client address; 0 turns the limit off")
+	fs.Int(&c.SearchBurst, "search-burst", def.SearchBurst, "burst of searches allowed per client address")
+	fs.Duration(&c.SearchTimeout, "search-timeout", def.SearchTimeout, "deadline of one search")
+	fs.Duration(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long in-flight requests may finish on shutdown")
+	fs.Duration(&c.PollInterval, "poll-interval", index.DefaultPollInterval, "how often the server looks for a newly published index generation")
+	fs.Int(&c.Keep, "keep", index.DefaultKeep, "index generations kept when the embedded sample is ingested")
+	fs.String(&c.TrustedProxies, "trusted-proxies", "", "comma-separated proxy addresses whose X-Forwarded-For is trusted")
+	fs.String(&c.LogFormat, "log-format", "auto", "log format: auto (text on a terminal, JSON otherwise), text or json")
+	fs.String(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve takes no arguments, got %q: %w", fs.Args(), errUsage)
+	}
+	return nil
+}
+
+// Run opens everything and starts serving; it returns once the server
+// listens. Close stops it.
+func (m *Main) Run(ctx context.Context) error {
+	m.Logger = newLogger(m.Stderr, m.Config.LogFormat, m.Config.LogLevel)
+	if err := os.MkdirAll(m.Config.DataDir, 0o755); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	if err := m.ensureGeneration(ctx); err != nil {
+		return err
+	}
+	plans, err := loadPlans(m.Config.Plans)
+	if err != nil {
+		return err
+	}
+	m.Live, err = index.OpenLive(m.Config.DataDir, index.LiveOptions{PollInterval: m.Config.PollInterval, Logger: m.Logger})
+	if err != nil {
+		return fmt.Errorf("open index: %w", err)
+	}
+	m.Ordering, err = ordering.Open(filepath.Join(m.Config.DataDir, ordering.DatabaseFile), m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL})
+	if err != nil {
+		return err
+	}
+	if m.Config.Demo {
+		if err := m.createDemo(); err != nil {
+			return err
+		}
+	}
+	return m.listen()
+}
+
+func (m *Main) listen() error {
+	cfg := httpapi.DefaultConfig()
+	cfg.SearchRate, cfg.SearchBurst = m.Config.SearchRate, m.Config.SearchBurst
+	cfg.SearchTimeout = m.Config.SearchTimeout
+	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
+	m.Server = httpapi.NewServer(cfg, m.Logger)
+	m.Server.Searcher = liveSearcher{m.Live}
+	m.Server.Ordering = m.Ordering
+	m.Server.Ready = m.ready
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
+	}
+	m.ln = ln
+	m.serveCh = make(chan error, 1)
+	go func() { m.serveCh <- m.Server.Serve(ln) }()
+	id, count, _ := m.Live.Current()
+	m.Logger.Info("serving", "url", "http://"+ln.Addr().String()+"/", "generation", id, "profiles", count)
+	fmt.Fprintf(m.Stdout, "companydocs is serving %d company profiles on http://%s/\n", count, ln.Addr())
+	return nil
+}
+
+// Addr is the address the server listens on (useful with :0).
+func (m *Main) Addr() string {
+	if m.ln == nil {
+		return ""
+	}
+	return m.ln.Addr().String()
+}
+
+// RunUntil runs the server until ctx ends, then shuts it down.
+func (m *Main) RunUntil(ctx context.Context) error {
+	if err := m.Run(ctx); err != nil {
+		m.Close()
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		m.Logger.Info("shutting down")
+	case err := <-m.serveCh:
+		m.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	return m.Close()
+}
+
+// Close shuts down in reverse order: HTTP first (finishing in-flight
+// requests within the grace period), then the index, then the order store.
+func (m *Main) Close() error {
+	var errs []error
+	if m.Server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownGrace)
+		errs = append(errs, m.Server.Shutdown(ctx))
+		cancel()
+	}
+	if m.Live != nil {
+		errs = append(errs, m.Live.Close())
+	}
+	if m.Ordering != nil {
+		errs = append(errs, m.Ordering.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// ready names what is missing before the service can serve.
+func (m *Main) ready() []string {
+	var missing []string
+	if id, _, _ := m.Live.Current(); id == "" {
+		missing = append(missing, "no index generation is open")
+	}
+	if _, err := m.Ordering.Plans(); err != nil {
+		missing = append(missing, "no plan is configured")
+	}
+	if m.Ordering == nil {
+		missing = append(missing, "the order store is not open")
+	}
+	return missing
+}
+
+func (m *Main) createDemo() error {
+	key, created, err := m.Ordering.EnsureDemoAccount()
+	if err != nil {
+		return fmt.Errorf("create demo account: %w", err)
+	}
+	m.DemoKey = key
+	if created {
+		fmt.Fprintf(m.Stdout, "Created the demo account.\n")
+	}
+	fmt.Fprintf(m.Stdout, "Demo API key (shown once; a new one is issued at every --demo start): %s\n", key)
+	return nil
+}
+
+// loadPlans reads the plans file, or the embedded example plans.
+func loadPlans(path string) (*ordering.Plans, error) {
+	if path == "" {
+		return ordering.ParsePlans(data.PlansName, data.Plans)
+	}
+	return ordering.LoadPlans(path)
+}
+
+// liveSearcher resolves each search on the generation current at its start.
+type liveSearcher struct{ live *index.Live }
+
+func (s liveSearcher) Search(ctx context.Context, req resolver.Request) (*resolver.Result, error) {
+	gen, release := s.live.Acquire()
+	defer release()
+	if gen == nil {
+		return nil, errNoGeneration
+	}
+	return resolver.Resolve(ctx, gen, req)
+}
+
+var errNoGeneration = errors.New("no index generation is open")
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// newLogger returns a text logger on a terminal and a JSON logger otherwise.
+func newLogger(w io.Writer, format, level string) *slog.Logger {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		lvl = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	if format == "text" || (format == "auto" && isTerminal(w)) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
