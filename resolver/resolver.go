@@ -107,7 +107,7 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []stri
 	live := filter(matching, func(p *companydocs.Profile) bool { return !p.Removed })
 	var out []*scored
 	for _, p := range entries {
-		out = append(out, scoreRegister(pq, p, len(atCourt), len(matching), len(live)))
+		out = append(out, scoreRegister(pq, p, len(entries), len(atCourt), len(matching), len(live)))
 	}
 	var notes []string
 	if pq.ref.Court != "" && len(atCourt) == 0 {
@@ -117,9 +117,10 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []stri
 }
 
 // scoreRegister scores one entry found by its register number.
-// atCourt is the number of entries with this number at the named court,
+// entriesWithNumber counts the entries with this type and number at any
+// court, atCourt those at the named court,
 // matching those that also agree on the suffix, live those not removed.
-func scoreRegister(pq *parsedQuery, p *companydocs.Profile, atCourt, matching, live int) *scored {
+func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, atCourt, matching, live int) *scored {
 	s := &scored{p: p, registerMatch: true, confidence: RegisterNumberWeight}
 	s.reason("Register number %s %s matches", p.Ref.Type, p.Ref.Number)
 	courtOK := pq.ref.Court != "" && sameCourt(p.Ref.Court, pq.ref.Court)
@@ -153,7 +154,8 @@ func scoreRegister(pq *parsedQuery, p *companydocs.Profile, atCourt, matching, l
 	unique := courtOK && suffixOK && live == 1 && !p.Removed
 	switch {
 	case pq.ref.Court == "":
-		s.cap(NoCourtCap, "No court given: the same number exists at many register courts")
+		s.reason("No court given: %s exists at %d register entries here, and may exist at any of Germany's register courts", pq.ref.NumberKey(), len(entriesWithNumber))
+		s.cap(NoCourtCap, "Register number without a court: confidence capped")
 	case courtOK && atCourt > 1 && !unique && !(suffixOK && matching == 1):
 		s.cap(SharedNumberCap, fmt.Sprintf("Number %s exists at %d entries of this court", pq.ref.NumberKey(), atCourt))
 	case unique && !nameConflict:
