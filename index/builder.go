@@ -333,3 +333,4 @@ func (f *batchFlusher) close() error {
 	<-f.done
 	return f.err()
 }
+

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -109,11 +110,39 @@ func (b *Builder) mergeSegments() error {
 	if !ok {
 		return nil
 	}
+	if err := waitPersisted(s); err != nil {
+		return err
+	}
 	opts := mergeplan.SingleSegmentMergePlanOptions
 	if err := s.ForceMerge(context.Background(), &opts); err != nil {
 		return fmt.Errorf("merge segments: %w", err)
 	}
-	return nil
+	return waitPersisted(s)
+}
+
+// persistTimeout bounds the wait for scorch's background persister.
+const persistTimeout = 10 * time.Minute
+
+// waitPersisted waits until scorch has written its current root (segments
+// in memory and the result of a merge) to disk: Close does not wait for it.
+func waitPersisted(s *scorch.Scorch) error {
+	st, ok := s.Stats().(*scorch.Stats)
+	if !ok {
+		return nil
+	}
+	deadline := time.Now().Add(persistTimeout)
+	for {
+		root := atomic.LoadUint64(&st.CurRootEpoch)
+		persisted := atomic.LoadUint64(&st.LastPersistedEpoch)
+		inMemory := atomic.LoadUint64(&st.TotMemorySegmentsAtRoot)
+		if persisted >= root && inMemory == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bleve index not persisted after %s (epoch %d of %d)", persistTimeout, persisted, root)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // publish renames the build directory to its final name and points CURRENT

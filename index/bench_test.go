@@ -1,0 +1,135 @@
+package index
+
+import (
+	"bytes"
+	"encoding/gob"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"companydocs"
+)
+
+// benchRecords is the number of real records the search benchmark indexes
+// (COMPANYDOCS_BENCH_RECORDS overrides it).
+func benchRecords() int {
+	if n, err := strconv.Atoi(os.Getenv("COMPANYDOCS_BENCH_RECORDS")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}
+
+// BenchmarkBuild measures building a generation from 20,000 real records.
+func BenchmarkBuild(b *testing.B) {
+	ps := readChunk(b, "ocdata.chunk13.jsonl.bz2", 20_000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		dataDir := b.TempDir()
+		builder, err := NewBuilder(dataDir, BuilderOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range ps {
+			if err := builder.Put(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := builder.Commit(Meta{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(ps)*b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+var (
+	benchOnce sync.Once
+	benchGen  *Generation
+	benchPs   []*companydocs.Profile
+)
+
+// benchGeneration builds one generation of benchRecords() real records per
+// process.
+func benchGeneration(b *testing.B) (*Generation, []*companydocs.Profile) {
+	benchOnce.Do(func() {
+		benchPs = readChunk(b, "ocdata.chunk13.jsonl.bz2", benchRecords())
+		dir, err := os.MkdirTemp("", "index-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		mustBuild(b, dir, benchPs)
+		name, _ := readCurrent(dir)
+		if benchGen, err = Open(filepath.Join(indexDir(dir), name)); err != nil {
+			b.Fatal(err)
+		}
+		benchDir = dir
+	})
+	if benchGen == nil {
+		b.Fatal("benchmark generation not built")
+	}
+	return benchGen, benchPs
+}
+
+var benchDir string
+
+// BenchmarkSearchText runs name queries of real companies against a
+// generation of benchRecords() real records, in standard and deep mode.
+func BenchmarkSearchText(b *testing.B) {
+	g, ps := benchGeneration(b)
+	var queries []companydocs.TextQuery
+	for i := 0; i < len(ps); i += len(ps) / 200 {
+		base, form := nameParts(ps[i].Name)
+		queries = append(queries, companydocs.TextQuery{NameTerms: base, LegalFormTerms: form.Words, City: companydocs.Fold(ps[i].Seat), Fuzzy: true})
+	}
+	for _, mode := range []struct {
+		name string
+		deep bool
+	}{{"standard", false}, {"deep", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				q := queries[i%len(queries)]
+				q.Deep = mode.deep
+				if _, err := g.SearchText(b.Context(), q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeProfile compares the value encodings considered for the
+// profile store: JSON (used) and gob, decoding one profile per value.
+func BenchmarkDecodeProfile(b *testing.B) {
+	ps := readChunk(b, "ocdata.chunk13.jsonl.bz2", 1000)
+	b.Run("json", func(b *testing.B) {
+		var vals [][]byte
+		for _, p := range ps {
+			v, _ := encodeProfile(p)
+			vals = append(vals, v)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := decodeProfile(vals[i%len(vals)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("gob", func(b *testing.B) {
+		var vals [][]byte
+		for _, p := range ps {
+			var buf bytes.Buffer
+			if err := gob.NewEncoder(&buf).Encode(p); err != nil {
+				b.Fatal(err)
+			}
+			vals = append(vals, buf.Bytes())
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			var p companydocs.Profile
+			if err := gob.NewDecoder(bytes.NewReader(vals[i%len(vals)])).Decode(&p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
