@@ -333,4 +333,3 @@ func (f *batchFlusher) close() error {
 	<-f.done
 	return f.err()
 }
-
