@@ -154,7 +154,7 @@ func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, a
 	unique := courtOK && suffixOK && live == 1 && !p.Removed
 	switch {
 	case pq.ref.Court == "":
-		s.reason("No court given: %s exists at %d register entries here, and may exist at any of Germany's register courts", pq.ref.NumberKey(), len(entriesWithNumber))
+		s.reason("No court given: %s exists at %d register entries here, and may exist at any of Germany's register courts", pq.ref.NumberKey(), entriesWithNumber)
 		s.cap(NoCourtCap, "Register number without a court: confidence capped")
 	case courtOK && atCourt > 1 && !unique && !(suffixOK && matching == 1):
 		s.cap(SharedNumberCap, fmt.Sprintf("Number %s exists at %d entries of this court", pq.ref.NumberKey(), atCourt))
