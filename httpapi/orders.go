@@ -1,20 +1,165 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"strconv"
+	"strings"
+
 	"companydocs"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 )
 
-func notImplemented(c *fiber.Ctx) error {
-	return companydocs.Errorf(companydocs.EUNAVAILABLE, "Ordering is not available yet.")
+// orderFields names the fields an order request may hold, for messages.
+const orderFields = `"company_profile_id", "discovery_candidate_id", "document_type" and "plan_id"`
+
+// listOrdersResponse is the body of GET /api/v1/documents/orders/.
+type listOrdersResponse struct {
+	Orders     []*companydocs.Order `json:"orders"`
+	NextCursor *string              `json:"next_cursor"`
 }
 
-func (s *Server) requireSession(c *fiber.Ctx) error      { return notImplemented(c) }
-func (s *Server) handlePlans(c *fiber.Ctx) error         { return notImplemented(c) }
-func (s *Server) handleCreateSession(c *fiber.Ctx) error { return notImplemented(c) }
-func (s *Server) handleDeleteSession(c *fiber.Ctx) error { return notImplemented(c) }
-func (s *Server) handlePreview(c *fiber.Ctx) error       { return notImplemented(c) }
-func (s *Server) handleCreateOrder(c *fiber.Ctx) error   { return notImplemented(c) }
-func (s *Server) handleListOrders(c *fiber.Ctx) error    { return notImplemented(c) }
-func (s *Server) handleGetOrder(c *fiber.Ctx) error      { return notImplemented(c) }
+// handlePlans lists the deployment's plans (public).
+func (s *Server) handlePlans(c *fiber.Ctx) error {
+	if s.Ordering == nil {
+		return errOrderingUnavailable()
+	}
+	plans, err := s.Ordering.Plans()
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"plans": plans})
+}
+
+// handlePreview answers whether an order could be made (lenient: a
+// non-orderable company is a 200 with blockers, not an error).
+func (s *Server) handlePreview(c *fiber.Ctx) error {
+	var req companydocs.OrderRequest
+	if err := decodeJSON(c, &req, orderFields); err != nil {
+		return err
+	}
+	p, err := s.Ordering.Preview(c.UserContext(), currentSession(c).account, req)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(p)
+}
+
+// handleCreateOrder creates an order (201); duplicate_order carries the
+// existing order in the error body.
+func (s *Server) handleCreateOrder(c *fiber.Ctx) error {
+	var req companydocs.OrderRequest
+	if err := decodeJSON(c, &req, orderFields); err != nil {
+		return err
+	}
+	idemKey := utils.CopyString(c.Get("Idempotency-Key"))
+	o, err := s.Ordering.CreateOrder(c.UserContext(), currentSession(c).account, req, idemKey)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Location("/api/v1/documents/orders/" + o.ID + "/")
+	return c.Status(fiber.StatusCreated).JSON(o)
+}
+
+// handleListOrders lists the account's own orders, newest first, with
+// ?limit=1..100 (default 20) and ?cursor=<next_cursor>.
+func (s *Server) handleListOrders(c *fiber.Ctx) error {
+	limit, err := limitParam(c.Query("limit"))
+	if err != nil {
+		return err
+	}
+	cursor := utils.CopyString(c.Query("cursor"))
+	orders, next, err := s.Ordering.Orders(c.UserContext(), currentSession(c).account, cursor, limit)
+	if err != nil {
+		return err
+	}
+	resp := listOrdersResponse{Orders: orders}
+	if resp.Orders == nil {
+		resp.Orders = []*companydocs.Order{}
+	}
+	if next != "" {
+		resp.NextCursor = &next
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(resp)
+}
+
+func limitParam(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 100 {
+		return 0, companydocs.Errorf(companydocs.EVALIDATION, "Query parameter \"limit\" must be a whole number from 1 to 100.")
+	}
+	return n, nil
+}
+
+// handleGetOrder shows one of the account's orders; another account's
+// order is not_found.
+func (s *Server) handleGetOrder(c *fiber.Ctx) error {
+	id := utils.CopyString(c.Params("id"))
+	o, err := s.Ordering.Order(c.UserContext(), currentSession(c).account, id)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(o)
+}
+
+// decodeJSON reads the request body as exactly one JSON object into dst.
+// A Content-Type, when sent, must be JSON; an absent one is accepted so
+// that curl one-liners work. Unknown fields are rejected and named (fields
+// lists the known ones for the message), so that a misspelt field is not
+// silently ignored. Every failure is validation_error (422).
+func decodeJSON(c *fiber.Ctx, dst any, fields string) error {
+	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
+		return companydocs.Errorf(companydocs.EVALIDATION, "The body must be JSON: send Content-Type: application/json.")
+	}
+	body := c.Body()
+	if len(bytes.TrimSpace(body)) == 0 {
+		return companydocs.Errorf(companydocs.EVALIDATION, "The request body is empty: send a JSON object with %s.", fields)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err, fields)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return companydocs.Errorf(companydocs.EVALIDATION, "The body must hold exactly one JSON object, with nothing after it.")
+	}
+	return nil
+}
+
+func isJSONType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// decodeError turns an encoding/json error into a sentence naming the
+// field or the position.
+func decodeError(err error, fields string) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return companydocs.Errorf(companydocs.EVALIDATION, "The body is not valid JSON (error at byte %d).", syntax.Offset)
+	case errors.As(err, &typ) && typ.Field == "":
+		return companydocs.Errorf(companydocs.EVALIDATION, "The body must be a JSON object with %s, not a JSON %s.", fields, typ.Value)
+	case errors.As(err, &typ):
+		return companydocs.Errorf(companydocs.EVALIDATION, "Field %q must be a JSON %s, not a %s.", typ.Field, typ.Type.Kind(), typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return companydocs.Errorf(companydocs.EVALIDATION, "The body is not valid JSON: it ends too early.")
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return companydocs.Errorf(companydocs.EVALIDATION, "Unknown field %s: the body may hold only %s.", name, fields)
+	}
+	return companydocs.Errorf(companydocs.EVALIDATION, "The body could not be read as JSON.")
+}

@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"strings"
+
+	"companydocs"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+)
+
+// sessionKey is the c.Locals key of the authenticated session.
+type sessionKey struct{}
+
+// session is what requireSession hands to the handlers after it. Both
+// strings are copies: Fiber's header values do not outlive the request.
+type session struct {
+	account string
+	token   string
+}
+
+// createSessionRequest is the body of POST /api/v1/auth/sessions/.
+type createSessionRequest struct {
+	APIKey string `json:"api_key"`
+}
+
+// requireSession authenticates "Authorization: Bearer <token>". Any failure
+// is unauthorized (401) with a WWW-Authenticate challenge (RFC 6750).
+func (s *Server) requireSession(c *fiber.Ctx) error {
+	if s.Ordering == nil {
+		return errOrderingUnavailable()
+	}
+	token, err := bearerToken(c.Get(fiber.HeaderAuthorization))
+	if err != nil {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="companydocs"`)
+		return err
+	}
+	account, err := s.Ordering.Authenticate(c.UserContext(), token)
+	if err != nil {
+		if companydocs.ErrorCode(err) == companydocs.EUNAUTHORIZED {
+			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="companydocs", error="invalid_token"`)
+		}
+		return err
+	}
+	c.Locals(sessionKey{}, session{account: account, token: token})
+	return c.Next()
+}
+
+// bearerToken extracts the token from an Authorization header value and
+// returns a copy of it.
+func bearerToken(header string) (string, error) {
+	if header == "" {
+		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This endpoint needs a session: create one with POST /api/v1/auth/sessions/ and send Authorization: Bearer <token>.")
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "The Authorization header must be \"Bearer <token>\" with the token of a session.")
+	}
+	return utils.CopyString(token), nil
+}
+
+// currentSession returns what requireSession stored.
+func currentSession(c *fiber.Ctx) session {
+	sess, _ := c.Locals(sessionKey{}).(session)
+	return sess
+}
+
+// handleCreateSession exchanges an API key for a session token (201).
+func (s *Server) handleCreateSession(c *fiber.Ctx) error {
+	if s.Ordering == nil {
+		return errOrderingUnavailable()
+	}
+	var req createSessionRequest
+	if err := decodeJSON(c, &req, `"api_key"`); err != nil {
+		return err
+	}
+	sess, err := s.Ordering.CreateSession(c.UserContext(), req.APIKey)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Status(fiber.StatusCreated).JSON(sess)
+}
+
+// handleDeleteSession ends the session the request is made with (204).
+func (s *Server) handleDeleteSession(c *fiber.Ctx) error {
+	if err := s.Ordering.RevokeSession(c.UserContext(), currentSession(c).token); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func errOrderingUnavailable() error {
+	return companydocs.Errorf(companydocs.EUNAVAILABLE, "Ordering is not configured on this server.")
+}
