@@ -47,9 +47,10 @@ func (l *lineReader) next() ([]byte, error) {
 			return nil, err
 		}
 		l.line++
-		if tooLong {
+		line := bytes.TrimRight(l.buf, "\r\n")
+		if tooLong || len(line) > l.max {
 			return nil, errLineTooLong
 		}
-		return bytes.TrimRight(l.buf, "\r\n"), nil
+		return line, nil
 	}
 }

@@ -168,14 +168,19 @@ func spool(r io.Reader) (spooledFile, int64, error) {
 
 // detect reads (without consuming) the first non-empty line.
 func (f *File) detect() (Format, error) {
-	buf, err := f.content.Peek(sniffSize)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-		return FormatAuto, fmt.Errorf("read start of content: %w", err)
+	// A read error (a truncated stream) is reported here only if it cuts
+	// the first line; otherwise Read meets it again and names its line.
+	buf, readErr := f.content.Peek(sniffSize)
+	if errors.Is(readErr, io.EOF) || errors.Is(readErr, bufio.ErrBufferFull) {
+		readErr = nil
 	}
 	lineNo := 0
 	for len(buf) > 0 {
 		lineNo++
 		line, rest, found := bytes.Cut(buf, []byte("\n"))
+		if !found && readErr != nil {
+			return FormatAuto, fmt.Errorf("line %d: read: %w", lineNo, readErr)
+		}
 		if !found && len(buf) == sniffSize {
 			return FormatAuto, fmt.Errorf("line %d: first line is longer than %d bytes; not a known format", lineNo, sniffSize)
 		}
@@ -186,6 +191,9 @@ func (f *File) detect() (Format, error) {
 			return FormatAuto, fmt.Errorf("line %d: content is not a known format (want OffeneRegister JSONL, canonical JSONL, GLEIF golden-copy CSV or GLEIF API JSONL)", lineNo)
 		}
 		buf = rest
+	}
+	if readErr != nil {
+		return FormatAuto, fmt.Errorf("line %d: read: %w", lineNo+1, readErr)
 	}
 	return FormatAuto, errors.New("file is empty")
 }
