@@ -47,7 +47,10 @@
 // index lists newest first. A create does the duplicate checks
 // (Idempotency-Key per account; one open order per account, profile,
 // document type and plan), the credit debit and the insert in one bbolt
-// write transaction: bbolt runs one writer at a time, so concurrent
-// identical requests produce exactly one order and one debit. Money is
-// held in integer cents and printed with two fraction digits.
+// write transaction: bbolt runs one writer at a time, and inside a batched
+// commit (DB.Batch, which lets concurrent creates share one fsync) the
+// creates still run one after the other, so concurrent identical requests
+// produce exactly one order and one debit. A create returns only after its
+// commit is on disk. Money is held in integer cents and printed with two
+// fraction digits.
 package ordering

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"companydocs"
@@ -58,14 +59,27 @@ func (s *Service) CreateOrder(ctx context.Context, account string, req companydo
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Batch lets concurrent creates share one commit (one fsync). The
+	// function may run more than once, so it only fills these variables;
+	// an application error writes nothing and must not fail the batch.
 	var order *companydocs.Order
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		var err error
-		order, err = s.createOrder(tx, account, req, idempotencyKey, a)
+	var refused error
+	err = s.db.Batch(func(tx *bolt.Tx) error {
+		order, refused = nil, nil
+		o, err := s.createOrder(tx, account, req, idempotencyKey, a)
+		var appErr *companydocs.Error
+		if errors.As(err, &appErr) {
+			refused = err
+			return nil
+		}
+		order = o
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if refused != nil {
+		return nil, refused
 	}
 	return order, nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"companydocs"
@@ -350,25 +351,33 @@ func TestOrderIDsSortByTime(t *testing.T) {
 }
 
 // BenchmarkCreateOrder measures durable creates per second from parallel
-// clients, each order a distinct company/document/plan/account combination.
+// clients (goroutines per CPU), each order a distinct company, document,
+// plan and account combination.
 func BenchmarkCreateOrder(b *testing.B) {
 	fx := realFixture(b)
+	for _, perCPU := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("clients=%dxCPU", perCPU), func(b *testing.B) {
+			benchmarkCreateOrder(b, fx, perCPU)
+		})
+	}
+}
+
+func benchmarkCreateOrder(b *testing.B, fx *fixture, perCPU int) {
 	s := MustOpen(b, fx.profiles, shippedPlans(b), Options{})
 	perAccount := len(fx.live) * 2
 	for i := 0; i <= b.N/perAccount; i++ {
 		MustAccount(b, s, fmt.Sprintf("bench%d", i), 0)
 	}
-	var mu sync.Mutex
-	next := 0
+	var next atomic.Int64
+	b.SetParallelism(perCPU)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			mu.Lock()
-			i := next
-			next++
-			mu.Unlock()
-			req := request(fx.live[i%len(fx.live)], []companydocs.DocumentType{"AD", "CD"}[i/len(fx.live)%2], "ad-single")
-			req.PlanID = map[companydocs.DocumentType]string{"AD": "ad-single", "CD": "cd-single"}[req.DocumentType]
+			i := int(next.Add(1) - 1)
+			req := request(fx.live[i%len(fx.live)], "AD", "ad-single")
+			if i/len(fx.live)%2 == 1 {
+				req.DocumentType, req.PlanID = "CD", "cd-single"
+			}
 			if _, err := s.CreateOrder(ctx, fmt.Sprintf("bench%d", i/perAccount), req, ""); err != nil {
 				b.Error(err)
 				return

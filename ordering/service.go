@@ -18,6 +18,7 @@ const DatabaseFile = "orders.db"
 const (
 	DefaultSessionTTL  = 12 * time.Hour
 	DefaultOpenTimeout = time.Second
+	DefaultBatchDelay  = 1 * time.Millisecond
 )
 
 // ErrInUse is returned by Open when another process holds the database.
@@ -51,6 +52,10 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
+	// BatchDelay is how long an order create waits for concurrent creates
+	// to share its commit (default 1ms). Longer gives more creates per
+	// second under load and more latency to each.
+	BatchDelay time.Duration
 }
 
 // Service stores accounts, sessions and orders in one bbolt file and
@@ -74,6 +79,7 @@ func Open(path string, profiles Profiles, plans *Plans, opts Options) (*Service,
 	} else if err != nil {
 		return nil, fmt.Errorf("open order database %q: %w", path, err)
 	}
+	db.MaxBatchDelay = opts.BatchDelay
 	if err := db.Update(createBuckets); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("create buckets in %q: %w", path, err)
@@ -94,6 +100,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.BatchDelay <= 0 {
+		o.BatchDelay = DefaultBatchDelay
 	}
 	return o
 }
