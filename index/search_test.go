@@ -1,0 +1,297 @@
+package index
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"companydocs"
+)
+
+// nameQueryOf is the text query a resolver builds from a company's name.
+func nameQueryOf(name string) companydocs.TextQuery {
+	base, form := nameParts(name)
+	return companydocs.TextQuery{NameTerms: base, LegalFormTerms: form.Words}
+}
+
+func search(t *testing.T, g *Generation, q companydocs.TextQuery) []*companydocs.Profile {
+	t.Helper()
+	hits, err := g.SearchText(t.Context(), q)
+	if err != nil {
+		t.Fatalf("SearchText(%+v): %v", q, err)
+	}
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score > hits[i-1].Score {
+			t.Fatalf("hits not ordered by score: %v after %v", hits[i].Score, hits[i-1].Score)
+		}
+	}
+	return hitProfiles(hits)
+}
+
+func TestSearchExactName(t *testing.T) {
+	g := sharedGeneration(t)
+	ps := loadRealProfiles(t)
+	tried, found, topKey := 0, 0, 0
+	for i := 0; i < len(ps); i += 23 {
+		p := ps[i]
+		q := nameQueryOf(p.Name)
+		if len(q.NameTerms) == 0 {
+			continue
+		}
+		tried++
+		got := search(t, g, q)
+		if containsID(got, p.ID) {
+			found++
+		} else {
+			t.Logf("%q not among %d hits", p.Name, len(got))
+		}
+		if len(got) > 0 && companydocs.NameKey(got[0].Name) == companydocs.NameKey(p.Name) {
+			topKey++
+		}
+	}
+	// A name shared by more than ten entries can push one of them out of
+	// the top ten; the first hit must still carry the name searched for.
+	if tried < 100 || found < tried*97/100 {
+		t.Errorf("exact names found in the top 10: %d of %d", found, tried)
+	}
+	if topKey != tried {
+		t.Errorf("first hit has the searched name for %d of %d names", topKey, tried)
+	}
+}
+
+func TestSearchTypo(t *testing.T) {
+	g := sharedGeneration(t)
+	tried, found := 0, 0
+	for _, p := range loadRealProfiles(t) {
+		q := nameQueryOf(p.Name)
+		i := longestTerm(q.NameTerms)
+		if i < 0 || utf8.RuneCountInString(q.NameTerms[i]) < 8 || !isLetters(q.NameTerms[i]) {
+			continue
+		}
+		q.NameTerms = append([]string(nil), q.NameTerms...)
+		q.NameTerms[i] = typo(q.NameTerms[i])
+		q.Fuzzy = true
+		tried++
+		if containsID(search(t, g, q), p.ID) {
+			found++
+		} else {
+			t.Logf("%q (typed %v) not found", p.Name, q.NameTerms)
+		}
+		if tried == 150 {
+			break
+		}
+	}
+	if tried < 50 || found < tried*9/10 {
+		t.Errorf("names with a typo found in the top 10: %d of %d", found, tried)
+	}
+	t.Run("no fuzzy, no typo match", func(t *testing.T) {
+		p := firstWith(t, func(p *companydocs.Profile) bool {
+			q := nameQueryOf(p.Name)
+			return len(q.NameTerms) == 1 && utf8.RuneCountInString(q.NameTerms[0]) >= 8 && isLetters(q.NameTerms[0])
+		})
+		q := nameQueryOf(p.Name)
+		q.NameTerms = []string{typo(q.NameTerms[0])}
+		if containsID(search(t, g, q), p.ID) {
+			t.Errorf("%q found by typo %q without Fuzzy", p.Name, q.NameTerms[0])
+		}
+	})
+}
+
+// typo swaps two letters in the middle of a token (a transposition, an edit
+// distance of 2 that keeps the first two letters).
+func typo(s string) string {
+	r := []rune(s)
+	i := len(r) / 2
+	if r[i] == r[i+1] {
+		r[i] = 'x'
+	} else {
+		r[i], r[i+1] = r[i+1], r[i]
+	}
+	return string(r)
+}
+
+func longestTerm(terms []string) int {
+	best := -1
+	for i, t := range terms {
+		if best < 0 || len(t) > len(terms[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+func isLetters(s string) bool {
+	for _, r := range s {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+func firstWith(t *testing.T, ok func(*companydocs.Profile) bool) *companydocs.Profile {
+	t.Helper()
+	for _, p := range loadRealProfiles(t) {
+		if ok(p) {
+			return p
+		}
+	}
+	t.Skip("no profile of that kind in the sample")
+	return nil
+}
+
+func TestSearchUmlautSpellings(t *testing.T) {
+	g := sharedGeneration(t)
+	tried := 0
+	for _, p := range loadRealProfiles(t) {
+		if !strings.ContainsAny(p.Name, "äöüÄÖÜ") {
+			continue
+		}
+		tried++
+		withUmlaut := nameQueryOf(p.Name)
+		transliterated := nameQueryOf(replaceUmlauts(p.Name, "ae", "oe", "ue"))
+		plain := nameQueryOf(replaceUmlauts(p.Name, "a", "o", "u"))
+		for label, q := range map[string]companydocs.TextQuery{"umlaut": withUmlaut, "transliterated": transliterated, "plain": plain} {
+			if !containsID(search(t, g, q), p.ID) {
+				t.Errorf("%q not found spelled %s (%v)", p.Name, label, q.NameTerms)
+			}
+		}
+		if tried == 40 {
+			break
+		}
+	}
+	if tried < 10 {
+		t.Fatalf("only %d names with umlauts in the sample", tried)
+	}
+}
+
+func replaceUmlauts(s, a, o, u string) string {
+	return strings.NewReplacer("ä", a, "ö", o, "ü", u, "Ä", strings.ToUpper(a[:1])+a[1:],
+		"Ö", strings.ToUpper(o[:1])+o[1:], "Ü", strings.ToUpper(u[:1])+u[1:]).Replace(s)
+}
+
+func TestSearchPlainSpellingRanksBelowExact(t *testing.T) {
+	// "Müller" typed as "Muller" matches through name_plain; a company
+	// really spelled with the typed letters ranks above it.
+	q := companydocs.TextQuery{NameTerms: []string{"muller"}}
+	exact := &companydocs.Profile{ID: "dp_exact", Source: companydocs.SourceRegistryCache, Name: "Muller Consulting"}
+	umlaut := &companydocs.Profile{ID: "dp_umlaut", Source: companydocs.SourceRegistryCache, Name: "Müller Consulting"}
+	other := &companydocs.Profile{ID: "dp_other", Source: companydocs.SourceRegistryCache, Name: "Schmidt Consulting"}
+	dataDir := t.TempDir()
+	mustBuild(t, dataDir, []*companydocs.Profile{umlaut, other, exact})
+	got := search(t, mustOpenCurrent(t, dataDir), q)
+	if len(got) != 2 || got[0].ID != exact.ID || got[1].ID != umlaut.ID {
+		t.Fatalf("muller: %v, want [%s %s]", ids(got), exact.ID, umlaut.ID)
+	}
+}
+
+func TestSearchCityBoost(t *testing.T) {
+	g := sharedGeneration(t)
+	a, b := sameNameOtherSeat(t)
+	for _, want := range []*companydocs.Profile{a, b} {
+		q := nameQueryOf(want.Name)
+		q.City = companydocs.Fold(want.Seat)
+		got := search(t, g, q)
+		if len(got) == 0 || companydocs.Fold(got[0].Seat) != q.City {
+			t.Errorf("%q in %q: first hit %v", want.Name, want.Seat, got)
+		}
+		if !containsID(got, a.ID) || !containsID(got, b.ID) {
+			t.Errorf("city must only boost: %q should find both seats, got %v", want.Name, ids(got))
+		}
+	}
+}
+
+// sameNameOtherSeat finds two entries whose names share their tokens but
+// whose seats differ, with no more than five entries of that name.
+func sameNameOtherSeat(t *testing.T) (*companydocs.Profile, *companydocs.Profile) {
+	byName := map[string][]*companydocs.Profile{}
+	for _, p := range loadRealProfiles(t) {
+		if base, _ := nameParts(p.Name); len(base) > 0 && p.Seat != "" {
+			k := strings.Join(base, " ")
+			byName[k] = append(byName[k], p)
+		}
+	}
+	for _, group := range byName {
+		if len(group) > 5 {
+			continue
+		}
+		for _, p := range group[1:] {
+			if companydocs.Fold(p.Seat) != companydocs.Fold(group[0].Seat) {
+				return group[0], p
+			}
+		}
+	}
+	t.Skip("no name with two seats in the sample")
+	return nil, nil
+}
+
+func TestSearchCourtFilter(t *testing.T) {
+	g := sharedGeneration(t)
+	p := firstWith(t, func(p *companydocs.Profile) bool { return p.Ref.Court != "" && len(nameQueryOf(p.Name).NameTerms) > 0 })
+	q := nameQueryOf(p.Name)
+	q.CourtCode = p.Ref.Court
+	q.Fuzzy = true
+	got := search(t, g, q)
+	if !containsID(got, p.ID) {
+		t.Fatalf("%q not found at its court %s", p.Name, p.Ref.Court)
+	}
+	for _, h := range got {
+		if h.Ref.Court != p.Ref.Court && h.Ref.FormerCourt != p.Ref.Court {
+			t.Errorf("court filter %s let through %s at %s", p.Ref.Court, h.Name, h.Ref.Court)
+		}
+	}
+}
+
+func TestSearchDeep(t *testing.T) {
+	g := sharedGeneration(t)
+	t.Run("officer", func(t *testing.T) {
+		p := firstWith(t, func(p *companydocs.Profile) bool {
+			return len(p.Officers) > 0 && len(companydocs.Tokens(companydocs.Fold(p.Officers[0].Name))) >= 2 &&
+				!strings.Contains(companydocs.Fold(p.Name), companydocs.Fold(p.Officers[0].Name))
+		})
+		q := companydocs.TextQuery{NameTerms: companydocs.Tokens(companydocs.Fold(p.Officers[0].Name)), Limit: 20}
+		if containsID(search(t, g, q), p.ID) {
+			t.Errorf("officer %q found %q without Deep", p.Officers[0].Name, p.Name)
+		}
+		q.Deep = true
+		if !containsID(search(t, g, q), p.ID) {
+			t.Errorf("officer %q does not find %q in deep mode", p.Officers[0].Name, p.Name)
+		}
+	})
+	t.Run("previous name", func(t *testing.T) {
+		p := firstWith(t, func(p *companydocs.Profile) bool {
+			return len(p.PreviousNames) > 0 && companydocs.NameKey(p.PreviousNames[0]) != companydocs.NameKey(p.Name)
+		})
+		q := nameQueryOf(p.PreviousNames[0])
+		q.Deep = true
+		if !containsID(search(t, g, q), p.ID) {
+			t.Errorf("former name %q does not find %q in deep mode", p.PreviousNames[0], p.Name)
+		}
+	})
+}
+
+func TestSearchBounds(t *testing.T) {
+	g := sharedGeneration(t)
+	if got := search(t, g, companydocs.TextQuery{}); len(got) != 0 {
+		t.Errorf("empty query gave %d hits", len(got))
+	}
+	if got := search(t, g, companydocs.TextQuery{NameTerms: []string{"  ", ""}}); len(got) != 0 {
+		t.Errorf("blank terms gave %d hits", len(got))
+	}
+	q := companydocs.TextQuery{NameTerms: []string{"gmbh", "verwaltung", "bau", "und", "service"}, Fuzzy: true, Deep: true, Limit: 500}
+	if got := search(t, g, q); len(got) != maxLimit {
+		t.Errorf("limit 500 gave %d hits, want the cap %d", len(got), maxLimit)
+	}
+	q.Limit = 0
+	if got := search(t, g, q); len(got) != defaultLimit {
+		t.Errorf("limit 0 gave %d hits, want %d", len(got), defaultLimit)
+	}
+	long := strings.Fields(strings.Repeat("abcdefghij ", 100))
+	if _, err := g.SearchText(t.Context(), companydocs.TextQuery{NameTerms: long, Fuzzy: true, Deep: true}); err != nil {
+		t.Errorf("100-term query: %v", err)
+	}
+}
+
+func TestSharedStoreConsistent(t *testing.T) {
+	checkStore(t, sharedGeneration(t).db)
+}
