@@ -59,6 +59,10 @@ type Server struct {
 	OnSearch      func(*resolver.Result)
 	OnRateLimited func()
 
+	// Metrics records request, search, order and index metrics and is
+	// served at /metrics; nil records nothing and /metrics answers 404.
+	Metrics *Metrics
+
 	limiter *rateLimiter
 }
 

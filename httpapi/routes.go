@@ -32,11 +32,15 @@ type Ordering interface {
 // routes registers every route of the service in one place. Paths are
 // served with and without the trailing slash.
 func (s *Server) routes() {
+	s.app.Use(s.observe)
 	s.app.Use(s.recoverPanics)
 	s.app.Get("/healthz", s.handleHealth)
 	s.app.Get("/readyz", s.handleReady)
+	s.routeWeb()
+	s.app.Get("/metrics", s.handleMetrics)
 
 	api := s.app.Group("/api/v1")
+	api.Get("/openapi.json", s.handleOpenAPI)
 	api.Post("/documents/companies/search", s.limitSearch, s.handleSearch)
 	api.Get("/documents/plans", s.handlePlans)
 	api.Post("/auth/sessions", s.handleCreateSession)

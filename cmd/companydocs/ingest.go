@@ -99,7 +99,10 @@ func (m *Main) ensureGeneration(ctx context.Context) error {
 	defer os.Remove(path)
 	fmt.Fprintf(m.Stdout, "No index in %s yet: ingesting the embedded sample of real register records...\n", m.Config.DataDir)
 	p := newProgressPrinter(m.Stderr, m.Logger)
-	meta, sum, err := buildGeneration(ctx, m.Config.DataDir, []ingest.Input{{Path: path}}, m.Config.Keep, 0, p.report, m.Logger)
+	report := func(pr ingest.Progress) { p.report(pr); m.Metrics.IngestProgress(pr.Records) }
+	m.Metrics.IngestStarted()
+	meta, sum, err := buildGeneration(ctx, m.Config.DataDir, []ingest.Input{{Path: path}}, m.Config.Keep, 0, report, m.Logger)
+	m.Metrics.IngestFinished()
 	p.finish()
 	if err != nil {
 		return err

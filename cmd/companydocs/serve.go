@@ -49,6 +49,9 @@ type Main struct {
 	Live     *index.Live
 	Ordering *ordering.Service
 	Server   *httpapi.Server
+	// Metrics is served at /metrics: requests, searches, orders, the
+	// generation being served, the embedded ingest, the Go runtime.
+	Metrics *httpapi.Metrics
 	// DemoKey is the API key of the demo account when --demo created it.
 	DemoKey string
 
@@ -97,6 +100,7 @@ func (m *Main) ParseFlags(args []string) error {
 // listens. Close stops it.
 func (m *Main) Run(ctx context.Context) error {
 	m.Logger = newLogger(m.Stderr, m.Config.LogFormat, m.Config.LogLevel)
+	m.Metrics = httpapi.NewMetrics()
 	if err := os.MkdirAll(m.Config.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
@@ -107,10 +111,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.Live, err = index.OpenLive(m.Config.DataDir, index.LiveOptions{PollInterval: m.Config.PollInterval, Logger: m.Logger})
+	m.Live, err = index.OpenLive(m.Config.DataDir, index.LiveOptions{PollInterval: m.Config.PollInterval, Logger: m.Logger, OnSwap: m.observeSwap})
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
 	}
+	m.Metrics.SetGeneration(m.Live.Current())
 	m.Ordering, err = ordering.Open(filepath.Join(m.Config.DataDir, ordering.DatabaseFile), m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL})
 	if err != nil {
 		return err
@@ -132,6 +137,9 @@ func (m *Main) listen() error {
 	m.Server.Searcher = liveSearcher{m.Live}
 	m.Server.Ordering = m.Ordering
 	m.Server.Ready = m.ready
+	m.Server.Metrics = m.Metrics
+	m.Server.OnSearch = m.Metrics.ObserveSearch
+	m.Server.OnRateLimited = m.Metrics.ObserveRateLimited
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
@@ -187,17 +195,23 @@ func (m *Main) Close() error {
 	return errors.Join(errs...)
 }
 
+// observeSwap records a newly swapped-in generation in the metrics.
+func (m *Main) observeSwap(meta index.Meta) {
+	m.Metrics.ObserveSwap(meta.ID, meta.Profiles, meta.CreatedAt)
+}
+
 // ready names what is missing before the service can serve.
 func (m *Main) ready() []string {
 	var missing []string
-	if id, _, _ := m.Live.Current(); id == "" {
+	if m.Live == nil {
 		missing = append(missing, "no index generation is open")
-	}
-	if _, err := m.Ordering.Plans(); err != nil {
-		missing = append(missing, "no plan is configured")
+	} else if id, _, _ := m.Live.Current(); id == "" {
+		missing = append(missing, "no index generation is open")
 	}
 	if m.Ordering == nil {
 		missing = append(missing, "the order store is not open")
+	} else if _, err := m.Ordering.Plans(); err != nil {
+		missing = append(missing, "no plan is configured")
 	}
 	return missing
 }

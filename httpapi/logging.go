@@ -1,0 +1,97 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"companydocs"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// observe is the outermost middleware: it turns a handler's error into the
+// error response right away (so that the status is known here), then logs
+// one line and records the metrics of the request.
+//
+// The log line holds the route pattern, method, path, status, duration,
+// response size, client address and error code. It never holds request
+// headers (Authorization carries session tokens), the query string or the
+// body (POST /api/v1/auth/sessions/ carries an API key).
+func (s *Server) observe(c *fiber.Ctx) error {
+	start := time.Now()
+	err := c.Next()
+	code := ""
+	if err != nil {
+		code = companydocs.ErrorCode(translateFiberError(err))
+		if herr := s.handleError(c, err); herr != nil {
+			s.logger.Error("writing the error response failed", "error", herr)
+			c.Status(fiber.StatusInternalServerError)
+		}
+	}
+	elapsed := time.Since(start)
+	route, method := routeOf(c, err), c.Method()
+	status := c.Response().StatusCode()
+	s.Metrics.observeRequest(route, method, status, code, elapsed)
+	s.logRequest(c, route, method, status, code, elapsed)
+	return nil
+}
+
+// logRequest writes the request's log line; probes and scrapes go to the
+// debug level so that they do not drown the real traffic.
+func (s *Server) logRequest(c *fiber.Ctx, route, method string, status int, code string, elapsed time.Duration) {
+	level := slog.LevelInfo
+	switch {
+	case status >= fiber.StatusInternalServerError:
+		level = slog.LevelError
+	case isProbe(route):
+		level = slog.LevelDebug
+	}
+	if !s.logger.Enabled(context.Background(), level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("route", route),
+		slog.String("method", method),
+		slog.String("path", truncate(c.Path(), maxLoggedPath)),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+		slog.Int("bytes", len(c.Response().Body())),
+		slog.String("client", c.IP()),
+	}
+	if code != "" {
+		attrs = append(attrs, slog.String("error_code", code))
+	}
+	s.logger.LogAttrs(context.Background(), level, "request", attrs...)
+}
+
+// maxLoggedPath bounds the path in a log line: a client chooses it.
+const maxLoggedPath = 200
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func isProbe(route string) bool {
+	return route == "/healthz" || route == "/readyz" || route == "/metrics"
+}
+
+// routeOf returns the pattern of the route that answered ("/api/v1/
+// documents/orders/:id"), or unmatchedRoute when no route took the request:
+// Fiber then answers 404 or 405 from behind the last middleware, whose
+// route is all c.Route() knows.
+func routeOf(c *fiber.Ctx, err error) string {
+	var fe *fiber.Error
+	if errors.As(err, &fe) && (fe.Code == fiber.StatusNotFound || fe.Code == fiber.StatusMethodNotAllowed) {
+		return unmatchedRoute
+	}
+	r := c.Route()
+	if r == nil || len(r.Handlers) == 0 || r.Path == "" {
+		return unmatchedRoute
+	}
+	return r.Path
+}
