@@ -205,7 +205,11 @@ func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) (
 	}
 	var out []*scored
 	for _, h := range hits {
-		out = append(out, scoreText(pq, h.Profile))
+		// The index casts a wide net (fuzzy, phonetic); a hit in which the
+		// resolver finds no evidence at all is noise.
+		if s := scoreText(pq, h.Profile); s.evidence {
+			out = append(out, s)
+		}
 	}
 	markExactNameSeat(out, pq)
 	return out, nil
@@ -214,7 +218,7 @@ func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) (
 // scoreText scores a candidate found by text.
 func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
 	score, reasons, seat, exact := textEvidence(pq, p)
-	s := &scored{p: p, confidence: score, reasons: reasons, seatMatched: seat, nameExact: exact}
+	s := &scored{p: p, confidence: score, reasons: reasons, seatMatched: seat, nameExact: exact, evidence: score > 0}
 	legalFormEvidence(pq, p, s)
 	statusEvidence(p, s)
 	if pq.leiShape && pq.leiErr != nil {

@@ -22,6 +22,8 @@ type scored struct {
 	seatMatched bool
 	// nameExact is set when the normalised name equals the query's.
 	nameExact bool
+	// evidence is set when the query's text supports the candidate at all.
+	evidence bool
 	// capped notes caps that applied, in words, once each.
 	capped map[string]bool
 }

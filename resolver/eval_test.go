@@ -1,0 +1,267 @@
+//go:build !race
+
+// The evaluation builds a real bleve index of the 36,599-record sample;
+// under the race detector that takes minutes, so `make test` runs it in a
+// separate step without -race.
+
+package resolver_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"companydocs"
+	"companydocs/index"
+	"companydocs/ingest"
+	"companydocs/resolver"
+)
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite the golden top-3 file and the committed evaluation figures")
+
+const (
+	goldenFile  = "testdata/golden_top3.txt"
+	summaryFile = "testdata/eval_summary.json"
+)
+
+// evalSummary holds the figures the evaluation must keep.
+type evalSummary struct {
+	Cases              int                `json:"cases"`
+	Top1               float64            `json:"top1_accuracy"`
+	MRR                float64            `json:"mrr"`
+	ExactPrecision     float64            `json:"exact_precision"`
+	ExactRecall        float64            `json:"exact_recall"`
+	IneligibleOrdered  int                `json:"ineligible_orderable"`
+	Top1ByKind         map[string]float64 `json:"top1_by_kind"`
+	RegisterTop1       float64            `json:"register_top1"`
+	NameVariantTop1    float64            `json:"name_variant_top1"`
+	OfficerRecallAtTen float64            `json:"officer_recall_at_10"`
+}
+
+// mustBuildSampleIndex ingests the embedded sample into a real generation.
+func mustBuildSampleIndex(tb testing.TB) *index.Live {
+	tb.Helper()
+	dir := tb.TempDir()
+	b, err := index.NewBuilder(dir, index.BuilderOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := ingest.Run(context.Background(), []ingest.Input{{Path: "../data/sample.jsonl.bz2"}}, b, ingest.Options{}); err != nil {
+		b.Abort()
+		tb.Fatal(err)
+	}
+	if _, err := b.Commit(index.Meta{Sources: []string{"sample.jsonl.bz2"}}); err != nil {
+		tb.Fatal(err)
+	}
+	live, err := index.OpenLive(dir, index.LiveOptions{PollInterval: -1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { live.Close() })
+	return live
+}
+
+func TestEvaluation(t *testing.T) {
+	cases := loadEval(t)
+	gen := mustBuildSampleIndex(t)
+	var golden strings.Builder
+	st := newEvalStats()
+	for _, c := range cases {
+		res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: c.Query, Mode: c.Mode})
+		if err != nil {
+			t.Fatalf("%s %q: %v", c.Kind, c.Query, err)
+		}
+		checkInvariants(t, c.Query, res)
+		st.add(t, c, res)
+		fmt.Fprintf(&golden, "%s\t%s\n", c.Kind, c.Query)
+		for i, cand := range res.Candidates {
+			if i == 3 {
+				break
+			}
+			fmt.Fprintf(&golden, "\t%d %s %.3f %s | %s %s\n", i+1, cand.ConfidenceLabel, cand.Confidence, cand.Name, cand.Court, cand.RegistryNumber)
+		}
+	}
+	got := st.summary()
+	out, _ := json.MarshalIndent(got, "", "  ")
+	t.Logf("evaluation over %d cases:\n%s", len(cases), out)
+	if *updateGolden {
+		mustWrite(t, goldenFile, golden.String())
+		mustWrite(t, summaryFile, string(out)+"\n")
+		return
+	}
+	compareGolden(t, golden.String())
+	checkFloors(t, got)
+}
+
+// checkFloors fails when a figure drops below the committed one or below
+// the acceptance floors.
+func checkFloors(t *testing.T, got evalSummary) {
+	var want evalSummary
+	data, err := os.ReadFile(summaryFile)
+	if err != nil {
+		t.Fatalf("read %s: %v (create it with -update-golden)", summaryFile, err)
+	}
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		name           string
+		got, committed float64
+		floor          float64
+	}{
+		{"top-1 accuracy", got.Top1, want.Top1, 0},
+		{"MRR", got.MRR, want.MRR, 0},
+		{"exact-label precision", got.ExactPrecision, want.ExactPrecision, 1},
+		{"exact-label recall", got.ExactRecall, want.ExactRecall, 0},
+		{"register top-1", got.RegisterTop1, want.RegisterTop1, 0.97},
+		{"name-variant top-1", got.NameVariantTop1, want.NameVariantTop1, 0.90},
+	} {
+		if f.got+1e-9 < f.committed || f.got+1e-9 < f.floor {
+			t.Errorf("%s = %.4f, committed %.4f, floor %.2f", f.name, f.got, f.committed, f.floor)
+		}
+	}
+	if got.IneligibleOrdered != 0 {
+		t.Errorf("%d removed or unverified candidates are orderable", got.IneligibleOrdered)
+	}
+}
+
+func compareGolden(t *testing.T, got string) {
+	want, err := os.ReadFile(goldenFile)
+	if err != nil {
+		t.Fatalf("read %s: %v (create it with -update-golden)", goldenFile, err)
+	}
+	if got == string(want) {
+		return
+	}
+	gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+	shown := 0
+	for i := 0; i < max(len(gl), len(wl)) && shown < 20; i++ {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			t.Errorf("golden line %d:\n  want %s\n  got  %s", i+1, w, g)
+			shown++
+		}
+	}
+	t.Errorf("ranking changed; review and run: go test ./resolver -run TestEvaluation -args -update-golden")
+}
+
+func mustWrite(t *testing.T, path, s string) {
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type evalStats struct {
+	withWant, top1, exactRight, exactAll, wantExact, exactFound, ineligible int
+	rr                                                                      float64
+	kindN, kindTop1                                                         map[string]int
+	officerN, officerHit                                                    int
+}
+
+func newEvalStats() *evalStats {
+	return &evalStats{kindN: map[string]int{}, kindTop1: map[string]int{}}
+}
+
+func (s *evalStats) add(t *testing.T, c evalCase, res *resolver.Result) {
+	for i, cand := range res.Candidates {
+		if cand.OrderingEligible && cand.Status != companydocs.StatusRegistered {
+			s.ineligible++
+		}
+		if cand.ConfidenceLabel == companydocs.LabelExact {
+			s.exactAll++
+			if c.Want != "" && cand.ProfileID == c.Want && !c.NoExact {
+				s.exactRight++
+			} else {
+				t.Errorf("%s %q: wrong exact candidate #%d %s %s %s", c.Kind, c.Query, i+1, cand.Name, cand.Court, cand.RegistryNumber)
+			}
+		}
+	}
+	if c.WantExact {
+		s.wantExact++
+		if len(res.Candidates) > 0 && res.Candidates[0].ProfileID == c.Want && res.Candidates[0].ConfidenceLabel == companydocs.LabelExact {
+			s.exactFound++
+		}
+	}
+	if c.Want == "" {
+		return
+	}
+	rank := 0
+	for i, cand := range res.Candidates {
+		if cand.ProfileID == c.Want {
+			rank = i + 1
+			break
+		}
+	}
+	if c.Kind == "officer" {
+		s.officerN++
+		if rank > 0 {
+			s.officerHit++
+		}
+		return
+	}
+	s.withWant++
+	s.kindN[c.Kind]++
+	if rank == 1 {
+		s.top1++
+		s.kindTop1[c.Kind]++
+	} else if testing.Verbose() {
+		top := "none"
+		if len(res.Candidates) > 0 {
+			top = res.Candidates[0].Name
+		}
+		t.Logf("miss %s %q: want %s (rank %d), top %s", c.Kind, c.Query, c.WantName, rank, top)
+	}
+	if rank > 0 {
+		s.rr += 1 / float64(rank)
+	}
+}
+
+func (s *evalStats) summary() evalSummary {
+	out := evalSummary{
+		Cases:              s.withWant,
+		Top1:               ratio(s.top1, s.withWant),
+		MRR:                round4(s.rr / float64(max(s.withWant, 1))),
+		ExactPrecision:     ratio(s.exactRight, s.exactAll),
+		ExactRecall:        ratio(s.exactFound, s.wantExact),
+		IneligibleOrdered:  s.ineligible,
+		Top1ByKind:         map[string]float64{},
+		OfficerRecallAtTen: ratio(s.officerHit, s.officerN),
+	}
+	if s.exactAll == 0 {
+		out.ExactPrecision = 1
+	}
+	var regN, regTop, nameN, nameTop int
+	for k, n := range s.kindN {
+		out.Top1ByKind[k] = ratio(s.kindTop1[k], n)
+		switch {
+		case strings.HasPrefix(k, "register"):
+			regN, regTop = regN+n, regTop+s.kindTop1[k]
+		case strings.HasPrefix(k, "name_"):
+			nameN, nameTop = nameN+n, nameTop+s.kindTop1[k]
+		}
+	}
+	out.RegisterTop1, out.NameVariantTop1 = ratio(regTop, regN), ratio(nameTop, nameN)
+	return out
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return round4(float64(a) / float64(b))
+}
+
+func round4(x float64) float64 { return math.Round(x*10000) / 10000 }

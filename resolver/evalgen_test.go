@@ -1,0 +1,347 @@
+package resolver_test
+
+import (
+	"encoding/json"
+	"flag"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"companydocs"
+)
+
+var updateEval = flag.Bool("update-eval", false, "regenerate resolver/testdata/eval.jsonl from the embedded sample")
+
+// evalCase is one labelled query of the evaluation set.
+type evalCase struct {
+	Kind  string `json:"kind"`
+	Query string `json:"query"`
+	Mode  string `json:"mode,omitempty"`
+	// Want is the profile id that must rank first; empty for queries
+	// without a single right answer (short, shared numbers).
+	Want string `json:"want,omitempty"`
+	// WantName documents Want for people reading the file.
+	WantName string `json:"want_name,omitempty"`
+	// NoExact is set when no candidate may be labelled exact.
+	NoExact bool `json:"no_exact,omitempty"`
+	// WantExact is set when the right answer must be labelled exact.
+	WantExact bool `json:"want_exact,omitempty"`
+}
+
+const evalFile = "testdata/eval.jsonl"
+
+// TestGenerateEvalSet rebuilds the evaluation set from the real records of
+// the embedded sample. It runs only with -update-eval; the committed file
+// is what the evaluation uses, so the labels are reviewed in diffs.
+func TestGenerateEvalSet(t *testing.T) {
+	if !*updateEval {
+		t.Skip("run with -update-eval to regenerate " + evalFile)
+	}
+	idx := mustSample(t)
+	g := &evalGen{idx: idx, rnd: rand.New(rand.NewPCG(17, 42)), names: nameCounts(idx)}
+	g.registerCases(90)
+	g.sharedNumberCases(25)
+	g.noCourtCases(20)
+	g.nameCases(160)
+	g.previousNameCases(20)
+	g.officerCases(20)
+	g.removedCases(20)
+	g.shortCases()
+	f, err := os.Create(evalFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	enc.SetEscapeHTML(false)
+	for _, c := range g.cases {
+		if err := enc.Encode(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("wrote %d cases", len(g.cases))
+}
+
+type evalGen struct {
+	idx   *memIndex
+	rnd   *rand.Rand
+	names map[string]int
+	cases []evalCase
+	used  map[string]bool
+}
+
+// nameCounts counts profiles per folded base name (legal form dropped), so
+// that name queries are generated only where the name is unambiguous.
+func nameCounts(idx *memIndex) map[string]int {
+	m := map[string]int{}
+	for _, p := range idx.all {
+		m[baseKey(p.Name)]++
+	}
+	return m
+}
+
+func baseKey(name string) string {
+	base, _, _ := companydocs.SplitLegalForm(name)
+	return strings.Join(base, " ")
+}
+
+// pick returns n profiles chosen at random that satisfy keep, each used once.
+func (g *evalGen) pick(n int, keep func(*companydocs.Profile) bool) []*companydocs.Profile {
+	if g.used == nil {
+		g.used = map[string]bool{}
+	}
+	order := g.rnd.Perm(len(g.idx.all))
+	var out []*companydocs.Profile
+	for _, i := range order {
+		p := g.idx.all[i]
+		if !g.used[p.ID] && keep(p) {
+			g.used[p.ID] = true
+			out = append(out, p)
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (g *evalGen) add(c evalCase) { g.cases = append(g.cases, c) }
+
+func (g *evalGen) liveAtCourt(p *companydocs.Profile) (atCourt, live int) {
+	for _, q := range g.idx.byNum[string(p.Ref.Type)+"|"+p.Ref.Number] {
+		if q.Ref.Court == p.Ref.Court {
+			atCourt++
+			if !q.Removed && q.Ref.Suffix == p.Ref.Suffix {
+				live++
+			}
+		}
+	}
+	return
+}
+
+func (g *evalGen) registerCases(n int) {
+	notations := []func(p *companydocs.Profile) string{
+		func(p *companydocs.Profile) string { return p.CourtName() + " " + p.Ref.NumberKey() },
+		func(p *companydocs.Profile) string { return p.Ref.NumberKey() + " " + p.CourtName() },
+		func(p *companydocs.Profile) string { return "Amtsgericht " + p.CourtName() + " " + p.Ref.NumberKey() },
+		func(p *companydocs.Profile) string { return p.CourtName() + ", " + strings.ReplaceAll(p.Ref.NumberKey(), " ", "") },
+		func(p *companydocs.Profile) string { return p.Name + " " + p.Ref.NumberKey() + " " + p.CourtName() },
+		func(p *companydocs.Profile) string {
+			return strings.Replace(p.Ref.NumberKey(), "HR", "HR ", 1) + " (AG " + p.CourtName() + ")"
+		},
+	}
+	ps := g.pick(n, func(p *companydocs.Profile) bool {
+		_, live := g.liveAtCourt(p)
+		return !p.Removed && live == 1 && p.Ref.FormerCourt == ""
+	})
+	for i, p := range ps {
+		g.add(evalCase{Kind: "register", Query: notations[i%len(notations)](p), Want: p.ID, WantName: p.Name, WantExact: true})
+	}
+}
+
+func (g *evalGen) sharedNumberCases(n int) {
+	ps := g.pick(n, func(p *companydocs.Profile) bool {
+		atCourt, _ := g.liveAtCourt(p)
+		return atCourt > 1
+	})
+	for _, p := range ps {
+		q := p.CourtName() + " " + string(p.Ref.Type) + " " + p.Ref.Number
+		// Without a suffix, the number names exactly one company only when
+		// one entry at the court is live (the rest removed, often entries
+		// of merged former courts).
+		if live := g.liveWithoutSuffix(p); live != nil {
+			g.add(evalCase{Kind: "register_shared_one_live", Query: q, Want: live.ID, WantName: live.Name, WantExact: true})
+		} else {
+			g.add(evalCase{Kind: "register_shared", Query: q, NoExact: true})
+		}
+		if p.Ref.Suffix != "" {
+			g.add(evalCase{Kind: "register_suffix", Query: q + " " + p.Ref.Suffix, Want: p.ID, WantName: p.Name})
+		}
+	}
+}
+
+// liveWithoutSuffix returns the only live entry with p's court, type and
+// number, whatever its suffix or former court, or nil.
+func (g *evalGen) liveWithoutSuffix(p *companydocs.Profile) *companydocs.Profile {
+	var live []*companydocs.Profile
+	for _, q := range g.idx.byNum[string(p.Ref.Type)+"|"+p.Ref.Number] {
+		if q.Ref.Court == p.Ref.Court && !q.Removed {
+			live = append(live, q)
+		}
+	}
+	if len(live) == 1 && live[0].Ref.Suffix == "" {
+		return live[0]
+	}
+	return nil
+}
+
+func (g *evalGen) noCourtCases(n int) {
+	for _, p := range g.pick(n, func(p *companydocs.Profile) bool { return !p.Removed }) {
+		g.add(evalCase{Kind: "register_no_court", Query: p.Ref.NumberKey(), NoExact: true})
+	}
+}
+
+// nameVariants spells a real name the ways people write it.
+var nameVariants = []struct {
+	kind string
+	make func(g *evalGen, p *companydocs.Profile) string
+}{
+	{"name_exact", func(g *evalGen, p *companydocs.Profile) string { return p.Name }},
+	{"name_city", func(g *evalGen, p *companydocs.Profile) string { return p.Name + " " + p.Seat }},
+	{"name_no_form", func(g *evalGen, p *companydocs.Profile) string { return stripForm(p.Name) }},
+	{"name_form_variant", func(g *evalGen, p *companydocs.Profile) string { return formVariant(p.Name) }},
+	{"name_umlaut", func(g *evalGen, p *companydocs.Profile) string { return transliterate(p.Name, g.rnd.IntN(2) == 0) }},
+	{"name_typo", func(g *evalGen, p *companydocs.Profile) string { return typo(p.Name, g.rnd) }},
+	{"name_lower", func(g *evalGen, p *companydocs.Profile) string { return strings.ToLower(p.Name) }},
+}
+
+func (g *evalGen) nameCases(n int) {
+	ps := g.pick(n, func(p *companydocs.Profile) bool {
+		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		return g.names[baseKey(p.Name)] == 1 && len(base) >= 2 && p.Seat != "" && !p.Removed
+	})
+	for i, p := range ps {
+		v := nameVariants[i%len(nameVariants)]
+		q := v.make(g, p)
+		if q == "" || q == p.Name && v.kind != "name_exact" {
+			q, v = p.Name+" "+p.Seat, nameVariants[1]
+		}
+		g.add(evalCase{Kind: v.kind, Query: q, Want: p.ID, WantName: p.Name})
+	}
+}
+
+func (g *evalGen) previousNameCases(n int) {
+	ps := g.pick(n, func(p *companydocs.Profile) bool {
+		return len(p.PreviousNames) > 0 && g.names[baseKey(p.PreviousNames[0])] == 0 && len(strings.Fields(p.PreviousNames[0])) >= 2
+	})
+	for _, p := range ps {
+		g.add(evalCase{Kind: "previous_name", Query: p.PreviousNames[0], Mode: "deep", Want: p.ID, WantName: p.Name})
+	}
+}
+
+func (g *evalGen) officerCases(n int) {
+	ps := g.pick(n, func(p *companydocs.Profile) bool {
+		return len(p.Officers) > 0 && p.Officers[0].LastName != "" && p.Officers[0].FirstName != "" && p.Seat != ""
+	})
+	for _, p := range ps {
+		o := p.Officers[0]
+		g.add(evalCase{Kind: "officer", Query: o.FirstName + " " + o.LastName + " " + p.Seat, Mode: "deep", Want: p.ID, WantName: p.Name, NoExact: true})
+	}
+}
+
+func (g *evalGen) removedCases(n int) {
+	ps := g.pick(n, func(p *companydocs.Profile) bool {
+		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		return p.Removed && g.names[baseKey(p.Name)] == 1 && len(base) >= 2 && p.Seat != ""
+	})
+	for _, p := range ps {
+		g.add(evalCase{Kind: "removed", Query: p.Name + " " + p.Seat, Want: p.ID, WantName: p.Name})
+	}
+}
+
+func (g *evalGen) shortCases() {
+	for _, q := range []string{"Müller", "Bau GmbH", "AG", "Berlin", "GmbH", "Hamburg", "Schmidt", "Holding", "e.V.", "Meyer KG",
+		"Immobilien GmbH", "Verwaltungs GmbH", "Köln", "München", "Service GmbH", "Auto", "Apotheke", "Sportverein", "Stiftung", "Bank"} {
+		g.add(evalCase{Kind: "short", Query: q, NoExact: true})
+	}
+}
+
+func stripForm(name string) string {
+	_, form, ok := companydocs.SplitLegalForm(name)
+	if !ok {
+		return ""
+	}
+	out := name
+	for _, spelled := range []string{"Gesellschaft mit beschränkter Haftung", "GmbH & Co. KG", "GmbH", "mbH", "e.V.", "AG", "KG", "UG (haftungsbeschränkt)", "e.K.", "eG", "OHG"} {
+		if strings.HasSuffix(out, " "+spelled) {
+			out = strings.TrimSuffix(out, " "+spelled)
+			break
+		}
+	}
+	if out == name {
+		return ""
+	}
+	_ = form
+	return strings.TrimRight(out, " ,-")
+}
+
+func formVariant(name string) string {
+	swaps := [][2]string{
+		{"Gesellschaft mit beschränkter Haftung", "GmbH"}, {"GmbH & Co. KG", "GmbH & Co KG"}, {" GmbH", " Gesellschaft mit beschränkter Haftung"},
+		{" mbH", " GmbH"}, {"e.V.", "eV"}, {" AG", " Aktiengesellschaft"}, {"Aktiengesellschaft", "AG"},
+		{"UG (haftungsbeschränkt)", "UG haftungsbeschraenkt"}, {"e.K.", "e. Kfm."}, {" KG", " Kommanditgesellschaft"},
+	}
+	for _, s := range swaps {
+		if strings.Contains(name, s[0]) {
+			return strings.Replace(name, s[0], s[1], 1)
+		}
+	}
+	return ""
+}
+
+func transliterate(name string, ascii bool) string {
+	if !strings.ContainsAny(name, "äöüÄÖÜß") {
+		return ""
+	}
+	pairs := []string{"ä", "ae", "ö", "oe", "ü", "ue", "Ä", "Ae", "Ö", "Oe", "Ü", "Ue", "ß", "ss"}
+	if ascii {
+		pairs = []string{"ä", "a", "ö", "o", "ü", "u", "Ä", "A", "Ö", "O", "Ü", "U", "ß", "ss"}
+	}
+	return strings.NewReplacer(pairs...).Replace(name)
+}
+
+// typo swaps two inner letters of the longest word of at least 7 letters.
+func typo(name string, rnd *rand.Rand) string {
+	words := strings.Fields(name)
+	best := -1
+	for i, w := range words {
+		if utf8.RuneCountInString(w) >= 7 && (best < 0 || len(w) > len(words[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	r := []rune(words[best])
+	i := 1 + rnd.IntN(len(r)-3)
+	r[i], r[i+1] = r[i+1], r[i]
+	if string(r) == words[best] {
+		return ""
+	}
+	words[best] = string(r)
+	return strings.Join(words, " ")
+}
+
+// loadEval reads the committed evaluation set.
+func loadEval(tb testing.TB) []evalCase {
+	tb.Helper()
+	data, err := os.ReadFile(evalFile)
+	if err != nil {
+		tb.Fatalf("read %s: %v (regenerate with -update-eval)", evalFile, err)
+	}
+	var cases []evalCase
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var c evalCase
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			tb.Fatalf("%s:%d: %v", evalFile, i+1, err)
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+func kindsOf(cases []evalCase) []string {
+	seen := map[string]bool{}
+	var kinds []string
+	for _, c := range cases {
+		if !seen[c.Kind] {
+			seen[c.Kind] = true
+			kinds = append(kinds, c.Kind)
+		}
+	}
+	sort.Strings(kinds)
+	return kinds
+}
