@@ -91,7 +91,12 @@ func lookupAnyCourt(name string) (Court, bool) {
 }
 
 func lookupCourtIn(m map[string]*Court, name string) (Court, bool) {
-	for _, key := range courtKeys(name) {
+	return lookupCourtKeys(m, courtKeys(name))
+}
+
+// lookupCourtKeys looks a court up by its folded keys (see courtKeys).
+func lookupCourtKeys(m map[string]*Court, keys []string) (Court, bool) {
+	for _, key := range keys {
 		if c, ok := m[key]; ok {
 			return *c, true
 		}
@@ -110,9 +115,14 @@ var courtPrefixWords = map[string]bool{
 // up: Fold and FoldPlain, each without the leading words "Amtsgericht",
 // "AG", "Registergericht" and the like.
 func courtKeys(name string) []string {
-	var keys []string
-	for _, folded := range []string{Fold(name), FoldPlain(name)} {
-		toks := Tokens(folded)
+	return courtKeysOf(Tokens(Fold(name)), Tokens(FoldPlain(name)))
+}
+
+// courtKeysOf builds the lookup keys from the folded and plain-folded
+// tokens of a name.
+func courtKeysOf(folded, plain []string) []string {
+	keys := make([]string, 0, 2)
+	for _, toks := range [][]string{folded, plain} {
 		for len(toks) > 1 && courtPrefixWords[toks[0]] {
 			toks = toks[1:]
 		}

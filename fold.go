@@ -28,17 +28,27 @@ func FoldPlain(s string) string { return fold(s, false) }
 func Tokens(folded string) []string { return strings.Fields(folded) }
 
 // fold implements Fold and FoldPlain. It writes letters and digits into
-// tokens, cuts tokens at everything else, and post-processes the tokens
-// that spell "and".
+// the current token, cuts tokens at everything else, and writes each token
+// to the output as it ends, spelling "und" and "u." as "&". It runs once per
+// name and query, so it writes straight into one builder.
 func fold(s string, transliterate bool) string {
 	if !isASCII(s) {
 		s = norm.NFD.String(s)
 	}
-	var tokens []string
-	var cur strings.Builder
+	var out, cur strings.Builder
+	out.Grow(len(s))
+	emit := func(tok string) {
+		if out.Len() > 0 {
+			out.WriteByte(' ')
+		}
+		if tok == "und" {
+			tok = ampersand
+		}
+		out.WriteString(tok)
+	}
 	flush := func() {
 		if cur.Len() > 0 {
-			tokens = append(tokens, cur.String())
+			emit(cur.String())
 			cur.Reset()
 		}
 	}
@@ -54,10 +64,10 @@ func fold(s string, transliterate bool) string {
 			// other diacritics: dropped
 		case r == '&' || r == '+':
 			flush()
-			tokens = append(tokens, ampersand)
+			emit(ampersand)
 		case r == '.' && cur.String() == "u":
 			cur.Reset()
-			tokens = append(tokens, ampersand)
+			emit(ampersand)
 		case isApostrophe(r):
 			// dropped so that "Müller's" stays one token
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
@@ -67,12 +77,7 @@ func fold(s string, transliterate bool) string {
 		}
 	}
 	flush()
-	for i, t := range tokens {
-		if t == "und" {
-			tokens[i] = ampersand
-		}
-	}
-	return strings.Join(tokens, " ")
+	return out.String()
 }
 
 // writeFoldedRune writes the lower-case form of r, spelling out the letters

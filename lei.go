@@ -24,7 +24,8 @@ func ParseLEI(s string) (LEI, error) {
 }
 
 // LooksLikeLEI reports whether s has the shape of an LEI (20 letters and
-// digits once spaces and hyphens are removed), whatever its checksum.
+// digits once spaces and hyphens are removed, the last two being the check
+// digits), whatever its checksum. A 20-letter word is not LEI-shaped.
 func LooksLikeLEI(s string) bool {
 	_, ok := compactLEI(s)
 	return ok
@@ -33,9 +34,9 @@ func LooksLikeLEI(s string) bool {
 // String returns the LEI itself.
 func (l LEI) String() string { return string(l) }
 
-// compactLEI upper-cases s and drops spaces and hyphens; it reports whether
-// what remains is 20 ASCII letters and digits, the last two digits (the
-// check digits are always numeric).
+// compactLEI upper-cases s and drops spaces, tabs and hyphens; it reports
+// whether what remains is 20 ASCII letters and digits ending in two digits
+// (the check digits are always numeric).
 func compactLEI(s string) (string, bool) {
 	if len(s) > 4*leiLength {
 		return "", false

@@ -57,6 +57,9 @@ func findLegalForm(toks []string) (start, end int, code string, ok bool) {
 	// anywhere: the longest spelling, the last one on ties
 	best := -1
 	for i := range toks {
+		if !forms.first[toks[i]] {
+			continue
+		}
 		for n := min(forms.maxLen, len(toks)-i); n >= 1; n-- {
 			c, ok := forms.exact[strings.Join(toks[i:i+n], " ")]
 			if !ok || i == 0 && n == 1 && len(toks[0]) <= 3 {
@@ -139,17 +142,20 @@ var coForms = map[string][]string{
 // legalFormIndex holds the folded spellings of all legal forms.
 type legalFormIndex struct {
 	exact  map[string]string // folded spelling -> code
+	first  map[string]bool   // first tokens of all spellings
 	maxLen int               // tokens of the longest spelling
 }
 
 var legalForms = sync.OnceValue(func() *legalFormIndex {
-	idx := &legalFormIndex{exact: map[string]string{}}
+	idx := &legalFormIndex{exact: map[string]string{}, first: map[string]bool{}}
 	add := func(spelling, code string) {
 		key := Fold(spelling)
 		if _, dup := idx.exact[key]; !dup {
 			idx.exact[key] = code
 		}
-		idx.maxLen = max(idx.maxLen, len(Tokens(key)))
+		toks := Tokens(key)
+		idx.first[toks[0]] = true
+		idx.maxLen = max(idx.maxLen, len(toks))
 	}
 	for _, code := range sortedKeys(coPartners) {
 		for _, partner := range coPartners[code] {

@@ -224,11 +224,16 @@ func readOCRecords(tb testing.TB, chunk string, n int) []ocRecord {
 }
 
 // TestParseCompanyNumberRealRecords parses the company numbers of 50,000
-// real records and checks them against the record's own fields: type,
-// number and suffix attributes, the registrar names, and the native
-// company number ("Aurich früher Emden HRB 100741") parsed as free text.
+// real records (5,000 under the race detector, which makes decoding them
+// slow) and checks them against the record's own fields: type, number and
+// suffix attributes, the registrar names, and the native company number
+// ("Aurich früher Emden HRB 100741") parsed as free text.
 func TestParseCompanyNumberRealRecords(t *testing.T) {
-	recs := readOCRecords(t, "ocdata.chunk13.jsonl.bz2", 50000)
+	n := 50000
+	if raceEnabled {
+		n = 5000
+	}
+	recs := readOCRecords(t, "ocdata.chunk13.jsonl.bz2", n)
 	failed := map[string]int{}
 	shape := func(s string) string {
 		return strings.Map(func(r rune) rune {
@@ -283,7 +288,7 @@ func checkAgainstAttributes(t *testing.T, r ocRecord, ref RegisterRef) {
 // almost none holds a register reference, so a hit is a false trigger
 // unless the name really carries one.
 func TestFindRegisterRefRealNames(t *testing.T) {
-	recs := readOCRecords(t, "ocdata.chunk22.jsonl.bz2", 20000)
+	recs := readOCRecords(t, "ocdata.chunk22.jsonl.bz2", 5000)
 	var hits []string
 	for _, r := range recs {
 		if ref, rest, ok := FindRegisterRef(r.Name); ok {

@@ -58,11 +58,13 @@ const (
 	tokPunct                  // one character that is neither
 )
 
-// token is a piece of the scanned text with its byte offsets.
+// token is a piece of the scanned text with its byte offsets and, once a
+// reference is found, its folded forms for court lookups.
 type token struct {
-	text       string
-	start, end int
-	kind       tokenKind
+	text        string
+	start, end  int
+	kind        tokenKind
+	fold, plain string
 }
 
 // scanTokens cuts s into runs of letters and digits and single punctuation
@@ -81,7 +83,7 @@ func scanTokens(s string) []token {
 		} else if !letters {
 			kind = tokNum
 		}
-		toks = append(toks, token{s[start:end], start, end, kind})
+		toks = append(toks, token{text: s[start:end], start: start, end: end, kind: kind})
 		start, letters, digits = -1, false, false
 	}
 	for i := 0; i < len(s); {
@@ -100,7 +102,7 @@ func scanTokens(s string) []token {
 			flush(i)
 		default:
 			flush(i)
-			toks = append(toks, token{s[i : i+size], i, i + size, tokPunct})
+			toks = append(toks, token{text: s[i : i+size], start: i, end: i + size, kind: tokPunct})
 		}
 		i += size
 	}
@@ -245,15 +247,16 @@ type courtBefore struct {
 // (Oldenburg) früher Varel" right before token typeAt.
 func matchCourtBefore(toks []token, typeAt int) courtBefore {
 	end := skipBack(toks, typeAt, courtFillers)
-	if former, fstart, ok := courtSpanEndingAt(toks, end, lookupAnyCourt); ok && fstart > 0 && formerWords[Fold(toks[fstart-1].text)] {
+	anyCourt, current := courts().anyCourt, courts().current
+	if former, fstart, ok := courtSpanEndingAt(toks, end, anyCourt); ok && fstart > 0 && formerWords[Fold(toks[fstart-1].text)] {
 		res := courtBefore{former: former.Code, start: fstart - 1, ok: true}
 		cend := skipBack(toks, fstart-1, courtFillers)
-		if cur, cstart, cok := courtSpanEndingAt(toks, cend, lookupAnyCourt); cok {
+		if cur, cstart, cok := courtSpanEndingAt(toks, cend, anyCourt); cok {
 			res.court, res.start, res.explicit = cur.Code, cstart, startsExplicit(toks[cstart])
 		}
 		return res
 	}
-	c, start, ok := courtSpanEndingAt(toks, end, LookupCourt)
+	c, start, ok := courtSpanEndingAt(toks, end, current)
 	if !ok || start > 0 && formerWords[Fold(toks[start-1].text)] {
 		return courtBefore{}
 	}
@@ -273,7 +276,7 @@ func matchCourtAfter(toks []token, from int) (string, int, bool) {
 		if spanHasFormerWord(toks[start : start+n]) {
 			continue
 		}
-		c, ok := LookupCourt(spanText(toks, start, start+n))
+		c, ok := lookupCourtKeys(courts().current, spanKeys(toks, start, start+n))
 		if !ok {
 			continue
 		}
@@ -288,13 +291,13 @@ func matchCourtAfter(toks []token, from int) (string, int, bool) {
 
 // courtSpanEndingAt finds the longest court name among the tokens ending
 // right before index end.
-func courtSpanEndingAt(toks []token, end int, lookup func(string) (Court, bool)) (Court, int, bool) {
+func courtSpanEndingAt(toks []token, end int, courtsByKey map[string]*Court) (Court, int, bool) {
 	for n := min(maxCourtSpan, end); n >= 1; n-- {
 		start := end - n
 		if spanHasFormerWord(toks[start:end]) || toks[start].kind == tokPunct {
 			continue
 		}
-		if c, ok := lookup(spanText(toks, start, end)); ok {
+		if c, ok := lookupCourtKeys(courtsByKey, spanKeys(toks, start, end)); ok {
 			return c, start, true
 		}
 	}
@@ -330,18 +333,27 @@ func skipBack(toks []token, at int, fillers map[string]bool) int {
 	return at
 }
 
-func spanText(toks []token, start, end int) string {
-	if start >= end {
-		return ""
-	}
-	var b strings.Builder
+// spanKeys returns the court lookup keys of the tokens [start, end),
+// folding each token once and keeping the result in toks. Folding token by
+// token gives what folding the whole span would: a token is a run of
+// letters and digits, and punctuation folds away.
+func spanKeys(toks []token, start, end int) []string {
+	folded := make([]string, 0, end-start)
+	plain := make([]string, 0, end-start)
 	for i := start; i < end; i++ {
-		if i > start {
-			b.WriteByte(' ')
+		t := &toks[i]
+		if t.kind == tokPunct {
+			continue
 		}
-		b.WriteString(toks[i].text)
+		if t.fold == "" {
+			t.fold, t.plain = Fold(t.text), FoldPlain(t.text)
+		}
+		if t.fold != "" {
+			folded = append(folded, t.fold)
+			plain = append(plain, t.plain)
+		}
 	}
-	return b.String()
+	return courtKeysOf(folded, plain)
 }
 
 // leftoverWords reports whether toks hold anything but punctuation and
