@@ -127,7 +127,9 @@ func (g *evalGen) registerCases(n int) {
 		func(p *companydocs.Profile) string { return p.CourtName() + " " + p.Ref.NumberKey() },
 		func(p *companydocs.Profile) string { return p.Ref.NumberKey() + " " + p.CourtName() },
 		func(p *companydocs.Profile) string { return "Amtsgericht " + p.CourtName() + " " + p.Ref.NumberKey() },
-		func(p *companydocs.Profile) string { return p.CourtName() + ", " + strings.ReplaceAll(p.Ref.NumberKey(), " ", "") },
+		func(p *companydocs.Profile) string {
+			return p.CourtName() + ", " + strings.ReplaceAll(p.Ref.NumberKey(), " ", "")
+		},
 		func(p *companydocs.Profile) string { return p.Name + " " + p.Ref.NumberKey() + " " + p.CourtName() },
 		func(p *companydocs.Profile) string {
 			return strings.Replace(p.Ref.NumberKey(), "HR", "HR ", 1) + " (AG " + p.CourtName() + ")"
