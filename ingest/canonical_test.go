@@ -11,8 +11,7 @@ import (
 )
 
 func TestCanonicalRoundTrip(t *testing.T) {
-	from := newMemSink()
-	mustRun(t, from, Options{}, sampleFile, fixturesFile(t), gleifAPIFile(t))
+	from, _ := fullRun(t)
 	var buf bytes.Buffer
 	registry := 0
 	for _, id := range from.ids() {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +36,29 @@ func inputs(paths ...string) []Input {
 	return in
 }
 
+var shared struct {
+	once sync.Once
+	sink *memSink
+	sum  *Summary
+	err  error
+}
+
+// fullRun ingests the sample, the fixtures and both GLEIF files once for
+// every test that only looks at the result (profiles come out of the sink
+// as copies, so tests cannot disturb each other).
+func fullRun(t testing.TB) (*memSink, *Summary) {
+	t.Helper()
+	paths := inputs(sampleFile, fixturesFile(t), gleifAPIFile(t), gleifCSVFile(t))
+	shared.once.Do(func() {
+		shared.sink = newMemSink()
+		shared.sum, shared.err = Run(context.Background(), paths, shared.sink, Options{})
+	})
+	if shared.err != nil || !shared.sum.Balanced() {
+		t.Fatalf("Run: %v\n%s", shared.err, shared.sum)
+	}
+	return shared.sink, shared.sum
+}
+
 func mustRun(t testing.TB, sink Sink, opts Options, paths ...string) *Summary {
 	t.Helper()
 	sum, err := Run(context.Background(), inputs(paths...), sink, opts)
@@ -57,11 +81,10 @@ func profileByNumber(t testing.TB, companyNumber string) string {
 }
 
 func TestRunRegistryCountsEveryLine(t *testing.T) {
-	sink := newMemSink()
 	// fixtures_665.jsonl repeats 24 records whose chunk copies are in the
 	// sample: 3,564 + 665 lines, 4,205 distinct company numbers (counted
 	// independently over the raw lines).
-	sum := mustRun(t, sink, Options{}, sampleFile, fixturesFile(t))
+	sink, sum := fullRun(t)
 	want := RegistryCounts{Read: 4229, Indexed: 4205, Merged: 24, Skipped: 0}
 	if sum.Registry != want {
 		t.Errorf("registry counts = %+v, want %+v", sum.Registry, want)
@@ -69,8 +92,14 @@ func TestRunRegistryCountsEveryLine(t *testing.T) {
 	if n := sum.Reason(KindMerged, ReasonDuplicateEntry); n != 24 {
 		t.Errorf("merged duplicate register entries = %d, want 24", n)
 	}
-	if len(sink.byID) != 4205 {
-		t.Errorf("sink holds %d profiles, want 4205", len(sink.byID))
+	registry := 0
+	for _, id := range sink.ids() {
+		if sink.mustGet(t, id).Source == companydocs.SourceRegistryCache {
+			registry++
+		}
+	}
+	if registry != 4205 {
+		t.Errorf("sink holds %d registry profiles, want 4205", registry)
 	}
 	// The first duplicate is the fixtures copy of chunk 1's B1204_HRB290027
 	// (fixtures line 101); the summary names that place.
@@ -78,7 +107,7 @@ func TestRunRegistryCountsEveryLine(t *testing.T) {
 	if len(rs.Examples) != 5 || !strings.HasSuffix(rs.Examples[0].File, "fixtures_665.jsonl") || rs.Examples[0].Line != 101 {
 		t.Errorf("first merge examples = %+v, want 5 starting at fixtures_665.jsonl:101", rs.Examples)
 	}
-	if len(sum.Files) != 2 || sum.Files[0].Compression != CompressionBzip2 || sum.Files[0].Format != FormatOffeneRegister || sum.Files[0].Records != 3564 {
+	if len(sum.Files) != 4 || sum.Files[0].Compression != CompressionBzip2 || sum.Files[0].Format != FormatOffeneRegister || sum.Files[0].Records != 3564 {
 		t.Errorf("file stats = %+v", sum.Files)
 	}
 	out := sum.String()
@@ -90,8 +119,7 @@ func TestRunRegistryCountsEveryLine(t *testing.T) {
 }
 
 func TestOffeneRegisterRecordsHandChecked(t *testing.T) {
-	sink := newMemSink()
-	mustRun(t, sink, Options{}, sampleFile, fixturesFile(t))
+	sink, _ := fullRun(t)
 	at := func(s string) time.Time {
 		tm, err := time.Parse(time.RFC3339, s)
 		if err != nil {

@@ -41,21 +41,29 @@ type File struct {
 	// Size is the size of the file on disk (compressed), 0 if unknown.
 	Size int64
 
-	raw     *countingReader
-	content *bufio.Reader
-	closers []io.Closer
-	maxLine int
+	raw      *countingReader
+	content  *bufio.Reader
+	closers  []io.Closer
+	maxLine  int
+	prefetch bool
 }
 
 // Open opens path, detects its compression by magic bytes and its format
 // from the first non-empty line (unless format is not FormatAuto), and
 // returns a File positioned at the start of the content.
 func Open(path string, format Format) (*File, error) {
+	return open(path, format, true)
+}
+
+// open opens path; with prefetch, decompression runs ahead in its own
+// goroutine (for reading the whole file; detection alone should not pay
+// for decompressing megabytes it never looks at).
+func open(path string, format Format, prefetch bool) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open input: %w", err)
 	}
-	file := &File{Name: path, closers: []io.Closer{f}, maxLine: DefaultMaxLineBytes}
+	file := &File{Name: path, closers: []io.Closer{f}, maxLine: DefaultMaxLineBytes, prefetch: prefetch}
 	if err := file.init(f, format); err != nil {
 		file.Close()
 		return nil, err
@@ -109,6 +117,9 @@ func (f *File) decompress(osf *os.File, br *bufio.Reader) (io.Reader, error) {
 // async decompresses in its own goroutine so that decompression and parsing
 // overlap on two cores.
 func (f *File) async(r io.Reader) io.Reader {
+	if !f.prefetch {
+		return r
+	}
 	ar := newAsyncReader(r)
 	f.closers = append(f.closers, ar)
 	return ar
@@ -170,10 +181,7 @@ func spool(r io.Reader) (spooledFile, int64, error) {
 func (f *File) detect() (Format, error) {
 	// A read error (a truncated stream) is reported here only if it cuts
 	// the first line; otherwise Read meets it again and names its line.
-	buf, readErr := f.content.Peek(sniffSize)
-	if errors.Is(readErr, io.EOF) || errors.Is(readErr, bufio.ErrBufferFull) {
-		readErr = nil
-	}
+	buf, readErr := f.peekFirstLine()
 	lineNo := 0
 	for len(buf) > 0 {
 		lineNo++
@@ -196,6 +204,35 @@ func (f *File) detect() (Format, error) {
 		return FormatAuto, fmt.Errorf("line %d: read: %w", lineNo+1, readErr)
 	}
 	return FormatAuto, errors.New("file is empty")
+}
+
+// peekFirstLine peeks at growing prefixes of the content until one holds a
+// non-empty line, the content ends, or sniffSize is reached.
+func (f *File) peekFirstLine() ([]byte, error) {
+	for n := 64 << 10; ; n *= 2 {
+		n = min(n, sniffSize)
+		buf, err := f.content.Peek(n)
+		if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
+			err = nil
+		}
+		if err != nil || len(buf) < n || n == sniffSize || hasNonEmptyLine(buf) {
+			return buf, err
+		}
+	}
+}
+
+func hasNonEmptyLine(buf []byte) bool {
+	for len(buf) > 0 {
+		line, rest, found := bytes.Cut(buf, []byte("\n"))
+		if !found {
+			return false
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			return true
+		}
+		buf = rest
+	}
+	return false
 }
 
 // BytesRead returns how many bytes of the file on disk have been read so far.

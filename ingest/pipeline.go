@@ -84,7 +84,7 @@ func Run(ctx context.Context, files []Input, sink Sink, opts Options) (*Summary,
 func detectAll(files []Input) ([]Input, error) {
 	var registry, gleif []Input
 	for _, in := range files {
-		f, err := Open(in.Path, in.Format)
+		f, err := open(in.Path, in.Format, false)
 		if err != nil {
 			return nil, err
 		}

@@ -44,6 +44,21 @@ func (s *memSink) Put(p *companydocs.Profile) error {
 	return err
 }
 
+// clone returns an independent copy of the sink.
+func (s *memSink) clone() *memSink {
+	c := newMemSink()
+	for id, b := range s.byID {
+		c.byID[id] = b
+	}
+	for key, ids := range s.byNumber {
+		c.byNumber[key] = map[string]bool{}
+		for id := range ids {
+			c.byNumber[key][id] = true
+		}
+	}
+	return c
+}
+
 func numberKey(t companydocs.RegisterType, number string) string { return string(t) + "|" + number }
 
 func (s *memSink) ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error) {

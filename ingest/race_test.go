@@ -1,0 +1,6 @@
+//go:build race
+
+package ingest
+
+// chunkPrefixLines is how many lines of a real chunk TestRealChunkPrefix reads.
+const chunkPrefixLines = 4000
