@@ -1,0 +1,929 @@
+// The companydocs page: search, sign in, preview, order, list orders.
+//
+// It talks only to the JSON API of the same origin. Server data is put on
+// the page with textContent, never as HTML. The session token lives in
+// sessionStorage (gone when the tab closes), never in a cookie or the URL.
+"use strict";
+
+(function () {
+  const API = "/api/v1";
+  const SESSION_KEY = "companydocs.session";
+  const LANG_KEY = "companydocs.lang";
+  const MIN_QUERY = 2;
+  const TYPING_DELAY_MS = 300;
+
+  const texts = window.companydocsTexts;
+  const $ = (id) => document.getElementById(id);
+
+  const state = {
+    lang: "en",
+    session: null,
+    plans: null, // array, or an error object when the plans could not be read
+    search: { seq: 0, controller: null, timer: 0, query: "", result: null },
+    order: null, // {candidate, opener, idemKey, previewSeq, controller}
+    orders: { cursor: null, items: [] },
+  };
+
+  // ---- language ----
+
+  function pickLanguage() {
+    const saved = safeStorage(localStorage, "get", LANG_KEY);
+    if (saved === "de" || saved === "en") {
+      return saved;
+    }
+    const langs = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || "en"];
+    return String(langs[0]).toLowerCase().startsWith("de") ? "de" : "en";
+  }
+
+  function t(key, vars) {
+    let s = (texts[state.lang] && texts[state.lang][key]) || texts.en[key] || key;
+    if (vars) {
+      s = s.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
+    }
+    return s;
+  }
+
+  function has(key) {
+    return Boolean(texts.en[key]);
+  }
+
+  function applyLanguage() {
+    document.documentElement.lang = state.lang;
+    document.title = t("page.title");
+    for (const el of document.querySelectorAll("[data-i18n]")) {
+      el.textContent = t(el.dataset.i18n);
+    }
+    for (const el of document.querySelectorAll("[data-i18n-aria-label]")) {
+      el.setAttribute("aria-label", t(el.dataset.i18nAriaLabel));
+    }
+    $("lang-switch").lang = state.lang === "de" ? "en" : "de";
+    renderSession();
+    renderSearchResult();
+    renderOrderPanelTexts();
+    renderOrders();
+  }
+
+  function switchLanguage() {
+    state.lang = state.lang === "de" ? "en" : "de";
+    safeStorage(localStorage, "set", LANG_KEY, state.lang);
+    applyLanguage();
+  }
+
+  // ---- small helpers ----
+
+  function safeStorage(store, op, key, value) {
+    try {
+      if (op === "get") {
+        return store.getItem(key);
+      } else if (op === "set") {
+        store.setItem(key, value);
+      } else {
+        store.removeItem(key);
+      }
+    } catch (e) {
+      // Storage can be switched off; the page then simply forgets.
+    }
+    return null;
+  }
+
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) {
+        continue;
+      }
+      if (k === "text") {
+        node.textContent = v;
+      } else if (k === "className") {
+        node.className = v;
+      } else {
+        node.setAttribute(k, v === true ? "" : v);
+      }
+    }
+    for (const c of children || []) {
+      if (c !== null && c !== undefined) {
+        node.append(c);
+      }
+    }
+    return node;
+  }
+
+  function setStatus(id, text, kind) {
+    const node = $(id);
+    node.textContent = text || "";
+    node.classList.toggle("error", kind === "error");
+  }
+
+  function formatTime(iso) {
+    const d = new Date(iso);
+    if (isNaN(d)) {
+      return iso;
+    }
+    return d.toLocaleString(state.lang === "de" ? "de-DE" : "en-GB", { dateStyle: "medium", timeStyle: "short" });
+  }
+
+  function formatMoney(amount, currency) {
+    const n = Number(amount);
+    if (!isFinite(n) || !currency) {
+      return [amount, currency].filter(Boolean).join(" ");
+    }
+    try {
+      return new Intl.NumberFormat(state.lang === "de" ? "de-DE" : "en-GB", { style: "currency", currency }).format(n);
+    } catch (e) {
+      return amount + " " + currency;
+    }
+  }
+
+  function docName(type) {
+    return has("doc." + type) ? t("doc." + type) : type;
+  }
+
+  function newIdempotencyKey() {
+    if (window.crypto && crypto.randomUUID) {
+      return "web-" + crypto.randomUUID();
+    }
+    return "web-" + Date.now().toString(36) + "-" + Math.random().toString(36).slice(2);
+  }
+
+  // ---- API ----
+
+  // ApiError carries the service's error code and sentence, the existing
+  // order of a duplicate_order, and Retry-After for rate_limited.
+  class ApiError extends Error {
+    constructor(code, message, extra) {
+      super(message);
+      this.code = code;
+      Object.assign(this, extra || {});
+    }
+  }
+
+  async function api(method, path, body, opts) {
+    opts = opts || {};
+    const headers = { Accept: "application/json" };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+    }
+    if (opts.auth) {
+      if (!state.session) {
+        throw new ApiError("unauthorized", "");
+      }
+      headers.Authorization = "Bearer " + state.session.token;
+    }
+    Object.assign(headers, opts.headers || {});
+    let resp;
+    try {
+      resp = await fetch(API + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: opts.signal,
+        credentials: "omit",
+        cache: "no-store",
+        referrerPolicy: "no-referrer",
+      });
+    } catch (e) {
+      if (e.name === "AbortError") {
+        throw e;
+      }
+      throw new ApiError("network", e.message);
+    }
+    if (resp.status === 204) {
+      return null;
+    }
+    let data = null;
+    try {
+      data = await resp.json();
+    } catch (e) {
+      if (e.name === "AbortError") {
+        throw e;
+      }
+      data = null;
+    }
+    if (!resp.ok) {
+      const err = (data && data.error) || {};
+      const code = err.code || (resp.status === 429 ? "rate_limited" : "unknown");
+      const apiErr = new ApiError(code, err.message || "", {
+        status: resp.status,
+        order: data && data.order,
+        retryAfter: resp.headers.get("Retry-After"),
+      });
+      if (code === "unauthorized" && opts.auth) {
+        endSession(t("account.expired"));
+      }
+      throw apiErr;
+    }
+    return data;
+  }
+
+  // explain turns an API error into plain words, in the page's language,
+  // followed by the service's own sentence when it adds something.
+  function explain(err) {
+    let text;
+    if (err.code === "rate_limited") {
+      const s = parseInt(err.retryAfter, 10);
+      text = s > 0 ? t("error.rate_limited", { s }) : t("error.rate_limited_now");
+    } else if (has("error." + err.code)) {
+      text = t("error." + err.code);
+    } else {
+      text = t("error.unknown");
+    }
+    const detail = err.code === "network" ? "" : err.message;
+    return { text, detail };
+  }
+
+  function errorNode(err) {
+    const { text, detail } = explain(err);
+    return el("div", { className: "message error", "data-code": err.code }, [
+      el("p", { text }),
+      detail ? el("p", { className: "detail" }, [t("error.details") + " ", el("span", { lang: "en", text: detail })]) : null,
+    ]);
+  }
+
+  // ---- session ----
+
+  function loadSession() {
+    const raw = safeStorage(sessionStorage, "get", SESSION_KEY);
+    if (!raw) {
+      return null;
+    }
+    try {
+      const s = JSON.parse(raw);
+      if (s && s.token && new Date(s.expires_at) > new Date()) {
+        return s;
+      }
+    } catch (e) {
+      // A damaged entry is dropped below.
+    }
+    safeStorage(sessionStorage, "remove", SESSION_KEY);
+    return null;
+  }
+
+  async function signIn(event) {
+    event.preventDefault();
+    const input = $("api-key");
+    const key = input.value.trim();
+    if (!key) {
+      setStatus("account-status", t("account.keyMissing"), "error");
+      input.setAttribute("aria-invalid", "true");
+      input.focus();
+      return;
+    }
+    input.removeAttribute("aria-invalid");
+    $("signin-button").disabled = true;
+    setStatus("account-status", t("account.signingIn"));
+    try {
+      const s = await api("POST", "/auth/sessions/", { api_key: key });
+      state.session = { token: s.token, expires_at: s.expires_at };
+      safeStorage(sessionStorage, "set", SESSION_KEY, JSON.stringify(state.session));
+      input.value = "";
+      setStatus("account-status", "");
+      renderSession();
+      renderSearchResult();
+      loadOrders(false);
+      $("signout-button").focus();
+    } catch (err) {
+      setStatus("account-status", explain(err).text, "error");
+      input.setAttribute("aria-invalid", "true");
+      input.focus();
+    } finally {
+      $("signin-button").disabled = false;
+    }
+  }
+
+  async function signOut() {
+    const had = state.session;
+    if (had) {
+      try {
+        await api("DELETE", "/auth/sessions/current", undefined, { auth: true });
+      } catch (e) {
+        // The session ends on this page whatever the server said.
+      }
+    }
+    endSession(t("account.signedOut"));
+    $("api-key").focus();
+  }
+
+  function endSession(message) {
+    state.session = null;
+    safeStorage(sessionStorage, "remove", SESSION_KEY);
+    state.orders = { cursor: null, items: [] };
+    closeOrderPanel(false);
+    renderSession();
+    renderSearchResult();
+    renderOrders();
+    setStatus("account-status", message || "");
+  }
+
+  function renderSession() {
+    const signedIn = Boolean(state.session);
+    $("signin-form").hidden = signedIn;
+    $("signed-in").hidden = !signedIn;
+    $("orders-refresh").hidden = !signedIn;
+    $("session-text").textContent = signedIn ? t("account.signedIn", { time: formatTime(state.session.expires_at) }) : "";
+  }
+
+  // ---- search ----
+
+  function onQueryInput() {
+    // The results on screen belong to the previous clue: take them away at
+    // once, and stop the search that is still running for it.
+    cancelSearch();
+    clearResults();
+    const q = $("query").value.trim();
+    if (q.length < MIN_QUERY) {
+      setStatus("search-status", q ? t("search.tooShort") : "");
+      return;
+    }
+    state.search.timer = setTimeout(() => runSearch(q), TYPING_DELAY_MS);
+  }
+
+  function onSearchSubmit(event) {
+    event.preventDefault();
+    const q = $("query").value.trim();
+    cancelSearch();
+    if (q.length < MIN_QUERY) {
+      clearResults();
+      setStatus("search-status", t("search.tooShort"), "error");
+      $("query").focus();
+      return;
+    }
+    runSearch(q);
+  }
+
+  function onOptionChange() {
+    const q = $("query").value.trim();
+    cancelSearch();
+    clearResults();
+    if (q.length >= MIN_QUERY) {
+      runSearch(q);
+    }
+  }
+
+  function onExample(event) {
+    const button = event.target.closest("button.example");
+    if (!button) {
+      return;
+    }
+    $("query").value = button.dataset.example;
+    if (button.dataset.exampleDeep === "true") {
+      $("opt-deep").checked = true;
+    }
+    cancelSearch();
+    clearResults();
+    runSearch(button.dataset.example);
+    $("query").focus();
+  }
+
+  function cancelSearch() {
+    clearTimeout(state.search.timer);
+    state.search.timer = 0;
+    if (state.search.controller) {
+      state.search.controller.abort();
+      state.search.controller = null;
+    }
+    // Any answer still on its way is now outdated.
+    state.search.seq++;
+  }
+
+  function clearResults() {
+    state.search.result = null;
+    state.search.query = "";
+    $("results").replaceChildren();
+    $("understanding").hidden = true;
+    $("understanding").replaceChildren();
+    setStatus("search-status", "");
+  }
+
+  async function runSearch(q) {
+    const seq = ++state.search.seq;
+    const controller = new AbortController();
+    state.search.controller = controller;
+    const body = { query: q, limit: 10 };
+    if ($("opt-deep").checked) {
+      body.mode = "deep";
+    }
+    if ($("opt-discover").checked) {
+      body.discover = true;
+    }
+    $("results").setAttribute("aria-busy", "true");
+    setStatus("search-status", t("search.searching", { q }));
+    try {
+      const result = await api("POST", "/documents/companies/search/", body, { signal: controller.signal });
+      if (seq !== state.search.seq) {
+        return; // an older answer arriving late: a newer search owns the screen
+      }
+      state.search.result = result;
+      state.search.query = q;
+      renderSearchResult();
+    } catch (err) {
+      if (err.name === "AbortError" || seq !== state.search.seq) {
+        return;
+      }
+      clearResults();
+      setStatus("search-status", explain(err).text, "error");
+    } finally {
+      if (seq === state.search.seq) {
+        state.search.controller = null;
+        $("results").setAttribute("aria-busy", "false");
+      }
+    }
+  }
+
+  function renderSearchResult() {
+    const result = state.search.result;
+    if (!result) {
+      return;
+    }
+    const q = state.search.query;
+    const candidates = result.candidates || [];
+    if (candidates.length === 0) {
+      setStatus("search-status", t("search.none", { q }));
+    } else if (candidates.length === 1) {
+      setStatus("search-status", t("search.results.one", { q }));
+    } else {
+      setStatus("search-status", t("search.results.many", { n: candidates.length, q }));
+    }
+    renderUnderstanding(result.query_understanding);
+    $("results").replaceChildren(...candidates.map((c, i) => candidateCard(c, i)));
+  }
+
+  // describeUnderstanding says in words how the service read the query.
+  function describeUnderstanding(u) {
+    const parts = [];
+    if (u.kind === "lei" && u.lei) {
+      parts.push(t("understood.lei", { lei: u.lei }));
+    } else if (u.lei_valid === false) {
+      parts.push(t("understood.leiInvalid"));
+    }
+    const r = u.register_reference;
+    if (r) {
+      let s = t("understood.register", { ref: [r.type, r.number, r.suffix].filter(Boolean).join(" ") });
+      s += " " + (r.court ? t("understood.court", { court: r.court }) : t("understood.noCourt"));
+      if (r.former_court) {
+        s += " " + t("understood.formerCourt", { court: r.former_court });
+      }
+      parts.push(s);
+    }
+    if (u.name_tokens && u.name_tokens.length) {
+      parts.push(t("understood.name", { tokens: u.name_tokens.join(" ") }));
+    }
+    if (u.legal_form) {
+      parts.push(t("understood.form", { form: u.legal_form }));
+    }
+    if (u.city) {
+      parts.push(t("understood.city", { city: u.city }));
+    }
+    if (parts.length === 0) {
+      parts.push(t("understood.text"));
+    }
+    if (u.short_query) {
+      parts.push(t("understood.short"));
+    }
+    return parts.join("; ");
+  }
+
+  function renderUnderstanding(u) {
+    const node = $("understanding");
+    if (!u) {
+      node.hidden = true;
+      return;
+    }
+    const children = [el("strong", { text: t("understood.prefix") }), " " + describeUnderstanding(u) + "."];
+    for (const note of u.notes || []) {
+      children.push(el("span", { className: "note", lang: "en", text: note + "." }));
+    }
+    node.replaceChildren(...children);
+    node.hidden = false;
+  }
+
+  function notOrderableReason(c) {
+    if (c.status === "removed") {
+      return t("notOrderable.removed");
+    }
+    if (c.status === "unverified") {
+      return t("notOrderable.unverified");
+    }
+    if (!(c.documents || []).some((d) => d === "AD" || d === "CD")) {
+      return t("notOrderable.noDocuments");
+    }
+    return t("notOrderable.other");
+  }
+
+  function candidateCard(c, index) {
+    const headingId = "cand-" + index + "-name";
+    const label = c.confidence_label || "needs_verification";
+    const pct = Math.round(Math.max(0, Math.min(1, Number(c.confidence) || 0)) * 100);
+    const facts = [
+      ["field.court", c.court],
+      ["field.number", c.registry_number],
+      ["field.seat", c.city],
+      ["field.legalForm", c.legal_form],
+      ["field.source", has("source." + c.source) ? t("source." + c.source) : c.source],
+      ["field.status", has("status." + c.status) ? t("status." + c.status) : c.status],
+      ["field.lei", c.lei],
+      ["field.documents", (c.documents || []).length ? c.documents.join(", ") : t("none")],
+    ].filter(([, v]) => v);
+    const dl = el("dl", { className: "facts" });
+    for (const [key, value] of facts) {
+      dl.append(el("div", {}, [el("dt", { text: t(key) }), el("dd", { text: value })]));
+    }
+    const reasons = el("ul", { className: "reasons", lang: "en" },
+      (c.confidence_reasons || []).map((r) => el("li", { text: r })));
+    const card = el("li", { className: "card label-" + label }, [
+      el("article", { "aria-labelledby": headingId }, [
+        el("div", { className: "card-head" }, [
+          el("h3", { id: headingId, className: "card-title", text: c.name || c.profile_id }),
+          el("span", { className: "badge badge-" + label, "data-label": label, text: t("label." + label) }),
+        ]),
+        dl,
+        confidenceBar(pct, headingId),
+        el("details", { className: "why", open: true }, [el("summary", { text: t("reasons") }), reasons]),
+        orderableMark(c),
+        orderAction(c),
+      ]),
+    ]);
+    card.dataset.profileId = c.profile_id;
+    return card;
+  }
+
+  function confidenceBar(pct, headingId) {
+    const labelId = headingId + "-conf";
+    const fill = el("span", { className: "bar-fill bar-" + (pct >= 90 ? "high" : pct >= 60 ? "mid" : "low") });
+    // CSSOM, not a style attribute: the Content-Security-Policy allows no inline styles.
+    fill.style.width = pct + "%";
+    return el("div", { className: "confidence" }, [
+      el("span", { id: labelId, className: "confidence-label", text: t("confidence") }),
+      el("div", {
+        className: "bar", role: "meter", "aria-labelledby": labelId, "aria-valuemin": "0",
+        "aria-valuemax": "100", "aria-valuenow": String(pct), "aria-valuetext": pct + " %",
+      }, [fill]),
+      el("span", { className: "confidence-value", text: t("confidence.value", { pct }) }),
+    ]);
+  }
+
+  function orderableMark(c) {
+    if (c.ordering_eligible) {
+      return el("p", { className: "orderable yes", "data-orderable": "true" }, [el("span", { "aria-hidden": "true", text: "✓ " }), t("orderable")]);
+    }
+    return el("p", { className: "orderable no", "data-orderable": "false" }, [
+      el("span", { "aria-hidden": "true", text: "✗ " }), t("notOrderable") + " (" + notOrderableReason(c) + ")",
+    ]);
+  }
+
+  function orderAction(c) {
+    if (!c.ordering_eligible) {
+      return null;
+    }
+    if (!state.session) {
+      const b = el("button", { type: "button", className: "order-signin", text: t("action.signInToOrder") });
+      b.addEventListener("click", () => $("api-key").focus());
+      return b;
+    }
+    const b = el("button", { type: "button", className: "order-button primary", text: t("action.order") });
+    b.addEventListener("click", () => openOrderPanel(c, b));
+    return b;
+  }
+
+  // ---- plans, preview and order ----
+
+  async function loadPlans() {
+    try {
+      const data = await api("GET", "/documents/plans/");
+      state.plans = data.plans || [];
+    } catch (err) {
+      state.plans = err;
+    }
+  }
+
+  function openOrderPanel(candidate, opener) {
+    abortPreview();
+    state.order = { candidate, opener, idemKey: newIdempotencyKey(), previewSeq: 0, controller: null };
+    $("order-result").replaceChildren();
+    $("order-form").hidden = false;
+    $("order-company").textContent = [candidate.name, candidate.court, candidate.registry_number].filter(Boolean).join(", ");
+    fillPlanSelect();
+    const panel = $("order-panel");
+    panel.hidden = false;
+    $("order-heading").focus();
+    preview();
+  }
+
+  function closeOrderPanel(returnFocus) {
+    abortPreview();
+    const opener = state.order && state.order.opener;
+    state.order = null;
+    $("order-panel").hidden = true;
+    if (returnFocus && opener && document.body.contains(opener)) {
+      opener.focus();
+    } else if (returnFocus) {
+      $("query").focus();
+    }
+  }
+
+  function fillPlanSelect() {
+    const select = $("order-plan");
+    const previous = select.value;
+    select.replaceChildren();
+    if (!Array.isArray(state.plans) || state.plans.length === 0) {
+      select.disabled = true;
+      $("order-document").disabled = true;
+      $("order-document").replaceChildren();
+      return;
+    }
+    select.disabled = false;
+    for (const p of state.plans) {
+      select.append(el("option", { value: p.id, text: planLabel(p) }));
+    }
+    const held = state.order ? state.order.candidate.documents || [] : [];
+    const fitting = state.plans.find((p) => p.id === previous) ||
+      state.plans.find((p) => (p.document_types || []).some((d) => held.includes(d))) || state.plans[0];
+    select.value = fitting.id;
+    fillDocumentSelect();
+  }
+
+  function planLabel(p) {
+    const kind = has("plan." + p.kind) ? t("plan." + p.kind) : p.kind;
+    const price = p.credit_cost > 0 && Number(p.price) === 0 ? t("plan.credits", { n: p.credit_cost }) : formatMoney(p.price, p.currency);
+    return t("plan.option", { name: p.name, price: kind + ", " + price });
+  }
+
+  function fillDocumentSelect() {
+    const select = $("order-document");
+    const previous = select.value;
+    const plan = currentPlan();
+    select.replaceChildren();
+    if (!plan) {
+      select.disabled = true;
+      return;
+    }
+    select.disabled = false;
+    const held = state.order ? state.order.candidate.documents || [] : [];
+    for (const d of plan.document_types || []) {
+      const label = held.includes(d) ? docName(d) : t("doc.notHeld", { doc: docName(d) });
+      select.append(el("option", { value: d, text: label }));
+    }
+    const types = plan.document_types || [];
+    select.value = types.includes(previous) ? previous : types.find((d) => held.includes(d)) || types[0] || "";
+  }
+
+  function currentPlan() {
+    if (!Array.isArray(state.plans)) {
+      return null;
+    }
+    return state.plans.find((p) => p.id === $("order-plan").value) || null;
+  }
+
+  function onPlanChange() {
+    fillDocumentSelect();
+    onChoiceChange();
+  }
+
+  function onChoiceChange() {
+    if (state.order) {
+      // A different choice is a different order: it gets its own key.
+      state.order.idemKey = newIdempotencyKey();
+    }
+    $("order-result").replaceChildren();
+    preview();
+  }
+
+  function abortPreview() {
+    if (state.order && state.order.controller) {
+      state.order.controller.abort();
+      state.order.controller = null;
+    }
+  }
+
+  function orderRequest() {
+    const c = state.order.candidate;
+    const req = { company_profile_id: c.profile_id, document_type: $("order-document").value, plan_id: $("order-plan").value };
+    if (c.discovery_candidate_id) {
+      req.discovery_candidate_id = c.discovery_candidate_id;
+    }
+    return req;
+  }
+
+  async function preview() {
+    const box = $("preview");
+    const confirm = $("order-confirm");
+    confirm.disabled = true;
+    confirm.textContent = t("order.confirm");
+    if (!state.order) {
+      return;
+    }
+    if (!Array.isArray(state.plans) || state.plans.length === 0) {
+      box.replaceChildren(Array.isArray(state.plans) ? el("p", { className: "message error", text: t("order.noPlans") }) : errorNode(state.plans));
+      return;
+    }
+    abortPreview();
+    const order = state.order;
+    const seq = ++order.previewSeq;
+    const controller = new AbortController();
+    order.controller = controller;
+    box.replaceChildren(el("p", { className: "status", text: t("order.previewing") }));
+    try {
+      const p = await api("POST", "/documents/orders/preview/", orderRequest(), { auth: true, signal: controller.signal });
+      if (state.order !== order || seq !== order.previewSeq) {
+        return;
+      }
+      order.preview = p;
+      renderPreview(p);
+    } catch (err) {
+      if (err.name === "AbortError" || state.order !== order || seq !== order.previewSeq) {
+        return;
+      }
+      box.replaceChildren(errorNode(err));
+    }
+  }
+
+  // onlyOpenOrder reports a preview whose one obstacle is an open order of
+  // the same kind: the page then offers to show that order. Sending the
+  // request cannot make a second order; the service answers duplicate_order
+  // with the existing one.
+  function onlyOpenOrder(p) {
+    const blockers = p.blockers || [];
+    return !p.ordering_eligible && blockers.length > 0 && blockers.every((b) => b.code === "duplicate_order");
+  }
+
+  function renderPreview(p) {
+    const confirm = $("order-confirm");
+    confirm.disabled = !(p.ordering_eligible || onlyOpenOrder(p));
+    confirm.textContent = onlyOpenOrder(p) ? t("order.showExisting") : t("order.confirm");
+    const rows = el("dl", { className: "facts" }, [
+      el("div", {}, [el("dt", { text: t("order.estimatedTotal") }), el("dd", { className: "total", text: formatMoney(p.estimated_total, p.currency) })]),
+      p.credit_cost ? el("div", {}, [el("dt", { text: t("order.credits") }), el("dd", { text: String(p.credit_cost) })]) : null,
+    ]);
+    const children = [el("h3", { text: t("order.previewHeading") }), rows];
+    if (p.ordering_eligible) {
+      children.push(el("p", { className: "message ok", text: t("order.ready") }));
+    } else {
+      const list = el("ul", { className: "blockers" });
+      for (const b of p.blockers || []) {
+        const words = has("blocker." + b.code) ? t("blocker." + b.code) : b.message;
+        list.append(el("li", { "data-code": b.code }, [
+          el("span", { text: words }),
+          b.message && words !== b.message ? el("span", { className: "detail", lang: "en", text: " " + b.message }) : null,
+        ]));
+      }
+      children.push(el("div", { className: "message error" }, [el("p", { text: t("order.blocked") }), list]));
+    }
+    $("preview").replaceChildren(...children);
+  }
+
+  async function placeOrder(event) {
+    event.preventDefault();
+    const order = state.order;
+    const confirm = $("order-confirm");
+    if (!order || confirm.disabled) {
+      return;
+    }
+    confirm.disabled = true;
+    const result = $("order-result");
+    result.replaceChildren(el("p", { className: "status", text: t("order.placing") }));
+    try {
+      const o = await api("POST", "/documents/orders/", orderRequest(), { auth: true, headers: { "Idempotency-Key": order.idemKey } });
+      showOrder(o, t("order.created"), "ok");
+    } catch (err) {
+      if (state.order !== order) {
+        return;
+      }
+      if (err.code === "duplicate_order" && err.order) {
+        showOrder(err.order, t("order.duplicate"), "duplicate");
+        return;
+      }
+      result.replaceChildren(errorNode(err));
+      confirm.disabled = false;
+    }
+  }
+
+  function showOrder(o, headline, kind) {
+    $("order-form").hidden = true;
+    const box = el("div", { className: "message " + (kind === "ok" ? "ok" : "info"), "data-kind": kind }, [
+      el("p", { className: "headline", text: headline }),
+      orderDetails(o),
+    ]);
+    const again = el("button", { type: "button", text: t("order.back") });
+    again.addEventListener("click", () => closeOrderPanel(true));
+    $("order-result").replaceChildren(box, again);
+    $("order-heading").focus();
+    loadOrders(false);
+  }
+
+  function orderDetails(o) {
+    const company = o.company || {};
+    const rows = [
+      ["order.id", o.id],
+      ["order.for", [company.name, company.court, company.registry_number].filter(Boolean).join(", ")],
+      ["order.document", docName(o.document_type)],
+      ["order.plan", planName(o.plan_id)],
+      ["order.total", formatMoney(o.total, o.currency)],
+      ["order.status", o.status],
+      ["order.workflow", o.workflow_status],
+      ["order.createdAt", o.created_at ? formatTime(o.created_at) : ""],
+    ].filter(([, v]) => v);
+    const dl = el("dl", { className: "facts order-facts" });
+    for (const [key, value] of rows) {
+      dl.append(el("div", {}, [el("dt", { text: t(key) }), el("dd", { className: "order-" + key.split(".")[1], text: value })]));
+    }
+    const step = o.next_step || {};
+    const stepKind = has("nextStep." + step.kind) ? t("nextStep." + step.kind) : step.kind;
+    const stepNode = el("p", { className: "next-step", "data-kind": step.kind || "" }, [
+      el("strong", { text: t("order.nextStep") + ": " + (stepKind || "") }),
+      step.message ? el("span", { lang: "en", text: " " + step.message }) : null,
+    ]);
+    return el("div", { className: "order-details", "data-order-id": o.id }, [dl, stepNode]);
+  }
+
+  function planName(id) {
+    const p = Array.isArray(state.plans) ? state.plans.find((x) => x.id === id) : null;
+    return p ? p.name : id;
+  }
+
+  function renderOrderPanelTexts() {
+    if (!state.order) {
+      return;
+    }
+    fillPlanSelect();
+    if (state.order.preview) {
+      renderPreview(state.order.preview);
+    }
+  }
+
+  // ---- orders list ----
+
+  async function loadOrders(more) {
+    if (!state.session) {
+      renderOrders();
+      return;
+    }
+    setStatus("orders-status", t("orders.loading"));
+    const cursor = more ? state.orders.cursor : null;
+    try {
+      const data = await api("GET", "/documents/orders/?limit=20" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : ""), undefined, { auth: true });
+      const items = data.orders || [];
+      state.orders = { cursor: data.next_cursor || null, items: more ? state.orders.items.concat(items) : items };
+      renderOrders();
+    } catch (err) {
+      if (state.session) {
+        setStatus("orders-status", explain(err).text, "error");
+      }
+    }
+  }
+
+  function renderOrders() {
+    const list = $("orders-list");
+    $("orders-more").hidden = !(state.session && state.orders.cursor);
+    if (!state.session) {
+      list.replaceChildren();
+      setStatus("orders-status", t("orders.signIn"));
+      return;
+    }
+    const items = state.orders.items;
+    if (items.length === 0) {
+      list.replaceChildren();
+      setStatus("orders-status", t("orders.none"));
+      return;
+    }
+    setStatus("orders-status", items.length === 1 ? t("orders.count.one") : t("orders.count.many", { n: items.length }));
+    list.replaceChildren(...items.map((o) => el("li", { className: "order-item" }, [orderDetails(o)])));
+  }
+
+  // ---- start ----
+
+  function start() {
+    state.lang = pickLanguage();
+    state.session = loadSession();
+    $("lang-switch").addEventListener("click", switchLanguage);
+    $("signin-form").addEventListener("submit", signIn);
+    $("signout-button").addEventListener("click", signOut);
+    $("search-form").addEventListener("submit", onSearchSubmit);
+    $("query").addEventListener("input", onQueryInput);
+    $("opt-deep").addEventListener("change", onOptionChange);
+    $("opt-discover").addEventListener("change", onOptionChange);
+    document.querySelector(".examples").addEventListener("click", onExample);
+    $("order-plan").addEventListener("change", onPlanChange);
+    $("order-document").addEventListener("change", onChoiceChange);
+    $("order-form").addEventListener("submit", placeOrder);
+    $("order-back").addEventListener("click", () => closeOrderPanel(true));
+    $("order-panel").addEventListener("keydown", (e) => {
+      if (e.key === "Escape") {
+        closeOrderPanel(true);
+      }
+    });
+    $("orders-refresh").addEventListener("click", () => loadOrders(false));
+    $("orders-more").addEventListener("click", () => loadOrders(true));
+    applyLanguage();
+    loadPlans().then(() => {
+      if (state.order) {
+        fillPlanSelect();
+        preview();
+      }
+    });
+    if (state.session) {
+      loadOrders(false);
+    }
+    document.body.dataset.ready = "true";
+  }
+
+  start();
+})();
