@@ -24,6 +24,8 @@ type Court struct {
 	Former bool
 }
 
+//go:generate go test -run TestCourtTableGenerated -update-courts .
+
 // courtsCSV is the court table generated from the court lists in the shared
 // data directory (see courts_gen_test.go): XJustiz codes (XJustiz/XUnternehmen
 // code lists), display names as OffeneRegister.de writes them (CC BY 4.0),

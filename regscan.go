@@ -46,7 +46,7 @@ var courtFillers = map[string]bool{
 }
 
 // formerWords introduce the former court: "Oldenburg (Oldenburg) früher Varel".
-var formerWords = map[string]bool{"frueher": true, "frueher:": true, "vormals": true, "ehemals": true}
+var formerWords = map[string]bool{"frueher": true, "fruher": true, "vormals": true, "ehemals": true}
 
 // tokenKind classifies a scanned token.
 type tokenKind uint8
