@@ -33,7 +33,8 @@ func Tokens(folded string) []string { return strings.Fields(folded) }
 // name and query, so it writes straight into one builder.
 func fold(s string, transliterate bool) string {
 	if !isASCII(s) {
-		s = norm.NFD.String(s)
+		// invalid bytes would stop norm from decomposing what follows them
+		s = norm.NFD.String(strings.ToValidUTF8(s, " "))
 	}
 	var out, cur strings.Builder
 	out.Grow(len(s))
