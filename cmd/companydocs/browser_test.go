@@ -1,0 +1,516 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"companydocs/data"
+	"companydocs/index"
+	"companydocs/ingest"
+
+	"github.com/chromedp/chromedp"
+)
+
+// browserSampleRecords bounds how much of the embedded sample the browser
+// test ingests; the fixture file adds the hand-checked records it searches.
+const browserSampleRecords = 3000
+
+// TestBrowserPage drives the web page in headless Chromium against the real
+// server on real register records: search, labels and reasons, sign-in,
+// preview with blockers, order, duplicate, orders list, language, sign-out.
+func TestBrowserPage(t *testing.T) {
+	chrome := browserExecutable(t)
+	fixtures := filepath.Join(browserSharedData(t), "offeneregister", "fixtures_665.jsonl")
+	m := startBrowserServer(t, fixtures)
+	base := "http://" + m.Addr() + "/"
+	checkPageHeaders(t, base)
+
+	key, err := m.Ordering.CreateAccount("browser-test", 0)
+	if err != nil {
+		t.Fatalf("create account: %v", err)
+	}
+	ctx := newBrowser(t, chrome)
+	p := &pageDriver{t: t, ctx: ctx}
+
+	p.run("open the page", chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS("#query")))
+	p.waitJS("the page script started", `document.body.dataset.ready === "true"`)
+	p.useEnglish()
+	p.searchRegisterNumber()
+	p.typeNewClueClearsResults()
+	p.searchRheinbahn()
+	p.signIn(key)
+	orderID := p.orderAndDuplicate()
+	p.checkOrdersList(orderID)
+	p.checkBlockersInWords()
+	p.checkGerman()
+	p.checkPhoneWidth()
+	p.signOut()
+}
+
+// stepTimeout bounds one browser step, so that a page that never gets to
+// the expected state fails the step instead of hanging the test.
+const stepTimeout = 20 * time.Second
+
+// pageDriver runs the browser steps of one test and fails it with the
+// name of the step that went wrong.
+type pageDriver struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (p *pageDriver) run(step string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		p.fail(step, err)
+	}
+}
+
+// value runs one action that reads something from the page.
+func value[T any](p *pageDriver, step string, action chromedp.Action[T]) T {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, action)
+	if err != nil {
+		p.fail(step, err)
+	}
+	return v
+}
+
+// fail ends the test at a failed step, with what the page showed then.
+func (p *pageDriver) fail(step string, err error) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+	defer cancel()
+	shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").innerText`))
+	p.t.Fatalf("%s: %v\npage text:\n%s", step, err, shown)
+}
+
+// eval runs a JavaScript expression on the page and decodes its value.
+func eval[T any](p *pageDriver, step, expr string) T {
+	p.t.Helper()
+	return value(p, step, chromedp.Evaluate[T](expr))
+}
+
+// waitJS waits until a JavaScript condition holds on the page.
+func (p *pageDriver) waitJS(step, cond string) {
+	p.t.Helper()
+	value(p, step, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout)))
+}
+
+// text reads the visible text of the first element a CSS selector finds.
+func (p *pageDriver) text(step, selector string) string {
+	p.t.Helper()
+	return strings.TrimSpace(value(p, step, chromedp.Text(chromedp.CSS(selector), chromedp.NodeVisible)))
+}
+
+func (p *pageDriver) useEnglish() {
+	p.t.Helper()
+	if eval[string](p, "read the page language", `document.documentElement.lang`) != "en" {
+		p.run("switch to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+	}
+	if got := p.text("read the search heading", "#search-heading"); got != "Search" {
+		p.t.Fatalf("search heading in English = %q, want %q", got, "Search")
+	}
+}
+
+// cardView is what a result card shows, read from the page.
+type cardView struct {
+	Name      string   `json:"name"`
+	Label     string   `json:"label"`
+	Badge     string   `json:"badge"`
+	Reasons   []string `json:"reasons"`
+	Orderable string   `json:"orderable"`
+	Mark      string   `json:"mark"`
+	Facts     string   `json:"facts"`
+	Meter     string   `json:"meter"`
+	Action    string   `json:"action"`
+}
+
+const readCards = `[...document.querySelectorAll("#results > li.card")].map(li => ({
+	name: li.querySelector("h3").textContent,
+	label: li.querySelector(".badge").dataset.label,
+	badge: li.querySelector(".badge").textContent,
+	reasons: [...li.querySelectorAll(".reasons li")].map(x => x.textContent),
+	orderable: li.querySelector(".orderable").dataset.orderable,
+	mark: li.querySelector(".orderable").textContent,
+	facts: li.querySelector(".facts").textContent,
+	meter: li.querySelector("[role=meter]").getAttribute("aria-valuenow"),
+	action: (li.querySelector("button") || {textContent: ""}).textContent,
+}))`
+
+func (p *pageDriver) cards() []cardView {
+	p.t.Helper()
+	return eval[[]cardView](p, "read the result cards", readCards)
+}
+
+// typeClue replaces the search box's text by typing, as a person would.
+func (p *pageDriver) typeClue(clue string) {
+	p.t.Helper()
+	eval[bool](p, "empty the search box", `(() => { const q = document.querySelector("#query");
+		q.value = ""; q.dispatchEvent(new Event("input")); return true; })()`)
+	p.run("type "+clue, chromedp.SendKeys(chromedp.CSS("#query"), clue))
+}
+
+func (p *pageDriver) searchRegisterNumber() {
+	p.t.Helper()
+	p.typeClue("HRB 562 Düsseldorf")
+	p.waitJS("results for HRB 562", `document.querySelector("#understanding").textContent.includes("HRB 562")`)
+	understood := p.text("read the understanding line", "#understanding")
+	if !strings.Contains(understood, "register number HRB 562 at the register court Düsseldorf") {
+		p.t.Fatalf("understanding line = %q, want the register reference with its court", understood)
+	}
+	cards := p.cards()
+	if cards[0].Name != "Rheinbahn AG" || cards[0].Label != "exact" || cards[0].Badge != "Exact match" {
+		p.t.Fatalf("top card for HRB 562 Düsseldorf = %+v, want Rheinbahn AG with the exact badge", cards[0])
+	}
+	if len(cards[0].Reasons) == 0 || cards[0].Orderable != "true" || cards[0].Meter == "" {
+		p.t.Fatalf("top card lacks reasons, orderable mark or confidence: %+v", cards[0])
+	}
+	if cards[0].Action != "Sign in to order" {
+		p.t.Fatalf("signed-out orderable card offers %q, want %q", cards[0].Action, "Sign in to order")
+	}
+}
+
+// typeNewClueClearsResults changes the clue: the moment it changes, the
+// cards of the previous clue must be gone, before any new answer arrives.
+func (p *pageDriver) typeNewClueClearsResults() {
+	p.t.Helper()
+	p.run("change the clue", chromedp.SendKeys(chromedp.CSS("#query"), "x"))
+	left := eval[int](p, "count cards after typing", `document.querySelectorAll("#results > li").length + (document.querySelector("#understanding").hidden ? 0 : 1)`)
+	if left != 0 {
+		p.t.Fatalf("%d stale result elements stayed on screen after the clue changed", left)
+	}
+}
+
+// searchRheinbahn searches by name and seat: one exact card, and weaker
+// cards that say why they cannot be ordered.
+func (p *pageDriver) searchRheinbahn() {
+	p.t.Helper()
+	p.typeClue("Rheinbahn AG Düsseldorf")
+	p.waitJS("results for Rheinbahn", `document.querySelector("#search-status").textContent.includes("Rheinbahn AG Düsseldorf") &&
+		document.querySelectorAll("#results > li.card").length > 0`)
+	cards := p.cards()
+	top := cards[0]
+	if top.Name != "Rheinbahn AG" || top.Label != "exact" || len(top.Reasons) == 0 || top.Orderable != "true" {
+		p.t.Fatalf("top card = %+v, want Rheinbahn AG, exact, orderable, with reasons", top)
+	}
+	if !strings.Contains(top.Facts, "HRB 562") || !strings.Contains(top.Facts, "Düsseldorf") {
+		p.t.Fatalf("top card facts %q lack register number HRB 562 and Düsseldorf", top.Facts)
+	}
+	for _, c := range cards[1:] {
+		if c.Label == "exact" {
+			p.t.Fatalf("a second exact card %q: at most one candidate may be exact", c.Name)
+		}
+	}
+	for _, c := range cards {
+		if c.Orderable == "false" && !strings.Contains(c.Mark, "Not orderable (") {
+			p.t.Errorf("card %q is not orderable but does not say why: %q", c.Name, c.Mark)
+		}
+	}
+	understood := p.text("read the understanding line", "#understanding")
+	if !strings.Contains(understood, "Understood as:") || !strings.Contains(understood, "legal form AG") {
+		p.t.Fatalf("understanding line = %q, want the legal form AG named", understood)
+	}
+}
+
+func (p *pageDriver) signIn(key string) {
+	p.t.Helper()
+	p.run("sign in",
+		chromedp.SendKeys(chromedp.CSS("#api-key"), key),
+		chromedp.Click(chromedp.CSS("#signin-button")),
+		chromedp.WaitVisible(chromedp.CSS("#signout-button")))
+	type sessionPlace struct {
+		Stored bool   `json:"stored"`
+		Cookie string `json:"cookie"`
+		URL    string `json:"url"`
+		Key    string `json:"key"`
+	}
+	where := eval[sessionPlace](p, "inspect where the session lives", `({
+		stored: JSON.parse(sessionStorage.getItem("companydocs.session") || "{}").token !== undefined,
+		cookie: document.cookie, url: location.href, key: document.querySelector("#api-key").value})`)
+	if !where.Stored || where.Cookie != "" || strings.Contains(where.URL, "token") || where.Key != "" {
+		p.t.Fatalf("session storage = %+v: want the token in sessionStorage only and the key field emptied", where)
+	}
+	p.waitJS("order button on the exact card", `document.querySelector("#results > li.card .order-button") !== null`)
+}
+
+// orderState is the order panel's outcome, read from the page.
+type orderState struct {
+	Kind     string `json:"kind"`
+	ID       string `json:"id"`
+	NextStep string `json:"next_step"`
+	StepText string `json:"step_text"`
+	Status   string `json:"status"`
+	Workflow string `json:"workflow"`
+}
+
+const readOrder = `(() => { const r = document.querySelector("#order-result [data-kind]");
+	const d = r.querySelector(".order-details"); return {
+	kind: r.dataset.kind, id: d.dataset.orderId,
+	next_step: d.querySelector(".next-step").dataset.kind, step_text: d.querySelector(".next-step").textContent,
+	status: d.querySelector(".order-status").textContent, workflow: d.querySelector(".order-workflow").textContent}; })()`
+
+// placeOrder opens the order panel on the exact card, waits for the
+// preview of the default plan and confirms it. With open set, the preview
+// must name the open order and offer to show it instead.
+func (p *pageDriver) placeOrder(open bool) orderState {
+	p.t.Helper()
+	p.run("open the order panel",
+		chromedp.Click(chromedp.CSS("#results > li.card .order-button")),
+		chromedp.WaitVisible(chromedp.CSS("#order-panel")))
+	focused := eval[string](p, "read the focused element", `document.activeElement.id`)
+	if focused != "order-heading" {
+		p.t.Fatalf("focus after opening the order panel is on %q, want the panel heading", focused)
+	}
+	p.waitJS("a preview", `document.querySelector("#preview .message") !== null && !document.querySelector("#order-confirm").disabled`)
+	if total := p.text("read the estimated total", "#preview .total"); !strings.Contains(total, "4.50") {
+		p.t.Fatalf("estimated total = %q, want the plan price 4.50", total)
+	}
+	button := p.text("read the confirm button", "#order-confirm")
+	blocker := eval[string](p, "read the blockers", `[...document.querySelectorAll("#preview .blockers li")].map(li => li.dataset.code).join(",")`)
+	if open && (blocker != "duplicate_order" || button != "Show the existing order") {
+		p.t.Fatalf("preview of a second identical order: blockers %q, button %q; want duplicate_order and an offer to show it", blocker, button)
+	} else if !open && (blocker != "" || button != "Confirm order") {
+		p.t.Fatalf("preview of a first order: blockers %q, button %q; want none and Confirm order", blocker, button)
+	}
+	p.run("confirm the order", chromedp.Click(chromedp.CSS("#order-confirm")))
+	p.waitJS("the order outcome", `document.querySelector("#order-result [data-kind]") !== null`)
+	return eval[orderState](p, "read the order", readOrder)
+}
+
+func (p *pageDriver) orderAndDuplicate() string {
+	p.t.Helper()
+	first := p.placeOrder(false)
+	if first.Kind != "ok" || first.ID == "" || first.Status != "PREVIEW_READY" || first.Workflow != "started" {
+		p.t.Fatalf("first order = %+v, want a new PREVIEW_READY order, workflow started", first)
+	}
+	if first.NextStep != "payment" || !strings.Contains(first.StepText, first.ID) {
+		p.t.Fatalf("next step = %+v, want payment for the one-off plan, naming the order", first)
+	}
+	p.screenshot("browser-order.png")
+	p.run("go back to the results", chromedp.Click(chromedp.CSS("#order-result button")), chromedp.WaitNotVisible(chromedp.CSS("#order-panel")))
+	again := p.placeOrder(true)
+	if again.Kind != "duplicate" || again.ID != first.ID {
+		p.t.Fatalf("second identical order = %+v, want duplicate_order showing order %s", again, first.ID)
+	}
+	return first.ID
+}
+
+func (p *pageDriver) checkOrdersList(orderID string) {
+	p.t.Helper()
+	p.waitJS("the orders list", `document.querySelectorAll("#orders-list > li").length > 0`)
+	ids := eval[[]string](p, "read the orders list", `[...document.querySelectorAll("#orders-list .order-details")].map(d => d.dataset.orderId)`)
+	if len(ids) != 1 || ids[0] != orderID {
+		p.t.Fatalf("orders list = %v, want exactly the order %s", ids, orderID)
+	}
+}
+
+// checkBlockersInWords picks the credit plan on an account without
+// credits: the preview must explain the blocker and keep confirm disabled.
+func (p *pageDriver) checkBlockersInWords() {
+	p.t.Helper()
+	p.run("open the order panel again",
+		chromedp.Click(chromedp.CSS("#order-result button")), chromedp.WaitNotVisible(chromedp.CSS("#order-panel")),
+		chromedp.Click(chromedp.CSS("#results > li.card .order-button")), chromedp.WaitVisible(chromedp.CSS("#order-panel")))
+	p.waitJS("the first preview", `document.querySelector("#preview .message") !== null`)
+	eval[string](p, "choose the credit plan", `(() => { const s = document.querySelector("#order-plan");
+		s.value = "subscription-basic"; s.dispatchEvent(new Event("change")); return s.value; })()`)
+	p.waitJS("the blocked preview", `document.querySelector("#preview [data-code=insufficient_credits]") !== null`)
+	words := p.text("read the blocker", "#preview [data-code=insufficient_credits]")
+	disabled := eval[bool](p, "read the confirm button", `document.querySelector("#order-confirm").disabled`)
+	if !strings.Contains(words, "not have enough credits") || !disabled {
+		p.t.Fatalf("blocker = %q, confirm disabled = %v; want the credits explained and no way to confirm", words, disabled)
+	}
+}
+
+func (p *pageDriver) screenshot(name string) {
+	p.t.Helper()
+	png := value(p, "take a screenshot", chromedp.FullScreenshot(100))
+	dir := os.Getenv("COMPANYDOCS_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = p.t.TempDir()
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		p.t.Fatalf("save screenshot: %v", err)
+	}
+	p.t.Logf("screenshot saved to %s (set COMPANYDOCS_SCREENSHOT_DIR to keep it)", path)
+}
+
+func (p *pageDriver) checkGerman() {
+	p.t.Helper()
+	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
+	heading := p.text("read the search heading", "#search-heading")
+	badge := p.text("read the top badge", "#results > li.card .badge")
+	lang := eval[string](p, "read the page language", `document.documentElement.lang`)
+	if heading != "Suche" || badge != "Exakter Treffer" || lang != "de" {
+		p.t.Fatalf("German page: heading %q, badge %q, lang %q", heading, badge, lang)
+	}
+	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+}
+
+// checkPhoneWidth shows the page on a phone-sized screen: nothing may be
+// wider than the screen (no sideways scrolling).
+func (p *pageDriver) checkPhoneWidth() {
+	p.t.Helper()
+	p.run("emulate a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
+	p.screenshot("browser-phone.png")
+	width := eval[int](p, "measure the page width", `document.documentElement.scrollWidth`)
+	if width > 375 {
+		p.t.Fatalf("on a 375 px screen the page is %d px wide", width)
+	}
+	p.run("leave the phone view", chromedp.ResetViewport())
+}
+
+func (p *pageDriver) signOut() {
+	p.t.Helper()
+	p.run("sign out", chromedp.Click(chromedp.CSS("#signout-button")), chromedp.WaitVisible(chromedp.CSS("#api-key")))
+	type signedOut struct {
+		Stored  bool   `json:"stored"`
+		Action  string `json:"action"`
+		Panel   bool   `json:"panel"`
+		Focused string `json:"focused"`
+	}
+	after := eval[signedOut](p, "inspect the signed-out page", `({stored: sessionStorage.getItem("companydocs.session") !== null,
+		action: document.querySelector("#results > li.card button").textContent,
+		panel: !document.querySelector("#order-panel").hidden, focused: document.activeElement.id})`)
+	if after.Stored || after.Action != "Sign in to order" || after.Panel || after.Focused != "api-key" {
+		p.t.Fatalf("after sign-out: %+v; want no stored session, no order panel, sign-in offered and focused", after)
+	}
+}
+
+// checkPageHeaders asserts the page and its files carry the security headers.
+func checkPageHeaders(t *testing.T, base string) {
+	t.Helper()
+	for _, path := range []string{"", "static/app.js", "static/i18n.js", "static/app.css"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET /%s: %v", path, err)
+		}
+		resp.Body.Close()
+		csp := resp.Header.Get("Content-Security-Policy")
+		if resp.StatusCode != http.StatusOK || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") ||
+			resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("X-Frame-Options") != "DENY" ||
+			resp.Header.Get("Referrer-Policy") != "no-referrer" {
+			t.Fatalf("GET /%s: status %d, headers %v", path, resp.StatusCode, resp.Header)
+		}
+	}
+}
+
+// startBrowserServer ingests part of the embedded sample plus the fixture
+// file into a temp data directory and starts the real server on it.
+func startBrowserServer(t *testing.T, fixtures string) *Main {
+	t.Helper()
+	dir := t.TempDir()
+	sample := filepath.Join(t.TempDir(), "sample.jsonl.bz2")
+	if err := os.WriteFile(sample, data.Sample, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &bytes.Buffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	inputs := []ingest.Input{{Path: sample}, {Path: fixtures}}
+	if _, _, err := buildGeneration(context.Background(), dir, inputs, index.DefaultKeep, browserSampleRecords, nil, logger); err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	m := NewMain()
+	m.Stdout, m.Stderr = io.Discard, logs
+	if err := m.ParseFlags([]string{"--data-dir", dir, "--addr", "127.0.0.1:0", "--log-format", "text", "--log-level", "warn"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatalf("run: %v\n%s", err, logs)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs)
+		}
+	})
+	return m
+}
+
+// newBrowser starts headless Chromium with its own profile directory and
+// no traffic of its own (updates, sync, background networking).
+func newBrowser(t *testing.T, chrome string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chrome),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1024, 900),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("lang", "en-US"),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	// The first Do starts the browser; its context must carry no deadline,
+	// or the deadline would stop the browser (each step has its own).
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		cancelCtx()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", chrome, err)
+	}
+	return ctx
+}
+
+// browserExecutable finds Chromium. Without it the test skips, except in
+// CI (CI=true), where a missing browser is a failure.
+func browserExecutable(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	msg := "no Chromium found (looked for chromium, chromium-browser, google-chrome): install it with apt-get install chromium to run the browser test"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// browserSharedData finds shared/data by walking up from the package.
+func browserSharedData(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		candidate := filepath.Join(dir, "shared", "data")
+		if st, err := os.Stat(candidate); err == nil && st.IsDir() {
+			return candidate
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("shared/data not found above the package: the browser test needs its fixture records")
+		}
+		dir = parent
+	}
+}
