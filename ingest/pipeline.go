@@ -122,7 +122,7 @@ func (r *run) file(ctx context.Context, index, total int, in Input) error {
 			r.opts.Progress(r.progress(f, index, total, done))
 		}
 	}
-	err = f.Read(ctx, func(item Item) error {
+	err = readAhead(ctx, f, r.opts.MaxLineBytes, func(item Item) error {
 		if r.opts.MaxRecords > 0 && stats.Records >= r.opts.MaxRecords {
 			return errStop
 		}
@@ -133,7 +133,7 @@ func (r *run) file(ctx context.Context, index, total int, in Input) error {
 			report(false)
 		}
 		return r.item(f, item)
-	}, WithMaxLineBytes(r.opts.MaxLineBytes))
+	})
 	stats.Elapsed = time.Since(fileStart)
 	r.sum.Files = append(r.sum.Files, stats)
 	if err != nil && err != errStop {
@@ -303,4 +303,53 @@ func (r *run) countDiscovery(rec *GLEIFRecord, m gleifMatch, p *companydocs.Prof
 	if len(r.sum.Conflicts) < MaxConflictsListed {
 		r.sum.Conflicts = append(r.sum.Conflicts, Conflict{LEI: rec.LEI, Reason: m.conflict, Detail: m.detail, Location: at})
 	}
+}
+
+// readAheadBatch is how many decoded items travel together from the
+// decoding goroutine to the one that stores them.
+const readAheadBatch = 256
+
+// readAhead reads and decodes f in its own goroutine while fn (which stores
+// into the sink) runs in the caller's: with decompression in a third
+// goroutine, the three stages overlap. Items reach fn in file order.
+func readAhead(ctx context.Context, f *File, maxLine int, fn func(Item) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []Item, 4)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		batch := make([]Item, 0, readAheadBatch)
+		err := f.Read(ctx, func(item Item) error {
+			batch = append(batch, item)
+			if len(batch) < readAheadBatch {
+				return nil
+			}
+			select {
+			case batches <- batch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			batch = make([]Item, 0, readAheadBatch)
+			return nil
+		}, WithMaxLineBytes(maxLine))
+		if err == nil && len(batch) > 0 {
+			select {
+			case batches <- batch:
+			case <-ctx.Done():
+			}
+		}
+		readErr <- err
+	}()
+	for batch := range batches {
+		for _, item := range batch {
+			if err := fn(item); err != nil {
+				cancel()
+				for range batches { // let the reader finish
+				}
+				return err
+			}
+		}
+	}
+	return <-readErr
 }
