@@ -76,7 +76,7 @@ func NewServer(config Config, logger *slog.Logger) *Server {
 		ReadTimeout:             config.ReadTimeout,
 		WriteTimeout:            config.WriteTimeout,
 		IdleTimeout:             60 * time.Second,
-		ErrorHandler:            s.handleError,
+		ErrorHandler:            s.handleServerError,
 		DisableStartupMessage:   true,
 		StrictRouting:           false,
 		EnableTrustedProxyCheck: len(config.TrustedProxies) > 0,

@@ -31,11 +31,24 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		}
 	}
 	elapsed := time.Since(start)
-	route, method := routeOf(c, err), c.Method()
+	route, method := routeOf(c, err), methodOf(c)
 	status := c.Response().StatusCode()
 	s.Metrics.observeRequest(route, method, status, code, elapsed)
 	s.logRequest(c, route, method, status, code, elapsed)
 	return nil
+}
+
+// handleServerError is Fiber's error handler. observe answers every error
+// of the routes itself, so what reaches this comes from the HTTP server
+// before any route ran (body too large, malformed request): it is
+// answered, logged and counted here, under the unmatched route.
+func (s *Server) handleServerError(c *fiber.Ctx, err error) error {
+	code := companydocs.ErrorCode(translateFiberError(err))
+	herr := s.handleError(c, err)
+	method, status := methodOf(c), c.Response().StatusCode()
+	s.Metrics.observeRequest(unmatchedRoute, method, status, code, 0)
+	s.logRequest(c, unmatchedRoute, method, status, code, 0)
+	return herr
 }
 
 // logRequest writes the request's log line; probes and scrapes go to the
@@ -74,6 +87,20 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// methodOf returns the request method as a string that outlives the
+// request: Fiber's c.Method() shares a buffer that the next request on the
+// connection overwrites, and metric labels are kept.
+func methodOf(c *fiber.Ctx) string {
+	m := c.Method()
+	for _, known := range []string{fiber.MethodGet, fiber.MethodPost, fiber.MethodDelete, fiber.MethodHead,
+		fiber.MethodPut, fiber.MethodPatch, fiber.MethodOptions} {
+		if m == known {
+			return known
+		}
+	}
+	return "other"
 }
 
 func isProbe(route string) bool {

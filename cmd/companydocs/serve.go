@@ -223,7 +223,14 @@ func (m *Main) createDemo() error {
 	}
 	m.DemoKey = key
 	if created {
-		fmt.Fprintf(m.Stdout, "Created the demo account.\n")
+		// The account starts with ordering.DemoCredits; --demo-credits
+		// sets the balance of a new demo account.
+		if d := int64(m.Config.DemoCredits) - ordering.DemoCredits; d != 0 {
+			if err := m.Ordering.AddCredits(ordering.DemoAccount, d); err != nil {
+				return fmt.Errorf("set demo credits: %w", err)
+			}
+		}
+		fmt.Fprintf(m.Stdout, "Created the demo account with %d credits.\n", m.Config.DemoCredits)
 	}
 	fmt.Fprintf(m.Stdout, "Demo API key (shown once; a new one is issued at every --demo start): %s\n", key)
 	return nil
