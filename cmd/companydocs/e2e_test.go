@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -169,6 +170,15 @@ type testServer struct {
 
 	mu        sync.Mutex
 	exchanges []exchange
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// shutdown closes the Main once; later calls return the first result.
+func (s *testServer) shutdown() error {
+	s.closeOnce.Do(func() { s.closeErr = s.Close() })
+	return s.closeErr
 }
 
 // startServer runs Main with --addr 127.0.0.1:0 on dataDir (which must
@@ -189,7 +199,7 @@ func startServer(tb testing.TB, dataDir string, args ...string) *testServer {
 		tb.Fatalf("run: %v\n%s", err, s.logs.String())
 	}
 	tb.Cleanup(func() {
-		if err := s.Close(); err != nil {
+		if err := s.shutdown(); err != nil {
 			tb.Errorf("close: %v", err)
 		}
 	})
@@ -698,4 +708,79 @@ func TestNotReadyAndRateLimited(t *testing.T) {
 			t.Errorf("no response with status %d was checked (seen %v)", status, seen)
 		}
 	}
+}
+
+// TestShutdownFinishesInFlightRequests starts a request, shuts the server
+// down while the request is in flight, and checks that the request is
+// answered, Close succeeds, and the data directory (index and the bbolt
+// order store) can be opened again at once.
+func TestShutdownFinishesInFlightRequests(t *testing.T) {
+	dir := t.TempDir()
+	mustBuild(t, dir, 300, offeneRegister(t, "fixtures_665.jsonl"))
+	s := startServer(t, dir)
+	body := `{"query":"Rheinbahn Düsseldorf"}`
+	conn, br := startRequestAwaitingBody(t, s.Addr(), "/api/v1/documents/companies/search/", len(body))
+	defer conn.Close()
+
+	closed := make(chan error, 1)
+	go func() { closed <- s.shutdown() }()
+	waitListenerClosed(t, s.Addr())
+	if _, err := io.WriteString(conn, body); err != nil {
+		t.Fatalf("send the body during shutdown: %v", err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("the in-flight request got no response: %v", err)
+	}
+	respBody, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var res struct{ Candidates []candidate }
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(respBody, &res) != nil {
+		t.Fatalf("in-flight search during shutdown: status %d, body %s", resp.StatusCode, respBody)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("close: %v", err)
+	}
+
+	again := startServer(t, dir) // fails if the order store or the index is still locked
+	again.mustJSON(t, http.StatusOK, nil, "GET", "/readyz", "")
+	if _, err := again.Ordering.CreateAccount("after-restart", 1); err != nil {
+		t.Fatalf("the reopened order store does not take writes: %v", err)
+	}
+}
+
+// startRequestAwaitingBody sends the headers of a JSON POST with
+// "Expect: 100-continue" and waits for "100 Continue": from then on the
+// server is inside the request, waiting for the body.
+func startRequestAwaitingBody(t *testing.T, addr, path string, length int) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", path, addr, length)
+	br := bufio.NewReader(conn)
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.Contains(line, " 100 ") {
+		t.Fatalf("want 100 Continue, got %q, %v", line, err)
+	}
+	if blank, err := br.ReadString('\n'); err != nil || strings.TrimSpace(blank) != "" {
+		t.Fatalf("after 100 Continue: %q, %v", blank, err)
+	}
+	return conn, br
+}
+
+// waitListenerClosed returns once new connections are refused, i.e. the
+// shutdown has begun.
+func waitListenerClosed(t *testing.T, addr string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return
+		}
+		c.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the server still accepts connections after Close began")
 }
