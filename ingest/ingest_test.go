@@ -245,3 +245,28 @@ func cloneProfile(p *companydocs.Profile) *companydocs.Profile {
 	c := *p
 	return &c
 }
+
+func TestCompanyNumberFallbackToAttributes(t *testing.T) {
+	// Real Kiel line (X1517R_HRB53KI) with its company_number removed: the
+	// identity is rebuilt from _registerArt, _registerNummer, the suffix and
+	// the registrar's name.
+	line := `{"all_attributes": {"_registerArt": "HRB", "_registerNummer": "53", "_registerNummerSuffix": "KI", "additional_data": {"AD": false, "CD": false, "DK": false, "HD": true, "SI": false, "UT": false, "VÖ": false}, "federal_state": "Schleswig-Holstein", "native_company_number": "Kiel HRB 53 KI", "registered_office": "Kiel", "registrar": "Kiel"}, "company_number": "", "current_status": "removed", "jurisdiction_code": "de", "name": "x", "retrieved_at": "2018-06-19T12:00:27Z"}`
+	p, err := DecodeOffeneRegisterLine([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := companydocs.ParseCompanyNumber("X1517R_HRB53KI")
+	if p.Ref != ref || p.ID != companydocs.ProfileID(ref) || !p.Verified {
+		t.Errorf("ref %+v (id %s), want %+v", p.Ref, p.ID, ref)
+	}
+	for _, tt := range []struct{ line, reason string }{
+		{strings.Replace(line, `"registrar": "Kiel"`, `"registrar": "Atlantis"`, 1), ReasonUnknownCourt},
+		{strings.Replace(line, `"_registerArt": "HRB"`, `"_registerArt": ""`, 1), ReasonNoRegisterRef},
+		{strings.Replace(strings.Replace(line, `"company_number": ""`, `"company_number": "X1517R_HRB53KI"`, 1), `"name": "x"`, `"name": " \n "`, 1), ReasonNoName},
+		{line[:200], ReasonInvalidJSON},
+	} {
+		if _, err := DecodeOffeneRegisterLine([]byte(tt.line)); err == nil || !strings.HasPrefix(err.Error(), tt.reason) {
+			t.Errorf("err = %v, want reason %q", err, tt.reason)
+		}
+	}
+}
