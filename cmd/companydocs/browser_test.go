@@ -21,8 +21,9 @@ import (
 )
 
 // browserSampleRecords bounds how much of the embedded sample the browser
-// test ingests; the fixture file adds the hand-checked records it searches.
-const browserSampleRecords = 3000
+// test ingests (enough for other companies with the same register number);
+// the fixture file adds the hand-checked records it searches.
+const browserSampleRecords = 1000
 
 // TestBrowserPage drives the web page in headless Chromium against the real
 // server on real register records: search, labels and reasons, sign-in,
@@ -227,6 +228,16 @@ func (p *pageDriver) searchRheinbahn() {
 
 func (p *pageDriver) signIn(key string) {
 	p.t.Helper()
+	p.run("sign in with a wrong key",
+		chromedp.SendKeys(chromedp.CSS("#api-key"), "cdk_not-a-key"),
+		chromedp.Click(chromedp.CSS("#signin-button")))
+	p.waitJS("the wrong key explained", `document.querySelector("#account-status.error") !== null`)
+	refused := p.text("read the sign-in message", "#account-status")
+	invalid := eval[string](p, "read the key field", `document.querySelector("#api-key").getAttribute("aria-invalid") || ""`)
+	if !strings.Contains(refused, "API key is not known") || invalid != "true" {
+		p.t.Fatalf("wrong key: message %q, aria-invalid %q; want the key refused in words and the field marked", refused, invalid)
+	}
+	eval[bool](p, "empty the key field", `(() => { document.querySelector("#api-key").value = ""; return true; })()`)
 	p.run("sign in",
 		chromedp.SendKeys(chromedp.CSS("#api-key"), key),
 		chromedp.Click(chromedp.CSS("#signin-button")),
@@ -421,6 +432,8 @@ func startBrowserServer(t *testing.T, fixtures string) *Main {
 	logs := &bytes.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	inputs := []ingest.Input{{Path: sample}, {Path: fixtures}}
+	start := time.Now()
+	defer func() { t.Logf("ingest and start took %s", time.Since(start).Round(time.Millisecond)) }()
 	if _, _, err := buildGeneration(context.Background(), dir, inputs, index.DefaultKeep, browserSampleRecords, nil, logger); err != nil {
 		t.Fatalf("ingest: %v", err)
 	}

@@ -282,7 +282,8 @@
       loadOrders(false);
       $("signout-button").focus();
     } catch (err) {
-      setStatus("account-status", explain(err).text, "error");
+      const words = err.code === "unauthorized" ? t("account.badKey") : explain(err).text;
+      setStatus("account-status", words, "error");
       input.setAttribute("aria-invalid", "true");
       input.focus();
     } finally {

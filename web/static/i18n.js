@@ -20,6 +20,7 @@ window.companydocsTexts = {
     "account.signOut": "Sign out",
     "account.signedOut": "Signed out.",
     "account.keyMissing": "Enter your API key first.",
+    "account.badKey": "This API key is not known. Check it, or ask your operator for a new one.",
     "account.expired": "Your session has ended. Sign in again to continue.",
 
     "search.heading": "Search",
@@ -130,6 +131,7 @@ window.companydocsTexts = {
     "error.rate_limited_now": "Too many requests in a short time. Wait a moment and try again.",
     "error.validation_error": "The request was not accepted.",
     "error.verified_company_required": "This company is not verified enough for ordering. Go back to the search and choose a result marked “Orderable”.",
+    "error.duplicate_order": "You have ordered this already; no second order was made. Your orders are listed below.",
     "error.insufficient_credits": "Your account does not have enough credits for this order. Ask your operator to add credits, or choose a plan that is paid per order.",
     "error.unauthorized": "Your session has ended or the API key is not valid. Sign in again.",
     "error.not_found": "Not found.",
@@ -170,6 +172,7 @@ window.companydocsTexts = {
     "account.signOut": "Abmelden",
     "account.signedOut": "Abgemeldet.",
     "account.keyMissing": "Bitte zuerst den API-Schlüssel eingeben.",
+    "account.badKey": "Dieser API-Schlüssel ist nicht bekannt. Bitte prüfen oder beim Betreiber einen neuen anfordern.",
     "account.expired": "Ihre Sitzung ist abgelaufen. Bitte melden Sie sich erneut an.",
 
     "search.heading": "Suche",
@@ -280,6 +283,7 @@ window.companydocsTexts = {
     "error.rate_limited_now": "Zu viele Anfragen in kurzer Zeit. Bitte kurz warten und erneut versuchen.",
     "error.validation_error": "Die Anfrage wurde nicht angenommen.",
     "error.verified_company_required": "Dieses Unternehmen ist für eine Bestellung nicht ausreichend bestätigt. Bitte zur Suche zurückkehren und einen als „Bestellbar“ markierten Treffer wählen.",
+    "error.duplicate_order": "Das haben Sie bereits bestellt; es wurde keine zweite Bestellung angelegt. Ihre Bestellungen stehen unten.",
     "error.insufficient_credits": "Ihr Konto hat nicht genug Guthaben für diese Bestellung. Bitten Sie den Betreiber um Guthaben oder wählen Sie einen Tarif mit Einzelzahlung.",
     "error.unauthorized": "Ihre Sitzung ist abgelaufen oder der API-Schlüssel ist ungültig. Bitte erneut anmelden.",
     "error.not_found": "Nicht gefunden.",

@@ -1,0 +1,112 @@
+package web
+
+import (
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := fs.ReadFile(Files(), name)
+	if err != nil {
+		t.Fatalf("read embedded %s: %v", name, err)
+	}
+	return string(b)
+}
+
+// languageKeys reads the keys of each language block of i18n.js: a block
+// starts with `  en: {` and its entries are `    "key": "text",` lines.
+func languageKeys(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	block := regexp.MustCompile(`^  ([a-z]{2}): \{$`)
+	entry := regexp.MustCompile(`^    "([^"]+)": "`)
+	langs := map[string]map[string]bool{}
+	var current map[string]bool
+	for _, line := range strings.Split(readFile(t, "i18n.js"), "\n") {
+		if m := block.FindStringSubmatch(line); m != nil {
+			current = map[string]bool{}
+			langs[m[1]] = current
+		} else if m := entry.FindStringSubmatch(line); m != nil && current != nil {
+			current[m[1]] = true
+		}
+	}
+	return langs
+}
+
+func TestGermanAndEnglishHaveTheSameTexts(t *testing.T) {
+	langs := languageKeys(t)
+	en, de := langs["en"], langs["de"]
+	if len(en) < 100 || len(de) < 100 {
+		t.Fatalf("i18n.js: %d English and %d German texts read; the file layout changed", len(en), len(de))
+	}
+	for _, pair := range [][2]map[string]bool{{en, de}, {de, en}} {
+		for k := range pair[0] {
+			if !pair[1][k] {
+				t.Errorf("text %q exists in one language only", k)
+			}
+		}
+	}
+}
+
+// TestEveryUsedTextExists checks the keys the page names literally: the
+// data-i18n attributes of index.html and the t("...") calls of app.js.
+func TestEveryUsedTextExists(t *testing.T) {
+	en := languageKeys(t)["en"]
+	used := map[string]bool{}
+	for _, m := range regexp.MustCompile(`data-i18n(?:-aria-label)?="([^"]+)"`).FindAllStringSubmatch(readFile(t, "index.html"), -1) {
+		used[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`\bt\("([^"]+)"`).FindAllStringSubmatch(readFile(t, "app.js"), -1) {
+		if !strings.HasSuffix(m[1], ".") { // t("label." + code): a prefix, checked by TestCodesHaveWords
+			used[m[1]] = true
+		}
+	}
+	if len(used) < 50 {
+		t.Fatalf("only %d text keys found in index.html and app.js; the pattern no longer matches", len(used))
+	}
+	var missing []string
+	for k := range used {
+		if !en[k] {
+			missing = append(missing, k)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Fatalf("texts used but not defined: %v", missing)
+	}
+}
+
+// TestCodesHaveWords checks that every error and blocker code of the
+// service has plain words on the page.
+func TestCodesHaveWords(t *testing.T) {
+	en := languageKeys(t)["en"]
+	codes := []string{
+		"error.invalid_query", "error.rate_limited", "error.validation_error", "error.verified_company_required",
+		"error.duplicate_order", "error.plan_configuration_missing", "error.unauthorized", "error.insufficient_credits",
+		"error.not_found", "error.payload_too_large", "error.service_unavailable", "error.internal", "error.network",
+		"blocker.company_profile_id_missing", "blocker.company_not_found", "blocker.company_not_verified",
+		"blocker.company_removed", "blocker.document_not_available", "blocker.document_type_not_orderable",
+		"blocker.plan_not_found", "blocker.document_not_in_plan", "blocker.plan_configuration_missing",
+		"blocker.insufficient_credits", "blocker.duplicate_order",
+		"label.exact", "label.possible", "label.needs_verification",
+	}
+	for _, k := range codes {
+		if !en[k] {
+			t.Errorf("no words for %s", k)
+		}
+	}
+}
+
+func TestContentType(t *testing.T) {
+	for name, want := range map[string]string{
+		"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
+		"app.css": "text/css; charset=utf-8", "x.unknownext": "application/octet-stream",
+	} {
+		if got := ContentType(name); got != want {
+			t.Errorf("ContentType(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
