@@ -1,0 +1,410 @@
+package bench
+
+import (
+	"cmp"
+	"container/heap"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"companydocs"
+	"companydocs/ingest"
+)
+
+// Query kinds of a query set.
+const (
+	KindRegister     = "register"      // register reference in a varied notation
+	KindNameExact    = "name_exact"    // the name as registered
+	KindNameTypo     = "name_typo"     // one edit in the longest word
+	KindNameForm     = "name_form"     // another spelling of the legal form
+	KindNameCity     = "name_city"     // name followed by the seat
+	KindLEI          = "lei"           // an LEI linked to a corpus record
+	KindLEIDiscovery = "lei_discovery" // an LEI no corpus record carries (discover: true)
+	KindOfficer      = "officer"       // officer's first and last name and seat (deep mode)
+	KindShort        = "short"         // one or two common words: no single right answer
+)
+
+// NameKinds are the kinds answered by name similarity alone, the ones a
+// pg_trgm index can answer too.
+var NameKinds = []string{KindNameExact, KindNameTypo, KindNameForm, KindNameCity}
+
+// Query is one labelled search of a query set.
+type Query struct {
+	Kind     string `json:"kind"`
+	Query    string `json:"query"`
+	Mode     string `json:"mode,omitempty"`
+	Discover bool   `json:"discover,omitempty"`
+	// Want is the profile id that should rank first; empty when the query
+	// has no single right answer.
+	Want     string `json:"want,omitempty"`
+	WantName string `json:"want_name,omitempty"`
+}
+
+// QueryOptions configures BuildQuerySet.
+type QueryOptions struct {
+	Seed    uint64
+	PerKind int // queries per kind (LEI kinds: as many as the GLEIF files allow, up to PerKind)
+	Workers int
+	// GLEIF lists the GLEIF files the index was built with.
+	GLEIF []string
+	// Orderable is how many orderable profile ids to collect for the order
+	// benchmark.
+	Orderable int
+}
+
+// QuerySet is the outcome of BuildQuerySet.
+type QuerySet struct {
+	Queries []Query
+	// Orderable holds ids of live profiles that hold AD and CD documents.
+	Orderable []string
+	// Records is the number of corpus records read.
+	Records int
+}
+
+// candidate is a corpus record kept as raw material for queries.
+type candidate struct {
+	hash       uint64
+	id, name   string
+	seat       string
+	ref        companydocs.RegisterRef
+	nameKey    uint64
+	officers   [][2]string
+	officerKey []uint64
+	live       bool
+}
+
+// scanState is the per-worker state of BuildQuerySet.
+type scanState struct {
+	names, refs, officers map[uint64]int32
+	cands, orderable      hashHeap[candidate]
+	gleifHits             map[string][]candidate
+	records               int
+}
+
+// hashHeap keeps the k entries with the smallest hashes: a sample that does
+// not depend on the order records are read in.
+type hashHeap[T any] struct {
+	k     int
+	items []T
+	hash  func(*T) uint64
+}
+
+func (h *hashHeap[T]) Len() int           { return len(h.items) }
+func (h *hashHeap[T]) Less(i, j int) bool { return h.hash(&h.items[i]) > h.hash(&h.items[j]) }
+func (h *hashHeap[T]) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *hashHeap[T]) Push(x any)         { h.items = append(h.items, x.(T)) }
+func (h *hashHeap[T]) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
+}
+
+// offer keeps v when its hash is among the k smallest seen.
+func (h *hashHeap[T]) offer(v T) {
+	if len(h.items) < h.k {
+		heap.Push(h, v)
+		return
+	}
+	if h.hash(&v) < h.hash(&h.items[0]) {
+		h.items[0] = v
+		heap.Fix(h, 0)
+	}
+}
+
+func hashOf(seed uint64, parts ...string) uint64 {
+	f := fnv.New64a()
+	f.Write([]byte(strconv.FormatUint(seed, 10)))
+	for _, p := range parts {
+		f.Write([]byte{0})
+		f.Write([]byte(p))
+	}
+	return f.Sum64()
+}
+
+type orderable struct {
+	hash uint64
+	id   string
+}
+
+func newScanState(sample, orderables int) *scanState {
+	return &scanState{
+		names: map[uint64]int32{}, refs: map[uint64]int32{}, officers: map[uint64]int32{},
+		cands:     hashHeap[candidate]{k: sample, hash: func(c *candidate) uint64 { return c.hash }},
+		orderable: hashHeap[candidate]{k: orderables, hash: func(c *candidate) uint64 { return c.hash }},
+		gleifHits: map[string][]candidate{},
+	}
+}
+
+// add counts one corpus record and offers it as a candidate.
+func (s *scanState) add(seed uint64, r *Record, gleifKeys map[string]bool) {
+	ref, err := companydocs.ParseCompanyNumber(r.CompanyNumber)
+	if err != nil {
+		return
+	}
+	s.records++
+	c := candidate{hash: hashOf(seed, r.CompanyNumber), id: companydocs.ProfileID(ref), name: r.Name,
+		seat: r.AllAttributes.RegisteredOffice, ref: ref, live: r.IsLive(), nameKey: hashOf(0, companydocs.NameKey(r.Name))}
+	s.names[c.nameKey]++
+	s.refs[hashOf(0, refKey(ref))]++
+	for _, o := range r.Officers {
+		first, last := o.OtherAttributes.Firstname, o.OtherAttributes.Lastname
+		if first == "" || last == "" {
+			continue
+		}
+		k := hashOf(0, companydocs.Fold(first+" "+last))
+		s.officers[k]++
+		c.officers = append(c.officers, [2]string{first, last})
+		c.officerKey = append(c.officerKey, k)
+	}
+	if key := registerKey(ref.Court, ref.Type, ref.Number); gleifKeys[key] {
+		s.gleifHits[key] = append(s.gleifHits[key], c)
+	}
+	if !r.IsLive() {
+		c.name = "" // removed records make no labelled queries but count above
+	}
+	s.cands.offer(c)
+	d := r.AllAttributes.AdditionalData
+	if r.IsLive() && d["AD"] && d["CD"] {
+		s.orderable.offer(candidate{hash: c.hash, id: c.id})
+	}
+}
+
+// refKey identifies an entry by court, type, number and suffix, ignoring
+// a former court: what a register query without "früher" names.
+func refKey(ref companydocs.RegisterRef) string {
+	return registerKey(ref.Court, ref.Type, ref.Number) + "|" + ref.Suffix
+}
+
+func (s *scanState) merge(o *scanState) {
+	for _, p := range []struct{ dst, src map[uint64]int32 }{{s.names, o.names}, {s.refs, o.refs}, {s.officers, o.officers}} {
+		for k, n := range p.src {
+			p.dst[k] += n
+		}
+	}
+	for _, c := range o.cands.items {
+		s.cands.offer(c)
+	}
+	for _, c := range o.orderable.items {
+		s.orderable.offer(c)
+	}
+	for k, cs := range o.gleifHits {
+		s.gleifHits[k] = append(s.gleifHits[k], cs...)
+	}
+	s.records += o.records
+}
+
+// BuildQuerySet reads the corpus and draws a labelled, mixed query set from
+// it. The same corpus, GLEIF files and options give the same set.
+func BuildQuerySet(corpus []string, opts QueryOptions) (*QuerySet, error) {
+	gleif, err := ReadGLEIF(opts.GLEIF)
+	if err != nil {
+		return nil, err
+	}
+	gleifKeys := map[string]bool{}
+	for i := range gleif {
+		if k := gleifKey(&gleif[i]); k != "" {
+			gleifKeys[k] = true
+		}
+	}
+	workers := max(1, opts.Workers)
+	states := make([]*scanState, workers)
+	for i := range states {
+		states[i] = newScanState(opts.PerKind*12, opts.Orderable)
+	}
+	err = ScanRecords(corpus, workers, func(w int, r *Record) { states[w].add(opts.Seed, r, gleifKeys) })
+	if err != nil {
+		return nil, err
+	}
+	s := states[0]
+	for _, o := range states[1:] {
+		s.merge(o)
+	}
+	b := &setBuilder{s: s, rnd: rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), per: opts.PerKind, used: map[string]bool{}}
+	b.cands = sortedByHash(s.cands.items)
+	b.build(gleif)
+	set := &QuerySet{Queries: b.out, Records: s.records}
+	for _, c := range sortedByHash(s.orderable.items) {
+		set.Orderable = append(set.Orderable, c.id)
+	}
+	return set, nil
+}
+
+func sortedByHash(cs []candidate) []candidate {
+	out := slices.Clone(cs)
+	slices.SortFunc(out, func(a, b candidate) int { return cmp.Compare(a.hash, b.hash) })
+	return out
+}
+
+// setBuilder turns candidates into queries, using each record at most once.
+type setBuilder struct {
+	s     *scanState
+	rnd   *rand.Rand
+	per   int
+	cands []candidate
+	used  map[string]bool
+	out   []Query
+}
+
+func (b *setBuilder) build(gleif []ingest.GLEIFRecord) {
+	b.each(KindRegister, b.register)
+	b.each(KindNameExact, func(c candidate) (Query, bool) { return b.named(c, KindNameExact, c.name) })
+	b.each(KindNameTypo, func(c candidate) (Query, bool) { return b.named(c, KindNameTypo, typo(b.rnd, c.name)) })
+	b.each(KindNameForm, func(c candidate) (Query, bool) { return b.named(c, KindNameForm, formVariant(b.rnd, c.name)) })
+	b.each(KindNameCity, b.nameCity)
+	b.each(KindOfficer, b.officer)
+	b.leis(gleif)
+	b.shorts()
+}
+
+// each makes up to b.per queries of one kind from unused candidates.
+func (b *setBuilder) each(kind string, make func(candidate) (Query, bool)) {
+	n := 0
+	for _, c := range b.cands {
+		if n == b.per {
+			return
+		}
+		if c.name == "" || b.used[c.id] {
+			continue
+		}
+		if q, ok := make(c); ok {
+			b.used[c.id] = true
+			b.out = append(b.out, q)
+			n++
+		}
+	}
+}
+
+// register writes the reference in one of the notations people use.
+func (b *setBuilder) register(c candidate) (Query, bool) {
+	court, ok := companydocs.CourtByCode(c.ref.Court)
+	if !ok || c.ref.FormerCourt != "" || b.s.refs[hashOf(0, refKey(c.ref))] != 1 {
+		return Query{}, false
+	}
+	num := c.ref.Number
+	if c.ref.Suffix != "" {
+		num += " " + c.ref.Suffix
+	}
+	t := string(c.ref.Type)
+	forms := []string{
+		t + " " + num + " " + court.Name,
+		"Amtsgericht " + court.Name + " " + t + " " + num,
+		court.Name + ", " + t + " " + num,
+		court.Name + " " + t + " " + num,
+	}
+	if c.ref.Suffix == "" {
+		forms = append(forms, t+num+" "+court.Name)
+	}
+	if c.ref.Type == companydocs.HRB || c.ref.Type == companydocs.HRA {
+		forms = append(forms, "HR "+t[2:]+" "+num+" "+court.Name)
+	}
+	return Query{Kind: KindRegister, Query: forms[b.rnd.IntN(len(forms))], Want: c.id, WantName: c.name}, true
+}
+
+// named labels a name query when the name is unique in the corpus.
+func (b *setBuilder) named(c candidate, kind, q string) (Query, bool) {
+	if q == "" || b.s.names[c.nameKey] != 1 || len(strings.Fields(c.name)) < 2 {
+		return Query{}, false
+	}
+	return Query{Kind: kind, Query: q, Want: c.id, WantName: c.name}, true
+}
+
+func (b *setBuilder) nameCity(c candidate) (Query, bool) {
+	if c.seat == "" {
+		return Query{}, false
+	}
+	return b.named(c, KindNameCity, c.name+" "+c.seat)
+}
+
+// officer asks for a company by an officer whose name is unique.
+func (b *setBuilder) officer(c candidate) (Query, bool) {
+	for i, o := range c.officers {
+		if b.s.officers[c.officerKey[i]] == 1 && c.seat != "" {
+			return Query{Kind: KindOfficer, Query: o[0] + " " + o[1] + " " + c.seat, Mode: "deep", Want: c.id, WantName: c.name}, true
+		}
+	}
+	return Query{}, false
+}
+
+// leis labels LEIs that link to exactly one corpus entry (live preferred,
+// as the ingest links them) and LEIs of fully corroborated records that
+// link to none (discovery candidates).
+func (b *setBuilder) leis(gleif []ingest.GLEIFRecord) {
+	var linked, discovery int
+	for i := range gleif {
+		r := &gleif[i]
+		hits := b.s.gleifHits[gleifKey(r)]
+		switch {
+		case len(hits) == 0 && discovery < b.per && r.IsGerman() && r.ValidationSources == "FULLY_CORROBORATED":
+			discovery++
+			b.out = append(b.out, Query{Kind: KindLEIDiscovery, Query: string(r.LEI), Discover: true,
+				Want: companydocs.DiscoveryID(r.LEI), WantName: r.LegalName})
+		case len(hits) > 0 && linked < b.per:
+			if c, ok := oneTarget(hits); ok && similarNames(c.name, r.LegalName) {
+				linked++
+				b.out = append(b.out, Query{Kind: KindLEI, Query: string(r.LEI), Want: c.id, WantName: c.name})
+			}
+		}
+	}
+}
+
+func oneTarget(hits []candidate) (candidate, bool) {
+	if len(hits) == 1 {
+		return hits[0], true
+	}
+	var live []candidate
+	for _, h := range hits {
+		if h.live {
+			live = append(live, h)
+		}
+	}
+	if len(live) != 1 {
+		return candidate{}, false
+	}
+	return live[0], true
+}
+
+// similarNames is a loose check that a GLEIF name and a register name
+// name the same company (half of the words shared).
+func similarNames(a, b string) bool {
+	if a == "" {
+		return false
+	}
+	ta, _, _ := companydocs.SplitLegalForm(a)
+	tb, _, _ := companydocs.SplitLegalForm(b)
+	shared := 0
+	for _, t := range ta {
+		if slices.Contains(tb, t) {
+			shared++
+		}
+	}
+	return 2*shared >= max(len(ta), len(tb))
+}
+
+// shorts asks for the most common words of the sampled names, alone or
+// with a legal form: queries without one right answer.
+func (b *setBuilder) shorts() {
+	counts := map[string]int{}
+	for _, c := range b.cands {
+		base, _, _ := companydocs.SplitLegalForm(c.name)
+		for _, t := range base {
+			if len([]rune(t)) >= 3 {
+				counts[t]++
+			}
+		}
+	}
+	words := make([]string, 0, len(counts))
+	for w := range counts {
+		words = append(words, w)
+	}
+	slices.SortFunc(words, func(a, b string) int { return cmp.Or(counts[b]-counts[a], cmp.Compare(a, b)) })
+	words = words[:min(len(words), b.per)]
+	for i, w := range words {
+		q := w
+		if i%3 == 1 {
+			q += " GmbH"
+		}
+		b.out = append(b.out, Query{Kind: KindShort, Query: q})
+	}
+}

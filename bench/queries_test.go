@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"companydocs"
+)
+
+func buildSmallSet(tb testing.TB, seed uint64, workers int) *QuerySet {
+	tb.Helper()
+	data := sharedData(tb)
+	set, err := BuildQuerySet([]string{smallChunk(tb), filepath.Join(data, "offeneregister", "fixtures_665.jsonl")}, QueryOptions{
+		Seed: seed, PerKind: 25, Workers: workers, Orderable: 50,
+		GLEIF: []string{filepath.Join(data, "gleif", "lei_records_de_goldencopy.csv"), filepath.Join(data, "gleif", "lei_records_api.jsonl")},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return set
+}
+
+func TestQuerySetIsDeterministic(t *testing.T) {
+	a, b := buildSmallSet(t, 5, 1), buildSmallSet(t, 5, 3)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("the same corpus and seed gave different query sets with 1 and 3 workers")
+	}
+	if c := buildSmallSet(t, 6, 2); reflect.DeepEqual(a.Queries, c.Queries) {
+		t.Fatal("seeds 5 and 6 gave the same query set")
+	}
+}
+
+func TestQuerySetLabelsPointAtTheRightRecords(t *testing.T) {
+	set := buildSmallSet(t, 5, 2)
+	byID := map[string]*Record{}
+	for _, r := range realRecords(t) {
+		ref, err := companydocs.ParseCompanyNumber(r.CompanyNumber)
+		if err == nil {
+			byID[companydocs.ProfileID(ref)] = r
+		}
+	}
+	kinds := map[string]int{}
+	for _, q := range set.Queries {
+		kinds[q.Kind]++
+		if q.Want == "" || q.Kind == KindLEIDiscovery {
+			continue
+		}
+		r := byID[q.Want]
+		if r == nil {
+			continue // a fixture record
+		}
+		checkLabel(t, q, r)
+	}
+	for _, k := range []string{KindRegister, KindNameExact, KindNameTypo, KindNameForm, KindNameCity, KindOfficer, KindShort} {
+		if kinds[k] != 25 {
+			t.Errorf("%d queries of kind %s, want 25", kinds[k], k)
+		}
+	}
+	if kinds[KindLEI]+kinds[KindLEIDiscovery] == 0 {
+		t.Error("no LEI query: the GLEIF files should give some")
+	}
+	if len(set.Orderable) != 50 {
+		t.Errorf("%d orderable profiles, want 50", len(set.Orderable))
+	}
+}
+
+// checkLabel checks that a query was made from the record it names.
+func checkLabel(t *testing.T, q Query, r *Record) {
+	t.Helper()
+	if q.WantName != r.Name {
+		t.Errorf("%s %q: want_name %q, record name %q", q.Kind, q.Query, q.WantName, r.Name)
+	}
+	switch q.Kind {
+	case KindNameExact:
+		if q.Query != r.Name {
+			t.Errorf("name_exact %q is not the name %q", q.Query, r.Name)
+		}
+	case KindNameTypo:
+		if q.Query == r.Name || len(q.Query) < len(r.Name)-2 || len(q.Query) > len(r.Name)+2 {
+			t.Errorf("name_typo %q is not one edit away from %q", q.Query, r.Name)
+		}
+	case KindNameCity:
+		if !strings.HasSuffix(q.Query, " "+r.AllAttributes.RegisteredOffice) {
+			t.Errorf("name_city %q does not end in the seat %q", q.Query, r.AllAttributes.RegisteredOffice)
+		}
+	case KindRegister:
+		got, err := companydocs.ParseRegisterRef(q.Query)
+		want, _ := companydocs.ParseCompanyNumber(r.CompanyNumber)
+		if err != nil || registerKey(got.Court, got.Type, got.Number) != registerKey(want.Court, want.Type, want.Number) {
+			t.Errorf("register query %q parses to %+v (%v), record is %s", q.Query, got, err, r.CompanyNumber)
+		}
+	}
+}
