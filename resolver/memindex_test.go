@@ -31,31 +31,34 @@ var (
 // mustSample loads the embedded sample of real OffeneRegister records.
 func mustSample(tb testing.TB) *memIndex {
 	tb.Helper()
-	sampleOnce.Do(func() {
-		f, err := os.Open("../data/sample.jsonl.bz2")
-		if err != nil {
-			tb.Fatalf("open sample: %v", err)
-		}
-		defer f.Close()
-		m := &memIndex{byID: map[string]*companydocs.Profile{}, byNum: map[string][]*companydocs.Profile{},
-			byLEI: map[companydocs.LEI][]*companydocs.Profile{}, byToken: map[string][]*companydocs.Profile{}}
-		sc := bufio.NewScanner(bzip2.NewReader(f))
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			p, err := ingest.DecodeOffeneRegisterLine(sc.Bytes())
-			if err == nil {
-				m.add(p)
-			}
-		}
-		if err := sc.Err(); err != nil {
-			tb.Fatalf("read sample: %v", err)
-		}
-		sampleIndex = m
-	})
+	sampleOnce.Do(func() { sampleIndex = mustLoad(tb, 0) })
 	if sampleIndex == nil {
 		tb.Fatal("sample not loaded")
 	}
 	return sampleIndex
+}
+
+// mustLoad reads the first n records of the sample (all when n is 0).
+func mustLoad(tb testing.TB, n int) *memIndex {
+	tb.Helper()
+	f, err := os.Open("../data/sample.jsonl.bz2")
+	if err != nil {
+		tb.Fatalf("open sample: %v", err)
+	}
+	defer f.Close()
+	m := &memIndex{byID: map[string]*companydocs.Profile{}, byNum: map[string][]*companydocs.Profile{},
+		byLEI: map[companydocs.LEI][]*companydocs.Profile{}, byToken: map[string][]*companydocs.Profile{}}
+	sc := bufio.NewScanner(bzip2.NewReader(f))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() && (n == 0 || len(m.all) < n) {
+		if p, err := ingest.DecodeOffeneRegisterLine(sc.Bytes()); err == nil {
+			m.add(p)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatalf("read sample: %v", err)
+	}
+	return m
 }
 
 func (m *memIndex) add(p *companydocs.Profile) {
