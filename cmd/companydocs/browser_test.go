@@ -228,6 +228,10 @@ func (p *pageDriver) searchRheinbahn() {
 
 func (p *pageDriver) signIn(key string) {
 	p.t.Helper()
+	p.run("ask to sign in from the card", chromedp.Click(chromedp.CSS("#results > li.card .order-signin")))
+	if focused := eval[string](p, "read the focused element", `document.activeElement.id`); focused != "api-key" {
+		p.t.Fatalf("\"Sign in to order\" moved focus to %q, want the API key field", focused)
+	}
 	p.run("sign in with a wrong key",
 		chromedp.SendKeys(chromedp.CSS("#api-key"), "cdk_not-a-key"),
 		chromedp.Click(chromedp.CSS("#signin-button")))
@@ -255,6 +259,9 @@ func (p *pageDriver) signIn(key string) {
 		p.t.Fatalf("session storage = %+v: want the token in sessionStorage only and the key field emptied", where)
 	}
 	p.waitJS("order button on the exact card", `document.querySelector("#results > li.card .order-button") !== null`)
+	if !eval[bool](p, "read the focused element", `document.activeElement.matches("#results > li.card .order-button")`) {
+		p.t.Fatal("after signing in, focus did not return to the card that asked for it")
+	}
 }
 
 // orderState is the order panel's outcome, read from the page.

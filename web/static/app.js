@@ -21,6 +21,7 @@
     plans: null, // array, or an error object when the plans could not be read
     search: { seq: 0, controller: null, timer: 0, query: "", result: null },
     order: null, // {candidate, opener, idemKey, previewSeq, controller}
+    returnTo: null, // profile id of the card that asked to sign in
     orders: { cursor: null, items: [] },
   };
 
@@ -280,7 +281,7 @@
       renderSession();
       renderSearchResult();
       loadOrders(false);
-      $("signout-button").focus();
+      focusAfterSignIn();
     } catch (err) {
       const words = err.code === "unauthorized" ? t("account.badKey") : explain(err).text;
       setStatus("account-status", words, "error");
@@ -289,6 +290,21 @@
     } finally {
       $("signin-button").disabled = false;
     }
+  }
+
+  // focusAfterSignIn returns to the card whose "Sign in to order" led
+  // here, now offering "Order a document"; otherwise it stays in the
+  // account section.
+  function focusAfterSignIn() {
+    const id = state.returnTo;
+    state.returnTo = null;
+    for (const card of $("results").children) {
+      if (id && card.dataset.profileId === id && card.querySelector(".order-button")) {
+        card.querySelector(".order-button").focus();
+        return;
+      }
+    }
+    $("signout-button").focus();
   }
 
   async function signOut() {
@@ -577,7 +593,10 @@
     }
     if (!state.session) {
       const b = el("button", { type: "button", className: "order-signin", text: t("action.signInToOrder") });
-      b.addEventListener("click", () => $("api-key").focus());
+      b.addEventListener("click", () => {
+        state.returnTo = c.profile_id; // come back to this card after signing in
+        $("api-key").focus();
+      });
       return b;
     }
     const b = el("button", { type: "button", className: "order-button primary", text: t("action.order") });
