@@ -54,16 +54,23 @@ var (
 func benchGeneration(b *testing.B) (*Generation, []*companydocs.Profile) {
 	benchOnce.Do(func() {
 		benchPs = readChunk(b, "ocdata.chunk13.jsonl.bz2", benchRecords())
-		dir, err := os.MkdirTemp("", "index-bench-")
-		if err != nil {
-			b.Fatal(err)
+		// COMPANYDOCS_BENCH_DIR keeps the generation between runs.
+		dir := os.Getenv("COMPANYDOCS_BENCH_DIR")
+		if dir == "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "index-bench-"); err != nil {
+				b.Fatal(err)
+			}
+			benchDir = dir
 		}
-		mustBuild(b, dir, benchPs)
-		name, _ := readCurrent(dir)
+		name, err := readCurrent(dir)
+		if m, merr := ReadMeta(filepath.Join(indexDir(dir), name)); err != nil || merr != nil || m.Profiles != len(benchPs) || m.Version != IndexVersion {
+			mustBuild(b, dir, benchPs)
+			name, _ = readCurrent(dir)
+		}
 		if benchGen, err = Open(filepath.Join(indexDir(dir), name)); err != nil {
 			b.Fatal(err)
 		}
-		benchDir = dir
 	})
 	if benchGen == nil {
 		b.Fatal("benchmark generation not built")

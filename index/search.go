@@ -62,7 +62,12 @@ func fuzzyDistance(term string) (distance, prefix int) {
 // SearchText finds the profiles best matching q, best first. Without
 // q.Discover discovery profiles are left out. An empty query gives no hits.
 func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) ([]companydocs.Hit, error) {
-	bq := buildQuery(q)
+	stats, err := g.newTermStats(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("search index %s: %w", g.ID(), err)
+	}
+	bq := buildQuery(q, stats)
+	stats.close()
 	if bq == nil {
 		return nil, nil
 	}
@@ -102,23 +107,27 @@ func limitOf(q companydocs.TextQuery) int {
 }
 
 // buildQuery turns q into a bleve query: the name clauses must match (or,
-// without name terms, the city); city and legal form add to the score;
-// discovery profiles are excluded unless asked for; a court code filters.
-func buildQuery(q companydocs.TextQuery) query.Query {
+// without name terms, the city); common name tokens, city and legal form add
+// to the score; discovery profiles are excluded unless asked for; a court
+// code filters.
+func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
 	nameTerms := cleanTerms(q.NameTerms, maxNameTerms)
 	formTerms := cleanTerms(q.LegalFormTerms, maxLegalFormTerms)
-	city := strings.TrimSpace(q.City)
-	must := nameQuery(nameTerms, formTerms, q)
-	should := cityQuery(city)
-	if must == nil {
-		must, should = should, nil
+	rare, common := stats.splitCommon(nameTerms)
+	must := nameQuery(rare, nameTerms, formTerms, q, stats)
+	var should []query.Query
+	if c := cityQuery(strings.ToLower(strings.TrimSpace(q.City))); c != nil {
+		should = append(should, c)
+	}
+	if must == nil && len(should) > 0 {
+		must, should = should[0], nil
 	}
 	if must == nil {
 		return nil
 	}
-	bq := query.NewBooleanQuery([]query.Query{must}, nil, nil)
-	if should != nil {
-		bq.AddShould(should)
+	bq := query.NewBooleanQuery([]query.Query{must}, should, nil)
+	for _, t := range common {
+		bq.AddShould(termQuery(t, q, stats, false))
 	}
 	for _, t := range formTerms {
 		bq.AddShould(term(fieldLegalForm, t, boostLegalForm))
@@ -132,17 +141,17 @@ func buildQuery(q companydocs.TextQuery) query.Query {
 	return bq
 }
 
-// nameQuery matches any name token (more tokens, more score) or the whole
-// name.
-func nameQuery(terms, formTerms []string, q companydocs.TextQuery) query.Query {
-	if len(terms) == 0 {
+// nameQuery matches any of the rare name tokens (more tokens, more score)
+// or the whole name.
+func nameQuery(rare, all, formTerms []string, q companydocs.TextQuery, stats *termStats) query.Query {
+	if len(all) == 0 {
 		return nil
 	}
 	var clauses []query.Query
-	for _, t := range terms {
-		clauses = append(clauses, termQuery(t, q))
+	for _, t := range rare {
+		clauses = append(clauses, termQuery(t, q, stats, stats.fuzzyWorthwhile(t, q.Deep)))
 	}
-	joined := strings.Join(terms, " ")
+	joined := strings.Join(all, " ")
 	clauses = append(clauses, term(fieldNameBase, joined, boostNameBase))
 	if key := companydocs.NameKey(strings.TrimSpace(joined + " " + strings.Join(formTerms, " "))); key != "" {
 		clauses = append(clauses, term(fieldNameKey, key, boostNameKey))
@@ -150,13 +159,14 @@ func nameQuery(terms, formTerms []string, q companydocs.TextQuery) query.Query {
 	return query.NewDisjunctionQuery(clauses)
 }
 
-// termQuery matches one name token in every way the mode allows.
-func termQuery(t string, q companydocs.TextQuery) query.Query {
+// termQuery matches one name token in every way the mode allows; fuzzy
+// says whether the token may be matched with typos.
+func termQuery(t string, q companydocs.TextQuery, stats *termStats, fuzzy bool) query.Query {
 	clauses := []query.Query{
 		term(fieldName, t, boostName),
 		term(fieldNamePlain, t, boostNamePlain),
 	}
-	if q.Fuzzy || q.Deep {
+	if fuzzy && (q.Fuzzy || q.Deep) {
 		if distance, prefix := fuzzyDistance(t); distance > 0 {
 			fq := query.NewFuzzyQuery(t)
 			fq.SetField(fieldName)
@@ -171,7 +181,7 @@ func termQuery(t string, q companydocs.TextQuery) query.Query {
 			term(fieldPreviousNames, t, boostPreviousNames),
 			term(fieldOfficers, t, boostOfficers),
 			term(fieldAddress, t, boostAddress))
-		if code := companydocs.Phonetic(t); code != "" {
+		if code := companydocs.Phonetic(t); code != "" && !stats.isCommon(fieldPhonetic, code) {
 			clauses = append(clauses, term(fieldPhonetic, code, boostPhonetic))
 		}
 	}
