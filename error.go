@@ -19,6 +19,7 @@ const (
 	ENOTFOUND          = "not_found"
 	ETOOLARGE          = "payload_too_large"
 	EUNAVAILABLE       = "service_unavailable"
+	ETIMEOUT           = "request_timeout" // no request within the read timeout
 	EINTERNAL          = "internal"
 )
 

@@ -96,7 +96,7 @@ func proxyHeader(trusted []string) string {
 
 // Serve accepts connections on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.app.Listener(ln)
+	return s.app.Listener(lingerListener{ln})
 }
 
 // Shutdown stops accepting connections and waits for in-flight requests
@@ -121,6 +121,7 @@ var statusOf = map[string]int{
 	companydocs.ERATELIMITED:       fiber.StatusTooManyRequests,
 	companydocs.EPLANMISSING:       fiber.StatusServiceUnavailable,
 	companydocs.EUNAVAILABLE:       fiber.StatusServiceUnavailable,
+	companydocs.ETIMEOUT:           fiber.StatusRequestTimeout,
 	companydocs.EINTERNAL:          fiber.StatusInternalServerError,
 }
 
@@ -168,6 +169,10 @@ func translateFiberError(err error) error {
 		return companydocs.Errorf(companydocs.ENOTFOUND, "This endpoint does not accept that method. See /api/v1/openapi.json.")
 	case fiber.StatusRequestEntityTooLarge:
 		return companydocs.Errorf(companydocs.ETOOLARGE, "The request body is too large. Send a smaller JSON object.")
+	case fiber.StatusRequestTimeout:
+		return companydocs.Errorf(companydocs.ETIMEOUT, "The request did not arrive within the read timeout.")
+	case fiber.StatusRequestHeaderFieldsTooLarge:
+		return companydocs.Errorf(companydocs.ETOOLARGE, "The request headers are too large.")
 	case fiber.StatusBadRequest:
 		return companydocs.Errorf(companydocs.EVALIDATION, "The request could not be read. Send a JSON body.")
 	}
