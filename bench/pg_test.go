@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"context"
+	"testing"
+)
+
+// TestTrigramBaselineFindsExactNames starts a real PostgreSQL cluster,
+// loads the small real chunk and checks that the trigram query ranks a
+// record first for its own name.
+func TestTrigramBaselineFindsExactNames(t *testing.T) {
+	if _, err := pgBinDir(); err != nil {
+		t.Skip(err)
+	}
+	set := buildSmallSet(t, 9, 2)
+	ctx := context.Background()
+	pg, err := StartPG(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Stop()
+	conn, err := pg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	load, err := LoadCorpus(ctx, conn, []string{smallChunk(t)}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if load.Rows != 5727 || load.IndexBytes == 0 {
+		t.Fatalf("loaded %d rows, index %d bytes; want 5727 rows and an index", load.Rows, load.IndexBytes)
+	}
+	search, done, err := PGSearcher(ctx, pg, 1, 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	hits, total := 0, 0
+	for _, q := range set.Queries {
+		if q.Kind != KindNameExact {
+			continue
+		}
+		ids, err := search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total++
+		if len(ids) > 0 && ids[0] == q.Want {
+			hits++
+		}
+	}
+	// exact names are unique in the chunk, so similarity 1 ranks them first
+	// unless another name folds to the same string
+	if total == 0 || hits < total*9/10 {
+		t.Fatalf("trigram search ranked %d of %d exact names first", hits, total)
+	}
+}
