@@ -169,4 +169,3 @@ func RunProcess(cmd *exec.Cmd) (time.Duration, int64, error) {
 	}
 	return wall, peak, nil
 }
-
