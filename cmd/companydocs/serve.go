@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"companydocs"
 	"companydocs/data"
 	"companydocs/httpapi"
 	"companydocs/index"
@@ -256,7 +257,9 @@ func (s liveSearcher) Search(ctx context.Context, req resolver.Request) (*resolv
 	return resolver.Resolve(ctx, gen, req)
 }
 
-var errNoGeneration = errors.New("no index generation is open")
+// errNoGeneration answers a search that finds the index closed: the
+// server is shutting down and the grace period has ended.
+var errNoGeneration = companydocs.Errorf(companydocs.EUNAVAILABLE, "No index is open: the service is shutting down. Try again in a moment.")
 
 func splitList(s string) []string {
 	var out []string
