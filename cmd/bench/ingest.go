@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"companydocs/bench"
+)
+
+// ingestResult is one timed ingest.
+type ingestResult struct {
+	Machine       machine       `json:"machine"`
+	Files         []string      `json:"files"`
+	Profiles      int           `json:"profiles"`
+	Wall          time.Duration `json:"wall"`
+	RecordsPerSec float64       `json:"records_per_sec"`
+	PeakRSS       int64         `json:"peak_rss_bytes"`
+	DiskBytes     int64         `json:"disk_bytes"`
+	Command       string        `json:"command"`
+}
+
+func runIngest(ctx context.Context, args []string) error {
+	fs := newFlags("ingest")
+	bin := fs.String("bin", "bin/companydocs", "companydocs binary")
+	dataDir := fs.String("data-dir", "", "data directory (must be new or empty)")
+	jsonOut := fs.String("json", "", "write the result as JSON here")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dataDir == "" || fs.NArg() == 0 {
+		return fmt.Errorf("need -data-dir and dump files")
+	}
+	res, err := timeIngest(ctx, *bin, *dataDir, fs.Args())
+	if err != nil {
+		return err
+	}
+	printMachine(res.Machine)
+	fmt.Printf("| profiles | wall | records/s | peak RSS | index on disk |\n|---:|---:|---:|---:|---:|\n")
+	fmt.Printf("| %d | %s | %.0f | %s | %s |\n", res.Profiles, res.Wall.Round(time.Second), res.RecordsPerSec, bench.MiB(res.PeakRSS), bench.MiB(res.DiskBytes))
+	return writeJSON(*jsonOut, res)
+}
+
+func timeIngest(ctx context.Context, bin, dataDir string, files []string) (ingestResult, error) {
+	args := append([]string{"ingest", "--data-dir", dataDir, "--log-format", "json"}, files...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = os.Stderr
+	res := ingestResult{Machine: describeMachine(), Files: files, Command: bin + " " + strings.Join(args, " ")}
+	wall, peak, err := bench.RunProcess(cmd)
+	if err != nil {
+		return res, fmt.Errorf("%w: %s", err, out.String())
+	}
+	res.Wall, res.PeakRSS = wall, peak
+	res.Profiles = publishedProfiles(out.String())
+	res.RecordsPerSec = float64(res.Profiles) / wall.Seconds()
+	res.DiskBytes, err = bench.DirSize(filepath.Join(dataDir, "index"))
+	return res, err
+}
+
+// publishedProfiles reads "Published index generation X with N profiles."
+func publishedProfiles(out string) int {
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var id string
+		var n int
+		if _, err := fmt.Sscanf(sc.Text(), "Published index generation %s with %d profiles.", &id, &n); err == nil {
+			return n
+		}
+	}
+	return 0
+}

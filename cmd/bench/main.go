@@ -1,0 +1,66 @@
+// Command bench measures companydocs: ingest throughput and memory, search
+// latency over HTTP per query kind and concurrency, order creation
+// throughput, a PostgreSQL pg_trgm baseline on the same name queries, and
+// CPU and allocation profiles of the search path.
+//
+// Usage:
+//
+//	bench queries -gleif FILE... -o QUERIES.jsonl [-profiles PROFILES.txt] CORPUS...
+//	bench ingest  -bin BIN -data-dir DIR FILE...
+//	bench search  -bin BIN -data-dir DIR -queries QUERIES.jsonl
+//	bench orders  -bin BIN -data-dir DIR -profiles PROFILES.txt
+//	bench pg      -bin BIN -data-dir DIR -queries QUERIES.jsonl CORPUS...
+//	bench profile -data-dir DIR -queries QUERIES.jsonl -cpu CPU.pprof -mem MEM.pprof
+//
+// Every run talks to loopback addresses only and is bounded by a request
+// count and a duration. Results are printed as Markdown tables and, with
+// -json FILE, written as JSON.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `bench measures companydocs. Commands:
+  queries   build a labelled query set (and orderable profile ids) from a corpus
+  ingest    time an ingest: records/s, peak RSS, bytes on disk
+  search    search latency over HTTP at 1, 4 and 16 clients, per query kind; serving RSS
+  orders    order creation throughput and latency with 32 clients
+  pg        the same name queries against PostgreSQL pg_trgm and companydocs, side by side
+  profile   CPU and allocation profiles of the search path (in process)
+Run "bench COMMAND -h" for the flags of a command.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return errors.New("no command")
+	}
+	cmds := map[string]func(context.Context, []string) error{
+		"queries": runQueries, "ingest": runIngest, "search": runSearch,
+		"orders": runOrders, "pg": runPG, "profile": runProfile,
+	}
+	cmd, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprint(os.Stderr, usage)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+	return cmd(ctx, args[1:])
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"companydocs/bench"
+	"companydocs/index"
+	"companydocs/resolver"
+)
+
+// runProfile resolves the query set in process (no HTTP) under the CPU
+// profiler, then writes the allocation profile: the search path's hot
+// spots without the client and the network in the picture.
+func runProfile(ctx context.Context, args []string) error {
+	fs := newFlags("profile")
+	dataDir := fs.String("data-dir", "", "data directory with a published generation")
+	queriesPath := fs.String("queries", "queries.jsonl", "query set")
+	cpuOut := fs.String("cpu", "cpu.pprof", "CPU profile output")
+	memOut := fs.String("mem", "allocs.pprof", "allocation profile output")
+	requests := fs.Int("requests", 4000, "queries to resolve")
+	clients := fs.Int("clients", 4, "concurrent resolvers")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	qs, err := readQueries(*queriesPath)
+	if err != nil {
+		return err
+	}
+	live, err := index.OpenLive(*dataDir, index.LiveOptions{PollInterval: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return err
+	}
+	defer live.Close()
+	search := func(ctx context.Context, q bench.Query) ([]string, error) {
+		gen, release := live.Acquire()
+		defer release()
+		res, err := resolver.Resolve(ctx, gen, resolver.Request{Query: q.Query, Mode: q.Mode, Discover: q.Discover})
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, len(res.Candidates))
+		for i, c := range res.Candidates {
+			ids[i] = c.ProfileID
+		}
+		return ids, nil
+	}
+	bench.Run(ctx, qs, search, bench.LoadOptions{Clients: *clients, Requests: len(qs), Duration: 10 * time.Minute}) // warm-up
+	cpu, err := os.Create(*cpuOut)
+	if err != nil {
+		return err
+	}
+	defer cpu.Close()
+	runtime.GC()
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		return err
+	}
+	samples, wall := bench.Run(ctx, qs, search, bench.LoadOptions{Clients: *clients, Requests: *requests, Duration: 10 * time.Minute, Seed: 9})
+	pprof.StopCPUProfile()
+	mem, err := os.Create(*memOut)
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	if err := pprof.Lookup("allocs").WriteTo(mem, 0); err != nil {
+		return err
+	}
+	l := bench.Summarise(samples, wall)
+	fmt.Printf("in process, %d clients: %d queries, p50 %s ms, p99 %s ms, %.0f queries/s, %d errors, top-1 %.3f\n",
+		*clients, l.N, ms(l.P50), ms(l.P99), l.PerSec, l.Errors, l.Top1Accuracy())
+	return nil
+}
