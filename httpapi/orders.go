@@ -127,6 +127,9 @@ func decodeJSON(c *fiber.Ctx, dst any, fields string) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return companydocs.Errorf(companydocs.EVALIDATION, "The request body is empty: send a JSON object with %s.", fields)
 	}
+	if msg := checkJSONText(body); msg != "" {
+		return companydocs.Errorf(companydocs.EVALIDATION, "%s", msg)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {

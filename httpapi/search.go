@@ -1,10 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"companydocs"
 	"companydocs/resolver"
@@ -22,6 +25,9 @@ type searchBody struct {
 }
 
 func (s *Server) handleSearch(c *fiber.Ctx) error {
+	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
+		return invalidQuery("The body must be JSON: send Content-Type: application/json.")
+	}
 	req, err := decodeSearch(c.Body())
 	if err != nil {
 		return err
@@ -47,8 +53,19 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 func decodeSearch(body []byte) (resolver.Request, error) {
 	var b searchBody
 	var req resolver.Request
-	if err := json.Unmarshal(body, &b); err != nil {
+	if msg := checkJSONText(body); msg != "" {
+		return req, invalidQuery(msg)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return req, invalidQuery("Unknown field " + name + ": a search may hold only \"query\", \"mode\", \"discover\" and \"limit\".")
+		}
 		return req, invalidQuery("The body must be a JSON object such as {\"query\": \"HRB 6684 München\"}.")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return req, invalidQuery("The body must hold exactly one JSON object, with nothing after it.")
 	}
 	if len(b.Query) == 0 || string(b.Query) == "null" {
 		return req, invalidQuery("The field query is missing. Send a company name, city, register number, LEI or director's name.")
