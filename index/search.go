@@ -59,8 +59,13 @@ func fuzzyDistance(term string) (distance, prefix int) {
 	}
 }
 
-// SearchText finds the profiles best matching q, best first. Without
-// q.Discover discovery profiles are left out. An empty query gives no hits.
+// SearchText finds the profiles best matching q, best first, at most
+// q.Limit (default 10, capped at 200). A hit matches a name token that is
+// not common, or the whole name; common tokens, the city and the legal form
+// only raise scores. q.Fuzzy adds typo matches for tokens rarely or never
+// seen in names; q.Deep adds typo matches for every uncommon token, former
+// names, officers, address and Kölner Phonetik codes. Without q.Discover
+// discovery profiles are left out. An empty query gives no hits.
 func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) ([]companydocs.Hit, error) {
 	stats, err := g.newTermStats(ctx)
 	if err != nil {
