@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"companydocs/ordering"
+)
+
+// accessEndpoint is one route with a request that is valid for the
+// account that owns ownOrder.
+type accessEndpoint struct {
+	method, path, body string
+	public             bool
+}
+
+// TestAccessControl tries every endpoint with no token, malformed tokens,
+// an unknown, an expired and a revoked token, and another account's token:
+// public endpoints stay public, gated ones answer 401 with a challenge,
+// another account's order is 404 without its content. Then no key or
+// token is in any log line, metric, error message or in orders.db.
+func TestAccessControl(t *testing.T) {
+	dir := t.TempDir()
+	mustBuild(t, dir, 0, offeneRegister(t, "fixtures_665.jsonl"))
+	keyA, keyB, expired := accessAccounts(t, dir)
+	s := startServer(t, dir, "--log-level", "debug")
+	tokenA, tokenB, revoked := accessLogin(t, s, keyA), accessLogin(t, s, keyB), accessLogin(t, s, keyB)
+	s.mustJSON(t, http.StatusNoContent, nil, "DELETE", "/api/v1/auth/sessions/current", "", "Authorization", "Bearer "+revoked)
+
+	profile := s.flowProfile(t)
+	var own struct {
+		ID               string
+		CompanyProfileID string `json:"company_profile_id"`
+	}
+	s.mustJSON(t, http.StatusCreated, &own, "POST", "/api/v1/documents/orders/", orderJSON(profile, "AD", "ad-single"), "Authorization", "Bearer "+tokenA)
+
+	endpoints := []accessEndpoint{
+		{"GET", "/healthz", "", true},
+		{"GET", "/readyz", "", true},
+		{"GET", "/", "", true},
+		{"GET", "/metrics", "", true},
+		{"GET", "/api/v1/openapi.json", "", true},
+		{"GET", "/api/v1/documents/plans/", "", true},
+		{"POST", "/api/v1/documents/companies/search/", `{"query":"Rheinbahn"}`, true},
+		{"POST", "/api/v1/documents/orders/preview/", orderJSON(profile, "CD", "cd-single"), false},
+		{"POST", "/api/v1/documents/orders/", orderJSON(profile, "CD", "cd-single"), false},
+		{"GET", "/api/v1/documents/orders/", "", false},
+		{"GET", "/api/v1/documents/orders/" + own.ID + "/", "", false},
+		{"DELETE", "/api/v1/auth/sessions/current", "", false},
+	}
+	bad := map[string]string{
+		"no token":                  "",
+		"empty bearer":              "Bearer ",
+		"basic scheme":              "Basic " + base64.StdEncoding.EncodeToString([]byte("alpha:"+keyA)),
+		"two tokens":                "Bearer " + tokenA + " " + tokenA,
+		"API key as token":          "Bearer " + keyA,
+		"token without scheme":      tokenA,
+		"truncated token":           "Bearer " + tokenA[:len(tokenA)-1],
+		"token with a changed char": "Bearer " + flipLast(tokenA),
+		"unknown token":             "Bearer cds_" + strings.Repeat("A", 43),
+		"expired token":             "Bearer " + expired,
+		"revoked token":             "Bearer " + revoked,
+	}
+	tried := 0
+	for _, ep := range endpoints {
+		for name, header := range bad {
+			t.Run(ep.method+" "+ep.path+" "+name, func(t *testing.T) {
+				headers := []string{}
+				if header != "" {
+					headers = append(headers, "Authorization", header)
+				}
+				status, body, h := s.do(t, ep.method, ep.path, ep.body, headers...)
+				switch {
+				case ep.public && status >= 400:
+					t.Errorf("public endpoint: status %d %s", status, body)
+				case !ep.public && status != http.StatusUnauthorized:
+					t.Errorf("status %d, want 401: %s", status, body)
+				case !ep.public && !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer"):
+					t.Errorf("401 without a Bearer challenge: %q", h.Get("WWW-Authenticate"))
+				case !ep.public && !bytes.Contains(body, []byte(`"code":"unauthorized"`)):
+					t.Errorf("401 body %s", body)
+				}
+			})
+			tried++
+		}
+	}
+	checkOtherAccount(t, s, tokenA, tokenB, own.ID, own.CompanyProfileID)
+	checkNoSecrets(t, s, dir, []string{keyA, keyB, tokenA, tokenB, revoked, expired})
+	t.Logf("access control: %d endpoint x credential combinations tried", tried)
+}
+
+// accessAccounts creates two accounts, and a session of the second that
+// expired yesterday, in the order database before the server opens it.
+func accessAccounts(t *testing.T, dir string) (keyA, keyB, expired string) {
+	t.Helper()
+	yesterday := func() time.Time { return time.Now().Add(-36 * time.Hour) }
+	svc, err := ordering.Open(filepath.Join(dir, ordering.DatabaseFile), nil, nil, ordering.Options{Now: yesterday})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if keyA, err = svc.CreateAccount("alpha", 10); err != nil {
+		t.Fatal(err)
+	}
+	if keyB, err = svc.CreateAccount("beta", 10); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := svc.CreateSession(context.Background(), keyB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sess.ExpiresAt.Before(time.Now()) {
+		t.Fatalf("the session made yesterday expires at %v", sess.ExpiresAt)
+	}
+	return keyA, keyB, sess.Token
+}
+
+func accessLogin(t *testing.T, s *testServer, key string) string {
+	t.Helper()
+	var sess struct{ Token string }
+	s.mustJSON(t, http.StatusCreated, &sess, "POST", "/api/v1/auth/sessions/", `{"api_key":"`+key+`"}`)
+	return sess.Token
+}
+
+// flowProfile finds an orderable profile through search.
+func (s *testServer) flowProfile(t *testing.T) string {
+	t.Helper()
+	for _, c := range s.search(t, "Rheinbahn Düsseldorf") {
+		if c.OrderingEligible {
+			return c.ProfileID
+		}
+	}
+	t.Fatal("no orderable candidate for Rheinbahn Düsseldorf among the fixtures")
+	return ""
+}
+
+func flipLast(s string) string {
+	last := s[len(s)-1]
+	if last == 'A' {
+		return s[:len(s)-1] + "B"
+	}
+	return s[:len(s)-1] + "A"
+}
+
+// checkOtherAccount checks that beta neither sees nor learns anything of
+// alpha's order, and that ending beta's session leaves alpha's working.
+func checkOtherAccount(t *testing.T, s *testServer, tokenA, tokenB, orderID, profileID string) {
+	t.Helper()
+	authB := []string{"Authorization", "Bearer " + tokenB}
+	status, body, _ := s.do(t, "GET", "/api/v1/documents/orders/"+orderID+"/", "", authB...)
+	_, missing, _ := s.do(t, "GET", "/api/v1/documents/orders/ord_0000000000000000000000000a/", "", authB...)
+	if status != http.StatusNotFound || bytes.Contains(body, []byte(profileID)) || bytes.Contains(body, []byte(`"order"`)) {
+		t.Errorf("another account's order: status %d body %s, want 404 without content", status, body)
+	}
+	same := strings.ReplaceAll(string(missing), "ord_0000000000000000000000000a", orderID)
+	if string(body) != same {
+		t.Errorf("another account's order answers %s, a missing one %s: they differ beyond the id", body, missing)
+	}
+	_, list, _ := s.do(t, "GET", "/api/v1/documents/orders/", "", authB...)
+	if bytes.Contains(list, []byte(orderID)) {
+		t.Errorf("another account's list shows the order: %s", list)
+	}
+	// The same company, document and plan is no duplicate across accounts.
+	s.mustJSON(t, http.StatusCreated, nil, "POST", "/api/v1/documents/orders/", orderJSON(profileID, "AD", "ad-single"), authB...)
+	s.mustJSON(t, http.StatusNoContent, nil, "DELETE", "/api/v1/auth/sessions/current", "", authB...)
+	s.mustJSON(t, http.StatusOK, nil, "GET", "/api/v1/documents/orders/"+orderID+"/", "", "Authorization", "Bearer "+tokenA)
+}
+
+// checkNoSecrets looks for every key and token (whole, and without its
+// prefix) in the logs, /metrics, every response body and header seen,
+// and orders.db; the database must hold the hash of each key instead.
+func checkNoSecrets(t *testing.T, s *testServer, dir string, secrets []string) {
+	t.Helper()
+	_, metrics, _ := s.do(t, "GET", "/metrics", "")
+	db, err := os.ReadFile(filepath.Join(dir, ordering.DatabaseFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	places := map[string][]byte{"logs": []byte(s.logs.String()), "metrics": metrics, "orders.db": db}
+	s.mu.Lock()
+	for _, ex := range s.exchanges {
+		if strings.HasPrefix(ex.path, "/api/v1/auth/sessions") && ex.method == "POST" {
+			continue // the answer that hands out a token
+		}
+		var hdr bytes.Buffer
+		ex.respHeader.Write(&hdr)
+		places["answer to "+ex.method+" "+ex.path] = append(append(places["answer to "+ex.method+" "+ex.path], ex.respBody...), hdr.Bytes()...)
+	}
+	s.mu.Unlock()
+	for _, secret := range secrets {
+		_, bare, _ := strings.Cut(secret, "_")
+		for where, text := range places {
+			if bytes.Contains(text, []byte(secret)) || bytes.Contains(text, []byte(bare)) {
+				i := bytes.Index(text, []byte(bare))
+				t.Errorf("%s contains a secret (%.8s...) after %q", where, secret, text[max(0, i-200):i])
+			}
+		}
+	}
+	for _, key := range secrets[:2] {
+		h := sha256.Sum256([]byte(key))
+		if !bytes.Contains(db, h[:]) {
+			t.Errorf("orders.db does not hold the hash of key %.8s...: how is it stored?", key)
+		}
+	}
+}
