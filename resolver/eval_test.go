@@ -53,7 +53,8 @@ func mustBuildSampleIndex(tb testing.TB) *index.Live {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := ingest.Run(context.Background(), []ingest.Input{{Path: "../data/sample.jsonl.bz2"}}, b, ingest.Options{}); err != nil {
+	inputs := []ingest.Input{{Path: "../data/sample.jsonl.bz2"}, {Path: "../data/lei_sample.csv"}}
+	if _, err := ingest.Run(context.Background(), inputs, b, ingest.Options{}); err != nil {
 		b.Abort()
 		tb.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestEvaluation(t *testing.T) {
 	var golden strings.Builder
 	st := newEvalStats()
 	for _, c := range cases {
-		res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: c.Query, Mode: c.Mode})
+		res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover})
 		if err != nil {
 			t.Fatalf("%s %q: %v", c.Kind, c.Query, err)
 		}
@@ -188,7 +189,7 @@ func (s *evalStats) add(t *testing.T, c evalCase, res *resolver.Result) {
 		}
 		if cand.ConfidenceLabel == companydocs.LabelExact {
 			s.exactAll++
-			if c.Want != "" && cand.ProfileID == c.Want && !c.NoExact {
+			if c.Want != "" && isWant(cand, c.Want) && !c.NoExact {
 				s.exactRight++
 			} else {
 				t.Errorf("%s %q: wrong exact candidate #%d %s %s %s", c.Kind, c.Query, i+1, cand.Name, cand.Court, cand.RegistryNumber)
@@ -197,7 +198,7 @@ func (s *evalStats) add(t *testing.T, c evalCase, res *resolver.Result) {
 	}
 	if c.WantExact {
 		s.wantExact++
-		if len(res.Candidates) > 0 && res.Candidates[0].ProfileID == c.Want && res.Candidates[0].ConfidenceLabel == companydocs.LabelExact {
+		if len(res.Candidates) > 0 && isWant(res.Candidates[0], c.Want) && res.Candidates[0].ConfidenceLabel == companydocs.LabelExact {
 			s.exactFound++
 		}
 	}
@@ -206,7 +207,7 @@ func (s *evalStats) add(t *testing.T, c evalCase, res *resolver.Result) {
 	}
 	rank := 0
 	for i, cand := range res.Candidates {
-		if cand.ProfileID == c.Want {
+		if isWant(cand, c.Want) {
 			rank = i + 1
 			break
 		}
@@ -261,6 +262,12 @@ func (s *evalStats) summary() evalSummary {
 	}
 	out.RegisterTop1, out.NameVariantTop1 = ratio(regTop, regN), ratio(nameTop, nameN)
 	return out
+}
+
+// isWant matches a candidate by its profile id, or by its discovery id for
+// unverified discovery candidates, which carry no profile id.
+func isWant(c companydocs.Candidate, id string) bool {
+	return c.ProfileID == id || (c.ProfileID == "" && c.DiscoveryCandidateID == id)
 }
 
 func ratio(a, b int) float64 {

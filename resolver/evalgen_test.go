@@ -20,6 +20,8 @@ type evalCase struct {
 	Kind  string `json:"kind"`
 	Query string `json:"query"`
 	Mode  string `json:"mode,omitempty"`
+	// Discover asks for discovery candidates too.
+	Discover bool `json:"discover,omitempty"`
 	// Want is the profile id that must rank first; empty for queries
 	// without a single right answer (short, shared numbers).
 	Want string `json:"want,omitempty"`
@@ -50,6 +52,8 @@ func TestGenerateEvalSet(t *testing.T) {
 	g.officerCases(20)
 	g.removedCases(20)
 	g.shortCases()
+	g.leiCases()
+	g.discoveryCases()
 	f, err := os.Create(evalFile)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +101,7 @@ func (g *evalGen) pick(n int, keep func(*companydocs.Profile) bool) []*companydo
 	var out []*companydocs.Profile
 	for _, i := range order {
 		p := g.idx.all[i]
-		if !g.used[p.ID] && keep(p) {
+		if !g.used[p.ID] && p.Source == companydocs.SourceRegistryCache && keep(p) {
 			g.used[p.ID] = true
 			out = append(out, p)
 			if len(out) == n {
@@ -230,7 +234,7 @@ func (g *evalGen) officerCases(n int) {
 	})
 	for _, p := range ps {
 		o := p.Officers[0]
-		g.add(evalCase{Kind: "officer", Query: o.FirstName + " " + o.LastName + " " + p.Seat, Mode: "deep", Want: p.ID, WantName: p.Name, NoExact: true})
+		g.add(evalCase{Kind: "officer", Query: o.FirstName + " " + o.LastName + " " + p.Seat, Mode: "deep", Want: p.ID, WantName: p.Name})
 	}
 }
 
@@ -248,6 +252,46 @@ func (g *evalGen) shortCases() {
 	for _, q := range []string{"Müller", "Bau GmbH", "AG", "Berlin", "GmbH", "Hamburg", "Schmidt", "Holding", "e.V.", "Meyer KG",
 		"Immobilien GmbH", "Verwaltungs GmbH", "Köln", "München", "Service GmbH", "Auto", "Apotheke", "Sportverein", "Stiftung", "Bank"} {
 		g.add(evalCase{Kind: "short", Query: q, NoExact: true})
+	}
+}
+
+// leiCases asks for every LEI the sample knows, in the spellings people
+// use, and for LEIs whose checksum fails.
+func (g *evalGen) leiCases() {
+	spellings := []func(string) string{
+		func(s string) string { return s },
+		strings.ToLower,
+		func(s string) string { return s[:4] + " " + s[4:8] + " " + s[8:12] + " " + s[12:16] + " " + s[16:] },
+		func(s string) string { return s[:6] + "-" + s[6:12] + "-" + s[12:] },
+	}
+	n := 0
+	for _, p := range g.idx.all {
+		for _, l := range p.LEIs {
+			lei := string(l.LEI)
+			verified := p.Verified
+			g.add(evalCase{Kind: "lei", Query: spellings[n%len(spellings)](lei), Discover: true, Want: p.ID, WantName: p.Name, WantExact: verified, NoExact: !verified})
+			if n%5 == 0 {
+				g.add(evalCase{Kind: "lei_bad_checksum", Query: breakChecksum(lei), Discover: true, NoExact: true})
+			}
+			n++
+		}
+	}
+}
+
+// breakChecksum changes the last check digit, which always fails mod 97.
+func breakChecksum(lei string) string {
+	last := lei[19]
+	next := byte('0' + (last-'0'+1)%10)
+	return lei[:19] + string(next)
+}
+
+// discoveryCases asks for discovery candidates by name, with discover on.
+func (g *evalGen) discoveryCases() {
+	for _, p := range g.idx.all {
+		if p.Source != companydocs.SourceDiscovery || g.names[baseKey(p.Name)] != 1 {
+			continue
+		}
+		g.add(evalCase{Kind: "discovery_name", Query: p.Name, Discover: true, Want: p.ID, WantName: p.Name, NoExact: !p.Verified})
 	}
 }
 

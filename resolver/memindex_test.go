@@ -1,10 +1,8 @@
 package resolver_test
 
 import (
-	"bufio"
-	"compress/bzip2"
 	"context"
-	"os"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -38,36 +36,39 @@ func mustSample(tb testing.TB) *memIndex {
 	return sampleIndex
 }
 
-// mustLoad reads the first n records of the sample (all when n is 0).
+// mustLoad ingests the first n records of the sample (all when n is 0)
+// and the embedded GLEIF records with the real ingest pipeline.
 func mustLoad(tb testing.TB, n int) *memIndex {
 	tb.Helper()
-	f, err := os.Open("../data/sample.jsonl.bz2")
-	if err != nil {
-		tb.Fatalf("open sample: %v", err)
-	}
-	defer f.Close()
 	m := &memIndex{byID: map[string]*companydocs.Profile{}, byNum: map[string][]*companydocs.Profile{},
 		byLEI: map[companydocs.LEI][]*companydocs.Profile{}, byToken: map[string][]*companydocs.Profile{}}
-	sc := bufio.NewScanner(bzip2.NewReader(f))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() && (n == 0 || len(m.all) < n) {
-		if p, err := ingest.DecodeOffeneRegisterLine(sc.Bytes()); err == nil {
-			m.add(p)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatalf("read sample: %v", err)
+	inputs := []ingest.Input{{Path: "../data/sample.jsonl.bz2"}, {Path: "../data/lei_sample.csv"}}
+	if _, err := ingest.Run(context.Background(), inputs, m, ingest.Options{MaxRecords: n}); err != nil {
+		tb.Fatalf("ingest sample: %v", err)
 	}
 	return m
 }
 
-func (m *memIndex) add(p *companydocs.Profile) {
-	if old, ok := m.byID[p.ID]; ok && old.RetrievedAt.After(p.RetrievedAt) {
-		return
-	} else if ok {
+// Get implements ingest.Sink.
+func (m *memIndex) Get(id string) (*companydocs.Profile, error) { return m.byID[id], nil }
+
+// Put implements ingest.Sink: a new profile is indexed, a known one is
+// replaced in place (its register number and name do not change).
+func (m *memIndex) Put(p *companydocs.Profile) error {
+	if old, ok := m.byID[p.ID]; ok {
 		*old = *p
-		return
+		for _, l := range p.LEIs {
+			if !slices.Contains(m.byLEI[l.LEI], old) {
+				m.byLEI[l.LEI] = append(m.byLEI[l.LEI], old)
+			}
+		}
+		return nil
 	}
+	m.add(p)
+	return nil
+}
+
+func (m *memIndex) add(p *companydocs.Profile) {
 	m.byID[p.ID] = p
 	m.all = append(m.all, p)
 	key := string(p.Ref.Type) + "|" + p.Ref.Number
@@ -101,7 +102,9 @@ func (m *memIndex) SearchText(ctx context.Context, q companydocs.TextQuery) ([]c
 	score := map[*companydocs.Profile]float64{}
 	for _, t := range q.NameTerms {
 		for _, p := range m.byToken[companydocs.FoldPlain(t)] {
-			score[p]++
+			if q.Discover || p.Source != companydocs.SourceDiscovery {
+				score[p]++
+			}
 		}
 	}
 	hits := make([]companydocs.Hit, 0, len(score))

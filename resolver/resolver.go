@@ -287,6 +287,9 @@ func less(a, b *scored) bool {
 	if math.Abs(a.confidence-b.confidence) > 1e-9 {
 		return a.confidence > b.confidence
 	}
+	if ua, ub := max(a.uncapped, a.confidence), max(b.uncapped, b.confidence); math.Abs(ua-ub) > 1e-9 {
+		return ua > ub
+	}
 	if ta, tb := sourceRank(a.p), sourceRank(b.p); ta != tb {
 		return ta < tb
 	}

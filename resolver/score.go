@@ -22,6 +22,9 @@ type scored struct {
 	seatMatched bool
 	// nameExact is set when the normalised name equals the query's.
 	nameExact bool
+	// uncapped is the confidence before any cap: among candidates capped
+	// to the same value, the one with more evidence ranks first.
+	uncapped float64
 	// evidence is set when the query's text supports the candidate at all.
 	evidence bool
 	// capped notes caps that applied, in words, once each.
@@ -37,6 +40,7 @@ func (s *scored) cap(limit float64, why string) {
 	if s.confidence <= limit {
 		return
 	}
+	s.uncapped = max(s.uncapped, s.confidence)
 	s.confidence = limit
 	if s.capped == nil {
 		s.capped = map[string]bool{}
