@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/netip"
 	"time"
 
 	"companydocs"
@@ -64,11 +65,12 @@ type Server struct {
 	Metrics *Metrics
 
 	limiter *rateLimiter
+	proxies []netip.Prefix
 }
 
 // NewServer returns a server with its routes registered.
 func NewServer(config Config, logger *slog.Logger) *Server {
-	s := &Server{config: config, logger: logger}
+	s := &Server{config: config, logger: logger, proxies: trustedProxies(config.TrustedProxies)}
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
 	s.app = fiber.New(fiber.Config{
 		AppName:                 "companydocs",

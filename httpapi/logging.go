@@ -71,7 +71,7 @@ func (s *Server) logRequest(c *fiber.Ctx, route, method string, status int, code
 		slog.Int("status", status),
 		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 		slog.Int("bytes", len(c.Response().Body())),
-		slog.String("client", c.IP()),
+		slog.String("client", s.clientIP(c)),
 	}
 	if code != "" {
 		attrs = append(attrs, slog.String("error_code", code))

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,7 +58,9 @@ func (l *rateLimiter) allow(addr string) (bool, time.Duration) {
 	c, ok := l.clients[addr]
 	if !ok {
 		c = &client{limiter: rate.NewLimiter(l.limit, l.burst)}
-		l.clients[addr] = c
+		// A copy: the caller's string may share a buffer that the next
+		// request overwrites, and a map key must never change.
+		l.clients[strings.Clone(addr)] = c
 	}
 	c.seen = now
 	r := c.limiter.ReserveN(now, 1)
@@ -92,13 +95,12 @@ func (l *rateLimiter) size() int {
 }
 
 // limitSearch answers rate_limited with Retry-After once a client address
-// has used its search budget. The address comes from the socket unless a
-// trusted proxy is configured.
+// has used its search budget. The address is clientIP's.
 func (s *Server) limitSearch(c *fiber.Ctx) error {
 	if s.limiter == nil {
 		return c.Next()
 	}
-	ok, wait := s.limiter.allow(c.IP())
+	ok, wait := s.limiter.allow(s.clientIP(c))
 	if ok {
 		return c.Next()
 	}
