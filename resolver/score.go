@@ -111,7 +111,7 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) (score float64, reaso
 		}
 		for _, o := range p.Officers {
 			om := matchName(tokens, companydocs.Tokens(companydocs.Fold(o.Name)))
-			if om.recall < 0.99 || len(tokens) < 2 {
+			if om.recall < 0.99 {
 				continue
 			}
 			consider(try{

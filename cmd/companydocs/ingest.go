@@ -92,16 +92,23 @@ func (m *Main) ensureGeneration(ctx context.Context) error {
 	} else if !errors.Is(err, index.ErrNoGeneration) {
 		return err
 	}
-	path := filepath.Join(m.Config.DataDir, "sample.jsonl.bz2")
-	if err := os.WriteFile(path, data.Sample, 0o644); err != nil {
-		return fmt.Errorf("write embedded sample: %w", err)
+	var inputs []ingest.Input
+	for _, f := range []struct {
+		name    string
+		content []byte
+	}{{"sample.jsonl.bz2", data.Sample}, {"lei_sample.csv", data.LEISample}} {
+		path := filepath.Join(m.Config.DataDir, f.name)
+		if err := os.WriteFile(path, f.content, 0o644); err != nil {
+			return fmt.Errorf("write embedded sample: %w", err)
+		}
+		defer os.Remove(path)
+		inputs = append(inputs, ingest.Input{Path: path})
 	}
-	defer os.Remove(path)
-	fmt.Fprintf(m.Stdout, "No index in %s yet: ingesting the embedded sample of real register records...\n", m.Config.DataDir)
+	fmt.Fprintf(m.Stdout, "No index in %s yet: ingesting the embedded sample of real register and LEI records...\n", m.Config.DataDir)
 	p := newProgressPrinter(m.Stderr, m.Logger)
 	report := func(pr ingest.Progress) { p.report(pr); m.Metrics.IngestProgress(pr.Records) }
 	m.Metrics.IngestStarted()
-	meta, sum, err := buildGeneration(ctx, m.Config.DataDir, []ingest.Input{{Path: path}}, m.Config.Keep, 0, report, m.Logger)
+	meta, sum, err := buildGeneration(ctx, m.Config.DataDir, inputs, m.Config.Keep, 0, report, m.Logger)
 	m.Metrics.IngestFinished()
 	p.finish()
 	if err != nil {
