@@ -152,20 +152,29 @@ func NewClient(conns int) *http.Client {
 	}}
 }
 
-// RunProcess runs a command to the end and returns its wall time and peak
-// resident memory (ru_maxrss of the process).
-func RunProcess(cmd *exec.Cmd) (time.Duration, int64, error) {
+// ProcessRun is what running a process to its end cost.
+type ProcessRun struct {
+	Wall time.Duration `json:"wall"`
+	// CPU is user plus system time: unlike Wall it does not grow when
+	// other processes compete for the cores.
+	CPU     time.Duration `json:"cpu"`
+	PeakRSS int64         `json:"peak_rss_bytes"` // ru_maxrss
+}
+
+// RunProcess runs a command to the end and returns its wall time, CPU
+// time and peak resident memory.
+func RunProcess(cmd *exec.Cmd) (ProcessRun, error) {
 	start := time.Now()
 	err := cmd.Run()
-	wall := time.Since(start)
-	var peak int64
+	run := ProcessRun{Wall: time.Since(start)}
 	if cmd.ProcessState != nil {
+		run.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			peak = ru.Maxrss << 10
+			run.PeakRSS = ru.Maxrss << 10
 		}
 	}
 	if err != nil {
-		return wall, peak, fmt.Errorf("run %s: %w", cmd.Path, err)
+		return run, fmt.Errorf("run %s: %w", cmd.Path, err)
 	}
-	return wall, peak, nil
+	return run, nil
 }
