@@ -25,8 +25,8 @@ type ingestResult struct {
 	// RecordsPerCPUSec is profiles per second of CPU time (user + system).
 	RecordsPerCPUSec float64 `json:"records_per_cpu_sec"`
 	PeakRSS          int64   `json:"peak_rss_bytes"`
-	DiskBytes     int64         `json:"disk_bytes"`
-	Command       string        `json:"command"`
+	DiskBytes        int64   `json:"disk_bytes"`
+	Command          string  `json:"command"`
 }
 
 func runIngest(ctx context.Context, args []string) error {
