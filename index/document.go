@@ -14,6 +14,7 @@ type document struct {
 	Name          string   `json:"name"`
 	NamePlain     string   `json:"name_plain,omitempty"`
 	LegalForm     string   `json:"legal_form,omitempty"`
+	NameForm      string   `json:"name_form,omitempty"`
 	NameKey       []string `json:"name_key,omitempty"`
 	NameBase      []string `json:"name_base,omitempty"`
 	Seat          string   `json:"seat,omitempty"`
@@ -40,6 +41,7 @@ func newDocument(p *companydocs.Profile) document {
 		Name:      strings.Join(base, " "),
 		NamePlain: strings.Join(plainVariants(p.Name, form), " "),
 		LegalForm: strings.Join(form.Words, " "),
+		NameForm:  nameFormTerms(base, form.Code),
 		Seat:      companydocs.Fold(p.Seat),
 		Address:   companydocs.Fold(p.Address),
 		Phonetic:  phonetics(base),
@@ -95,6 +97,24 @@ func plainVariants(name string, form companydocs.LegalForm) []string {
 		}
 	}
 	return out
+}
+
+// nameFormTerm pairs a name token with a legal-form code, so that a query
+// can prefer names with its legal form at the cost of a name-token lookup
+// (a clause on the legal form alone would walk the postings of every GmbH).
+func nameFormTerm(token, code string) string {
+	return token + "|" + strings.ToLower(strings.ReplaceAll(code, " ", ""))
+}
+
+func nameFormTerms(base []string, code string) string {
+	if code == "" {
+		return ""
+	}
+	terms := make([]string, len(base))
+	for i, t := range base {
+		terms[i] = nameFormTerm(t, code)
+	}
+	return strings.Join(terms, " ")
 }
 
 func equalTokens(a, b []string) bool {

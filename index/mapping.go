@@ -25,6 +25,7 @@ const (
 	fieldName          = "name"           // folded name tokens without the legal form
 	fieldNamePlain     = "name_plain"     // FoldPlain spelling of tokens that differ (ä -> a)
 	fieldLegalForm     = "legal_form"     // folded legal-form tokens
+	fieldNameForm      = "name_form"      // name token joined with the legal-form code: "mueller|gmbh"
 	fieldNameKey       = "name_key"       // keyword: companydocs.NameKey of the name
 	fieldNameBase      = "name_base"      // keyword: folded name tokens without legal form, joined
 	fieldSeat          = "seat"           // folded seat tokens
@@ -41,7 +42,7 @@ const (
 	fieldVerified      = "verified"       // keyword: "true" or "false"
 )
 
-var textFields = []string{fieldName, fieldNamePlain, fieldLegalForm, fieldSeat,
+var textFields = []string{fieldName, fieldNamePlain, fieldLegalForm, fieldNameForm, fieldSeat,
 	fieldPreviousNames, fieldOfficers, fieldAddress, fieldPhonetic}
 
 var keywordFields = []string{fieldNameKey, fieldNameBase, fieldSeatKey, fieldCourt,

@@ -25,7 +25,7 @@ const (
 	boostNameFuzzy     = 4.0  // name token within the edit distance of fuzzyDistance
 	boostNameBase      = 15.0 // all name tokens, in order, and nothing else
 	boostNameKey       = 20.0 // whole normalised name including the legal form
-	boostLegalForm     = 1.0  // legal-form token
+	boostNameForm      = 2.0  // name token of a name with the query's legal form
 	boostSeatKey       = 6.0  // whole seat equals the city
 	boostSeat          = 3.0  // seat token equals a city token
 	boostPreviousNames = 5.0  // deep: token of a former name
@@ -119,7 +119,8 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
 	nameTerms := cleanTerms(q.NameTerms, maxNameTerms)
 	formTerms := cleanTerms(q.LegalFormTerms, maxLegalFormTerms)
 	rare, common := stats.splitCommon(nameTerms)
-	must := nameQuery(rare, nameTerms, formTerms, q, stats)
+	form := legalFormCode(formTerms)
+	must := nameQuery(rare, nameTerms, formTerms, form, q, stats)
 	var should []query.Query
 	if c := cityQuery(strings.ToLower(strings.TrimSpace(q.City))); c != nil {
 		should = append(should, c)
@@ -132,11 +133,9 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
 	}
 	bq := query.NewBooleanQuery([]query.Query{must}, should, nil)
 	for _, t := range common {
-		bq.AddShould(termQuery(t, q, stats, false))
+		bq.AddShould(termQuery(t, form, q, stats, false))
 	}
-	for _, t := range formTerms {
-		bq.AddShould(term(fieldLegalForm, t, boostLegalForm))
-	}
+
 	if !q.Discover {
 		bq.AddMustNot(term(fieldSource, companydocs.SourceDiscovery, 1))
 	}
@@ -148,13 +147,13 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
 
 // nameQuery matches any of the rare name tokens (more tokens, more score)
 // or the whole name.
-func nameQuery(rare, all, formTerms []string, q companydocs.TextQuery, stats *termStats) query.Query {
+func nameQuery(rare, all, formTerms []string, form string, q companydocs.TextQuery, stats *termStats) query.Query {
 	if len(all) == 0 {
 		return nil
 	}
 	var clauses []query.Query
 	for _, t := range rare {
-		clauses = append(clauses, termQuery(t, q, stats, stats.fuzzyWorthwhile(t, q.Deep)))
+		clauses = append(clauses, termQuery(t, form, q, stats, stats.fuzzyWorthwhile(t, q.Deep)))
 	}
 	joined := strings.Join(all, " ")
 	clauses = append(clauses, term(fieldNameBase, joined, boostNameBase))
@@ -164,12 +163,16 @@ func nameQuery(rare, all, formTerms []string, q companydocs.TextQuery, stats *te
 	return query.NewDisjunctionQuery(clauses)
 }
 
-// termQuery matches one name token in every way the mode allows; fuzzy
-// says whether the token may be matched with typos.
-func termQuery(t string, q companydocs.TextQuery, stats *termStats, fuzzy bool) query.Query {
+// termQuery matches one name token in every way the mode allows; form is
+// the query's legal form (see nameFormTerm), fuzzy says whether the token
+// may be matched with typos.
+func termQuery(t, form string, q companydocs.TextQuery, stats *termStats, fuzzy bool) query.Query {
 	clauses := []query.Query{
 		term(fieldName, t, boostName),
 		term(fieldNamePlain, t, boostNamePlain),
+	}
+	if form != "" {
+		clauses = append(clauses, term(fieldNameForm, nameFormTerm(t, form), boostNameForm))
 	}
 	if fuzzy && (q.Fuzzy || q.Deep) {
 		if distance, prefix := fuzzyDistance(t); distance > 0 {
@@ -191,6 +194,18 @@ func termQuery(t string, q companydocs.TextQuery, stats *termStats, fuzzy bool) 
 		}
 	}
 	return query.NewDisjunctionQuery(clauses)
+}
+
+// legalFormCode returns the canonical code of the legal form the query's
+// legal-form tokens spell, "" if none.
+func legalFormCode(formTerms []string) string {
+	if len(formTerms) == 0 {
+		return ""
+	}
+	if _, form, ok := companydocs.SplitLegalForm(strings.Join(formTerms, " ")); ok {
+		return form.Code
+	}
+	return ""
 }
 
 // cityQuery boosts profiles whose seat is the city, or contains its tokens.

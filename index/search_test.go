@@ -295,3 +295,28 @@ func TestSearchBounds(t *testing.T) {
 func TestSharedStoreConsistent(t *testing.T) {
 	checkStore(t, sharedGeneration(t).db)
 }
+
+func TestSearchPrefersLegalForm(t *testing.T) {
+	profiles := []*companydocs.Profile{
+		{ID: "dp_kg", Source: companydocs.SourceRegistryCache, Name: "Müller Bau Technik KG"},
+		{ID: "dp_gmbh", Source: companydocs.SourceRegistryCache, Name: "Müller Bau Technik GmbH"},
+		{ID: "dp_ev", Source: companydocs.SourceRegistryCache, Name: "Müller Bau Technik e.V."},
+	}
+	dataDir := t.TempDir()
+	mustBuild(t, dataDir, profiles)
+	g := mustOpenCurrent(t, dataDir)
+	for _, tc := range []struct{ form, want string }{
+		{"Kommanditgesellschaft", "dp_kg"},
+		{"Gesellschaft mit beschränkter Haftung", "dp_gmbh"},
+		{"eingetragener Verein", "dp_ev"},
+	} {
+		_, form, ok := companydocs.SplitLegalForm("Müller Bau " + tc.form)
+		if !ok {
+			t.Fatalf("legal form %q not recognised", tc.form)
+		}
+		got := search(t, g, companydocs.TextQuery{NameTerms: []string{"mueller", "bau"}, LegalFormTerms: form.Words})
+		if len(got) != 3 || got[0].ID != tc.want {
+			t.Errorf("mueller bau %s: %v, want %s first", tc.form, ids(got), tc.want)
+		}
+	}
+}
