@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test eval vet fmt-check lint bench bench-ingest bench-search bench-orders clean
+.PHONY: run build test eval vet fmt-check lint bench bench-ingest bench-search bench-orders bench-pg clean
 
 ## run: build and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 run:
@@ -28,6 +28,26 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+
+## bench: the national-scale benchmark, 1.2M and 5M records (hours; not part of test; see BENCHMARKS.md)
+bench:
+	DATA=$(DATA) scripts/bench.sh all
+
+## bench-ingest: generate the synthetic corpus and time the ingests
+bench-ingest:
+	DATA=$(DATA) scripts/bench.sh build corpus ingest
+
+## bench-search: search latency over HTTP (needs bench-ingest)
+bench-search:
+	DATA=$(DATA) scripts/bench.sh build corpus queries search profile
+
+## bench-orders: order creation throughput (needs bench-ingest)
+bench-orders:
+	DATA=$(DATA) scripts/bench.sh build corpus queries orders
+
+## bench-pg: the same name queries against PostgreSQL pg_trgm (needs bench-ingest)
+bench-pg:
+	DATA=$(DATA) scripts/bench.sh build corpus queries pg
 
 clean:
 	rm -rf bin var

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# National-scale benchmark of companydocs (see BENCHMARKS.md).
+#
+#   scripts/bench.sh STEP...   steps: build corpus queries ingest search orders pg profile all
+#
+# Environment: DATA (shared data, default ../shared/data), BENCH_DIR (work
+# directory, default var/bench), BENCH_SCALES (default "1.2m 5m"), SEED
+# (default 1), RUNS (default 3). Every server it starts listens on
+# 127.0.0.1 only; every load run is bounded by a request count and a
+# duration. Results go to $BENCH_DIR/results/ as JSON and Markdown.
+set -euo pipefail
+
+DATA=${DATA:-../shared/data}
+OUT=${BENCH_DIR:-var/bench}
+SCALES=${BENCH_SCALES:-1.2m 5m}
+SEED=${SEED:-1}
+RUNS=${RUNS:-3}
+RES=$OUT/results
+REAL=("$DATA"/offeneregister/ocdata.chunk*.jsonl.bz2)
+GLEIF=("$DATA/gleif/lei_records_de_goldencopy.csv" "$DATA/gleif/lei_records_api.jsonl")
+SYNTH=$OUT/synthetic-5m-seed$SEED.jsonl.gz
+BIN=$OUT/companydocs
+BENCH=$OUT/bench
+
+mkdir -p "$OUT" "$RES"
+
+corpus_for() { # scale -> dump files
+	case $1 in
+	1.2m) echo "${REAL[@]}" ;;
+	5m) echo "${REAL[@]} $SYNTH" ;;
+	*) echo "unknown scale $1" >&2; exit 2 ;;
+	esac
+}
+
+record() { # name command... : run, keep the Markdown output
+	local name=$1; shift
+	{ echo "\$ $*"; date -u; } >"$RES/$name.md"
+	"$@" | tee -a "$RES/$name.md"
+}
+
+step_build() {
+	go build -o "$BIN" ./cmd/companydocs
+	go build -o "$BENCH" ./cmd/bench
+	go build -o "$OUT/corpusgen" ./cmd/corpusgen
+}
+
+step_corpus() {
+	[[ -s $SYNTH ]] && return
+	record corpusgen /usr/bin/time -v "$OUT/corpusgen" -seed "$SEED" -total 5000000 -names "$DATA/names" -o "$SYNTH.tmp.gz" "${REAL[@]}" 2>&1
+	mv "$SYNTH.tmp.gz" "$SYNTH"
+}
+
+step_queries() {
+	for s in $SCALES; do
+		[[ -s $OUT/queries-$s.jsonl ]] && continue
+		# shellcheck disable=SC2046
+		record "queries-$s" "$BENCH" queries -seed "$SEED" -per-kind 300 -orderable 2000 \
+			-gleif "${GLEIF[0]}" -gleif "${GLEIF[1]}" -o "$OUT/queries-$s.jsonl" -profiles "$OUT/profiles-$s.txt" $(corpus_for "$s")
+	done
+}
+
+step_ingest() {
+	for s in $SCALES; do
+		rm -rf "$OUT/data-$s"
+		# shellcheck disable=SC2046
+		record "ingest-$s" "$BENCH" ingest -bin "$BIN" -data-dir "$OUT/data-$s" -json "$RES/ingest-$s.json" $(corpus_for "$s") "${GLEIF[@]}"
+	done
+}
+
+need_index() {
+	[[ -f $OUT/data-$1/index/CURRENT ]] || { echo "no index for $1 in $OUT/data-$1: run 'make bench-ingest' first" >&2; exit 1; }
+}
+
+step_search() {
+	for s in $SCALES; do
+		need_index "$s"
+		record "search-$s" "$BENCH" search -bin "$BIN" -data-dir "$OUT/data-$s" -queries "$OUT/queries-$s.jsonl" \
+			-runs "$RUNS" -clients 1,4,16 -requests 3000 -kind-requests 600 -duration 60s -json "$RES/search-$s.json"
+	done
+}
+
+step_orders() {
+	for s in $SCALES; do
+		need_index "$s"
+		record "orders-$s" "$BENCH" orders -bin "$BIN" -data-dir "$OUT/data-$s" -profiles "$OUT/profiles-$s.txt" \
+			-runs "$RUNS" -clients 32 -requests 6000 -duration 60s -json "$RES/orders-$s.json"
+	done
+}
+
+ensure_postgres() {
+	for d in /usr/lib/postgresql/15/bin /usr/local/bin; do [[ -x $d/initdb ]] && return; done
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 postgresql-contrib-15 >/dev/null ||
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null
+}
+
+step_pg() {
+	ensure_postgres
+	for s in $SCALES; do
+		need_index "$s"
+		# shellcheck disable=SC2046
+		record "pg-$s" "$BENCH" pg -bin "$BIN" -data-dir "$OUT/data-$s" -queries "$OUT/queries-$s.jsonl" \
+			-runs "$RUNS" -clients 1,4,16 -requests 1200 -duration 60s -threshold 0.3 -json "$RES/pg-$s.json" $(corpus_for "$s")
+	done
+}
+
+step_profile() {
+	for s in $SCALES; do
+		need_index "$s"
+		"$BENCH" profile -data-dir "$OUT/data-$s" -queries "$OUT/queries-$s.jsonl" -requests 4000 \
+			-cpu "$RES/cpu-$s.pprof" -mem "$RES/allocs-$s.pprof" | tee "$RES/profile-$s.md"
+		go tool pprof -top -cum -nodecount=40 "$BENCH" "$RES/cpu-$s.pprof" >>"$RES/profile-$s.md" 2>/dev/null
+		go tool pprof -top -sample_index=alloc_space -nodecount=25 "$BENCH" "$RES/allocs-$s.pprof" >>"$RES/profile-$s.md" 2>/dev/null
+	done
+}
+
+[[ $# -gt 0 ]] || set -- all
+for step in "$@"; do
+	case $step in
+	all) step_build; step_corpus; step_queries; step_ingest; step_search; step_orders; step_pg; step_profile ;;
+	build | corpus | queries | ingest | search | orders | pg | profile) "step_$step" ;;
+	*) echo "unknown step $step" >&2; exit 2 ;;
+	esac
+done
