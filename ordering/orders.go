@@ -305,8 +305,8 @@ func listOrders(tx *bolt.Tx, account, after string, limit int) ([]*companydocs.O
 		start = key(account, after)
 	}
 	c := tx.Bucket(bucketAccountOrders).Cursor()
-	k, v := c.Seek(start)
-	if k == nil {
+	var k, v []byte
+	if seek, _ := c.Seek(start); seek == nil {
 		k, v = c.Last()
 	} else {
 		k, v = c.Prev()

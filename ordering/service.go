@@ -9,6 +9,7 @@ import (
 	"companydocs"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // DatabaseFile is the name of the order database inside the data directory.
@@ -74,7 +75,7 @@ type Service struct {
 func Open(path string, profiles Profiles, plans *Plans, opts Options) (*Service, error) {
 	opts = opts.withDefaults()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.OpenTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open order database %q: %w", path, ErrInUse)
 	} else if err != nil {
 		return nil, fmt.Errorf("open order database %q: %w", path, err)

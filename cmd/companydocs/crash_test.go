@@ -64,14 +64,6 @@ type crashJournal struct {
 	failures                                    []string
 }
 
-func (j *crashJournal) fail(format string, args ...any) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if len(j.failures) < 10 {
-		j.failures = append(j.failures, fmt.Sprintf(format, args...))
-	}
-}
-
 // TestCrashSafety kills the real binary with SIGKILL at random moments
 // while clients create orders, restarts it, and checks after every kill
 // that the order database is consistent: every acknowledged order exists
@@ -86,7 +78,6 @@ func TestCrashSafety(t *testing.T) {
 	j := &crashJournal{acked: map[string]crashAttempt{}, keyOrder: map[string]string{}}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
 
-	var orders int
 	for kill := 1; kill <= crashKills; kill++ {
 		srv := startCrashServer(t, dir)
 		burst := time.Duration(rng.Int64N(int64(crashMaxBurst)))
@@ -95,7 +86,7 @@ func TestCrashSafety(t *testing.T) {
 		}
 		srv.load(t, j, keys, profiles, rng.Uint64(), burst)
 		srv.kill(t)
-		orders = crashCheck(t, dir, j)
+		crashCheck(t, dir, j)
 		if t.Failed() {
 			t.Fatalf("after kill %d: %s", kill, strings.Join(j.failures, "\n"))
 		}
@@ -104,7 +95,7 @@ func TestCrashSafety(t *testing.T) {
 	srv := startCrashServer(t, dir)
 	srv.load(t, j, keys, profiles, rng.Uint64(), 0)
 	srv.kill(t)
-	orders = crashCheck(t, dir, j)
+	orders := crashCheck(t, dir, j)
 	if len(j.failures) > 0 {
 		t.Fatalf("client-side failures:\n%s", strings.Join(j.failures, "\n"))
 	}
