@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test eval vet fmt-check lint bench bench-ingest bench-search bench-orders bench-pg clean
+.PHONY: run build test test-crash eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-pg clean
 
 ## run: build and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 run:
@@ -48,6 +48,22 @@ bench-orders:
 ## bench-pg: the same name queries against PostgreSQL pg_trgm (needs bench-ingest)
 bench-pg:
 	DATA=$(DATA) scripts/bench.sh build corpus queries pg
+
+## test-crash: the crash test alone, verbose (SIGKILL under order load, then the store is checked)
+test-crash:
+	$(GO) test -count=1 -v -run 'TestCrashSafety' ./cmd/companydocs/
+
+## lint: go vet and staticcheck (configured in staticcheck.conf)
+lint: vet
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+
+## vuln: govulncheck; fails on a known vulnerability in called code
+vuln:
+	GO=$(GO) scripts/vuln.sh
+
+## fuzz-short: every fuzz target for FUZZTIME (default 10s) each
+fuzz-short:
+	GO=$(GO) scripts/fuzz-short.sh
 
 clean:
 	rm -rf bin var
