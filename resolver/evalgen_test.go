@@ -5,7 +5,6 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -377,17 +376,4 @@ func loadEval(tb testing.TB) []evalCase {
 		cases = append(cases, c)
 	}
 	return cases
-}
-
-func kindsOf(cases []evalCase) []string {
-	seen := map[string]bool{}
-	var kinds []string
-	for _, c := range cases {
-		if !seen[c.Kind] {
-			seen[c.Kind] = true
-			kinds = append(kinds, c.Kind)
-		}
-	}
-	sort.Strings(kinds)
-	return kinds
 }
