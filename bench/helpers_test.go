@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -28,9 +29,49 @@ func sharedData(tb testing.TB) string {
 	}
 }
 
-// smallChunk is the smallest real chunk (5,727 records).
+var (
+	plainOnce sync.Once
+	plainPath string
+	plainErr  error
+	tempDir   string
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	if tempDir, err = os.MkdirTemp("", "bench-test-"); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(tempDir)
+	os.Exit(code)
+}
+
+// smallChunk is the smallest real chunk (5,727 records), decompressed once
+// per test run: bzip2 is slow under the race detector.
 func smallChunk(tb testing.TB) string {
-	return filepath.Join(sharedData(tb), "offeneregister", "ocdata.chunk53.jsonl.bz2")
+	tb.Helper()
+	src := filepath.Join(sharedData(tb), "offeneregister", "ocdata.chunk53.jsonl.bz2")
+	plainOnce.Do(func() {
+		rc, err := OpenDump(src)
+		if err != nil {
+			plainErr = err
+			return
+		}
+		defer rc.Close()
+		plainPath = filepath.Join(tempDir, "chunk53.jsonl")
+		f, err := os.Create(plainPath)
+		if err == nil {
+			_, err = io.Copy(f, rc)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		plainErr = err
+	})
+	if plainErr != nil {
+		tb.Fatal(plainErr)
+	}
+	return plainPath
 }
 
 var (
@@ -52,18 +93,21 @@ func mustModel(tb testing.TB) *Model {
 	return model
 }
 
-// realRecords reads every record of the small real chunk.
+var (
+	realOnce sync.Once
+	realRecs []*Record
+	realErr  error
+)
+
+// realRecords reads every record of the small real chunk once.
 func realRecords(tb testing.TB) []*Record {
 	tb.Helper()
-	var out []*Record
-	var mu sync.Mutex
-	err := ScanRecords([]string{smallChunk(tb)}, 1, func(_ int, r *Record) {
-		mu.Lock()
-		out = append(out, r)
-		mu.Unlock()
+	chunk := smallChunk(tb)
+	realOnce.Do(func() {
+		realErr = ScanRecords([]string{chunk}, 1, func(_ int, r *Record) { realRecs = append(realRecs, r) })
 	})
-	if err != nil {
-		tb.Fatal(err)
+	if realErr != nil {
+		tb.Fatal(realErr)
 	}
-	return out
+	return realRecs
 }

@@ -2,17 +2,18 @@ package bench
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 )
 
 // TestTrigramBaselineFindsExactNames starts a real PostgreSQL cluster,
-// loads the small real chunk and checks that the trigram query ranks a
+// loads the small real chunk and the fixtures and checks that the trigram query ranks a
 // record first for its own name.
 func TestTrigramBaselineFindsExactNames(t *testing.T) {
 	if _, err := pgBinDir(); err != nil {
 		t.Skip(err)
 	}
-	set := buildSmallSet(t, 9, 2)
+	set := buildSmallSet(t, 5, 1)
 	ctx := context.Background()
 	pg, err := StartPG(ctx)
 	if err != nil {
@@ -24,12 +25,13 @@ func TestTrigramBaselineFindsExactNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	load, err := LoadCorpus(ctx, conn, []string{smallChunk(t)}, 2)
+	fixtures := filepath.Join(sharedData(t), "offeneregister", "fixtures_665.jsonl")
+	load, err := LoadCorpus(ctx, conn, []string{smallChunk(t), fixtures}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if load.Rows != 5727 || load.IndexBytes == 0 {
-		t.Fatalf("loaded %d rows, index %d bytes; want 5727 rows and an index", load.Rows, load.IndexBytes)
+	if load.Rows != 5727+665 || load.IndexBytes == 0 {
+		t.Fatalf("loaded %d rows, index %d bytes; want 6392 rows and an index", load.Rows, load.IndexBytes)
 	}
 	search, done, err := PGSearcher(ctx, pg, 1, 0.3)
 	if err != nil {

@@ -4,13 +4,31 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"companydocs"
 )
 
+type setKey struct {
+	seed    uint64
+	workers int
+}
+
+var (
+	setsMu sync.Mutex
+	sets   = map[setKey]*QuerySet{}
+)
+
+// buildSmallSet builds (once per seed and worker count) a query set from
+// the small real chunk and the fixture records.
 func buildSmallSet(tb testing.TB, seed uint64, workers int) *QuerySet {
 	tb.Helper()
+	setsMu.Lock()
+	defer setsMu.Unlock()
+	if set := sets[setKey{seed, workers}]; set != nil {
+		return set
+	}
 	data := sharedData(tb)
 	set, err := BuildQuerySet([]string{smallChunk(tb), filepath.Join(data, "offeneregister", "fixtures_665.jsonl")}, QueryOptions{
 		Seed: seed, PerKind: 25, Workers: workers, Orderable: 50,
@@ -19,6 +37,7 @@ func buildSmallSet(tb testing.TB, seed uint64, workers int) *QuerySet {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	sets[setKey{seed, workers}] = set
 	return set
 }
 
@@ -33,7 +52,7 @@ func TestQuerySetIsDeterministic(t *testing.T) {
 }
 
 func TestQuerySetLabelsPointAtTheRightRecords(t *testing.T) {
-	set := buildSmallSet(t, 5, 2)
+	set := buildSmallSet(t, 5, 1)
 	byID := map[string]*Record{}
 	for _, r := range realRecords(t) {
 		ref, err := companydocs.ParseCompanyNumber(r.CompanyNumber)
