@@ -211,7 +211,7 @@ func BuildQuerySet(corpus []string, opts QueryOptions) (*QuerySet, error) {
 	workers := max(1, opts.Workers)
 	states := make([]*scanState, workers)
 	for i := range states {
-		states[i] = newScanState(opts.PerKind*20, opts.Orderable)
+		states[i] = newScanState(opts.PerKind*60, opts.Orderable)
 	}
 	err = ScanRecords(corpus, workers, func(w int, r *Record) { states[w].add(opts.Seed, r, gleifKeys) })
 	if err != nil {
