@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"companydocs/internal/realdata"
+
 	"bufio"
 	"encoding/json"
 	"io"
@@ -19,18 +21,7 @@ import (
 // orderTestData finds shared/data above the package, or skips.
 func orderTestData(tb testing.TB) string {
 	tb.Helper()
-	dir, _ := filepath.Abs(".")
-	for {
-		for _, cand := range []string{filepath.Join(dir, "shared", "data"), filepath.Join(dir, "..", "shared", "data")} {
-			if st, err := os.Stat(cand); err == nil && st.IsDir() {
-				return cand
-			}
-		}
-		if filepath.Dir(dir) == dir {
-			tb.Skip("shared/data (the real register records) not found above the package directory")
-		}
-		dir = filepath.Dir(dir)
-	}
+	return realdata.Dir(tb)
 }
 
 // orderProfiles serves registry-cache profiles made from real

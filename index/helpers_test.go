@@ -1,6 +1,8 @@
 package index
 
 import (
+	"companydocs/internal/realdata"
+
 	"bufio"
 	"compress/bzip2"
 	"encoding/json"
@@ -20,22 +22,7 @@ import (
 // sharedData walks up from the package directory to find shared/data.
 func sharedData(tb testing.TB) string {
 	tb.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		for _, cand := range []string{filepath.Join(dir, "shared", "data"), filepath.Join(dir, "..", "shared", "data")} {
-			if st, err := os.Stat(cand); err == nil && st.IsDir() {
-				return cand
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("shared/data not found above the package directory: real register data is needed")
-		}
-		dir = parent
-	}
+	return realdata.Dir(tb)
 }
 
 // ocRecord is the part of an OffeneRegister record the tests need.

@@ -1,9 +1,9 @@
 package ingest
 
 import (
+	"companydocs/internal/realdata"
+
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 
@@ -100,20 +100,5 @@ func (s *memSink) mustGet(t testing.TB, id string) *companydocs.Profile {
 // package directory, or skips the test.
 func sharedData(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		for _, cand := range []string{filepath.Join(dir, "shared", "data"), filepath.Join(dir, "..", "shared", "data")} {
-			if st, err := os.Stat(filepath.Join(cand, "offeneregister")); err == nil && st.IsDir() {
-				return cand
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared/data (the real OffeneRegister and GLEIF files) not found above the package directory")
-		}
-		dir = parent
-	}
+	return realdata.Dir(t)
 }

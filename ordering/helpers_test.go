@@ -1,6 +1,8 @@
 package ordering
 
 import (
+	"companydocs/internal/realdata"
+
 	"bufio"
 	"context"
 	"encoding/csv"
@@ -20,22 +22,7 @@ import (
 // package directory, or skips the test.
 func sharedData(tb testing.TB) string {
 	tb.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		for _, cand := range []string{filepath.Join(dir, "shared", "data"), filepath.Join(dir, "..", "shared", "data")} {
-			if st, err := os.Stat(cand); err == nil && st.IsDir() {
-				return cand
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("shared/data (the real register records) not found above the package directory")
-		}
-		dir = parent
-	}
+	return realdata.Dir(tb)
 }
 
 // ocRecord is the part of an OffeneRegister record the tests need.

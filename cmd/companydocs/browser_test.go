@@ -1,6 +1,8 @@
 package main
 
 import (
+	"companydocs/internal/realdata"
+
 	"bytes"
 	"context"
 	"io"
@@ -518,19 +520,5 @@ func browserExecutable(t *testing.T) string {
 // browserSharedData finds shared/data by walking up from the package.
 func browserSharedData(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		candidate := filepath.Join(dir, "shared", "data")
-		if st, err := os.Stat(candidate); err == nil && st.IsDir() {
-			return candidate
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared/data not found above the package: the browser test needs its fixture records")
-		}
-		dir = parent
-	}
+	return realdata.Dir(t)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"companydocs/internal/realdata"
+
 	"bufio"
 	"bytes"
 	"compress/bzip2"
@@ -47,18 +49,7 @@ func TestMain(m *testing.M) {
 // package, or skips.
 func sharedData(tb testing.TB) string {
 	tb.Helper()
-	dir, _ := filepath.Abs(".")
-	for {
-		for _, cand := range []string{filepath.Join(dir, "shared", "data"), filepath.Join(dir, "..", "shared", "data")} {
-			if st, err := os.Stat(cand); err == nil && st.IsDir() {
-				return cand
-			}
-		}
-		if filepath.Dir(dir) == dir {
-			tb.Skip("shared/data (the real register records) not found above the package directory")
-		}
-		dir = filepath.Dir(dir)
-	}
+	return realdata.Dir(tb)
 }
 
 func offeneRegister(tb testing.TB, name string) string {
