@@ -18,7 +18,7 @@ for pkg in $($GO list ./...); do
 			rm -f "$log"
 			exit 1
 		fi
-		n=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+		n=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | awk '{print $2}' || true)
 		total=$((total + ${n:-0}))
 		rm -f "$log"
 	done
