@@ -6,27 +6,14 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"companydocs/internal/realdata"
 )
 
-// sharedData finds shared/data by walking up from the package directory.
+// sharedData is the shared/data directory with the real records.
 func sharedData(tb testing.TB) string {
 	tb.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		for _, cand := range []string{filepath.Join(dir, "shared", "data"), filepath.Join(dir, "..", "shared", "data")} {
-			if st, err := os.Stat(filepath.Join(cand, "offeneregister")); err == nil && st.IsDir() {
-				return cand
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("shared/data not found above the package: the real data is needed for this test")
-		}
-		dir = parent
-	}
+	return realdata.Dir(tb)
 }
 
 var (
