@@ -169,7 +169,8 @@ func (b *Builder) Put(p *companydocs.Profile) error {
 	if err := putProfile(b.tx, p, old); err != nil {
 		return err
 	}
-	if err := b.batch.Index(p.ID, newDocument(p)); err != nil {
+	d := newDocument(p)
+	if err := b.batch.IndexAdvanced(d.bleveDocument(p.ID)); err != nil {
 		return fmt.Errorf("index profile %q: %w", p.ID, err)
 	}
 	b.count(old, -1)

@@ -9,7 +9,9 @@ import (
 
 // document is what bleve indexes for one profile. Every text value is
 // already folded and tokenised by the root package, so that the index sees
-// exactly the tokens the resolver puts into a TextQuery.
+// exactly the tokens the resolver puts into a TextQuery. The json tags are
+// the field names of the mapping, which indexes a document exactly like
+// bleveDocument does.
 type document struct {
 	Name          string   `json:"name"`
 	NamePlain     string   `json:"name_plain,omitempty"`
@@ -35,9 +37,9 @@ type document struct {
 func (document) Type() string { return docType }
 
 // newDocument derives the index document of p.
-func newDocument(p *companydocs.Profile) document {
+func newDocument(p *companydocs.Profile) *document {
 	base, form := nameParts(p.Name)
-	d := document{
+	d := &document{
 		Name:      strings.Join(base, " "),
 		NamePlain: strings.Join(plainVariants(p.Name, form), " "),
 		LegalForm: strings.Join(form.Words, " "),

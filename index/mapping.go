@@ -50,7 +50,9 @@ var keywordFields = []string{fieldNameKey, fieldNameBase, fieldSeatKey, fieldCou
 
 // newMapping returns the index mapping: one static document type with
 // explicit fields, no default mapping, no _all field, no dynamic fields,
-// nothing stored but the document id (profiles live in profiles.db).
+// nothing stored but the document id (profiles live in profiles.db). The
+// builder does not map documents through it (see bleveDocument); the index
+// keeps it as the description of its fields.
 func newMapping() (*mapping.IndexMappingImpl, error) {
 	im := mapping.NewIndexMapping()
 	err := im.AddCustomAnalyzer(foldedAnalyzer, map[string]interface{}{
@@ -74,6 +76,9 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	for _, f := range keywordFields {
 		doc.AddFieldMappingsAt(f, keywordField())
 	}
+	// No field is included in _all; without this the mapping would still
+	// add an empty _all composite field to every document.
+	doc.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
 	im.AddDocumentMapping(docType, doc)
 	if err := im.Validate(); err != nil {
 		return nil, fmt.Errorf("validate mapping: %w", err)
