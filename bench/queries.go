@@ -123,11 +123,6 @@ func hashOf(seed uint64, parts ...string) uint64 {
 	return f.Sum64()
 }
 
-type orderable struct {
-	hash uint64
-	id   string
-}
-
 func newScanState(sample, orderables int) *scanState {
 	return &scanState{
 		names: map[uint64]int32{}, refs: map[uint64]int32{}, officers: map[uint64]int32{},
