@@ -1,0 +1,55 @@
+package companydocs_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDependencyDirection keeps the layout of STYLE.md checkable: one owner
+// per dependency, and resolver, ordering and ingest independent of each
+// other and of index and httpapi (the consumer declares the interface,
+// cmd/companydocs wires the concrete types).
+func TestDependencyDirection(t *testing.T) {
+	rules := []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{"companydocs", []string{"companydocs/", "github.com/", "go.etcd.io/"}},
+		{"companydocs/resolver", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/ordering", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/"}},
+		{"companydocs/ingest", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/index", []string{"companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/ingest", "github.com/gofiber/"}},
+		{"companydocs/httpapi", []string{"companydocs/index", "companydocs/ingest", "companydocs/ordering", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
+	}
+	for _, r := range rules {
+		t.Run(r.pkg, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", r.pkg).Output()
+			if err != nil {
+				t.Fatalf("go list -deps %s: %v", r.pkg, err)
+			}
+			for _, dep := range strings.Fields(string(out)) {
+				if dep == r.pkg || dep == "companydocs" && r.pkg != "companydocs" {
+					continue
+				}
+				for _, f := range r.forbidden {
+					if strings.HasPrefix(dep, f) && !allowed(r.pkg, dep) {
+						t.Errorf("%s depends on %s", r.pkg, dep)
+					}
+				}
+			}
+		})
+	}
+}
+
+// allowed lists the exceptions: the root package may use x/text for
+// folding; httpapi serves the embedded web page and the resolver's types.
+func allowed(pkg, dep string) bool {
+	switch {
+	case pkg == "companydocs" && strings.HasPrefix(dep, "golang.org/x/text"):
+		return true
+	case pkg == "companydocs/httpapi" && (dep == "companydocs/web" || dep == "companydocs/resolver"):
+		return true
+	}
+	return false
+}
