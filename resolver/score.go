@@ -138,6 +138,8 @@ func nameReasons(m nameMatch, query, name []string) []string {
 		return []string{"Name matches after normalisation"}
 	case m.score >= 0.85:
 		return []string{"Name matches closely (spelling variant or extra words)"}
+	case m.score >= 0.5 && m.recall >= 0.99:
+		return []string{"Name contains every word of the query, and more"}
 	case m.score >= 0.5:
 		return []string{fmt.Sprintf("Name matches partly (%d%% of the query's words)", int(math.Round(m.recall*100)))}
 	case m.score > 0:
