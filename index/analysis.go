@@ -35,7 +35,7 @@ func (d *document) bleveDocument(id string) *bdoc.Document {
 	// leaves out; the same ones are left out here.
 	text(fieldName, d.Name)
 	for _, f := range []struct{ name, value string }{
-		{fieldNamePlain, d.NamePlain}, {fieldLegalForm, d.LegalForm}, {fieldNameForm, d.NameForm},
+		{fieldNamePlain, d.NamePlain}, {fieldNameForm, d.NameForm},
 		{fieldSeat, d.Seat}, {fieldAddress, d.Address}, {fieldPhonetic, d.Phonetic},
 	} {
 		if f.value != "" {
@@ -52,11 +52,7 @@ func (d *document) bleveDocument(id string) *bdoc.Document {
 	keyword(fieldNameBase, d.NameBase...)
 	keyword(fieldSeatKey, d.SeatKey...)
 	keyword(fieldCourt, d.Court...)
-	keyword(fieldRegister, d.Register...)
-	keyword(fieldLEI, d.LEI...)
 	keyword(fieldSource, d.Source)
-	keyword(fieldRemoved, d.Removed)
-	keyword(fieldVerified, d.Verified)
 	doc.SetIndexed()
 	return doc
 }

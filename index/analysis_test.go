@@ -54,6 +54,9 @@ func TestBleveDocumentMatchesMapping(t *testing.T) {
 	})
 	for _, p := range ps {
 		d := newDocument(p)
+		if key := companydocs.NameKey(p.Name); len(d.NameKey) != 1 || d.NameKey[0] != key {
+			t.Fatalf("profile %q (%q): name key %q, want %q", p.ID, p.Name, d.NameKey, key)
+		}
 		viaMapping := bdoc.NewDocument(p.ID)
 		if err := m.MapDocument(viaMapping, d); err != nil {
 			t.Fatal(err)

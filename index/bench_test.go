@@ -23,9 +23,14 @@ func benchRecords() int {
 	return 100_000
 }
 
-// BenchmarkBuild measures building a generation from 20,000 real records.
+// BenchmarkBuild measures building a generation from 20,000 real records
+// (COMPANYDOCS_BENCH_BUILD_RECORDS overrides it).
 func BenchmarkBuild(b *testing.B) {
-	ps := readChunk(b, "ocdata.chunk13.jsonl.bz2", 20_000)
+	n := 20_000
+	if v, err := strconv.Atoi(os.Getenv("COMPANYDOCS_BENCH_BUILD_RECORDS")); err == nil && v > 0 {
+		n = v
+	}
+	ps := readChunk(b, "ocdata.chunk13.jsonl.bz2", n)
 	b.ResetTimer()
 	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {

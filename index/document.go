@@ -1,7 +1,6 @@
 package index
 
 import (
-	"strconv"
 	"strings"
 
 	"companydocs"
@@ -15,7 +14,6 @@ import (
 type document struct {
 	Name          string   `json:"name"`
 	NamePlain     string   `json:"name_plain,omitempty"`
-	LegalForm     string   `json:"legal_form,omitempty"`
 	NameForm      string   `json:"name_form,omitempty"`
 	NameKey       []string `json:"name_key,omitempty"`
 	NameBase      []string `json:"name_base,omitempty"`
@@ -26,11 +24,7 @@ type document struct {
 	Address       string   `json:"address,omitempty"`
 	Phonetic      string   `json:"phonetic,omitempty"`
 	Court         []string `json:"court,omitempty"`
-	Register      []string `json:"register,omitempty"`
-	LEI           []string `json:"lei,omitempty"`
 	Source        string   `json:"source"`
-	Removed       string   `json:"removed"`
-	Verified      string   `json:"verified"`
 }
 
 // Type names the bleve document mapping (mapping.Classifier).
@@ -42,18 +36,15 @@ func newDocument(p *companydocs.Profile) *document {
 	d := &document{
 		Name:      strings.Join(base, " "),
 		NamePlain: strings.Join(plainVariants(p.Name, form), " "),
-		LegalForm: strings.Join(form.Words, " "),
 		NameForm:  nameFormTerms(base, form.Code),
 		Seat:      companydocs.Fold(p.Seat),
 		Address:   companydocs.Fold(p.Address),
 		Phonetic:  phonetics(base),
 		Court:     courtCodes(p.Ref.Court, p.Ref.FormerCourt),
-		Register:  registerTerms(p.Ref),
 		Source:    p.Source,
-		Removed:   strconv.FormatBool(p.Removed),
-		Verified:  strconv.FormatBool(p.Verified),
 	}
-	d.NameKey = nonEmpty(companydocs.NameKey(p.Name))
+	// companydocs.NameKey(p.Name), without splitting the name again
+	d.NameKey = []string{d.Name + "|" + form.Code}
 	d.NameBase = nonEmpty(d.Name)
 	d.SeatKey = nonEmpty(d.Seat)
 	for _, n := range p.PreviousNames {
@@ -61,9 +52,6 @@ func newDocument(p *companydocs.Profile) *document {
 	}
 	for _, o := range p.Officers {
 		d.Officers = append(d.Officers, companydocs.Fold(officerName(o)))
-	}
-	for _, l := range p.LEIs {
-		d.LEI = append(d.LEI, string(l.LEI))
 	}
 	return d
 }
@@ -83,6 +71,10 @@ func nameParts(name string) ([]string, companydocs.LegalForm) {
 // query typed without umlauts ("Muller") then finds "Müller" through this
 // field, with less weight than an exact spelling.
 func plainVariants(name string, form companydocs.LegalForm) []string {
+	if isASCII(name) {
+		// no umlauts: both spellings are the same
+		return nil
+	}
 	folded := companydocs.Tokens(companydocs.Fold(name))
 	plain := companydocs.Tokens(companydocs.FoldPlain(name))
 	if len(folded) != len(plain) {
@@ -169,15 +161,13 @@ func courtCodes(codes ...string) []string {
 	return out
 }
 
-func registerTerms(r companydocs.RegisterRef) []string {
-	if r.Type == "" || r.Number == "" {
-		return nil
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
 	}
-	k := numberKey(r.Type, r.Number)
-	if r.Suffix == "" {
-		return []string{k}
-	}
-	return []string{k, k + "|" + r.Suffix}
+	return true
 }
 
 func nonEmpty(s string) []string {

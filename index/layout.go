@@ -17,7 +17,7 @@ import (
 // IndexVersion is the version of the on-disk format: the mapping, the
 // analyzers, the document fields and the profile store layout. Bump it with
 // every change to any of them; Open refuses generations of another version.
-const IndexVersion = 3
+const IndexVersion = 4
 
 // Names inside a data directory.
 const (

@@ -20,11 +20,13 @@ const docType = "profile"
 const foldedAnalyzer = "folded"
 
 // Field names of the index document. Text fields use foldedAnalyzer;
-// keyword fields hold one exact term per value.
+// keyword fields hold one exact term per value. Only fields that queries
+// use are indexed: register numbers, LEIs, legal forms and the removed and
+// verified flags are looked up or read in the profile store, and every
+// indexed term costs build time and disk.
 const (
 	fieldName          = "name"           // folded name tokens without the legal form
 	fieldNamePlain     = "name_plain"     // FoldPlain spelling of tokens that differ (ä -> a)
-	fieldLegalForm     = "legal_form"     // folded legal-form tokens
 	fieldNameForm      = "name_form"      // name token joined with the legal-form code: "mueller|gmbh"
 	fieldNameKey       = "name_key"       // keyword: companydocs.NameKey of the name
 	fieldNameBase      = "name_base"      // keyword: folded name tokens without legal form, joined
@@ -35,18 +37,13 @@ const (
 	fieldAddress       = "address"        // folded address
 	fieldPhonetic      = "phonetic"       // Kölner Phonetik codes of the name tokens
 	fieldCourt         = "court"          // keyword: court codes (raw and canonical, former court too)
-	fieldRegister      = "register"       // keyword: "HRB|6684" and "HRB|6684|KI"
-	fieldLEI           = "lei"            // keyword
 	fieldSource        = "source"         // keyword: registry_cache or discovery
-	fieldRemoved       = "removed"        // keyword: "true" or "false"
-	fieldVerified      = "verified"       // keyword: "true" or "false"
 )
 
-var textFields = []string{fieldName, fieldNamePlain, fieldLegalForm, fieldNameForm, fieldSeat,
+var textFields = []string{fieldName, fieldNamePlain, fieldNameForm, fieldSeat,
 	fieldPreviousNames, fieldOfficers, fieldAddress, fieldPhonetic}
 
-var keywordFields = []string{fieldNameKey, fieldNameBase, fieldSeatKey, fieldCourt,
-	fieldRegister, fieldLEI, fieldSource, fieldRemoved, fieldVerified}
+var keywordFields = []string{fieldNameKey, fieldNameBase, fieldSeatKey, fieldCourt, fieldSource}
 
 // newMapping returns the index mapping: one static document type with
 // explicit fields, no default mapping, no _all field, no dynamic fields,
