@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	bsearch "github.com/blevesearch/bleve/v2/search"
+
 	"companydocs"
 )
 
@@ -318,5 +320,22 @@ func TestSearchPrefersLegalForm(t *testing.T) {
 		if len(got) != 3 || got[0].ID != tc.want {
 			t.Errorf("mueller bau %s: %v, want %s first", tc.form, ids(got), tc.want)
 		}
+	}
+}
+
+// TestSortTiesOrdersEqualScoresByID checks that hits of equal score come in
+// profile-id order whatever order bleve returned them in, and that scores
+// still decide first.
+func TestSortTiesOrdersEqualScoresByID(t *testing.T) {
+	hits := bsearch.DocumentMatchCollection{
+		{ID: "c", Score: 2}, {ID: "b", Score: 1}, {ID: "d", Score: 3}, {ID: "a", Score: 2}, {ID: "a2", Score: 1},
+	}
+	sortTies(hits)
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.ID)
+	}
+	if want := "d a c a2 b"; strings.Join(got, " ") != want {
+		t.Fatalf("order %v, want %s", got, want)
 	}
 }
