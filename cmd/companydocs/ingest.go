@@ -113,8 +113,11 @@ func relaxGC() (restore func()) {
 // ensureGeneration ingests the embedded sample when the data directory
 // has no published generation yet.
 func (m *Main) ensureGeneration(ctx context.Context) error {
-	if _, err := index.ReadCurrent(m.Config.DataDir); err == nil {
-		return nil
+	if name, err := index.ReadCurrent(m.Config.DataDir); err == nil {
+		if !m.outdatedSample(name) {
+			return nil
+		}
+		m.Logger.Info("the embedded sample was indexed by an older version; indexing it again", "generation", name)
 	} else if !errors.Is(err, index.ErrNoGeneration) {
 		return err
 	}
@@ -142,6 +145,23 @@ func (m *Main) ensureGeneration(ctx context.Context) error {
 	}
 	m.Logger.Info("ingested embedded sample", "generation", meta.ID, "profiles", meta.Profiles, "elapsed", sum.Elapsed.Round(time.Millisecond))
 	return nil
+}
+
+// outdatedSample reports whether generation name holds only the embedded
+// sample, built with another index version: such a generation is rebuilt
+// instead of refusing to start. Generations built from an operator's dumps
+// are never rebuilt behind their back.
+func (m *Main) outdatedSample(name string) bool {
+	meta, err := index.ReadMeta(filepath.Join(m.Config.DataDir, "index", name))
+	if err != nil || meta.Version == index.IndexVersion {
+		return false
+	}
+	for _, src := range meta.Sources {
+		if src != "sample.jsonl.bz2" && src != "lei_sample.csv" {
+			return false
+		}
+	}
+	return len(meta.Sources) > 0
 }
 
 // progressPrinter shows a progress bar on a terminal and log lines
