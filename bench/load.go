@@ -24,14 +24,14 @@ type Searcher func(ctx context.Context, q Query) ([]string, error)
 
 // Run sends the queries (cycling through a shuffled copy) from
 // opts.Clients concurrent clients and returns one sample per request and
-// the wall time.
+// the wall time. Once opts.Duration has passed no request is started; the
+// requests under way finish, so that no latency is cut short.
 func Run(ctx context.Context, queries []Query, search Searcher, opts LoadOptions) ([]Sample, time.Duration) {
 	order := make([]Query, len(queries))
 	copy(order, queries)
 	rnd := rand.New(rand.NewPCG(opts.Seed, 1))
 	rnd.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	ctx, cancel := context.WithTimeout(ctx, opts.Duration)
-	defer cancel()
+	deadline := time.Now().Add(opts.Duration)
 	var next atomic.Int64
 	per := make([][]Sample, opts.Clients)
 	var wg sync.WaitGroup
@@ -40,7 +40,7 @@ func Run(ctx context.Context, queries []Query, search Searcher, opts LoadOptions
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && time.Now().Before(deadline) {
 				i := int(next.Add(1) - 1)
 				if i >= opts.Requests || len(order) == 0 {
 					return

@@ -278,6 +278,16 @@ func PGSearcher(ctx context.Context, pg *PG, clients int, threshold float64) (Se
 	search := func(ctx context.Context, q Query) ([]string, error) {
 		c := <-conns
 		defer func() { conns <- c }()
+		if c.IsClosed() { // a cancelled query closes its connection
+			fresh, err := pg.Connect(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := fresh.Exec(ctx, fmt.Sprintf("SET pg_trgm.similarity_threshold = %g", threshold)); err != nil {
+				return nil, err
+			}
+			c = fresh
+		}
 		rows, err := c.Query(ctx, TrigramQuery, companydocs.Fold(q.Query))
 		if err != nil {
 			return nil, err
