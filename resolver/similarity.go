@@ -54,12 +54,25 @@ func typoBudget(n int) int {
 	return 2
 }
 
-// tokenSim returns how well query token q matches name token t.
-func tokenSim(q, t string) float64 {
+// token is a folded token with its plain folding (ä -> a), computed once
+// per comparison of two names rather than once per pair of tokens.
+type token struct{ folded, plain string }
+
+func tokensOf(folded []string) []token {
+	out := make([]token, len(folded))
+	for i, t := range folded {
+		out[i] = token{t, companydocs.FoldPlain(t)}
+	}
+	return out
+}
+
+// tokenSim returns how well query token qt matches name token tt.
+func tokenSim(qt, tt token) float64 {
+	q, t := qt.folded, tt.folded
 	if q == t {
 		return simExact
 	}
-	if companydocs.FoldPlain(q) == companydocs.FoldPlain(t) {
+	if qt.plain == tt.plain {
 		return simPlain
 	}
 	if isNumber(q) || isNumber(t) {
@@ -100,8 +113,9 @@ func matchName(query, name []string) nameMatch {
 	if strings.Join(query, "") == strings.Join(name, "") && len(query) != len(name) {
 		return nameMatch{score: simCompound, recall: simCompound}
 	}
-	recall := weightedCover(query, name)
-	precision := weightedCover(name, query)
+	qt, nt := tokensOf(query), tokensOf(name)
+	recall := weightedCover(qt, nt)
+	precision := weightedCover(nt, qt)
 	m := nameMatch{score: 0.6*recall + 0.4*precision, recall: recall}
 	m.numberConflict = numbersDiffer(query, name)
 	return m
@@ -109,10 +123,10 @@ func matchName(query, name []string) nameMatch {
 
 // weightedCover is the weighted share of tokens in a that are matched by
 // some token of b.
-func weightedCover(a, b []string) float64 {
+func weightedCover(a, b []token) float64 {
 	var total, got float64
 	for _, x := range a {
-		w := tokenWeight(x)
+		w := tokenWeight(x.folded)
 		total += w
 		best := 0.0
 		for _, y := range b {
