@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"companydocs"
@@ -65,6 +66,7 @@ type Server struct {
 	Metrics *Metrics
 
 	limiter *rateLimiter
+	ln      atomic.Pointer[lingerListener]
 	proxies []netip.Prefix
 }
 
@@ -98,12 +100,17 @@ func proxyHeader(trusted []string) string {
 
 // Serve accepts connections on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.app.Listener(lingerListener{ln})
+	l := newLingerListener(ln)
+	s.ln.Store(l)
+	return s.app.Listener(l)
 }
 
 // Shutdown stops accepting connections and waits for in-flight requests
 // until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if l := s.ln.Load(); l != nil {
+		l.shutdown()
+	}
 	return s.app.ShutdownWithContext(ctx)
 }
 
