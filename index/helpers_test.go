@@ -4,7 +4,6 @@ import (
 	"companydocs/internal/realdata"
 
 	"bufio"
-	"compress/bzip2"
 	"encoding/json"
 	"io"
 	"os"
@@ -129,16 +128,7 @@ func readChunk(tb testing.TB, chunk string, n int) []*companydocs.Profile {
 
 func readFile(tb testing.TB, path string, n int) []*companydocs.Profile {
 	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".bz2") {
-		r = bzip2.NewReader(f)
-	}
-	return readProfiles(tb, r, n)
+	return readProfiles(tb, realdata.Open(tb, path), n)
 }
 
 func dedupe(ps []*companydocs.Profile) []*companydocs.Profile {

@@ -5,7 +5,6 @@ import (
 
 	"bufio"
 	"bytes"
-	"compress/bzip2"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -82,16 +81,7 @@ type record struct {
 // readRecords reads the first n records of a plain or bzip2 JSONL file.
 func readRecords(tb testing.TB, path string, n int) []record {
 	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".bz2") {
-		r = bzip2.NewReader(f)
-	}
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(realdata.Open(tb, path))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	var out []record
 	for len(out) < n && sc.Scan() {

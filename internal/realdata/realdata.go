@@ -4,8 +4,11 @@
 package realdata
 
 import (
+	"compress/bzip2"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -43,4 +46,19 @@ func Dir(tb testing.TB) string {
 func Path(tb testing.TB, elem ...string) string {
 	tb.Helper()
 	return filepath.Join(append([]string{Dir(tb)}, elem...)...)
+}
+
+// Open opens a plain or bzip2-compressed (by its .bz2 suffix) data file
+// for reading; the file is closed when the test ends.
+func Open(tb testing.TB, path string) io.Reader {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	if strings.HasSuffix(path, ".bz2") {
+		return bzip2.NewReader(f)
+	}
+	return f
 }
