@@ -181,13 +181,17 @@ func errUnknownKey() error {
 func getAccount(tx *bolt.Tx, name string) (*accountRecord, error) {
 	v := tx.Bucket(bucketAccounts).Get([]byte(name))
 	if v == nil {
-		return nil, companydocs.Errorf(companydocs.ENOTFOUND, "No account named %q exists.", name)
+		return nil, errNoAccount(name)
 	}
 	var rec accountRecord
 	if err := json.Unmarshal(v, &rec); err != nil {
 		return nil, fmt.Errorf("decode account %q: %w", name, err)
 	}
 	return &rec, nil
+}
+
+func errNoAccount(name string) error {
+	return companydocs.Errorf(companydocs.ENOTFOUND, "No account named %q exists.", name)
 }
 
 func putAccount(tx *bolt.Tx, rec *accountRecord) error {

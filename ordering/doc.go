@@ -47,10 +47,12 @@
 // index lists newest first. A create does the duplicate checks
 // (Idempotency-Key per account; one open order per account, profile,
 // document type and plan), the credit debit and the insert in one bbolt
-// write transaction: bbolt runs one writer at a time, and inside a batched
-// commit (DB.Batch, which lets concurrent creates share one fsync) the
-// creates still run one after the other, so concurrent identical requests
-// produce exactly one order and one debit. A create returns only after its
-// commit is on disk. Money is held in integer cents and printed with two
+// write transaction: bbolt runs one writer at a time, and inside a group
+// commit (one goroutine runs every create that is waiting in one
+// transaction, so that they share one fsync) the creates still run one
+// after the other, so concurrent identical requests produce exactly one
+// order and one debit. What does not depend on stored state (the gate,
+// the profile snapshot, the keys) is prepared before, outside the
+// transaction. A create returns only after its commit is on disk. Money is held in integer cents and printed with two
 // fraction digits.
 package ordering

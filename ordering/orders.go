@@ -59,14 +59,15 @@ func (s *Service) CreateOrder(ctx context.Context, account string, req companydo
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Batch lets concurrent creates share one commit (one fsync). The
-	// function may run more than once, so it only fills these variables;
-	// an application error writes nothing and must not fail the batch.
+	// Concurrent creates share one commit (one fsync). The function may
+	// run more than once, so it only fills these variables; an
+	// application error writes nothing and must not fail the group.
+	c := s.newCreate(account, req, idempotencyKey, a)
 	var order *companydocs.Order
 	var refused error
-	err = s.db.Batch(func(tx *bolt.Tx) error {
+	err = s.creates.run(func(tx *bolt.Tx) error {
 		order, refused = nil, nil
-		o, err := s.createOrder(tx, account, req, idempotencyKey, a)
+		o, err := s.createOrder(tx, c)
 		var appErr *companydocs.Error
 		if errors.As(err, &appErr) {
 			refused = err
@@ -84,37 +85,92 @@ func (s *Service) CreateOrder(ctx context.Context, account string, req companydo
 	return order, nil
 }
 
+// create is an order create prepared outside the write transaction, so
+// that the transaction, which creates share one after the other, does
+// little more than the lookups and puts.
+type create struct {
+	account string
+	req     companydocs.OrderRequest
+	a       *assessment
+	rec     orderRecord // all but the id, the time and the next step
+	idemKey []byte      // nil without an Idempotency-Key
+	openKey []byte
+}
+
+func (s *Service) newCreate(account string, req companydocs.OrderRequest, idemKey string, a *assessment) *create {
+	c := &create{account: account, req: req, a: a, openKey: openOrderKey(account, req)}
+	if idemKey != "" {
+		c.idemKey = key(account, idemKey)
+	}
+	if a.gateError() != nil {
+		return c // refused in the transaction, unless an idempotent repeat
+	}
+	c.rec = orderRecord{
+		Account:        account,
+		IdempotencyKey: idemKey,
+		Order: companydocs.Order{
+			Status:               companydocs.OrderStatusPreviewReady,
+			WorkflowStatus:       companydocs.WorkflowStarted,
+			CompanyProfileID:     a.profile.ID,
+			DiscoveryCandidateID: req.DiscoveryCandidateID,
+			Company:              companydocs.SnapshotOf(a.profile),
+			DocumentType:         req.DocumentType,
+			PlanID:               a.plan.ID,
+			Total:                formatCents(a.cents),
+			Currency:             a.plan.Currency,
+			CreditsCharged:       a.plan.CreditCost,
+		},
+	}
+	return c
+}
+
 // createOrder does the checks that depend on stored state, then stores.
 // An idempotent repeat is recognised before the gate, so that it finds its
 // order even if the company has changed since.
-func (s *Service) createOrder(tx *bolt.Tx, account string, req companydocs.OrderRequest, idemKey string, a *assessment) (*companydocs.Order, error) {
-	if idemKey != "" {
-		if id := tx.Bucket(bucketIdempotency).Get(key(account, idemKey)); id != nil {
+func (s *Service) createOrder(tx *bolt.Tx, c *create) (*companydocs.Order, error) {
+	if c.idemKey != nil {
+		if id := tx.Bucket(bucketIdempotency).Get(c.idemKey); id != nil {
 			return nil, duplicate(tx, string(id), "An order with this Idempotency-Key exists already: %s.")
 		}
 	}
-	if err := a.gateError(); err != nil {
+	if err := c.a.gateError(); err != nil {
 		return nil, err
 	}
-	if id := tx.Bucket(bucketOpenOrders).Get(openOrderKey(account, req)); id != nil {
+	if id := tx.Bucket(bucketOpenOrders).Get(c.openKey); id != nil {
 		return nil, duplicate(tx, string(id), "Order %s for this company, document and plan is still open.")
 	}
-	acct, err := getAccount(tx, account)
-	if err != nil {
+	if err := debit(tx, c.account, c.a.plan); err != nil {
 		return nil, err
 	}
-	if acct.Credits < a.plan.CreditCost {
-		return nil, companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %d credits; the account has %d. Ask the operator for credits or choose a one-off plan.", a.plan.ID, a.plan.CreditCost, acct.Credits)
-	}
-	acct.Credits -= a.plan.CreditCost
-	if err := putAccount(tx, acct); err != nil {
-		return nil, err
-	}
-	rec := s.newOrder(account, req, idemKey, a)
-	if err := insertOrder(tx, rec, req); err != nil {
+	rec := c.rec
+	rec.Order.ID = s.ids.next()
+	rec.Order.CreatedAt = s.now().UTC()
+	rec.Order.NextStep = nextStep(rec.Order.ID, c.req.DocumentType, c.a)
+	if err := insertOrder(tx, &rec, c); err != nil {
 		return nil, err
 	}
 	return rec.order(), nil
+}
+
+// debit takes the plan's credits from the account. A plan that costs no
+// credits leaves the account record alone (reading and rewriting it would
+// dirty its page for nothing); the account must still exist.
+func debit(tx *bolt.Tx, account string, plan companydocs.Plan) error {
+	if plan.CreditCost == 0 {
+		if tx.Bucket(bucketAccounts).Get([]byte(account)) == nil {
+			return errNoAccount(account)
+		}
+		return nil
+	}
+	acct, err := getAccount(tx, account)
+	if err != nil {
+		return err
+	}
+	if acct.Credits < plan.CreditCost {
+		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %d credits; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, plan.CreditCost, acct.Credits)
+	}
+	acct.Credits -= plan.CreditCost
+	return putAccount(tx, acct)
 }
 
 // gateError turns the first blocker into the error of a strict create:
@@ -128,29 +184,6 @@ func (a *assessment) gateError() error {
 		return companydocs.Errorf(companydocs.EVERIFIEDREQUIRED, "%s Return to search and choose a result with ordering_eligible=true.", a.company[0].Message)
 	}
 	return nil
-}
-
-func (s *Service) newOrder(account string, req companydocs.OrderRequest, idemKey string, a *assessment) *orderRecord {
-	id := s.ids.next()
-	return &orderRecord{
-		Account:        account,
-		IdempotencyKey: idemKey,
-		Order: companydocs.Order{
-			ID:                   id,
-			Status:               companydocs.OrderStatusPreviewReady,
-			WorkflowStatus:       companydocs.WorkflowStarted,
-			CompanyProfileID:     a.profile.ID,
-			DiscoveryCandidateID: req.DiscoveryCandidateID,
-			Company:              companydocs.SnapshotOf(a.profile),
-			DocumentType:         req.DocumentType,
-			PlanID:               a.plan.ID,
-			Total:                formatCents(a.cents),
-			Currency:             a.plan.Currency,
-			CreditsCharged:       a.plan.CreditCost,
-			CreatedAt:            s.now().UTC(),
-			NextStep:             nextStep(id, req.DocumentType, a),
-		},
-	}
 }
 
 // Next-step kinds.
@@ -182,26 +215,25 @@ func documentName(t companydocs.DocumentType) string {
 	return string(t)
 }
 
-// insertOrder writes the order and its three index entries.
-func insertOrder(tx *bolt.Tx, rec *orderRecord, req companydocs.OrderRequest) error {
+// insertOrder writes the order and its index entries.
+func insertOrder(tx *bolt.Tx, rec *orderRecord, c *create) error {
 	v, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode order %s: %w", rec.Order.ID, err)
 	}
 	id := []byte(rec.Order.ID)
-	puts := []struct {
-		bucket, key []byte
-	}{
-		{bucketAccountOrders, key(rec.Account, rec.Order.ID)},
-		{bucketOpenOrders, openOrderKey(rec.Account, req)},
-	}
-	if rec.IdempotencyKey != "" {
-		puts = append(puts, struct{ bucket, key []byte }{bucketIdempotency, key(rec.Account, rec.IdempotencyKey)})
-	}
 	if err := tx.Bucket(bucketOrders).Put(id, v); err != nil {
 		return fmt.Errorf("store order %s: %w", id, err)
 	}
+	puts := [3]struct{ bucket, key []byte }{
+		{bucketAccountOrders, key(rec.Account, rec.Order.ID)},
+		{bucketOpenOrders, c.openKey},
+		{bucketIdempotency, c.idemKey},
+	}
 	for _, p := range puts {
+		if p.key == nil {
+			continue
+		}
 		if err := tx.Bucket(p.bucket).Put(p.key, id); err != nil {
 			return fmt.Errorf("index order %s in %s: %w", id, p.bucket, err)
 		}

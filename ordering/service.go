@@ -19,7 +19,6 @@ const DatabaseFile = "orders.db"
 const (
 	DefaultSessionTTL  = 12 * time.Hour
 	DefaultOpenTimeout = time.Second
-	DefaultBatchDelay  = 1 * time.Millisecond
 )
 
 // ErrInUse is returned by Open when another process holds the database.
@@ -53,10 +52,6 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
-	// BatchDelay is how long an order create waits for concurrent creates
-	// to share its commit (default 1ms). Longer gives more creates per
-	// second under load and more latency to each.
-	BatchDelay time.Duration
 }
 
 // Service stores accounts, sessions and orders in one bbolt file and
@@ -68,6 +63,7 @@ type Service struct {
 	ttl      time.Duration
 	now      func() time.Time
 	ids      idGenerator
+	creates  *groupCommit
 }
 
 // Open opens (or creates) the order database at path. profiles and plans
@@ -80,7 +76,6 @@ func Open(path string, profiles Profiles, plans *Plans, opts Options) (*Service,
 	} else if err != nil {
 		return nil, fmt.Errorf("open order database %q: %w", path, err)
 	}
-	db.MaxBatchDelay = opts.BatchDelay
 	if err := db.Update(createBuckets); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("create buckets in %q: %w", path, err)
@@ -88,7 +83,8 @@ func Open(path string, profiles Profiles, plans *Plans, opts Options) (*Service,
 	return &Service{
 		db: db, profiles: profiles, plans: plans,
 		ttl: opts.SessionTTL, now: opts.Now,
-		ids: idGenerator{now: opts.Now},
+		ids:     idGenerator{now: opts.Now},
+		creates: newGroupCommit(db),
 	}, nil
 }
 
@@ -102,9 +98,6 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.BatchDelay <= 0 {
-		o.BatchDelay = DefaultBatchDelay
-	}
 	return o
 }
 
@@ -117,8 +110,10 @@ func createBuckets(tx *bolt.Tx) error {
 	return nil
 }
 
-// Close closes the database. Calls after the first do nothing.
+// Close commits the creates under way, then closes the database. Calls
+// after the first do nothing.
 func (s *Service) Close() error {
+	s.creates.close()
 	return s.db.Close()
 }
 

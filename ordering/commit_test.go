@@ -1,0 +1,136 @@
+package ordering
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+func openTestDB(t *testing.T) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "group.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucket([]byte("b"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// put writes key=key in bucket b; "fail" writes, then fails, and "panic"
+// writes, then panics.
+func put(key string) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		if err := tx.Bucket([]byte("b")).Put([]byte(key), []byte(key)); err != nil {
+			return err
+		}
+		switch key {
+		case "fail":
+			return errors.New("refused")
+		case "panic":
+			panic("boom")
+		}
+		return nil
+	}
+}
+
+func TestGroupCommitIsolatesAFailingWrite(t *testing.T) {
+	db := openTestDB(t)
+	g := newGroupCommit(db)
+	defer g.close()
+	keys := []string{"fail", "panic"}
+	for i := range 50 {
+		keys = append(keys, fmt.Sprint("k", i))
+	}
+	errs := make([]error, len(keys))
+	// Hold the writer lock, so that the committer takes the first write
+	// and waits, and the others, failing ones among them, queue for one
+	// shared transaction.
+	hold, err := db.Begin(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	start := func(i int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = g.run(put(keys[i]))
+		}()
+	}
+	start(len(keys) - 1)
+	waitPending(g, 0)
+	for i := range keys[:len(keys)-1] {
+		start(i)
+	}
+	waitPending(g, len(keys)-1)
+	hold.Rollback()
+	wg.Wait()
+	if errs[0] == nil || errs[0].Error() != "refused" {
+		t.Errorf("failing write: %v, want its own error", errs[0])
+	}
+	if errs[1] == nil {
+		t.Error("panicking write: no error")
+	}
+	for i, err := range errs[2:] {
+		if err != nil {
+			t.Errorf("write %s: %v", keys[i+2], err)
+		}
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("b"))
+		for _, k := range keys {
+			got := b.Get([]byte(k))
+			if stored := got != nil; stored != (k != "fail" && k != "panic") {
+				t.Errorf("key %s stored = %v", k, stored)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitPending waits until n writes are queued.
+func waitPending(g *groupCommit, n int) {
+	for {
+		g.mu.Lock()
+		queued := len(g.pending)
+		g.mu.Unlock()
+		if queued == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestGroupCommitCloseRefusesLaterWrites(t *testing.T) {
+	db := openTestDB(t)
+	g := newGroupCommit(db)
+	if err := g.run(put("before")); err != nil {
+		t.Fatal(err)
+	}
+	g.close()
+	g.close()
+	if err := g.run(put("after")); !errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		t.Errorf("write after close: %v, want ErrDatabaseNotOpen", err)
+	}
+	db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte("b")).Get([]byte("before")) == nil {
+			t.Error("write before close not stored")
+		}
+		return nil
+	})
+}
