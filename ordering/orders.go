@@ -222,7 +222,12 @@ func insertOrder(tx *bolt.Tx, rec *orderRecord, c *create) error {
 		return fmt.Errorf("encode order %s: %w", rec.Order.ID, err)
 	}
 	id := []byte(rec.Order.ID)
-	if err := tx.Bucket(bucketOrders).Put(id, v); err != nil {
+	// Order ids grow, so new orders go to the last page: filling pages
+	// before they split (instead of halving them) halves the pages a
+	// commit writes for its orders and the file space they take.
+	orders := tx.Bucket(bucketOrders)
+	orders.FillPercent = 1
+	if err := orders.Put(id, v); err != nil {
 		return fmt.Errorf("store order %s: %w", id, err)
 	}
 	puts := [3]struct{ bucket, key []byte }{
