@@ -370,6 +370,7 @@ func benchmarkCreateOrder(b *testing.B, fx *fixture, perCPU int) {
 	}
 	var next atomic.Int64
 	b.SetParallelism(perCPU)
+	commits := lastTxID(b, s)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -385,4 +386,16 @@ func benchmarkCreateOrder(b *testing.B, fx *fixture, perCPU int) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
+	b.ReportMetric(float64(b.N)/float64(lastTxID(b, s)-commits), "orders/commit")
+}
+
+// lastTxID is the id of the last committed write transaction; it grows by
+// one per commit.
+func lastTxID(tb testing.TB, s *Service) int {
+	tx, err := s.db.Begin(false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer tx.Rollback()
+	return tx.ID()
 }
