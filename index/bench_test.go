@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"encoding/gob"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -127,37 +128,57 @@ func BenchmarkSearchText(b *testing.B) {
 }
 
 // BenchmarkDecodeProfile compares the value encodings considered for the
-// profile store: JSON (used) and gob, decoding one profile per value.
+// profile store, decoding one profile per value: MessagePack with structs as
+// arrays (used), JSON (IndexVersion 4) and gob. It reports the mean value
+// size too.
 func BenchmarkDecodeProfile(b *testing.B) {
 	ps := readChunk(b, "ocdata.chunk13.jsonl.bz2", 1000)
-	b.Run("json", func(b *testing.B) {
-		var vals [][]byte
-		for _, p := range ps {
-			v, _ := encodeProfile(p)
-			vals = append(vals, v)
-		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if _, err := decodeProfile(vals[i%len(vals)]); err != nil {
-				b.Fatal(err)
+	run := func(name string, encode func(*companydocs.Profile) []byte, decode func([]byte) error) {
+		b.Run(name, func(b *testing.B) {
+			var vals [][]byte
+			size := 0
+			for _, p := range ps {
+				v := encode(p)
+				vals = append(vals, v)
+				size += len(v)
 			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := decode(vals[i%len(vals)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(size)/float64(len(vals)), "bytes/value")
+		})
+	}
+	run("msgpack", func(p *companydocs.Profile) []byte {
+		v, err := encodeProfile(p)
+		if err != nil {
+			b.Fatal(err)
 		}
+		return v
+	}, func(v []byte) error {
+		_, err := decodeProfile("dp_bench", v)
+		return err
 	})
-	b.Run("gob", func(b *testing.B) {
-		var vals [][]byte
-		for _, p := range ps {
-			var buf bytes.Buffer
-			if err := gob.NewEncoder(&buf).Encode(p); err != nil {
-				b.Fatal(err)
-			}
-			vals = append(vals, buf.Bytes())
+	run("json", func(p *companydocs.Profile) []byte {
+		v, err := json.Marshal(p)
+		if err != nil {
+			b.Fatal(err)
 		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			var p companydocs.Profile
-			if err := gob.NewDecoder(bytes.NewReader(vals[i%len(vals)])).Decode(&p); err != nil {
-				b.Fatal(err)
-			}
+		return v
+	}, func(v []byte) error {
+		_, err := decodeProfile("dp_bench", v)
+		return err
+	})
+	run("gob", func(p *companydocs.Profile) []byte {
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(p); err != nil {
+			b.Fatal(err)
 		}
+		return buf.Bytes()
+	}, func(v []byte) error {
+		var p companydocs.Profile
+		return gob.NewDecoder(bytes.NewReader(v)).Decode(&p)
 	})
 }

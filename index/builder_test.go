@@ -259,17 +259,30 @@ func storedIDs(t *testing.T, ps []*companydocs.Profile) []string {
 	return out
 }
 
-func TestOpenRefusesOtherVersion(t *testing.T) {
+func TestOpenVersions(t *testing.T) {
 	dataDir := t.TempDir()
 	m := mustBuild(t, dataDir, loadRealProfiles(t)[:20])
 	dir := filepath.Join(indexDir(dataDir), m.ID)
-	m.Version = IndexVersion + 1
-	if err := writeMeta(dir, m); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Open(dir)
-	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "re-run ingest") {
-		t.Fatalf("Open of another version: %v", err)
+	for _, tc := range []struct {
+		version int
+		opens   bool
+	}{{IndexVersion + 1, false}, {oldestReadableVersion - 1, false}, {oldestReadableVersion, true}, {IndexVersion, true}} {
+		m.Version = tc.version
+		if err := writeMeta(dir, m); err != nil {
+			t.Fatal(err)
+		}
+		g, err := Open(dir)
+		if !tc.opens {
+			if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "re-run ingest") {
+				t.Errorf("Open of version %d: %v, want ErrVersion", tc.version, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Open of version %d: %v", tc.version, err)
+			continue
+		}
+		g.Close()
 	}
 }
 

@@ -31,8 +31,8 @@ type Generation struct {
 	lock *os.File
 }
 
-// Open opens the generation in dir read-only. A generation built with
-// another IndexVersion gives ErrVersion.
+// Open opens the generation in dir read-only. A generation built with a
+// version Open cannot read (see oldestReadableVersion) gives ErrVersion.
 func Open(dir string) (*Generation, error) {
 	g, err := open(dir)
 	if err != nil {
@@ -46,8 +46,8 @@ func open(dir string) (*Generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	if meta.Version != IndexVersion {
-		return nil, fmt.Errorf("%w (generation has version %d, this program reads version %d)", ErrVersion, meta.Version, IndexVersion)
+	if meta.Version < oldestReadableVersion || meta.Version > IndexVersion {
+		return nil, fmt.Errorf("%w (generation has version %d, this program reads versions %d to %d)", ErrVersion, meta.Version, oldestReadableVersion, IndexVersion)
 	}
 	g := &Generation{dir: dir, meta: meta}
 	lock, ok, err := lockFile(filepath.Join(dir, metaName), syscall.LOCK_SH)

