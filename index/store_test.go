@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"companydocs"
 )
 
@@ -119,4 +121,26 @@ func layoutOf(t reflect.Type) string {
 		return t.Name() + " " + t.Kind().String()
 	}
 	return t.Name()
+}
+
+// TestCommitCompactsProfileStore checks that the published profile store
+// has full pages: the build inserts in hash order, which leaves about a
+// third of every leaf page empty.
+func TestCommitCompactsProfileStore(t *testing.T) {
+	dataDir := t.TempDir()
+	mustBuild(t, dataDir, loadRealProfiles(t)[:3000])
+	g := mustOpenCurrent(t, dataDir)
+	err := g.db.View(func(tx *bolt.Tx) error {
+		st := tx.Bucket(bucketProfiles).Stats()
+		if fill := float64(st.LeafInuse) / float64(st.LeafAlloc); fill < 0.9 {
+			t.Errorf("profile pages %.0f%% full, want at least 90%% after compaction", 100*fill)
+		}
+		if st.KeyN != 3000 {
+			t.Errorf("%d profiles stored, want 3000", st.KeyN)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"time"
 
 	"companydocs/data"
@@ -21,8 +22,8 @@ import (
 // runIngest builds a new index generation from dump files and publishes it.
 func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var (
-		dataDir, format, logFormat string
-		keep, maxRecords           int
+		dataDir, format, logFormat, cpuProfile string
+		keep, maxRecords                       int
 	)
 	fs := newFlagSet("ingest")
 	fs.SetOutput(stderr)
@@ -31,8 +32,16 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Int(&keep, "keep", index.DefaultKeep, "number of published index generations to keep")
 	fs.IntVar(&maxRecords, "max-records", 0, "read at most this many records of each file (0: all)")
 	fs.String(&logFormat, "log-format", "auto", "log format: auto, text or json")
+	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the ingest to this file (go tool pprof)")
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	if cpuProfile != "" {
+		stop, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if fs.NArg() == 0 {
 		return fmt.Errorf("ingest needs at least one dump file: %w", errUsage)
@@ -57,6 +66,22 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "Published index generation %s with %d profiles.\n", meta.ID, meta.Profiles)
 	return nil
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // buildGeneration ingests inputs into a new generation and publishes it;
