@@ -50,13 +50,6 @@ func (o BuilderOptions) withDefaults() BuilderOptions {
 	return o
 }
 
-// buildConfig configures scorch while a generation is built: a batch returns
-// once its segment is searchable, without waiting for it to be written
-// (the build is discarded if the process dies, and Commit waits until
-// everything is on disk), which lets scorch merge segments in memory before
-// writing them.
-var buildConfig = map[string]interface{}{"unsafe_batch": true}
-
 // Builder writes a new generation into a temporary directory next to the
 // live one. It is the profile sink of the ingest: Put, Get and ByNumber see
 // every profile put so far, flushed or not. Commit publishes the generation,
@@ -126,7 +119,7 @@ func (b *Builder) start() error {
 	if err != nil {
 		return err
 	}
-	b.idx, err = bleve.NewUsing(filepath.Join(dir, bleveDirName), m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, buildConfig)
+	b.idx, err = bleve.NewUsing(filepath.Join(dir, bleveDirName), m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, nil)
 	if err != nil {
 		return fmt.Errorf("create bleve index: %w", err)
 	}

@@ -139,7 +139,9 @@ func compactProfiles(dir string) error {
 }
 
 // mergeSegments merges the bleve index into one segment: a search then
-// walks one term dictionary instead of many.
+// walks one term dictionary instead of many. One forced merge can leave two
+// segments (the merge planner works in tasks of at most ten), so it is
+// repeated, a bounded number of times.
 func (b *Builder) mergeSegments() error {
 	adv, err := b.idx.Advanced()
 	if err != nil {
@@ -152,11 +154,31 @@ func (b *Builder) mergeSegments() error {
 	if err := waitPersisted(s); err != nil {
 		return err
 	}
-	opts := mergeplan.SingleSegmentMergePlanOptions
-	if err := s.ForceMerge(context.Background(), &opts); err != nil {
-		return fmt.Errorf("merge segments: %w", err)
+	for range maxForcedMerges {
+		if fileSegments(s) <= 1 {
+			break
+		}
+		opts := mergeplan.SingleSegmentMergePlanOptions
+		if err := s.ForceMerge(context.Background(), &opts); err != nil {
+			return fmt.Errorf("merge segments: %w", err)
+		}
+		if err := waitPersisted(s); err != nil {
+			return err
+		}
 	}
-	return waitPersisted(s)
+	return nil
+}
+
+// maxForcedMerges bounds the forced merges of a commit.
+const maxForcedMerges = 3
+
+// fileSegments returns the number of persisted segments of the index.
+func fileSegments(s *scorch.Scorch) uint64 {
+	st, ok := s.Stats().(*scorch.Stats)
+	if !ok {
+		return 0
+	}
+	return atomic.LoadUint64(&st.TotFileSegmentsAtRoot)
 }
 
 // persistTimeout bounds the wait for scorch's background persister.
