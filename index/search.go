@@ -1,14 +1,15 @@
 package index
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/blevesearch/bleve/v2"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	bindex "github.com/blevesearch/bleve_index_api"
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
@@ -73,28 +74,26 @@ func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) ([
 	if err != nil {
 		return nil, fmt.Errorf("search index %s: %w", g.ID(), err)
 	}
+	defer stats.close()
 	bq := buildQuery(q, stats)
-	stats.close()
 	if bq == nil {
 		return nil, nil
 	}
-	req := bleve.NewSearchRequestOptions(bq, limitOf(q), 0, false)
-	res, err := g.idx.SearchInContext(ctx, req)
+	found, err := g.topHits(ctx, stats.r, bq, limitOf(q))
 	if err != nil {
 		return nil, fmt.Errorf("search index %s: %w", g.ID(), err)
 	}
-	sortTies(res.Hits)
-	hits := make([]companydocs.Hit, 0, len(res.Hits))
+	hits := make([]companydocs.Hit, 0, len(found))
 	err = g.db.View(func(tx *bolt.Tx) error {
-		for _, h := range res.Hits {
-			p, err := getProfile(tx, h.ID)
+		for _, h := range found {
+			p, err := getProfile(tx, h.id)
 			if err != nil {
 				return err
 			}
 			if p == nil {
-				return fmt.Errorf("indexed profile %q missing from profile store", h.ID)
+				return fmt.Errorf("indexed profile %q missing from profile store", h.id)
 			}
-			hits = append(hits, companydocs.Hit{Profile: p, Score: h.Score})
+			hits = append(hits, companydocs.Hit{Profile: p, Score: h.score})
 		}
 		return nil
 	})
@@ -104,18 +103,109 @@ func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) ([
 	return hits, nil
 }
 
-// sortTies orders hits of equal score by profile id. bleve orders them by
-// internal document number, which differs between builds of the same data.
-// Sorting the returned hits is free; asking bleve to sort by score and id
-// (which would also fix which tied hits make the cut at the limit) costs
-// 10-20% of a search in BenchmarkSearchText.
-func sortTies(hits bsearch.DocumentMatchCollection) {
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
+// A hit is a match of the query: its profile id and score.
+type hit struct {
+	id    string
+	score float64
+}
+
+// topHits returns the limit best hits of bq in r, ties in profile-id order.
+// bleve's own collector orders hits of equal score by internal document
+// number, which differs between builds of the same data, and that order
+// would also decide which tied hits make the cut at the limit; asking it to
+// sort by id loads the id of every matching document, an eighth of a
+// search. This collector keeps the best matches by score and every match
+// that ties with the worst of them, and loads ids only for those.
+func (g *Generation) topHits(ctx context.Context, r bindex.IndexReader, bq query.Query, limit int) ([]hit, error) {
+	s, err := bq.Searcher(ctx, r, g.idx.Mapping(), bsearch.SearcherOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	sctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(s.DocumentMatchPoolSize()+limit+1, 0)}
+	var top topMatches
+	for n := 0; ; n++ {
+		if n%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 		}
-		return hits[i].ID < hits[j].ID
+		d, err := s.Next(sctx)
+		if err != nil {
+			return nil, err
+		}
+		if d == nil {
+			break
+		}
+		top.add(sctx, d, limit)
+	}
+	return top.hits(r, limit)
+}
+
+// topMatches holds the best matches seen so far (a min-heap by score of at
+// most limit), and the matches left out that tie with the worst of them.
+type topMatches struct {
+	best matchHeap
+	tied []*bsearch.DocumentMatch
+}
+
+func (t *topMatches) add(sctx *bsearch.SearchContext, d *bsearch.DocumentMatch, limit int) {
+	if len(t.best) < limit {
+		heap.Push(&t.best, d)
+		return
+	}
+	switch worst := t.best[0].Score; {
+	case d.Score < worst:
+		sctx.DocumentMatchPool.Put(d)
+	case d.Score == worst:
+		t.tied = append(t.tied, d)
+	default:
+		out := t.best[0]
+		t.best[0] = d
+		heap.Fix(&t.best, 0)
+		if out.Score < t.best[0].Score {
+			for _, x := range t.tied {
+				sctx.DocumentMatchPool.Put(x)
+			}
+			t.tied = t.tied[:0]
+			sctx.DocumentMatchPool.Put(out)
+		} else {
+			t.tied = append(t.tied, out)
+		}
+	}
+}
+
+// hits returns the best limit matches, by score and then profile id.
+func (t *topMatches) hits(r bindex.IndexReader, limit int) ([]hit, error) {
+	out := make([]hit, 0, len(t.best)+len(t.tied))
+	for _, d := range append(t.best, t.tied...) {
+		id, err := r.ExternalID(d.IndexInternalID)
+		if err != nil {
+			return nil, fmt.Errorf("document id: %w", err)
+		}
+		out = append(out, hit{id: id, score: d.Score})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		return out[i].id < out[j].id
 	})
+	return out[:min(limit, len(out))], nil
+}
+
+// matchHeap is a min-heap of matches by score.
+type matchHeap []*bsearch.DocumentMatch
+
+func (h matchHeap) Len() int           { return len(h) }
+func (h matchHeap) Less(i, j int) bool { return h[i].Score < h[j].Score }
+func (h matchHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *matchHeap) Push(x any)        { *h = append(*h, x.(*bsearch.DocumentMatch)) }
+func (h *matchHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 func limitOf(q companydocs.TextQuery) int {
@@ -128,31 +218,39 @@ func limitOf(q companydocs.TextQuery) int {
 	return q.Limit
 }
 
-// buildQuery turns q into a bleve query: the name clauses must match (or,
-// without name terms, the city); common name tokens, city and legal form add
-// to the score; discovery profiles are excluded unless asked for; a court
-// code filters.
+// driveBudget bounds the postings a name query walks. Name tokens are
+// taken rarest first (by the documents all their clauses match) into the
+// query every hit must match until their document frequencies add up to the
+// budget; the rarest is always taken. The other tokens only add to the
+// score of those hits, which costs a skip in their postings per hit instead
+// of a walk of all of them. bleve's collector scores every document that
+// matches the required query, so this bound, not the index size, sets the
+// cost of a search: a name shares its rarest words with few others, and a
+// document that lacks all of them is not the name searched for.
+const driveBudget = 5000
+
+// buildQuery turns q into a bleve query: the rarest name clauses and the
+// whole name must match (or, without name terms, the city); the other name
+// clauses, city and legal form add to the score; discovery profiles are
+// excluded unless asked for; a court code filters.
 func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
 	nameTerms := cleanTerms(q.NameTerms, maxNameTerms)
 	formTerms := cleanTerms(q.LegalFormTerms, maxLegalFormTerms)
-	rare, common := stats.splitCommon(nameTerms)
-	form := legalFormCode(formTerms)
-	must := nameQuery(rare, nameTerms, formTerms, form, q, stats)
-	var should []query.Query
-	if c := cityQuery(strings.ToLower(strings.TrimSpace(q.City))); c != nil {
-		should = append(should, c)
-	}
-	if must == nil && len(should) > 0 {
-		must, should = should[0], nil
-	}
-	if must == nil {
+	drive, score := nameQueries(nameTerms, formTerms, q, stats)
+	city := cityQuery(strings.ToLower(strings.TrimSpace(q.City)), stats)
+	var must query.Query
+	switch {
+	case drive != nil:
+		must = drive
+		if city != nil {
+			score = append(score, city)
+		}
+	case city != nil:
+		must = city
+	default:
 		return nil
 	}
-	bq := query.NewBooleanQuery([]query.Query{must}, should, nil)
-	for _, t := range common {
-		bq.AddShould(termQuery(t, form, q, stats, false))
-	}
-
+	bq := query.NewBooleanQuery([]query.Query{must}, score, nil)
 	if !q.Discover {
 		bq.AddMustNot(term(fieldSource, companydocs.SourceDiscovery, 1))
 	}
@@ -162,55 +260,92 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
 	return bq
 }
 
-// nameQuery matches any of the rare name tokens (more tokens, more score)
-// or the whole name.
-func nameQuery(rare, all, formTerms []string, form string, q companydocs.TextQuery, stats *termStats) query.Query {
-	if len(all) == 0 {
-		return nil
+// nameQueries returns the query every hit must match (the rarest name
+// tokens up to driveBudget, the whole name) and the score-only queries of
+// the other name tokens.
+func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *termStats) (query.Query, []query.Query) {
+	if len(terms) == 0 {
+		return nil, nil
 	}
-	var clauses []query.Query
-	for _, t := range rare {
-		clauses = append(clauses, termQuery(t, form, q, stats, stats.fuzzyWorthwhile(t, q.Deep)))
+	form := legalFormCode(formTerms)
+	tokens := make([]tokenQuery, 0, len(terms))
+	for _, t := range terms {
+		if tq := newTokenQuery(t, form, q, stats); len(tq.clauses) > 0 {
+			tokens = append(tokens, tq)
+		}
 	}
-	joined := strings.Join(all, " ")
-	clauses = append(clauses, term(fieldNameBase, joined, boostNameBase))
-	if key := companydocs.NameKey(strings.TrimSpace(joined + " " + strings.Join(formTerms, " "))); key != "" {
-		clauses = append(clauses, term(fieldNameKey, key, boostNameKey))
+	sort.SliceStable(tokens, func(i, j int) bool { return tokens[i].order < tokens[j].order })
+	var must, should []query.Query
+	var walked uint64
+	for i, tq := range tokens {
+		if i == 0 || walked+tq.docs <= driveBudget {
+			walked += tq.docs
+			must = append(must, query.NewDisjunctionQuery(tq.clauses))
+		} else {
+			should = append(should, query.NewDisjunctionQuery(tq.clauses))
+		}
 	}
-	return query.NewDisjunctionQuery(clauses)
+	must = append(must, wholeNameQueries(terms, formTerms)...)
+	return query.NewDisjunctionQuery(must), should
 }
 
-// termQuery matches one name token in every way the mode allows; form is
-// the query's legal form (see nameFormTerm), fuzzy says whether the token
-// may be matched with typos.
-func termQuery(t, form string, q companydocs.TextQuery, stats *termStats, fuzzy bool) query.Query {
-	clauses := []query.Query{
-		term(fieldName, t, boostName),
-		term(fieldNamePlain, t, boostNamePlain),
+// A tokenQuery holds the clauses that match one name token and the sum of
+// the documents they match.
+type tokenQuery struct {
+	clauses []query.Query
+	docs    uint64
+	order   uint64 // docs, and the seats the token names
+}
+
+// wholeNameQueries match the name tokens in order and nothing else, and
+// the whole normalised name with its legal form.
+func wholeNameQueries(terms, formTerms []string) []query.Query {
+	joined := strings.Join(terms, " ")
+	out := []query.Query{term(fieldNameBase, joined, boostNameBase)}
+	if key := companydocs.NameKey(strings.TrimSpace(joined + " " + strings.Join(formTerms, " "))); key != "" {
+		out = append(out, term(fieldNameKey, key, boostNameKey))
 	}
+	return out
+}
+
+// newTokenQuery returns the clauses that match name token t in every way
+// the mode allows, leaving out those that match no document; form is the
+// query's legal form (see nameFormTerm).
+func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) tokenQuery {
+	var tq tokenQuery
+	add := func(field, value string, boost float64) {
+		if df := stats.docFreq(field, value); df > 0 {
+			tq.clauses = append(tq.clauses, term(field, value, boost))
+			tq.docs += df
+			tq.order += df
+		}
+	}
+	// A token that names a seat is likely the query's city, which the city
+	// clauses match; its documents count towards the order of tokens, so
+	// that a company's own name words drive the search before a city word.
+	tq.order = stats.docFreq(fieldSeat, t)
+	add(fieldName, t, boostName)
+	add(fieldNamePlain, t, boostNamePlain)
 	if form != "" {
-		clauses = append(clauses, term(fieldNameForm, nameFormTerm(t, form), boostNameForm))
+		add(fieldNameForm, nameFormTerm(t, form), boostNameForm)
 	}
-	if fuzzy && (q.Fuzzy || q.Deep) {
+	if (q.Fuzzy || q.Deep) && stats.fuzzyWorthwhile(t, q.Deep) {
 		if distance, prefix := fuzzyDistance(t); distance > 0 {
-			fq := query.NewFuzzyQuery(t)
-			fq.SetField(fieldName)
-			fq.SetFuzziness(distance)
-			fq.SetPrefix(prefix)
-			fq.SetBoost(boostNameFuzzy)
-			clauses = append(clauses, fq)
+			for _, e := range stats.fuzzyTerms(fieldName, t, distance, prefix) {
+				// bleve's fuzzy query weighs a term at distance d by 1/(d+1)
+				add(fieldName, e.term, boostNameFuzzy/float64(e.distance+1))
+			}
 		}
 	}
 	if q.Deep {
-		clauses = append(clauses,
-			term(fieldPreviousNames, t, boostPreviousNames),
-			term(fieldOfficers, t, boostOfficers),
-			term(fieldAddress, t, boostAddress))
-		if code := companydocs.Phonetic(t); code != "" && !stats.isCommon(fieldPhonetic, code) {
-			clauses = append(clauses, term(fieldPhonetic, code, boostPhonetic))
+		add(fieldPreviousNames, t, boostPreviousNames)
+		add(fieldOfficers, t, boostOfficers)
+		add(fieldAddress, t, boostAddress)
+		if code := companydocs.Phonetic(t); code != "" {
+			add(fieldPhonetic, code, boostPhonetic)
 		}
 	}
-	return query.NewDisjunctionQuery(clauses)
+	return tq
 }
 
 // legalFormCode returns the canonical code of the legal form the query's
@@ -225,14 +360,17 @@ func legalFormCode(formTerms []string) string {
 	return ""
 }
 
-// cityQuery boosts profiles whose seat is the city, or contains its tokens.
-func cityQuery(city string) query.Query {
+// cityQuery boosts profiles whose seat is the city, or contains its tokens;
+// tokens that are no seat's are left out.
+func cityQuery(city string, stats *termStats) query.Query {
 	if city == "" {
 		return nil
 	}
 	clauses := []query.Query{term(fieldSeatKey, city, boostSeatKey)}
 	for _, t := range strings.Fields(city) {
-		clauses = append(clauses, term(fieldSeat, t, boostSeat))
+		if stats.docFreq(fieldSeat, t) > 0 {
+			clauses = append(clauses, term(fieldSeat, t, boostSeat))
+		}
 	}
 	return query.NewDisjunctionQuery(clauses)
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	bsearch "github.com/blevesearch/bleve/v2/search"
-
 	"companydocs"
 )
 
@@ -323,19 +321,21 @@ func TestSearchPrefersLegalForm(t *testing.T) {
 	}
 }
 
-// TestSortTiesOrdersEqualScoresByID checks that hits of equal score come in
-// profile-id order whatever order bleve returned them in, and that scores
-// still decide first.
-func TestSortTiesOrdersEqualScoresByID(t *testing.T) {
-	hits := bsearch.DocumentMatchCollection{
-		{ID: "c", Score: 2}, {ID: "b", Score: 1}, {ID: "d", Score: 3}, {ID: "a", Score: 2}, {ID: "a2", Score: 1},
+// TestSearchTiesInIDOrder checks that hits of equal score come in profile-id
+// order and that the id decides which of them make the cut at the limit,
+// whatever order the profiles were indexed in.
+func TestSearchTiesInIDOrder(t *testing.T) {
+	var profiles []*companydocs.Profile
+	for _, id := range []string{"dp_e", "dp_b", "dp_d", "dp_a", "dp_c"} {
+		profiles = append(profiles, &companydocs.Profile{ID: id, Source: companydocs.SourceRegistryCache, Name: "Zwirbel Kontor GmbH"})
 	}
-	sortTies(hits)
-	var got []string
-	for _, h := range hits {
-		got = append(got, h.ID)
-	}
-	if want := "d a c a2 b"; strings.Join(got, " ") != want {
-		t.Fatalf("order %v, want %s", got, want)
+	profiles = append(profiles, &companydocs.Profile{ID: "dp_0", Source: companydocs.SourceRegistryCache, Name: "Zwirbel Kontor Nord GmbH"})
+	dataDir := t.TempDir()
+	mustBuild(t, dataDir, profiles)
+	q := nameQueryOf("Zwirbel Kontor GmbH")
+	q.Limit = 3
+	got := search(t, mustOpenCurrent(t, dataDir), q)
+	if want := "dp_a dp_b dp_c"; strings.Join(ids(got), " ") != want {
+		t.Fatalf("hits %v, want %s", ids(got), want)
 	}
 }

@@ -7,13 +7,10 @@ import (
 	bindex "github.com/blevesearch/bleve_index_api"
 )
 
-// A token in more than max(minCommonDocs, documents/commonDivisor) documents
-// of a field is common: "&", "fuer", "bau", "service". Matching a common
-// name token alone would make a query walk tens of thousands of postings, so
-// common tokens only add to the score of hits that match a rare token (or
-// the whole name); a query of common tokens only still matches them all.
-// Fuzzy expansion is skipped for common tokens: they are spelled right, and
-// their neighbours in the dictionary are common too.
+// A token in more than max(minCommonDocs, documents/commonDivisor) names
+// is common: "&", "fuer", "bau", "service". Fuzzy expansion is skipped for
+// common tokens, even in deep mode: they are spelled right, and their
+// neighbours in the dictionary are common too.
 const (
 	minCommonDocs = 1000
 	commonDivisor = 50
@@ -69,31 +66,11 @@ func (s *termStats) docFreq(field, term string) uint64 {
 	return tfr.Count()
 }
 
-func (s *termStats) isCommon(field, term string) bool {
-	return s.docFreq(field, term) > s.threshold()
-}
-
 func (s *termStats) threshold() uint64 {
 	if s == nil {
 		return ^uint64(0)
 	}
 	return s.common
-}
-
-// splitCommon separates common name tokens from the rest. When every token
-// is common, all of them are returned as rare, so that they still match.
-func (s *termStats) splitCommon(terms []string) (rare, common []string) {
-	for _, t := range terms {
-		if s.isCommon(fieldName, t) {
-			common = append(common, t)
-		} else {
-			rare = append(rare, t)
-		}
-	}
-	if len(rare) == 0 {
-		return common, nil
-	}
-	return rare, common
 }
 
 // fuzzyWorthwhile reports whether a name token should also be matched with
@@ -104,4 +81,50 @@ func (s *termStats) fuzzyWorthwhile(term string, deep bool) bool {
 		return false
 	}
 	return deep || s == nil || df+s.docFreq(fieldNamePlain, term) < fuzzySkipDocs
+}
+
+// A fuzzyTerm is a dictionary term within the edit distance of a token.
+type fuzzyTerm struct {
+	term     string
+	distance uint8
+}
+
+// fuzzyTerms returns the terms of field within distance edits of term
+// that share its first prefix runes, the term itself left out; nil when
+// the reader cannot tell.
+func (s *termStats) fuzzyTerms(field, term string, distance, prefix int) []fuzzyTerm {
+	if s == nil {
+		return nil
+	}
+	fr, ok := s.r.(bindex.IndexReaderFuzzy)
+	if !ok {
+		return nil
+	}
+	dict, err := fr.FieldDictFuzzy(field, term, distance, prefixOf(term, prefix))
+	if err != nil {
+		return nil
+	}
+	defer dict.Close()
+	var out []fuzzyTerm
+	for e, err := dict.Next(); err == nil && e != nil; e, err = dict.Next() {
+		if e.Term != term && len(out) < maxFuzzyTerms {
+			out = append(out, fuzzyTerm{term: e.Term, distance: uint8(e.EditDistance)})
+		}
+	}
+	return out
+}
+
+// maxFuzzyTerms bounds the typo matches of one token, as bleve's own
+// fuzzy query does with its clause limit.
+const maxFuzzyTerms = 200
+
+// prefixOf returns the first n runes of s.
+func prefixOf(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
