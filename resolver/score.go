@@ -67,8 +67,19 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) (score float64, reaso
 			best = t
 		}
 	}
-	base, _, _ := companydocs.SplitLegalForm(p.Name)
-	base = dropNoise(base)
+	baseWords, _, _ := companydocs.SplitLegalForm(p.Name)
+	base := newTokenList(dropNoise(baseWords))
+	// Former names and officers are folded once, not once per reading of
+	// the query.
+	previous := make([]tokenList, len(p.PreviousNames))
+	for i, prev := range p.PreviousNames {
+		pb, _, _ := companydocs.SplitLegalForm(prev)
+		previous[i] = newTokenList(dropNoise(pb))
+	}
+	officers := make([]tokenList, len(p.Officers))
+	for i, o := range p.Officers {
+		officers[i] = newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))
+	}
 	for _, withSeat := range []bool{false, true} {
 		tokens := pq.tokens
 		seatOK := false
@@ -88,18 +99,18 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) (score float64, reaso
 			seatBonus = SeatWeight
 			seatReasons = []string{fmt.Sprintf("Seat %s matches", p.Seat)}
 		}
-		m := matchName(tokens, base)
+		query := newTokenList(tokens)
+		m := matchName(query, base)
 		t := try{score: NameWeight*m.score + seatBonus, seat: seatOK}
-		t.reasons = append(nameReasons(m, tokens, base), seatReasons...)
+		t.reasons = append(nameReasons(m, tokens, base.words), seatReasons...)
 		if m.numberConflict {
 			t.score -= NumberMismatchPenalty
 			t.reasons = append(t.reasons, "Numbers in the name differ")
 		}
-		t.exact = m.score >= 0.999 && strings.Join(tokens, " ") == strings.Join(base, " ")
+		t.exact = m.score >= 0.999 && strings.Join(tokens, " ") == strings.Join(base.words, " ")
 		consider(t)
-		for _, prev := range p.PreviousNames {
-			pb, _, _ := companydocs.SplitLegalForm(prev)
-			pm := matchName(tokens, dropNoise(pb))
+		for i, prev := range p.PreviousNames {
+			pm := matchName(query, previous[i])
 			if pm.score < 0.5 || pm.numberConflict {
 				continue
 			}
@@ -109,8 +120,8 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) (score float64, reaso
 				seat:    seatOK,
 			})
 		}
-		for _, o := range p.Officers {
-			om := matchName(tokens, companydocs.Tokens(companydocs.Fold(o.Name)))
+		for i, o := range p.Officers {
+			om := matchName(query, officers[i])
 			if om.recall < 0.99 {
 				continue
 			}

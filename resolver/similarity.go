@@ -55,15 +55,36 @@ func typoBudget(n int) int {
 }
 
 // token is a folded token with its plain folding (ä -> a), computed once
-// per comparison of two names rather than once per pair of tokens.
+// per name rather than once per pair of tokens.
 type token struct{ folded, plain string }
 
-func tokensOf(folded []string) []token {
-	out := make([]token, len(folded))
+// tokenList is a name's folded tokens, with their plain foldings.
+type tokenList struct {
+	words []string
+	toks  []token
+}
+
+func newTokenList(folded []string) tokenList {
+	l := tokenList{words: folded, toks: make([]token, len(folded))}
 	for i, t := range folded {
-		out[i] = token{t, companydocs.FoldPlain(t)}
+		l.toks[i] = token{t, plainOf(t)}
 	}
-	return out
+	return l
+}
+
+// plainOf returns companydocs.FoldPlain of a folded token. Folded tokens
+// are almost always plain lower-case ASCII letters and digits, which
+// FoldPlain leaves as they are ("und" aside, which Fold never leaves).
+func plainOf(t string) string {
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return companydocs.FoldPlain(t)
+		}
+	}
+	if t == "und" {
+		return companydocs.FoldPlain(t)
+	}
+	return t
 }
 
 // tokenSim returns how well query token qt matches name token tt.
@@ -78,8 +99,9 @@ func tokenSim(qt, tt token) float64 {
 	if isNumber(q) || isNumber(t) {
 		return 0
 	}
-	n := utf8.RuneCountInString(q)
-	if budget := typoBudget(min(n, utf8.RuneCountInString(t))); budget > 0 {
+	n, m := utf8.RuneCountInString(q), utf8.RuneCountInString(t)
+	// the distance is at least the difference in length
+	if budget := typoBudget(min(n, m)); budget > 0 && abs(n-m) <= budget {
 		if d := levenshtein.ComputeDistance(q, t); d <= budget {
 			return simTypo - 0.1*float64(d-1)
 		}
@@ -89,6 +111,8 @@ func tokenSim(qt, tt token) float64 {
 	}
 	return 0
 }
+
+func abs(x int) int { return max(x, -x) }
 
 func isNumber(s string) bool {
 	return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) }) < 0
@@ -106,18 +130,17 @@ type nameMatch struct {
 // matchName scores query tokens against name tokens: weighted recall of
 // the query (60%) and weighted precision over the name (40%), so that a
 // name with many extra words ranks below one that is just the query.
-func matchName(query, name []string) nameMatch {
-	if len(query) == 0 || len(name) == 0 {
+func matchName(query, name tokenList) nameMatch {
+	if len(query.words) == 0 || len(name.words) == 0 {
 		return nameMatch{}
 	}
-	if strings.Join(query, "") == strings.Join(name, "") && len(query) != len(name) {
+	if len(query.words) != len(name.words) && strings.Join(query.words, "") == strings.Join(name.words, "") {
 		return nameMatch{score: simCompound, recall: simCompound}
 	}
-	qt, nt := tokensOf(query), tokensOf(name)
-	recall := weightedCover(qt, nt)
-	precision := weightedCover(nt, qt)
+	recall := weightedCover(query.toks, name.toks)
+	precision := weightedCover(name.toks, query.toks)
 	m := nameMatch{score: 0.6*recall + 0.4*precision, recall: recall}
-	m.numberConflict = numbersDiffer(query, name)
+	m.numberConflict = numbersDiffer(query.words, name.words)
 	return m
 }
 

@@ -1,0 +1,48 @@
+package resolver
+
+import (
+	"testing"
+
+	"companydocs"
+)
+
+// TestPlainOfIsFoldPlain checks the shortcut for plain ASCII tokens against
+// companydocs.FoldPlain on the tokens of names of every kind of spelling.
+func TestPlainOfIsFoldPlain(t *testing.T) {
+	names := []string{
+		"Müller & Söhne GmbH und Co. KG", "Straße 12 Grundstücks-GbR", "Ærø Øresund Łódź",
+		"McDonald's Restaurant", "Москва Handel", "Ελληνικά Café", "u. Partner", "UND", "Weiß+Partner",
+		"İstanbul Döner", "Hans-Jörg Mäurer 2007", "Ｆｕｌｌwidth",
+	}
+	for _, name := range names {
+		for _, tok := range companydocs.Tokens(companydocs.Fold(name)) {
+			if got, want := plainOf(tok), companydocs.FoldPlain(tok); got != want {
+				t.Errorf("plainOf(%q) = %q, FoldPlain gives %q", tok, got, want)
+			}
+		}
+	}
+	if got := plainOf("und"); got != companydocs.FoldPlain("und") {
+		t.Errorf("plainOf(und) = %q", got)
+	}
+}
+
+// TestTokenSimTypoBudget checks that typos are matched up to the budget of
+// the shorter token, length differences included, and not beyond.
+func TestTokenSimTypoBudget(t *testing.T) {
+	tok := func(s string) token { return token{s, plainOf(s)} }
+	for _, tc := range []struct {
+		q, t  string
+		match bool
+	}{
+		{"schmidt", "schmitt", true},             // one substitution
+		{"bauunternehmen", "bauuntrnehmn", true}, // two deletions, budget 2
+		{"bauunternehmen", "bauuntrnhmn", false}, // three deletions
+		{"mueller", "muellerr", true},            // one insertion
+		{"mueller", "mxellxr", false},            // two substitutions, budget 1 for seven letters
+		{"abc", "abd", false},                    // short tokens: no typos
+	} {
+		if got := tokenSim(tok(tc.q), tok(tc.t)) > 0; got != tc.match {
+			t.Errorf("tokenSim(%q, %q) > 0 = %v, want %v", tc.q, tc.t, got, tc.match)
+		}
+	}
+}
