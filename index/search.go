@@ -330,11 +330,9 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 		add(fieldNameForm, nameFormTerm(t, form), boostNameForm)
 	}
 	if (q.Fuzzy || q.Deep) && stats.fuzzyWorthwhile(t, q.Deep) {
-		if distance, prefix := fuzzyDistance(t); distance > 0 {
-			for _, e := range stats.fuzzyTerms(fieldName, t, distance, prefix) {
-				// bleve's fuzzy query weighs a term at distance d by 1/(d+1)
-				add(fieldName, e.term, boostNameFuzzy/float64(e.distance+1))
-			}
+		for _, e := range typoTerms(t, q.Deep, stats) {
+			// bleve's fuzzy query weighs a term at distance d by 1/(d+1)
+			add(fieldName, e.term, boostNameFuzzy/float64(e.distance+1))
 		}
 	}
 	if q.Deep {
@@ -346,6 +344,24 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 		}
 	}
 	return tq
+}
+
+// typoTerms returns the name terms within the edit distance of t. Outside
+// deep mode the token is one seen in almost no name, most likely mistyped:
+// a term one edit away is then taken as the word meant, and the automaton
+// of two edits, which costs several times more to build and to run over
+// the dictionary, is built only when there is none.
+func typoTerms(t string, deep bool, stats *termStats) []fuzzyTerm {
+	distance, prefix := fuzzyDistance(t)
+	if distance == 0 {
+		return nil
+	}
+	if distance == 2 && !deep {
+		if terms := stats.fuzzyTerms(fieldName, t, 1, prefix); len(terms) > 0 {
+			return terms
+		}
+	}
+	return stats.fuzzyTerms(fieldName, t, distance, prefix)
 }
 
 // legalFormCode returns the canonical code of the legal form the query's
