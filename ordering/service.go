@@ -64,6 +64,7 @@ type Service struct {
 	now      func() time.Time
 	ids      idGenerator
 	creates  *groupCommit
+	sessions sessionCache
 }
 
 // Open opens (or creates) the order database at path. profiles and plans

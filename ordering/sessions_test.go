@@ -2,6 +2,7 @@ package ordering
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,6 +43,9 @@ func TestSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if _, err := s.Authenticate(ctx, live.Token); err != nil {
+			t.Fatal(err) // the session is now answered from memory
+		}
 		if err := s.RevokeSession(ctx, live.Token); err != nil {
 			t.Fatal(err)
 		}
@@ -65,6 +69,49 @@ func TestSessions(t *testing.T) {
 		_, err := s.CreateSession(ctx, "")
 		wantCode(t, err, companydocs.EVALIDATION)
 	})
+}
+
+// TestRevocationWinsOverConcurrentChecks revokes sessions while other
+// goroutines check them: once RevokeSession returns, no check may pass,
+// however the checks interleaved with the revocation.
+func TestRevocationWinsOverConcurrentChecks(t *testing.T) {
+	s := MustOpen(t, nil, nil, Options{})
+	key, err := s.CreateAccount("acme", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		sess, err := s.CreateSession(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						s.Authenticate(ctx, sess.Token)
+					}
+				}
+			}()
+		}
+		if err := s.RevokeSession(ctx, sess.Token); err != nil {
+			t.Fatal(err)
+		}
+		for range 50 {
+			if _, err := s.Authenticate(ctx, sess.Token); companydocs.ErrorCode(err) != companydocs.EUNAUTHORIZED {
+				t.Fatalf("check after revocation: %v, want unauthorized", err)
+			}
+		}
+		close(stop)
+		wg.Wait()
+	}
 }
 
 func TestSecretsAreStoredOnlyAsHashes(t *testing.T) {
