@@ -34,13 +34,18 @@ func runIngest(ctx context.Context, args []string) error {
 	bin := fs.String("bin", "bin/companydocs", "companydocs binary")
 	dataDir := fs.String("data-dir", "", "data directory (must be new or empty)")
 	jsonOut := fs.String("json", "", "write the result as JSON here")
+	cpuProfile := fs.String("cpu-profile", "", "have the ingest write a CPU profile here")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *dataDir == "" || fs.NArg() == 0 {
 		return fmt.Errorf("need -data-dir and dump files")
 	}
-	res, err := timeIngest(ctx, *bin, *dataDir, fs.Args())
+	files := fs.Args()
+	if *cpuProfile != "" {
+		files = append([]string{"--cpu-profile", *cpuProfile}, files...)
+	}
+	res, err := timeIngest(ctx, *bin, *dataDir, files)
 	if err != nil {
 		return err
 	}
