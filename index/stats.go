@@ -18,9 +18,15 @@ const (
 
 // A name token found in at least fuzzySkipDocs names is taken as spelled
 // right in standard mode: building the Levenshtein automaton of every token
-// costs more than the rest of a typical search. Deep mode expands every
-// token that is not common.
-const fuzzySkipDocs = 5
+// costs more than the rest of a typical search. Deep mode also expands
+// tokens found in up to fuzzyDeepDocs names (rare surnames and words); a
+// more frequent token is a first name or a common word, spelled right,
+// whose neighbours in the dictionary are as frequent and only add postings
+// to skip through (1.2M query set: officer top-1 0.743 -> 0.753).
+const (
+	fuzzySkipDocs = 5
+	fuzzyDeepDocs = 1000
+)
 
 // termStats reads document frequencies from one snapshot of the index.
 type termStats struct {
@@ -80,7 +86,7 @@ func (s *termStats) fuzzyWorthwhile(term string, deep bool) bool {
 	if df > s.threshold() {
 		return false
 	}
-	return deep || s == nil || df+s.docFreq(fieldNamePlain, term) < fuzzySkipDocs
+	return (deep && df <= fuzzyDeepDocs) || s == nil || df+s.docFreq(fieldNamePlain, term) < fuzzySkipDocs
 }
 
 // A fuzzyTerm is a dictionary term within the edit distance of a token.
