@@ -54,28 +54,32 @@ func TestGroupCommitIsolatesAFailingWrite(t *testing.T) {
 		keys = append(keys, fmt.Sprint("k", i))
 	}
 	errs := make([]error, len(keys))
-	// Hold the writer lock, so that the committer takes the first write
-	// and waits, and the others, failing ones among them, queue for one
-	// shared transaction.
-	hold, err := db.Begin(true)
-	if err != nil {
-		t.Fatal(err)
+	// The first write holds the committer inside its transaction until
+	// the others, failing ones among them, are queued for the next one.
+	inside, release := make(chan struct{}), make(chan struct{})
+	first := func(tx *bolt.Tx) error {
+		close(inside)
+		<-release
+		return put("first")(tx)
 	}
 	var wg sync.WaitGroup
-	start := func(i int) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := g.run(first); err != nil {
+			t.Error(err)
+		}
+	}()
+	<-inside
+	for i, k := range keys {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = g.run(put(keys[i]))
+			errs[i] = g.run(put(k))
 		}()
 	}
-	start(len(keys) - 1)
-	waitPending(g, 0)
-	for i := range keys[:len(keys)-1] {
-		start(i)
-	}
-	waitPending(g, len(keys)-1)
-	hold.Rollback()
+	waitPending(g, len(keys))
+	close(release)
 	wg.Wait()
 	if errs[0] == nil || errs[0].Error() != "refused" {
 		t.Errorf("failing write: %v, want its own error", errs[0])
@@ -88,7 +92,7 @@ func TestGroupCommitIsolatesAFailingWrite(t *testing.T) {
 			t.Errorf("write %s: %v", keys[i+2], err)
 		}
 	}
-	err = db.View(func(tx *bolt.Tx) error {
+	err := db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte("b"))
 		for _, k := range keys {
 			got := b.Get([]byte(k))
