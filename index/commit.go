@@ -70,8 +70,8 @@ func (b *Builder) commit(meta Meta) (Meta, error) {
 	return m, err
 }
 
-// finishStores writes the last batch, merges segments, syncs and closes
-// both stores.
+// finishStores writes the last batch, merges segments, closes both stores
+// and compacts the profile store.
 func (b *Builder) finishStores() error {
 	if err := b.tx.Commit(); err != nil {
 		b.tx = nil
@@ -87,6 +87,14 @@ func (b *Builder) finishStores() error {
 	b.flusher = nil
 	if err := flusher.close(); err != nil {
 		return err
+	}
+	// The profile store is complete: closing it before the merge unmaps its
+	// pages, which the build has read and which would otherwise count in the
+	// process's resident memory on top of the merge's.
+	db := b.db
+	b.db = nil
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("close profile store: %w", err)
 	}
 	if !b.opts.SkipMerge {
 		if err := b.mergeSegments(); err != nil {
