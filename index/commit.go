@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	bolt "go.etcd.io/bbolt"
@@ -104,7 +105,72 @@ func (b *Builder) finishStores() error {
 	if err := b.closeStores(); err != nil {
 		return err
 	}
+	if err := removeObsoleteSegments(filepath.Join(b.dir, bleveDirName)); err != nil {
+		return err
+	}
 	return compactProfiles(b.dir)
+}
+
+// removeObsoleteSegments deletes the segment files of the bleve index in
+// dir that its current snapshot does not use. scorch deletes merged-away
+// segments in the background and may not have done so by Close (once 1.1
+// GB of them at 5M); a published generation is never written again, so
+// they would only take disk space. Nothing is deleted unless every
+// segment of the snapshot is a file.
+func removeObsoleteSegments(dir string) error {
+	used, err := snapshotFiles(dir)
+	if err != nil || len(used) == 0 {
+		return err
+	}
+	var store string
+	for path := range used {
+		store = filepath.Dir(path)
+	}
+	entries, err := os.ReadDir(store)
+	if err != nil {
+		return fmt.Errorf("remove obsolete segments: %w", err)
+	}
+	for _, e := range entries {
+		path := filepath.Join(store, e.Name())
+		if filepath.Ext(e.Name()) == ".zap" && !used[path] {
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("remove obsolete segments: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// snapshotFiles returns the segment files of the current snapshot of the
+// bleve index in dir; none if a segment is not a file.
+func snapshotFiles(dir string) (map[string]bool, error) {
+	idx, err := bleve.OpenUsing(dir, map[string]interface{}{"read_only": true})
+	if err != nil {
+		return nil, fmt.Errorf("open index for cleanup: %w", err)
+	}
+	defer idx.Close()
+	adv, err := idx.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("open index for cleanup: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("open index for cleanup: %w", err)
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, nil
+	}
+	used := map[string]bool{}
+	for _, s := range snap.Segments() {
+		file, ok := s.Segment().(interface{ Path() string })
+		if !ok {
+			return nil, nil
+		}
+		used[file.Path()] = true
+	}
+	return used, nil
 }
 
 // compactTxBytes bounds the write transactions of the compaction.

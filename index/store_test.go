@@ -3,6 +3,8 @@ package index
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -142,5 +144,46 @@ func TestCommitCompactsProfileStore(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRemoveObsoleteSegments checks that the segment files a published
+// index does not use are deleted (scorch removes merged-away segments in
+// the background and may not have done so by Close) and that the index
+// still reads the same afterwards.
+func TestRemoveObsoleteSegments(t *testing.T) {
+	dataDir := t.TempDir()
+	m := mustBuild(t, dataDir, loadRealProfiles(t)[:500])
+	dir := filepath.Join(indexDir(dataDir), m.ID, bleveDirName)
+	used, err := snapshotFiles(dir)
+	if err != nil || len(used) == 0 {
+		t.Fatalf("segments of the published index: %v, %v", used, err)
+	}
+	var live string
+	for f := range used {
+		live = f
+	}
+	stray := filepath.Join(filepath.Dir(live), "0000000000ff.zap")
+	data, err := os.ReadFile(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stray, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeObsoleteSegments(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Errorf("unused segment file %s kept: %v", stray, err)
+	}
+	for f := range used {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("segment in use removed: %v", err)
+		}
+	}
+	g := mustOpenCurrent(t, dataDir)
+	if n, err := g.idx.DocCount(); err != nil || int(n) != m.Profiles {
+		t.Errorf("after the cleanup the index holds %d documents (%v), want %d", n, err, m.Profiles)
 	}
 }
