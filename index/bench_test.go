@@ -133,12 +133,15 @@ func BenchmarkSearchText(b *testing.B) {
 // size too.
 func BenchmarkDecodeProfile(b *testing.B) {
 	ps := readChunk(b, "ocdata.chunk13.jsonl.bz2", 1000)
-	run := func(name string, encode func(*companydocs.Profile) []byte, decode func([]byte) error) {
+	run := func(name string, encode func(*companydocs.Profile) ([]byte, error), decode func([]byte) error) {
 		b.Run(name, func(b *testing.B) {
 			var vals [][]byte
 			size := 0
 			for _, p := range ps {
-				v := encode(p)
+				v, err := encode(p)
+				if err != nil {
+					b.Fatal(err)
+				}
 				vals = append(vals, v)
 				size += len(v)
 			}
@@ -151,32 +154,17 @@ func BenchmarkDecodeProfile(b *testing.B) {
 			b.ReportMetric(float64(size)/float64(len(vals)), "bytes/value")
 		})
 	}
-	run("msgpack", func(p *companydocs.Profile) []byte {
-		v, err := encodeProfile(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return v
-	}, func(v []byte) error {
+	// decodeStored reads both formats (MessagePack and the JSON of version 4).
+	decodeStored := func(v []byte) error {
 		_, err := decodeProfile("dp_bench", v)
 		return err
-	})
-	run("json", func(p *companydocs.Profile) []byte {
-		v, err := json.Marshal(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return v
-	}, func(v []byte) error {
-		_, err := decodeProfile("dp_bench", v)
-		return err
-	})
-	run("gob", func(p *companydocs.Profile) []byte {
+	}
+	run("msgpack", encodeProfile, decodeStored)
+	run("json", func(p *companydocs.Profile) ([]byte, error) { return json.Marshal(p) }, decodeStored)
+	run("gob", func(p *companydocs.Profile) ([]byte, error) {
 		var buf bytes.Buffer
-		if err := gob.NewEncoder(&buf).Encode(p); err != nil {
-			b.Fatal(err)
-		}
-		return buf.Bytes()
+		err := gob.NewEncoder(&buf).Encode(p)
+		return buf.Bytes(), err
 	}, func(v []byte) error {
 		var p companydocs.Profile
 		return gob.NewDecoder(bytes.NewReader(v)).Decode(&p)
