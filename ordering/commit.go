@@ -86,15 +86,11 @@ func (g *groupCommit) loop() {
 			if g.pending = g.pending[n:]; len(g.pending) == 0 {
 				g.pending = nil
 			}
-			closed := g.closed && len(g.pending) == 0
 			g.mu.Unlock()
 			if n == 0 {
 				break
 			}
 			g.commit(calls)
-			if closed {
-				break
-			}
 		}
 		g.mu.Lock()
 		stop := g.closed && len(g.pending) == 0
