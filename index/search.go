@@ -237,22 +237,22 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
 	nameTerms := cleanTerms(q.NameTerms, maxNameTerms)
 	formTerms := cleanTerms(q.LegalFormTerms, maxLegalFormTerms)
 	drive, score := nameQueries(nameTerms, formTerms, q, stats)
-	city := cityQuery(strings.ToLower(strings.TrimSpace(q.City)), stats)
+	city := strings.ToLower(strings.TrimSpace(q.City))
 	var must query.Query
 	switch {
 	case drive != nil:
 		must = drive
-		if city != nil {
-			score = append(score, city)
+		if c := cityQuery(city, stats, scoreOnlyQuery); c != nil {
+			score = append(score, c)
 		}
-	case city != nil:
-		must = city
 	default:
-		return nil
+		if must = cityQuery(city, stats, term); must == nil {
+			return nil
+		}
 	}
 	bq := query.NewBooleanQuery([]query.Query{must}, score, nil)
 	if !q.Discover {
-		bq.AddMustNot(term(fieldSource, companydocs.SourceDiscovery, 1))
+		bq.AddMustNot(scoreOnlyQuery(fieldSource, companydocs.SourceDiscovery, 1))
 	}
 	if f := courtFilter(q.CourtCode); f != nil {
 		bq.AddFilter(f)
@@ -280,9 +280,9 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 	for i, tq := range tokens {
 		if i == 0 || walked+tq.docs <= driveBudget {
 			walked += tq.docs
-			must = append(must, query.NewDisjunctionQuery(tq.clauses))
+			must = append(must, tq.query(term))
 		} else {
-			should = append(should, query.NewDisjunctionQuery(tq.clauses))
+			should = append(should, tq.query(scoreOnlyQuery))
 		}
 	}
 	must = append(must, wholeNameQueries(terms, formTerms)...)
@@ -292,9 +292,25 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 // A tokenQuery holds the clauses that match one name token and the sum of
 // the documents they match.
 type tokenQuery struct {
-	clauses []query.Query
+	clauses []clause
 	docs    uint64
 	order   uint64 // docs, and the seats the token names
+}
+
+// A clause matches one term of one field.
+type clause struct {
+	field, value string
+	boost        float64
+}
+
+// query returns the disjunction of the token's clauses, each made by
+// newClause (term or scoreOnlyQuery).
+func (tq tokenQuery) query(newClause func(field, value string, boost float64) query.Query) query.Query {
+	out := make([]query.Query, len(tq.clauses))
+	for i, c := range tq.clauses {
+		out[i] = newClause(c.field, c.value, c.boost)
+	}
+	return query.NewDisjunctionQuery(out)
 }
 
 // wholeNameQueries match the name tokens in order and nothing else, and
@@ -315,7 +331,7 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 	var tq tokenQuery
 	add := func(field, value string, boost float64) {
 		if df := stats.docFreq(field, value); df > 0 {
-			tq.clauses = append(tq.clauses, term(field, value, boost))
+			tq.clauses = append(tq.clauses, clause{field, value, boost})
 			tq.docs += df
 			tq.order += df
 		}
@@ -378,14 +394,14 @@ func legalFormCode(formTerms []string) string {
 
 // cityQuery boosts profiles whose seat is the city, or contains its tokens;
 // tokens that are no seat's are left out.
-func cityQuery(city string, stats *termStats) query.Query {
+func cityQuery(city string, stats *termStats, newClause func(field, value string, boost float64) query.Query) query.Query {
 	if city == "" {
 		return nil
 	}
-	clauses := []query.Query{term(fieldSeatKey, city, boostSeatKey)}
+	clauses := []query.Query{newClause(fieldSeatKey, city, boostSeatKey)}
 	for _, t := range strings.Fields(city) {
 		if stats.docFreq(fieldSeat, t) > 0 {
-			clauses = append(clauses, term(fieldSeat, t, boostSeat))
+			clauses = append(clauses, newClause(fieldSeat, t, boostSeat))
 		}
 	}
 	return query.NewDisjunctionQuery(clauses)
@@ -398,7 +414,7 @@ func courtFilter(code string) query.Query {
 	}
 	var clauses []query.Query
 	for _, c := range codes {
-		clauses = append(clauses, term(fieldCourt, c, 1))
+		clauses = append(clauses, scoreOnlyQuery(fieldCourt, c, 1))
 	}
 	return query.NewDisjunctionQuery(clauses)
 }
