@@ -229,7 +229,7 @@ func limitOf(q companydocs.TextQuery) int {
 // document that lacks all of them is not the name searched for.
 const driveBudget = 5000
 
-// buildQuery turns q into a bleve query: the rarest name clauses and the
+// buildQuery turns q into a textQuery: the rarest name clauses and the
 // whole name must match (or, without name terms, the city); the other name
 // clauses, city and legal form add to the score; discovery profiles are
 // excluded unless asked for; a court code filters.
@@ -237,33 +237,28 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
 	nameTerms := cleanTerms(q.NameTerms, maxNameTerms)
 	formTerms := cleanTerms(q.LegalFormTerms, maxLegalFormTerms)
 	drive, score := nameQueries(nameTerms, formTerms, q, stats)
-	city := strings.ToLower(strings.TrimSpace(q.City))
-	var must query.Query
+	city := cityClauses(strings.ToLower(strings.TrimSpace(q.City)), stats)
+	tq := &textQuery{drive: drive, score: score, filter: courtFilter(q.CourtCode)}
 	switch {
 	case drive != nil:
-		must = drive
-		if c := cityQuery(city, stats, scoreOnlyQuery); c != nil {
-			score = append(score, c)
+		if city != nil {
+			tq.score = append(tq.score, city)
 		}
+	case city != nil:
+		tq.drive = disjunction(city)
 	default:
-		if must = cityQuery(city, stats, term); must == nil {
-			return nil
-		}
+		return nil
 	}
-	bq := query.NewBooleanQuery([]query.Query{must}, score, nil)
 	if !q.Discover {
-		bq.AddMustNot(scoreOnlyQuery(fieldSource, companydocs.SourceDiscovery, 1))
+		tq.exclude = []clause{{fieldSource, companydocs.SourceDiscovery, 1}}
 	}
-	if f := courtFilter(q.CourtCode); f != nil {
-		bq.AddFilter(f)
-	}
-	return bq
+	return tq
 }
 
 // nameQueries returns the query every hit must match (the rarest name
-// tokens up to driveBudget, the whole name) and the score-only queries of
+// tokens up to driveBudget, the whole name) and the score-only clauses of
 // the other name tokens.
-func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *termStats) (query.Query, []query.Query) {
+func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *termStats) (query.Query, [][]clause) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -275,18 +270,19 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 		}
 	}
 	sort.SliceStable(tokens, func(i, j int) bool { return tokens[i].order < tokens[j].order })
-	var must, should []query.Query
+	var must []query.Query
+	var score [][]clause
 	var walked uint64
 	for i, tq := range tokens {
 		if i == 0 || walked+tq.docs <= driveBudget {
 			walked += tq.docs
-			must = append(must, tq.query(term))
+			must = append(must, disjunction(tq.clauses))
 		} else {
-			should = append(should, tq.query(scoreOnlyQuery))
+			score = append(score, tq.clauses)
 		}
 	}
 	must = append(must, wholeNameQueries(terms, formTerms)...)
-	return query.NewDisjunctionQuery(must), should
+	return query.NewDisjunctionQuery(must), score
 }
 
 // A tokenQuery holds the clauses that match one name token and the sum of
@@ -297,18 +293,11 @@ type tokenQuery struct {
 	order   uint64 // docs, and the seats the token names
 }
 
-// A clause matches one term of one field.
-type clause struct {
-	field, value string
-	boost        float64
-}
-
-// query returns the disjunction of the token's clauses, each made by
-// newClause (term or scoreOnlyQuery).
-func (tq tokenQuery) query(newClause func(field, value string, boost float64) query.Query) query.Query {
-	out := make([]query.Query, len(tq.clauses))
-	for i, c := range tq.clauses {
-		out[i] = newClause(c.field, c.value, c.boost)
+// disjunction returns the bleve query matching any of the clauses.
+func disjunction(clauses []clause) query.Query {
+	out := make([]query.Query, len(clauses))
+	for i, c := range clauses {
+		out[i] = term(c.field, c.value, c.boost)
 	}
 	return query.NewDisjunctionQuery(out)
 }
@@ -392,31 +381,28 @@ func legalFormCode(formTerms []string) string {
 	return ""
 }
 
-// cityQuery boosts profiles whose seat is the city, or contains its tokens;
-// tokens that are no seat's are left out.
-func cityQuery(city string, stats *termStats, newClause func(field, value string, boost float64) query.Query) query.Query {
+// cityClauses boost profiles whose seat is the city, or contains its
+// tokens; tokens that are no seat's are left out.
+func cityClauses(city string, stats *termStats) []clause {
 	if city == "" {
 		return nil
 	}
-	clauses := []query.Query{newClause(fieldSeatKey, city, boostSeatKey)}
+	clauses := []clause{{fieldSeatKey, city, boostSeatKey}}
 	for _, t := range strings.Fields(city) {
 		if stats.docFreq(fieldSeat, t) > 0 {
-			clauses = append(clauses, newClause(fieldSeat, t, boostSeat))
+			clauses = append(clauses, clause{fieldSeat, t, boostSeat})
 		}
 	}
-	return query.NewDisjunctionQuery(clauses)
+	return clauses
 }
 
-func courtFilter(code string) query.Query {
-	codes := courtCodes(strings.TrimSpace(code))
-	if len(codes) == 0 {
-		return nil
+// courtFilter returns the clauses of the court codes code stands for.
+func courtFilter(code string) []clause {
+	var clauses []clause
+	for _, c := range courtCodes(strings.TrimSpace(code)) {
+		clauses = append(clauses, clause{fieldCourt, c, 1})
 	}
-	var clauses []query.Query
-	for _, c := range codes {
-		clauses = append(clauses, scoreOnlyQuery(fieldCourt, c, 1))
-	}
-	return query.NewDisjunctionQuery(clauses)
+	return clauses
 }
 
 func term(field, value string, boost float64) query.Query {

@@ -10,28 +10,10 @@ import (
 	bindex "github.com/blevesearch/bleve_index_api"
 )
 
-// typicalNorm returns the field norm (1/sqrt of the field's token count) a
-// scoreOnlyTerm match in field is scored with: that of a seat of one token,
-// of a name of three, of four tokens in the other fields (an address, two
-// officers).
-func typicalNorm(field string) float64 {
-	switch field {
-	case fieldSeat, fieldSeatKey, fieldNameKey, fieldNameBase, fieldCourt, fieldSource:
-		return 1
-	case fieldName, fieldNamePlain, fieldNameForm, fieldPhonetic:
-		return 0.577
-	}
-	return 0.5
-}
-
-// scoreOnlyTerm is a term query for clauses that only add to the score of
-// hits another clause found (the common name words and the city). Its
-// matches score like a bleve term match of frequency one in a field of
-// typical length, so it reads no frequencies or norms: without them zap
-// jumps to the next hit in the term's bitmap, while with them it steps
-// through every posting before it (the larger part of a search's CPU when
-// the term is common). The cost is that the score of these clauses ignores
-// the length of the matched name, which only the required clauses weigh.
+// scoreOnlyTerm is the bleve term query a textQuery's score clause stands
+// for: its matches score like a term match of frequency one in a field of
+// typical length. With it, referenceQuery expresses a textQuery in bleve's
+// own searchers, against which the tests check textSearcher.
 type scoreOnlyTerm struct {
 	field, term string
 	boost       float64
@@ -90,3 +72,27 @@ func (s *scoreOnlySearcher) Count() uint64              { return s.reader.Count(
 func (s *scoreOnlySearcher) Min() int                   { return 0 }
 func (s *scoreOnlySearcher) DocumentMatchPoolSize() int { return 1 }
 func (s *scoreOnlySearcher) Size() int                  { return s.reader.Size() + s.scorer.Size() }
+
+// referenceQuery returns the bleve BooleanQuery that q scores like.
+func referenceQuery(q *textQuery) query.Query {
+	var should []query.Query
+	for _, g := range q.score {
+		should = append(should, scoreOnlyDisjunction(g))
+	}
+	bq := query.NewBooleanQuery([]query.Query{q.drive}, should, nil)
+	if len(q.exclude) > 0 {
+		bq.AddMustNot(scoreOnlyDisjunction(q.exclude))
+	}
+	if len(q.filter) > 0 {
+		bq.AddFilter(scoreOnlyDisjunction(q.filter))
+	}
+	return bq
+}
+
+func scoreOnlyDisjunction(clauses []clause) query.Query {
+	out := make([]query.Query, len(clauses))
+	for i, c := range clauses {
+		out[i] = scoreOnlyQuery(c.field, c.value, c.boost)
+	}
+	return query.NewDisjunctionQuery(out)
+}

@@ -1,0 +1,294 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"math"
+
+	"github.com/blevesearch/bleve/v2/mapping"
+	bsearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/scorer"
+	bindex "github.com/blevesearch/bleve_index_api"
+)
+
+// textQuery is the query of a text search. Its hits are the documents the
+// drive matches, less those matching an exclude clause, and, if there is
+// a filter, only those matching one of its clauses. The score groups (a
+// name token's clauses, the city's) only add to the score of a hit.
+//
+// It scores exactly like a bleve BooleanQuery with the drive as its must
+// clause, one disjunction per score group as its should clauses (each a
+// scoreOnlyTerm), the exclude clauses as must-not and the filter as
+// filter; it exists because bleve's searchers make the score side the
+// larger part of a search. Per hit, bleve advances a disjunction of
+// disjunctions of term searchers, each level comparing ids and taking
+// match objects from a pool, and its term searchers step through every
+// posting before the hit to keep frequencies and norms in step. The score
+// clauses here are plain postings readers without frequencies or norms:
+// zap jumps straight to the hit in the term's bitmap, and a hit costs a
+// comparison per clause.
+type textQuery struct {
+	drive   query.Query
+	score   [][]clause
+	exclude []clause
+	filter  []clause
+}
+
+// A clause matches one term of one field.
+type clause struct {
+	field, value string
+	boost        float64
+}
+
+// typicalNorm returns the field norm (1/sqrt of the field's token count) a
+// score clause match in field is scored with, since its postings are read
+// without norms: that of a seat of one token, of a name of three, of four
+// tokens in the other fields (an address, two officers).
+func typicalNorm(field string) float64 {
+	switch field {
+	case fieldSeat, fieldSeatKey, fieldNameKey, fieldNameBase, fieldCourt, fieldSource:
+		return 1
+	case fieldName, fieldNamePlain, fieldNameForm, fieldPhonetic:
+		return 0.577
+	}
+	return 0.5
+}
+
+// Searcher implements query.Query.
+func (q *textQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
+	must, err := q.drive.Searcher(ctx, r, m, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &textSearcher{must: must}
+	if err := s.open(ctx, r, q, opts); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// textSearcher finds the hits of a textQuery.
+type textSearcher struct {
+	must    bsearch.Searcher
+	groups  [][]*postings
+	exclude []*postings
+	filter  []*postings
+	err     error
+}
+
+func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQuery, opts bsearch.SearcherOptions) error {
+	docs, err := r.DocCount()
+	if err != nil {
+		return err
+	}
+	weight := s.must.Weight()
+	for _, g := range q.score {
+		var group []*postings
+		for _, c := range g {
+			p, err := openPostings(ctx, r, c, docs, opts)
+			if err != nil {
+				return err
+			}
+			group = append(group, p)
+			weight += p.scorer.Weight()
+		}
+		s.groups = append(s.groups, group)
+	}
+	for _, c := range q.exclude {
+		p, err := openPostings(ctx, r, c, docs, opts)
+		if err != nil {
+			return err
+		}
+		s.exclude = append(s.exclude, p)
+	}
+	for _, c := range q.filter {
+		p, err := openPostings(ctx, r, c, docs, opts)
+		if err != nil {
+			return err
+		}
+		s.filter = append(s.filter, p)
+	}
+	s.SetQueryNorm(1 / math.Sqrt(weight))
+	return nil
+}
+
+// Next returns the next hit, scored.
+func (s *textSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch, error) {
+	for {
+		d, err := s.must.Next(ctx)
+		if err != nil || d == nil {
+			return nil, err
+		}
+		if s.admits(d.IndexInternalID) {
+			d.Score += s.scoreOf(d.IndexInternalID)
+		} else {
+			ctx.DocumentMatchPool.Put(d)
+			d = nil
+		}
+		if s.err != nil {
+			return nil, s.err
+		}
+		if d != nil {
+			return d, nil
+		}
+	}
+}
+
+// admits reports whether a document the drive matched is a hit.
+func (s *textSearcher) admits(id bindex.IndexInternalID) bool {
+	for _, p := range s.exclude {
+		if p.at(id, &s.err) {
+			return false
+		}
+	}
+	if len(s.filter) == 0 {
+		return true
+	}
+	for _, p := range s.filter {
+		if p.at(id, &s.err) {
+			return true
+		}
+	}
+	return false
+}
+
+// scoreOf adds up the score groups' clauses that match document id: within
+// a group and over the groups the sum of the matches times the share of
+// clauses matched, as bleve's disjunction does.
+func (s *textSearcher) scoreOf(id bindex.IndexInternalID) float64 {
+	var sum float64
+	matched := 0
+	for _, g := range s.groups {
+		var gsum float64
+		gmatched := 0
+		for _, p := range g {
+			if p.at(id, &s.err) {
+				gsum += p.score
+				gmatched++
+			}
+		}
+		if gmatched > 0 {
+			sum += gsum * (float64(gmatched) / float64(len(g)))
+			matched++
+		}
+	}
+	if matched == 0 {
+		return 0
+	}
+	return sum * (float64(matched) / float64(len(s.groups)))
+}
+
+// Advance is not used by the collector of this package; it returns the
+// first hit at or after id.
+func (s *textSearcher) Advance(ctx *bsearch.SearchContext, id bindex.IndexInternalID) (*bsearch.DocumentMatch, error) {
+	d, err := s.must.Advance(ctx, id)
+	if err != nil || d == nil {
+		return nil, err
+	}
+	if s.admits(d.IndexInternalID) {
+		d.Score += s.scoreOf(d.IndexInternalID)
+		return d, s.err
+	}
+	ctx.DocumentMatchPool.Put(d)
+	return s.Next(ctx)
+}
+
+// Close closes the drive and every postings reader.
+func (s *textSearcher) Close() error {
+	err := s.must.Close()
+	for _, g := range s.groups {
+		for _, p := range g {
+			if e := p.reader.Close(); err == nil {
+				err = e
+			}
+		}
+	}
+	for _, p := range append(s.exclude, s.filter...) {
+		if e := p.reader.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// Weight returns the squared weight of the drive and score clauses, as
+// bleve's boolean searcher computes it.
+func (s *textSearcher) Weight() float64 {
+	w := s.must.Weight()
+	for _, g := range s.groups {
+		for _, p := range g {
+			w += p.scorer.Weight()
+		}
+	}
+	return w
+}
+
+// SetQueryNorm sets the query norm of the drive and the score clauses.
+func (s *textSearcher) SetQueryNorm(qnorm float64) {
+	s.must.SetQueryNorm(qnorm)
+	for _, g := range s.groups {
+		for _, p := range g {
+			p.setQueryNorm(qnorm)
+		}
+	}
+}
+
+func (s *textSearcher) Count() uint64              { return s.must.Count() }
+func (s *textSearcher) Min() int                   { return 0 }
+func (s *textSearcher) DocumentMatchPoolSize() int { return s.must.DocumentMatchPoolSize() }
+func (s *textSearcher) Size() int                  { return s.must.Size() }
+
+// postings reads the documents of one clause, without frequencies or
+// norms, forward only.
+type postings struct {
+	reader bindex.TermFieldReader
+	tfd    bindex.TermFieldDoc
+	cur    bindex.IndexInternalID // the document read last
+	done   bool
+	scorer *scorer.TermQueryScorer
+	norm   float64
+	score  float64 // of a match, once the query norm is set
+}
+
+func openPostings(ctx context.Context, r bindex.IndexReader, c clause, docs uint64, opts bsearch.SearcherOptions) (*postings, error) {
+	reader, err := r.TermFieldReader(ctx, []byte(c.value), c.field, false, false, false)
+	if err != nil {
+		return nil, err
+	}
+	sc := scorer.NewTermQueryScorer([]byte(c.value), c.field, c.boost, docs, reader.Count(), 0, opts)
+	return &postings{reader: reader, scorer: sc, norm: typicalNorm(c.field)}, nil
+}
+
+// setQueryNorm computes the score of a match as bleve's term scorer does
+// for a frequency of one and the field's typical norm.
+func (p *postings) setQueryNorm(qnorm float64) {
+	p.scorer.SetQueryNorm(qnorm)
+	sctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(1, 0)}
+	p.score = p.scorer.Score(sctx, &bindex.TermFieldDoc{Freq: 1, Norm: p.norm}).Score
+}
+
+// at reports whether the clause matches document id; ids must not
+// decrease from call to call. A read error is kept in *err.
+func (p *postings) at(id bindex.IndexInternalID, err *error) bool {
+	if p.done {
+		return false
+	}
+	if p.cur != nil {
+		if c := bytes.Compare(p.cur, id); c >= 0 {
+			return c == 0
+		}
+	}
+	m, e := p.reader.Advance(id, p.tfd.Reset())
+	if e != nil {
+		*err, p.done = e, true
+		return false
+	}
+	if m == nil {
+		p.done = true
+		return false
+	}
+	p.cur = append(p.cur[:0], m.ID...)
+	return bytes.Equal(p.cur, id)
+}

@@ -1,0 +1,113 @@
+package index
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	bsearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	bindex "github.com/blevesearch/bleve_index_api"
+
+	"companydocs"
+)
+
+// textSearcher finds the same hits with the same scores as bleve's
+// boolean searcher over the same clauses (referenceQuery), for the kinds of
+// query the resolver sends: names as typed, with a typo, with the city
+// appended, deep, filtered by court, with discovery profiles, one word,
+// a city alone.
+func TestTextQueryScoresLikeBleve(t *testing.T) {
+	g := sharedGeneration(t)
+	stats, err := g.newTermStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stats.close()
+	ps := loadRealProfiles(t)
+	compared, withScoreSide := 0, 0
+	for i := 0; i < len(ps); i += 97 {
+		for _, q := range queryVariants(ps[i]) {
+			tq, ok := buildQuery(q, stats).(*textQuery)
+			if !ok {
+				continue
+			}
+			got := allMatches(t, g, stats.r, tq)
+			want := allMatches(t, g, stats.r, referenceQuery(tq))
+			compareMatches(t, q, got, want)
+			compared++
+			if len(tq.score) > 0 && len(got) > 0 {
+				withScoreSide++
+			}
+		}
+	}
+	if compared < 200 || withScoreSide < compared/4 {
+		t.Fatalf("compared %d queries, %d with score clauses and hits: too few to tell", compared, withScoreSide)
+	}
+}
+
+// queryVariants returns the text queries the resolver would send for p,
+// and some it sends for other inputs.
+func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
+	base := nameQueryOf(p.Name)
+	if len(base.NameTerms) == 0 {
+		return nil
+	}
+	tokens := append(append([]string(nil), base.NameTerms...), companydocs.Tokens(companydocs.Fold(p.Seat))...)
+	withCity := companydocs.TextQuery{NameTerms: tokens, LegalFormTerms: base.LegalFormTerms, City: strings.Join(tokens, " "), Fuzzy: true}
+	deep := withCity
+	deep.Deep = true
+	court := base
+	court.CourtCode = p.Ref.Court
+	discover := base
+	discover.Discover = true
+	typoed := base
+	typoed.Fuzzy = true
+	typoed.NameTerms = append([]string(nil), base.NameTerms...)
+	if i := longestTerm(typoed.NameTerms); len(typoed.NameTerms[i]) > 5 {
+		typoed.NameTerms[i] = typo(typoed.NameTerms[i])
+	}
+	short := companydocs.TextQuery{NameTerms: base.NameTerms[:1], LegalFormTerms: base.LegalFormTerms, City: base.NameTerms[0]}
+	city := companydocs.TextQuery{City: companydocs.Fold(p.Seat)}
+	return []companydocs.TextQuery{base, withCity, deep, court, discover, typoed, short, city}
+}
+
+// allMatches returns the score of every match of q by internal id.
+func allMatches(t *testing.T, g *Generation, r bindex.IndexReader, q query.Query) map[string]float64 {
+	t.Helper()
+	s, err := q.Searcher(context.Background(), r, g.idx.Mapping(), bsearch.SearcherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
+	out := map[string]float64{}
+	for {
+		d, err := s.Next(sctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d == nil {
+			return out
+		}
+		out[string(d.IndexInternalID)] = d.Score
+		sctx.DocumentMatchPool.Put(d)
+	}
+}
+
+func compareMatches(t *testing.T, q companydocs.TextQuery, got, want map[string]float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%+v: %d hits, bleve %d", q, len(got), len(want))
+	}
+	for id, w := range want {
+		s, ok := got[id]
+		if !ok {
+			t.Fatalf("%+v: a hit of bleve is missing", q)
+		}
+		if math.Abs(s-w) > 1e-9*math.Max(1, math.Abs(w)) {
+			t.Fatalf("%+v: score %v, bleve %v", q, s, w)
+		}
+	}
+}
