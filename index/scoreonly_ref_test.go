@@ -79,7 +79,20 @@ func referenceQuery(q *textQuery) query.Query {
 	for _, g := range q.score {
 		should = append(should, scoreOnlyDisjunction(g))
 	}
-	bq := query.NewBooleanQuery([]query.Query{q.drive}, should, nil)
+	var drive query.Query
+	if len(q.drive) == 1 {
+		drive = disjunction(q.drive[0])
+	} else {
+		groups := make([]query.Query, len(q.drive))
+		for i, g := range q.drive {
+			groups[i] = disjunction(g)
+			if len(g) == 1 {
+				groups[i] = term(g[0].field, g[0].value, g[0].boost)
+			}
+		}
+		drive = query.NewDisjunctionQuery(groups)
+	}
+	bq := query.NewBooleanQuery([]query.Query{drive}, should, nil)
 	if len(q.exclude) > 0 {
 		bq.AddMustNot(scoreOnlyDisjunction(q.exclude))
 	}
@@ -95,4 +108,20 @@ func scoreOnlyDisjunction(clauses []clause) query.Query {
 		out[i] = scoreOnlyQuery(c.field, c.value, c.boost)
 	}
 	return query.NewDisjunctionQuery(out)
+}
+
+// disjunction returns the bleve query matching any of the clauses.
+func disjunction(clauses []clause) query.Query {
+	out := make([]query.Query, len(clauses))
+	for i, c := range clauses {
+		out[i] = term(c.field, c.value, c.boost)
+	}
+	return query.NewDisjunctionQuery(out)
+}
+
+func term(field, value string, boost float64) query.Query {
+	tq := query.NewTermQuery(value)
+	tq.SetField(field)
+	tq.SetBoost(boost)
+	return tq
 }

@@ -245,7 +245,7 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
 			tq.score = append(tq.score, city)
 		}
 	case city != nil:
-		tq.drive = disjunction(city)
+		tq.drive = [][]clause{city}
 	default:
 		return nil
 	}
@@ -258,7 +258,7 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
 // nameQueries returns the query every hit must match (the rarest name
 // tokens up to driveBudget, the whole name) and the score-only clauses of
 // the other name tokens.
-func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *termStats) (query.Query, [][]clause) {
+func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *termStats) (drive, score [][]clause) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -270,19 +270,19 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 		}
 	}
 	sort.SliceStable(tokens, func(i, j int) bool { return tokens[i].order < tokens[j].order })
-	var must []query.Query
-	var score [][]clause
 	var walked uint64
 	for i, tq := range tokens {
 		if i == 0 || walked+tq.docs <= driveBudget {
 			walked += tq.docs
-			must = append(must, disjunction(tq.clauses))
+			drive = append(drive, tq.clauses)
 		} else {
 			score = append(score, tq.clauses)
 		}
 	}
-	must = append(must, wholeNameQueries(terms, formTerms)...)
-	return query.NewDisjunctionQuery(must), score
+	for _, c := range wholeNameClauses(terms, formTerms) {
+		drive = append(drive, []clause{c})
+	}
+	return drive, score
 }
 
 // A tokenQuery holds the clauses that match one name token and the sum of
@@ -293,22 +293,13 @@ type tokenQuery struct {
 	order   uint64 // docs, and the seats the token names
 }
 
-// disjunction returns the bleve query matching any of the clauses.
-func disjunction(clauses []clause) query.Query {
-	out := make([]query.Query, len(clauses))
-	for i, c := range clauses {
-		out[i] = term(c.field, c.value, c.boost)
-	}
-	return query.NewDisjunctionQuery(out)
-}
-
-// wholeNameQueries match the name tokens in order and nothing else, and
+// wholeNameClauses match the name tokens in order and nothing else, and
 // the whole normalised name with its legal form.
-func wholeNameQueries(terms, formTerms []string) []query.Query {
+func wholeNameClauses(terms, formTerms []string) []clause {
 	joined := strings.Join(terms, " ")
-	out := []query.Query{term(fieldNameBase, joined, boostNameBase)}
+	out := []clause{{fieldNameBase, joined, boostNameBase}}
 	if key := companydocs.NameKey(strings.TrimSpace(joined + " " + strings.Join(formTerms, " "))); key != "" {
-		out = append(out, term(fieldNameKey, key, boostNameKey))
+		out = append(out, clause{fieldNameKey, key, boostNameKey})
 	}
 	return out
 }
@@ -403,13 +394,6 @@ func courtFilter(code string) []clause {
 		clauses = append(clauses, clause{fieldCourt, c, 1})
 	}
 	return clauses
-}
-
-func term(field, value string, boost float64) query.Query {
-	tq := query.NewTermQuery(value)
-	tq.SetField(field)
-	tq.SetBoost(boost)
-	return tq
 }
 
 // cleanTerms drops empty and repeated terms and keeps at most max; terms

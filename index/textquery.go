@@ -7,29 +7,30 @@ import (
 
 	"github.com/blevesearch/bleve/v2/mapping"
 	bsearch "github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/blevesearch/bleve/v2/search/scorer"
 	bindex "github.com/blevesearch/bleve_index_api"
 )
 
-// textQuery is the query of a text search. Its hits are the documents the
-// drive matches, less those matching an exclude clause, and, if there is
-// a filter, only those matching one of its clauses. The score groups (a
-// name token's clauses, the city's) only add to the score of a hit.
+// textQuery is the query of a text search. Its hits are the documents
+// matching a clause of a drive group, less those matching an exclude
+// clause, and, if there is a filter, only those matching one of its
+// clauses. The score groups only add to the score of a hit. A group holds
+// the clauses of one name token, of the city, or a single whole-name
+// clause.
 //
-// It scores exactly like a bleve BooleanQuery with the drive as its must
-// clause, one disjunction per score group as its should clauses (each a
-// scoreOnlyTerm), the exclude clauses as must-not and the filter as
-// filter; it exists because bleve's searchers make the score side the
-// larger part of a search. Per hit, bleve advances a disjunction of
-// disjunctions of term searchers, each level comparing ids and taking
-// match objects from a pool, and its term searchers step through every
-// posting before the hit to keep frequencies and norms in step. The score
-// clauses here are plain postings readers without frequencies or norms:
-// zap jumps straight to the hit in the term's bitmap, and a hit costs a
-// comparison per clause.
+// It scores exactly like the bleve BooleanQuery whose must clause is a
+// disjunction of one disjunction of term queries per drive group, whose
+// should clauses are one disjunction per score group (of scoreOnlyTerm
+// queries), with the exclude clauses as must-not and the filter as filter
+// (referenceQuery in the tests). It exists because bleve's searchers cost
+// several times more per hit: each level of nested disjunctions compares
+// ids and takes match objects from a pool, and a term searcher advanced to
+// a hit steps through every posting before it to keep frequencies and
+// norms in step. Here the drive is one flat union of postings readers, and
+// the score clauses are postings readers without frequencies or norms, for
+// which zap jumps straight to the hit in the term's bitmap.
 type textQuery struct {
-	drive   query.Query
+	drive   [][]clause
 	score   [][]clause
 	exclude []clause
 	filter  []clause
@@ -56,12 +57,8 @@ func typicalNorm(field string) float64 {
 }
 
 // Searcher implements query.Query.
-func (q *textQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
-	must, err := q.drive.Searcher(ctx, r, m, opts)
-	if err != nil {
-		return nil, err
-	}
-	s := &textSearcher{must: must}
+func (q *textQuery) Searcher(ctx context.Context, r bindex.IndexReader, _ mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
+	s := &textSearcher{}
 	if err := s.open(ctx, r, q, opts); err != nil {
 		s.Close()
 		return nil, err
@@ -71,10 +68,11 @@ func (q *textQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mappin
 
 // textSearcher finds the hits of a textQuery.
 type textSearcher struct {
-	must    bsearch.Searcher
+	drive   union
 	groups  [][]*postings
 	exclude []*postings
 	filter  []*postings
+	id      bindex.IndexInternalID // scratch
 	err     error
 }
 
@@ -83,7 +81,10 @@ func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQu
 	if err != nil {
 		return err
 	}
-	weight := s.must.Weight()
+	if err := s.drive.open(ctx, r, q.drive, docs); err != nil {
+		return err
+	}
+	weight := s.drive.weight()
 	for _, g := range q.score {
 		var group []*postings
 		for _, c := range g {
@@ -117,22 +118,22 @@ func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQu
 // Next returns the next hit, scored.
 func (s *textSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch, error) {
 	for {
-		d, err := s.must.Next(ctx)
-		if err != nil || d == nil {
-			return nil, err
+		doc, score, ok := s.drive.next(&s.err)
+		if s.err != nil || !ok {
+			return nil, s.err
 		}
-		if s.admits(d.IndexInternalID) {
-			d.Score += s.scoreOf(d.IndexInternalID)
-		} else {
-			ctx.DocumentMatchPool.Put(d)
-			d = nil
+		s.id = bindex.NewIndexInternalID(s.id, doc)
+		if !s.admits(s.id) {
+			continue
 		}
+		score += s.scoreOf(s.id)
 		if s.err != nil {
 			return nil, s.err
 		}
-		if d != nil {
-			return d, nil
-		}
+		d := ctx.DocumentMatchPool.Get()
+		d.IndexInternalID = append(d.IndexInternalID[:0], s.id...)
+		d.Score = score
+		return d, nil
 	}
 }
 
@@ -180,24 +181,21 @@ func (s *textSearcher) scoreOf(id bindex.IndexInternalID) float64 {
 	return sum * (float64(matched) / float64(len(s.groups)))
 }
 
-// Advance is not used by the collector of this package; it returns the
-// first hit at or after id.
+// Advance returns the first hit at or after id (the collector of this
+// package only calls Next).
 func (s *textSearcher) Advance(ctx *bsearch.SearchContext, id bindex.IndexInternalID) (*bsearch.DocumentMatch, error) {
-	d, err := s.must.Advance(ctx, id)
-	if err != nil || d == nil {
-		return nil, err
+	for {
+		d, err := s.Next(ctx)
+		if err != nil || d == nil || d.IndexInternalID.Compare(id) >= 0 {
+			return d, err
+		}
+		ctx.DocumentMatchPool.Put(d)
 	}
-	if s.admits(d.IndexInternalID) {
-		d.Score += s.scoreOf(d.IndexInternalID)
-		return d, s.err
-	}
-	ctx.DocumentMatchPool.Put(d)
-	return s.Next(ctx)
 }
 
-// Close closes the drive and every postings reader.
+// Close closes every postings reader.
 func (s *textSearcher) Close() error {
-	err := s.must.Close()
+	err := s.drive.close()
 	for _, g := range s.groups {
 		for _, p := range g {
 			if e := p.reader.Close(); err == nil {
@@ -216,7 +214,7 @@ func (s *textSearcher) Close() error {
 // Weight returns the squared weight of the drive and score clauses, as
 // bleve's boolean searcher computes it.
 func (s *textSearcher) Weight() float64 {
-	w := s.must.Weight()
+	w := s.drive.weight()
 	for _, g := range s.groups {
 		for _, p := range g {
 			w += p.scorer.Weight()
@@ -227,7 +225,7 @@ func (s *textSearcher) Weight() float64 {
 
 // SetQueryNorm sets the query norm of the drive and the score clauses.
 func (s *textSearcher) SetQueryNorm(qnorm float64) {
-	s.must.SetQueryNorm(qnorm)
+	s.drive.setQueryNorm(qnorm)
 	for _, g := range s.groups {
 		for _, p := range g {
 			p.setQueryNorm(qnorm)
@@ -235,10 +233,10 @@ func (s *textSearcher) SetQueryNorm(qnorm float64) {
 	}
 }
 
-func (s *textSearcher) Count() uint64              { return s.must.Count() }
+func (s *textSearcher) Count() uint64              { return s.drive.count() }
 func (s *textSearcher) Min() int                   { return 0 }
-func (s *textSearcher) DocumentMatchPoolSize() int { return s.must.DocumentMatchPoolSize() }
-func (s *textSearcher) Size() int                  { return s.must.Size() }
+func (s *textSearcher) DocumentMatchPoolSize() int { return 1 }
+func (s *textSearcher) Size() int                  { return 0 }
 
 // postings reads the documents of one clause, without frequencies or
 // norms, forward only.

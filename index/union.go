@@ -1,0 +1,163 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+
+	"github.com/blevesearch/bleve/v2/search/scorer"
+	bindex "github.com/blevesearch/bleve_index_api"
+)
+
+// union walks the documents matching any clause of its groups in document
+// order and scores each as bleve's term searchers and disjunctions do: a
+// clause match scores tf-idf with the term's frequency and the field's
+// norm; a group, the sum of its matches times the share of its clauses
+// matched; the union, the sum of the groups times the share of groups
+// matched.
+type union struct {
+	readers []*driveReader
+	sizes   []int     // clauses per group
+	sums    []float64 // scratch, per group
+	matched []int     // scratch, per group
+	started bool
+}
+
+// driveReader reads the postings of one drive clause, with frequencies
+// and norms.
+type driveReader struct {
+	reader      bindex.TermFieldReader
+	tfd         bindex.TermFieldDoc
+	doc         uint64 // current document number
+	done        bool
+	group       int
+	boost, idf  float64
+	queryWeight float64
+}
+
+func (u *union) open(ctx context.Context, r bindex.IndexReader, groups [][]clause, docs uint64) error {
+	u.sizes = make([]int, len(groups))
+	u.sums = make([]float64, len(groups))
+	u.matched = make([]int, len(groups))
+	for g, clauses := range groups {
+		u.sizes[g] = len(clauses)
+		for _, c := range clauses {
+			reader, err := r.TermFieldReader(ctx, []byte(c.value), c.field, true, true, false)
+			if err != nil {
+				return err
+			}
+			d := &driveReader{reader: reader, group: g, boost: c.boost, queryWeight: 1}
+			// bleve's tf-idf inverse document frequency (scorer.TermQueryScorer)
+			d.idf = 1.0 + math.Log(float64(docs)/float64(reader.Count()+1.0))
+			u.readers = append(u.readers, d)
+		}
+	}
+	return nil
+}
+
+// weight returns the sum of the squared clause weights.
+func (u *union) weight() float64 {
+	var w float64
+	for _, d := range u.readers {
+		x := d.boost * d.idf
+		w += x * x
+	}
+	return w
+}
+
+func (u *union) setQueryNorm(qnorm float64) {
+	for _, d := range u.readers {
+		d.queryWeight = d.boost * d.idf * qnorm
+	}
+}
+
+func (u *union) count() uint64 {
+	var n uint64
+	for _, d := range u.readers {
+		n += d.reader.Count()
+	}
+	return n
+}
+
+// next returns the next matching document and its score; ok is false at
+// the end. A read error is kept in *err.
+func (u *union) next(err *error) (doc uint64, score float64, ok bool) {
+	if !u.started {
+		u.started = true
+		for _, d := range u.readers {
+			d.next(err)
+		}
+	}
+	doc, ok = u.lowest()
+	if !ok {
+		return 0, 0, false
+	}
+	for g := range u.sums {
+		u.sums[g], u.matched[g] = 0, 0
+	}
+	for _, d := range u.readers {
+		if !d.done && d.doc == doc {
+			u.sums[d.group] += d.score()
+			u.matched[d.group]++
+			d.next(err)
+		}
+	}
+	groups := 0
+	for g, sum := range u.sums {
+		if u.matched[g] > 0 {
+			score += sum * (float64(u.matched[g]) / float64(u.sizes[g]))
+			groups++
+		}
+	}
+	return doc, score * (float64(groups) / float64(len(u.sizes))), true
+}
+
+// lowest returns the lowest current document of the readers.
+func (u *union) lowest() (uint64, bool) {
+	var low uint64
+	found := false
+	for _, d := range u.readers {
+		if !d.done && (!found || d.doc < low) {
+			low, found = d.doc, true
+		}
+	}
+	return low, found
+}
+
+func (u *union) close() error {
+	var err error
+	for _, d := range u.readers {
+		if e := d.reader.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+func (d *driveReader) next(err *error) {
+	m, e := d.reader.Next(d.tfd.Reset())
+	switch {
+	case e != nil:
+		*err, d.done = e, true
+	case m == nil:
+		d.done = true
+	default:
+		d.doc = binary.BigEndian.Uint64(m.ID)
+	}
+}
+
+// score returns the tf-idf score of the current match, as bleve's
+// TermQueryScorer computes it.
+func (d *driveReader) score() float64 {
+	var tf float64
+	if d.tfd.Freq < scorer.MaxSqrtCache {
+		tf = scorer.SqrtCache[int(d.tfd.Freq)]
+	} else {
+		tf = math.Sqrt(float64(d.tfd.Freq))
+	}
+	s := tf * d.tfd.Norm * d.idf
+	if d.queryWeight != 1.0 {
+		s *= d.queryWeight
+	}
+	return s
+}
