@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	bsearch "github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
 	bolt "go.etcd.io/bbolt"
 
@@ -109,20 +108,19 @@ type hit struct {
 	score float64
 }
 
-// topHits returns the limit best hits of bq in r, ties in profile-id order.
+// topHits returns the limit best hits of q in r, ties in profile-id order.
 // bleve's own collector orders hits of equal score by internal document
 // number, which differs between builds of the same data, and that order
 // would also decide which tied hits make the cut at the limit; asking it to
 // sort by id loads the id of every matching document, an eighth of a
 // search. This collector keeps the best matches by score and every match
 // that ties with the worst of them, and loads ids only for those.
-func (g *Generation) topHits(ctx context.Context, r bindex.IndexReader, bq query.Query, limit int) ([]hit, error) {
-	s, err := bq.Searcher(ctx, r, g.idx.Mapping(), bsearch.SearcherOptions{})
+func (g *Generation) topHits(ctx context.Context, r bindex.IndexReader, q *textQuery, limit int) ([]hit, error) {
+	s, err := q.newSearcher(ctx, r, bsearch.SearcherOptions{})
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	sctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(s.DocumentMatchPoolSize()+limit+1, 0)}
 	var top topMatches
 	for n := 0; ; n++ {
 		if n%1024 == 1023 {
@@ -130,45 +128,46 @@ func (g *Generation) topHits(ctx context.Context, r bindex.IndexReader, bq query
 				return nil, err
 			}
 		}
-		d, err := s.Next(sctx)
+		doc, score, ok, err := s.next()
 		if err != nil {
 			return nil, err
 		}
-		if d == nil {
+		if !ok {
 			break
 		}
-		top.add(sctx, d, limit)
+		top.add(match{doc, score}, limit)
 	}
 	return top.hits(r, limit)
+}
+
+// A match is a document number and its score.
+type match struct {
+	doc   uint64
+	score float64
 }
 
 // topMatches holds the best matches seen so far (a min-heap by score of at
 // most limit), and the matches left out that tie with the worst of them.
 type topMatches struct {
 	best matchHeap
-	tied []*bsearch.DocumentMatch
+	tied []match
 }
 
-func (t *topMatches) add(sctx *bsearch.SearchContext, d *bsearch.DocumentMatch, limit int) {
+func (t *topMatches) add(m match, limit int) {
 	if len(t.best) < limit {
-		heap.Push(&t.best, d)
+		heap.Push(&t.best, m)
 		return
 	}
-	switch worst := t.best[0].Score; {
-	case d.Score < worst:
-		sctx.DocumentMatchPool.Put(d)
-	case d.Score == worst:
-		t.tied = append(t.tied, d)
+	switch worst := t.best[0].score; {
+	case m.score < worst:
+	case m.score == worst:
+		t.tied = append(t.tied, m)
 	default:
 		out := t.best[0]
-		t.best[0] = d
+		t.best[0] = m
 		heap.Fix(&t.best, 0)
-		if out.Score < t.best[0].Score {
-			for _, x := range t.tied {
-				sctx.DocumentMatchPool.Put(x)
-			}
+		if out.score < t.best[0].score {
 			t.tied = t.tied[:0]
-			sctx.DocumentMatchPool.Put(out)
 		} else {
 			t.tied = append(t.tied, out)
 		}
@@ -178,12 +177,14 @@ func (t *topMatches) add(sctx *bsearch.SearchContext, d *bsearch.DocumentMatch, 
 // hits returns the best limit matches, by score and then profile id.
 func (t *topMatches) hits(r bindex.IndexReader, limit int) ([]hit, error) {
 	out := make([]hit, 0, len(t.best)+len(t.tied))
-	for _, d := range append(t.best, t.tied...) {
-		id, err := r.ExternalID(d.IndexInternalID)
+	var id bindex.IndexInternalID
+	for _, m := range append(t.best, t.tied...) {
+		id = bindex.NewIndexInternalID(id, m.doc)
+		ext, err := r.ExternalID(id)
 		if err != nil {
 			return nil, fmt.Errorf("document id: %w", err)
 		}
-		out = append(out, hit{id: id, score: d.Score})
+		out = append(out, hit{id: ext, score: m.score})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].score != out[j].score {
@@ -195,12 +196,12 @@ func (t *topMatches) hits(r bindex.IndexReader, limit int) ([]hit, error) {
 }
 
 // matchHeap is a min-heap of matches by score.
-type matchHeap []*bsearch.DocumentMatch
+type matchHeap []match
 
 func (h matchHeap) Len() int           { return len(h) }
-func (h matchHeap) Less(i, j int) bool { return h[i].Score < h[j].Score }
+func (h matchHeap) Less(i, j int) bool { return h[i].score < h[j].score }
 func (h matchHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *matchHeap) Push(x any)        { *h = append(*h, x.(*bsearch.DocumentMatch)) }
+func (h *matchHeap) Push(x any)        { *h = append(*h, x.(match)) }
 func (h *matchHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -233,7 +234,7 @@ const driveBudget = 5000
 // whole name must match (or, without name terms, the city); the other name
 // clauses, city and legal form add to the score; discovery profiles are
 // excluded unless asked for; a court code filters.
-func buildQuery(q companydocs.TextQuery, stats *termStats) query.Query {
+func buildQuery(q companydocs.TextQuery, stats *termStats) *textQuery {
 	nameTerms := cleanTerms(q.NameTerms, maxNameTerms)
 	formTerms := cleanTerms(q.LegalFormTerms, maxLegalFormTerms)
 	drive, score := nameQueries(nameTerms, formTerms, q, stats)

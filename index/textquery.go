@@ -58,6 +58,10 @@ func typicalNorm(field string) float64 {
 
 // Searcher implements query.Query.
 func (q *textQuery) Searcher(ctx context.Context, r bindex.IndexReader, _ mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
+	return q.newSearcher(ctx, r, opts)
+}
+
+func (q *textQuery) newSearcher(ctx context.Context, r bindex.IndexReader, opts bsearch.SearcherOptions) (*textSearcher, error) {
 	s := &textSearcher{}
 	if err := s.open(ctx, r, q, opts); err != nil {
 		s.Close()
@@ -115,26 +119,33 @@ func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQu
 	return nil
 }
 
-// Next returns the next hit, scored.
-func (s *textSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch, error) {
+// next returns the next hit's document number and score; ok is false at
+// the end.
+func (s *textSearcher) next() (doc uint64, score float64, ok bool, err error) {
 	for {
-		doc, score, ok := s.drive.next(&s.err)
+		doc, score, ok = s.drive.next(&s.err)
 		if s.err != nil || !ok {
-			return nil, s.err
+			return 0, 0, false, s.err
 		}
 		s.id = bindex.NewIndexInternalID(s.id, doc)
 		if !s.admits(s.id) {
 			continue
 		}
 		score += s.scoreOf(s.id)
-		if s.err != nil {
-			return nil, s.err
-		}
-		d := ctx.DocumentMatchPool.Get()
-		d.IndexInternalID = append(d.IndexInternalID[:0], s.id...)
-		d.Score = score
-		return d, nil
+		return doc, score, s.err == nil, s.err
 	}
+}
+
+// Next returns the next hit, scored (search.Searcher).
+func (s *textSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch, error) {
+	doc, score, ok, err := s.next()
+	if !ok {
+		return nil, err
+	}
+	d := ctx.DocumentMatchPool.Get()
+	d.IndexInternalID = bindex.NewIndexInternalID(d.IndexInternalID, doc)
+	d.Score = score
+	return d, nil
 }
 
 // admits reports whether a document the drive matched is a hit.
