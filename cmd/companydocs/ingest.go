@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -109,30 +108,6 @@ func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input,
 		return meta, sum, fmt.Errorf("publish generation: %w", err)
 	}
 	return meta, sum, nil
-}
-
-// A build allocates a lot of short-lived garbage (decoded records, index
-// documents, segment buffers); collecting it at the default GOGC=100 costs
-// a quarter of the build's CPU. During a build the GC target is raised to
-// buildGCPercent, with a soft memory limit of buildMemoryLimit so that the
-// heap stays well inside the memory budget of the appliance.
-const (
-	buildGCPercent   = 400
-	buildMemoryLimit = 2 << 30
-)
-
-// relaxGC applies the build's GC settings unless GOGC or GOMEMLIMIT are set,
-// and returns the function that restores the previous ones.
-func relaxGC() (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	percent := debug.SetGCPercent(buildGCPercent)
-	limit := debug.SetMemoryLimit(buildMemoryLimit)
-	return func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
-	}
 }
 
 // ensureGeneration ingests the embedded sample when the data directory

@@ -62,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := m.ParseFlags(args); err != nil {
 			return err
 		}
+		defer setGC(serveGCPercent, serveMemoryLimit)()
 		return m.RunUntil(ctx)
 	case "ingest":
 		return runIngest(ctx, args, stdout, stderr)

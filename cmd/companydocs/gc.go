@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+// A build allocates a lot of short-lived garbage (decoded records, index
+// documents, segment buffers); collecting it at the default GOGC=100 costs
+// a quarter of the build's CPU. During a build the GC target is raised to
+// buildGCPercent, with a soft memory limit of buildMemoryLimit so that the
+// heap stays well inside the memory budget of the appliance.
+const (
+	buildGCPercent   = 400
+	buildMemoryLimit = 2 << 30
+)
+
+// relaxGC applies the build's GC settings unless GOGC or GOMEMLIMIT are set,
+// and returns the function that restores the previous ones.
+func relaxGC() (restore func()) {
+	return setGC(buildGCPercent, buildMemoryLimit)
+}
+
+// A search allocates per hit it looks at (postings, candidates, decoded
+// profiles) on top of a live heap of a few dozen MiB; at the default
+// GOGC=100 the collector runs so often that it costs about a fifth of the
+// CPU of a search at 5 million records (BENCHMARKS.md). The server raises
+// the GC target to serveGCPercent, with a soft memory limit of
+// serveMemoryLimit: the heap stays small next to the mapped index files,
+// which the limit does not count.
+const (
+	serveGCPercent   = 400
+	serveMemoryLimit = 1 << 30
+)
+
+// setGC sets the GC target and soft memory limit unless GOGC or GOMEMLIMIT
+// are set, and returns the function that restores the previous ones.
+func setGC(percent int, limit int64) (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	oldPercent := debug.SetGCPercent(percent)
+	oldLimit := debug.SetMemoryLimit(limit)
+	return func() {
+		debug.SetGCPercent(oldPercent)
+		debug.SetMemoryLimit(oldLimit)
+	}
+}
