@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -121,23 +122,39 @@ func (g *Generation) topHits(ctx context.Context, r bindex.IndexReader, q *textQ
 		return nil, err
 	}
 	defer s.Close()
-	var top topMatches
+	top, err := collect(ctx, s, limit, true)
+	if err != nil {
+		return nil, err
+	}
+	return top.hits(r, limit)
+}
+
+// collect returns the best limit matches of s and those tied with the
+// worst of them. With prune, a document whose drive score plus the most
+// its score clauses could add stays below the worst of a full top is
+// passed over without reading its score clauses: it could not make the
+// cut, so the result is the same.
+func collect(ctx context.Context, s *textSearcher, limit int, prune bool) (*topMatches, error) {
+	top := &topMatches{}
 	for n := 0; ; n++ {
 		if n%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		doc, score, ok, err := s.next()
+		floor := math.Inf(-1)
+		if prune && len(top.best) == limit {
+			floor = top.best[0].score
+		}
+		doc, score, ok, err := s.next(floor)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			break
+			return top, nil
 		}
 		top.add(match{doc, score}, limit)
 	}
-	return top.hits(r, limit)
 }
 
 // A match is a document number and its score.

@@ -78,6 +78,8 @@ type textSearcher struct {
 	filter  []*postings
 	id      bindex.IndexInternalID // scratch
 	err     error
+	// scoreBound is at least the most the score clauses add to a hit.
+	scoreBound float64
 }
 
 func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQuery, opts bsearch.SearcherOptions) error {
@@ -119,13 +121,16 @@ func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQu
 	return nil
 }
 
-// next returns the next hit's document number and score; ok is false at
-// the end.
-func (s *textSearcher) next() (doc uint64, score float64, ok bool, err error) {
+// next returns the next hit's document number and score, passing over
+// documents whose score could not reach floor; ok is false at the end.
+func (s *textSearcher) next(floor float64) (doc uint64, score float64, ok bool, err error) {
 	for {
 		doc, score, ok = s.drive.next(&s.err)
 		if s.err != nil || !ok {
 			return 0, 0, false, s.err
+		}
+		if score+s.scoreBound < floor {
+			continue
 		}
 		s.id = bindex.NewIndexInternalID(s.id, doc)
 		if !s.admits(s.id) {
@@ -138,7 +143,7 @@ func (s *textSearcher) next() (doc uint64, score float64, ok bool, err error) {
 
 // Next returns the next hit, scored (search.Searcher).
 func (s *textSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch, error) {
-	doc, score, ok, err := s.next()
+	doc, score, ok, err := s.next(math.Inf(-1))
 	if !ok {
 		return nil, err
 	}
@@ -237,11 +242,15 @@ func (s *textSearcher) Weight() float64 {
 // SetQueryNorm sets the query norm of the drive and the score clauses.
 func (s *textSearcher) SetQueryNorm(qnorm float64) {
 	s.drive.setQueryNorm(qnorm)
+	s.scoreBound = 0
 	for _, g := range s.groups {
 		for _, p := range g {
 			p.setQueryNorm(qnorm)
+			s.scoreBound += p.score
 		}
 	}
+	// every clause of every group matching, with room for rounding
+	s.scoreBound *= 1 + 1e-9
 }
 
 func (s *textSearcher) Count() uint64              { return s.drive.count() }

@@ -2,7 +2,9 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"testing"
 
@@ -110,4 +112,59 @@ func compareMatches(t *testing.T, q companydocs.TextQuery, got, want map[string]
 			t.Fatalf("%+v: score %v, bleve %v", q, s, w)
 		}
 	}
+}
+
+// Passing over documents that cannot make the cut changes nothing: the
+// best matches and their ties are those of a full walk.
+func TestCollectPruneKeepsTheBest(t *testing.T) {
+	g := sharedGeneration(t)
+	stats, err := g.newTermStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stats.close()
+	ps := loadRealProfiles(t)
+	compared := 0
+	for i := 0; i < len(ps); i += 97 {
+		for _, q := range queryVariants(ps[i]) {
+			tq := buildQuery(q, stats)
+			if tq == nil {
+				continue
+			}
+			for _, limit := range []int{1, 3, 30} {
+				full := collectSorted(t, stats.r, tq, limit, false)
+				pruned := collectSorted(t, stats.r, tq, limit, true)
+				if fmt.Sprint(pruned) != fmt.Sprint(full) {
+					t.Fatalf("%+v, limit %d: pruned %v, full %v", q, limit, pruned, full)
+				}
+				compared++
+			}
+		}
+	}
+	if compared < 300 {
+		t.Fatalf("compared %d collections: too few to tell", compared)
+	}
+}
+
+// collectSorted returns the matches collect keeps, best first, ties by
+// document number.
+func collectSorted(t *testing.T, r bindex.IndexReader, q *textQuery, limit int, prune bool) []match {
+	t.Helper()
+	s, err := q.newSearcher(context.Background(), r, bsearch.SearcherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	top, err := collect(context.Background(), s, limit, prune)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append(append([]match(nil), top.best...), top.tied...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		return out[i].doc < out[j].doc
+	})
+	return out
 }
