@@ -268,7 +268,7 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) *textQuery {
 		return nil
 	}
 	if !q.Discover {
-		tq.exclude = []clause{{fieldSource, companydocs.SourceDiscovery, 1}}
+		tq.exclude = []clause{{field: fieldSource, value: companydocs.SourceDiscovery, boost: 1}}
 	}
 	return tq
 }
@@ -294,7 +294,7 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 			walked += tq.docs
 			drive = append(drive, tq.clauses)
 		} else {
-			score = append(score, tq.clauses)
+			score = append(score, tq.scoreClauses())
 		}
 	}
 	for _, c := range wholeNameClauses(terms, formTerms) {
@@ -309,15 +309,31 @@ type tokenQuery struct {
 	clauses []clause
 	docs    uint64
 	order   uint64 // docs, and the seats the token names
+	known   bool   // the token itself is a word of some name
+}
+
+// scoreClauses returns the clauses of a token that only adds to the score:
+// without its typo matches when the token itself is a name word.
+func (tq tokenQuery) scoreClauses() []clause {
+	if !tq.known {
+		return tq.clauses
+	}
+	out := make([]clause, 0, len(tq.clauses))
+	for _, c := range tq.clauses {
+		if !c.typo {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // wholeNameClauses match the name tokens in order and nothing else, and
 // the whole normalised name with its legal form.
 func wholeNameClauses(terms, formTerms []string) []clause {
 	joined := strings.Join(terms, " ")
-	out := []clause{{fieldNameBase, joined, boostNameBase}}
+	out := []clause{{field: fieldNameBase, value: joined, boost: boostNameBase}}
 	if key := companydocs.NameKey(strings.TrimSpace(joined + " " + strings.Join(formTerms, " "))); key != "" {
-		out = append(out, clause{fieldNameKey, key, boostNameKey})
+		out = append(out, clause{field: fieldNameKey, value: key, boost: boostNameKey})
 	}
 	return out
 }
@@ -327,18 +343,20 @@ func wholeNameClauses(terms, formTerms []string) []clause {
 // query's legal form (see nameFormTerm).
 func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) tokenQuery {
 	var tq tokenQuery
-	add := func(field, value string, boost float64) {
-		if df := stats.docFreq(field, value); df > 0 {
-			tq.clauses = append(tq.clauses, clause{field, value, boost})
+	add := func(field, value string, boost float64) bool {
+		df := stats.docFreq(field, value)
+		if df > 0 {
+			tq.clauses = append(tq.clauses, clause{field: field, value: value, boost: boost})
 			tq.docs += df
 			tq.order += df
 		}
+		return df > 0
 	}
 	// A token that names a seat is likely the query's city, which the city
 	// clauses match; its documents count towards the order of tokens, so
 	// that a company's own name words drive the search before a city word.
 	tq.order = stats.docFreq(fieldSeat, t)
-	add(fieldName, t, boostName)
+	tq.known = add(fieldName, t, boostName)
 	add(fieldNamePlain, t, boostNamePlain)
 	if form != "" {
 		add(fieldNameForm, nameFormTerm(t, form), boostNameForm)
@@ -346,7 +364,9 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 	if (q.Fuzzy || q.Deep) && stats.fuzzyWorthwhile(t, q.Deep) {
 		for _, e := range typoTerms(t, q.Deep, stats) {
 			// bleve's fuzzy query weighs a term at distance d by 1/(d+1)
-			add(fieldName, e.term, boostNameFuzzy/float64(e.distance+1))
+			if add(fieldName, e.term, boostNameFuzzy/float64(e.distance+1)) {
+				tq.clauses[len(tq.clauses)-1].typo = true
+			}
 		}
 	}
 	if q.Deep {
@@ -396,10 +416,10 @@ func cityClauses(city string, stats *termStats) []clause {
 	if city == "" {
 		return nil
 	}
-	clauses := []clause{{fieldSeatKey, city, boostSeatKey}}
+	clauses := []clause{{field: fieldSeatKey, value: city, boost: boostSeatKey}}
 	for _, t := range strings.Fields(city) {
 		if stats.docFreq(fieldSeat, t) > 0 {
-			clauses = append(clauses, clause{fieldSeat, t, boostSeat})
+			clauses = append(clauses, clause{field: fieldSeat, value: t, boost: boostSeat})
 		}
 	}
 	return clauses
@@ -409,7 +429,7 @@ func cityClauses(city string, stats *termStats) []clause {
 func courtFilter(code string) []clause {
 	var clauses []clause
 	for _, c := range courtCodes(strings.TrimSpace(code)) {
-		clauses = append(clauses, clause{fieldCourt, c, 1})
+		clauses = append(clauses, clause{field: fieldCourt, value: c, boost: 1})
 	}
 	return clauses
 }

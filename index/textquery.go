@@ -40,6 +40,7 @@ type textQuery struct {
 type clause struct {
 	field, value string
 	boost        float64
+	typo         bool
 }
 
 // typicalNorm returns the field norm (1/sqrt of the field's token count) a
