@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	bsearch "github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
 
 	"companydocs"
@@ -17,18 +16,13 @@ import (
 // replaces, through Next and through Advance, and gives every match the
 // same positive score.
 func TestScoreOnlyTermMatchesLikeTermQuery(t *testing.T) {
-	g := sharedGeneration(t)
-	stats, err := g.newTermStats(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stats.close()
+	g, stats := sharedTermStats(t)
 	seat := commonestSeat(loadRealProfiles(t))
-	want := matchIDs(t, g, stats.r, term(fieldSeat, seat, boostSeat))
+	want := matches(t, g, stats.r, term(fieldSeat, seat, boostSeat))
 	if len(want) < 50 {
 		t.Fatalf("seat %q matches %d documents; the test needs a common term", seat, len(want))
 	}
-	got := matchIDs(t, g, stats.r, scoreOnlyQuery(fieldSeat, seat, boostSeat))
+	got := matches(t, g, stats.r, scoreOnlyQuery(fieldSeat, seat, boostSeat))
 	if len(got) != len(want) {
 		t.Fatalf("score-only term matches %d documents, term query %d", len(got), len(want))
 	}
@@ -58,30 +52,6 @@ func TestScoreOnlyTermMatchesLikeTermQuery(t *testing.T) {
 		if d == nil || string(d.IndexInternalID) != string(want[i].IndexInternalID) {
 			t.Fatalf("advance past match %d did not land on match %d", i-1, i)
 		}
-		sctx.DocumentMatchPool.Put(d)
-	}
-}
-
-// matchIDs returns every match of q in r, in index order.
-func matchIDs(t *testing.T, g *Generation, r bindex.IndexReader, q query.Query) []*bsearch.DocumentMatch {
-	t.Helper()
-	s, err := q.Searcher(context.Background(), r, g.idx.Mapping(), bsearch.SearcherOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	s.SetQueryNorm(1)
-	sctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
-	var out []*bsearch.DocumentMatch
-	for {
-		d, err := s.Next(sctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d == nil {
-			return out
-		}
-		out = append(out, &bsearch.DocumentMatch{IndexInternalID: append(bindex.IndexInternalID(nil), d.IndexInternalID...), Score: d.Score})
 		sctx.DocumentMatchPool.Put(d)
 	}
 }

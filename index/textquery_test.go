@@ -21,31 +21,45 @@ import (
 // appended, deep, filtered by court, with discovery profiles, one word,
 // a city alone.
 func TestTextQueryScoresLikeBleve(t *testing.T) {
+	g, stats := sharedTermStats(t)
+	compared, withScoreSide := 0, 0
+	forEachTextQuery(t, stats, func(q companydocs.TextQuery, tq *textQuery) {
+		got := allMatches(t, g, stats.r, tq)
+		want := allMatches(t, g, stats.r, referenceQuery(tq))
+		compareMatches(t, q, got, want)
+		compared++
+		if len(tq.score) > 0 && len(got) > 0 {
+			withScoreSide++
+		}
+	})
+	if compared < 200 || withScoreSide < compared/4 {
+		t.Fatalf("compared %d queries, %d with score clauses and hits: too few to tell", compared, withScoreSide)
+	}
+}
+
+// sharedTermStats returns the shared generation and term statistics of
+// its index, closed when the test ends.
+func sharedTermStats(t *testing.T) (*Generation, *termStats) {
+	t.Helper()
 	g := sharedGeneration(t)
 	stats, err := g.newTermStats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stats.close()
+	t.Cleanup(stats.close)
+	return g, stats
+}
+
+// forEachTextQuery calls f with the query variants of every 97th real
+// profile that make a text query.
+func forEachTextQuery(t *testing.T, stats *termStats, f func(companydocs.TextQuery, *textQuery)) {
 	ps := loadRealProfiles(t)
-	compared, withScoreSide := 0, 0
 	for i := 0; i < len(ps); i += 97 {
 		for _, q := range queryVariants(ps[i]) {
-			tq := buildQuery(q, stats)
-			if tq == nil {
-				continue
-			}
-			got := allMatches(t, g, stats.r, tq)
-			want := allMatches(t, g, stats.r, referenceQuery(tq))
-			compareMatches(t, q, got, want)
-			compared++
-			if len(tq.score) > 0 && len(got) > 0 {
-				withScoreSide++
+			if tq := buildQuery(q, stats); tq != nil {
+				f(q, tq)
 			}
 		}
-	}
-	if compared < 200 || withScoreSide < compared/4 {
-		t.Fatalf("compared %d queries, %d with score clauses and hits: too few to tell", compared, withScoreSide)
 	}
 }
 
@@ -78,13 +92,23 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 // allMatches returns the score of every match of q by internal id.
 func allMatches(t *testing.T, g *Generation, r bindex.IndexReader, q query.Query) map[string]float64 {
 	t.Helper()
+	out := map[string]float64{}
+	for _, d := range matches(t, g, r, q) {
+		out[string(d.IndexInternalID)] = d.Score
+	}
+	return out
+}
+
+// matches returns every match of q in r, in index order.
+func matches(t *testing.T, g *Generation, r bindex.IndexReader, q query.Query) []*bsearch.DocumentMatch {
+	t.Helper()
 	s, err := q.Searcher(context.Background(), r, g.idx.Mapping(), bsearch.SearcherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	sctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
-	out := map[string]float64{}
+	var out []*bsearch.DocumentMatch
 	for {
 		d, err := s.Next(sctx)
 		if err != nil {
@@ -93,7 +117,7 @@ func allMatches(t *testing.T, g *Generation, r bindex.IndexReader, q query.Query
 		if d == nil {
 			return out
 		}
-		out[string(d.IndexInternalID)] = d.Score
+		out = append(out, &bsearch.DocumentMatch{IndexInternalID: append(bindex.IndexInternalID(nil), d.IndexInternalID...), Score: d.Score})
 		sctx.DocumentMatchPool.Put(d)
 	}
 }
@@ -117,30 +141,18 @@ func compareMatches(t *testing.T, q companydocs.TextQuery, got, want map[string]
 // Passing over documents that cannot make the cut changes nothing: the
 // best matches and their ties are those of a full walk.
 func TestCollectPruneKeepsTheBest(t *testing.T) {
-	g := sharedGeneration(t)
-	stats, err := g.newTermStats(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stats.close()
-	ps := loadRealProfiles(t)
+	_, stats := sharedTermStats(t)
 	compared := 0
-	for i := 0; i < len(ps); i += 97 {
-		for _, q := range queryVariants(ps[i]) {
-			tq := buildQuery(q, stats)
-			if tq == nil {
-				continue
+	forEachTextQuery(t, stats, func(q companydocs.TextQuery, tq *textQuery) {
+		for _, limit := range []int{1, 3, 30} {
+			full := collectSorted(t, stats.r, tq, limit, false)
+			pruned := collectSorted(t, stats.r, tq, limit, true)
+			if fmt.Sprint(pruned) != fmt.Sprint(full) {
+				t.Fatalf("%+v, limit %d: pruned %v, full %v", q, limit, pruned, full)
 			}
-			for _, limit := range []int{1, 3, 30} {
-				full := collectSorted(t, stats.r, tq, limit, false)
-				pruned := collectSorted(t, stats.r, tq, limit, true)
-				if fmt.Sprint(pruned) != fmt.Sprint(full) {
-					t.Fatalf("%+v, limit %d: pruned %v, full %v", q, limit, pruned, full)
-				}
-				compared++
-			}
+			compared++
 		}
-	}
+	})
 	if compared < 300 {
 		t.Fatalf("compared %d collections: too few to tell", compared)
 	}
