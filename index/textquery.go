@@ -91,34 +91,20 @@ func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQu
 	if err := s.drive.open(ctx, r, q.drive, docs); err != nil {
 		return err
 	}
-	weight := s.drive.weight()
 	for _, g := range q.score {
-		var group []*postings
-		for _, c := range g {
-			p, err := openPostings(ctx, r, c, docs, opts)
-			if err != nil {
-				return err
-			}
-			group = append(group, p)
-			weight += p.scorer.Weight()
-		}
+		group, err := openPostings(ctx, r, g, docs, opts)
 		s.groups = append(s.groups, group)
-	}
-	for _, c := range q.exclude {
-		p, err := openPostings(ctx, r, c, docs, opts)
 		if err != nil {
 			return err
 		}
-		s.exclude = append(s.exclude, p)
 	}
-	for _, c := range q.filter {
-		p, err := openPostings(ctx, r, c, docs, opts)
-		if err != nil {
-			return err
-		}
-		s.filter = append(s.filter, p)
+	if s.exclude, err = openPostings(ctx, r, q.exclude, docs, opts); err != nil {
+		return err
 	}
-	s.SetQueryNorm(1 / math.Sqrt(weight))
+	if s.filter, err = openPostings(ctx, r, q.filter, docs, opts); err != nil {
+		return err
+	}
+	s.SetQueryNorm(1 / math.Sqrt(s.Weight()))
 	return nil
 }
 
@@ -271,13 +257,19 @@ type postings struct {
 	score  float64 // of a match, once the query norm is set
 }
 
-func openPostings(ctx context.Context, r bindex.IndexReader, c clause, docs uint64, opts bsearch.SearcherOptions) (*postings, error) {
-	reader, err := r.TermFieldReader(ctx, []byte(c.value), c.field, false, false, false)
-	if err != nil {
-		return nil, err
+// openPostings opens the postings of each clause; on error it returns
+// those it opened, for Close.
+func openPostings(ctx context.Context, r bindex.IndexReader, clauses []clause, docs uint64, opts bsearch.SearcherOptions) ([]*postings, error) {
+	out := make([]*postings, 0, len(clauses))
+	for _, c := range clauses {
+		reader, err := r.TermFieldReader(ctx, []byte(c.value), c.field, false, false, false)
+		if err != nil {
+			return out, err
+		}
+		sc := scorer.NewTermQueryScorer([]byte(c.value), c.field, c.boost, docs, reader.Count(), 0, opts)
+		out = append(out, &postings{reader: reader, scorer: sc, norm: typicalNorm(c.field)})
 	}
-	sc := scorer.NewTermQueryScorer([]byte(c.value), c.field, c.boost, docs, reader.Count(), 0, opts)
-	return &postings{reader: reader, scorer: sc, norm: typicalNorm(c.field)}, nil
+	return out, nil
 }
 
 // setQueryNorm computes the score of a match as bleve's term scorer does
