@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -97,6 +98,10 @@ func (b *Builder) finishStores() error {
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("close profile store: %w", err)
 	}
+	// The build leaves garbage behind (the ingest raises the GC target);
+	// returning it to the system before the merge keeps it from counting in
+	// the resident memory on top of the mapped segments.
+	debug.FreeOSMemory()
 	if !b.opts.SkipMerge {
 		if err := b.mergeSegments(); err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 // heap stays well inside the memory budget of the appliance.
 const (
 	buildGCPercent   = 400
-	buildMemoryLimit = 2 << 30
+	buildMemoryLimit = 1536 << 20
 )
 
 // relaxGC applies the build's GC settings unless GOGC or GOMEMLIMIT are set,

@@ -90,8 +90,12 @@ func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input,
 	if err != nil {
 		return index.Meta{}, nil, err
 	}
-	defer relaxGC()()
+	restoreGC := relaxGC()
 	sum, err := ingest.Run(ctx, inputs, b, ingest.Options{Progress: progress, MaxRecords: maxRecords})
+	// The commit merges the index: its heap is live data rather than the
+	// build's short-lived garbage, and at the raised GC target it would
+	// count on top of the mapped segments.
+	restoreGC()
 	if err == nil && sum.Registry.Indexed+sum.GLEIF.Discovery == 0 {
 		err = errors.New("the input holds no usable record; nothing was published")
 	}
