@@ -66,6 +66,7 @@ type Builder struct {
 	idx     bleve.Index
 	batch   *bleve.Batch
 	pending int
+	flushes int
 	flusher *batchFlusher
 	counts  Meta
 	done    bool
@@ -228,6 +229,11 @@ func (b *Builder) flush() error {
 	if b.tx, err = b.db.Begin(true); err != nil {
 		return fmt.Errorf("begin profile batch: %w", err)
 	}
+	if b.flushes++; b.flushes%releaseEvery == 0 {
+		if err := releaseResident(b.db, b.tx.Size()); err != nil {
+			return fmt.Errorf("release profile store pages: %w", err)
+		}
+	}
 	if b.batch.Size() > 0 {
 		if err := b.flusher.send(b.batch); err != nil {
 			return err
@@ -237,6 +243,11 @@ func (b *Builder) flush() error {
 	b.pending = 0
 	return nil
 }
+
+// releaseEvery is how many batches pass between two releases of the
+// profile store's resident pages (releaseResident): every 100,000 profiles
+// at the default batch size.
+const releaseEvery = 20
 
 // Abort discards the generation under construction and releases the lock.
 func (b *Builder) Abort() error {

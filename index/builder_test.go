@@ -85,9 +85,14 @@ func TestBuilderSinkSeesUnflushedPuts(t *testing.T) {
 	})
 }
 
+// Puts are seen after their batch is flushed, also after the profile
+// store's pages were released from memory (every releaseEvery batches).
 func TestBuilderSeesFlushedPuts(t *testing.T) {
 	ps := loadRealProfiles(t)[:300]
-	b, err := NewBuilder(t.TempDir(), BuilderOptions{BatchSize: 64})
+	if len(ps)/4 < 3*releaseEvery {
+		t.Fatalf("%d profiles in batches of 4 do not reach three releases", len(ps))
+	}
+	b, err := NewBuilder(t.TempDir(), BuilderOptions{BatchSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +104,7 @@ func TestBuilderSeesFlushedPuts(t *testing.T) {
 	}
 	for _, p := range ps {
 		got, err := b.Get(p.ID)
-		if err != nil || got == nil || got.ID != p.ID {
+		if err != nil || got == nil || got.ID != p.ID || got.Name != p.Name || got.Ref != p.Ref {
 			t.Fatalf("Get(%s) after flushes = %v, %v", p.ID, got, err)
 		}
 	}
