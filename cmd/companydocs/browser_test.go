@@ -387,9 +387,19 @@ func (p *pageDriver) checkPhoneWidth() {
 	p.t.Helper()
 	p.run("emulate a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
 	p.screenshot("browser-phone.png")
-	width := eval[int](p, "measure the page width", `document.documentElement.scrollWidth`)
-	if width > 375 {
-		p.t.Fatalf("on a 375 px screen the page is %d px wide", width)
+	// The page lays itself out again after the viewport changes; a width
+	// measured in between can be a frame of the old layout. A page that
+	// stays wider than the screen fails, naming what sticks out.
+	ctx, cancel := context.WithTimeout(p.ctx, 3*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.documentElement.scrollWidth <= 375`, chromedp.WithPollingInterval(50*time.Millisecond)))
+	if err != nil {
+		width := eval[int](p, "measure the page width", `document.documentElement.scrollWidth`)
+		wide := eval[string](p, "name what sticks out", `Array.from(document.querySelectorAll("body *"))
+			.filter(e => e.getBoundingClientRect().right > 375).slice(0, 5)
+			.map(e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + e.className : "") + " " + JSON.stringify((e.textContent || "").slice(0, 40)))
+			.join("; ")`)
+		p.t.Fatalf("on a 375 px screen the page is %d px wide: %s", width, wide)
 	}
 	p.run("leave the phone view", chromedp.ResetViewport())
 }
