@@ -66,7 +66,6 @@ type Builder struct {
 	idx     bleve.Index
 	batch   *bleve.Batch
 	pending int
-	flushes int
 	flusher *batchFlusher
 	counts  Meta
 	done    bool
@@ -229,10 +228,11 @@ func (b *Builder) flush() error {
 	if b.tx, err = b.db.Begin(true); err != nil {
 		return fmt.Errorf("begin profile batch: %w", err)
 	}
-	if b.flushes++; b.flushes%releaseEvery == 0 {
-		if err := releaseResident(b.db, b.tx.Size()); err != nil {
-			return fmt.Errorf("release profile store pages: %w", err)
-		}
+	// Profile ids are hashes, so a batch of puts reads leaves all over the
+	// file; released every 20 batches, the file was mostly resident again
+	// in between (5M ingest, BENCHMARKS.md).
+	if err := releaseResident(b.db, b.tx.Size()); err != nil {
+		return fmt.Errorf("release profile store pages: %w", err)
 	}
 	if b.batch.Size() > 0 {
 		if err := b.flusher.send(b.batch); err != nil {
@@ -243,13 +243,6 @@ func (b *Builder) flush() error {
 	b.pending = 0
 	return nil
 }
-
-// releaseEvery is how many batches pass between two releases of the
-// profile store's resident pages (releaseResident). Profile ids are
-// hashes, so a batch of puts reads leaves all over the file, and within
-// 20 batches (100,000 puts at 5M) it had read most of it back: the pages
-// are released after every batch.
-const releaseEvery = 1
 
 // Abort discards the generation under construction and releases the lock.
 func (b *Builder) Abort() error {

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	bsearch "github.com/blevesearch/bleve/v2/search"
 	bindex "github.com/blevesearch/bleve_index_api"
 	bolt "go.etcd.io/bbolt"
 
@@ -117,7 +116,7 @@ type hit struct {
 // search. This collector keeps the best matches by score and every match
 // that ties with the worst of them, and loads ids only for those.
 func (g *Generation) topHits(ctx context.Context, r bindex.IndexReader, q *textQuery, limit int) ([]hit, error) {
-	s, err := q.newSearcher(ctx, r, bsearch.SearcherOptions{})
+	s, err := q.newSearcher(ctx, r)
 	if err != nil {
 		return nil, err
 	}

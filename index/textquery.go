@@ -5,7 +5,6 @@ import (
 	"context"
 	"math"
 
-	"github.com/blevesearch/bleve/v2/mapping"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/scorer"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -57,14 +56,10 @@ func typicalNorm(field string) float64 {
 	return 0.5
 }
 
-// Searcher implements query.Query.
-func (q *textQuery) Searcher(ctx context.Context, r bindex.IndexReader, _ mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
-	return q.newSearcher(ctx, r, opts)
-}
-
-func (q *textQuery) newSearcher(ctx context.Context, r bindex.IndexReader, opts bsearch.SearcherOptions) (*textSearcher, error) {
+// newSearcher opens the postings of q's clauses in r.
+func (q *textQuery) newSearcher(ctx context.Context, r bindex.IndexReader) (*textSearcher, error) {
 	s := &textSearcher{}
-	if err := s.open(ctx, r, q, opts); err != nil {
+	if err := s.open(ctx, r, q); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -83,7 +78,7 @@ type textSearcher struct {
 	scoreBound float64
 }
 
-func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQuery, opts bsearch.SearcherOptions) error {
+func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQuery) error {
 	docs, err := r.DocCount()
 	if err != nil {
 		return err
@@ -92,19 +87,19 @@ func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQu
 		return err
 	}
 	for _, g := range q.score {
-		group, err := openPostings(ctx, r, g, docs, opts)
+		group, err := openPostings(ctx, r, g, docs)
 		s.groups = append(s.groups, group)
 		if err != nil {
 			return err
 		}
 	}
-	if s.exclude, err = openPostings(ctx, r, q.exclude, docs, opts); err != nil {
+	if s.exclude, err = openPostings(ctx, r, q.exclude, docs); err != nil {
 		return err
 	}
-	if s.filter, err = openPostings(ctx, r, q.filter, docs, opts); err != nil {
+	if s.filter, err = openPostings(ctx, r, q.filter, docs); err != nil {
 		return err
 	}
-	s.SetQueryNorm(1 / math.Sqrt(s.Weight()))
+	s.setQueryNorm(1 / math.Sqrt(s.weight()))
 	return nil
 }
 
@@ -126,18 +121,6 @@ func (s *textSearcher) next(floor float64) (doc uint64, score float64, ok bool, 
 		score += s.scoreOf(s.id)
 		return doc, score, s.err == nil, s.err
 	}
-}
-
-// Next returns the next hit, scored (search.Searcher).
-func (s *textSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch, error) {
-	doc, score, ok, err := s.next(math.Inf(-1))
-	if !ok {
-		return nil, err
-	}
-	d := ctx.DocumentMatchPool.Get()
-	d.IndexInternalID = bindex.NewIndexInternalID(d.IndexInternalID, doc)
-	d.Score = score
-	return d, nil
 }
 
 // admits reports whether a document the drive matched is a hit.
@@ -184,18 +167,6 @@ func (s *textSearcher) scoreOf(id bindex.IndexInternalID) float64 {
 	return sum * (float64(matched) / float64(len(s.groups)))
 }
 
-// Advance returns the first hit at or after id (the collector of this
-// package only calls Next).
-func (s *textSearcher) Advance(ctx *bsearch.SearchContext, id bindex.IndexInternalID) (*bsearch.DocumentMatch, error) {
-	for {
-		d, err := s.Next(ctx)
-		if err != nil || d == nil || d.IndexInternalID.Compare(id) >= 0 {
-			return d, err
-		}
-		ctx.DocumentMatchPool.Put(d)
-	}
-}
-
 // Close closes every postings reader.
 func (s *textSearcher) Close() error {
 	err := s.drive.close()
@@ -214,9 +185,9 @@ func (s *textSearcher) Close() error {
 	return err
 }
 
-// Weight returns the squared weight of the drive and score clauses, as
+// weight returns the squared weight of the drive and score clauses, as
 // bleve's boolean searcher computes it.
-func (s *textSearcher) Weight() float64 {
+func (s *textSearcher) weight() float64 {
 	w := s.drive.weight()
 	for _, g := range s.groups {
 		for _, p := range g {
@@ -226,8 +197,8 @@ func (s *textSearcher) Weight() float64 {
 	return w
 }
 
-// SetQueryNorm sets the query norm of the drive and the score clauses.
-func (s *textSearcher) SetQueryNorm(qnorm float64) {
+// setQueryNorm sets the query norm of the drive and the score clauses.
+func (s *textSearcher) setQueryNorm(qnorm float64) {
 	s.drive.setQueryNorm(qnorm)
 	s.scoreBound = 0
 	for _, g := range s.groups {
@@ -239,11 +210,6 @@ func (s *textSearcher) SetQueryNorm(qnorm float64) {
 	// every clause of every group matching, with room for rounding
 	s.scoreBound *= 1 + 1e-9
 }
-
-func (s *textSearcher) Count() uint64              { return s.drive.count() }
-func (s *textSearcher) Min() int                   { return 0 }
-func (s *textSearcher) DocumentMatchPoolSize() int { return 1 }
-func (s *textSearcher) Size() int                  { return 0 }
 
 // postings reads the documents of one clause, without frequencies or
 // norms, forward only.
@@ -259,14 +225,14 @@ type postings struct {
 
 // openPostings opens the postings of each clause; on error it returns
 // those it opened, for Close.
-func openPostings(ctx context.Context, r bindex.IndexReader, clauses []clause, docs uint64, opts bsearch.SearcherOptions) ([]*postings, error) {
+func openPostings(ctx context.Context, r bindex.IndexReader, clauses []clause, docs uint64) ([]*postings, error) {
 	out := make([]*postings, 0, len(clauses))
 	for _, c := range clauses {
 		reader, err := r.TermFieldReader(ctx, []byte(c.value), c.field, false, false, false)
 		if err != nil {
 			return out, err
 		}
-		sc := scorer.NewTermQueryScorer([]byte(c.value), c.field, c.boost, docs, reader.Count(), 0, opts)
+		sc := scorer.NewTermQueryScorer([]byte(c.value), c.field, c.boost, docs, reader.Count(), 0, bsearch.SearcherOptions{})
 		out = append(out, &postings{reader: reader, scorer: sc, norm: typicalNorm(c.field)})
 	}
 	return out, nil

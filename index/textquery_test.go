@@ -24,7 +24,7 @@ func TestTextQueryScoresLikeBleve(t *testing.T) {
 	g, stats := sharedTermStats(t)
 	compared, withScoreSide := 0, 0
 	forEachTextQuery(t, stats, func(q companydocs.TextQuery, tq *textQuery) {
-		got := allMatches(t, g, stats.r, tq)
+		got := textMatches(t, stats.r, tq)
 		want := allMatches(t, g, stats.r, referenceQuery(tq))
 		compareMatches(t, q, got, want)
 		compared++
@@ -87,6 +87,27 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 	short := companydocs.TextQuery{NameTerms: base.NameTerms[:1], LegalFormTerms: base.LegalFormTerms, City: base.NameTerms[0]}
 	city := companydocs.TextQuery{City: companydocs.Fold(p.Seat)}
 	return []companydocs.TextQuery{base, withCity, deep, court, discover, typoed, short, city}
+}
+
+// textMatches returns the score of every hit of q by internal id.
+func textMatches(t *testing.T, r bindex.IndexReader, q *textQuery) map[string]float64 {
+	t.Helper()
+	s, err := q.newSearcher(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out := map[string]float64{}
+	for {
+		doc, score, ok, err := s.next(math.Inf(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return out
+		}
+		out[string(bindex.NewIndexInternalID(nil, doc))] = score
+	}
 }
 
 // allMatches returns the score of every match of q by internal id.
@@ -162,7 +183,7 @@ func TestCollectPruneKeepsTheBest(t *testing.T) {
 // document number.
 func collectSorted(t *testing.T, r bindex.IndexReader, q *textQuery, limit int, prune bool) []match {
 	t.Helper()
-	s, err := q.newSearcher(context.Background(), r, bsearch.SearcherOptions{})
+	s, err := q.newSearcher(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}

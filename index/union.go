@@ -71,14 +71,6 @@ func (u *union) setQueryNorm(qnorm float64) {
 	}
 }
 
-func (u *union) count() uint64 {
-	var n uint64
-	for _, d := range u.readers {
-		n += d.reader.Count()
-	}
-	return n
-}
-
 // next returns the next matching document and its score; ok is false at
 // the end. A read error is kept in *err.
 func (u *union) next(err *error) (doc uint64, score float64, ok bool) {
