@@ -119,10 +119,12 @@ func (b *Builder) start() error {
 	if err != nil {
 		return err
 	}
-	b.idx, err = bleve.NewUsing(filepath.Join(dir, bleveDirName), m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, nil)
+	idx, err := bleve.NewUsing(filepath.Join(dir, bleveDirName), m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, nil)
 	if err != nil {
+		// idx is a nil *indexImpl: stored in b.idx, cleanup would call its Close
 		return fmt.Errorf("create bleve index: %w", err)
 	}
+	b.idx = idx
 	b.batch = b.idx.NewBatch()
 	b.flusher = newBatchFlusher(b.idx)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -103,9 +104,11 @@ func (b *Builder) finishStores() error {
 	// the resident memory on top of the mapped segments.
 	debug.FreeOSMemory()
 	if !b.opts.SkipMerge {
+		start := time.Now()
 		if err := b.mergeSegments(); err != nil {
 			return err
 		}
+		b.opts.Logger.Info("index segments merged", "duration", time.Since(start).Round(time.Millisecond))
 	}
 	if err := b.closeStores(); err != nil {
 		return err
@@ -113,7 +116,12 @@ func (b *Builder) finishStores() error {
 	if err := removeObsoleteSegments(filepath.Join(b.dir, bleveDirName)); err != nil {
 		return err
 	}
-	return compactProfiles(b.dir)
+	start := time.Now()
+	if err := compactProfiles(b.dir); err != nil {
+		return err
+	}
+	b.opts.Logger.Info("profile store compacted", "duration", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // removeObsoleteSegments deletes the segment files of the bleve index in
@@ -238,6 +246,10 @@ func (b *Builder) mergeSegments() error {
 			break
 		}
 		opts := mergeplan.SingleSegmentMergePlanOptions
+		// One task over every segment: bleve's default merges 10 at a
+		// time and then merges the results again, which writes every
+		// document twice (at 1.2M: 53 s of commit against 30 s).
+		opts.SegmentsPerMergeTask = math.MaxInt32
 		if err := s.ForceMerge(context.Background(), &opts); err != nil {
 			return fmt.Errorf("merge segments: %w", err)
 		}

@@ -147,6 +147,31 @@ func TestCommitCompactsProfileStore(t *testing.T) {
 	}
 }
 
+// TestCommitMergesIntoOneSegment checks that a build of many batches is
+// published as one segment: every further segment costs each search a
+// dictionary lookup and a typo expansion more.
+func TestCommitMergesIntoOneSegment(t *testing.T) {
+	dataDir := t.TempDir()
+	ps := loadRealProfiles(t)
+	b, err := NewBuilder(dataDir, BuilderOptions{BatchSize: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if err := b.Put(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := b.Commit(Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, err := snapshotFiles(filepath.Join(indexDir(dataDir), m.ID, bleveDirName))
+	if err != nil || len(used) != 1 {
+		t.Fatalf("%d profiles in batches of 200 published as %d segments (%v), want 1", len(ps), len(used), err)
+	}
+}
+
 // TestRemoveObsoleteSegments checks that the segment files a published
 // index does not use are deleted (scorch removes merged-away segments in
 // the background and may not have done so by Close) and that the index
