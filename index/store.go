@@ -20,6 +20,8 @@ var (
 	bucketProfiles = []byte("profiles") // id -> JSON profile
 	bucketNumbers  = []byte("numbers")  // "HRB|6684\x00<id>"
 	bucketLEIs     = []byte("leis")     // "<LEI>\x00<id>"
+
+	storeBuckets = [][]byte{bucketProfiles, bucketNumbers, bucketLEIs}
 )
 
 const keySep = 0
@@ -103,7 +105,7 @@ var profileEncoders = sync.Pool{New: func() any {
 }}
 
 func createBuckets(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketProfiles, bucketNumbers, bucketLEIs} {
+	for _, name := range storeBuckets {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)

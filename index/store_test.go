@@ -147,6 +147,71 @@ func TestCommitCompactsProfileStore(t *testing.T) {
 	}
 }
 
+// TestCompactionCopiesEveryEntry checks that the compaction copies every
+// bucket entry unchanged when it takes many write transactions (and
+// releases the source's pages after each).
+func TestCompactionCopiesEveryEntry(t *testing.T) {
+	dataDir := t.TempDir()
+	b, err := NewBuilder(dataDir, BuilderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Abort()
+	for _, p := range loadRealProfiles(t)[:2000] {
+		if err := b.Put(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.tx = nil
+	if err := b.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b.db = nil
+	before := storeEntries(t, filepath.Join(b.dir, profilesName))
+	if err := compactProfiles(b.dir, 16<<10); err != nil {
+		t.Fatal(err)
+	}
+	after := storeEntries(t, filepath.Join(b.dir, profilesName))
+	for _, name := range [][]byte{bucketProfiles, bucketNumbers} {
+		if len(before[string(name)]) < 2000 {
+			t.Fatalf("bucket %s holds %d entries before the compaction, want 2000", name, len(before[string(name)]))
+		}
+	}
+	for name, entries := range before {
+		if !reflect.DeepEqual(entries, after[name]) {
+			t.Errorf("bucket %s: %d entries before the compaction, %d after, or values differ", name, len(entries), len(after[name]))
+		}
+	}
+}
+
+// storeEntries reads every entry of every bucket of the store at path.
+func storeEntries(t *testing.T, path string) map[string]map[string]string {
+	t.Helper()
+	db, err := bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	out := map[string]map[string]string{}
+	err = db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			entries := map[string]string{}
+			out[string(name)] = entries
+			return b.ForEach(func(k, v []byte) error {
+				entries[string(k)] = string(v)
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestCommitMergesIntoOneSegment checks that a build of many batches is
 // published as one segment: every further segment costs each search a
 // dictionary lookup and a typo expansion more.
