@@ -33,9 +33,9 @@ fmt-check:
 bench:
 	DATA=$(DATA) scripts/bench.sh all
 
-## bench-ingest: generate the synthetic corpus and time the ingests
+## bench-ingest: generate the synthetic corpus, time the ingests and measure bleve's floor per document
 bench-ingest:
-	DATA=$(DATA) scripts/bench.sh build corpus ingest
+	DATA=$(DATA) scripts/bench.sh build corpus ingest floor
 
 ## bench-search: search latency over HTTP (needs bench-ingest)
 bench-search:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # National-scale benchmark of companydocs (see BENCHMARKS.md).
 #
-#   scripts/bench.sh STEP...   steps: build corpus queries ingest search orders pg profile all
+#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders pg profile all
 #
 # Environment: DATA (shared data, default ../shared/data), BENCH_DIR (work
 # directory, default var/bench), BENCH_SCALES (default "1.2m 5m"), SEED
@@ -113,11 +113,17 @@ step_profile() {
 	done
 }
 
+# What bleve alone spends per document (segment build and one merge), the
+# floor under the ingest's CPU per record.
+step_floor() {
+	record floor go test -run '^$' -bench BleveFloor -benchtime 3x -count 1 ./index
+}
+
 [[ $# -gt 0 ]] || set -- all
 for step in "$@"; do
 	case $step in
-	all) step_build; step_corpus; step_queries; step_ingest; step_search; step_orders; step_pg; step_profile ;;
-	build | corpus | queries | ingest | search | orders | pg | profile) "step_$step" ;;
+	all) step_build; step_corpus; step_queries; step_ingest; step_floor; step_search; step_orders; step_pg; step_profile ;;
+	build | corpus | queries | ingest | floor | search | orders | pg | profile) "step_$step" ;;
 	*) echo "unknown step $step" >&2; exit 2 ;;
 	esac
 done
