@@ -25,7 +25,9 @@ func BenchmarkBleveFloor(b *testing.B) {
 		b.StopTimer()
 		docs := make([]bindex.Document, len(ps))
 		for j, p := range ps {
-			docs[j] = newDocument(p).bleveDocument(p.ID)
+			d := newDocument(p).bleveDocument(p.ID)
+			d.AddIDField() // as scorch's Batch does
+			docs[j] = d
 		}
 		b.StartTimer()
 		start := cpuTime()
