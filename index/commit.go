@@ -282,9 +282,9 @@ func copyBucket(dst *bolt.DB, stx *bolt.Tx, name []byte, txBytes int) error {
 }
 
 // mergeSegments merges the bleve index into one segment: a search then
-// walks one term dictionary instead of many. One forced merge can leave two
-// segments (the merge planner works in tasks of at most ten), so it is
-// repeated, a bounded number of times.
+// walks one term dictionary instead of many. One forced merge of all
+// segments in one task does it; it is repeated, a bounded number of
+// times, if more than one segment is still left.
 func (b *Builder) mergeSegments() error {
 	adv, err := b.idx.Advanced()
 	if err != nil {
