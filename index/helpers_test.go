@@ -148,7 +148,13 @@ func dedupe(ps []*companydocs.Profile) []*companydocs.Profile {
 // mustBuild builds and publishes a generation of ps in dataDir.
 func mustBuild(tb testing.TB, dataDir string, ps []*companydocs.Profile) Meta {
 	tb.Helper()
-	b, err := NewBuilder(dataDir, BuilderOptions{BatchSize: 700})
+	return mustBuildBatches(tb, dataDir, ps, 700)
+}
+
+// mustBuildBatches is mustBuild with batches of batchSize profiles.
+func mustBuildBatches(tb testing.TB, dataDir string, ps []*companydocs.Profile, batchSize int) Meta {
+	tb.Helper()
+	b, err := NewBuilder(dataDir, BuilderOptions{BatchSize: batchSize})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -218,19 +218,7 @@ func storeEntries(t *testing.T, path string) map[string]map[string]string {
 func TestCommitMergesIntoOneSegment(t *testing.T) {
 	dataDir := t.TempDir()
 	ps := loadRealProfiles(t)
-	b, err := NewBuilder(dataDir, BuilderOptions{BatchSize: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range ps {
-		if err := b.Put(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := b.Commit(Meta{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustBuildBatches(t, dataDir, ps, 200)
 	used, err := snapshotFiles(filepath.Join(indexDir(dataDir), m.ID, bleveDirName))
 	if err != nil || len(used) != 1 {
 		t.Fatalf("%d profiles in batches of 200 published as %d segments (%v), want 1", len(ps), len(used), err)
