@@ -171,7 +171,7 @@ func TestCompactionCopiesEveryEntry(t *testing.T) {
 	}
 	b.db = nil
 	before := storeEntries(t, filepath.Join(b.dir, profilesName))
-	if err := compactProfiles(b.dir, 16<<10); err != nil {
+	if err := compactProfiles(b.dir, 4<<10); err != nil {
 		t.Fatal(err)
 	}
 	after := storeEntries(t, filepath.Join(b.dir, profilesName))
