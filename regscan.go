@@ -13,13 +13,6 @@ const (
 	maxSuffixLen    = 3  // suffixes are 1-3 letters: B, KI, RD, MÖ
 )
 
-// courtMarkerSuffixes are letters people and GLEIF records write after the
-// number that name the court rather than the entry: the register dumps do not
-// keep them ("HRB 158855 B" is "Berlin (Charlottenburg) HRB 158855").
-var courtMarkerSuffixes = map[string]string{
-	"B": "F1103R", "HB": "H1101", "CB": "G1103", "NP": "G1309", "P": "G1312", "FF": "G1207",
-}
-
 // notSuffix lists short upper-case words that follow a register number in
 // free text without being a suffix: legal forms, register words.
 var notSuffix = map[string]bool{
@@ -143,7 +136,7 @@ func matchRefAt(toks []token, i int) (refMatch, bool) {
 	case afterOK:
 		m.ref.Court, m.end = after, afterEnd
 	}
-	if court, ok := courtMarkerSuffixes[m.ref.Suffix]; ok && (m.ref.Court == "" || m.ref.Court == court) {
+	if court, ok := CourtOfMarker(m.ref.Suffix); ok && (m.ref.Court == "" || SameCourt(m.ref.Court, court)) {
 		m.ref.Court, m.ref.Suffix = court, ""
 	}
 	return m, true

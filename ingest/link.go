@@ -106,51 +106,18 @@ func parseGLEIFRef(id string) (companydocs.RegisterRef, error) {
 func filterCandidates(found []*companydocs.Profile, court companydocs.Court, suffix string) []*companydocs.Profile {
 	var out []*companydocs.Profile
 	for _, p := range found {
-		if p.Source == companydocs.SourceRegistryCache && sameCourt(p.Ref.Court, court.Code) && suffixMatches(court, suffix, p.Ref.Suffix) {
+		if p.Source == companydocs.SourceRegistryCache && companydocs.SameCourt(p.Ref.Court, court.Code) && suffixMatches(court, suffix, p.Ref.Suffix) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// sameCourt compares court codes, ignoring a trailing register letter
-// ("D2601" and "D2601V" are the same court).
-func sameCourt(a, b string) bool {
-	return courtKey(a) == courtKey(b)
-}
-
-func courtKey(code string) string {
-	if c, ok := companydocs.CourtByCode(code); ok {
-		code = c.Code
-	}
-	code = strings.ToUpper(strings.TrimSpace(code))
-	if n := len(code); n >= 6 && code[n-1] >= 'A' && code[n-1] <= 'Z' {
-		code = code[:n-1]
-	}
-	return code
-}
-
-// suffixMatches compares the suffix GLEIF writes with the profile's. At the
-// Schleswig-Holstein courts the suffix (KI, RD, ME, PI ...) is part of the
-// identity: "Kiel HRB 53 KI" and "Kiel HRB 53 RD" are different companies.
-// Elsewhere a suffix is the court's own letters ("HRB 158855 B" at
-// Charlottenburg, "HRB 32179 HB" at Bremen, "HRB 17005 CB" at Cottbus),
-// which the OffeneRegister dump drops, so a profile without a suffix
-// matches. A GLEIF id without a suffix matches every suffix; several
-// matches then make a conflict.
+// suffixMatches compares the suffix GLEIF writes with the profile's at
+// court (see companydocs.SuffixesAgree). A GLEIF id without a suffix may
+// name any entry with the number; several matches then make a conflict.
 func suffixMatches(court companydocs.Court, gleif, profile string) bool {
-	gleif, profile = strings.ToUpper(gleif), strings.ToUpper(profile)
-	switch {
-	case gleif == profile, gleif == "":
-		return true
-	case profile == "":
-		return !suffixIsIdentity(court)
-	}
-	return false
-}
-
-func suffixIsIdentity(court companydocs.Court) bool {
-	return court.State == "Schleswig-Holstein" || strings.HasPrefix(courtKey(court.Code), "X")
+	return gleif == "" || companydocs.SuffixesAgree(court.Code, gleif, profile)
 }
 
 func liveProfiles(ps []*companydocs.Profile) []*companydocs.Profile {

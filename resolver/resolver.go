@@ -101,7 +101,7 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []stri
 	}
 	atCourt := entries
 	if pq.ref.Court != "" {
-		atCourt = filter(entries, func(p *companydocs.Profile) bool { return sameCourt(p.Ref.Court, pq.ref.Court) })
+		atCourt = filter(entries, func(p *companydocs.Profile) bool { return companydocs.SameCourt(p.Ref.Court, pq.ref.Court) })
 	}
 	matching := filter(atCourt, func(p *companydocs.Profile) bool { return identityMatches(pq.ref, p.Ref) })
 	live := filter(matching, func(p *companydocs.Profile) bool { return !p.Removed })
@@ -123,7 +123,7 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []stri
 func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, atCourt, matching, live int) *scored {
 	s := &scored{p: p, registerMatch: true, confidence: RegisterNumberWeight}
 	s.reason("Register number %s %s matches", p.Ref.Type, p.Ref.Number)
-	courtOK := pq.ref.Court != "" && sameCourt(p.Ref.Court, pq.ref.Court)
+	courtOK := pq.ref.Court != "" && companydocs.SameCourt(p.Ref.Court, pq.ref.Court)
 	suffixOK := identityMatches(pq.ref, p.Ref)
 	switch {
 	case courtOK:
@@ -395,38 +395,12 @@ func filter(ps []*companydocs.Profile, keep func(*companydocs.Profile) bool) []*
 	return out
 }
 
-// sameCourt compares court codes, ignoring the trailing register letter
-// some code lists add ("D2601" and "D2601V" are the same court).
-func sameCourt(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ca, okA := companydocs.CourtByCode(a)
-	cb, okB := companydocs.CourtByCode(b)
-	return okA && okB && ca.Code == cb.Code
-}
-
 // identityMatches compares the parts of a reference beyond court, type
-// and number: the suffix, and the former court when the query names one.
+// and number: the former court when the query names one, and the suffix.
+// The court is scored on its own, so the entry's stands in for the query's.
 func identityMatches(q, p companydocs.RegisterRef) bool {
-	if q.FormerCourt != "" && !sameCourt(q.FormerCourt, p.FormerCourt) {
-		return false
-	}
-	return suffixMatches(q, p)
-}
-
-// suffixMatches compares suffixes. Berlin's "B" is written by GLEIF and in
-// imprints but dropped by the register dumps, so it matches no suffix.
-func suffixMatches(q, p companydocs.RegisterRef) bool {
-	qs, ps := q.Suffix, p.Suffix
-	if qs == ps {
-		return true
-	}
-	berlin := func(s string, r companydocs.RegisterRef) bool {
-		c, ok := companydocs.CourtByCode(r.Court)
-		return s == "B" && ok && strings.Contains(c.Name, "Charlottenburg")
-	}
-	return (ps == "" && berlin(qs, p)) || (qs == "" && berlin(ps, p))
+	q.Court = p.Court
+	return q.Names(p)
 }
 
 func courtName(code string) string {
