@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	bindex "github.com/blevesearch/bleve_index_api"
 	bolt "go.etcd.io/bbolt"
@@ -47,18 +48,12 @@ const (
 	maxLegalFormTerms = 6
 )
 
-// fuzzyDistance scales typo tolerance to the token length: short tokens
-// would match too much. It also returns the prefix that must match exactly,
+// fuzzyDistance is the typo budget of a token (companydocs.TypoBudget). It
+// also returns the prefix that must match exactly, as long as the budget,
 // which bounds how many dictionary terms a fuzzy query expands to.
 func fuzzyDistance(term string) (distance, prefix int) {
-	switch n := len([]rune(term)); {
-	case n <= 3:
-		return 0, 0
-	case n <= 7:
-		return 1, 1
-	default:
-		return 2, 2
-	}
+	d := companydocs.TypoBudget(utf8.RuneCountInString(term))
+	return d, d
 }
 
 // SearchText finds the profiles best matching q, best first, at most

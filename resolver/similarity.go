@@ -42,18 +42,6 @@ func tokenWeight(t string) float64 {
 	return 1
 }
 
-// typoBudget is the number of edits tolerated for a token of n letters:
-// none for short tokens, where one edit makes another word.
-func typoBudget(n int) int {
-	switch {
-	case n <= 3:
-		return 0
-	case n <= 7:
-		return 1
-	}
-	return 2
-}
-
 // token is a folded token with its plain folding (ä -> a), computed once
 // per name rather than once per pair of tokens.
 type token struct{ folded, plain string }
@@ -101,7 +89,7 @@ func tokenSim(qt, tt token) float64 {
 	}
 	n, m := utf8.RuneCountInString(q), utf8.RuneCountInString(t)
 	// the distance is at least the difference in length
-	if budget := typoBudget(min(n, m)); budget > 0 && abs(n-m) <= budget {
+	if budget := companydocs.TypoBudget(min(n, m)); budget > 0 && abs(n-m) <= budget {
 		if d := levenshtein.ComputeDistance(q, t); d <= budget {
 			return simTypo - 0.1*float64(d-1)
 		}
