@@ -176,7 +176,7 @@ func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bo
 		return false
 	}
 	score, reasons, _, _ := textEvidence(pq, p)
-	if score < 0.3 {
+	if score < conflictingName {
 		s.confidence -= NameConflictPenalty
 		s.reason("Name given does not match the entry's name %q", p.Name)
 		return true
@@ -194,7 +194,7 @@ func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) (
 		Fuzzy:     true,
 		Deep:      req.Mode == ModeDeep,
 		Discover:  req.Discover,
-		Limit:     max(3*req.Limit, 30),
+		Limit:     max(recallFactor*req.Limit, minRecall),
 	}
 	if pq.hasForm {
 		q.LegalFormTerms = pq.form.Words
@@ -269,7 +269,7 @@ func rank(found []*scored, pq *parsedQuery, req Request) []*scored {
 		if s.anchored && s.confidence >= ExactThreshold {
 			if exactSeen {
 				s.anchored = false
-				s.cap(ExactThreshold-0.01, "Another candidate matches exactly: confidence capped")
+				s.cap(SecondExactCap, "Another candidate matches exactly: confidence capped")
 			}
 			exactSeen = true
 		}

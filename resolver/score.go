@@ -107,11 +107,11 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) (score float64, reaso
 			t.score -= NumberMismatchPenalty
 			t.reasons = append(t.reasons, "Numbers in the name differ")
 		}
-		t.exact = m.score >= 0.999 && strings.Join(tokens, " ") == strings.Join(base.words, " ")
+		t.exact = m.score >= fullNameMatch && strings.Join(tokens, " ") == strings.Join(base.words, " ")
 		consider(t)
 		for i, prev := range p.PreviousNames {
 			pm := matchName(query, previous[i])
-			if pm.score < 0.5 || pm.numberConflict {
+			if pm.score < partialNameMatch || pm.numberConflict {
 				continue
 			}
 			consider(try{
@@ -122,7 +122,7 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) (score float64, reaso
 		}
 		for i, o := range p.Officers {
 			om := matchName(query, officers[i])
-			if om.recall < 0.99 {
+			if om.recall < fullRecall {
 				continue
 			}
 			consider(try{
@@ -145,13 +145,13 @@ func positionOrRole(o companydocs.Officer) string {
 // nameReasons explains a name match in one sentence.
 func nameReasons(m nameMatch, query, name []string) []string {
 	switch {
-	case m.score >= 0.999:
+	case m.score >= fullNameMatch:
 		return []string{"Name matches after normalisation"}
-	case m.score >= 0.85:
+	case m.score >= closeNameMatch:
 		return []string{"Name matches closely (spelling variant or extra words)"}
-	case m.score >= 0.5 && m.recall >= 0.99:
+	case m.score >= partialNameMatch && m.recall >= fullRecall:
 		return []string{"Name contains every word of the query, and more"}
-	case m.score >= 0.5:
+	case m.score >= partialNameMatch:
 		return []string{fmt.Sprintf("Name matches partly (%d%% of the query's words)", int(math.Round(m.recall*100)))}
 	case m.score > 0:
 		return []string{"Name matches weakly"}

@@ -91,7 +91,7 @@ func tokenSim(qt, tt token) float64 {
 	// the distance is at least the difference in length
 	if budget := companydocs.TypoBudget(min(n, m)); budget > 0 && abs(n-m) <= budget {
 		if d := levenshtein.ComputeDistance(q, t); d <= budget {
-			return simTypo - 0.1*float64(d-1)
+			return simTypo - simPerEdit*float64(d-1)
 		}
 	}
 	if n >= 4 && strings.HasPrefix(t, q) {
@@ -116,8 +116,8 @@ type nameMatch struct {
 }
 
 // matchName scores query tokens against name tokens: weighted recall of
-// the query (60%) and weighted precision over the name (40%), so that a
-// name with many extra words ranks below one that is just the query.
+// the query and weighted precision over the name (recallShare,
+// precisionShare).
 func matchName(query, name tokenList) nameMatch {
 	if len(query.words) == 0 || len(name.words) == 0 {
 		return nameMatch{}
@@ -127,7 +127,7 @@ func matchName(query, name tokenList) nameMatch {
 	}
 	recall := weightedCover(query.toks, name.toks)
 	precision := weightedCover(name.toks, query.toks)
-	m := nameMatch{score: 0.6*recall + 0.4*precision, recall: recall}
+	m := nameMatch{score: recallShare*recall + precisionShare*precision, recall: recall}
 	m.numberConflict = numbersDiffer(query.words, name.words)
 	return m
 }

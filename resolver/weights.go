@@ -42,6 +42,9 @@ const (
 	// ShortQueryCap caps short ambiguous queries ("Müller", "Bau GmbH",
 	// "AG", "Berlin") well below exact and below possible.
 	ShortQueryCap = 0.50
+	// SecondExactCap caps every anchored candidate after the first, just
+	// below ExactThreshold: at most one candidate per response is exact.
+	SecondExactCap = ExactThreshold - 0.01
 	// UnverifiedCap caps discovery candidates that are not verified.
 	UnverifiedCap = 0.55
 	// InvalidLEICap caps candidates found by text after an LEI-shaped query
@@ -66,12 +69,55 @@ const (
 	PossibleThreshold = 0.60
 )
 
+// Name-match thresholds: where a name similarity (0..1, see matchName)
+// changes what it counts as. They sit on the similarity scale, not the
+// confidence scale.
+const (
+	// fullNameMatch is a similarity that only equal token lists reach:
+	// 0.999 rather than 1 so that float rounding of the weighted sums
+	// cannot cost an exact match its label.
+	fullNameMatch = 0.999
+	// closeNameMatch is reached by a spelling variant or one extra generic
+	// word, not by a name missing one of the query's significant words.
+	closeNameMatch = 0.85
+	// partialNameMatch is half the similarity: the name agrees on at least
+	// half its weight. Below it a name is described as a weak match, and a
+	// former name is no evidence at all, since it no longer identifies the
+	// company on its own.
+	partialNameMatch = 0.50
+	// fullRecall is a recall that every query word reaches: an officer
+	// only counts when the whole person's name is in the query, since a
+	// surname alone names a family, not a person.
+	fullRecall = 0.99
+	// conflictingName is the similarity below which a name given next to
+	// a register number contradicts the entry (NameConflictPenalty): less
+	// than a third of it agrees.
+	conflictingName = 0.30
+
+	// recallShare and precisionShare split a name's similarity between
+	// the query's words found in the name (what the client asked for) and
+	// the name's words found in the query (what the name adds), so that a
+	// name with many extra words ranks below one that is just the query.
+	recallShare    = 0.6
+	precisionShare = 1 - recallShare
+)
+
+// Retrieval: how many hits the index hands to the ranking stage.
+const (
+	// recallFactor times the requested limit, at least minRecall, are
+	// asked of the index: its scores only order the recall, and the
+	// ranking stage must see enough candidates to reorder them.
+	recallFactor = 3
+	minRecall    = 30
+)
+
 // Token similarities: how strongly one query token supports one name token.
 const (
 	simExact      = 1.00 // equal after folding (Müller = Mueller)
 	simPlain      = 0.90 // equal after plain folding (Müller = Muller)
 	simCompound   = 0.95 // "Mueller Bau" = "Muellerbau"
-	simTypo       = 0.80 // within the typo budget, minus 0.1 per extra edit
+	simTypo       = 0.80 // within the typo budget, minus simPerEdit per edit beyond the first
+	simPerEdit    = 0.10
 	simPrefix     = 0.60 // query token is a prefix of at least 4 letters
 	weightGeneric = 0.35
 	weightStop    = 0.10
