@@ -45,8 +45,13 @@ type TextQuery struct {
 	NameTerms []string
 	// LegalFormTerms are folded legal-form tokens, matched with low weight.
 	LegalFormTerms []string
-	// City is a folded seat/city filter (boost, not a hard filter).
-	City string
+	// SeatWords are folded words that may name the company's seat. The
+	// resolver passes every name word, since it cannot tell which of them
+	// is a city: a profile whose whole seat equals the words together, or
+	// whose seat has one of them, scores higher (a boost, never a filter),
+	// and a word that is no seat anywhere adds nothing. Without name words
+	// the seat alone finds the hits.
+	SeatWords []string
 	// CourtCode restricts to one register court when set.
 	CourtCode string
 	// Fuzzy enables typo tolerance scaled to token length.
@@ -59,8 +64,10 @@ type TextQuery struct {
 	Limit int
 }
 
-// Hit is a profile found by a text query, with the index's raw score.
+// Hit is a profile found by a text query. The index is the recall stage:
+// it hands over the best hits by its own score, best first, and the
+// resolver ranks them by its evidence alone, so the index's score is not
+// part of the contract.
 type Hit struct {
 	Profile *Profile
-	Score   float64
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -109,7 +110,7 @@ func BenchmarkSearchText(b *testing.B) {
 	var queries []companydocs.TextQuery
 	for i := 0; i < len(ps); i += len(ps) / 200 {
 		base, form := nameParts(ps[i].Name)
-		queries = append(queries, companydocs.TextQuery{NameTerms: base, LegalFormTerms: form.Words, City: companydocs.Fold(ps[i].Seat), Fuzzy: true})
+		queries = append(queries, companydocs.TextQuery{NameTerms: base, LegalFormTerms: form.Words, SeatWords: strings.Fields(companydocs.Fold(ps[i].Seat)), Fuzzy: true})
 	}
 	for _, mode := range []struct {
 		name string

@@ -70,6 +70,9 @@ func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) ([
 	}
 	defer stats.close()
 	bq := buildQuery(q, stats)
+	if stats.err != nil {
+		return nil, fmt.Errorf("search index %s: %w", g.ID(), stats.err)
+	}
 	if bq == nil {
 		return nil, nil
 	}
@@ -87,7 +90,7 @@ func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) ([
 			if p == nil {
 				return fmt.Errorf("indexed profile %q missing from profile store", h.id)
 			}
-			hits = append(hits, companydocs.Hit{Profile: p, Score: h.score})
+			hits = append(hits, companydocs.Hit{Profile: p})
 		}
 		return nil
 	})
@@ -249,7 +252,7 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) *textQuery {
 	nameTerms := cleanTerms(q.NameTerms, maxNameTerms)
 	formTerms := cleanTerms(q.LegalFormTerms, maxLegalFormTerms)
 	drive, score := nameQueries(nameTerms, formTerms, q, stats)
-	city := cityClauses(strings.ToLower(strings.TrimSpace(q.City)), stats)
+	city := seatClauses(q.SeatWords, stats)
 	tq := &textQuery{drive: drive, score: score, filter: courtFilter(q.CourtCode)}
 	switch {
 	case drive != nil:
@@ -404,14 +407,15 @@ func legalFormCode(formTerms []string) string {
 	return ""
 }
 
-// cityClauses boost profiles whose seat is the city, or contains its
-// tokens; tokens that are no seat's are left out.
-func cityClauses(city string, stats *termStats) []clause {
-	if city == "" {
+// seatClauses boost profiles whose seat is the words together, or has one
+// of them; words that are no seat's are left out.
+func seatClauses(words []string, stats *termStats) []clause {
+	whole := strings.ToLower(strings.Join(strings.Fields(strings.Join(words, " ")), " "))
+	if whole == "" {
 		return nil
 	}
-	clauses := []clause{{field: fieldSeatKey, value: city, boost: boostSeatKey}}
-	for _, t := range strings.Fields(city) {
+	clauses := []clause{{field: fieldSeatKey, value: whole, boost: boostSeatKey}}
+	for _, t := range strings.Fields(whole) {
 		if stats.docFreq(fieldSeat, t) > 0 {
 			clauses = append(clauses, clause{field: fieldSeat, value: t, boost: boostSeat})
 		}

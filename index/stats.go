@@ -28,11 +28,23 @@ const (
 	fuzzyDeepDocs = 1000
 )
 
-// termStats reads document frequencies from one snapshot of the index.
+// termStats reads document frequencies from one snapshot of the index. A
+// read error is kept (err) rather than returned by each lookup, so that the
+// query can be built in one pass; the search fails with it afterwards
+// instead of running without the clause the failed lookup would have
+// decided.
 type termStats struct {
 	ctx    context.Context
 	r      bindex.IndexReader
 	common uint64
+	err    error
+}
+
+// fail keeps the first read error.
+func (s *termStats) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
 }
 
 func (g *Generation) newTermStats(ctx context.Context) (*termStats, error) {
@@ -58,14 +70,15 @@ func (s *termStats) close() {
 	}
 }
 
-// docFreq returns the number of documents holding term in field; 0 when
-// unknown.
+// docFreq returns the number of documents holding term in field; 0 without
+// statistics, or after a read error, which s.err then holds.
 func (s *termStats) docFreq(field, term string) uint64 {
-	if s == nil {
+	if s == nil || s.err != nil {
 		return 0
 	}
 	tfr, err := s.r.TermFieldReader(s.ctx, []byte(term), field, false, false, false)
 	if err != nil {
+		s.fail(fmt.Errorf("document frequency of %q in %s: %w", term, field, err))
 		return 0
 	}
 	defer tfr.Close()
@@ -96,26 +109,34 @@ type fuzzyTerm struct {
 }
 
 // fuzzyTerms returns the terms of field within distance edits of term
-// that share its first prefix runes, the term itself left out; nil when
-// the reader cannot tell.
+// that share its first prefix runes, the term itself left out; nil without
+// statistics, or after a read error, which s.err then holds. scorch's
+// reader has the fuzzy dictionary; a reader without it is an error, not a
+// search without typo matches.
 func (s *termStats) fuzzyTerms(field, term string, distance, prefix int) []fuzzyTerm {
-	if s == nil {
+	if s == nil || s.err != nil {
 		return nil
 	}
 	fr, ok := s.r.(bindex.IndexReaderFuzzy)
 	if !ok {
+		s.fail(fmt.Errorf("index reader %T has no fuzzy dictionary", s.r))
 		return nil
 	}
 	dict, err := fr.FieldDictFuzzy(field, term, distance, prefixOf(term, prefix))
 	if err != nil {
+		s.fail(fmt.Errorf("fuzzy terms of %q in %s: %w", term, field, err))
 		return nil
 	}
 	defer dict.Close()
 	var out []fuzzyTerm
-	for e, err := dict.Next(); err == nil && e != nil; e, err = dict.Next() {
+	e, err := dict.Next()
+	for ; err == nil && e != nil; e, err = dict.Next() {
 		if e.Term != term && len(out) < maxFuzzyTerms {
 			out = append(out, fuzzyTerm{term: e.Term, distance: uint8(e.EditDistance)})
 		}
+	}
+	if err != nil {
+		s.fail(fmt.Errorf("fuzzy terms of %q in %s: %w", term, field, err))
 	}
 	return out
 }

@@ -71,7 +71,7 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 		return nil
 	}
 	tokens := append(append([]string(nil), base.NameTerms...), companydocs.Tokens(companydocs.Fold(p.Seat))...)
-	withCity := companydocs.TextQuery{NameTerms: tokens, LegalFormTerms: base.LegalFormTerms, City: strings.Join(tokens, " "), Fuzzy: true}
+	withCity := companydocs.TextQuery{NameTerms: tokens, LegalFormTerms: base.LegalFormTerms, SeatWords: tokens, Fuzzy: true}
 	deep := withCity
 	deep.Deep = true
 	court := base
@@ -84,8 +84,8 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 	if i := longestTerm(typoed.NameTerms); len(typoed.NameTerms[i]) > 5 {
 		typoed.NameTerms[i] = typo(typoed.NameTerms[i])
 	}
-	short := companydocs.TextQuery{NameTerms: base.NameTerms[:1], LegalFormTerms: base.LegalFormTerms, City: base.NameTerms[0]}
-	city := companydocs.TextQuery{City: companydocs.Fold(p.Seat)}
+	short := companydocs.TextQuery{NameTerms: base.NameTerms[:1], LegalFormTerms: base.LegalFormTerms, SeatWords: base.NameTerms[:1]}
+	city := companydocs.TextQuery{SeatWords: strings.Fields(companydocs.Fold(p.Seat))}
 	return []companydocs.TextQuery{base, withCity, deep, court, discover, typoed, short, city}
 }
 

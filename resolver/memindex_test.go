@@ -108,12 +108,13 @@ func (m *memIndex) SearchText(ctx context.Context, q companydocs.TextQuery) ([]c
 		}
 	}
 	hits := make([]companydocs.Hit, 0, len(score))
-	for p, s := range score {
-		hits = append(hits, companydocs.Hit{Profile: p, Score: s})
+	for p := range score {
+		hits = append(hits, companydocs.Hit{Profile: p})
 	}
 	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
+		si, sj := score[hits[i].Profile], score[hits[j].Profile]
+		if si != sj {
+			return si > sj
 		}
 		return hits[i].Profile.ID < hits[j].Profile.ID
 	})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"companydocs"
 )
@@ -190,7 +189,7 @@ func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bo
 func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) ([]*scored, error) {
 	q := companydocs.TextQuery{
 		NameTerms: pq.tokens,
-		City:      strings.Join(pq.tokens, " "),
+		SeatWords: pq.tokens,
 		Fuzzy:     true,
 		Deep:      req.Mode == ModeDeep,
 		Discover:  req.Discover,
