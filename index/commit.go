@@ -182,7 +182,7 @@ func snapshotFiles(dir string) (map[string]bool, error) {
 	defer r.Close()
 	snap, ok := r.(*scorch.IndexSnapshot)
 	if !ok {
-		return nil, nil
+		return nil, fmt.Errorf("open index for cleanup: reader is %T, not a scorch snapshot", r)
 	}
 	used := map[string]bool{}
 	for _, s := range snap.Segments() {
@@ -286,20 +286,16 @@ func copyBucket(dst *bolt.DB, stx *bolt.Tx, name []byte, txBytes int) error {
 // segments in one task does it; it is repeated, a bounded number of
 // times, if more than one segment is still left.
 func (b *Builder) mergeSegments() error {
-	adv, err := b.idx.Advanced()
+	s, err := scorchOf(b.idx)
 	if err != nil {
 		return fmt.Errorf("merge segments: %w", err)
-	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return nil
 	}
 	if err := waitPersisted(s); err != nil {
 		return err
 	}
 	for range maxForcedMerges {
-		if fileSegments(s) <= 1 {
-			break
+		if n, err := fileSegments(s); err != nil || n <= 1 {
+			return err
 		}
 		opts := mergeplan.SingleSegmentMergePlanOptions
 		// One task over every segment: bleve's default merges 10 at a
@@ -319,13 +315,38 @@ func (b *Builder) mergeSegments() error {
 // maxForcedMerges bounds the forced merges of a commit.
 const maxForcedMerges = 3
 
-// fileSegments returns the number of persisted segments of the index.
-func fileSegments(s *scorch.Scorch) uint64 {
+// scorchOf returns the scorch index under idx. The merge and the wait for
+// persistence work on scorch itself; an index that is not scorch (after
+// an upgrade of bleve, say) is an error, never a commit that skips them.
+func scorchOf(idx bleve.Index) (*scorch.Scorch, error) {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil, fmt.Errorf("bleve index is %T, not scorch", adv)
+	}
+	return s, nil
+}
+
+// scorchStats returns the statistics of s, whose counters say how many
+// segments there are and which epoch is persisted.
+func scorchStats(s *scorch.Scorch) (*scorch.Stats, error) {
 	st, ok := s.Stats().(*scorch.Stats)
 	if !ok {
-		return 0
+		return nil, fmt.Errorf("scorch statistics are %T, not *scorch.Stats", s.Stats())
 	}
-	return atomic.LoadUint64(&st.TotFileSegmentsAtRoot)
+	return st, nil
+}
+
+// fileSegments returns the number of persisted segments of the index.
+func fileSegments(s *scorch.Scorch) (uint64, error) {
+	st, err := scorchStats(s)
+	if err != nil {
+		return 0, err
+	}
+	return atomic.LoadUint64(&st.TotFileSegmentsAtRoot), nil
 }
 
 // persistTimeout bounds the wait for scorch's background persister.
@@ -334,9 +355,9 @@ const persistTimeout = 10 * time.Minute
 // waitPersisted waits until scorch has written its current root (segments
 // in memory and the result of a merge) to disk: Close does not wait for it.
 func waitPersisted(s *scorch.Scorch) error {
-	st, ok := s.Stats().(*scorch.Stats)
-	if !ok {
-		return nil
+	st, err := scorchStats(s)
+	if err != nil {
+		return fmt.Errorf("wait for persistence: %w", err)
 	}
 	deadline := time.Now().Add(persistTimeout)
 	for {
