@@ -6,10 +6,12 @@ import (
 	"testing"
 )
 
-// TestDependencyDirection keeps the layout of STYLE.md checkable: one owner
-// per dependency, and resolver, ordering and ingest independent of each
-// other and of index and httpapi (the consumer declares the interface,
-// cmd/companydocs wires the concrete types).
+// TestDependencyDirection keeps the package layout checkable: one owner per
+// dependency (bleve in index, bbolt in ordering and index, Fiber in
+// httpapi), the root package on the standard library and x/text, and
+// resolver, ordering and ingest independent of each other and of index and
+// httpapi (the consumer declares the interface, cmd/companydocs wires the
+// concrete types).
 func TestDependencyDirection(t *testing.T) {
 	rules := []struct {
 		pkg       string

@@ -17,7 +17,7 @@ import (
 // empty value, so that adding or removing one entry never rewrites a list;
 // a prefix scan over "<key>\x00" yields the ids.
 var (
-	bucketProfiles = []byte("profiles") // id -> JSON profile
+	bucketProfiles = []byte("profiles") // id -> MessagePack profile (encodeProfile)
 	bucketNumbers  = []byte("numbers")  // "HRB|6684\x00<id>"
 	bucketLEIs     = []byte("leis")     // "<LEI>\x00<id>"
 
