@@ -2,83 +2,119 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"strings"
+	"reflect"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// checkJSONText rejects what encoding/json would otherwise accept
-// silently and differently from other parsers: invalid UTF-8 (decoded as
-// U+FFFD), lone UTF-16 surrogates (likewise), duplicate keys (the last one
-// wins, and field names match case-insensitively), and control characters
-// in strings (no name, id or key holds one). It returns a sentence for the
-// client, or "" when the text passes. It does not check the JSON syntax
-// beyond what it walks; the decoding after it does.
-func checkJSONText(body []byte) string {
-	if !utf8.Valid(body) {
-		return "The body is not valid UTF-8 text."
+// decodeObject decodes body, which must be exactly one JSON object, into
+// dst, and returns a sentence for the client, or "" when it decoded.
+// encoding/json v2 (go-json-experiment) refuses by default what v1 accepts
+// silently and differently from other parsers: invalid UTF-8, lone UTF-16
+// surrogates and duplicate member names; names match case-sensitively, so
+// "API_KEY" is not "api_key". Unknown members are refused too, naming the
+// known ones (fields), so that a misspelt field is not silently ignored.
+// Control characters in strings, which no name, id or key holds, are the
+// one check of our own.
+func decodeObject(body []byte, dst any, fields string) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	if err := json.UnmarshalDecode(dec, dst, json.RejectUnknownMembers(true)); err != nil {
+		return decodeMessage(err, body, fields)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var stack []*jsonFrame
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return "The body must hold exactly one JSON object, with nothing after it."
+	}
+	return checkStrings(body)
+}
+
+// decodeMessage describes a decoding error, naming the field or the
+// position.
+func decodeMessage(err error, body []byte, fields string) string {
+	var syn *jsontext.SyntacticError
+	var sem *json.SemanticError
+	switch {
+	case !utf8.Valid(body):
+		return "The body is not valid UTF-8 text."
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return "The body is not valid JSON: it ends too early."
+	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
+		return fmt.Sprintf("The body names the field %q twice.", truncate(syn.JSONPointer.LastToken(), 40))
+	case errors.As(err, &syn):
+		return fmt.Sprintf("The body is not valid JSON (error at byte %d).", syn.ByteOffset)
+	case errors.As(err, &sem) && errors.Is(sem.Err, json.ErrUnknownName):
+		return fmt.Sprintf("Unknown field %q: the body may hold only %s.", truncate(sem.JSONPointer.LastToken(), 40), fields)
+	case errors.As(err, &sem) && sem.JSONPointer == "":
+		return fmt.Sprintf("The body must be a JSON object with %s, not a JSON %s.", fields, kindName(sem.JSONKind))
+	case errors.As(err, &sem):
+		return fmt.Sprintf("Field %q must be a JSON %s, not a %s.", sem.JSONPointer.LastToken(), goKindName(sem.GoType), kindName(sem.JSONKind))
+	}
+	return "The body could not be read as JSON."
+}
+
+// kindName names a JSON kind as the messages do.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	case '[':
+		return "array"
+	case '{':
+		return "object"
+	}
+	return "value"
+}
+
+// goKindName names the JSON a Go type wants.
+func goKindName(t reflect.Type) string {
+	if t == nil {
+		return "value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "bool"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Float64:
+		return "number"
+	}
+	return "value"
+}
+
+// checkStrings walks the strings of a decoded body, member names included.
+func checkStrings(body []byte) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			return ""
-		}
+		tok, err := dec.ReadToken()
 		if err != nil {
-			return "" // a syntax error: the decoding after this names it
+			return "" // the end: the body decoded before
 		}
-		if s, ok := tok.(string); ok {
-			if msg := checkJSONString(s); msg != "" {
+		if tok.Kind() == '"' {
+			if msg := checkJSONString(tok.String()); msg != "" {
 				return msg
 			}
 		}
-		var top *jsonFrame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		switch {
-		case tok == json.Delim('}') || tok == json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			if len(stack) > 0 {
-				stack[len(stack)-1].valueDone()
-			}
-		case top != nil && top.keys != nil && top.wantKey:
-			name, _ := tok.(string)
-			folded := strings.ToLower(name)
-			if top.keys[folded] {
-				return "The body names the field \"" + truncate(name, 40) + "\" twice."
-			}
-			top.keys[folded] = true
-			top.wantKey = false
-		case tok == json.Delim('{'):
-			stack = append(stack, &jsonFrame{keys: map[string]bool{}, wantKey: true})
-		case tok == json.Delim('['):
-			stack = append(stack, &jsonFrame{})
-		case top != nil:
-			top.valueDone()
-		}
 	}
 }
 
-// jsonFrame is an open object (keys non-nil) or array while walking.
-type jsonFrame struct {
-	keys    map[string]bool
-	wantKey bool
-}
-
-// valueDone notes that a member's value ended: in an object, a key follows.
-func (f *jsonFrame) valueDone() { f.wantKey = f.keys != nil }
-
-// checkJSONString rejects control characters and the replacement
-// character, which encoding/json puts in place of a lone surrogate.
+// checkJSONString rejects control characters, which no name, id or key
+// holds, and the replacement character, which stands for text that was
+// broken before it was sent.
 func checkJSONString(s string) string {
 	for _, r := range s {
 		if r == utf8.RuneError {
-			return "The body holds a broken character (an invalid UTF-16 escape or a replacement character): send clean UTF-8 text."
+			return "The body holds a broken character (a replacement character): send clean UTF-8 text."
 		}
 		if unicode.IsControl(r) {
 			return "The body holds a control character in a string: send plain text."

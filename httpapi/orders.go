@@ -2,9 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"mime"
 	"strconv"
 	"strings"
@@ -114,11 +111,10 @@ func (s *Server) handleGetOrder(c *fiber.Ctx) error {
 	return c.JSON(o)
 }
 
-// decodeJSON reads the request body as exactly one JSON object into dst.
-// A Content-Type, when sent, must be JSON; an absent one is accepted so
-// that curl one-liners work. Unknown fields are rejected and named (fields
-// lists the known ones for the message), so that a misspelt field is not
-// silently ignored. Every failure is validation_error (422).
+// decodeJSON reads the request body as exactly one JSON object into dst
+// (see decodeObject). A Content-Type, when sent, must be JSON; an absent
+// one is accepted so that curl one-liners work. fields lists the known
+// fields for the messages. Every failure is validation_error (422).
 func decodeJSON(c *fiber.Ctx, dst any, fields string) error {
 	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
 		return companydocs.Errorf(companydocs.EVALIDATION, "The body must be JSON: send Content-Type: application/json.")
@@ -127,16 +123,8 @@ func decodeJSON(c *fiber.Ctx, dst any, fields string) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return companydocs.Errorf(companydocs.EVALIDATION, "The request body is empty: send a JSON object with %s.", fields)
 	}
-	if msg := checkJSONText(body); msg != "" {
+	if msg := decodeObject(body, dst, fields); msg != "" {
 		return companydocs.Errorf(companydocs.EVALIDATION, "%s", msg)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return decodeError(err, fields)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return companydocs.Errorf(companydocs.EVALIDATION, "The body must hold exactly one JSON object, with nothing after it.")
 	}
 	return nil
 }
@@ -144,25 +132,4 @@ func decodeJSON(c *fiber.Ctx, dst any, fields string) error {
 func isJSONType(ct string) bool {
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
-}
-
-// decodeError turns an encoding/json error into a sentence naming the
-// field or the position.
-func decodeError(err error, fields string) error {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syntax):
-		return companydocs.Errorf(companydocs.EVALIDATION, "The body is not valid JSON (error at byte %d).", syntax.Offset)
-	case errors.As(err, &typ) && typ.Field == "":
-		return companydocs.Errorf(companydocs.EVALIDATION, "The body must be a JSON object with %s, not a JSON %s.", fields, typ.Value)
-	case errors.As(err, &typ):
-		return companydocs.Errorf(companydocs.EVALIDATION, "Field %q must be a JSON %s, not a %s.", typ.Field, typ.Type.Kind(), typ.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return companydocs.Errorf(companydocs.EVALIDATION, "The body is not valid JSON: it ends too early.")
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return companydocs.Errorf(companydocs.EVALIDATION, "Unknown field %s: the body may hold only %s.", name, fields)
-	}
-	return companydocs.Errorf(companydocs.EVALIDATION, "The body could not be read as JSON.")
 }

@@ -3,26 +3,28 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"companydocs"
 	"companydocs/resolver"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gofiber/fiber/v2"
 )
 
 // searchBody is the JSON body of a search; fields are decoded one by one
 // so that a wrong type gets a sentence naming the field.
 type searchBody struct {
-	Query    json.RawMessage `json:"query"`
-	Mode     json.RawMessage `json:"mode"`
-	Discover json.RawMessage `json:"discover"`
-	Limit    json.RawMessage `json:"limit"`
+	Query    jsontext.Value `json:"query"`
+	Mode     jsontext.Value `json:"mode"`
+	Discover jsontext.Value `json:"discover"`
+	Limit    jsontext.Value `json:"limit"`
 }
+
+// searchFields names the fields a search may hold, for messages.
+const searchFields = `"query", "mode", "discover" and "limit"`
 
 func (s *Server) handleSearch(c *fiber.Ctx) error {
 	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
@@ -53,19 +55,11 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 func decodeSearch(body []byte) (resolver.Request, error) {
 	var b searchBody
 	var req resolver.Request
-	if msg := checkJSONText(body); msg != "" {
-		return req, invalidQuery(msg)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return req, invalidQuery("Unknown field " + name + ": a search may hold only \"query\", \"mode\", \"discover\" and \"limit\".")
-		}
+	if len(bytes.TrimSpace(body)) == 0 {
 		return req, invalidQuery("The body must be a JSON object such as {\"query\": \"HRB 6684 München\"}.")
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return req, invalidQuery("The body must hold exactly one JSON object, with nothing after it.")
+	if msg := decodeObject(body, &b, searchFields); msg != "" {
+		return req, invalidQuery(msg)
 	}
 	if len(b.Query) == 0 || string(b.Query) == "null" {
 		return req, invalidQuery("The field query is missing. Send a company name, city, register number, LEI or director's name.")
@@ -88,7 +82,7 @@ func decodeSearch(body []byte) (resolver.Request, error) {
 	return req, nil
 }
 
-func decodeOptional(raw json.RawMessage, dst any, field, want string) error {
+func decodeOptional(raw jsontext.Value, dst any, field, want string) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
