@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"companydocs/internal/boltfile"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // damageDB is a real orders.db and what the API said while filling it.
@@ -327,5 +329,39 @@ func TestMissingDatabaseIsCreated(t *testing.T) {
 	s.Close()
 	if _, err := Open(filepath.Join(t.TempDir(), "missing.db"), nil, nil, Options{ReadOnly: true}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("read-only open of a missing file: %v, want not exist", err)
+	}
+}
+
+// TestAgreesWithBbolt checks package boltfile's reading of the file
+// format against bbolt's own: every page the walk reaches has the type
+// bbolt gives it, and the walk reaches every page bbolt does not list as
+// free (bbolt's check passing means none is lost).
+func TestAgreesWithBbolt(t *testing.T) {
+	d := buildDamageDB(t)
+	path := filepath.Join(t.TempDir(), DatabaseFile)
+	if err := os.WriteFile(path, d.file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path, nil, nil, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.db.View(func(tx *bolt.Tx) error {
+		reached := 2 // the meta pages
+		for _, p := range d.pages {
+			info, err := tx.Page(int(p.ID))
+			if err != nil || info == nil || info.Type != p.Type || info.OverflowCount != int(p.Overflow) {
+				t.Errorf("page %d: boltfile says %s+%d, bbolt %+v, %v", p.ID, p.Type, p.Overflow, info, err)
+			}
+			reached += 1 + int(p.Overflow)
+		}
+		if reached > int(tx.Size())/d.pageSize {
+			t.Errorf("the walk reached %d pages, the file has %d", reached, int(tx.Size())/d.pageSize)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
