@@ -3,7 +3,11 @@
 // is the only importer of bbolt besides the index: everything lives in one
 // file, orders.db, opened with a lock timeout so that a second process
 // (the accounts command while the server runs) gets ErrInUse instead of
-// hanging.
+// hanging. Open creates the file only when it is missing; an existing one
+// is walked page by page with bounds-checked reads (internal/boltfile)
+// before bbolt maps it, then checked by bbolt and record by record
+// (records.go), and refused with ErrDamaged, untouched, when damaged.
+// Snapshot hands out a consistent copy (Tx.WriteTo) for online backups.
 //
 // The gate lives here, not in HTTP middleware, so that any front end gets
 // it: CreateOrder accepts a company only through a company_profile_id that

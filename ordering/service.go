@@ -3,13 +3,13 @@ package ordering
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"companydocs"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 // DatabaseFile is the name of the order database inside the data directory.
@@ -52,6 +52,19 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
+	// CheckTimeout bounds the check of an existing file at Open (default
+	// DefaultCheckTimeout); past it, Open fails with ErrCheckTimeout.
+	CheckTimeout time.Duration
+	// SkipCheck skips the walk of every page at Open, for files too large
+	// to check at each start. The meta pages and the file size are still
+	// checked, so that bbolt can map the file safely.
+	SkipCheck bool
+	// ReadOnly opens the file without writing to it and without taking
+	// the exclusive lock; a missing file is an error.
+	ReadOnly bool
+	// Logger receives warnings about damage bbolt tolerates, such as one
+	// invalid meta page (default: discarded).
+	Logger *slog.Logger
 }
 
 // Service stores accounts, sessions and orders in one bbolt file and
@@ -67,15 +80,19 @@ type Service struct {
 	sessions sessionCache
 }
 
-// Open opens (or creates) the order database at path. profiles and plans
-// may be nil for account administration, which needs neither.
+// Open opens the order database at path, creating it only when no file
+// is there. An existing file is checked first (see Options.SkipCheck and
+// CheckTimeout); a damaged one is refused with an error wrapping
+// ErrDamaged and left untouched. profiles and plans may be nil for
+// account administration, which needs neither.
 func Open(path string, profiles Profiles, plans *Plans, opts Options) (*Service, error) {
 	opts = opts.withDefaults()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.OpenTimeout})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("open order database %q: %w", path, ErrInUse)
-	} else if err != nil {
-		return nil, fmt.Errorf("open order database %q: %w", path, err)
+	db, err := openDB(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ReadOnly {
+		return &Service{db: db, profiles: profiles, plans: plans, ttl: opts.SessionTTL, now: opts.Now, ids: idGenerator{now: opts.Now}}, nil
 	}
 	if err := db.Update(createBuckets); err != nil {
 		db.Close()
@@ -99,6 +116,12 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.CheckTimeout <= 0 {
+		o.CheckTimeout = DefaultCheckTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	return o
 }
 
@@ -114,7 +137,9 @@ func createBuckets(tx *bolt.Tx) error {
 // Close commits the creates under way, then closes the database. Calls
 // after the first do nothing.
 func (s *Service) Close() error {
-	s.creates.close()
+	if s.creates != nil {
+		s.creates.close()
+	}
 	return s.db.Close()
 }
 
@@ -126,15 +151,11 @@ func (s *Service) Plans() ([]companydocs.Plan, error) {
 	return s.plans.Plans()
 }
 
-// Check verifies the consistency of the database file (bbolt's own check).
+// Check verifies the consistency of the database (bbolt's own check, and
+// that the records are where and what this package wrote). A failure
+// wraps ErrDamaged.
 func (s *Service) Check() error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		var errs []error
-		for err := range tx.Check() {
-			errs = append(errs, err)
-		}
-		return errors.Join(errs...)
-	})
+	return checkDB(s.db)
 }
 
 // key joins parts with a zero byte.

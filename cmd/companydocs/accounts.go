@@ -39,11 +39,12 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	if err := fs.parse(args[1:]); err != nil {
 		return err
 	}
-	svc, err := ordering.Open(filepath.Join(dataDir, ordering.DatabaseFile), nil, nil, ordering.Options{})
+	path := filepath.Join(dataDir, ordering.DatabaseFile)
+	svc, err := ordering.Open(path, nil, nil, ordering.Options{})
 	if errors.Is(err, ordering.ErrInUse) {
-		return fmt.Errorf("a running companydocs server holds %s; stop the server, run this command, then start the server again", filepath.Join(dataDir, ordering.DatabaseFile))
+		return fmt.Errorf("a running companydocs server holds %s; stop the server, run this command, then start the server again", path)
 	} else if err != nil {
-		return err
+		return explainStoreError(path, err)
 	}
 	defer svc.Close()
 	switch args[0] {

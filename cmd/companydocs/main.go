@@ -1,7 +1,7 @@
 // Command companydocs resolves German companies from any clue and orders
 // official register documents for verified company profiles.
 //
-// Subcommands: serve, ingest, accounts, search. Run "companydocs help".
+// Subcommands: serve, ingest, accounts, store, search. Run "companydocs help".
 package main
 
 import (
@@ -21,6 +21,8 @@ Usage:
   companydocs serve    [flags]            serve the HTTP API (ingests the embedded sample on an empty data directory)
   companydocs ingest   [flags] FILE...    build and publish a new index generation from dump files
   companydocs accounts create --name N --credits C [--json] | list | credit --name N --add C
+  companydocs store check  [--data-dir D]            check orders.db page by page (also while a server runs)
+  companydocs store backup --to FILE [--data-dir D]  write a checked, consistent copy of orders.db (also while a server runs)
   companydocs search   [flags] QUERY      print the candidates for a query
   companydocs help                        show this text
 
@@ -70,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runAccounts(args, stdout, stderr)
 	case "search":
 		return runSearch(ctx, args, stdout, stderr)
+	case "store":
+		return runStore(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -37,6 +37,10 @@ type Config struct {
 	TrustedProxies string
 	LogFormat      string
 	LogLevel       string
+	// StoreCheckTimeout bounds the check of orders.db at start;
+	// SkipStoreCheck skips it (see ordering.Options).
+	StoreCheckTimeout time.Duration
+	SkipStoreCheck    bool
 }
 
 // Main is the serve command: it owns the index, the order store and the
@@ -58,6 +62,7 @@ type Main struct {
 
 	ln      net.Listener
 	serveCh chan error
+	store   *storeSocket
 }
 
 // NewMain returns a Main with the default configuration.
@@ -88,6 +93,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.String(&c.TrustedProxies, "trusted-proxies", "", "comma-separated proxy addresses whose X-Forwarded-For is trusted")
 	fs.String(&c.LogFormat, "log-format", "auto", "log format: auto (text on a terminal, JSON otherwise), text or json")
 	fs.String(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.Duration(&c.StoreCheckTimeout, "store-check-timeout", ordering.DefaultCheckTimeout, "how long the check of orders.db at start may take before the start is refused")
+	fs.Bool(&c.SkipStoreCheck, "skip-store-check", false, "skip the page-by-page check of orders.db at start (for very large files; its size and meta pages are still checked)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -117,9 +124,14 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("open index: %w", err)
 	}
 	m.Metrics.SetGeneration(m.Live.Current())
-	m.Ordering, err = ordering.Open(filepath.Join(m.Config.DataDir, ordering.DatabaseFile), m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL})
+	storePath := filepath.Join(m.Config.DataDir, ordering.DatabaseFile)
+	m.Ordering, err = ordering.Open(storePath, m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL,
+		CheckTimeout: m.Config.StoreCheckTimeout, SkipCheck: m.Config.SkipStoreCheck, Logger: m.Logger})
 	if err != nil {
-		return err
+		return explainStoreError(storePath, err)
+	}
+	if m.store, err = listenStore(m.Config.DataDir, m.Ordering, m.Logger); err != nil {
+		m.Logger.Error("online backup and check are off: stop the server to run store backup or store check", "err", err)
 	}
 	if m.Config.Demo {
 		if err := m.createDemo(); err != nil {
@@ -187,6 +199,7 @@ func (m *Main) Close() error {
 		errs = append(errs, m.Server.Shutdown(ctx))
 		cancel()
 	}
+	errs = append(errs, m.store.Close())
 	if m.Live != nil {
 		errs = append(errs, m.Live.Close())
 	}

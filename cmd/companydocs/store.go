@@ -1,0 +1,318 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"companydocs/ordering"
+)
+
+const storeUsage = `usage:
+  companydocs store check  [--data-dir D] [--store-check-timeout T]
+  companydocs store backup --to FILE [--force] [--data-dir D]
+
+check reads every page of orders.db and every record, and exits 1 when the
+file is damaged. backup writes a consistent copy to FILE, checks the copy,
+and only then puts it in place. Both work while a server runs: they reach
+its database through the socket store.sock in the data directory.`
+
+// storeSocketFile is the unix socket in the data directory on which a
+// running server hands out consistent copies of orders.db: bbolt's lock
+// keeps every other process out of the file while the server runs.
+const storeSocketFile = "store.sock"
+
+// storeAdvice is what to do about a damaged order database.
+func storeAdvice(path string) string {
+	return fmt.Sprintf("Stop the server, then either restore %[1]s from a backup made with \"companydocs store backup\" (check it first with \"companydocs store check\"), or move %[1]s away to start with an empty order database on purpose.", path)
+}
+
+// explainStoreError adds what to do to the errors of ordering.Open.
+func explainStoreError(path string, err error) error {
+	switch {
+	case errors.Is(err, ordering.ErrDamaged):
+		return fmt.Errorf("%w\n%s", err, storeAdvice(path))
+	case errors.Is(err, ordering.ErrCheckTimeout):
+		return fmt.Errorf("%w: %s was not fully checked; raise --store-check-timeout, or skip the check with --skip-store-check", err, path)
+	}
+	return err
+}
+
+// runStore runs "companydocs store check|backup".
+func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "check" && args[0] != "backup") {
+		fmt.Fprintln(stderr, storeUsage)
+		return errUsage
+	}
+	var (
+		dataDir, to string
+		force       bool
+		timeout     time.Duration
+	)
+	fs := newFlagSet("store " + args[0])
+	fs.SetOutput(stderr)
+	fs.String(&dataDir, "data-dir", "./var", "data directory holding orders.db")
+	fs.Duration(&timeout, "store-check-timeout", 10*time.Minute, "how long the check may take")
+	if args[0] == "backup" {
+		fs.StringVar(&to, "to", "", "file to write the backup to")
+		fs.BoolVar(&force, "force", false, "replace --to if it exists")
+	}
+	if err := fs.parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("store %s takes no arguments, got %q: %w", args[0], fs.Args(), errUsage)
+	}
+	if args[0] == "check" {
+		return storeCheck(ctx, dataDir, timeout, stdout)
+	}
+	if to == "" {
+		return fmt.Errorf("store backup needs --to FILE: %w", errUsage)
+	}
+	return storeBackup(ctx, dataDir, to, force, timeout, stdout)
+}
+
+// storeCheck checks orders.db: through the running server's socket (on a
+// fresh copy) or, with no server, the file itself, read-only.
+func storeCheck(ctx context.Context, dataDir string, timeout time.Duration, stdout io.Writer) error {
+	path := filepath.Join(dataDir, ordering.DatabaseFile)
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no order database to check: %w", err)
+	}
+	tmp, err := os.CreateTemp(dataDir, ".orders.db.check-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	online, err := copyFromServer(ctx, dataDir, tmp)
+	if err != nil {
+		return err
+	}
+	target := path
+	if online {
+		target = tmp.Name()
+	}
+	st, err := checkFile(target, timeout)
+	if err != nil {
+		return explainStoreError(path, err)
+	}
+	how := "no server running"
+	if online {
+		how = "a copy taken from the running server"
+	}
+	fmt.Fprintf(stdout, "%s is consistent (%s): %d bytes, %d accounts, %d sessions, %d orders.\n", path, how, st.Bytes, st.Accounts, st.Sessions, st.Orders)
+	return nil
+}
+
+// checkFile opens a database read-only, which checks it, and counts it.
+func checkFile(path string, timeout time.Duration) (ordering.Stats, error) {
+	svc, err := ordering.Open(path, nil, nil, ordering.Options{ReadOnly: true, CheckTimeout: timeout})
+	if errors.Is(err, ordering.ErrInUse) {
+		return ordering.Stats{}, fmt.Errorf("a running server holds %s and does not answer on %s: stop it, or check again once it serves", path, storeSocketFile)
+	} else if err != nil {
+		return ordering.Stats{}, err
+	}
+	defer svc.Close()
+	return svc.Stats()
+}
+
+// storeBackup writes a consistent copy of orders.db to a temporary file
+// beside to, fsyncs it, checks it, and renames it to to.
+func storeBackup(ctx context.Context, dataDir, to string, force bool, timeout time.Duration, stdout io.Writer) error {
+	if _, err := os.Lstat(to); err == nil && !force {
+		return fmt.Errorf("%s exists; choose another file, or replace it with --force", to)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(to), "."+filepath.Base(to)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	defer tmp.Close()
+	online, err := copyFromServer(ctx, dataDir, tmp)
+	if err == nil && !online {
+		err = copyOffline(filepath.Join(dataDir, ordering.DatabaseFile), tmp, timeout)
+	}
+	if err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	st, err := checkFile(tmp.Name(), timeout)
+	if err != nil {
+		return fmt.Errorf("the backup copy does not pass the check, nothing was written to %s: %w", to, err)
+	}
+	if err := publishBackup(tmp.Name(), to, force); err != nil {
+		return err
+	}
+	from := "the file (no server running)"
+	if online {
+		from = "the running server"
+	}
+	fmt.Fprintf(stdout, "Backed up %s from %s to %s: %d bytes, %d accounts, %d sessions, %d orders; the copy passes the check.\n",
+		filepath.Join(dataDir, ordering.DatabaseFile), from, to, st.Bytes, st.Accounts, st.Sessions, st.Orders)
+	return nil
+}
+
+// publishBackup renames tmp to to (a hard link when to must not be
+// replaced, so that a file made meanwhile is not overwritten), then
+// fsyncs the directory.
+func publishBackup(tmp, to string, force bool) error {
+	if force {
+		if err := os.Rename(tmp, to); err != nil {
+			return err
+		}
+	} else if err := os.Link(tmp, to); err != nil {
+		return fmt.Errorf("write backup: %w", err)
+	}
+	dir, err := os.Open(filepath.Dir(to))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
+
+// copyOffline copies orders.db when no server runs, after checking it.
+func copyOffline(path string, w io.Writer, timeout time.Duration) error {
+	svc, err := ordering.Open(path, nil, nil, ordering.Options{ReadOnly: true, CheckTimeout: timeout})
+	if errors.Is(err, ordering.ErrInUse) {
+		return fmt.Errorf("a running server holds %s and does not answer on %s: stop it, or back up again once it serves", path, storeSocketFile)
+	} else if err != nil {
+		return explainStoreError(path, err)
+	}
+	defer svc.Close()
+	return svc.Snapshot(func(_ int64, db io.WriterTo) error {
+		_, err := db.WriteTo(w)
+		return err
+	})
+}
+
+// copyFromServer asks a running server for a copy of its database. It
+// returns false, and no error, when no server listens.
+func copyFromServer(ctx context.Context, dataDir string, w io.Writer) (bool, error) {
+	sock := filepath.Join(dataDir, storeSocketFile)
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://store/backup", nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := client.Do(req)
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		return false, nil // no server, or one that was killed and left its socket
+	} else if err != nil {
+		return false, fmt.Errorf("ask the server on %s for a copy: %w", sock, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return false, fmt.Errorf("the server on %s could not copy its database: %s", sock, msg)
+	}
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		return false, fmt.Errorf("copy from the server on %s: %w", sock, err)
+	}
+	if n != resp.ContentLength {
+		return false, fmt.Errorf("copy from the server on %s: got %d of %d bytes", sock, n, resp.ContentLength)
+	}
+	return true, nil
+}
+
+// storeSocket serves consistent copies of the order database to "store
+// backup" and "store check" on a unix socket only the server's user may
+// use (mode 0600, and the peer's uid is checked).
+type storeSocket struct {
+	srv  *http.Server
+	path string
+}
+
+// listenStore starts the socket. The caller holds orders.db's lock, so a
+// socket file left there belongs to a server that is gone.
+func listenStore(dataDir string, svc *ordering.Service, logger *slog.Logger) (*storeSocket, error) {
+	path := filepath.Join(dataDir, storeSocketFile)
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale %s: %w", path, err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /backup", func(w http.ResponseWriter, r *http.Request) {
+		if !sameUser(r) {
+			http.Error(w, "only the server's user may copy its database", http.StatusForbidden)
+			return
+		}
+		serveBackup(w, svc, logger)
+	})
+	s := &storeSocket{path: path, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, peerKey{}, c) }}}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("store socket stopped", "path", path, "err", err)
+		}
+	}()
+	return s, nil
+}
+
+func serveBackup(w http.ResponseWriter, svc *ordering.Service, logger *slog.Logger) {
+	start := time.Now()
+	err := svc.Snapshot(func(size int64, db io.WriterTo) error {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		_, err := db.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		logger.Error("copy of the order database failed", "err", err)
+		return // the client sees a short body
+	}
+	logger.Info("copied the order database for a backup or check", "took", time.Since(start))
+}
+
+type peerKey struct{}
+
+// sameUser reports whether the peer of r runs as the server's user or root.
+func sameUser(r *http.Request) bool {
+	c, ok := r.Context().Value(peerKey{}).(*net.UnixConn)
+	if !ok {
+		return false
+	}
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var cred *syscall.Ucred
+	_ = raw.Control(func(fd uintptr) {
+		cred, err = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	})
+	return err == nil && cred != nil && (cred.Uid == uint32(os.Getuid()) || cred.Uid == 0)
+}
+
+// Close stops the socket and removes its file.
+func (s *storeSocket) Close() error {
+	if s == nil {
+		return nil
+	}
+	err := s.srv.Close()
+	if rmErr := os.Remove(s.path); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+		err = errors.Join(err, rmErr)
+	}
+	return err
+}

@@ -1,0 +1,139 @@
+package ordering
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// checkRecords checks what bbolt's page check cannot see, since bbolt
+// keeps no checksum of its data pages: a damaged byte inside a key or a
+// value. Every record must decode and every reference between buckets
+// must hold: an account's key hash leads back to it, a session, an order
+// and each index entry name an account or order that exists. A damaged
+// byte almost always breaks one of these.
+func checkRecords(tx *bolt.Tx) error {
+	if err := checkBucketNames(tx); err != nil {
+		return err
+	}
+	accounts, err := checkAccounts(tx)
+	if err != nil {
+		return err
+	}
+	if err := checkSessions(tx, accounts); err != nil {
+		return err
+	}
+	orders, err := checkOrders(tx, accounts)
+	if err != nil {
+		return err
+	}
+	return checkOrderIndexes(tx, orders)
+}
+
+func checkBucketNames(tx *bolt.Tx) error {
+	known := map[string]bool{}
+	for _, b := range allBuckets {
+		known[string(b)] = true
+	}
+	return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		if !known[string(name)] {
+			return fmt.Errorf("unknown bucket %q (a damaged name?)", name)
+		}
+		return nil
+	})
+}
+
+// forEach runs fn over a bucket that may be missing (a database older than
+// the bucket; Open creates it).
+func forEach(tx *bolt.Tx, name []byte, fn func(k, v []byte) error) error {
+	b := tx.Bucket(name)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		if err := fn(k, v); err != nil {
+			return fmt.Errorf("bucket %s, key %q: %w", name, k, err)
+		}
+		return nil
+	})
+}
+
+func checkAccounts(tx *bolt.Tx) (map[string]bool, error) {
+	accounts := map[string]bool{}
+	keys := tx.Bucket(bucketKeys)
+	err := forEach(tx, bucketAccounts, func(k, v []byte) error {
+		var rec accountRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return err
+		}
+		if rec.Name != string(k) {
+			return fmt.Errorf("the record names account %q", rec.Name)
+		}
+		if keys == nil || !bytes.Equal(keys.Get(rec.KeyHash), k) {
+			return fmt.Errorf("the account's key hash does not lead back to it")
+		}
+		accounts[rec.Name] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return accounts, forEach(tx, bucketKeys, func(k, v []byte) error {
+		if !accounts[string(v)] {
+			return fmt.Errorf("the key names account %q, which does not exist", v)
+		}
+		return nil
+	})
+}
+
+func checkSessions(tx *bolt.Tx, accounts map[string]bool) error {
+	return forEach(tx, bucketSessions, func(k, v []byte) error {
+		var rec sessionRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return err
+		}
+		if !accounts[rec.Account] || len(k) != 32 {
+			return fmt.Errorf("a session of account %q, which does not exist, or a damaged token hash", rec.Account)
+		}
+		return nil
+	})
+}
+
+// checkOrders returns the account of every order.
+func checkOrders(tx *bolt.Tx, accounts map[string]bool) (map[string]string, error) {
+	orders := map[string]string{}
+	return orders, forEach(tx, bucketOrders, func(k, v []byte) error {
+		var rec orderRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return err
+		}
+		if rec.Order.ID != string(k) || !accounts[rec.Account] {
+			return fmt.Errorf("the record is order %q of account %q, which does not match", rec.Order.ID, rec.Account)
+		}
+		orders[rec.Order.ID] = rec.Account
+		return nil
+	})
+}
+
+// checkOrderIndexes checks that every index entry names a stored order of
+// the account its key starts with.
+func checkOrderIndexes(tx *bolt.Tx, orders map[string]string) error {
+	for _, name := range [][]byte{bucketAccountOrders, bucketIdempotency, bucketOpenOrders} {
+		err := forEach(tx, name, func(k, v []byte) error {
+			owner, ok := orders[string(v)]
+			if !ok {
+				return fmt.Errorf("the entry names order %q, which does not exist", v)
+			}
+			if account, _, _ := bytes.Cut(k, []byte{0}); string(account) != owner {
+				return fmt.Errorf("the entry names order %q of another account", v)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
