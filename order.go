@@ -108,6 +108,12 @@ func SnapshotOf(p *Profile) CompanySnapshot {
 	}
 }
 
+// Page sizes of an account's order list.
+const (
+	DefaultOrdersPage = 20
+	MaxOrdersPage     = 100
+)
+
 // OrderRequest is what a client sends to preview or create an order. Only
 // CompanyProfileID identifies the company: names, courts or numbers a client
 // might send are never read.

@@ -93,8 +93,8 @@ func limitParam(s string) (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > 100 {
-		return 0, companydocs.Errorf(companydocs.EVALIDATION, "Query parameter \"limit\" must be a whole number from 1 to 100.")
+	if err != nil || n < 1 || n > companydocs.MaxOrdersPage {
+		return 0, companydocs.Errorf(companydocs.EVALIDATION, "Query parameter \"limit\" must be a whole number from 1 to %d.", companydocs.MaxOrdersPage)
 	}
 	return n, nil
 }

@@ -13,12 +13,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Page sizes of Orders.
-const (
-	DefaultPageSize = 20
-	MaxPageSize     = 100
-)
-
 // maxIdempotencyKey bounds the Idempotency-Key header.
 const maxIdempotencyKey = 255
 
@@ -328,9 +322,9 @@ func (s *Service) Orders(ctx context.Context, account string, cursor string, lim
 
 func clampLimit(limit int) int {
 	if limit <= 0 {
-		return DefaultPageSize
+		return companydocs.DefaultOrdersPage
 	}
-	return min(limit, MaxPageSize)
+	return min(limit, companydocs.MaxOrdersPage)
 }
 
 // listOrders walks the account's index backwards from just below after

@@ -206,7 +206,7 @@ func TestConcurrentIdenticalCreatesMakeOneOrder(t *testing.T) {
 	if a, _ := s.Account(acct); a.Credits != 98 {
 		t.Errorf("credits = %d, want 98 (one debit per request group)", a.Credits)
 	}
-	orders, _, _ := s.Orders(ctx, acct, "", MaxPageSize)
+	orders, _, _ := s.Orders(ctx, acct, "", companydocs.MaxOrdersPage)
 	if len(orders) != 2 {
 		t.Errorf("%d orders stored, want 2", len(orders))
 	}
