@@ -231,8 +231,8 @@ func (b *Builder) flush() error {
 		return fmt.Errorf("begin profile batch: %w", err)
 	}
 	// Profile ids are hashes, so a batch of puts reads leaves all over the
-	// file; released every 20 batches, the file was mostly resident again
-	// in between (5M ingest, BENCHMARKS.md).
+	// file; released less often, the file was mostly resident again in
+	// between (BENCHMARKS.md, "Figures behind code comments").
 	if err := releaseResident(b.db, b.tx.Size()); err != nil {
 		return fmt.Errorf("release profile store pages: %w", err)
 	}

@@ -135,8 +135,8 @@ func (b *Builder) finishIndex() error {
 
 // removeObsoleteSegments deletes the segment files of the bleve index in
 // dir that its current snapshot does not use. scorch deletes merged-away
-// segments in the background and may not have done so by Close (once 1.1
-// GB of them at 5M); a published generation is never written again, so
+// segments in the background and may not have done so by Close (more than
+// a gigabyte of them at national scale); a published generation is never written again, so
 // they would only take disk space. Nothing is deleted unless every
 // segment of the snapshot is a file.
 func removeObsoleteSegments(dir string) error {
@@ -238,8 +238,8 @@ func compactProfiles(dir string, txBytes int) error {
 // copyStore copies the buckets of src into dst in key order, like
 // bolt.Compact, and drops the pages of src it has read from the resident
 // memory after every write transaction: the compaction runs while the
-// index segments merge, and the whole source (1.8 GB at 5 million
-// profiles) would otherwise become resident on top of the merge.
+// index segments merge, and the whole source (gigabytes at national
+// scale) would otherwise become resident on top of the merge.
 func copyStore(dst, src *bolt.DB, txBytes int) error {
 	return src.View(func(stx *bolt.Tx) error {
 		for _, name := range storeBuckets {
@@ -300,7 +300,7 @@ func (b *Builder) mergeSegments() error {
 		opts := mergeplan.SingleSegmentMergePlanOptions
 		// One task over every segment: bleve's default merges 10 at a
 		// time and then merges the results again, which writes every
-		// document twice (at 1.2M: 53 s of commit against 30 s).
+		// document twice (BENCHMARKS.md, "Figures behind code comments").
 		opts.SegmentsPerMergeTask = math.MaxInt32
 		if err := s.ForceMerge(context.Background(), &opts); err != nil {
 			return fmt.Errorf("merge segments: %w", err)

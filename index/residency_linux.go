@@ -11,8 +11,8 @@ import (
 
 // releaseResident drops the pages of the profile store's memory map from
 // the process's resident memory. During a build every put reads the tree
-// through the map, so the whole growing file (1.8 GB at 5 million
-// profiles) would otherwise stay resident on top of the heap and the
+// through the map, so the whole growing file (gigabytes at national
+// scale) would otherwise stay resident on top of the heap and the
 // index. The pages stay in the page cache; the next read maps them again.
 // The map is read-only and bbolt never changes a page in place, so this
 // changes nothing a transaction sees. size is the part of the map in use

@@ -22,7 +22,7 @@ const (
 // tokens found in up to fuzzyDeepDocs names (rare surnames and words); a
 // more frequent token is a first name or a common word, spelled right,
 // whose neighbours in the dictionary are as frequent and only add postings
-// to skip through (1.2M query set: officer top-1 0.743 -> 0.753).
+// to skip through (BENCHMARKS.md, "Figures behind code comments").
 const (
 	fuzzySkipDocs = 5
 	fuzzyDeepDocs = 1000

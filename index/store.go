@@ -55,8 +55,8 @@ func secondaryKeys(p *companydocs.Profile) (numbers, leis []string) {
 // encodeProfile and decodeProfile define the value format of the profiles
 // bucket: MessagePack with every struct as an array (field order instead of
 // field names) and without the id, which is the key. On the real records a
-// value is 183 bytes against 411 as JSON (IndexVersion 4) and decodes three
-// times faster (4 against 13 µs); the price is that the format follows the
+// value is less than half its JSON (IndexVersion 4) and decodes about three
+// times faster (BENCHMARKS.md); the price is that the format follows the
 // field order of companydocs.Profile, which TestProfileLayout ties to
 // IndexVersion.
 func encodeProfile(p *companydocs.Profile) ([]byte, error) {

@@ -22,10 +22,10 @@ func relaxGC() (restore func()) {
 }
 
 // A search allocates per hit it looks at (postings, candidates, decoded
-// profiles) on top of a live heap of a few dozen MiB; at the default
-// GOGC=100 the collector runs so often that it costs about a fifth of the
-// CPU of a search at 5 million records, and GOGC=800 still saves 8% against
-// 400 for some 20 MiB more heap (BENCHMARKS.md). The server raises
+// profiles) on top of a small live heap; at the default GOGC=100 the
+// collector runs so often that it takes a large share of a search's CPU,
+// and a higher target saves more than the little heap it costs
+// (BENCHMARKS.md, "Figures behind code comments"). The server raises
 // the GC target to serveGCPercent, with a soft memory limit of
 // serveMemoryLimit: the heap stays small next to the mapped index files,
 // which the limit does not count.
