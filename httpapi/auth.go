@@ -75,6 +75,9 @@ func (s *Server) handleCreateSession(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, `"api_key"`); err != nil {
 		return err
 	}
+	if err := s.limitSessionKey(c, req.APIKey); err != nil {
+		return err
+	}
 	sess, err := s.Ordering.CreateSession(c.UserContext(), req.APIKey)
 	if err != nil {
 		return err

@@ -27,6 +27,11 @@ type Config struct {
 	// address; 0 turns the limit off. SearchBurst is the bucket size.
 	SearchRate  float64
 	SearchBurst int
+	// SessionRate is the number of session creations per second allowed
+	// per client address and, separately, per API key; 0 turns both limits
+	// off. SessionBurst is the bucket size.
+	SessionRate  float64
+	SessionBurst int
 	// TrustedProxies lists proxy addresses whose X-Forwarded-For is believed.
 	TrustedProxies []string
 }
@@ -40,6 +45,8 @@ func DefaultConfig() Config {
 		SearchTimeout: 5 * time.Second,
 		SearchRate:    20,
 		SearchBurst:   40,
+		SessionRate:   1,
+		SessionBurst:  20,
 	}
 }
 
@@ -65,15 +72,19 @@ type Server struct {
 	// served at /metrics; nil records nothing and /metrics answers 404.
 	Metrics *Metrics
 
-	limiter *rateLimiter
-	ln      atomic.Pointer[lingerListener]
-	proxies []netip.Prefix
+	limiter      *rateLimiter
+	sessionAddrs *rateLimiter
+	sessionKeys  *rateLimiter
+	ln           atomic.Pointer[lingerListener]
+	proxies      []netip.Prefix
 }
 
 // NewServer returns a server with its routes registered.
 func NewServer(config Config, logger *slog.Logger) *Server {
 	s := &Server{config: config, logger: logger, proxies: trustedProxies(config.TrustedProxies)}
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
+	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
+	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.app = fiber.New(fiber.Config{
 		AppName:                 "companydocs",
 		BodyLimit:               config.BodyLimit,
