@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -99,6 +100,7 @@ func NewServer(config Config, logger *slog.Logger) *Server {
 		ProxyHeader:             proxyHeader(config.TrustedProxies),
 	})
 	s.routes()
+	s.app.Server().Handler = s.answerUnknownMethods(s.app.Server().Handler)
 	return s
 }
 
@@ -135,6 +137,7 @@ var statusOf = map[string]int{
 	companydocs.EUNAUTHORIZED:      fiber.StatusUnauthorized,
 	companydocs.EINSUFFICIENTFUNDS: fiber.StatusPaymentRequired,
 	companydocs.ENOTFOUND:          fiber.StatusNotFound,
+	companydocs.EMETHODNOTALLOWED:  fiber.StatusMethodNotAllowed,
 	companydocs.EDUPLICATEORDER:    fiber.StatusConflict,
 	companydocs.EVERIFIEDREQUIRED:  fiber.StatusUnprocessableEntity,
 	companydocs.ETOOLARGE:          fiber.StatusRequestEntityTooLarge,
@@ -165,6 +168,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	if code == companydocs.EINTERNAL {
 		s.logger.Error("request failed", "route", c.Route().Path, "error", err)
 	}
+	if code == companydocs.EMETHODNOTALLOWED {
+		c.Set(fiber.HeaderAllow, strings.Join(s.allowedMethods(c.Path()), ", "))
+	}
 	var body errorBody
 	body.Error.Code = code
 	body.Error.Message = companydocs.ErrorMessage(err)
@@ -184,9 +190,9 @@ func translateFiberError(err error) error {
 	}
 	switch fe.Code {
 	case fiber.StatusNotFound:
-		return companydocs.Errorf(companydocs.ENOTFOUND, "No such endpoint. See /api/v1/openapi.json for the API.")
+		return errNoEndpoint()
 	case fiber.StatusMethodNotAllowed:
-		return companydocs.Errorf(companydocs.ENOTFOUND, "This endpoint does not accept that method. See /api/v1/openapi.json.")
+		return errMethodNotAllowed()
 	case fiber.StatusRequestEntityTooLarge:
 		return companydocs.Errorf(companydocs.ETOOLARGE, "The request body is too large. Send a smaller JSON object.")
 	case fiber.StatusRequestTimeout:
