@@ -45,7 +45,8 @@ func (s *Service) CreateSession(ctx context.Context, apiKey string) (*companydoc
 		ended, err = capSessions(tx, acct.Name)
 		return err
 	})
-	// The ended sessions may have been cached while the transaction ran.
+	// Forget the ended sessions; a check that read one before the commit
+	// cannot cache it after this (the epoch moves on).
 	for _, h := range ended {
 		s.sessions.drop(h)
 	}
