@@ -301,10 +301,21 @@ func sessionLoad(t *testing.T, accounts, rounds int, sweep bool) []int64 {
 
 // TestBackgroundSweep lets the sweeper of the service delete expired
 // sessions on its own; a live session stays. Close stops the sweeper (the
-// cleanup of MustOpen would hang otherwise).
+// test would hang otherwise). The file is checked after Close: bbolt's
+// check reads the freelist unlocked and races with a concurrent commit.
 func TestBackgroundSweep(t *testing.T) {
 	c := newClock()
-	s := MustOpen(t, nil, nil, Options{Now: c.Now, SessionTTL: time.Minute, SweepInterval: 5 * time.Millisecond})
+	path := filepath.Join(t.TempDir(), DatabaseFile)
+	s, err := Open(path, nil, nil, Options{Now: c.Now, SessionTTL: time.Minute, SweepInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+		MustReopenAndCheck(t, path)
+	}()
 	key, _ := s.CreateAccount("acme", 0)
 	var expired []string
 	for range 10 {
@@ -333,6 +344,20 @@ func TestBackgroundSweep(t *testing.T) {
 	for _, tok := range expired {
 		_, err := s.Authenticate(ctx, tok)
 		wantCode(t, err, companydocs.EUNAUTHORIZED)
+	}
+}
+
+// MustReopenAndCheck opens a closed database without a sweeper and runs
+// bbolt's check on it.
+func MustReopenAndCheck(t *testing.T, path string) {
+	t.Helper()
+	s, err := Open(path, nil, nil, Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Check(); err != nil {
+		t.Errorf("database check: %v", err)
 	}
 }
 
