@@ -17,6 +17,7 @@ const (
 	EUNAUTHORIZED      = "unauthorized"
 	EINSUFFICIENTFUNDS = "insufficient_credits"
 	ENOTFOUND          = "not_found"
+	EMETHODNOTALLOWED  = "method_not_allowed" // the path exists, the method does not
 	ETOOLARGE          = "payload_too_large"
 	EUNAVAILABLE       = "service_unavailable"
 	ETIMEOUT           = "request_timeout" // no request within the read timeout

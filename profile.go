@@ -140,3 +140,38 @@ func DiscoveryID(lei LEI) string {
 	sum := sha256.Sum256([]byte("lei:" + string(lei)))
 	return "dc_" + strings.ToLower(profileIDEncoding.EncodeToString(sum[:12]))
 }
+
+// discoveryIDLength is the length of a DiscoveryID: "dc_" and 96 bits in
+// 20 unpadded base32 characters.
+const discoveryIDLength = 3 + 20
+
+// IsDiscoveryID reports whether id has the form DiscoveryID gives: "dc_"
+// and 20 lower-case base32 characters (a to z, 2 to 7).
+func IsDiscoveryID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "dc_")
+	if !ok || len(id) != discoveryIDLength {
+		return false
+	}
+	for _, r := range rest {
+		if !('a' <= r && r <= 'z' || '2' <= r && r <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// HasDiscoveryID reports whether the discovery candidate id belongs to p:
+// it is p's own id (p is a discovery profile, the id search returns as
+// discovery_candidate_id), or the id of a GLEIF record linked to p by its
+// LEI, whose discovery candidate p stands in for.
+func (p *Profile) HasDiscoveryID(id string) bool {
+	if p.Source == SourceDiscovery && p.ID == id {
+		return true
+	}
+	for _, l := range p.LEIs {
+		if DiscoveryID(l.LEI) == id {
+			return true
+		}
+	}
+	return false
+}

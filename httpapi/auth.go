@@ -26,7 +26,9 @@ type createSessionRequest struct {
 
 // requireSession authenticates "Authorization: Bearer <token>". Any failure
 // is unauthorized (401) with a WWW-Authenticate challenge (RFC 6750).
+// Every answer behind it is one account's and is marked no-store.
 func (s *Server) requireSession(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store") // errors too
 	if s.Ordering == nil {
 		return errOrderingUnavailable()
 	}
@@ -66,6 +68,13 @@ func currentSession(c *fiber.Ctx) session {
 	return sess
 }
 
+// noStore marks every answer of a route, errors included, as not to be
+// cached: they carry tokens or one account's data.
+func noStore(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Next()
+}
+
 // handleCreateSession exchanges an API key for a session token (201).
 func (s *Server) handleCreateSession(c *fiber.Ctx) error {
 	if s.Ordering == nil {
@@ -75,11 +84,13 @@ func (s *Server) handleCreateSession(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, `"api_key"`); err != nil {
 		return err
 	}
+	if err := s.limitSessionKey(c, req.APIKey); err != nil {
+		return err
+	}
 	sess, err := s.Ordering.CreateSession(c.UserContext(), req.APIKey)
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.Status(fiber.StatusCreated).JSON(sess)
 }
 

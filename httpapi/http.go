@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,11 @@ type Config struct {
 	// address; 0 turns the limit off. SearchBurst is the bucket size.
 	SearchRate  float64
 	SearchBurst int
+	// SessionRate is the number of session creations per second allowed
+	// per client address and, separately, per API key; 0 turns both limits
+	// off. SessionBurst is the bucket size.
+	SessionRate  float64
+	SessionBurst int
 	// TrustedProxies lists proxy addresses whose X-Forwarded-For is believed.
 	TrustedProxies []string
 }
@@ -40,6 +46,8 @@ func DefaultConfig() Config {
 		SearchTimeout: 5 * time.Second,
 		SearchRate:    20,
 		SearchBurst:   40,
+		SessionRate:   1,
+		SessionBurst:  20,
 	}
 }
 
@@ -65,15 +73,19 @@ type Server struct {
 	// served at /metrics; nil records nothing and /metrics answers 404.
 	Metrics *Metrics
 
-	limiter *rateLimiter
-	ln      atomic.Pointer[lingerListener]
-	proxies []netip.Prefix
+	limiter      *rateLimiter
+	sessionAddrs *rateLimiter
+	sessionKeys  *rateLimiter
+	ln           atomic.Pointer[lingerListener]
+	proxies      []netip.Prefix
 }
 
 // NewServer returns a server with its routes registered.
 func NewServer(config Config, logger *slog.Logger) *Server {
 	s := &Server{config: config, logger: logger, proxies: trustedProxies(config.TrustedProxies)}
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
+	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
+	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.app = fiber.New(fiber.Config{
 		AppName:                 "companydocs",
 		BodyLimit:               config.BodyLimit,
@@ -88,6 +100,7 @@ func NewServer(config Config, logger *slog.Logger) *Server {
 		ProxyHeader:             proxyHeader(config.TrustedProxies),
 	})
 	s.routes()
+	s.app.Server().Handler = s.answerUnknownMethods(s.app.Server().Handler)
 	return s
 }
 
@@ -124,6 +137,7 @@ var statusOf = map[string]int{
 	companydocs.EUNAUTHORIZED:      fiber.StatusUnauthorized,
 	companydocs.EINSUFFICIENTFUNDS: fiber.StatusPaymentRequired,
 	companydocs.ENOTFOUND:          fiber.StatusNotFound,
+	companydocs.EMETHODNOTALLOWED:  fiber.StatusMethodNotAllowed,
 	companydocs.EDUPLICATEORDER:    fiber.StatusConflict,
 	companydocs.EVERIFIEDREQUIRED:  fiber.StatusUnprocessableEntity,
 	companydocs.ETOOLARGE:          fiber.StatusRequestEntityTooLarge,
@@ -154,6 +168,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	if code == companydocs.EINTERNAL {
 		s.logger.Error("request failed", "route", c.Route().Path, "error", err)
 	}
+	if code == companydocs.EMETHODNOTALLOWED {
+		c.Set(fiber.HeaderAllow, strings.Join(s.allowedMethods(c.Path()), ", "))
+	}
 	var body errorBody
 	body.Error.Code = code
 	body.Error.Message = companydocs.ErrorMessage(err)
@@ -173,9 +190,9 @@ func translateFiberError(err error) error {
 	}
 	switch fe.Code {
 	case fiber.StatusNotFound:
-		return companydocs.Errorf(companydocs.ENOTFOUND, "No such endpoint. See /api/v1/openapi.json for the API.")
+		return errNoEndpoint()
 	case fiber.StatusMethodNotAllowed:
-		return companydocs.Errorf(companydocs.ENOTFOUND, "This endpoint does not accept that method. See /api/v1/openapi.json.")
+		return errMethodNotAllowed()
 	case fiber.StatusRequestEntityTooLarge:
 		return companydocs.Errorf(companydocs.ETOOLARGE, "The request body is too large. Send a smaller JSON object.")
 	case fiber.StatusRequestTimeout:

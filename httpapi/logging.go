@@ -21,6 +21,7 @@ import (
 // body (POST /api/v1/auth/sessions/ carries an API key).
 func (s *Server) observe(c *fiber.Ctx) error {
 	start := time.Now()
+	setNoSniff(c)
 	err := c.Next()
 	code := ""
 	if err != nil {
@@ -43,12 +44,20 @@ func (s *Server) observe(c *fiber.Ctx) error {
 // before any route ran (body too large, malformed request): it is
 // answered, logged and counted here, under the unmatched route.
 func (s *Server) handleServerError(c *fiber.Ctx, err error) error {
+	setNoSniff(c)
 	code := companydocs.ErrorCode(translateFiberError(err))
 	herr := s.handleError(c, err)
 	method, status := methodOf(c), c.Response().StatusCode()
 	s.Metrics.observeRequest(unmatchedRoute, method, status, code, 0)
 	s.logRequest(c, unmatchedRoute, method, status, code, 0)
 	return herr
+}
+
+// setNoSniff tells browsers to take every answer as the Content-Type it
+// declares: a JSON body that echoes a client's text is never run as HTML
+// or script.
+func setNoSniff(c *fiber.Ctx) {
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 }
 
 // logRequest writes the request's log line; probes and scrapes go to the

@@ -174,6 +174,7 @@ func TestOpenAPIStatesTheDecidedValues(t *testing.T) {
 		"PossibleThreshold":       fmt.Sprintf("%.2f", resolver.PossibleThreshold),
 		"SearchRate":              fmt.Sprintf("%g searches per second", def.SearchRate),
 		"SearchBurst":             fmt.Sprintf("burst of %d", def.SearchBurst),
+		"SessionRate":             fmt.Sprintf("token bucket of %g per second with a burst of %d", def.SessionRate, def.SessionBurst),
 		"BodyLimit":               fmt.Sprintf("%d KiB", def.BodyLimit>>10),
 		"SearchTimeout":           fmt.Sprintf("deadline %s", def.SearchTimeout),
 		"MaxLimit":                fmt.Sprintf("limit 1 to %d (default %d)", resolver.MaxLimit, resolver.DefaultLimit),

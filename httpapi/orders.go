@@ -44,7 +44,6 @@ func (s *Server) handlePreview(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(p)
 }
 
@@ -60,7 +59,6 @@ func (s *Server) handleCreateOrder(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Location("/api/v1/documents/orders/" + o.ID + "/")
 	return c.Status(fiber.StatusCreated).JSON(o)
 }
@@ -84,7 +82,6 @@ func (s *Server) handleListOrders(c *fiber.Ctx) error {
 	if next != "" {
 		resp.NextCursor = &next
 	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(resp)
 }
 
@@ -107,7 +104,6 @@ func (s *Server) handleGetOrder(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(o)
 }
 

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"crypto/sha256"
 	"math"
 	"strconv"
 	"strings"
@@ -97,17 +98,46 @@ func (l *rateLimiter) size() int {
 // limitSearch answers rate_limited with Retry-After once a client address
 // has used its search budget. The address is clientIP's.
 func (s *Server) limitSearch(c *fiber.Ctx) error {
-	if s.limiter == nil {
-		return c.Next()
+	if err := throttle(c, s.limiter, s.clientIP(c), "Too many searches from your address."); err != nil {
+		if s.OnRateLimited != nil {
+			s.OnRateLimited()
+		}
+		return err
 	}
-	ok, wait := s.limiter.allow(s.clientIP(c))
+	return c.Next()
+}
+
+// limitSessionAddress charges every session request, whatever its key, to
+// the client address, so that guessing keys is as slow as using one.
+func (s *Server) limitSessionAddress(c *fiber.Ctx) error {
+	if err := throttle(c, s.sessionAddrs, s.clientIP(c), "Too many session requests from your address."); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
+// limitSessionKey charges a session request to its API key (by hash: the
+// limiter's table holds no secret), so that one key used from many
+// addresses is bounded too.
+func (s *Server) limitSessionKey(c *fiber.Ctx, apiKey string) error {
+	if apiKey == "" {
+		return nil // validation_error follows
+	}
+	sum := sha256.Sum256([]byte(apiKey))
+	return throttle(c, s.sessionKeys, string(sum[:]), "Too many sessions requested with this API key.")
+}
+
+// throttle takes a token of id's bucket in l (nil: no limit). Without one
+// it sets Retry-After and returns rate_limited, with what in the message.
+func throttle(c *fiber.Ctx, l *rateLimiter, id, what string) error {
+	if l == nil {
+		return nil
+	}
+	ok, wait := l.allow(id)
 	if ok {
-		return c.Next()
+		return nil
 	}
-	secs := int(math.Ceil(wait.Seconds()))
-	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(secs, 1)))
-	if s.OnRateLimited != nil {
-		s.OnRateLimited()
-	}
-	return companydocs.Errorf(companydocs.ERATELIMITED, "Too many searches from your address. Wait %d second(s) and retry.", max(secs, 1))
+	secs := max(int(math.Ceil(wait.Seconds())), 1)
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+	return companydocs.Errorf(companydocs.ERATELIMITED, "%s Wait %d second(s) and retry.", what, secs)
 }

@@ -43,7 +43,7 @@ func (s *Server) routes() {
 	api.Get("/openapi.json", s.handleOpenAPI)
 	api.Post("/documents/companies/search", s.limitSearch, s.handleSearch)
 	api.Get("/documents/plans", s.handlePlans)
-	api.Post("/auth/sessions", s.handleCreateSession)
+	api.Post("/auth/sessions", noStore, s.limitSessionAddress, s.handleCreateSession)
 	api.Delete("/auth/sessions/current", s.requireSession, s.handleDeleteSession)
 	api.Post("/documents/orders/preview", s.requireSession, s.handlePreview)
 	api.Post("/documents/orders", s.requireSession, s.handleCreateOrder)

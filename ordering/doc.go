@@ -43,6 +43,11 @@
 // --demo) rotates the demo key on every start and returns the new one.
 // Sessions expire after Options.SessionTTL; a revoked session stays stored,
 // marked, until it would have expired, so a client learns why it fails.
+// A background sweep (Options.SweepInterval) deletes expired sessions in
+// write transactions of at most 500 sessions each. An account keeps at
+// most 100 sessions; its 101st ends its oldest, found through the index
+// bucket account_sessions (account, creation time, token hash), which
+// Open builds for a database written before it existed.
 //
 // # Orders
 //

@@ -211,9 +211,13 @@ func shippedPlans(tb testing.TB) *Plans {
 }
 
 // MustOpen opens a service on a temporary directory and checks the
-// database file's consistency when the test ends.
+// database file's consistency when the test ends. The background sweep is
+// off unless opts asks for it: bbolt's check races with its commits.
 func MustOpen(tb testing.TB, profiles Profiles, plans *Plans, opts Options) *Service {
 	tb.Helper()
+	if opts.SweepInterval == 0 {
+		opts.SweepInterval = -1
+	}
 	s, err := Open(filepath.Join(tb.TempDir(), DatabaseFile), profiles, plans, opts)
 	if err != nil {
 		tb.Fatal(err)

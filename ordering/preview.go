@@ -107,6 +107,9 @@ func validateRequest(req *companydocs.OrderRequest) error {
 		return companydocs.Errorf(companydocs.EVALIDATION, `Field "document_type": %q is not a register document type; use "AD" (current printout) or "CD" (chronological printout).`, req.DocumentType)
 	case strings.TrimSpace(req.PlanID) == "":
 		return companydocs.Errorf(companydocs.EVALIDATION, `Field "plan_id" is required; GET /api/v1/documents/plans/ lists the plans.`)
+	case req.DiscoveryCandidateID != "" && !companydocs.IsDiscoveryID(req.DiscoveryCandidateID):
+		// The value is not repeated: it is not an id, and may be markup.
+		return companydocs.Errorf(companydocs.EVALIDATION, `Field "discovery_candidate_id" is not a discovery candidate id ("dc_" and 20 letters and digits). Send the discovery_candidate_id of the search result, or leave the field out.`)
 	}
 	return nil
 }
@@ -165,7 +168,18 @@ func (s *Service) assessCompany(a *assessment, req companydocs.OrderRequest) err
 	}
 	a.profile = p
 	a.company = companyBlockers(p, id, req.DocumentType)
-	return nil
+	return checkDiscoveryCandidate(p, req)
+}
+
+// checkDiscoveryCandidate refuses a discovery_candidate_id that does not
+// belong to the ordered profile, so that an order never records another
+// company's candidate as its audit context. Without a profile the company
+// blockers already refuse the request.
+func checkDiscoveryCandidate(p *companydocs.Profile, req companydocs.OrderRequest) error {
+	if p == nil || req.DiscoveryCandidateID == "" || p.HasDiscoveryID(req.DiscoveryCandidateID) {
+		return nil
+	}
+	return companydocs.Errorf(companydocs.EVALIDATION, `Field "discovery_candidate_id": %s is not the discovery candidate of company profile %s. Send the discovery_candidate_id of the same search result as company_profile_id, or leave the field out.`, req.DiscoveryCandidateID, p.ID)
 }
 
 // profile looks an id up; ids without a known prefix are not looked up.

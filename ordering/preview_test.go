@@ -2,6 +2,7 @@ package ordering
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"companydocs"
@@ -101,5 +102,35 @@ func TestPreviewRejectsMalformedRequests(t *testing.T) {
 			_, err := s.Preview(ctx, acct, req)
 			wantCode(t, err, companydocs.EVALIDATION)
 		})
+	}
+}
+
+// TestDiscoveryCandidateIDMustBelongToTheProfile orders a real live
+// registry profile with discovery_candidate_id values that are not its
+// own: the id of a real, unrelated GLEIF record, a malformed id and
+// markup. Preview and create both answer validation_error naming the
+// field, and nothing is stored.
+func TestDiscoveryCandidateIDMustBelongToTheProfile(t *testing.T) {
+	fx := realFixture(t)
+	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
+	acct := MustAccount(t, s, "acme", 5)
+	live := fx.live[3]
+	for _, id := range []string{fx.unverified.ID, "dc_123", "<img src=x onerror=alert(1)>", live.ID} {
+		req := request(live, "AD", "ad-single")
+		req.DiscoveryCandidateID = id
+		_, err := s.Preview(ctx, acct, req)
+		if e := wantCode(t, err, companydocs.EVALIDATION); !strings.Contains(e.Message, `"discovery_candidate_id"`) {
+			t.Errorf("preview with %q: message %q does not name the field", id, e.Message)
+		}
+		_, err = s.CreateOrder(ctx, acct, req, "")
+		if e := wantCode(t, err, companydocs.EVALIDATION); strings.Contains(e.Message, "<img") {
+			t.Errorf("create with %q: message %q repeats the markup", id, e.Message)
+		}
+	}
+	if orders, _, err := s.Orders(ctx, acct, "", 0); err != nil || len(orders) != 0 {
+		t.Errorf("orders stored: %d, %v", len(orders), err)
+	}
+	if p, err := s.Preview(ctx, acct, request(live, "AD", "ad-single")); err != nil || !p.OrderingEligible {
+		t.Errorf("preview without the field: %+v, %v", p, err)
 	}
 }

@@ -36,7 +36,12 @@ var (
 	bucketOpenOrders    = []byte("open_orders")    // account 0 profile 0 document 0 plan -> order id
 )
 
-var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders}
+// bucketAccountSessions indexes sessions by account, oldest first: key
+// account 0 created (8 bytes) sha256(token), no value. Open builds it for
+// a database written before it existed.
+var bucketAccountSessions = []byte("account_sessions")
+
+var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders}
 
 // Profiles looks up company profiles by id. It returns (nil, nil) when no
 // profile has the id. Registry-cache ids start "dp_", discovery ids "dc_".
@@ -62,8 +67,12 @@ type Options struct {
 	// ReadOnly opens the file without writing to it and without taking
 	// the exclusive lock; a missing file is an error.
 	ReadOnly bool
-	// Logger receives warnings about damage bbolt tolerates, such as one
-	// invalid meta page (default: discarded).
+	// SweepInterval is how often expired sessions are deleted in the
+	// background (default DefaultSweepInterval; negative: never).
+	SweepInterval time.Duration
+	// Logger receives the failures of the background sweep and warnings
+	// about damage bbolt tolerates, such as one invalid meta page (default
+	// slog.Default()).
 	Logger *slog.Logger
 }
 
@@ -78,6 +87,11 @@ type Service struct {
 	ids      idGenerator
 	creates  *groupCommit
 	sessions sessionCache
+	logger   *slog.Logger
+
+	stop      chan struct{} // closed by Close
+	sweepDone chan struct{} // closed when the sweeper has returned
+	closeOnce sync.Once
 }
 
 // Open opens the order database at path, creating it only when no file
@@ -98,12 +112,21 @@ func Open(path string, profiles Profiles, plans *Plans, opts Options) (*Service,
 		db.Close()
 		return nil, fmt.Errorf("create buckets in %q: %w", path, err)
 	}
-	return &Service{
+	s := &Service{
 		db: db, profiles: profiles, plans: plans,
 		ttl: opts.SessionTTL, now: opts.Now,
-		ids:     idGenerator{now: opts.Now},
-		creates: newGroupCommit(db),
-	}, nil
+		ids:       idGenerator{now: opts.Now},
+		creates:   newGroupCommit(db),
+		logger:    opts.Logger,
+		stop:      make(chan struct{}),
+		sweepDone: make(chan struct{}),
+	}
+	if opts.SweepInterval > 0 {
+		go s.sweepEvery(opts.SweepInterval)
+	} else {
+		close(s.sweepDone)
+	}
+	return s, nil
 }
 
 func (o Options) withDefaults() Options {
@@ -119,27 +142,40 @@ func (o Options) withDefaults() Options {
 	if o.CheckTimeout <= 0 {
 		o.CheckTimeout = DefaultCheckTimeout
 	}
+	if o.SweepInterval == 0 {
+		o.SweepInterval = DefaultSweepInterval
+	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 	return o
 }
 
 func createBuckets(tx *bolt.Tx) error {
+	indexed := tx.Bucket(bucketAccountSessions) != nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("bucket %s: %w", name, err)
 		}
 	}
+	if !indexed {
+		return indexSessions(tx)
+	}
 	return nil
 }
 
-// Close commits the creates under way, then closes the database. Calls
-// after the first do nothing.
+// Close stops the session sweep, commits the creates under way, then
+// closes the database. Calls after the first do nothing.
 func (s *Service) Close() error {
-	if s.creates != nil {
-		s.creates.close()
-	}
+	s.closeOnce.Do(func() {
+		if s.stop != nil {
+			close(s.stop)
+			<-s.sweepDone
+		}
+		if s.creates != nil {
+			s.creates.close()
+		}
+	})
 	return s.db.Close()
 }
 

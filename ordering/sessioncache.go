@@ -14,9 +14,9 @@ const maxCachedSessions = 4096
 // record. It can hold only what the database holds: the server process is
 // the only writer of the database (the file lock keeps the accounts
 // command out), a session can end only by expiring, which every hit
-// checks, or by RevokeSession, which drops the entry; an entry read from
-// the database before a revocation committed is not stored (the epoch
-// has moved on).
+// checks, or by RevokeSession or the per-account cap of CreateSession,
+// which drop the entry; an entry read from the database before such an
+// end committed is not stored (the epoch has moved on).
 type sessionCache struct {
 	mu      sync.RWMutex
 	epoch   uint64 // counts revocations

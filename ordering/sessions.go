@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -22,7 +23,8 @@ type sessionRecord struct {
 }
 
 // CreateSession exchanges an API key for a session token valid for the
-// configured TTL. Expired sessions are removed on the way.
+// configured TTL. An account keeps at most maxSessionsPerAccount sessions:
+// beyond that its oldest sessions end here.
 func (s *Service) CreateSession(ctx context.Context, apiKey string) (*companydocs.Session, error) {
 	if apiKey == "" {
 		return nil, companydocs.Errorf(companydocs.EVALIDATION, `Field "api_key" is required: send {"api_key": "cdk_..."}.`)
@@ -30,17 +32,24 @@ func (s *Service) CreateSession(ctx context.Context, apiKey string) (*companydoc
 	token := newSecret(sessionTokenPrefix)
 	now := s.now().UTC()
 	rec := sessionRecord{CreatedAt: now, ExpiresAt: now.Add(s.ttl)}
+	var ended [][32]byte
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		acct, err := accountForKey(tx, apiKey)
 		if err != nil {
 			return err
 		}
 		rec.Account = acct.Name
-		if err := pruneSessions(tx, now, pruneBatch); err != nil {
+		if err := putSession(tx, hashSecret(token), &rec); err != nil {
 			return err
 		}
-		return putSession(tx, hashSecret(token), &rec)
+		ended, err = capSessions(tx, acct.Name)
+		return err
 	})
+	// Forget the ended sessions; a check that read one before the commit
+	// cannot cache it after this (the epoch moves on).
+	for _, h := range ended {
+		s.sessions.drop(h)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +104,7 @@ func (s *Service) RevokeSession(ctx context.Context, token string) error {
 func getSession(tx *bolt.Tx, token string) (*sessionRecord, error) {
 	v := tx.Bucket(bucketSessions).Get(hashSecret(token))
 	if v == nil {
-		return nil, companydocs.Errorf(companydocs.EUNAUTHORIZED, "The session token is not known. Create a session with POST /api/v1/auth/sessions/ and send it as Authorization: Bearer <token>.")
+		return nil, companydocs.Errorf(companydocs.EUNAUTHORIZED, "The session token is not known: it is mistyped, it expired some time ago, or it ended because its account created more than %d newer sessions. Create a session with POST /api/v1/auth/sessions/ and send it as Authorization: Bearer <token>.", maxSessionsPerAccount)
 	}
 	var rec sessionRecord
 	if err := json.Unmarshal(v, &rec); err != nil {
@@ -104,6 +113,7 @@ func getSession(tx *bolt.Tx, token string) (*sessionRecord, error) {
 	return &rec, nil
 }
 
+// putSession stores a session and its entry in the account's index.
 func putSession(tx *bolt.Tx, hash []byte, rec *sessionRecord) error {
 	v, err := json.Marshal(rec)
 	if err != nil {
@@ -112,43 +122,80 @@ func putSession(tx *bolt.Tx, hash []byte, rec *sessionRecord) error {
 	if err := tx.Bucket(bucketSessions).Put(hash, v); err != nil {
 		return fmt.Errorf("store session: %w", err)
 	}
+	if err := tx.Bucket(bucketAccountSessions).Put(accountSessionKey(rec, hash), nil); err != nil {
+		return fmt.Errorf("index session: %w", err)
+	}
 	return nil
 }
 
-// pruneBatch bounds the sessions examined per pruning pass, so that
-// creating a session stays cheap however many sessions exist.
-const pruneBatch = 64
+// deleteSession removes a session and its index entry.
+func deleteSession(tx *bolt.Tx, hash []byte, rec *sessionRecord) error {
+	if err := tx.Bucket(bucketAccountSessions).Delete(accountSessionKey(rec, hash)); err != nil {
+		return fmt.Errorf("delete session index entry: %w", err)
+	}
+	if err := tx.Bucket(bucketSessions).Delete(hash); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
 
-// pruneSessions deletes expired sessions among up to max sessions, starting
-// at a random point of the key space and wrapping around once (keys are
-// hashes, so every pass looks at a different stretch).
-func pruneSessions(tx *bolt.Tx, now time.Time, max int) error {
-	c := tx.Bucket(bucketSessions).Cursor()
-	start := hashSecret(newSecret(""))
-	k, v := c.Seek(start)
-	wrapped := false
-	for i := 0; i < max; i++ {
-		if k == nil && !wrapped {
-			k, v = c.First()
-			wrapped = true
+// accountSessionKey is the key of a session in bucketAccountSessions:
+// account 0 creation time (8 bytes, big-endian Unix nanoseconds) token
+// hash, so that an account's sessions are one key range, oldest first.
+func accountSessionKey(rec *sessionRecord, hash []byte) []byte {
+	k := make([]byte, 0, len(rec.Account)+1+8+len(hash))
+	k = append(k, rec.Account...)
+	k = append(k, 0)
+	k = binary.BigEndian.AppendUint64(k, uint64(rec.CreatedAt.UnixNano()))
+	return append(k, hash...)
+}
+
+// maxSessionsPerAccount bounds the sessions one account keeps. A client
+// needs one session per process and renews it once per TTL, so 100 leaves
+// room for a fleet of workers on one key; a client that creates a session
+// per request, or a leaked key run in a loop, ends its own oldest sessions
+// instead of growing orders.db. Expired and revoked sessions not yet swept
+// count too, and being the oldest they are the first to go.
+const maxSessionsPerAccount = 100
+
+// capSessions deletes the oldest sessions of an account beyond
+// maxSessionsPerAccount and returns their hashes. It reads at most
+// maxSessionsPerAccount+1 index keys in the usual case of one new session.
+func capSessions(tx *bolt.Tx, account string) ([][32]byte, error) {
+	prefix := append([]byte(account), 0)
+	c := tx.Bucket(bucketAccountSessions).Cursor()
+	var keys [][]byte
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	if len(keys) <= maxSessionsPerAccount {
+		return nil, nil
+	}
+	var ended [][32]byte
+	for _, k := range keys[:len(keys)-maxSessionsPerAccount] {
+		var h [32]byte
+		copy(h[:], k[len(k)-len(h):])
+		if err := tx.Bucket(bucketAccountSessions).Delete(k); err != nil {
+			return nil, fmt.Errorf("delete session index entry: %w", err)
 		}
-		if k == nil || (wrapped && bytes.Compare(k, start) >= 0) {
-			return nil
+		if err := tx.Bucket(bucketSessions).Delete(h[:]); err != nil {
+			return nil, fmt.Errorf("delete session: %w", err)
 		}
+		ended = append(ended, h)
+	}
+	return ended, nil
+}
+
+// indexSessions builds bucketAccountSessions for a database written before
+// the index existed; Open runs it once, in the transaction that creates
+// the bucket.
+func indexSessions(tx *bolt.Tx) error {
+	index := tx.Bucket(bucketAccountSessions)
+	return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 		var rec sessionRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return fmt.Errorf("decode session: %w", err)
 		}
-		if now.Before(rec.ExpiresAt) {
-			k, v = c.Next()
-			continue
-		}
-		deleted := append([]byte(nil), k...)
-		if err := c.Delete(); err != nil {
-			return fmt.Errorf("delete expired session: %w", err)
-		}
-		// After Delete a cursor's Next may skip a key: seek instead.
-		k, v = c.Seek(deleted)
-	}
-	return nil
+		return index.Put(accountSessionKey(&rec, k), nil)
+	})
 }

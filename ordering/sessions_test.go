@@ -1,12 +1,18 @@
 package ordering
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestSessions(t *testing.T) {
@@ -132,32 +138,253 @@ func TestSecretsAreStoredOnlyAsHashes(t *testing.T) {
 	}
 }
 
-func TestExpiredSessionsArePruned(t *testing.T) {
+// TestSessionsPerAccountAreCapped creates 250 sessions for one account:
+// it keeps the newest maxSessionsPerAccount, the older tokens stop working
+// (also one that was answered from memory before), and another account's
+// session is untouched.
+func TestSessionsPerAccountAreCapped(t *testing.T) {
 	c := newClock()
-	s := MustOpen(t, nil, nil, Options{Now: c.Now, SessionTTL: time.Minute})
+	s := MustOpen(t, nil, nil, Options{Now: c.Now, SweepInterval: -1})
 	key, _ := s.CreateAccount("acme", 0)
-	var old []string
-	for range 20 {
+	other, _ := s.CreateAccount("beta", 0)
+	otherSess, err := s.CreateSession(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 250
+	tokens := make([]string, n)
+	for i := range tokens {
+		c.Advance(time.Millisecond)
 		sess, err := s.CreateSession(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		old = append(old, sess.Token)
-	}
-	c.Advance(time.Hour)
-	if _, err := s.CreateSession(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	var left int
-	for _, tok := range old {
-		if _, err := s.Authenticate(ctx, tok); strings.Contains(companydocs.ErrorMessage(err), "expired") {
-			left++
+		tokens[i] = sess.Token
+		if i == 0 {
+			if _, err := s.Authenticate(ctx, sess.Token); err != nil {
+				t.Fatal(err) // now answered from memory
+			}
 		}
 	}
-	// One pass looks at up to pruneBatch sessions, more than there are.
-	if left != 0 {
-		t.Errorf("%d of %d expired sessions left after a pass", left, len(old))
+	if got := countSessions(t, s, "acme"); got != maxSessionsPerAccount {
+		t.Errorf("acme keeps %d sessions, want %d", got, maxSessionsPerAccount)
 	}
+	for i, tok := range tokens {
+		_, err := s.Authenticate(ctx, tok)
+		if live := i >= n-maxSessionsPerAccount; live != (err == nil) {
+			t.Errorf("session %d of %d: live=%v, Authenticate error %v", i+1, n, live, err)
+		}
+	}
+	if acct, err := s.Authenticate(ctx, otherSess.Token); err != nil || acct != "beta" {
+		t.Errorf("beta's session after acme's cap: %q, %v", acct, err)
+	}
+}
+
+// TestOneKeyCannotGrowTheFile is the repro of issue 14: one API key
+// creating sessions without pause, none expiring. Before the cap the file
+// doubled every few thousand sessions (256 KiB after 1,000, 2 MiB after
+// 5,000); now it stays at its size after the first thousand.
+func TestOneKeyCannotGrowTheFile(t *testing.T) {
+	c := newClock()
+	s := MustOpen(t, nil, nil, Options{Now: c.Now, SweepInterval: -1})
+	key, _ := s.CreateAccount("acme", 0)
+	var sizes []int64
+	for i := range 5000 {
+		c.Advance(time.Millisecond)
+		if _, err := s.CreateSession(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if (i+1)%1000 == 0 {
+			sizes = append(sizes, fileSize(t, s.Path()))
+		}
+	}
+	t.Logf("file size after every 1,000 of 5,000 sessions: %v", sizes)
+	if sizes[len(sizes)-1] > sizes[0] {
+		t.Errorf("the file grew from %d to %d bytes", sizes[0], sizes[len(sizes)-1])
+	}
+}
+
+// TestSessionIndexBuiltForOldFiles opens a database whose sessions were
+// written before the account index existed: Open builds the index, so the
+// old sessions keep working and count towards the cap.
+func TestSessionIndexBuiltForOldFiles(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), DatabaseFile)
+	s, err := Open(path, nil, nil, Options{Now: c.Now, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := s.CreateAccount("acme", 0)
+	old, err := s.CreateSession(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the previous version left: the sessions, no index bucket.
+	err = s.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketAccountSessions) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(path, nil, nil, Options{Now: c.Now, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := countSessions(t, s, "acme"); got != 1 {
+		t.Fatalf("index after reopening holds %d sessions, want 1", got)
+	}
+	if _, err := s.Authenticate(ctx, old.Token); err != nil {
+		t.Fatalf("old session after reopening: %v", err)
+	}
+	for range maxSessionsPerAccount {
+		c.Advance(time.Millisecond)
+		if _, err := s.CreateSession(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Authenticate(ctx, old.Token); err == nil {
+		t.Error("the oldest session still works beyond the cap")
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSweepKeepsTheFileFromGrowing creates sessions without pause for many
+// accounts, one session per account per round, and moves the clock past the
+// TTL after each round. With the sweep the file stops growing after the
+// first rounds; without it, it grows round after round.
+func TestSweepKeepsTheFileFromGrowing(t *testing.T) {
+	const accounts, rounds, warmUp = 300, 20, 4
+	swept := sessionLoad(t, accounts, rounds, true)
+	unswept := sessionLoad(t, accounts, rounds, false)
+	t.Logf("%d creations; file size by round, swept: %v", accounts*rounds, swept)
+	t.Logf("file size by round, not swept: %v", unswept)
+	if swept[rounds-1] > swept[warmUp-1] {
+		t.Errorf("with the sweep the file grew from %d bytes after round %d to %d after round %d", swept[warmUp-1], warmUp, swept[rounds-1], rounds)
+	}
+	if unswept[rounds-1] <= 2*swept[rounds-1] {
+		t.Errorf("without the sweep the file is %d bytes, with it %d: the load does not show what the sweep does", unswept[rounds-1], swept[rounds-1])
+	}
+}
+
+// sessionLoad runs the load of TestSweepKeepsTheFileFromGrowing and returns
+// the file size after each round.
+func sessionLoad(t *testing.T, accounts, rounds int, sweep bool) []int64 {
+	c := newClock()
+	s := MustOpen(t, nil, nil, Options{Now: c.Now, SessionTTL: time.Minute, SweepInterval: -1})
+	keys := make([]string, accounts)
+	for i := range keys {
+		var err error
+		if keys[i], err = s.CreateAccount(fmt.Sprintf("client-%03d", i), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sizes []int64
+	for range rounds {
+		for _, k := range keys {
+			if _, err := s.CreateSession(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Advance(time.Minute)
+		if sweep {
+			n, err := s.sweepSessions()
+			if err != nil || n != accounts {
+				t.Fatalf("sweep deleted %d sessions, want %d (error %v)", n, accounts, err)
+			}
+		}
+		sizes = append(sizes, fileSize(t, s.Path()))
+	}
+	return sizes
+}
+
+// TestBackgroundSweep lets the sweeper of the service delete expired
+// sessions on its own; a live session stays. Close stops the sweeper (the
+// test would hang otherwise). The file is checked after Close: bbolt's
+// check reads the freelist unlocked and races with a concurrent commit.
+func TestBackgroundSweep(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), DatabaseFile)
+	s, err := Open(path, nil, nil, Options{Now: c.Now, SessionTTL: time.Minute, SweepInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+		MustReopenAndCheck(t, path)
+	}()
+	key, _ := s.CreateAccount("acme", 0)
+	var expired []string
+	for range 10 {
+		sess, err := s.CreateSession(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expired = append(expired, sess.Token)
+	}
+	c.Advance(30 * time.Second)
+	live, err := s.CreateSession(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(31 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // a hang guard, not a timing check
+	for countSessions(t, s, "acme") != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions left after 30 s of sweeping, want 1", countSessions(t, s, "acme"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := s.Authenticate(ctx, live.Token); err != nil {
+		t.Errorf("live session after the sweep: %v", err)
+	}
+	for _, tok := range expired {
+		_, err := s.Authenticate(ctx, tok)
+		wantCode(t, err, companydocs.EUNAUTHORIZED)
+	}
+}
+
+// MustReopenAndCheck opens a closed database without a sweeper and runs
+// bbolt's check on it.
+func MustReopenAndCheck(t *testing.T, path string) {
+	t.Helper()
+	s, err := Open(path, nil, nil, Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Check(); err != nil {
+		t.Errorf("database check: %v", err)
+	}
+}
+
+func countSessions(t *testing.T, s *Service, account string) int {
+	t.Helper()
+	prefix := append([]byte(account), 0)
+	n := 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketAccountSessions).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }
 
 func TestAccounts(t *testing.T) {

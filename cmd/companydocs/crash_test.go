@@ -183,7 +183,7 @@ func startCrashServer(tb testing.TB, dir string) *crashServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(exe, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--search-rate", "0",
+	cmd := exec.Command(exe, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--search-rate", "0", "--session-rate", "0",
 		"--log-format", "json", "--log-level", "warn", "--poll-interval", "1h")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	stdout, err := cmd.StdoutPipe()

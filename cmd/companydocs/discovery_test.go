@@ -73,6 +73,7 @@ func TestDiscoveryCandidatesThroughTheAPI(t *testing.T) {
 	if status, _ := ts.call(t, "POST", "/api/v1/documents/orders/", token, req, &e); status != http.StatusUnprocessableEntity || e.Error.Code != companydocs.EVERIFIEDREQUIRED {
 		t.Errorf("order unverified discovery: %d %+v", status, e)
 	}
+	checkDiscoveryCandidateIDs(t, ts, token, verified, order, unverified.DiscoveryCandidateID)
 }
 
 func hasReason(c companydocs.Candidate, part string) bool {

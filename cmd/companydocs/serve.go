@@ -30,6 +30,8 @@ type Config struct {
 	SessionTTL     time.Duration
 	SearchRate     float64
 	SearchBurst    int
+	SessionRate    float64
+	SessionBurst   int
 	SearchTimeout  time.Duration
 	ShutdownGrace  time.Duration
 	PollInterval   time.Duration
@@ -86,6 +88,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Duration(&c.SessionTTL, "session-ttl", ordering.DefaultSessionTTL, "lifetime of a session token")
 	fs.Float(&c.SearchRate, "search-rate", def.SearchRate, "searches per second allowed per client address; 0 turns the limit off")
 	fs.Int(&c.SearchBurst, "search-burst", def.SearchBurst, "burst of searches allowed per client address")
+	fs.Float(&c.SessionRate, "session-rate", def.SessionRate, "session creations per second allowed per client address and per API key; 0 turns the limits off")
+	fs.Int(&c.SessionBurst, "session-burst", def.SessionBurst, "burst of session creations allowed per client address and per API key")
 	fs.Duration(&c.SearchTimeout, "search-timeout", def.SearchTimeout, "deadline of one search")
 	fs.Duration(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.Duration(&c.PollInterval, "poll-interval", index.DefaultPollInterval, "how often the server looks for a newly published index generation")
@@ -144,6 +148,7 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) listen() error {
 	cfg := httpapi.DefaultConfig()
 	cfg.SearchRate, cfg.SearchBurst = m.Config.SearchRate, m.Config.SearchBurst
+	cfg.SessionRate, cfg.SessionBurst = m.Config.SessionRate, m.Config.SessionBurst
 	cfg.SearchTimeout = m.Config.SearchTimeout
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
 	m.Server = httpapi.NewServer(cfg, m.Logger)

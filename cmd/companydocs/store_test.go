@@ -257,7 +257,7 @@ func TestServeRefusesDamagedStore(t *testing.T) {
 			}
 			m := NewMain()
 			m.Stdout, m.Stderr = &syncBuffer{}, &syncBuffer{}
-			if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--poll-interval", "1h", "--log-format", "json"}); err != nil {
+			if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--poll-interval", "1h", "--log-format", "json", "--session-rate", "0"}); err != nil {
 				t.Fatal(err)
 			}
 			err := m.Run(context.Background())
