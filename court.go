@@ -51,11 +51,6 @@ var courts = sync.OnceValue(func() *courtTable {
 	return t
 })
 
-// Courts returns every court of the table, current and former, in code order.
-func Courts() []Court {
-	return append([]Court(nil), courts().courtList...)
-}
-
 // CourtByCode returns the court with the given XJustiz code. Codes with and
 // without the register letter ("D2601" and "D2601V") name the same court.
 func CourtByCode(code string) (Court, bool) {
@@ -85,11 +80,6 @@ func CourtByRA(ra string) (Court, bool) {
 // after "früher" in ParseRegisterRef.
 func LookupCourt(name string) (Court, bool) {
 	return lookupCourtIn(courts().current, name)
-}
-
-// lookupAnyCourt is LookupCourt over current and former courts.
-func lookupAnyCourt(name string) (Court, bool) {
-	return lookupCourtIn(courts().anyCourt, name)
 }
 
 func lookupCourtIn(m map[string]*Court, name string) (Court, bool) {

@@ -145,7 +145,7 @@ func TestLookupCourt(t *testing.T) {
 // TestCourtNamesResolve checks the table against itself: every court's
 // display name leads back to it, and codes are unique.
 func TestCourtNamesResolve(t *testing.T) {
-	all := Courts()
+	all := allCourts()
 	if len(all) < 400 {
 		t.Fatalf("only %d courts", len(all))
 	}
@@ -186,4 +186,14 @@ func ExampleCourtByCode() {
 	c, _ := CourtByCode("X1517")
 	fmt.Println(c.Code, c.Name, c.State)
 	// Output: X1517R Kiel Schleswig-Holstein
+}
+
+// allCourts returns every court of the table, current and former, in code order.
+func allCourts() []Court {
+	return append([]Court(nil), courts().courtList...)
+}
+
+// lookupAnyCourt is LookupCourt over current and former courts.
+func lookupAnyCourt(name string) (Court, bool) {
+	return lookupCourtIn(courts().anyCourt, name)
 }

@@ -74,7 +74,7 @@ func FuzzEndpoints(f *testing.F) {
 			req.Header.Set("Content-Type", contentType)
 		}
 		req.Header.Set("Authorization", "Bearer "+srv.token2) // "other" has no credits: nothing is bought
-		resp, err := srv.App().Test(req, -1)
+		resp, err := srv.app.Test(req, -1)
 		if err != nil {
 			t.Fatalf("%s %s: %v", r.method, r.path, err)
 		}

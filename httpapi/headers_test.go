@@ -37,7 +37,7 @@ func (b *lockedBuffer) String() string {
 func send(t *testing.T, s *Server, method, path, body string) (*http.Response, []byte) {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	resp, err := s.App().Test(req, -1)
+	resp, err := s.app.Test(req, -1)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}

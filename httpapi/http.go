@@ -127,9 +127,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.app.ShutdownWithContext(ctx)
 }
 
-// App exposes the Fiber app to tests in this package.
-func (s *Server) App() *fiber.App { return s.app }
-
 // statusOf is the one table mapping error codes to HTTP statuses.
 var statusOf = map[string]int{
 	companydocs.EINVALIDQUERY:      fiber.StatusBadRequest,

@@ -66,7 +66,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	doc := loadOpenAPI(t)
 	s := NewServer(DefaultConfig(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	served := map[string]bool{}
-	for _, r := range s.App().GetRoutes(true) {
+	for _, r := range s.app.GetRoutes(true) {
 		if r.Method == http.MethodHead || !apiRoute(r.Path) {
 			continue
 		}
@@ -196,7 +196,7 @@ func TestOpenAPIStatesTheDecidedValues(t *testing.T) {
 func TestOpenAPIServed(t *testing.T) {
 	s := NewServer(DefaultConfig(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, path := range []string{"/api/v1/openapi.json", "/api/v1/openapi.json/"} {
-		resp, err := s.App().Test(httptest.NewRequest(http.MethodGet, path, nil), -1)
+		resp, err := s.app.Test(httptest.NewRequest(http.MethodGet, path, nil), -1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -143,7 +143,7 @@ func (s *orderServer) do(tb testing.TB, method, path, token, body string, header
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := s.App().Test(req, -1)
+	resp, err := s.app.Test(req, -1)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -89,12 +89,6 @@ func (l *rateLimiter) sweep(now time.Time) {
 	}
 }
 
-func (l *rateLimiter) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.clients)
-}
-
 // limitSearch answers rate_limited with Retry-After once a client address
 // has used its search budget. The address is clientIP's.
 func (s *Server) limitSearch(c *fiber.Ctx) error {

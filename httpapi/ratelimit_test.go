@@ -81,3 +81,10 @@ func TestRateLimiterOff(t *testing.T) {
 		t.Fatal("a rate of 0 must turn the limiter off")
 	}
 }
+
+// size is the number of client addresses the limiter remembers.
+func (l *rateLimiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.clients)
+}

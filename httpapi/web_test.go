@@ -21,7 +21,7 @@ func webGet(t *testing.T, s *Server, path string, header map[string]string) (*ht
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := s.App().Test(req, -1)
+	resp, err := s.app.Test(req, -1)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}

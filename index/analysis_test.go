@@ -89,3 +89,8 @@ func TestFoldedTokensUpperCaseAndUnicode(t *testing.T) {
 		}
 	}
 }
+
+// Type names the bleve document mapping (mapping.Classifier), for the
+// mapping the test compares with: the builder makes bleve documents
+// itself (bleveDocument) and never asks.
+func (document) Type() string { return docType }

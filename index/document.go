@@ -27,9 +27,6 @@ type document struct {
 	Source        string   `json:"source"`
 }
 
-// Type names the bleve document mapping (mapping.Classifier).
-func (document) Type() string { return docType }
-
 // newDocument derives the index document of p.
 func newDocument(p *companydocs.Profile) *document {
 	base, form := nameParts(p.Name)

@@ -166,8 +166,8 @@ func (m *Main) listen() error {
 	m.serveCh = make(chan error, 1)
 	go func() { m.serveCh <- m.Server.Serve(ln) }()
 	id, count, _ := m.Live.Current()
-	m.Logger.Info("serving", "url", "http://"+ln.Addr().String()+"/", "generation", id, "profiles", count)
-	fmt.Fprintf(m.Stdout, "companydocs is serving %d company profiles on http://%s/\n", count, ln.Addr())
+	m.Logger.Info("serving", "url", "http://"+m.Addr()+"/", "generation", id, "profiles", count)
+	fmt.Fprintf(m.Stdout, "companydocs is serving %d company profiles on http://%s/\n", count, m.Addr())
 	return nil
 }
 
