@@ -125,16 +125,21 @@ func (m *Main) ensureGeneration(ctx context.Context) error {
 	} else if !errors.Is(err, index.ErrNoGeneration) {
 		return err
 	}
+	// A private directory: nothing else writes or removes these files.
+	sampleDir, err := os.MkdirTemp(m.Config.DataDir, sampleDirPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("write embedded sample: %w", err)
+	}
+	defer os.RemoveAll(sampleDir)
 	var inputs []ingest.Input
 	for _, f := range []struct {
 		name    string
 		content []byte
 	}{{"sample.jsonl.bz2", data.Sample}, {"lei_sample.csv", data.LEISample}} {
-		path := filepath.Join(m.Config.DataDir, f.name)
+		path := filepath.Join(sampleDir, f.name)
 		if err := os.WriteFile(path, f.content, 0o644); err != nil {
 			return fmt.Errorf("write embedded sample: %w", err)
 		}
-		defer os.Remove(path)
 		inputs = append(inputs, ingest.Input{Path: path})
 	}
 	fmt.Fprintf(m.Stdout, "No index in %s yet: ingesting the embedded sample of real register and LEI records...\n", m.Config.DataDir)

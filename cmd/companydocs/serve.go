@@ -58,6 +58,7 @@ type Main struct {
 
 	ln      net.Listener
 	serveCh chan error
+	lock    *os.File // the data directory's lock, held until Close
 }
 
 // NewMain returns a Main with the default configuration.
@@ -102,14 +103,14 @@ func (m *Main) ParseFlags(args []string) error {
 func (m *Main) Run(ctx context.Context) error {
 	m.Logger = newLogger(m.Stderr, m.Config.LogFormat, m.Config.LogLevel)
 	m.Metrics = httpapi.NewMetrics()
-	if err := os.MkdirAll(m.Config.DataDir, 0o755); err != nil {
-		return fmt.Errorf("create data directory: %w", err)
-	}
-	if err := m.ensureGeneration(ctx); err != nil {
+	if err := m.lockDataDir(); err != nil {
 		return err
 	}
 	plans, err := loadPlans(m.Config.Plans)
 	if err != nil {
+		return err
+	}
+	if err := m.ensureGeneration(ctx); err != nil {
 		return err
 	}
 	m.Live, err = index.OpenLive(m.Config.DataDir, index.LiveOptions{PollInterval: m.Config.PollInterval, Logger: m.Logger, OnSwap: m.observeSwap})
@@ -179,7 +180,8 @@ func (m *Main) RunUntil(ctx context.Context) error {
 }
 
 // Close shuts down in reverse order: HTTP first (finishing in-flight
-// requests within the grace period), then the index, then the order store.
+// requests within the grace period), then the index, then the order store;
+// last it releases the data directory.
 func (m *Main) Close() error {
 	var errs []error
 	if m.Server != nil {
@@ -193,6 +195,7 @@ func (m *Main) Close() error {
 	if m.Ordering != nil {
 		errs = append(errs, m.Ordering.Close())
 	}
+	errs = append(errs, m.unlockDataDir())
 	return errors.Join(errs...)
 }
 
