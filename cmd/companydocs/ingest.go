@@ -35,6 +35,9 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if err := checkIngestFlags(keep, maxRecords, logFormat); err != nil {
+		return err
+	}
 	if cpuProfile != "" {
 		stop, err := startCPUProfile(cpuProfile)
 		if err != nil {
@@ -64,6 +67,19 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "Published index generation %s with %d profiles.\n", meta.ID, meta.Profiles)
+	return nil
+}
+
+// checkIngestFlags finds out-of-range values before anything is opened.
+func checkIngestFlags(keep, maxRecords int, logFormat string) error {
+	switch err := checkLogFormat(logFormat); {
+	case keep < 1:
+		return fmt.Errorf("--keep (%s) must be 1 or more, got %d: %w", envName("keep"), keep, errUsage)
+	case maxRecords < 0:
+		return fmt.Errorf("--max-records must be 0 (all) or more, got %d: %w", maxRecords, errUsage)
+	case err != nil:
+		return fmt.Errorf("--log-format (%s) %v: %w", envName("log-format"), err, errUsage)
+	}
 	return nil
 }
 

@@ -68,7 +68,8 @@ func NewMain() *Main {
 	}}
 }
 
-// ParseFlags reads the serve flags and COMPANYDOCS_* variables.
+// ParseFlags reads the serve flags and COMPANYDOCS_* variables and
+// validates the result.
 func (m *Main) ParseFlags(args []string) error {
 	c := &m.Config
 	def := httpapi.DefaultConfig()
@@ -95,7 +96,7 @@ func (m *Main) ParseFlags(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no arguments, got %q: %w", fs.Args(), errUsage)
 	}
-	return nil
+	return c.Validate()
 }
 
 // Run opens everything and starts serving; it returns once the server
@@ -274,12 +275,10 @@ func splitList(s string) []string {
 	return out
 }
 
-// newLogger returns a text logger on a terminal and a JSON logger otherwise.
+// newLogger returns a text logger on a terminal and a JSON logger
+// otherwise; format and level have been validated (Config.Validate).
 func newLogger(w io.Writer, format, level string) *slog.Logger {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		lvl = slog.LevelInfo
-	}
+	lvl, _ := parseLogLevel(level)
 	opts := &slog.HandlerOptions{Level: lvl}
 	if format == "text" || (format == "auto" && isTerminal(w)) {
 		return slog.New(slog.NewTextHandler(w, opts))
