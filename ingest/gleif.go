@@ -55,6 +55,7 @@ const (
 	ReasonNotGerman      = "not a German register entity"
 	ReasonInvalidLEI     = "invalid LEI"
 	ReasonWrongColumns   = "wrong number of columns"
+	ReasonRowTooLong     = "row longer than the maximum line size"
 	ReasonDuplicateLEI   = "duplicate LEI record"
 	ReasonDuplicateEntry = "duplicate register entry"
 )

@@ -1,9 +1,7 @@
 package ingest
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -157,14 +155,14 @@ func (g *invalidGuard) check(name string, item Item) error {
 	return nil
 }
 
-// readCSV streams a GLEIF golden-copy CSV: header first, then one record per row.
+// readCSV streams a GLEIF golden-copy CSV: header first, then one record
+// per row. A row over the maximum line size is skipped and reported.
 func (f *File) readCSV(ctx context.Context, fn func(Item) error) error {
-	cr := csv.NewReader(f.content)
-	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = true
-	cr.ReuseRecord = true
+	cr := &csvRows{br: f.content, max: f.maxLine}
 	header, err := cr.Read()
-	if err != nil {
+	if errors.Is(err, errRowTooLong) {
+		return fmt.Errorf("%s: line 1: the golden-copy header is over %d bytes", f.Name, f.maxLine)
+	} else if err != nil {
 		return fmt.Errorf("%s: line 1: read golden-copy header: %w", f.Name, err)
 	}
 	cols, err := NewGLEIFColumns(header)
@@ -191,25 +189,22 @@ func (f *File) readCSV(ctx context.Context, fn func(Item) error) error {
 	}
 }
 
-func (f *File) csvItem(cr *csv.Reader, cols *GLEIFColumns) (Item, error) {
+func (f *File) csvItem(cr *csvRows, cols *GLEIFColumns) (Item, error) {
 	row, err := cr.Read()
-	if err == io.EOF {
+	switch {
+	case err == io.EOF:
 		return Item{}, io.EOF
-	}
-	line, _ := cr.FieldPos(0)
-	if err != nil {
-		var pe *csv.ParseError
-		if errors.As(err, &pe) && !errors.Is(err, bufio.ErrTooLong) {
-			return Item{Line: pe.StartLine, Skip: skipf(ReasonWrongColumns, "%v", pe.Err)}, nil
-		}
-		return Item{}, fmt.Errorf("%s: line %d: read: %w", f.Name, line, err)
+	case errors.Is(err, errRowTooLong):
+		return Item{Line: cr.start, Skip: skipf(ReasonRowTooLong, "over %d bytes", f.maxLine)}, nil
+	case err != nil:
+		return Item{}, fmt.Errorf("%s: line %d: read: %w", f.Name, cr.line+1, err)
 	}
 	rec, err := cols.Record(row)
-	item := Item{Line: line, GLEIF: &rec}
+	item := Item{Line: cr.start, GLEIF: &rec}
 	if err != nil {
 		var se *SkipError
 		if !errors.As(err, &se) {
-			return Item{}, fmt.Errorf("%s: line %d: %w", f.Name, line, err)
+			return Item{}, fmt.Errorf("%s: line %d: %w", f.Name, cr.start, err)
 		}
 		item.GLEIF, item.Skip = nil, se
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -16,12 +18,23 @@ const accountsUsage = `usage:
   companydocs accounts list [--json]
   companydocs accounts credit --name N --add C
 
-The order database is held by a running server; stop the server first.`
+A running server holds the data directory; stop the server first.`
 
-// runAccounts administers accounts directly in the order database.
+// runAccounts administers accounts directly in the order database. Help
+// and usage errors touch nothing; otherwise it holds the data directory's
+// lock, as a server does, while it works.
 func runAccounts(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, accountsUsage)
+		return errUsage
+	}
+	switch args[0] {
+	case "create", "list", "credit":
+	case "help", "-h", "-help", "--help":
+		fmt.Fprintln(stderr, accountsUsage)
+		return flag.ErrHelp
+	default:
+		fmt.Fprintf(stderr, "unknown accounts command %q\n%s\n", args[0], accountsUsage)
 		return errUsage
 	}
 	var (
@@ -39,6 +52,14 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	if err := fs.parse(args[1:]); err != nil {
 		return err
 	}
+	if err := checkAccountsArgs(args[0], fs.Args(), name, credits, add); err != nil {
+		return err
+	}
+	lock, err := lockAccountsDataDir(dataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	path := filepath.Join(dataDir, ordering.DatabaseFile)
 	svc, err := ordering.Open(path, nil, nil, ordering.Options{})
 	if errors.Is(err, ordering.ErrInUse) {
@@ -53,23 +74,45 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	case "list":
 		return listAccounts(svc, asJSON, stdout)
 	case "credit":
-		if name == "" || add == 0 {
-			return fmt.Errorf("accounts credit needs --name and a non-zero --add: %w", errUsage)
-		}
 		if err := svc.AddCredits(name, int64(add)); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "Added %d credits to %s.\n", add, name)
 		return nil
 	}
-	fmt.Fprintln(stderr, accountsUsage)
-	return errUsage
+	return fmt.Errorf("unknown accounts command %q: %w", args[0], errUsage)
+}
+
+// checkAccountsArgs finds usage errors before anything is opened.
+func checkAccountsArgs(command string, rest []string, name string, credits, add int) error {
+	switch {
+	case len(rest) > 0:
+		return fmt.Errorf("accounts %s takes no arguments, got %q: %w", command, rest, errUsage)
+	case command == "create" && name == "":
+		return fmt.Errorf("accounts create needs --name: %w", errUsage)
+	case command == "create" && credits < 0:
+		return fmt.Errorf("accounts create needs --credits of 0 or more, got %d: %w", credits, errUsage)
+	case command == "credit" && (name == "" || add == 0):
+		return fmt.Errorf("accounts credit needs --name and a non-zero --add: %w", errUsage)
+	}
+	return nil
+}
+
+// lockAccountsDataDir takes the data directory's lock, which a running
+// server holds from its start (its first ingest included) to its end.
+func lockAccountsDataDir(dataDir string) (*os.File, error) {
+	if st, err := os.Stat(dataDir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("the data directory %s does not exist: start the server once, or pass --data-dir", dataDir)
+	}
+	lock, err := lockDataDir(dataDir, "accounts")
+	var inUse *dataDirInUseError
+	if errors.As(err, &inUse) {
+		return nil, fmt.Errorf("%w; stop the server, run this command, then start the server again", err)
+	}
+	return lock, err
 }
 
 func createAccount(svc *ordering.Service, name string, credits int64, asJSON bool, stdout io.Writer) error {
-	if name == "" {
-		return fmt.Errorf("accounts create needs --name: %w", errUsage)
-	}
 	key, err := svc.CreateAccount(name, credits)
 	if err != nil {
 		return err

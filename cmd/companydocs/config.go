@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"math"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -95,4 +99,88 @@ func (fs *flagSet) parse(args []string) error {
 		return err
 	}
 	return fs.envErr
+}
+
+// Validate checks the serve configuration once, before anything is opened
+// or created: an unknown or out-of-range value is a usage error naming the
+// flag and its variable, never a silent default.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(flagName, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("--%s (%s) %s: %w", flagName, envName(flagName), fmt.Sprintf(format, args...), errUsage))
+	}
+	if strings.TrimSpace(c.DataDir) == "" {
+		bad("data-dir", "must name a directory")
+	}
+	if c.DemoCredits < 0 {
+		bad("demo-credits", "must be 0 or more, got %d", c.DemoCredits)
+	}
+	if c.SessionTTL <= 0 {
+		bad("session-ttl", "must be longer than 0, got %s", c.SessionTTL)
+	}
+	if !(c.SearchRate >= 0) || math.IsInf(c.SearchRate, 0) {
+		bad("search-rate", "must be a number of 0 or more (0 turns the limit off), got %v", c.SearchRate)
+	}
+	if c.SearchRate > 0 && c.SearchBurst < 1 {
+		bad("search-burst", "must be 1 or more while --search-rate is on, got %d", c.SearchBurst)
+	}
+	if !(c.SessionRate >= 0) || math.IsInf(c.SessionRate, 0) {
+		bad("session-rate", "must be a number of 0 or more (0 turns the limits off), got %v", c.SessionRate)
+	}
+	if c.SessionRate > 0 && c.SessionBurst < 1 {
+		bad("session-burst", "must be 1 or more while --session-rate is on, got %d", c.SessionBurst)
+	}
+	if c.StoreCheckTimeout <= 0 {
+		bad("store-check-timeout", "must be longer than 0 (use --skip-store-check to skip the check), got %s", c.StoreCheckTimeout)
+	}
+	if c.SearchTimeout <= 0 {
+		bad("search-timeout", "must be longer than 0, got %s", c.SearchTimeout)
+	}
+	if c.ShutdownGrace < 0 {
+		bad("shutdown-grace", "must be 0 or longer, got %s", c.ShutdownGrace)
+	}
+	if c.PollInterval <= 0 {
+		bad("poll-interval", "must be longer than 0, got %s", c.PollInterval)
+	}
+	if c.Keep < 1 {
+		bad("keep", "must be 1 or more, got %d", c.Keep)
+	}
+	for _, p := range splitList(c.TrustedProxies) {
+		if !validProxy(p) {
+			bad("trusted-proxies", "lists %q, which is neither an IP address nor a CIDR range", p)
+		}
+	}
+	if err := checkLogFormat(c.LogFormat); err != nil {
+		bad("log-format", "%v", err)
+	}
+	if _, err := parseLogLevel(c.LogLevel); err != nil {
+		bad("log-level", "%v", err)
+	}
+	return errors.Join(errs...)
+}
+
+func validProxy(s string) bool {
+	if _, err := netip.ParsePrefix(s); err == nil {
+		return true
+	}
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// checkLogFormat accepts the values of --log-format.
+func checkLogFormat(format string) error {
+	switch format {
+	case "auto", "text", "json":
+		return nil
+	}
+	return fmt.Errorf("must be auto, text or json, got %q", format)
+}
+
+// parseLogLevel accepts the values of --log-level.
+func parseLogLevel(level string) (slog.Level, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return lvl, fmt.Errorf("must be debug, info, warn or error, got %q", level)
+	}
+	return lvl, nil
 }

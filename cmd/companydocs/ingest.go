@@ -35,6 +35,9 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if err := checkIngestFlags(keep, maxRecords, logFormat); err != nil {
+		return err
+	}
 	if cpuProfile != "" {
 		stop, err := startCPUProfile(cpuProfile)
 		if err != nil {
@@ -64,6 +67,19 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "Published index generation %s with %d profiles.\n", meta.ID, meta.Profiles)
+	return nil
+}
+
+// checkIngestFlags finds out-of-range values before anything is opened.
+func checkIngestFlags(keep, maxRecords int, logFormat string) error {
+	switch err := checkLogFormat(logFormat); {
+	case keep < 1:
+		return fmt.Errorf("--keep (%s) must be 1 or more, got %d: %w", envName("keep"), keep, errUsage)
+	case maxRecords < 0:
+		return fmt.Errorf("--max-records must be 0 (all) or more, got %d: %w", maxRecords, errUsage)
+	case err != nil:
+		return fmt.Errorf("--log-format (%s) %v: %w", envName("log-format"), err, errUsage)
+	}
 	return nil
 }
 
@@ -125,16 +141,21 @@ func (m *Main) ensureGeneration(ctx context.Context) error {
 	} else if !errors.Is(err, index.ErrNoGeneration) {
 		return err
 	}
+	// A private directory: nothing else writes or removes these files.
+	sampleDir, err := os.MkdirTemp(m.Config.DataDir, sampleDirPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("write embedded sample: %w", err)
+	}
+	defer os.RemoveAll(sampleDir)
 	var inputs []ingest.Input
 	for _, f := range []struct {
 		name    string
 		content []byte
 	}{{"sample.jsonl.bz2", data.Sample}, {"lei_sample.csv", data.LEISample}} {
-		path := filepath.Join(m.Config.DataDir, f.name)
+		path := filepath.Join(sampleDir, f.name)
 		if err := os.WriteFile(path, f.content, 0o644); err != nil {
 			return fmt.Errorf("write embedded sample: %w", err)
 		}
-		defer os.Remove(path)
 		inputs = append(inputs, ingest.Input{Path: path})
 	}
 	fmt.Fprintf(m.Stdout, "No index in %s yet: ingesting the embedded sample of real register and LEI records...\n", m.Config.DataDir)

@@ -65,6 +65,7 @@ type Main struct {
 	ln      net.Listener
 	serveCh chan error
 	store   *storeSocket
+	lock    *os.File // the data directory's lock, held until Close
 }
 
 // NewMain returns a Main with the default configuration.
@@ -74,7 +75,8 @@ func NewMain() *Main {
 	}}
 }
 
-// ParseFlags reads the serve flags and COMPANYDOCS_* variables.
+// ParseFlags reads the serve flags and COMPANYDOCS_* variables and
+// validates the result.
 func (m *Main) ParseFlags(args []string) error {
 	c := &m.Config
 	def := httpapi.DefaultConfig()
@@ -105,7 +107,7 @@ func (m *Main) ParseFlags(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no arguments, got %q: %w", fs.Args(), errUsage)
 	}
-	return nil
+	return c.Validate()
 }
 
 // Run opens everything and starts serving; it returns once the server
@@ -113,14 +115,14 @@ func (m *Main) ParseFlags(args []string) error {
 func (m *Main) Run(ctx context.Context) error {
 	m.Logger = newLogger(m.Stderr, m.Config.LogFormat, m.Config.LogLevel)
 	m.Metrics = httpapi.NewMetrics()
-	if err := os.MkdirAll(m.Config.DataDir, 0o755); err != nil {
-		return fmt.Errorf("create data directory: %w", err)
-	}
-	if err := m.ensureGeneration(ctx); err != nil {
+	if err := m.lockDataDir(); err != nil {
 		return err
 	}
 	plans, err := loadPlans(m.Config.Plans)
 	if err != nil {
+		return err
+	}
+	if err := m.ensureGeneration(ctx); err != nil {
 		return err
 	}
 	m.Live, err = index.OpenLive(m.Config.DataDir, index.LiveOptions{PollInterval: m.Config.PollInterval, Logger: m.Logger, OnSwap: m.observeSwap})
@@ -196,7 +198,8 @@ func (m *Main) RunUntil(ctx context.Context) error {
 }
 
 // Close shuts down in reverse order: HTTP first (finishing in-flight
-// requests within the grace period), then the index, then the order store.
+// requests within the grace period), then the index, then the order store;
+// last it releases the data directory.
 func (m *Main) Close() error {
 	var errs []error
 	if m.Server != nil {
@@ -211,6 +214,7 @@ func (m *Main) Close() error {
 	if m.Ordering != nil {
 		errs = append(errs, m.Ordering.Close())
 	}
+	errs = append(errs, m.unlockDataDir())
 	return errors.Join(errs...)
 }
 
@@ -289,12 +293,10 @@ func splitList(s string) []string {
 	return out
 }
 
-// newLogger returns a text logger on a terminal and a JSON logger otherwise.
+// newLogger returns a text logger on a terminal and a JSON logger
+// otherwise; format and level have been validated (Config.Validate).
 func newLogger(w io.Writer, format, level string) *slog.Logger {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		lvl = slog.LevelInfo
-	}
+	lvl, _ := parseLogLevel(level)
 	opts := &slog.HandlerOptions{Level: lvl}
 	if format == "text" || (format == "auto" && isTerminal(w)) {
 		return slog.New(slog.NewTextHandler(w, opts))

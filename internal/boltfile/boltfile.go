@@ -23,6 +23,7 @@
 package boltfile
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -227,7 +228,8 @@ func (bf *File) Walk(deadline time.Time, visit func(Page)) error {
 	if err := w.freelist(); err != nil {
 		return err
 	}
-	return w.tree(bf.Meta.Root, "", true, 0)
+	_, err := w.tree(bf.Meta.Root, "", true, 0)
+	return err
 }
 
 type walker struct {
@@ -317,17 +319,18 @@ func (w *walker) report(p Page) {
 }
 
 // tree walks the pages of the bucket whose root page is id. A page may be
-// a branch or a leaf; which one is in its flags.
-func (w *walker) tree(id uint64, bucket string, top bool, depth int) error {
+// a branch or a leaf; which one is in its flags. It returns the first key
+// of the page, which its parent branch must name it by.
+func (w *walker) tree(id uint64, bucket string, top bool, depth int) ([]byte, error) {
 	if depth > maxDepth {
-		return damaged("the tree below page %d is deeper than %d levels", id, maxDepth)
+		return nil, damaged("the tree below page %d is deeper than %d levels", id, maxDepth)
 	}
 	head := make([]byte, pageHeaderSize)
 	if id < 2 || id >= w.bf.Meta.HighMark {
-		return damaged("a reference to page %d, outside pages 2 to %d", id, w.bf.Meta.HighMark-1)
+		return nil, damaged("a reference to page %d, outside pages 2 to %d", id, w.bf.Meta.HighMark-1)
 	}
 	if _, err := w.bf.f.ReadAt(head, int64(id)*int64(w.bf.Meta.PageSize)); err != nil {
-		return fmt.Errorf("read page %d: %w", id, err)
+		return nil, fmt.Errorf("read page %d: %w", id, err)
 	}
 	want := le.Uint16(head[8:])
 	if want != flagBranch {
@@ -335,7 +338,7 @@ func (w *walker) tree(id uint64, bucket string, top bool, depth int) error {
 	}
 	buf, err := w.page(id, want)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w.report(Page{ID: id, Type: typeName(want), Overflow: le.Uint32(buf[12:]), Bucket: bucket})
 	if want == flagBranch {
@@ -344,54 +347,73 @@ func (w *walker) tree(id uint64, bucket string, top bool, depth int) error {
 	return w.leaf(id, buf, bucket, top, depth)
 }
 
-func (w *walker) branch(id uint64, buf []byte, bucket string, top bool, depth int) error {
+// branch walks the children of a branch page. bbolt names each child by
+// the child's first key and finds the child's entry by that key when it
+// writes the child again; a key that differs, though still in order (and
+// so passing bbolt's check), makes that write corrupt the tree ("write:
+// circular dependency occurred").
+func (w *walker) branch(id uint64, buf []byte, bucket string, top bool, depth int) ([]byte, error) {
 	elems, err := elements(id, buf)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(elems) == 0 {
-		return damaged("branch page %d has no elements", id)
+		return nil, damaged("branch page %d has no elements", id)
 	}
-	for _, e := range elems {
+	var first []byte
+	for i, e := range elems {
 		// A branch element is pos, ksize, pgid.
-		if _, err := keyOf(id, buf, e, le.Uint32(buf[e:]), le.Uint32(buf[e+4:]), 0); err != nil {
-			return err
+		key, err := keyOf(id, buf, e, le.Uint32(buf[e:]), le.Uint32(buf[e+4:]), 0)
+		if err != nil {
+			return nil, err
 		}
-		if err := w.tree(le.Uint64(buf[e+8:]), bucket, top, depth+1); err != nil {
-			return err
+		child := le.Uint64(buf[e+8:])
+		childFirst, err := w.tree(child, bucket, top, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(key, childFirst) {
+			return nil, damaged("branch page %d names page %d by the key %x, but its first key is %x", id, child, key, childFirst)
+		}
+		if i == 0 {
+			first = key
 		}
 	}
-	return nil
+	return first, nil
 }
 
-func (w *walker) leaf(id uint64, buf []byte, bucket string, top bool, depth int) error {
+func (w *walker) leaf(id uint64, buf []byte, bucket string, top bool, depth int) ([]byte, error) {
 	elems, err := elements(id, buf)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, e := range elems {
+	var first []byte
+	for i, e := range elems {
 		flags := le.Uint32(buf[e:])
 		if flags&^leafBucket != 0 {
-			return damaged("leaf page %d has an element with unknown flags %#x", id, flags)
+			return nil, damaged("leaf page %d has an element with unknown flags %#x", id, flags)
 		}
 		// A leaf element is flags, pos, ksize, vsize.
 		kv, err := keyOf(id, buf, e, le.Uint32(buf[e+4:]), le.Uint32(buf[e+8:]), le.Uint32(buf[e+12:]))
 		if err != nil {
-			return err
+			return nil, err
+		}
+		key, value := kv[:le.Uint32(buf[e+8:])], kv[le.Uint32(buf[e+8:]):]
+		if i == 0 {
+			first = key
 		}
 		if flags&leafBucket == 0 {
 			continue
 		}
-		key, value := kv[:le.Uint32(buf[e+8:])], kv[le.Uint32(buf[e+8:]):]
 		name := bucket
 		if top {
 			name = string(key)
 		}
 		if err := w.bucket(id, name, value, depth); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return first, nil
 }
 
 // bucket follows a bucket value: its root page, or its inline page.
@@ -400,7 +422,8 @@ func (w *walker) bucket(parent uint64, name string, value []byte, depth int) err
 		return damaged("leaf page %d holds bucket %q in %d bytes, fewer than its 16-byte header", parent, name, len(value))
 	}
 	if root := le.Uint64(value); root != 0 {
-		return w.tree(root, name, false, depth+1)
+		_, err := w.tree(root, name, false, depth+1)
+		return err
 	}
 	inline := value[16:]
 	if len(inline) < pageHeaderSize || le.Uint16(inline[8:]) != flagLeaf {
