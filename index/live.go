@@ -56,8 +56,8 @@ type Live struct {
 	refusedErr error
 	// reported is the generation and reason last passed to OnReject.
 	reported string
-	stop    chan struct{}
-	done    chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // liveGeneration counts the users of a generation. Live holds one
