@@ -15,6 +15,12 @@ import (
 // damaged bytes (slice bounds, bbolt's assertions), which only a
 // generation without checksums can carry past Open.
 //
+// A fault can strike while bbolt or bleve hold a lock (bbolt reads its meta
+// page under its meta lock), which then stays taken: after the first fault
+// the generation is marked faulted, every later call fails at once, and
+// Close leaves the stores alone. Live replaces a faulted generation at its
+// next poll (see Reload).
+//
 //	func (g *Generation) Profile(id string) (p *companydocs.Profile, err error) {
 //		defer recoverFault(&err, g, debug.SetPanicOnFault(true))
 //
@@ -30,6 +36,7 @@ func recoverFault(err *error, g *Generation, old bool) {
 	if r == nil {
 		return
 	}
+	g.faulted.Store(true)
 	if f, ok := r.(interface{ Addr() uintptr }); ok {
 		*err = fmt.Errorf("index generation %s: memory fault reading a mapped file (was it changed on disk?): %v", g.ID(), f)
 		return
@@ -41,3 +48,15 @@ func recoverFault(err *error, g *Generation, old bool) {
 	}
 	panic(r)
 }
+
+// usable fails once a call on the generation has faulted.
+func (g *Generation) usable() error {
+	if g.faulted.Load() {
+		return fmt.Errorf("index generation %s failed reading its files earlier and is no longer used", g.ID())
+	}
+	return nil
+}
+
+// Faulted reports whether a call on the generation faulted (see
+// recoverFault).
+func (g *Generation) Faulted() bool { return g.faulted.Load() }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,6 +32,8 @@ type Generation struct {
 	// lock is a shared flock on meta.json that keeps pruning from deleting
 	// the generation while it is open.
 	lock *os.File
+	// faulted is set by the first call that faulted (see recoverFault).
+	faulted atomic.Bool
 }
 
 // Open verifies the generation in dir and opens it read-only. With the
@@ -95,10 +98,17 @@ func (g *Generation) verifyAndOpen() error {
 			return err
 		}
 	}
-	if err := g.openStores(); err != nil {
-		return err
+	err := g.openStores()
+	if err == nil {
+		err = g.checkCounts(!g.Checksummed())
 	}
-	return g.checkCounts(!g.Checksummed())
+	if err != nil && g.Checksummed() {
+		// The files are as published, so the failure is the process's:
+		// short of file descriptors, bleve skips the segments it cannot
+		// open and then counts too few documents. Retried.
+		return &RejectError{Reason: RejectOpen, Err: err}
+	}
+	return err
 }
 
 // openStores opens both stores. A panic of bbolt or bleve on a file the
@@ -189,6 +199,9 @@ func (g *Generation) Count() int { return g.meta.Profiles }
 
 // Profile returns the profile with the given id; nil, nil when absent.
 func (g *Generation) Profile(id string) (p *companydocs.Profile, err error) {
+	if err := g.usable(); err != nil {
+		return nil, err
+	}
 	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
 	err = g.db.View(func(tx *bolt.Tx) error {
 		var err error
@@ -210,6 +223,9 @@ func (g *Generation) ByLEI(lei companydocs.LEI) ([]*companydocs.Profile, error) 
 }
 
 func (g *Generation) byKey(bucket []byte, key string) (out []*companydocs.Profile, err error) {
+	if err := g.usable(); err != nil {
+		return nil, err
+	}
 	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
 	err = g.db.View(func(tx *bolt.Tx) error {
 		var err error
@@ -232,6 +248,12 @@ func (g *Generation) hasDocument(id string) (bool, error) {
 // Close closes the generation; no method may be called afterwards.
 func (g *Generation) Close() error {
 	var errs []error
+	if g.faulted.Load() {
+		// The stores may hold locks the fault left taken: closing them
+		// could block for ever. Their mappings stay until the process ends.
+		errs = append(errs, fmt.Errorf("index generation %s faulted: its stores are left open", g.ID()))
+		g.idx, g.db = nil, nil
+	}
 	if g.idx != nil {
 		errs = append(errs, g.idx.Close())
 	}

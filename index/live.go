@@ -230,6 +230,9 @@ func (l *Live) Reload() error {
 		return err
 	}
 	old := l.cur.Load()
+	if old.gen.Faulted() {
+		return l.replaceFaulted(old, name)
+	}
 	if name == old.gen.ID() {
 		return nil
 	}
@@ -240,14 +243,33 @@ func (l *Live) Reload() error {
 	if err != nil {
 		return err
 	}
+	l.swap(old, g)
+	return nil
+}
+
+// replaceFaulted replaces a generation whose files changed under it (see
+// recoverFault) as at start: by the generation CURRENT names if it still
+// verifies, or else the newest older one that does.
+func (l *Live) replaceFaulted(old *liveGeneration, current string) error {
+	l.opts.Logger.Error("the index generation being served failed reading its files; replacing it", "generation", old.gen.ID())
+	l.refused = ""
+	g, err := l.openAtStart(current)
+	if err != nil {
+		return err
+	}
+	l.swap(old, g)
+	return nil
+}
+
+// swap makes g current and releases old.
+func (l *Live) swap(old *liveGeneration, g *Generation) {
 	l.reported = ""
 	l.cur.Store(newLiveGeneration(g, l.opts.Logger))
 	old.release()
-	l.opts.Logger.Info("index generation swapped in", "generation", name, "previous", old.gen.ID(), "profiles", g.Count())
+	l.opts.Logger.Info("index generation swapped in", "generation", g.ID(), "previous", old.gen.ID(), "profiles", g.Count())
 	if l.opts.OnSwap != nil {
 		l.opts.OnSwap(g.Meta())
 	}
-	return nil
 }
 
 // Acquire returns the current generation and a release function that the

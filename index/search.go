@@ -70,6 +70,9 @@ func fuzzyDistance(term string) (distance, prefix int) {
 // names, officers, address and Kölner Phonetik codes. Without q.Discover
 // discovery profiles are left out. An empty query gives no hits.
 func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) (_ []companydocs.Hit, err error) {
+	if err := g.usable(); err != nil {
+		return nil, err
+	}
 	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
 	stats, err := g.newTermStats(ctx)
 	if err != nil {
