@@ -45,6 +45,7 @@ type Metrics struct {
 	generationProfile prometheus.Gauge
 	generationCreated prometheus.Gauge
 	swaps             prometheus.Counter
+	rejected          *prometheus.CounterVec
 	createdAt         atomic.Int64 // unix nanoseconds of the current generation
 
 	ingestRecords prometheus.Gauge
@@ -113,7 +114,11 @@ func (m *Metrics) registerGeneration() {
 		Namespace: metricsNamespace, Name: "index_swaps_total",
 		Help: "Newly published index generations swapped in since start.",
 	})
-	m.Registry.MustRegister(m.generation, m.generationProfile, m.generationCreated, age, m.swaps)
+	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "index_generations_rejected_total",
+		Help: "Index generations refused before serving, by reason (meta, version, files, structure, open); a generation retried for the same reason counts once.",
+	}, []string{"reason"})
+	m.Registry.MustRegister(m.generation, m.generationProfile, m.generationCreated, age, m.swaps, m.rejected)
 }
 
 func (m *Metrics) registerIngest() {
@@ -155,6 +160,15 @@ func (m *Metrics) ObserveSwap(id string, profiles int, createdAt time.Time) {
 	}
 	m.swaps.Inc()
 	m.SetGeneration(id, profiles, createdAt)
+}
+
+// ObserveRejectedGeneration counts a generation refused before serving; it
+// fits index.LiveOptions.OnReject.
+func (m *Metrics) ObserveRejectedGeneration(_, reason string) {
+	if m == nil {
+		return
+	}
+	m.rejected.WithLabelValues(reason).Inc()
 }
 
 // ObserveSearch counts an answered search; it fits Server.OnSearch.

@@ -97,6 +97,13 @@ func (b *Builder) start() error {
 	if err := removeLeftovers(b.dataDir); err != nil {
 		return err
 	}
+	orphan, err := sweepOrphan(b.dataDir)
+	if err != nil {
+		return err
+	}
+	if orphan != "" {
+		b.opts.Logger.Warn("removed a generation a killed ingest renamed but never published", "generation", orphan)
+	}
 	dir, err := os.MkdirTemp(indexDir(b.dataDir), buildingPrefix)
 	if err != nil {
 		return fmt.Errorf("create build dir: %w", err)

@@ -5,11 +5,13 @@
 //
 //	index/
 //	  CURRENT                  name of the live generation (written by rename)
+//	  PUBLISHING               name of the generation being published (see sweepOrphan)
 //	  LOCK                     flock held by a running build
 //	  gen-20240102T030405Z-1a2b3c/
 //	    bleve/                 the bleve (scorch) index; only document ids are stored
 //	    profiles.db            bbolt: profiles by id, ids by register number and by LEI
-//	    meta.json              IndexVersion, counts, creation time, sources, summary
+//	    meta.json              IndexVersion, counts, creation time, sources, summary,
+//	                           size and SHA-256 of every other file (checked by Open)
 //	  .building-.../           a generation under construction
 //
 // A Builder writes a new generation next to the live one and publishes it

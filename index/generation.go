@@ -1,10 +1,13 @@
 package index
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,10 +32,18 @@ type Generation struct {
 	// lock is a shared flock on meta.json that keeps pruning from deleting
 	// the generation while it is open.
 	lock *os.File
+	// faulted is set by the first call that faulted (see recoverFault).
+	faulted atomic.Bool
 }
 
-// Open opens the generation in dir read-only. A generation built with a
-// version Open cannot read (see oldestReadableVersion) gives ErrVersion.
+// Open verifies the generation in dir and opens it read-only. With the
+// checksums of meta.json, every file must have its recorded size and
+// SHA-256; a generation written before checksums existed gets structural
+// checks only (see Checksummed). Both bbolt files must hold every page
+// their meta page counts, and the index must hold as many documents as
+// meta.json counts profiles. A refused generation gives a RejectError
+// saying why; a version Open cannot read (see oldestReadableVersion) gives
+// one that wraps ErrVersion.
 func Open(dir string) (*Generation, error) {
 	g, err := open(dir)
 	if err != nil {
@@ -44,36 +55,76 @@ func Open(dir string) (*Generation, error) {
 func open(dir string) (*Generation, error) {
 	meta, err := ReadMeta(dir)
 	if err != nil {
-		return nil, err
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &syntax) || errors.As(err, &typ) {
+			return nil, &RejectError{Reason: RejectMeta, Err: err}
+		}
+		return nil, &RejectError{Reason: ioReason(err, RejectMeta), Err: err}
 	}
 	if meta.Version < oldestReadableVersion || meta.Version > IndexVersion {
-		return nil, fmt.Errorf("%w (generation has version %d, this program reads versions %d to %d)", ErrVersion, meta.Version, oldestReadableVersion, IndexVersion)
+		return nil, reject(RejectVersion, "%w (generation has version %d, this program reads versions %d to %d)", ErrVersion, meta.Version, oldestReadableVersion, IndexVersion)
 	}
+	// The generation's name is its directory's, which CURRENT names; a
+	// copy keeps the id of the meta.json it was copied with.
+	meta.ID = filepath.Base(dir)
 	g := &Generation{dir: dir, meta: meta}
 	lock, ok, err := lockFile(filepath.Join(dir, metaName), syscall.LOCK_SH)
 	if err != nil {
-		return nil, err
+		return nil, &RejectError{Reason: RejectOpen, Err: err}
 	} else if !ok {
-		return nil, errors.New("generation is being removed")
+		return nil, reject(RejectOpen, "generation is being removed")
 	}
 	g.lock = lock
-	if err := g.openStores(); err != nil {
+	if err := g.verifyAndOpen(); err != nil {
 		return nil, errors.Join(err, g.Close())
 	}
 	return g, nil
 }
 
-func (g *Generation) openStores() error {
-	var err error
+// Checksummed reports whether meta.json records the files' checksums, which
+// Open checked; generations written before this existed have none.
+func (g *Generation) Checksummed() bool { return len(g.meta.Files) > 0 }
+
+// verifyAndOpen checks the files, opens the stores and checks the counts.
+func (g *Generation) verifyAndOpen() error {
+	if g.Checksummed() {
+		if err := verifyFiles(g.dir, g.meta.Files); err != nil {
+			return err
+		}
+	}
+	for _, path := range []string{filepath.Join(g.dir, profilesName), filepath.Join(g.dir, bleveDirName, "store", "root.bolt")} {
+		if err := checkBoltFile(path); err != nil {
+			return err
+		}
+	}
+	err := g.openStores()
+	if err == nil {
+		err = g.checkCounts(!g.Checksummed())
+	}
+	if err != nil && g.Checksummed() {
+		// The files are as published, so the failure is the process's:
+		// short of file descriptors, bleve skips the segments it cannot
+		// open and then counts too few documents. Retried.
+		return &RejectError{Reason: RejectOpen, Err: err}
+	}
+	return err
+}
+
+// openStores opens both stores. A panic of bbolt or bleve on a file the
+// checks above let through (a generation without checksums) is an error.
+func (g *Generation) openStores() (err error) {
+	defer recoverOpen(&err)
 	g.db, err = bolt.Open(filepath.Join(g.dir, profilesName), 0o444,
 		&bolt.Options{ReadOnly: true, Timeout: openTimeout})
 	if err != nil {
-		return fmt.Errorf("open profile store: %w", err)
+		g.db = nil
+		return reject(RejectOpen, "open profile store: %w", err)
 	}
 	err = g.db.View(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketProfiles, bucketNumbers, bucketLEIs} {
+		for _, name := range storeBuckets {
 			if tx.Bucket(name) == nil {
-				return fmt.Errorf("profile store lacks bucket %q", name)
+				return reject(RejectStructure, "profile store lacks bucket %q", name)
 			}
 		}
 		return nil
@@ -81,29 +132,78 @@ func (g *Generation) openStores() error {
 	if err != nil {
 		return err
 	}
-	g.idx, err = bleve.OpenUsing(filepath.Join(g.dir, bleveDirName), map[string]interface{}{"read_only": true})
+	// bleve returns a typed nil on error: keep it out of g.idx, whose
+	// Close would call it.
+	idx, err := bleve.OpenUsing(filepath.Join(g.dir, bleveDirName), map[string]interface{}{"read_only": true})
 	if err != nil {
-		return fmt.Errorf("open bleve index: %w", err)
+		return reject(RejectOpen, "open bleve index: %w", err)
+	}
+	g.idx = idx
+	return nil
+}
+
+// recoverOpen turns a panic while opening into a RejectStructure error.
+func recoverOpen(err *error) {
+	if r := recover(); r != nil {
+		*err = reject(RejectStructure, "opening the stores failed: %v", r)
+	}
+}
+
+// checkCounts checks that the index holds as many documents as meta.json
+// counts profiles; deep also counts the stored profiles, which reads every
+// page of the profiles bucket.
+func (g *Generation) checkCounts(deep bool) (err error) {
+	defer recoverOpen(&err)
+	docs, err := g.idx.DocCount()
+	if err != nil {
+		return reject(RejectStructure, "count documents: %w", err)
+	}
+	if int(docs) != g.meta.Profiles {
+		return reject(RejectStructure, "the index holds %d documents, meta.json counts %d profiles", docs, g.meta.Profiles)
+	}
+	if !deep {
+		return nil
+	}
+	stored, err := g.storedProfiles()
+	if err != nil {
+		return err
+	}
+	if stored != g.meta.Profiles {
+		return reject(RejectStructure, "the profile store holds %d profiles, meta.json counts %d", stored, g.meta.Profiles)
 	}
 	return nil
 }
 
-// ID returns the generation's name, e.g. "gen-20240102T030405.000Z-1a2b3c".
+func (g *Generation) storedProfiles() (int, error) {
+	var n int
+	err := g.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketProfiles).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
+// ID returns the generation's name, e.g. "gen-20240102T030405.000Z-1a2b3c":
+// its directory's name.
 func (g *Generation) ID() string { return g.meta.ID }
 
 // Dir returns the generation's directory.
 func (g *Generation) Dir() string { return g.dir }
 
-// Meta returns the generation's meta.json.
+// Meta returns the generation's meta.json, with ID set to the directory's
+// name.
 func (g *Generation) Meta() Meta { return g.meta }
 
 // Count returns the number of profiles in the generation.
 func (g *Generation) Count() int { return g.meta.Profiles }
 
 // Profile returns the profile with the given id; nil, nil when absent.
-func (g *Generation) Profile(id string) (*companydocs.Profile, error) {
-	var p *companydocs.Profile
-	err := g.db.View(func(tx *bolt.Tx) error {
+func (g *Generation) Profile(id string) (p *companydocs.Profile, err error) {
+	if err := g.usable(); err != nil {
+		return nil, err
+	}
+	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
+	err = g.db.View(func(tx *bolt.Tx) error {
 		var err error
 		p, err = getProfile(tx, id)
 		return err
@@ -122,9 +222,12 @@ func (g *Generation) ByLEI(lei companydocs.LEI) ([]*companydocs.Profile, error) 
 	return g.byKey(bucketLEIs, string(lei))
 }
 
-func (g *Generation) byKey(bucket []byte, key string) ([]*companydocs.Profile, error) {
-	var out []*companydocs.Profile
-	err := g.db.View(func(tx *bolt.Tx) error {
+func (g *Generation) byKey(bucket []byte, key string) (out []*companydocs.Profile, err error) {
+	if err := g.usable(); err != nil {
+		return nil, err
+	}
+	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
+	err = g.db.View(func(tx *bolt.Tx) error {
 		var err error
 		out, err = profilesByKey(tx, bucket, key)
 		return err
@@ -145,6 +248,12 @@ func (g *Generation) hasDocument(id string) (bool, error) {
 // Close closes the generation; no method may be called afterwards.
 func (g *Generation) Close() error {
 	var errs []error
+	if g.faulted.Load() {
+		// The stores may hold locks the fault left taken: closing them
+		// could block for ever. Their mappings stay until the process ends.
+		errs = append(errs, fmt.Errorf("index generation %s faulted: its stores are left open", g.ID()))
+		g.idx, g.db = nil, nil
+	}
 	if g.idx != nil {
 		errs = append(errs, g.idx.Close())
 	}

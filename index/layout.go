@@ -30,6 +30,7 @@ const oldestReadableVersion = 4
 const (
 	indexDirName   = "index"
 	currentName    = "CURRENT"
+	publishingName = "PUBLISHING"
 	lockName       = "LOCK"
 	genPrefix      = "gen-"
 	buildingPrefix = ".building-"
@@ -69,6 +70,11 @@ type Meta struct {
 	Sources []string `json:"sources,omitempty"`
 	// Summary is the human-readable ingest report.
 	Summary string `json:"summary,omitempty"`
+	// Files lists every other file of the generation with its size and
+	// SHA-256, written at publish time; Open checks them. Generations
+	// written before it existed lack it (an added field: older programs
+	// ignore it, so IndexVersion stays).
+	Files []FileSum `json:"files,omitempty"`
 }
 
 func indexDir(dataDir string) string { return filepath.Join(dataDir, indexDirName) }
@@ -106,25 +112,31 @@ func readCurrent(dataDir string) (string, error) {
 // writeCurrent points CURRENT at name: temp file, fsync, rename, fsync dir,
 // so that a reader sees either the old or the new name, never a torn one.
 func writeCurrent(dataDir, name string) error {
+	return writeNameFile(dataDir, currentName, name)
+}
+
+// writeNameFile writes name into the file called file of the index
+// directory, atomically and durably.
+func writeNameFile(dataDir, file, name string) error {
 	dir := indexDir(dataDir)
-	tmp, err := os.CreateTemp(dir, ".CURRENT-*")
+	tmp, err := os.CreateTemp(dir, "."+file+"-*")
 	if err != nil {
-		return fmt.Errorf("write CURRENT: %w", err)
+		return fmt.Errorf("write %s: %w", file, err)
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.WriteString(name + "\n"); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write CURRENT: %w", err)
+		return fmt.Errorf("write %s: %w", file, err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("sync CURRENT: %w", err)
+		return fmt.Errorf("sync %s: %w", file, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close CURRENT: %w", err)
+		return fmt.Errorf("close %s: %w", file, err)
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, currentName)); err != nil {
-		return fmt.Errorf("publish CURRENT: %w", err)
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, file)); err != nil {
+		return fmt.Errorf("rename %s: %w", file, err)
 	}
 	return syncDir(dir)
 }
@@ -261,4 +273,60 @@ func removeLeftovers(dataDir string) error {
 		}
 	}
 	return nil
+}
+
+// A build publishes in three steps: it writes the name of the generation
+// into PUBLISHING, renames the build directory to that name and writes
+// CURRENT, then removes PUBLISHING. A kill between the rename and CURRENT
+// leaves a generation newer than CURRENT that was never published; only
+// PUBLISHING tells it apart from a newer generation an operator rolled
+// CURRENT back from, which is kept.
+
+// sweepOrphan removes the generation PUBLISHING names unless CURRENT names
+// it or a process has it open, then PUBLISHING itself. The caller holds the
+// build lock, so no build is publishing meanwhile. It returns the name of
+// the removed generation, if any.
+func sweepOrphan(dataDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(indexDir(dataDir), publishingName))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("read %s: %w", publishingName, err)
+	}
+	name := strings.TrimSpace(string(b))
+	var removed string
+	current, err := readCurrent(dataDir)
+	if err != nil && !errors.Is(err, ErrNoGeneration) {
+		return "", err
+	}
+	if validGenerationName(name) && name != current {
+		dir := filepath.Join(indexDir(dataDir), name)
+		if _, err := os.Stat(dir); err == nil {
+			ok, err := removeUnusedGeneration(dir)
+			if err != nil || !ok {
+				return "", err // in use: leave both for a later sweep
+			}
+			removed = name
+		}
+	}
+	return removed, removePublishing(dataDir)
+}
+
+func removePublishing(dataDir string) error {
+	err := os.Remove(filepath.Join(indexDir(dataDir), publishingName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", publishingName, err)
+	}
+	return syncDir(indexDir(dataDir))
+}
+
+// sweepOrphanUnlessBuilding takes the build lock without waiting and sweeps;
+// while a build holds the lock, the sweep is left to it.
+func sweepOrphanUnlessBuilding(dataDir string) (string, error) {
+	lock, ok, err := lockFile(filepath.Join(indexDir(dataDir), lockName), syscall.LOCK_EX)
+	if err != nil || !ok {
+		return "", err
+	}
+	defer lock.Close()
+	return sweepOrphan(dataDir)
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -22,14 +23,23 @@ type LiveOptions struct {
 	PollInterval time.Duration
 	// OnSwap is called after a new generation has been swapped in.
 	OnSwap func(Meta)
+	// OnReject is called when a generation is refused (see Open), with its
+	// name and the reason (RejectMeta, RejectFiles, ...): once per
+	// generation and reason in a row, however often polling retries it.
+	OnReject func(generation, reason string)
 	// Logger receives swap and failure messages; default slog.Default().
 	Logger *slog.Logger
 }
 
 // Live serves the generation CURRENT names and follows CURRENT: when it
-// changes, Live opens the new generation, swaps it in atomically and closes
-// the old one once the searches using it have finished. A generation that
-// cannot be opened is logged and the old one keeps serving.
+// changes, Live verifies and opens the new generation (Open), swaps it in
+// atomically and closes the old one once the searches using it have
+// finished. A generation that is refused is logged and reported to
+// OnReject, and the old one keeps serving. A refusal for damage
+// (RejectFiles, RejectStructure, RejectMeta, RejectVersion) holds until
+// CURRENT names another generation, so a damaged generation is not read
+// again on every poll; a failure to open (RejectOpen: out of file
+// descriptors, say) is retried at every poll.
 //
 // Live implements the lookups of a Generation by acquiring the current
 // generation for each call; a caller that needs several lookups on one
@@ -40,8 +50,14 @@ type Live struct {
 	cur     atomic.Pointer[liveGeneration]
 	mu      sync.Mutex // serialises Reload and Close
 	closed  bool
-	stop    chan struct{}
-	done    chan struct{}
+	// refused is the generation last refused for damage, and why; the
+	// fields below are guarded by mu.
+	refused    string
+	refusedErr error
+	// reported is the generation and reason last passed to OnReject.
+	reported string
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // liveGeneration counts the users of a generation. Live holds one
@@ -84,7 +100,13 @@ func (lg *liveGeneration) release() {
 
 // OpenLive opens the generation CURRENT names in dataDir and starts
 // following CURRENT. Without a published generation it returns
-// ErrNoGeneration.
+// ErrNoGeneration. When the generation CURRENT names is refused, it serves
+// the newest older generation that Open accepts and logs so, leaving
+// CURRENT as it is: polling keeps trying CURRENT's generation if the
+// refusal was RejectOpen, and the next ingest publishes over it. With no
+// usable generation it returns an error naming CURRENT's and why.
+// Before opening, it removes a generation a killed ingest renamed but never
+// published (see sweepOrphan), unless an ingest is running.
 func OpenLive(dataDir string, opts LiveOptions) (*Live, error) {
 	if opts.PollInterval == 0 {
 		opts.PollInterval = DefaultPollInterval
@@ -96,11 +118,16 @@ func OpenLive(dataDir string, opts LiveOptions) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := Open(filepath.Join(indexDir(dataDir), name))
+	l := &Live{dataDir: dataDir, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	if orphan, err := sweepOrphanUnlessBuilding(dataDir); err != nil {
+		opts.Logger.Warn("looking for a generation a killed ingest left unpublished failed", "error", err)
+	} else if orphan != "" {
+		opts.Logger.Warn("removed a generation a killed ingest renamed but never published", "generation", orphan)
+	}
+	g, err := l.openAtStart(name)
 	if err != nil {
 		return nil, err
 	}
-	l := &Live{dataDir: dataDir, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
 	l.cur.Store(newLiveGeneration(g, opts.Logger))
 	if opts.PollInterval > 0 {
 		go l.poll()
@@ -108,6 +135,62 @@ func OpenLive(dataDir string, opts LiveOptions) (*Live, error) {
 		close(l.done)
 	}
 	return l, nil
+}
+
+// openAtStart opens the generation CURRENT names or, if it is refused, the
+// newest older one that is not.
+func (l *Live) openAtStart(current string) (*Generation, error) {
+	g, err := l.open(current)
+	if err == nil {
+		return g, nil
+	}
+	l.opts.Logger.Error("the index generation CURRENT names was refused", "generation", current, "reason", RejectReason(err), "error", err)
+	names, lerr := generationNames(l.dataDir)
+	if lerr != nil {
+		return nil, errors.Join(err, lerr)
+	}
+	for i := len(names) - 1; i >= 0; i-- {
+		if names[i] >= current {
+			continue
+		}
+		older, oerr := l.open(names[i])
+		if oerr != nil {
+			l.opts.Logger.Error("an older index generation was refused too", "generation", names[i], "reason", RejectReason(oerr), "error", oerr)
+			continue
+		}
+		l.opts.Logger.Warn("serving an older index generation instead of the refused one CURRENT names; CURRENT is left as it is",
+			"generation", names[i], "current", current)
+		return older, nil
+	}
+	return nil, fmt.Errorf("no usable index generation: CURRENT names %s, which was refused (%w), and no older generation can serve: re-run ingest", current, err)
+}
+
+// open opens the generation name of the data directory; a refusal is
+// remembered and reported to OnReject.
+func (l *Live) open(name string) (*Generation, error) {
+	g, err := Open(filepath.Join(indexDir(l.dataDir), name))
+	if err != nil {
+		l.noteRefusal(name, err)
+		return nil, err
+	}
+	if !g.Checksummed() {
+		l.opts.Logger.Warn("index generation has no checksums (built by an older version): only its structure was checked; re-run ingest to add them",
+			"generation", name)
+	}
+	return g, nil
+}
+
+func (l *Live) noteRefusal(name string, err error) {
+	reason := RejectReason(err)
+	if permanent(err) {
+		l.refused, l.refusedErr = name, err
+	}
+	if key := name + " " + reason; key != l.reported {
+		l.reported = key
+		if l.opts.OnReject != nil {
+			l.opts.OnReject(name, reason)
+		}
+	}
 }
 
 func (l *Live) poll() {
@@ -124,7 +207,7 @@ func (l *Live) poll() {
 		case <-t.C:
 			err := l.Reload()
 			if err != nil && err.Error() != lastErr {
-				l.opts.Logger.Error("new index generation not opened, the current one keeps serving", "error", err)
+				l.opts.Logger.Error("new index generation not opened, the current one keeps serving", "reason", RejectReason(err), "error", err)
 			}
 			lastErr = ""
 			if err != nil {
@@ -147,20 +230,46 @@ func (l *Live) Reload() error {
 		return err
 	}
 	old := l.cur.Load()
+	if old.gen.Faulted() {
+		return l.replaceFaulted(old, name)
+	}
 	if name == old.gen.ID() {
 		return nil
 	}
-	g, err := Open(filepath.Join(indexDir(l.dataDir), name))
+	if name == l.refused {
+		return l.refusedErr
+	}
+	g, err := l.open(name)
 	if err != nil {
 		return err
 	}
+	l.swap(old, g)
+	return nil
+}
+
+// replaceFaulted replaces a generation whose files changed under it (see
+// recoverFault) as at start: by the generation CURRENT names if it still
+// verifies, or else the newest older one that does.
+func (l *Live) replaceFaulted(old *liveGeneration, current string) error {
+	l.opts.Logger.Error("the index generation being served failed reading its files; replacing it", "generation", old.gen.ID())
+	l.refused = ""
+	g, err := l.openAtStart(current)
+	if err != nil {
+		return err
+	}
+	l.swap(old, g)
+	return nil
+}
+
+// swap makes g current and releases old.
+func (l *Live) swap(old *liveGeneration, g *Generation) {
+	l.reported = ""
 	l.cur.Store(newLiveGeneration(g, l.opts.Logger))
 	old.release()
-	l.opts.Logger.Info("index generation swapped in", "generation", name, "previous", old.gen.ID(), "profiles", g.Count())
+	l.opts.Logger.Info("index generation swapped in", "generation", g.ID(), "previous", old.gen.ID(), "profiles", g.Count())
 	if l.opts.OnSwap != nil {
 		l.opts.OnSwap(g.Meta())
 	}
-	return nil
 }
 
 // Acquire returns the current generation and a release function that the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -63,7 +64,11 @@ func fuzzyDistance(term string) (distance, prefix int) {
 // seen in names; q.Deep adds typo matches for every uncommon token, former
 // names, officers, address and Kölner Phonetik codes. Without q.Discover
 // discovery profiles are left out. An empty query gives no hits.
-func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) ([]companydocs.Hit, error) {
+func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) (_ []companydocs.Hit, err error) {
+	if err := g.usable(); err != nil {
+		return nil, err
+	}
+	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
 	stats, err := g.newTermStats(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("search index %s: %w", g.ID(), err)

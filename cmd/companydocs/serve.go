@@ -125,7 +125,8 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.ensureGeneration(ctx); err != nil {
 		return err
 	}
-	m.Live, err = index.OpenLive(m.Config.DataDir, index.LiveOptions{PollInterval: m.Config.PollInterval, Logger: m.Logger, OnSwap: m.observeSwap})
+	m.Live, err = index.OpenLive(m.Config.DataDir, index.LiveOptions{PollInterval: m.Config.PollInterval, Logger: m.Logger,
+		OnSwap: m.observeSwap, OnReject: m.Metrics.ObserveRejectedGeneration})
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
 	}

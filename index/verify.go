@@ -1,0 +1,223 @@
+package index
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Why a generation was refused, the reason of a RejectError. Every reason
+// but RejectOpen is about the bytes on disk: the generation stays refused
+// until another one is published. RejectOpen is about the process (out of
+// file descriptors or memory, a lock not granted) and is retried.
+const (
+	RejectMeta      = "meta"      // meta.json missing, unreadable or not JSON
+	RejectVersion   = "version"   // built with an index version this program does not read
+	RejectFiles     = "files"     // a file missing, or its size or SHA-256 differs from meta.json
+	RejectStructure = "structure" // the stores are inconsistent with each other or with meta.json
+	RejectOpen      = "open"      // the stores could not be opened now; retried
+)
+
+// A RejectError says why a generation was not opened.
+type RejectError struct {
+	Reason string
+	Err    error
+}
+
+func (e *RejectError) Error() string { return e.Err.Error() }
+func (e *RejectError) Unwrap() error { return e.Err }
+
+// RejectReason returns the reason of a failed Open: the RejectError's, or
+// RejectOpen for any other error.
+func RejectReason(err error) string {
+	var re *RejectError
+	if errors.As(err, &re) {
+		return re.Reason
+	}
+	return RejectOpen
+}
+
+// permanent reports whether a refusal holds until the generation changes.
+func permanent(err error) bool { return RejectReason(err) != RejectOpen }
+
+func reject(reason string, format string, args ...any) error {
+	return &RejectError{Reason: reason, Err: fmt.Errorf(format, args...)}
+}
+
+// ioReason classifies a failure to read a file: a file that is not there
+// is damage, anything else (EMFILE, EIO, EACCES) is reported as it is and
+// retried.
+func ioReason(err error, missing string) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return missing
+	}
+	return RejectOpen
+}
+
+// FileSum is the size and SHA-256 of one file of a generation, recorded in
+// meta.json at publish time and checked before the generation serves.
+type FileSum struct {
+	Path   string `json:"path"` // relative to the generation, slash-separated
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// checksumFiles returns the FileSum of every file of the generation in dir
+// except meta.json, in path order.
+func checksumFiles(dir string) ([]FileSum, error) {
+	var sums []FileSum
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil || rel == metaName {
+			return err
+		}
+		size, sum, err := hashFile(path)
+		if err != nil {
+			return err
+		}
+		sums = append(sums, FileSum{Path: filepath.ToSlash(rel), Size: size, SHA256: sum})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checksum generation files: %w", err)
+	}
+	sort.Slice(sums, func(i, j int) bool { return sums[i].Path < sums[j].Path })
+	return sums, nil
+}
+
+func hashFile(path string) (int64, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// verifyFiles checks every file meta.json lists: present, of its size
+// (checked for all files before any is read) and of its SHA-256. Files
+// meta.json does not list are not read by Open and are ignored.
+func verifyFiles(dir string, sums []FileSum) error {
+	for _, s := range sums {
+		path := filepath.Join(dir, filepath.FromSlash(s.Path))
+		if !filepath.IsLocal(filepath.FromSlash(s.Path)) {
+			return reject(RejectMeta, "meta.json lists %q, which is outside the generation", s.Path)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return reject(ioReason(err, RejectFiles), "file %s: %w", s.Path, err)
+		}
+		if st.Size() != s.Size {
+			return reject(RejectFiles, "file %s has %d bytes, meta.json records %d: the file is damaged", s.Path, st.Size(), s.Size)
+		}
+	}
+	for _, s := range sums {
+		_, sum, err := hashFile(filepath.Join(dir, filepath.FromSlash(s.Path)))
+		if err != nil {
+			return reject(ioReason(err, RejectFiles), "file %s: %w", s.Path, err)
+		}
+		if sum != s.SHA256 {
+			return reject(RejectFiles, "file %s does not match its SHA-256 in meta.json: the file is damaged", s.Path)
+		}
+	}
+	return nil
+}
+
+// The part of a bbolt file that checkBoltFile reads (bbolt's
+// internal/common/meta.go and page.go): a 16-byte page header, then the
+// meta fields in the machine's byte order (little-endian on the
+// platforms we build for); the FNV-64a checksum covers the meta up to
+// itself.
+const (
+	boltPageHeader     = 16
+	boltMagic          = 0xED0CDAED
+	boltMetaChecksumAt = 56 // magic, version, pageSize, flags, root, sequence, freelist, pgid, txid
+)
+
+// checkBoltFile checks a bbolt file before it is mapped: one of its two
+// meta pages is valid, and the file holds every page up to that meta's
+// high-water mark. bbolt maps past the end of a short file, and a read of
+// a page beyond it is a SIGBUS that kills the process.
+func checkBoltFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return reject(ioReason(err, RejectFiles), "%s: %w", filepath.Base(path), err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return reject(RejectOpen, "%s: %w", filepath.Base(path), err)
+	}
+	meta, err := newestBoltMeta(f)
+	if err != nil {
+		return reject(RejectStructure, "%s: %w", filepath.Base(path), err)
+	}
+	if need := meta.pgid * uint64(meta.pageSize); need > uint64(st.Size()) {
+		return reject(RejectStructure, "%s has %d bytes, but its pages reach to byte %d: the file is truncated", filepath.Base(path), st.Size(), need)
+	}
+	return nil
+}
+
+type boltMeta struct {
+	pageSize uint32
+	pgid     uint64
+	txid     uint64
+}
+
+// newestBoltMeta returns the valid meta page with the higher transaction
+// id, as bbolt does.
+func newestBoltMeta(f *os.File) (boltMeta, error) {
+	m0, err0 := readBoltMeta(f, 0)
+	pageSize := int64(os.Getpagesize())
+	if err0 == nil {
+		pageSize = int64(m0.pageSize)
+	}
+	m1, err1 := readBoltMeta(f, pageSize)
+	switch {
+	case err0 != nil && err1 != nil:
+		return boltMeta{}, fmt.Errorf("no valid meta page: %w", err0)
+	case err0 != nil:
+		return m1, nil
+	case err1 != nil || m0.txid >= m1.txid:
+		return m0, nil
+	}
+	return m1, nil
+}
+
+func readBoltMeta(f *os.File, at int64) (boltMeta, error) {
+	b := make([]byte, boltPageHeader+boltMetaChecksumAt+8)
+	if _, err := f.ReadAt(b, at); err != nil {
+		return boltMeta{}, fmt.Errorf("read meta page at %d: %w", at, err)
+	}
+	m := b[boltPageHeader:]
+	le := binary.LittleEndian
+	if le.Uint32(m[0:]) != boltMagic {
+		return boltMeta{}, errors.New("not a bbolt file (bad magic)")
+	}
+	h := fnv.New64a()
+	h.Write(m[:boltMetaChecksumAt])
+	if h.Sum64() != le.Uint64(m[boltMetaChecksumAt:]) {
+		return boltMeta{}, errors.New("meta page checksum mismatch")
+	}
+	meta := boltMeta{pageSize: le.Uint32(m[8:]), pgid: le.Uint64(m[40:]), txid: le.Uint64(m[48:])}
+	if meta.pageSize < 512 || meta.pageSize > 1<<20 {
+		return boltMeta{}, fmt.Errorf("implausible page size %d", meta.pageSize)
+	}
+	return meta, nil
+}
