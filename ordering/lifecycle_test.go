@@ -245,11 +245,17 @@ func TestIdempotencyKeyWithDifferentBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := wantCode(t, func() error { _, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "ad-single"), "k1"); return err }(), companydocs.EDUPLICATEORDER)
+	e := wantCode(t, func() error {
+		_, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "ad-single"), "k1")
+		return err
+	}(), companydocs.EDUPLICATEORDER)
 	if e.Order.ID != first.ID || bytes.Contains([]byte(e.Message), []byte("different")) {
 		t.Errorf("replay: %q %s", e.Message, e.Order.ID)
 	}
-	e = wantCode(t, func() error { _, err := s.CreateOrder(ctx, acct, request(fx.live[1], "AD", "ad-single"), "k1"); return err }(), companydocs.EDUPLICATEORDER)
+	e = wantCode(t, func() error {
+		_, err := s.CreateOrder(ctx, acct, request(fx.live[1], "AD", "ad-single"), "k1")
+		return err
+	}(), companydocs.EDUPLICATEORDER)
 	if e.Order.ID != first.ID || !bytes.Contains([]byte(e.Message), []byte("different request")) {
 		t.Errorf("different body: %q %s", e.Message, e.Order.ID)
 	}
