@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 var testPDF = []byte("%PDF-1.7\n% a register printout\n%%EOF\n")
@@ -312,5 +314,72 @@ func TestDeliveryFileDurableBeforeCommit(t *testing.T) {
 	}
 	if _, err := Open(path, fx.profiles, shippedPlans(t), Options{SweepInterval: -1}); !errors.Is(err, ErrDamaged) {
 		t.Errorf("open with a referenced document missing: %v, want ErrDamaged", err)
+	}
+}
+
+// TestOldDatabaseOpens rewrites a file into the shape the previous
+// release wrote (no lifecycle buckets, orders without history,
+// fingerprint or credits_refunded, credit orders left PREVIEW_READY): it
+// opens, passes the check, and its orders move on.
+func TestOldDatabaseOpens(t *testing.T) {
+	fx := realFixture(t)
+	path := filepath.Join(t.TempDir(), DatabaseFile)
+	s, err := Open(path, fx.profiles, shippedPlans(t), Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	MustAccount(t, s, "acme", 3)
+	s.CreateAccountWithRole("op", companydocs.RoleOperator, 0)
+	o, _ := s.CreateOrder(ctx, "acme", request(fx.live[0], "AD", "subscription-basic"), "key")
+	s.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketOrderStatus, bucketDocuments, bucketOutbox} {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		var rec map[string]any
+		json.Unmarshal(tx.Bucket(bucketOrders).Get([]byte(o.ID)), &rec)
+		delete(rec, "fingerprint")
+		order := rec["order"].(map[string]any)
+		delete(order, "history")
+		delete(order, "credits_refunded")
+		order["status"], order["workflow_status"] = companydocs.OrderStatusPreviewReady, companydocs.WorkflowStarted
+		v, _ := json.Marshal(rec)
+		return tx.Bucket(bucketOrders).Put([]byte(o.ID), v)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(path, fx.profiles, shippedPlans(t), Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatalf("open the old file: %v", err)
+	}
+	defer s.Close()
+	got, err := s.Order(ctx, "acme", o.ID)
+	if err != nil || len(got.History) != 1 || got.History[0].Status != companydocs.OrderStatusPreviewReady {
+		t.Fatalf("old order: %+v %v", got, err)
+	}
+	if q, _, _ := s.OperatorOrders(ctx, "op", companydocs.OrderStatusPreviewReady, "", 10); len(q) != 1 {
+		t.Errorf("status index of the old file: %d orders PREVIEW_READY, want 1", len(q))
+	}
+	_, err = s.CreateOrder(ctx, "acme", request(fx.live[1], "AD", "subscription-basic"), "key")
+	if e := wantCode(t, err, companydocs.EDUPLICATEORDER); bytes.Contains([]byte(e.Message), []byte("different")) {
+		t.Errorf("a key without fingerprint answers %q", e.Message)
+	}
+	mustAct(t, s, "op", o.ID, ActionPay, "")
+	if c, err := s.CancelOrder(ctx, "acme", o.ID, ""); err != nil || c.CreditsRefunded != 1 {
+		t.Errorf("cancel the old order: %+v %v", c, err)
+	}
+	if a, _ := s.Account("acme"); a.Credits != 3 {
+		t.Errorf("credits %d, want 3", a.Credits)
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
 	}
 }
