@@ -146,6 +146,7 @@ func TestLifecycleEndToEnd(t *testing.T) {
 	if n, _ := ts.metric(t, "companydocs_orders_by_status", "status", "CANCELLED"); n != 2 {
 		t.Errorf("orders_by_status{CANCELLED} = %v, want 2", n)
 	}
+	ts.checkAgainstOpenAPI(t)
 }
 
 // checkDownload: the owner gets the bytes with the headers; another
