@@ -124,13 +124,13 @@ func WorkflowOf(status string) string {
 // ErrInvalidTransition is the invalid_transition error for an order in
 // status from that actor tried to move to status to.
 func ErrInvalidTransition(id, from, to, actor string) *Error {
-	next := NextStatuses(from, actor)
-	possible := "nothing more can happen to it"
-	if TerminalStatus(from) {
+	var possible string
+	switch next := NextStatuses(from, actor); {
+	case TerminalStatus(from):
 		possible = "it is final and nothing more can happen to it"
-	} else if len(next) > 0 {
+	case len(next) > 0:
 		possible = "as " + actor + " you can move it to " + strings.Join(next, " or ")
-	} else {
+	default:
 		possible = "as " + actor + " you cannot change it now"
 	}
 	return Errorf(EINVALIDTRANSITION, "Order %s is %s and cannot become %s: %s.", id, from, to, possible)
