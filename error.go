@@ -22,6 +22,8 @@ const (
 	EUNAVAILABLE       = "service_unavailable"
 	ETIMEOUT           = "request_timeout" // no request within the read timeout
 	EINTERNAL          = "internal"
+	EFORBIDDEN         = "forbidden"          // authenticated, but the account's role may not use the route
+	EINVALIDTRANSITION = "invalid_transition" // the order's status does not allow the change
 )
 
 // Error is an application error: a machine code from the list above and a

@@ -62,12 +62,6 @@ type CompanySnapshot struct {
 	Source         string `json:"source"`
 }
 
-// Order statuses and workflow statuses.
-const (
-	OrderStatusPreviewReady = "PREVIEW_READY"
-	WorkflowStarted         = "started"
-)
-
 // NextStep tells the client what happens after an order was created.
 type NextStep struct {
 	// Kind is "payment" for one-off plans and "delivery" for credit plans.
@@ -88,10 +82,14 @@ type Order struct {
 	Total                string          `json:"total"`
 	Currency             string          `json:"currency"`
 	CreditsCharged       int64           `json:"credits_charged"`
+	CreditsRefunded      int64           `json:"credits_refunded"`
 	CreatedAt            time.Time       `json:"created_at"`
 	NextStep             NextStep        `json:"next_step"`
-	Account              string          `json:"-"`
-	IdempotencyKey       string          `json:"-"`
+	History              []HistoryEntry  `json:"history"`
+	// Document is set once the order is DELIVERED.
+	Document       *OrderDocument `json:"document,omitempty"`
+	Account        string         `json:"-"`
+	IdempotencyKey string         `json:"-"`
 }
 
 // SnapshotOf copies the order-relevant data of a verified profile.

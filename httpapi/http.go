@@ -100,6 +100,7 @@ func NewServer(config Config, logger *slog.Logger) *Server {
 		ProxyHeader:             proxyHeader(config.TrustedProxies),
 	})
 	s.routes()
+	s.app.Server().HeaderReceived = uploadBodyLimit
 	s.app.Server().Handler = s.answerUnknownMethods(s.app.Server().Handler)
 	return s
 }
@@ -143,6 +144,8 @@ var statusOf = map[string]int{
 	companydocs.EUNAVAILABLE:       fiber.StatusServiceUnavailable,
 	companydocs.ETIMEOUT:           fiber.StatusRequestTimeout,
 	companydocs.EINTERNAL:          fiber.StatusInternalServerError,
+	companydocs.EFORBIDDEN:         fiber.StatusForbidden,
+	companydocs.EINVALIDTRANSITION: fiber.StatusConflict,
 }
 
 // errorBody is the JSON shape of every error response.
@@ -191,7 +194,7 @@ func translateFiberError(err error) error {
 	case fiber.StatusMethodNotAllowed:
 		return errMethodNotAllowed()
 	case fiber.StatusRequestEntityTooLarge:
-		return companydocs.Errorf(companydocs.ETOOLARGE, "The request body is too large. Send a smaller JSON object.")
+		return companydocs.Errorf(companydocs.ETOOLARGE, "The request body is too large: at most 64 KiB of JSON, or 20 MiB for a document upload.")
 	case fiber.StatusRequestTimeout:
 		return companydocs.Errorf(companydocs.ETIMEOUT, "The request did not arrive within the read timeout.")
 	case fiber.StatusRequestHeaderFieldsTooLarge:

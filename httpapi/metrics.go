@@ -41,6 +41,9 @@ type Metrics struct {
 	orders      *prometheus.CounterVec
 	rateLimited prometheus.Counter
 
+	ordersByStatus *prometheus.GaugeVec
+	transitions    *prometheus.CounterVec
+
 	generation        *prometheus.GaugeVec
 	generationProfile prometheus.Gauge
 	generationCreated prometheus.Gauge
@@ -82,6 +85,15 @@ func NewMetrics() *Metrics {
 		Namespace: metricsNamespace, Name: "search_rate_limited_total",
 		Help: "Searches rejected with rate_limited.",
 	})
+	m.ordersByStatus = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: metricsNamespace, Name: "orders_by_status",
+		Help: "Stored orders by status: counted at start, kept by every transition.",
+	}, []string{"status"})
+	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "order_transitions_total",
+		Help: "Committed order transitions by from status (empty for a creation), to status and actor.",
+	}, []string{"from", "to", "actor"})
+	m.Registry.MustRegister(m.ordersByStatus, m.transitions)
 	m.registerGeneration()
 	m.registerIngest()
 	m.Registry.MustRegister(m.requests, m.duration, m.errors, m.searches, m.orders, m.rateLimited,
@@ -211,6 +223,28 @@ func (m *Metrics) IngestFinished() {
 	if m != nil {
 		m.ingestRunning.Set(0)
 	}
+}
+
+// SetOrderCounts sets the orders-by-status gauge (at start).
+func (m *Metrics) SetOrderCounts(counts map[string]int) {
+	if m == nil {
+		return
+	}
+	for _, st := range companydocs.OrderStatuses {
+		m.ordersByStatus.WithLabelValues(st).Set(float64(counts[st]))
+	}
+}
+
+// ObserveTransition records a committed creation (from "") or transition.
+func (m *Metrics) ObserveTransition(from, to, actor string) {
+	if m == nil {
+		return
+	}
+	m.transitions.WithLabelValues(from, to, actor).Inc()
+	if from != "" {
+		m.ordersByStatus.WithLabelValues(from).Dec()
+	}
+	m.ordersByStatus.WithLabelValues(to).Inc()
 }
 
 // observeRequest records one answered request. code is the error code of an

@@ -71,7 +71,8 @@ func (s *Server) handleListOrders(c *fiber.Ctx) error {
 		return err
 	}
 	cursor := utils.CopyString(c.Query("cursor"))
-	orders, next, err := s.Ordering.Orders(c.UserContext(), currentSession(c).account, cursor, limit)
+	status := utils.CopyString(c.Query("status"))
+	orders, next, err := s.Ordering.Orders(c.UserContext(), currentSession(c).account, status, cursor, limit)
 	if err != nil {
 		return err
 	}

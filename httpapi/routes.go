@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"companydocs"
@@ -25,8 +26,18 @@ type Ordering interface {
 	RevokeSession(ctx context.Context, token string) error
 	Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error)
 	CreateOrder(ctx context.Context, account string, req companydocs.OrderRequest, idempotencyKey string) (*companydocs.Order, error)
-	Orders(ctx context.Context, account string, cursor string, limit int) (orders []*companydocs.Order, next string, err error)
+	Orders(ctx context.Context, account, status, cursor string, limit int) (orders []*companydocs.Order, next string, err error)
 	Order(ctx context.Context, account, id string) (*companydocs.Order, error)
+	CancelOrder(ctx context.Context, account, id, note string) (*companydocs.Order, error)
+	// Document opens the delivered PDF of the client's own order.
+	Document(ctx context.Context, account, id string) (*companydocs.Order, io.ReadCloser, error)
+	// Operator side: the queue of every account, oldest first, and the
+	// transitions. action is "pay", "request", "fail" (note = reason) or
+	// "cancel". Each refuses a client account with forbidden.
+	OperatorOrders(ctx context.Context, operator, status, cursor string, limit int) (orders []*companydocs.Order, next string, err error)
+	OperatorOrder(ctx context.Context, operator, id string) (*companydocs.Order, error)
+	OperatorAction(ctx context.Context, operator, id, action, note string) (*companydocs.Order, error)
+	Deliver(ctx context.Context, operator, id string, pdf []byte) (*companydocs.Order, error)
 }
 
 // routes registers every route of the service in one place. Paths are
@@ -49,6 +60,14 @@ func (s *Server) routes() {
 	api.Post("/documents/orders", s.requireSession, s.handleCreateOrder)
 	api.Get("/documents/orders", s.requireSession, s.handleListOrders)
 	api.Get("/documents/orders/:id", s.requireSession, s.handleGetOrder)
+	api.Post("/documents/orders/:id/cancel", s.requireSession, s.handleCancelOrder)
+	api.Get("/documents/orders/:id/document", s.requireSession, s.handleDownload)
+	api.Get("/operator/orders", s.requireSession, s.handleOperatorOrders)
+	api.Get("/operator/orders/:id", s.requireSession, s.handleOperatorOrder)
+	for _, action := range []string{"pay", "request", "fail", "cancel"} {
+		api.Post("/operator/orders/:id/"+action, s.requireSession, s.handleOperatorAction(action))
+	}
+	api.Put(routeUpload, s.requireSession, s.handleDeliver)
 }
 
 // recoverPanics turns a panic in a handler into an internal error instead

@@ -37,6 +37,9 @@ type Account struct {
 	Name      string    `json:"name"`
 	Credits   int64     `json:"credits"`
 	CreatedAt time.Time `json:"created_at"`
+	// Role is companydocs.RoleClient or RoleOperator; accounts stored
+	// before roles existed have none and are clients.
+	Role string `json:"role,omitempty"`
 }
 
 // accountRecord is the stored form of an account.
@@ -48,6 +51,15 @@ type accountRecord struct {
 // CreateAccount creates an account with a starting balance and returns its
 // API key. The key is shown only here: the database keeps its hash.
 func (s *Service) CreateAccount(name string, credits int64) (apiKey string, err error) {
+	return s.CreateAccountWithRole(name, companydocs.RoleClient, credits)
+}
+
+// CreateAccountWithRole creates a client or an operator account. A role
+// never changes afterwards, so that it can be cached.
+func (s *Service) CreateAccountWithRole(name, role string, credits int64) (apiKey string, err error) {
+	if role != companydocs.RoleClient && role != companydocs.RoleOperator {
+		return "", companydocs.Errorf(companydocs.EVALIDATION, "Role %q is not valid: use %q or %q.", role, companydocs.RoleClient, companydocs.RoleOperator)
+	}
 	if !accountNamePattern.MatchString(name) {
 		return "", companydocs.Errorf(companydocs.EVALIDATION, "Account name %q is not valid: use 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit.", name)
 	}
@@ -59,13 +71,58 @@ func (s *Service) CreateAccount(name string, credits int64) (apiKey string, err 
 		if tx.Bucket(bucketAccounts).Get([]byte(name)) != nil {
 			return companydocs.Errorf(companydocs.EVALIDATION, "An account named %q exists already.", name)
 		}
-		rec := accountRecord{Account: Account{Name: name, Credits: credits, CreatedAt: s.now().UTC()}}
+		rec := accountRecord{Account: Account{Name: name, Credits: credits, CreatedAt: s.now().UTC(), Role: role}}
 		return setKey(tx, &rec, apiKey)
 	})
 	if err != nil {
 		return "", err
 	}
 	return apiKey, nil
+}
+
+func (r *accountRecord) role() string {
+	if r.Role == "" {
+		return companydocs.RoleClient
+	}
+	return r.Role
+}
+
+// roleOf returns the role of an account, from memory after the first
+// look-up (roles never change and accounts are never deleted).
+func (s *Service) roleOf(account string) (string, error) {
+	if r, ok := s.roles.Load(account); ok {
+		return r.(string), nil
+	}
+	var role string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		rec, err := getAccount(tx, account)
+		if err == nil {
+			role = rec.role()
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	s.roles.Store(account, role)
+	return role, nil
+}
+
+// requireRole is the authorization of every order operation: clients
+// preview, create, list, cancel and download their own orders; operators
+// run the queue. The other role is forbidden.
+func (s *Service) requireRole(account, role string) error {
+	got, err := s.roleOf(account)
+	if err != nil {
+		return err
+	}
+	if got != role {
+		if role == companydocs.RoleOperator {
+			return companydocs.Errorf(companydocs.EFORBIDDEN, "Only operator accounts may do this; account %q is a client.", account)
+		}
+		return companydocs.Errorf(companydocs.EFORBIDDEN, "Account %q is an operator: operators manage orders through the operator routes and do not order, list or download as clients.", account)
+	}
+	return nil
 }
 
 // setKey replaces the account's API key (dropping the old one) and stores
@@ -93,6 +150,7 @@ func (s *Service) Accounts() ([]Account, error) {
 			if err := json.Unmarshal(v, &rec); err != nil {
 				return fmt.Errorf("decode account %q: %w", k, err)
 			}
+			rec.Role = rec.role()
 			out = append(out, rec.Account)
 			return nil
 		})
@@ -106,6 +164,7 @@ func (s *Service) Account(name string) (*Account, error) {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		rec, err := getAccount(tx, name)
 		if err == nil {
+			rec.Role = rec.role()
 			out = &rec.Account
 		}
 		return err

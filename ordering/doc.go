@@ -64,4 +64,79 @@
 // the profile snapshot, the keys) is prepared before, outside the
 // transaction. A create returns only after its commit is on disk. Money is held in integer cents and printed with two
 // fraction digits.
+//
+// # Lifecycle
+//
+// The statuses and the one table of allowed transitions are in the root
+// package (companydocs.CanTransition): PREVIEW_READY -> PAID -> REQUESTED
+// -> DELIVERED, plus FAILED and CANCELLED; the last three are terminal.
+// Anything outside the table is invalid_transition, whose message says the
+// current status and what the actor could do. Each change runs in one
+// write transaction (a shared group commit, like creates): the check, the
+// refund, the history entry ({status, at, actor, note}), the next step,
+// the status index (order_status, which also serves the operator queue,
+// oldest first), the open-order entry (deleted once terminal, so the same
+// order can be made again) and the outbox event commit together or not at
+// all. Orders stored before histories existed get a synthesized creation
+// entry when read, and Open builds order_status for old files.
+//
+// Payment: a one-off plan with a price waits in PREVIEW_READY until an
+// operator confirms the payment, made outside the service; a credit plan
+// (or one that costs nothing) is paid by the debit at creation: the create
+// transaction also moves it to PAID (actor system), and the create answers
+// the order as created (PREVIEW_READY), as the specification shows it.
+//
+// Refunds: cancelling or failing an order with credits_charged > 0 gives
+// the credits back and sets credits_refunded in the same transaction.
+// Since a terminal order allows no transition, no retry, race or kill can
+// refund twice. A money payment is refunded by the operator outside the
+// service; the history note says so.
+//
+// Idempotency-Key: the order stores a fingerprint of the request (profile,
+// discovery id, document, plan). A repeat with the key is duplicate_order
+// with the first order; when the fingerprint differs, the message says the
+// key was used for a different request. Orders without a fingerprint
+// (older files) answer as a plain replay.
+//
+// # Roles
+//
+// An account is a client or an operator (CreateAccountWithRole; a role
+// never changes, so it is cached). Every operation checks the role here,
+// not in HTTP middleware: clients preview, create, list, get, cancel
+// (PREVIEW_READY or PAID) and download their own orders (another
+// account's order is not_found); operators list every order
+// (OperatorOrders), confirm payment, mark requested, deliver, fail (a
+// reason is required) and cancel (OperatorAction, Deliver). The other role
+// is forbidden.
+//
+// # Documents
+//
+// Deliver takes the PDF (at most MaxDocumentSize, starting "%PDF-") and
+// stores it as DocumentsDir/<2 hex>/<sha256>.pdf: temp file, fsync,
+// rename, directory fsync, all before the DELIVERED transition commits,
+// which records the reference in the documents bucket. A crash in between
+// leaves an unreferenced file; Open removes those (and temp files) and
+// refuses, with ErrDamaged, a database that refers to a missing file;
+// Check does the same. Backups: orders.db first, then documents/ (every
+// file the copy refers to existed before it was taken and is never
+// deleted). The download_url comes from Options.DocumentURL, since this
+// package knows no routes.
+//
+// # Outbox: the contract for an event dispatcher
+//
+// The creation and each transition write one Event to the outbox bucket
+// in their own transaction: id "evt_" + 26 base32 characters, taken inside
+// the write transaction and above the last stored id, so ids sort in
+// commit order (also across a clock going back between runs); type
+// order.created, order.paid, order.requested, order.delivered,
+// order.failed or order.cancelled; the order id and account; the time;
+// and the payload, the order JSON exactly as GET shows it after the
+// change. Events survive restarts and kills like every committed write.
+// A dispatcher reads PendingEvents(after, limit) in id order, delivers
+// each (keeping the event id as the webhook id across retries, and its
+// per-endpoint state itself), then calls MarkEventDelivered(id), which
+// removes it; after a restart it starts from "" again, so delivery is at
+// least once. Options.OnTransition is called after each commit (metrics,
+// and a cheap wake-up for the dispatcher); OutboxStats gives the depth and
+// the oldest event's time.
 package ordering

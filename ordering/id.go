@@ -19,6 +19,11 @@ const orderIDLength = len(orderIDPrefix) + 26
 
 // next returns a new order id, greater than every id issued before by g.
 func (g *idGenerator) next() string {
+	return g.nextWithPrefix(orderIDPrefix)
+}
+
+// nextWithPrefix returns a new id with the given prefix.
+func (g *idGenerator) nextWithPrefix(prefix string) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(g.now().UnixMilli())<<16)
 	rand.Read(b[6:])
@@ -29,7 +34,7 @@ func (g *idGenerator) next() string {
 	}
 	g.last = b
 	g.mu.Unlock()
-	return orderIDPrefix + encodeID(b)
+	return prefix + encodeID(b)
 }
 
 // increment adds one to the big-endian number in b.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"companydocs"
 
@@ -22,12 +23,21 @@ type orderRecord struct {
 	Order          companydocs.Order `json:"order"`
 	Account        string            `json:"account"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	// Fingerprint identifies the request an Idempotency-Key was used
+	// with; orders stored before it existed have none.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 func (r *orderRecord) order() *companydocs.Order {
 	o := r.Order
 	o.Account, o.IdempotencyKey = r.Account, r.IdempotencyKey
+	o.History = r.history()
 	return &o
+}
+
+// fingerprint identifies what a create asked for.
+func fingerprint(req companydocs.OrderRequest) string {
+	return string(key(req.CompanyProfileID, req.DiscoveryCandidateID, string(req.DocumentType), req.PlanID))
 }
 
 // CreateOrder orders a document for a verified company profile (strict).
@@ -38,6 +48,9 @@ func (s *Service) CreateOrder(ctx context.Context, account string, req companydo
 		return nil, err
 	}
 	if err := validateIdempotencyKey(idempotencyKey); err != nil {
+		return nil, err
+	}
+	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
 		return nil, err
 	}
 	if s.plans.Len() == 0 {
@@ -58,24 +71,16 @@ func (s *Service) CreateOrder(ctx context.Context, account string, req companydo
 	// application error writes nothing and must not fail the group.
 	c := s.newCreate(account, req, idempotencyKey, a)
 	var order *companydocs.Order
-	var refused error
-	err = s.creates.run(func(tx *bolt.Tx) error {
-		order, refused = nil, nil
-		o, err := s.createOrder(tx, c)
-		var appErr *companydocs.Error
-		if errors.As(err, &appErr) {
-			refused = err
-			return nil
-		}
-		order = o
+	var trs []Transition
+	err = s.write(func(tx *bolt.Tx) error {
+		var err error
+		order, trs, err = s.createOrder(tx, c)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if refused != nil {
-		return nil, refused
-	}
+	s.notify(trs...)
 	return order, nil
 }
 
@@ -102,6 +107,7 @@ func (s *Service) newCreate(account string, req companydocs.OrderRequest, idemKe
 	c.rec = orderRecord{
 		Account:        account,
 		IdempotencyKey: idemKey,
+		Fingerprint:    fingerprint(req),
 		Order: companydocs.Order{
 			Status:               companydocs.OrderStatusPreviewReady,
 			WorkflowStatus:       companydocs.WorkflowStarted,
@@ -121,29 +127,70 @@ func (s *Service) newCreate(account string, req companydocs.OrderRequest, idemKe
 // createOrder does the checks that depend on stored state, then stores.
 // An idempotent repeat is recognised before the gate, so that it finds its
 // order even if the company has changed since.
-func (s *Service) createOrder(tx *bolt.Tx, c *create) (*companydocs.Order, error) {
+//
+// A plan paid at creation (credits, or nothing to pay) is moved to PAID
+// by the system in the same transaction; the answer is the order as
+// created, as the specification shows it, and GET shows it PAID.
+func (s *Service) createOrder(tx *bolt.Tx, c *create) (*companydocs.Order, []Transition, error) {
 	if c.idemKey != nil {
 		if id := tx.Bucket(bucketIdempotency).Get(c.idemKey); id != nil {
-			return nil, duplicate(tx, string(id), "An order with this Idempotency-Key exists already: %s.")
+			return nil, nil, s.idempotentRepeat(tx, string(id), c)
 		}
 	}
 	if err := c.a.gateError(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if id := tx.Bucket(bucketOpenOrders).Get(c.openKey); id != nil {
-		return nil, duplicate(tx, string(id), "Order %s for this company, document and plan is still open.")
+		return nil, nil, duplicate(tx, string(id), "Order %s for this company, document and plan is still open.")
 	}
 	if err := debit(tx, c.account, c.a.plan); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rec := c.rec
 	rec.Order.ID = s.ids.next()
 	rec.Order.CreatedAt = s.now().UTC()
 	rec.Order.NextStep = nextStep(rec.Order.ID, c.req.DocumentType, c.a)
+	rec.Order.History = []companydocs.HistoryEntry{{Status: companydocs.OrderStatusPreviewReady, At: rec.Order.CreatedAt, Actor: companydocs.ActorClient, Note: "Order created."}}
 	if err := insertOrder(tx, &rec, c); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return rec.order(), nil
+	created := rec.order()
+	evt, err := s.writeEvent(tx, &rec, rec.Order.CreatedAt)
+	if err != nil {
+		return nil, nil, err
+	}
+	trs := []Transition{{OrderID: rec.Order.ID, Account: rec.Account, To: rec.Order.Status, Actor: companydocs.ActorClient, EventID: evt}}
+	if paidAtCreation(c.a) {
+		note := fmt.Sprintf("Paid at creation: %d credits charged.", c.a.plan.CreditCost)
+		tr, err := s.move(tx, &rec, companydocs.OrderStatusPaid, companydocs.ActorSystem, note, rec.Order.CreatedAt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("pay order %s at creation: %v", rec.Order.ID, err)
+		}
+		trs = append(trs, tr)
+	}
+	return created, trs, nil
+}
+
+// paidAtCreation: the debit at creation is the payment of a credit plan
+// (and a plan that costs nothing needs none); a priced one-off plan waits
+// for the operator to confirm the payment.
+func paidAtCreation(a *assessment) bool {
+	return !(a.plan.Kind == companydocs.PlanOneOff && a.cents > 0)
+}
+
+// idempotentRepeat answers a create whose Idempotency-Key was used
+// before: a replay of the same request, or a different request under the
+// same key; both are duplicate_order with the first order.
+func (s *Service) idempotentRepeat(tx *bolt.Tx, id string, c *create) error {
+	err := duplicate(tx, id, "An order with this Idempotency-Key exists already: %s.")
+	var e *companydocs.Error
+	if errors.As(err, &e) && e.Order != nil {
+		rec, gerr := getOrder(tx, id)
+		if gerr == nil && rec.Fingerprint != "" && rec.Fingerprint != fingerprint(c.req) {
+			e.Message = fmt.Sprintf("This Idempotency-Key was already used for a different request (another company, document, plan or discovery id), which created order %s. Use a new key for a new order.", id)
+		}
+	}
+	return err
 }
 
 // debit takes the plan's credits from the account. A plan that costs no
@@ -189,14 +236,14 @@ const (
 // nextStep: a one-off plan with a price is paid per order; a subscription
 // or a prepaid credit plan goes straight to delivery.
 func nextStep(id string, t companydocs.DocumentType, a *assessment) companydocs.NextStep {
-	if a.plan.Kind == companydocs.PlanOneOff && a.cents > 0 {
+	if !paidAtCreation(a) {
 		return companydocs.NextStep{Kind: NextStepPayment, Message: fmt.Sprintf(
-			"Pay %s %s for order %s using the payment instructions sent to the account's billing contact; the document is requested from the register once the payment arrives.",
-			formatCents(a.cents), a.plan.Currency, id)}
+			"Pay %s %s for order %s as agreed with the operator of this service; the operator confirms the payment, then requests the %s of %s from the register. Until then you may cancel the order.",
+			formatCents(a.cents), a.plan.Currency, id, documentName(t), a.profile.Name)}
 	}
 	return companydocs.NextStep{Kind: NextStepDelivery, Message: fmt.Sprintf(
-		"Nothing to pay (%d credits charged): the %s of %s is requested from the register and delivered to the account; GET /api/v1/documents/orders/%s/ shows its progress.",
-		a.plan.CreditCost, documentName(t), a.profile.Name, id)}
+		"Paid with %d credits: the operator requests the %s of %s from the register and delivers it; the order then shows the document and its download link.",
+		a.plan.CreditCost, documentName(t), a.profile.Name)}
 }
 
 func documentName(t companydocs.DocumentType) string {
@@ -224,16 +271,17 @@ func insertOrder(tx *bolt.Tx, rec *orderRecord, c *create) error {
 	if err := orders.Put(id, v); err != nil {
 		return fmt.Errorf("store order %s: %w", id, err)
 	}
-	puts := [3]struct{ bucket, key []byte }{
-		{bucketAccountOrders, key(rec.Account, rec.Order.ID)},
-		{bucketOpenOrders, c.openKey},
-		{bucketIdempotency, c.idemKey},
+	puts := [4]struct{ bucket, key, value []byte }{
+		{bucketAccountOrders, key(rec.Account, rec.Order.ID), id},
+		{bucketOpenOrders, c.openKey, id},
+		{bucketIdempotency, c.idemKey, id},
+		{bucketOrderStatus, key(rec.Order.Status, rec.Order.ID), []byte(rec.Account)},
 	}
 	for _, p := range puts {
 		if p.key == nil {
 			continue
 		}
-		if err := tx.Bucket(p.bucket).Put(p.key, id); err != nil {
+		if err := tx.Bucket(p.bucket).Put(p.key, p.value); err != nil {
 			return fmt.Errorf("index order %s in %s: %w", id, p.bucket, err)
 		}
 	}
@@ -241,8 +289,8 @@ func insertOrder(tx *bolt.Tx, rec *orderRecord, c *create) error {
 }
 
 // openOrderKey identifies "the same order again": account, profile,
-// document type and plan. Orders stay open while they are PREVIEW_READY;
-// a workflow that completes or cancels an order deletes this entry.
+// document type and plan. An order is open until it is terminal: the
+// terminal transition deletes this entry (see reindex).
 func openOrderKey(account string, req companydocs.OrderRequest) []byte {
 	return key(account, req.CompanyProfileID, string(req.DocumentType), req.PlanID)
 }
@@ -273,6 +321,9 @@ func validateIdempotencyKey(k string) error {
 // Order returns one order of the account. Another account's order is
 // not_found, exactly like a missing one, so its existence does not leak.
 func (s *Service) Order(ctx context.Context, account, id string) (*companydocs.Order, error) {
+	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
+		return nil, err
+	}
 	var out *companydocs.Order
 	err := s.db.View(func(tx *bolt.Tx) error {
 		rec, err := getOrder(tx, id)
@@ -307,14 +358,21 @@ func getOrder(tx *bolt.Tx, id string) (*orderRecord, error) {
 // Orders lists the account's orders, newest first, limit per page (default
 // 20, at most 100). cursor is "" for the first page, else the next cursor
 // of the previous page; next is "" on the last page.
-func (s *Service) Orders(ctx context.Context, account string, cursor string, limit int) (orders []*companydocs.Order, next string, err error) {
+// status, when not empty, keeps only the orders in that status.
+func (s *Service) Orders(ctx context.Context, account, status, cursor string, limit int) (orders []*companydocs.Order, next string, err error) {
+	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
+		return nil, "", err
+	}
+	if err := validStatusFilter(status); err != nil {
+		return nil, "", err
+	}
 	after, err := decodeCursor(cursor)
 	if err != nil {
 		return nil, "", err
 	}
 	limit = clampLimit(limit)
 	err = s.db.View(func(tx *bolt.Tx) error {
-		orders, next, err = listOrders(tx, account, after, limit)
+		orders, next, err = listOrders(tx, account, status, after, limit)
 		return err
 	})
 	return orders, next, err
@@ -329,7 +387,7 @@ func clampLimit(limit int) int {
 
 // listOrders walks the account's index backwards from just below after
 // (or from the end) and returns up to limit orders.
-func listOrders(tx *bolt.Tx, account, after string, limit int) ([]*companydocs.Order, string, error) {
+func listOrders(tx *bolt.Tx, account, status, after string, limit int) ([]*companydocs.Order, string, error) {
 	prefix := key(account, "")
 	start := append(key(account), 1) // just past every key of the account
 	if after != "" {
@@ -351,9 +409,18 @@ func listOrders(tx *bolt.Tx, account, after string, limit int) ([]*companydocs.O
 		if err != nil {
 			return nil, "", err
 		}
-		orders = append(orders, rec.order())
+		if status == "" || rec.Order.Status == status {
+			orders = append(orders, rec.order())
+		}
 	}
 	return orders, "", nil
+}
+
+func validStatusFilter(status string) error {
+	if status != "" && !companydocs.ValidOrderStatus(status) {
+		return companydocs.Errorf(companydocs.EVALIDATION, "Status %q is not an order status: use one of %s.", status, strings.Join(companydocs.OrderStatuses, ", "))
+	}
+	return nil
 }
 
 func encodeCursor(id string) string {

@@ -50,6 +50,9 @@ type assessment struct {
 // those come back as blockers with ordering_eligible false. Only a
 // malformed request is a validation_error.
 func (s *Service) Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error) {
+	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
+		return nil, err
+	}
 	if err := validateRequest(&req); err != nil {
 		return nil, err
 	}

@@ -29,7 +29,63 @@ func checkRecords(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	return checkOrderIndexes(tx, orders)
+	if err := checkOrderIndexes(tx, orders); err != nil {
+		return err
+	}
+	return checkLifecycle(tx)
+}
+
+// checkLifecycle checks the buckets of the order lifecycle: every status
+// index entry names an order in that status, every document reference a
+// delivered order with that document, every outbox event an order of its
+// account; and every delivered order has its document reference.
+func checkLifecycle(tx *bolt.Tx) error {
+	err := forEach(tx, bucketOrderStatus, func(k, v []byte) error {
+		status, id, _ := bytes.Cut(k, []byte{0})
+		rec, err := getOrder(tx, string(id))
+		if err != nil || rec.Order.Status != string(status) || rec.Account != string(v) {
+			return fmt.Errorf("the entry names order %q in status %s, which does not match", id, status)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = forEach(tx, bucketDocuments, func(k, v []byte) error {
+		sha, id, _ := bytes.Cut(k, []byte{0})
+		rec, err := getOrder(tx, string(id))
+		if err != nil || rec.Order.Document == nil || rec.Order.Document.SHA256 != string(sha) {
+			return fmt.Errorf("the entry names order %q with document %s, which does not match", id, sha)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = forEach(tx, bucketOutbox, func(k, v []byte) error {
+		var e Event
+		if err := json.Unmarshal(v, &e); err != nil {
+			return err
+		}
+		rec, err := getOrder(tx, e.OrderID)
+		if e.ID != string(k) || err != nil || rec.Account != e.Account {
+			return fmt.Errorf("the event names order %q of account %q, which does not match", e.OrderID, e.Account)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return forEach(tx, bucketOrders, func(k, v []byte) error {
+		var rec orderRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return err
+		}
+		if d := rec.Order.Document; d != nil && (tx.Bucket(bucketDocuments) == nil || tx.Bucket(bucketDocuments).Get(key(d.SHA256, rec.Order.ID)) == nil) {
+			return fmt.Errorf("the delivered order has no reference to its document %s", d.SHA256)
+		}
+		return nil
+	})
 }
 
 func checkBucketNames(tx *bolt.Tx) error {

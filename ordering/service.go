@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -34,6 +35,9 @@ var (
 	bucketAccountOrders = []byte("account_orders") // account 0 order id -> order id (ids sort by time)
 	bucketIdempotency   = []byte("idempotency")    // account 0 Idempotency-Key -> order id
 	bucketOpenOrders    = []byte("open_orders")    // account 0 profile 0 document 0 plan -> order id
+	bucketOrderStatus   = []byte("order_status")   // status 0 order id -> account (the operator queue, oldest first)
+	bucketDocuments     = []byte("documents")      // sha256 hex 0 order id -> "" (documents on disk that orders reference)
+	bucketOutbox        = []byte("outbox")         // event id -> Event JSON, until the dispatcher has it
 )
 
 // bucketAccountSessions indexes sessions by account, oldest first: key
@@ -41,7 +45,7 @@ var (
 // a database written before it existed.
 var bucketAccountSessions = []byte("account_sessions")
 
-var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders}
+var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox}
 
 // Profiles looks up company profiles by id. It returns (nil, nil) when no
 // profile has the id. Registry-cache ids start "dp_", discovery ids "dc_".
@@ -70,6 +74,16 @@ type Options struct {
 	// SweepInterval is how often expired sessions are deleted in the
 	// background (default DefaultSweepInterval; negative: never).
 	SweepInterval time.Duration
+	// DocumentsDir holds delivered PDFs (default: "documents" beside the
+	// database file).
+	DocumentsDir string
+	// DocumentURL makes the download_url of a delivered order's document
+	// from its id; the front end supplies it, since the domain knows no
+	// routes. Without it download_url is empty.
+	DocumentURL func(orderID string) string
+	// OnTransition is called after each committed creation and transition
+	// (for metrics, and to wake an event dispatcher).
+	OnTransition func(Transition)
 	// Logger receives the failures of the background sweep and warnings
 	// about damage bbolt tolerates, such as one invalid meta page (default
 	// slog.Default()).
@@ -88,6 +102,13 @@ type Service struct {
 	creates  *groupCommit
 	sessions sessionCache
 	logger   *slog.Logger
+	roles    sync.Map // account name -> role
+	eventIDs idGenerator
+	docs     documentStore
+	onChange func(Transition)
+	// failDelivery, set by tests, fails the delivery transaction after the
+	// document is on disk, as a crash before the commit would.
+	failDelivery func() error
 
 	stop      chan struct{} // closed by Close
 	sweepDone chan struct{} // closed when the sweeper has returned
@@ -100,22 +121,30 @@ type Service struct {
 // ErrDamaged and left untouched. profiles and plans may be nil for
 // account administration, which needs neither.
 func Open(path string, profiles Profiles, plans *Plans, opts Options) (*Service, error) {
-	opts = opts.withDefaults()
+	opts = opts.withDefaults(path)
 	db, err := openDB(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	if opts.ReadOnly {
-		return &Service{db: db, profiles: profiles, plans: plans, ttl: opts.SessionTTL, now: opts.Now, ids: idGenerator{now: opts.Now}}, nil
+		return &Service{db: db, profiles: profiles, plans: plans, ttl: opts.SessionTTL, now: opts.Now, ids: idGenerator{now: opts.Now}, docs: documentStore{dir: opts.DocumentsDir, url: opts.DocumentURL}}, nil
 	}
 	if err := db.Update(createBuckets); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("create buckets in %q: %w", path, err)
 	}
+	docs := documentStore{dir: opts.DocumentsDir}
+	if err := docs.prepare(db); err != nil {
+		db.Close()
+		return nil, err
+	}
 	s := &Service{
 		db: db, profiles: profiles, plans: plans,
 		ttl: opts.SessionTTL, now: opts.Now,
 		ids:       idGenerator{now: opts.Now},
+		eventIDs:  idGenerator{now: opts.Now},
+		docs:      documentStore{dir: opts.DocumentsDir, url: opts.DocumentURL},
+		onChange:  opts.OnTransition,
 		creates:   newGroupCommit(db),
 		logger:    opts.Logger,
 		stop:      make(chan struct{}),
@@ -129,7 +158,7 @@ func Open(path string, profiles Profiles, plans *Plans, opts Options) (*Service,
 	return s, nil
 }
 
-func (o Options) withDefaults() Options {
+func (o Options) withDefaults(path string) Options {
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
 	}
@@ -145,6 +174,9 @@ func (o Options) withDefaults() Options {
 	if o.SweepInterval == 0 {
 		o.SweepInterval = DefaultSweepInterval
 	}
+	if o.DocumentsDir == "" {
+		o.DocumentsDir = filepath.Join(filepath.Dir(path), DocumentsDir)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -153,9 +185,15 @@ func (o Options) withDefaults() Options {
 
 func createBuckets(tx *bolt.Tx) error {
 	indexed := tx.Bucket(bucketAccountSessions) != nil
+	statusIndexed := tx.Bucket(bucketOrderStatus) != nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("bucket %s: %w", name, err)
+		}
+	}
+	if !statusIndexed {
+		if err := indexStatuses(tx); err != nil {
+			return err
 		}
 	}
 	if !indexed {
@@ -191,7 +229,10 @@ func (s *Service) Plans() ([]companydocs.Plan, error) {
 // that the records are where and what this package wrote). A failure
 // wraps ErrDamaged.
 func (s *Service) Check() error {
-	return checkDB(s.db)
+	if err := checkDB(s.db); err != nil {
+		return err
+	}
+	return s.db.View(func(tx *bolt.Tx) error { return checkDocumentFiles(tx, s.docs.dir) })
 }
 
 // key joins parts with a zero byte.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"companydocs"
 	"companydocs/ordering"
 )
 
@@ -56,6 +57,11 @@ func TestAccessControl(t *testing.T) {
 		{"GET", "/api/v1/documents/orders/" + own.ID + "/", "", false},
 		{"DELETE", "/api/v1/auth/sessions/current", "", false},
 	}
+	clientOnly := append(endpoints[7:11:11],
+		accessEndpoint{"POST", "/api/v1/documents/orders/" + own.ID + "/cancel", "", false},
+		accessEndpoint{"GET", "/api/v1/documents/orders/" + own.ID + "/document", "", false})
+	operatorOnly := operatorEndpoints(own.ID)
+	endpoints = append(append(endpoints, clientOnly[4:]...), operatorOnly...)
 	bad := map[string]string{
 		"no token":                  "",
 		"empty bearer":              "Bearer ",
@@ -92,9 +98,53 @@ func TestAccessControl(t *testing.T) {
 			tried++
 		}
 	}
+	checkRoles(t, s, tokenA, clientOnly, operatorOnly)
 	checkOtherAccount(t, s, tokenA, tokenB, own.ID, own.CompanyProfileID)
 	checkNoSecrets(t, s, dir, []string{keyA, keyB, tokenA, tokenB, revoked, expired})
 	t.Logf("access control: %d endpoint x credential combinations tried", tried)
+}
+
+// operatorEndpoints are the operator routes, with valid requests.
+func operatorEndpoints(id string) []accessEndpoint {
+	base := "/api/v1/operator/orders/"
+	return []accessEndpoint{
+		{"GET", base, "", false},
+		{"GET", base + "?status=PAID", "", false},
+		{"GET", base + id + "/", "", false},
+		{"POST", base + id + "/pay", "", false},
+		{"POST", base + id + "/request", "", false},
+		{"PUT", base + id + "/document", "%PDF-1.4 x", false},
+		{"POST", base + id + "/fail", `{"reason":"r"}`, false},
+		{"POST", base + id + "/cancel", "", false},
+	}
+}
+
+// checkRoles: a client token on every operator route, and an operator
+// token on every client-only route, is 403 forbidden, and changes nothing.
+func checkRoles(t *testing.T, s *testServer, clientToken string, clientOnly, operatorOnly []accessEndpoint) {
+	t.Helper()
+	if _, err := s.Ordering.CreateAccountWithRole("ops", companydocs.RoleOperator, 0); err != nil {
+		t.Fatal(err)
+	}
+	key, err := s.Ordering.CreateAccountWithRole("ops2", companydocs.RoleOperator, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opToken := accessLogin(t, s, key)
+	try := func(token string, eps []accessEndpoint) {
+		for _, ep := range eps {
+			headers := []string{"Authorization", "Bearer " + token}
+			if ep.method == "PUT" {
+				headers = append(headers, "Content-Type", "application/pdf")
+			}
+			status, body, _ := s.do(t, ep.method, ep.path, ep.body, headers...)
+			if status != http.StatusForbidden || !bytes.Contains(body, []byte(`"code":"forbidden"`)) {
+				t.Errorf("%s %s with the wrong role: %d %s, want 403 forbidden", ep.method, ep.path, status, body)
+			}
+		}
+	}
+	try(clientToken, operatorOnly)
+	try(opToken, clientOnly)
 }
 
 // accessAccounts creates two accounts, and a session of the second that

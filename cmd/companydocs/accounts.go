@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"companydocs"
 	"companydocs/ordering"
 )
 
 const accountsUsage = `usage:
   companydocs accounts create --name N --credits C [--json]
+  companydocs accounts create --operator --name N [--credits C] [--json]
   companydocs accounts list [--json]
   companydocs accounts credit --name N --add C
 
@@ -41,6 +43,7 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 		dataDir, name string
 		credits, add  int
 		asJSON        bool
+		operator      bool
 	)
 	fs := newFlagSet("accounts " + args[0])
 	fs.SetOutput(stderr)
@@ -49,6 +52,7 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&credits, "credits", 0, "starting credits (create)")
 	fs.IntVar(&add, "add", 0, "credits to add (credit)")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	fs.BoolVar(&operator, "operator", false, "create an operator account (create)")
 	if err := fs.parse(args[1:]); err != nil {
 		return err
 	}
@@ -70,7 +74,11 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	defer svc.Close()
 	switch args[0] {
 	case "create":
-		return createAccount(svc, name, int64(credits), asJSON, stdout)
+		role := companydocs.RoleClient
+		if operator {
+			role = companydocs.RoleOperator
+		}
+		return createAccount(svc, name, role, int64(credits), asJSON, stdout)
 	case "list":
 		return listAccounts(svc, asJSON, stdout)
 	case "credit":
@@ -112,15 +120,15 @@ func lockAccountsDataDir(dataDir string) (*os.File, error) {
 	return lock, err
 }
 
-func createAccount(svc *ordering.Service, name string, credits int64, asJSON bool, stdout io.Writer) error {
-	key, err := svc.CreateAccount(name, credits)
+func createAccount(svc *ordering.Service, name, role string, credits int64, asJSON bool, stdout io.Writer) error {
+	key, err := svc.CreateAccountWithRole(name, role, credits)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(stdout).Encode(map[string]any{"name": name, "api_key": key, "credits": credits})
+		return json.NewEncoder(stdout).Encode(map[string]any{"name": name, "api_key": key, "credits": credits, "role": role})
 	}
-	fmt.Fprintf(stdout, "Created account %s with %d credits.\nAPI key (shown only now, store it safely): %s\n", name, credits, key)
+	fmt.Fprintf(stdout, "Created %s account %s with %d credits.\nAPI key (shown only now, store it safely): %s\n", role, name, credits, key)
 	return nil
 }
 
@@ -133,9 +141,9 @@ func listAccounts(svc *ordering.Service, asJSON bool, stdout io.Writer) error {
 		return json.NewEncoder(stdout).Encode(accounts)
 	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tCREDITS\tCREATED")
+	fmt.Fprintln(w, "NAME\tROLE\tCREDITS\tCREATED")
 	for _, a := range accounts {
-		fmt.Fprintf(w, "%s\t%d\t%s\n", a.Name, a.Credits, a.CreatedAt.Format("2006-01-02 15:04"))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", a.Name, a.Role, a.Credits, a.CreatedAt.Format("2006-01-02 15:04"))
 	}
 	return w.Flush()
 }

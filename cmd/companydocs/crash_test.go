@@ -451,7 +451,7 @@ func allOrders(tb testing.TB, svc *ordering.Service, account string) []*companyd
 	var all []*companydocs.Order
 	cursor := ""
 	for {
-		page, next, err := svc.Orders(context.Background(), account, cursor, companydocs.MaxOrdersPage)
+		page, next, err := svc.Orders(context.Background(), account, "", cursor, companydocs.MaxOrdersPage)
 		if err != nil {
 			tb.Fatalf("list orders of %s: %v", account, err)
 		}

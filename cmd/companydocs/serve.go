@@ -133,9 +133,13 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Metrics.SetGeneration(m.Live.Current())
 	storePath := filepath.Join(m.Config.DataDir, ordering.DatabaseFile)
 	m.Ordering, err = ordering.Open(storePath, m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL,
-		CheckTimeout: m.Config.StoreCheckTimeout, SkipCheck: m.Config.SkipStoreCheck, Logger: m.Logger})
+		CheckTimeout: m.Config.StoreCheckTimeout, SkipCheck: m.Config.SkipStoreCheck, Logger: m.Logger,
+		DocumentURL: httpapi.DocumentURL, OnTransition: m.observeTransition})
 	if err != nil {
 		return explainStoreError(storePath, err)
+	}
+	if counts, err := m.Ordering.CountByStatus(); err == nil {
+		m.Metrics.SetOrderCounts(counts)
 	}
 	if m.store, err = listenStore(m.Config.DataDir, m.Ordering, m.Logger); err != nil {
 		m.Logger.Error("online backup and check are off: stop the server to run store backup or store check", "err", err)
@@ -312,4 +316,9 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// observeTransition feeds the order metrics.
+func (m *Main) observeTransition(t ordering.Transition) {
+	m.Metrics.ObserveTransition(t.From, t.To, t.Actor)
 }

@@ -1,0 +1,191 @@
+package httpapi
+
+import (
+	"regexp"
+	"strings"
+
+	"companydocs"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+	"github.com/valyala/fasthttp"
+)
+
+// routeUpload is the one route that takes a large body: the delivered PDF.
+const routeUpload = "/operator/orders/:id/document"
+
+// MaxUploadSize bounds the body of the upload route (20 MiB); every other
+// route keeps Config.BodyLimit.
+const MaxUploadSize = 20 << 20
+
+var uploadPath = regexp.MustCompile(`^/api/v1/operator/orders/[^/]+/document/?$`)
+
+// uploadBodyLimit raises the body limit for the upload route only. Fiber's
+// BodyLimit is server-wide and the body is read before any handler runs,
+// so the decision is made on the request line, when the header arrives.
+func uploadBodyLimit(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if string(h.Method()) == fiber.MethodPut && uploadPath.Match(h.RequestURI()) {
+		return fasthttp.RequestConfig{MaxRequestBodySize: MaxUploadSize}
+	}
+	return fasthttp.RequestConfig{}
+}
+
+// DocumentURL is the download_url of an order's document.
+func DocumentURL(orderID string) string {
+	return "/api/v1/documents/orders/" + orderID + "/document"
+}
+
+// noteRequest is the optional body of cancel, and the body of fail.
+type noteRequest struct {
+	Note   string `json:"note"`
+	Reason string `json:"reason"`
+}
+
+// readNote reads an optional JSON body with "note" (or, for fail, the
+// required "reason").
+func readNote(c *fiber.Ctx, field string) (string, error) {
+	if len(strings.TrimSpace(string(c.Body()))) == 0 {
+		return "", nil
+	}
+	var req noteRequest
+	if err := decodeJSON(c, &req, `"`+field+`"`); err != nil {
+		return "", err
+	}
+	if field == "reason" {
+		return req.Reason, nil
+	}
+	return req.Note, nil
+}
+
+// handleCancelOrder cancels the client's own order (before REQUESTED).
+func (s *Server) handleCancelOrder(c *fiber.Ctx) error {
+	note, err := readNote(c, "note")
+	if err != nil {
+		return err
+	}
+	o, err := s.Ordering.CancelOrder(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), note)
+	if err != nil {
+		return err
+	}
+	return c.JSON(o)
+}
+
+// handleDownload streams the delivered PDF to the order's owner.
+func (s *Server) handleDownload(c *fiber.Ctx) error {
+	o, r, err := s.Ordering.Document(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
+	if err != nil {
+		return err
+	}
+	etag := `"` + o.Document.SHA256 + `"`
+	c.Set(fiber.HeaderETag, etag)
+	if c.Get(fiber.HeaderIfNoneMatch) == etag {
+		r.Close()
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	c.Set(fiber.HeaderContentType, "application/pdf")
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+DocumentFileName(o)+`"`)
+	return c.SendStream(r, int(o.Document.Size)) // fasthttp closes r
+}
+
+// DocumentFileName is "<court>_<register number>_<document type>_<date
+// of delivery>.pdf" in ASCII letters, digits, '-' and '.'.
+func DocumentFileName(o *companydocs.Order) string {
+	date := o.CreatedAt
+	if n := len(o.History); n > 0 {
+		date = o.History[n-1].At
+	}
+	parts := []string{o.Company.Court, o.Company.RegistryNumber, string(o.DocumentType), date.Format("2006-01-02")}
+	for i, p := range parts {
+		parts[i] = asciiSafe(p)
+	}
+	return strings.Join(parts, "_") + ".pdf"
+}
+
+var umlauts = strings.NewReplacer("ä", "ae", "ö", "oe", "ü", "ue", "Ä", "Ae", "Ö", "Oe", "Ü", "Ue", "ß", "ss")
+
+func asciiSafe(s string) string {
+	var b strings.Builder
+	for _, r := range umlauts.Replace(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// operatorOrder is an order as operators see it: with its account.
+type operatorOrder struct {
+	*companydocs.Order
+	AccountName string `json:"account"`
+}
+
+func withAccounts(orders []*companydocs.Order) []operatorOrder {
+	out := make([]operatorOrder, len(orders))
+	for i, o := range orders {
+		out[i] = operatorOrder{Order: o, AccountName: o.Account}
+	}
+	return out
+}
+
+// handleOperatorOrders lists every account's orders, oldest first, with
+// ?status=, ?limit= and ?cursor=.
+func (s *Server) handleOperatorOrders(c *fiber.Ctx) error {
+	limit, err := limitParam(c.Query("limit"))
+	if err != nil {
+		return err
+	}
+	orders, next, err := s.Ordering.OperatorOrders(c.UserContext(), currentSession(c).account,
+		utils.CopyString(c.Query("status")), utils.CopyString(c.Query("cursor")), limit)
+	if err != nil {
+		return err
+	}
+	resp := fiber.Map{"orders": withAccounts(orders), "next_cursor": nil}
+	if next != "" {
+		resp["next_cursor"] = next
+	}
+	return c.JSON(resp)
+}
+
+func (s *Server) handleOperatorOrder(c *fiber.Ctx) error {
+	o, err := s.Ordering.OperatorOrder(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
+	if err != nil {
+		return err
+	}
+	return c.JSON(operatorOrder{Order: o, AccountName: o.Account})
+}
+
+// handleOperatorAction runs pay, request, fail ({"reason"} required) or
+// cancel ({"note"} optional).
+func (s *Server) handleOperatorAction(action string) fiber.Handler {
+	field := "note"
+	if action == "fail" {
+		field = "reason"
+	}
+	return func(c *fiber.Ctx) error {
+		note, err := readNote(c, field)
+		if err != nil {
+			return err
+		}
+		o, err := s.Ordering.OperatorAction(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), action, note)
+		if err != nil {
+			return err
+		}
+		return c.JSON(operatorOrder{Order: o, AccountName: o.Account})
+	}
+}
+
+// handleDeliver takes the PDF as the raw body (Content-Type
+// application/pdf) and delivers the order.
+func (s *Server) handleDeliver(c *fiber.Ctx) error {
+	if ct := c.Get(fiber.HeaderContentType); !strings.HasPrefix(strings.ToLower(ct), "application/pdf") {
+		return companydocs.Errorf(companydocs.EVALIDATION, "Send the PDF as the raw body with Content-Type: application/pdf (got %q).", ct)
+	}
+	o, err := s.Ordering.Deliver(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), c.Body())
+	if err != nil {
+		return err
+	}
+	return c.JSON(operatorOrder{Order: o, AccountName: o.Account})
+}

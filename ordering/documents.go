@@ -1,0 +1,187 @@
+package ordering
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// DocumentsDir is the directory of delivered PDFs inside the data directory.
+const DocumentsDir = "documents"
+
+// MaxDocumentSize bounds a delivered PDF (20 MiB).
+const MaxDocumentSize = 20 << 20
+
+// pdfMagic starts every PDF file.
+const pdfMagic = "%PDF-"
+
+// documentStore keeps delivered PDFs as DIR/<first 2 hex>/<sha256>.pdf.
+// A file is complete and durable before any order refers to it: it is
+// written to a temporary file, fsynced, renamed and its directory fsynced
+// before the DELIVERED transition commits. A crash in between leaves a
+// file no order refers to, which prepare removes at the next start.
+type documentStore struct {
+	dir string
+	url func(orderID string) string
+}
+
+func (d documentStore) path(sha string) string {
+	return filepath.Join(d.dir, sha[:2], sha+".pdf")
+}
+
+// validPDF checks what a delivery uploads.
+func validPDF(pdf []byte) error {
+	if len(pdf) > MaxDocumentSize {
+		return companydocs.Errorf(companydocs.ETOOLARGE, "The document is %d bytes; at most %d bytes (20 MiB) are accepted.", len(pdf), MaxDocumentSize)
+	}
+	if !bytes.HasPrefix(pdf, []byte(pdfMagic)) {
+		return companydocs.Errorf(companydocs.EVALIDATION, "The document is not a PDF: a PDF file starts with %q. Upload the register's PDF file as the raw body.", pdfMagic)
+	}
+	return nil
+}
+
+// write stores pdf durably and returns its SHA-256 in hex. A file that is
+// there already has the same content (its name is its hash) and was
+// synced before it got that name.
+func (d documentStore) write(pdf []byte) (string, error) {
+	sum := sha256.Sum256(pdf)
+	sha := hex.EncodeToString(sum[:])
+	final := d.path(sha)
+	if _, err := os.Stat(final); err == nil {
+		return sha, nil
+	}
+	sub := filepath.Dir(final)
+	if _, err := os.Stat(sub); errors.Is(err, os.ErrNotExist) {
+		if err := os.Mkdir(sub, 0o750); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("create document directory: %w", err)
+		}
+		if err := syncDir(d.dir); err != nil {
+			return "", err
+		}
+	}
+	tmp, err := os.CreateTemp(sub, sha+".*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("create document file: %w", err)
+	}
+	_, err = tmp.Write(pdf)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), final)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("store document %s: %w", sha, err)
+	}
+	return sha, syncDir(sub)
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// open returns the stored document.
+func (d documentStore) open(sha string) (*os.File, error) {
+	f, err := os.Open(d.path(sha))
+	if err != nil {
+		return nil, fmt.Errorf("open document %s: %w", sha, err)
+	}
+	return f, nil
+}
+
+// prepare creates the directory, removes files no order refers to (the
+// orphans of a crash between a document's rename and its order's commit,
+// and temporary files) and refuses to start when an order refers to a
+// file that is missing: that is damage (a partial restore), not something
+// to serve 404s for.
+func (d documentStore) prepare(db *bolt.DB) error {
+	if err := os.MkdirAll(d.dir, 0o750); err != nil {
+		return fmt.Errorf("create %s: %w", d.dir, err)
+	}
+	return db.View(func(tx *bolt.Tx) error {
+		if err := d.sweep(tx); err != nil {
+			return err
+		}
+		return checkDocumentFiles(tx, d.dir)
+	})
+}
+
+func (d documentStore) sweep(tx *bolt.Tx) error {
+	subs, err := os.ReadDir(d.dir)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", d.dir, err)
+	}
+	refs := tx.Bucket(bucketDocuments).Cursor()
+	for _, sub := range subs {
+		if !sub.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(d.dir, sub.Name()))
+		if err != nil {
+			return fmt.Errorf("read %s: %w", d.dir, err)
+		}
+		for _, f := range files {
+			sha, isPDF := strings.CutSuffix(f.Name(), ".pdf")
+			if k, _ := refs.Seek(key(sha, "")); isPDF && k != nil && bytes.HasPrefix(k, key(sha, "")) {
+				continue
+			}
+			if err := os.Remove(filepath.Join(d.dir, sub.Name(), f.Name())); err != nil {
+				return fmt.Errorf("remove unreferenced document: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkDocumentFiles fails when an order refers to a document file that is
+// not in dir. The failure wraps ErrDamaged.
+func checkDocumentFiles(tx *bolt.Tx, dir string) error {
+	d := documentStore{dir: dir}
+	return forEach(tx, bucketDocuments, func(k, v []byte) error {
+		sha, id, _ := bytes.Cut(k, []byte{0})
+		if _, err := os.Stat(d.path(string(sha))); err != nil {
+			return fmt.Errorf("%w: order %s refers to document %s, which is missing from %s (%v); restore documents/ from the backup taken with orders.db", ErrDamaged, id, sha, dir, err)
+		}
+		return nil
+	})
+}
+
+// Document opens the delivered PDF of one of the client's own orders.
+// Before delivery, and for anyone but the owner, it is not_found.
+func (s *Service) Document(ctx context.Context, account, id string) (*companydocs.Order, io.ReadCloser, error) {
+	o, err := s.Order(ctx, account, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Document == nil {
+		return nil, nil, companydocs.Errorf(companydocs.ENOTFOUND, "Order %s has no document yet: it is %s.", id, o.Status)
+	}
+	f, err := s.docs.open(o.Document.SHA256)
+	if err != nil {
+		return nil, nil, err
+	}
+	return o, f, nil
+}

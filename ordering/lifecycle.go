@@ -1,0 +1,352 @@
+package ordering
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Transition is a committed change of an order's status, handed to
+// Options.OnTransition. From is "" for a creation.
+type Transition struct {
+	OrderID, Account string
+	From, To, Actor  string
+	EventID          string
+}
+
+// history returns the order's history; orders stored before histories
+// existed get their creation entry synthesized.
+func (r *orderRecord) history() []companydocs.HistoryEntry {
+	if len(r.Order.History) > 0 {
+		return r.Order.History
+	}
+	return []companydocs.HistoryEntry{{Status: companydocs.OrderStatusPreviewReady, At: r.Order.CreatedAt, Actor: companydocs.ActorClient, Note: "Order created."}}
+}
+
+// move changes the order's status inside tx: the check against the one
+// transition table, the refund, the history entry, the next step, the
+// indexes, the stored record and the outbox event all commit together or
+// not at all. Since a terminal status allows no transition, a refund can
+// happen only once, whatever is retried.
+func (s *Service) move(tx *bolt.Tx, rec *orderRecord, to, actor, note string, at time.Time) (Transition, error) {
+	o := &rec.Order
+	from := o.Status
+	if !companydocs.CanTransition(from, to, actor) {
+		return Transition{}, companydocs.ErrInvalidTransition(o.ID, from, to, actor)
+	}
+	if to == companydocs.OrderStatusCancelled || to == companydocs.OrderStatusFailed {
+		refund, err := s.refund(tx, rec, from)
+		if err != nil {
+			return Transition{}, err
+		}
+		note = strings.TrimSpace(note + " " + refund)
+	}
+	o.History = append(rec.history(), companydocs.HistoryEntry{Status: to, At: at, Actor: actor, Note: note})
+	o.Status, o.WorkflowStatus = to, companydocs.WorkflowOf(to)
+	o.NextStep = s.nextStepAfter(rec, note)
+	if err := s.reindex(tx, rec, from); err != nil {
+		return Transition{}, err
+	}
+	if err := putOrder(tx, rec); err != nil {
+		return Transition{}, err
+	}
+	evt, err := s.writeEvent(tx, rec, at)
+	if err != nil {
+		return Transition{}, err
+	}
+	return Transition{OrderID: o.ID, Account: rec.Account, From: from, To: to, Actor: actor, EventID: evt}, nil
+}
+
+// refund gives the credits of a cancelled or failed order back and
+// returns the sentence for the history.
+func (s *Service) refund(tx *bolt.Tx, rec *orderRecord, from string) (string, error) {
+	o := &rec.Order
+	if o.CreditsCharged > 0 && o.CreditsRefunded == 0 {
+		acct, err := getAccount(tx, rec.Account)
+		if err != nil { // not an *Error: the transaction must not commit half
+			return "", fmt.Errorf("refund order %s: %v", o.ID, err)
+		}
+		acct.Credits += o.CreditsCharged
+		if err := putAccount(tx, acct); err != nil {
+			return "", err
+		}
+		o.CreditsRefunded = o.CreditsCharged
+		return fmt.Sprintf("%d credits refunded to the account.", o.CreditsCharged), nil
+	}
+	if from != companydocs.OrderStatusPreviewReady && o.Total != "" && o.Total != "0.00" && o.CreditsCharged == 0 {
+		return fmt.Sprintf("The payment of %s %s is refunded by the operator of this service, outside the service.", o.Total, o.Currency), nil
+	}
+	return "", nil
+}
+
+// reindex keeps the status index and, once the order is terminal, frees
+// its open-order entry so that the same order can be made again.
+func (s *Service) reindex(tx *bolt.Tx, rec *orderRecord, from string) error {
+	o := &rec.Order
+	st := tx.Bucket(bucketOrderStatus)
+	if err := st.Delete(key(from, o.ID)); err != nil {
+		return fmt.Errorf("unindex order %s: %w", o.ID, err)
+	}
+	if err := st.Put(key(o.Status, o.ID), []byte(rec.Account)); err != nil {
+		return fmt.Errorf("index order %s: %w", o.ID, err)
+	}
+	if !companydocs.TerminalStatus(o.Status) {
+		return nil
+	}
+	open := tx.Bucket(bucketOpenOrders)
+	k := key(rec.Account, o.CompanyProfileID, string(o.DocumentType), o.PlanID)
+	if string(open.Get(k)) == o.ID {
+		if err := open.Delete(k); err != nil {
+			return fmt.Errorf("close order %s: %w", o.ID, err)
+		}
+	}
+	return nil
+}
+
+// Next-step kinds after creation.
+const (
+	NextStepDownload = "download" // DELIVERED: the document is ready
+	NextStepNone     = "none"     // FAILED or CANCELLED
+)
+
+// nextStepAfter says what happens next once an order has moved.
+func (s *Service) nextStepAfter(rec *orderRecord, note string) companydocs.NextStep {
+	o := &rec.Order
+	switch o.Status {
+	case companydocs.OrderStatusPaid:
+		return companydocs.NextStep{Kind: NextStepDelivery, Message: fmt.Sprintf("Paid. The operator requests the %s of %s from the register; once it is delivered, the order shows the document and its download link.", documentName(o.DocumentType), o.Company.Name)}
+	case companydocs.OrderStatusRequested:
+		return companydocs.NextStep{Kind: NextStepDelivery, Message: "Requested from the register. Once the register answers, the operator delivers the document; the order then shows it and its download link."}
+	case companydocs.OrderStatusDelivered:
+		return companydocs.NextStep{Kind: NextStepDownload, Message: "Delivered: download the document from the order's document.download_url."}
+	case companydocs.OrderStatusFailed:
+		return companydocs.NextStep{Kind: NextStepNone, Message: "The order failed: " + note + " Order again once the reason is resolved."}
+	}
+	return companydocs.NextStep{Kind: NextStepNone, Message: "The order is cancelled. " + note}
+}
+
+// CancelOrder cancels one of the client's own orders while it is
+// PREVIEW_READY or PAID, refunding its credits. Another account's order
+// is not_found.
+func (s *Service) CancelOrder(ctx context.Context, account, id, note string) (*companydocs.Order, error) {
+	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
+		return nil, err
+	}
+	return s.change(ctx, account, id, companydocs.OrderStatusCancelled, companydocs.ActorClient, noteOr(note, "Cancelled by the client."), nil)
+}
+
+// Operator actions, each a transition made by an operator account.
+const (
+	ActionPay     = "pay"
+	ActionRequest = "request"
+	ActionFail    = "fail"
+	ActionCancel  = "cancel"
+)
+
+var actionStatus = map[string]string{
+	ActionPay:     companydocs.OrderStatusPaid,
+	ActionRequest: companydocs.OrderStatusRequested,
+	ActionFail:    companydocs.OrderStatusFailed,
+	ActionCancel:  companydocs.OrderStatusCancelled,
+}
+
+// OperatorAction makes a transition as operator: pay (payment confirmed),
+// request (asked of the register), fail (note is the reason, required)
+// and cancel. Deliver is separate, since it carries the document.
+func (s *Service) OperatorAction(ctx context.Context, operator, id, action, note string) (*companydocs.Order, error) {
+	if err := s.requireRole(operator, companydocs.RoleOperator); err != nil {
+		return nil, err
+	}
+	to, ok := actionStatus[action]
+	if !ok {
+		return nil, fmt.Errorf("unknown operator action %q", action)
+	}
+	note = strings.TrimSpace(note)
+	if len(note) > maxNote {
+		return nil, companydocs.Errorf(companydocs.EVALIDATION, "The note is longer than %d bytes.", maxNote)
+	}
+	if action == ActionFail && note == "" {
+		return nil, companydocs.Errorf(companydocs.EVALIDATION, "Field \"reason\" is required: say why the order failed, the client reads it.")
+	}
+	defaults := map[string]string{ActionPay: "Payment confirmed by the operator.", ActionRequest: "Requested from the register.", ActionCancel: "Cancelled by the operator."}
+	return s.change(ctx, "", id, to, companydocs.ActorOperator, noteOr(note, defaults[action]), nil)
+}
+
+// maxNote bounds a note or reason.
+const maxNote = 1000
+
+func noteOr(note, fallback string) string {
+	if note = strings.TrimSpace(note); note != "" {
+		return note
+	}
+	return fallback
+}
+
+// Deliver stores the PDF durably, then moves the REQUESTED order to
+// DELIVERED with the document. The file is on disk (synced, renamed,
+// directory synced) before the transition commits; a crash in between
+// leaves an unreferenced file that Open removes.
+func (s *Service) Deliver(ctx context.Context, operator, id string, pdf []byte) (*companydocs.Order, error) {
+	if err := s.requireRole(operator, companydocs.RoleOperator); err != nil {
+		return nil, err
+	}
+	if err := validPDF(pdf); err != nil {
+		return nil, err
+	}
+	var from string
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		rec, err := getOrder(tx, id)
+		if err == nil {
+			from = rec.Order.Status
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if !companydocs.CanTransition(from, companydocs.OrderStatusDelivered, companydocs.ActorOperator) {
+		return nil, companydocs.ErrInvalidTransition(id, from, companydocs.OrderStatusDelivered, companydocs.ActorOperator)
+	}
+	sha, err := s.docs.write(pdf)
+	if err != nil {
+		return nil, err
+	}
+	doc := &companydocs.OrderDocument{SHA256: sha, Size: int64(len(pdf)), ContentType: "application/pdf"}
+	if s.docs.url != nil {
+		doc.DownloadURL = s.docs.url(id)
+	}
+	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, "Delivered.", doc)
+}
+
+// change runs one transition in a shared write transaction. owner, when
+// not empty, must own the order (else not_found).
+func (s *Service) change(ctx context.Context, owner, id, to, actor, note string, doc *companydocs.OrderDocument) (*companydocs.Order, error) {
+	if !validOrderID(id) {
+		return nil, errOrderNotFound(id)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out *companydocs.Order
+	var tr Transition
+	err := s.write(func(tx *bolt.Tx) error {
+		rec, err := getOrder(tx, id)
+		if err != nil {
+			return err
+		}
+		if owner != "" && rec.Account != owner {
+			return errOrderNotFound(id)
+		}
+		// Refused before anything is written: an application error lets
+		// the rest of the group commit.
+		if !companydocs.CanTransition(rec.Order.Status, to, actor) {
+			return companydocs.ErrInvalidTransition(id, rec.Order.Status, to, actor)
+		}
+		if doc != nil {
+			if err := s.attach(tx, rec, doc); err != nil {
+				return err
+			}
+		}
+		if tr, err = s.move(tx, rec, to, actor, note, s.now().UTC()); err != nil {
+			return err
+		}
+		out = rec.order()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.notify(tr)
+	return out, nil
+}
+
+// attach records the delivered document; the test hook fails the
+// transaction here, after the file is on disk.
+func (s *Service) attach(tx *bolt.Tx, rec *orderRecord, doc *companydocs.OrderDocument) error {
+	if s.failDelivery != nil {
+		if err := s.failDelivery(); err != nil {
+			return err
+		}
+	}
+	rec.Order.Document = doc
+	if err := tx.Bucket(bucketDocuments).Put(key(doc.SHA256, rec.Order.ID), []byte{}); err != nil {
+		return fmt.Errorf("reference document of order %s: %w", rec.Order.ID, err)
+	}
+	return nil
+}
+
+// write runs fn in a shared group commit. An application error (*Error)
+// writes nothing and does not fail the other writes of the group.
+func (s *Service) write(fn func(tx *bolt.Tx) error) error {
+	var refused error
+	err := s.creates.run(func(tx *bolt.Tx) error {
+		refused = nil
+		err := fn(tx)
+		var appErr *companydocs.Error
+		if errors.As(err, &appErr) {
+			refused = err
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return refused
+}
+
+func (s *Service) notify(trs ...Transition) {
+	if s.onChange == nil {
+		return
+	}
+	for _, tr := range trs {
+		s.onChange(tr)
+	}
+}
+
+func putOrder(tx *bolt.Tx, rec *orderRecord) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode order %s: %w", rec.Order.ID, err)
+	}
+	if err := tx.Bucket(bucketOrders).Put([]byte(rec.Order.ID), v); err != nil {
+		return fmt.Errorf("store order %s: %w", rec.Order.ID, err)
+	}
+	return nil
+}
+
+// indexStatuses builds the status index of a database written before it
+// existed.
+func indexStatuses(tx *bolt.Tx) error {
+	st, err := tx.CreateBucketIfNotExists(bucketOrderStatus)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketOrders).ForEach(func(k, v []byte) error {
+		var rec orderRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("decode order %s: %w", k, err)
+		}
+		return st.Put(key(rec.Order.Status, rec.Order.ID), []byte(rec.Account))
+	})
+}
+
+// CountByStatus counts the orders in each status (for the metrics gauge
+// at start; transitions keep it afterwards).
+func (s *Service) CountByStatus() (map[string]int, error) {
+	counts := map[string]int{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketOrderStatus).ForEach(func(k, _ []byte) error {
+			status, _, _ := strings.Cut(string(k), "\x00")
+			counts[status]++
+			return nil
+		})
+	})
+	return counts, err
+}

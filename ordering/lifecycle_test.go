@@ -1,0 +1,385 @@
+package ordering
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var testPDF = []byte("%PDF-1.7\n% a register printout\n%%EOF\n")
+
+func lifecycleService(t *testing.T) (*Service, *fixture, string, string) {
+	fx := realFixture(t)
+	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{DocumentURL: func(id string) string { return "/doc/" + id }})
+	acct := MustAccount(t, s, "acme", 5)
+	if _, err := s.CreateAccountWithRole("op", companydocs.RoleOperator, 0); err != nil {
+		t.Fatal(err)
+	}
+	return s, fx, acct, "op"
+}
+
+func mustAct(t *testing.T, s *Service, op, id, action, note string) *companydocs.Order {
+	t.Helper()
+	o, err := s.OperatorAction(ctx, op, id, action, note)
+	if err != nil {
+		t.Fatalf("%s %s: %v", action, id, err)
+	}
+	return o
+}
+
+// TestLifecycle runs a one-off order and a credit order to DELIVERED and
+// checks history, document, download and one outbox event per change.
+func TestLifecycle(t *testing.T) {
+	s, fx, acct, op := lifecycleService(t)
+	one, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "ad-single"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	credit, err := s.CreateOrder(ctx, acct, request(fx.live[1], "AD", "subscription-basic"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if credit.Status != companydocs.OrderStatusPreviewReady || len(credit.History) != 1 {
+		t.Errorf("credit create answered %s with %d history entries, want PREVIEW_READY and 1", credit.Status, len(credit.History))
+	}
+	if got, _ := s.Order(ctx, acct, credit.ID); got.Status != companydocs.OrderStatusPaid || got.History[1].Actor != companydocs.ActorSystem {
+		t.Errorf("credit order after create: %s %+v, want PAID by system", got.Status, got.History)
+	}
+	mustAct(t, s, op, one.ID, ActionPay, "")
+	for _, id := range []string{one.ID, credit.ID} {
+		mustAct(t, s, op, id, ActionRequest, "")
+		o, err := s.Deliver(ctx, op, id, testPDF)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Status != companydocs.OrderStatusDelivered || o.WorkflowStatus != companydocs.WorkflowCompleted || o.Document == nil || o.Document.Size != int64(len(testPDF)) || o.Document.DownloadURL != "/doc/"+id || len(o.History) != 4 {
+			t.Errorf("delivered order %+v", o)
+		}
+		_, r, err := s.Document(ctx, acct, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r)
+		r.Close()
+		if !bytes.Equal(b, testPDF) {
+			t.Errorf("downloaded %q", b)
+		}
+	}
+	events, err := s.PendingEvents("", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{EventOrderCreated, EventOrderCreated, EventOrderPaid, EventOrderPaid, EventOrderRequested, EventOrderDelivered, EventOrderRequested, EventOrderDelivered}
+	if len(events) != len(want) {
+		t.Fatalf("%d events, want %d", len(events), len(want))
+	}
+	for i, e := range events {
+		var o companydocs.Order
+		if err := json.Unmarshal(e.Payload, &o); err != nil || e.Type != want[i] || eventOfStatus[o.Status] != e.Type || e.Account != acct {
+			t.Errorf("event %d: %s for status %s of %s (%v), want %s", i, e.Type, o.Status, e.Account, err, want[i])
+		}
+		if i > 0 && e.ID <= events[i-1].ID {
+			t.Errorf("event ids not increasing: %s after %s", e.ID, events[i-1].ID)
+		}
+	}
+	page, _ := s.PendingEvents(events[2].ID, 2)
+	if len(page) != 2 || page[0].ID != events[3].ID {
+		t.Errorf("page after %s = %v", events[2].ID, page)
+	}
+	if err := s.MarkEventDelivered(events[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := s.OutboxStats(); n != len(want)-1 {
+		t.Errorf("outbox depth %d after marking one, want %d", n, len(want)-1)
+	}
+}
+
+// TestRefundExactlyOnce cancels and fails credit orders: the credits come
+// back once, a second cancel is refused and changes nothing.
+func TestRefundExactlyOnce(t *testing.T) {
+	s, fx, acct, op := lifecycleService(t)
+	o, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "subscription-basic"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.CancelOrder(ctx, acct, o.ID, "")
+	if err != nil || c.CreditsRefunded != 1 || c.Status != companydocs.OrderStatusCancelled {
+		t.Fatalf("cancel: %+v %v", c, err)
+	}
+	if a, _ := s.Account(acct); a.Credits != 5 {
+		t.Errorf("credits after cancel %d, want 5", a.Credits)
+	}
+	_, err = s.CancelOrder(ctx, acct, o.ID, "")
+	wantCode(t, err, companydocs.EINVALIDTRANSITION)
+	_, err = s.OperatorAction(ctx, op, o.ID, ActionFail, "again")
+	wantCode(t, err, companydocs.EINVALIDTRANSITION)
+	if a, _ := s.Account(acct); a.Credits != 5 {
+		t.Errorf("credits after second cancel %d, want 5", a.Credits)
+	}
+	// The same order again is allowed now; fail it with a reason.
+	o2, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "subscription-basic"), "")
+	if err != nil {
+		t.Fatalf("re-order after cancel: %v", err)
+	}
+	_, err = s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "subscription-basic"), "")
+	wantCode(t, err, companydocs.EDUPLICATEORDER)
+	mustAct(t, s, op, o2.ID, ActionRequest, "")
+	_, err = s.OperatorAction(ctx, op, o2.ID, ActionFail, "")
+	wantCode(t, err, companydocs.EVALIDATION)
+	f := mustAct(t, s, op, o2.ID, ActionFail, "The register has no such document.")
+	if f.CreditsRefunded != 1 || f.WorkflowStatus != companydocs.WorkflowFailed {
+		t.Errorf("failed order %+v", f)
+	}
+	if a, _ := s.Account(acct); a.Credits != 5 {
+		t.Errorf("credits after fail %d, want 5", a.Credits)
+	}
+}
+
+// TestEveryIllegalTransitionRefused brings an order into every status and
+// tries every client and operator change on it: what the table allows
+// succeeds, everything else is invalid_transition and changes nothing.
+func TestEveryIllegalTransitionRefused(t *testing.T) {
+	s, fx, acct, op := lifecycleService(t)
+	paths := map[string][]string{
+		companydocs.OrderStatusPreviewReady: nil,
+		companydocs.OrderStatusPaid:         {ActionPay},
+		companydocs.OrderStatusRequested:    {ActionPay, ActionRequest},
+		companydocs.OrderStatusDelivered:    {ActionPay, ActionRequest, "deliver"},
+		companydocs.OrderStatusFailed:       {ActionPay, ActionFail},
+		companydocs.OrderStatusCancelled:    {ActionCancel},
+	}
+	do := func(id, actor, action string) error {
+		switch {
+		case actor == companydocs.ActorClient:
+			_, err := s.CancelOrder(ctx, acct, id, "")
+			return err
+		case action == "deliver":
+			_, err := s.Deliver(ctx, op, id, testPDF)
+			return err
+		}
+		_, err := s.OperatorAction(ctx, op, id, action, "reason")
+		return err
+	}
+	target := map[string]string{ActionPay: companydocs.OrderStatusPaid, ActionRequest: companydocs.OrderStatusRequested, ActionFail: companydocs.OrderStatusFailed, ActionCancel: companydocs.OrderStatusCancelled, "deliver": companydocs.OrderStatusDelivered}
+	tries := []struct{ actor, action string }{{companydocs.ActorClient, ActionCancel}}
+	for _, a := range []string{ActionPay, ActionRequest, "deliver", ActionFail, ActionCancel} {
+		tries = append(tries, struct{ actor, action string }{companydocs.ActorOperator, a})
+	}
+	for from, path := range paths {
+		for _, try := range tries {
+			o, err := s.CreateOrder(ctx, acct, request(fx.live[2], "CD", "cd-single"), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, step := range path {
+				if err := do(o.ID, companydocs.ActorOperator, step); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = do(o.ID, try.actor, try.action)
+			allowed := companydocs.CanTransition(from, target[try.action], try.actor)
+			if allowed && err != nil {
+				t.Errorf("%s %s on %s: %v", try.actor, try.action, from, err)
+			}
+			if !allowed {
+				wantCode(t, err, companydocs.EINVALIDTRANSITION)
+				if got, _ := s.Order(ctx, acct, o.ID); got.Status != from {
+					t.Errorf("refused %s %s changed %s to %s", try.actor, try.action, from, got.Status)
+				}
+			}
+			if got, _ := s.Order(ctx, acct, o.ID); !companydocs.TerminalStatus(got.Status) {
+				if _, err := s.OperatorAction(ctx, op, o.ID, ActionCancel, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	// One event per committed change: the histories and the outbox agree.
+	events, _ := s.PendingEvents("", 10000)
+	orders, _, _ := s.Orders(ctx, acct, "", "", 100)
+	n := 0
+	for _, o := range orders {
+		n += len(o.History)
+	}
+	if len(events) != n {
+		t.Errorf("%d outbox events for %d history entries", len(events), n)
+	}
+}
+
+func TestRolesAreEnforced(t *testing.T) {
+	s, fx, acct, op := lifecycleService(t)
+	o, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "ad-single"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.CreateOrder(ctx, op, request(fx.live[0], "AD", "ad-single"), "")
+	wantCode(t, err, companydocs.EFORBIDDEN)
+	_, err = s.Order(ctx, op, o.ID)
+	wantCode(t, err, companydocs.EFORBIDDEN)
+	_, _, err = s.Document(ctx, op, o.ID)
+	wantCode(t, err, companydocs.EFORBIDDEN)
+	_, err = s.OperatorAction(ctx, acct, o.ID, ActionPay, "")
+	wantCode(t, err, companydocs.EFORBIDDEN)
+	_, _, err = s.OperatorOrders(ctx, acct, "", "", 10)
+	wantCode(t, err, companydocs.EFORBIDDEN)
+	_, err = s.Deliver(ctx, acct, o.ID, testPDF)
+	wantCode(t, err, companydocs.EFORBIDDEN)
+	MustAccount(t, s, "other", 0)
+	_, err = s.CancelOrder(ctx, "other", o.ID, "")
+	wantCode(t, err, companydocs.ENOTFOUND)
+	q, _, err := s.OperatorOrders(ctx, op, companydocs.OrderStatusPreviewReady, "", 10)
+	if err != nil || len(q) != 1 || q[0].Account != acct {
+		t.Errorf("operator queue %v %v", q, err)
+	}
+}
+
+func TestIdempotencyKeyWithDifferentBody(t *testing.T) {
+	s, fx, acct, _ := lifecycleService(t)
+	first, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "ad-single"), "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := wantCode(t, func() error {
+		_, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "ad-single"), "k1")
+		return err
+	}(), companydocs.EDUPLICATEORDER)
+	if e.Order.ID != first.ID || bytes.Contains([]byte(e.Message), []byte("different")) {
+		t.Errorf("replay: %q %s", e.Message, e.Order.ID)
+	}
+	e = wantCode(t, func() error {
+		_, err := s.CreateOrder(ctx, acct, request(fx.live[1], "AD", "ad-single"), "k1")
+		return err
+	}(), companydocs.EDUPLICATEORDER)
+	if e.Order.ID != first.ID || !bytes.Contains([]byte(e.Message), []byte("different request")) {
+		t.Errorf("different body: %q %s", e.Message, e.Order.ID)
+	}
+}
+
+// TestDeliveryFileDurableBeforeCommit fails the delivery transaction after
+// the file is written, as a crash before the commit would: the order stays
+// REQUESTED with no event, and the next Open removes the orphan file. An
+// order whose file is missing refuses to open.
+func TestDeliveryFileDurableBeforeCommit(t *testing.T) {
+	fx := realFixture(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, DatabaseFile)
+	s, err := Open(path, fx.profiles, shippedPlans(t), Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	MustAccount(t, s, "acme", 0)
+	s.CreateAccountWithRole("op", companydocs.RoleOperator, 0)
+	o, err := s.CreateOrder(ctx, "acme", request(fx.live[0], "AD", "ad-single"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAct(t, s, "op", o.ID, ActionPay, "")
+	mustAct(t, s, "op", o.ID, ActionRequest, "")
+	before, _ := s.PendingEvents("", 100)
+	s.failDelivery = func() error { return errors.New("simulated crash before the commit") }
+	if _, err := s.Deliver(ctx, "op", o.ID, testPDF); err == nil {
+		t.Fatal("delivery succeeded despite the failed commit")
+	}
+	orphans, _ := filepath.Glob(filepath.Join(dir, DocumentsDir, "*", "*.pdf"))
+	if len(orphans) != 1 {
+		t.Fatalf("document files after the failed commit: %v, want the one written before it", orphans)
+	}
+	after, _ := s.PendingEvents("", 100)
+	if got, _ := s.Order(ctx, "acme", o.ID); got.Status != companydocs.OrderStatusRequested || len(after) != len(before) {
+		t.Errorf("after the failed commit: %s, %d events (were %d)", got.Status, len(after), len(before))
+	}
+	s.Close()
+	s, err = Open(path, fx.profiles, shippedPlans(t), Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(orphans[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("orphan %s not swept at open: %v", orphans[0], err)
+	}
+	d, err := s.Deliver(ctx, "op", o.ID, testPDF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := os.Remove(orphans[0]); err != nil {
+		t.Fatalf("delivered document %s: %v", d.Document.SHA256, err)
+	}
+	if _, err := Open(path, fx.profiles, shippedPlans(t), Options{SweepInterval: -1}); !errors.Is(err, ErrDamaged) {
+		t.Errorf("open with a referenced document missing: %v, want ErrDamaged", err)
+	}
+}
+
+// TestOldDatabaseOpens rewrites a file into the shape the previous
+// release wrote (no lifecycle buckets, orders without history,
+// fingerprint or credits_refunded, credit orders left PREVIEW_READY): it
+// opens, passes the check, and its orders move on.
+func TestOldDatabaseOpens(t *testing.T) {
+	fx := realFixture(t)
+	path := filepath.Join(t.TempDir(), DatabaseFile)
+	s, err := Open(path, fx.profiles, shippedPlans(t), Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	MustAccount(t, s, "acme", 3)
+	s.CreateAccountWithRole("op", companydocs.RoleOperator, 0)
+	o, _ := s.CreateOrder(ctx, "acme", request(fx.live[0], "AD", "subscription-basic"), "key")
+	s.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketOrderStatus, bucketDocuments, bucketOutbox} {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		var rec map[string]any
+		json.Unmarshal(tx.Bucket(bucketOrders).Get([]byte(o.ID)), &rec)
+		delete(rec, "fingerprint")
+		order := rec["order"].(map[string]any)
+		delete(order, "history")
+		delete(order, "credits_refunded")
+		order["status"], order["workflow_status"] = companydocs.OrderStatusPreviewReady, companydocs.WorkflowStarted
+		v, _ := json.Marshal(rec)
+		return tx.Bucket(bucketOrders).Put([]byte(o.ID), v)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(path, fx.profiles, shippedPlans(t), Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatalf("open the old file: %v", err)
+	}
+	defer s.Close()
+	got, err := s.Order(ctx, "acme", o.ID)
+	if err != nil || len(got.History) != 1 || got.History[0].Status != companydocs.OrderStatusPreviewReady {
+		t.Fatalf("old order: %+v %v", got, err)
+	}
+	if q, _, _ := s.OperatorOrders(ctx, "op", companydocs.OrderStatusPreviewReady, "", 10); len(q) != 1 {
+		t.Errorf("status index of the old file: %d orders PREVIEW_READY, want 1", len(q))
+	}
+	_, err = s.CreateOrder(ctx, "acme", request(fx.live[1], "AD", "subscription-basic"), "key")
+	if e := wantCode(t, err, companydocs.EDUPLICATEORDER); bytes.Contains([]byte(e.Message), []byte("different")) {
+		t.Errorf("a key without fingerprint answers %q", e.Message)
+	}
+	mustAct(t, s, "op", o.ID, ActionPay, "")
+	if c, err := s.CancelOrder(ctx, "acme", o.ID, ""); err != nil || c.CreditsRefunded != 1 {
+		t.Errorf("cancel the old order: %+v %v", c, err)
+	}
+	if a, _ := s.Account("acme"); a.Credits != 3 {
+		t.Errorf("credits %d, want 3", a.Credits)
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+}
