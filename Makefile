@@ -13,10 +13,11 @@ run:
 build:
 	$(GO) build -o bin/companydocs ./cmd/companydocs
 
-## test: every test, with the race detector, plus vet, gofmt and the ranking evaluation
+## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation and the ingest's memory test (both without it)
 test: vet fmt-check
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
+	$(GO) test -count=1 -run 'TestManyLargeValidLines' ./cmd/companydocs/
 
 ## eval: the ranking evaluation alone, verbose (misses are listed)
 eval:

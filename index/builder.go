@@ -18,8 +18,9 @@ import (
 
 // Defaults of BuilderOptions.
 const (
-	DefaultKeep      = 2
-	DefaultBatchSize = 5000
+	DefaultKeep       = 2
+	DefaultBatchSize  = 5000
+	DefaultBatchBytes = 64 << 20
 )
 
 // BuilderOptions configure a Builder. The zero value is usable.
@@ -30,6 +31,11 @@ type BuilderOptions struct {
 	// BatchSize is the number of profiles per bleve batch and bbolt write
 	// transaction; default DefaultBatchSize.
 	BatchSize int
+	// BatchBytes ends a batch early once its bleve documents take this much
+	// memory (document.Size); default DefaultBatchBytes. Real profiles are
+	// a few kilobytes and never reach it before BatchSize; it keeps a dump
+	// of huge records from holding thousands of them at once.
+	BatchBytes int
 	// SkipMerge leaves the bleve segments unmerged at commit (faster build,
 	// slower searches); meant for tests.
 	SkipMerge bool
@@ -44,6 +50,9 @@ func (o BuilderOptions) withDefaults() BuilderOptions {
 	if o.BatchSize < 1 {
 		o.BatchSize = DefaultBatchSize
 	}
+	if o.BatchBytes < 1 {
+		o.BatchBytes = DefaultBatchBytes
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -56,19 +65,20 @@ func (o BuilderOptions) withDefaults() BuilderOptions {
 // Abort discards it. A Builder is safe for concurrent use, though puts are
 // serialised.
 type Builder struct {
-	mu      sync.Mutex
-	opts    BuilderOptions
-	dataDir string
-	dir     string
-	lock    *os.File
-	db      *bolt.DB
-	tx      *bolt.Tx // open write transaction of the current batch
-	idx     bleve.Index
-	batch   *bleve.Batch
-	pending int
-	flusher *batchFlusher
-	counts  Meta
-	done    bool
+	mu           sync.Mutex
+	opts         BuilderOptions
+	dataDir      string
+	dir          string
+	lock         *os.File
+	db           *bolt.DB
+	tx           *bolt.Tx // open write transaction of the current batch
+	idx          bleve.Index
+	batch        *bleve.Batch
+	pending      int // profiles in the current batch
+	pendingBytes int // memory of its bleve documents
+	flusher      *batchFlusher
+	counts       Meta
+	done         bool
 }
 
 // NewBuilder takes the build lock of dataDir (ErrBuildInProgress if another
@@ -178,13 +188,15 @@ func (b *Builder) Put(p *companydocs.Profile) error {
 	if err := putProfile(b.tx, p, old); err != nil {
 		return err
 	}
-	d := newDocument(p)
-	if err := b.batch.IndexAdvanced(d.bleveDocument(p.ID)); err != nil {
+	doc := newDocument(p).bleveDocument(p.ID)
+	if err := b.batch.IndexAdvanced(doc); err != nil {
 		return fmt.Errorf("index profile %q: %w", p.ID, err)
 	}
 	b.count(old, -1)
 	b.count(p, +1)
-	if b.pending++; b.pending >= b.opts.BatchSize {
+	b.pending++
+	b.pendingBytes += doc.Size()
+	if b.pending >= b.opts.BatchSize || b.pendingBytes >= b.opts.BatchBytes {
 		return b.flush()
 	}
 	return nil
@@ -249,7 +261,7 @@ func (b *Builder) flush() error {
 		}
 		b.batch = b.idx.NewBatch()
 	}
-	b.pending = 0
+	b.pending, b.pendingBytes = 0, 0
 	return nil
 }
 

@@ -3,7 +3,9 @@
 //
 // Every reader streams: a file is read line by line (or row by row), each
 // record is converted and handed on, and nothing is collected, so memory
-// stays flat however large a dump grows. Formats are detected from content
+// stays flat however large a dump grows. Lines, rows and text fields are
+// capped and the batches in flight are bounded by bytes, so that it also
+// stays bounded however large its records are. Formats are detected from content
 // (compression by magic bytes, then the first non-empty line), never from
 // the file name.
 //

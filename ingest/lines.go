@@ -9,7 +9,7 @@ import (
 
 // DefaultMaxLineBytes is the longest line a JSONL reader accepts; longer
 // lines are skipped and counted, never held in memory whole.
-const DefaultMaxLineBytes = 16 << 20
+const DefaultMaxLineBytes = 1 << 20
 
 // lineReader splits content into lines, counting them from 1, and skips
 // lines longer than max without buffering them.

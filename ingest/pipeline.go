@@ -169,6 +169,9 @@ func (r *run) item(f *File, item Item) error {
 	switch {
 	case f.Format.IsGLEIF():
 		r.sum.GLEIF.Read++
+		if item.Skip == nil {
+			item.Skip = oversizedGLEIF(item.GLEIF)
+		}
 		if item.Skip != nil {
 			at.Detail = item.Skip.Detail
 			r.sum.GLEIF.Skipped++
@@ -178,6 +181,9 @@ func (r *run) item(f *File, item Item) error {
 		return r.gleif(item.GLEIF, at)
 	default:
 		r.sum.Registry.Read++
+		if item.Skip == nil {
+			item.Skip = oversizedProfile(item.Profile)
+		}
 		if item.Skip != nil {
 			at.Detail = item.Skip.Detail
 			r.sum.Registry.Skipped++
@@ -306,8 +312,15 @@ func (r *run) countDiscovery(rec *GLEIFRecord, m gleifMatch, p *companydocs.Prof
 }
 
 // readAheadBatch is how many decoded items travel together from the
-// decoding goroutine to the one that stores them.
-const readAheadBatch = 256
+// decoding goroutine to the one that stores them; a batch also ends once
+// its items were decoded from readAheadBatchBytes (real records are a few
+// kilobytes, so only a dump of huge lines reaches it), which bounds the
+// memory of the batches in flight to readAheadBatches of that size.
+const (
+	readAheadBatch      = 256
+	readAheadBatchBytes = 4 << 20
+	readAheadBatches    = 4
+)
 
 // readAhead reads and decodes f in its own goroutine while fn (which stores
 // into the sink) runs in the caller's: with decompression in a third
@@ -315,14 +328,15 @@ const readAheadBatch = 256
 func readAhead(ctx context.Context, f *File, maxLine int, fn func(Item) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches := make(chan []Item, 4)
+	batches := make(chan []Item, readAheadBatches)
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(batches)
 		batch := make([]Item, 0, readAheadBatch)
+		bytes := 0
 		err := f.Read(ctx, func(item Item) error {
 			batch = append(batch, item)
-			if len(batch) < readAheadBatch {
+			if bytes += item.Bytes; len(batch) < readAheadBatch && bytes < readAheadBatchBytes {
 				return nil
 			}
 			select {
@@ -330,7 +344,7 @@ func readAhead(ctx context.Context, f *File, maxLine int, fn func(Item) error) e
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			batch = make([]Item, 0, readAheadBatch)
+			batch, bytes = make([]Item, 0, readAheadBatch), 0
 			return nil
 		}, WithMaxLineBytes(maxLine))
 		if err == nil && len(batch) > 0 {

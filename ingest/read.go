@@ -18,6 +18,9 @@ type Item struct {
 	GLEIF   *GLEIFRecord
 	// Skip is set when the line was skipped; the ingest goes on.
 	Skip *SkipError
+	// Bytes is the size of the line or row the item was decoded from: the
+	// read-ahead bounds the bytes in flight by it.
+	Bytes int
 }
 
 // Limits on unreadable lines: a file in which more than maxInvalidShare of
@@ -122,7 +125,7 @@ func (f *File) decodeLine(lineNo int, line []byte, readErr error, decode func([]
 		return Item{}, nil
 	}
 	item, err := decode(line)
-	item.Line = lineNo
+	item.Line, item.Bytes = lineNo, len(line)
 	if err != nil {
 		var se *SkipError
 		if !errors.As(err, &se) {
@@ -200,7 +203,7 @@ func (f *File) csvItem(cr *csvRows, cols *GLEIFColumns) (Item, error) {
 		return Item{}, fmt.Errorf("%s: line %d: read: %w", f.Name, cr.line+1, err)
 	}
 	rec, err := cols.Record(row)
-	item := Item{Line: cr.start, GLEIF: &rec}
+	item := Item{Line: cr.start, GLEIF: &rec, Bytes: cr.size}
 	if err != nil {
 		var se *SkipError
 		if !errors.As(err, &se) {

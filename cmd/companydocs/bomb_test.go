@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,3 +144,66 @@ func fileSize(tb testing.TB, path string) int64 {
 }
 
 const bombSize = 1 << 30
+
+// TestManyLargeValidLinesStayUnderTheMemoryCeiling ingests, in a child
+// process, a gzip JSONL file of valid register records of just under the
+// line limit each (thousands of officers, every field of a real size): each
+// is read and indexed, and the child's peak resident memory stays under
+// the ceiling, held by a few of them at a time rather than by how many
+// there are (the read-ahead and the index batches end by bytes as well as
+// by count). Under the race detector the child's memory says nothing
+// about the ingest's, so make test runs this test once more without it.
+func TestManyLargeValidLinesStayUnderTheMemoryCeiling(t *testing.T) {
+	if raceEnabled {
+		t.Skip("memory is measured without the race detector: make test runs this test in a second, plain go test")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "large-records.jsonl.gz")
+	writeLargeRecords(t, path)
+	cmd, stdout, stderr := ingestCommand(t, filepath.Join(dir, "data"), "--format", "offeneregister", path)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ingest: %v\n%s\n%s", err, stdout, stderr)
+	}
+	peak := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10
+	t.Logf("%d records of %d officers (%d MiB of JSON in all): peak RSS of the ingest %d MiB", largeLines, largeOfficers, fileSize(t, path)>>20, peak>>20)
+	if peak >= ingestMemoryCeiling {
+		t.Errorf("peak RSS %d MiB, want under %d MiB", peak>>20, ingestMemoryCeiling>>20)
+	}
+	if flat := strings.Join(strings.Fields(stdout.String()), " "); !strings.Contains(flat, fmt.Sprintf("with %d profiles", largeLines)) {
+		t.Errorf("not every large record was indexed:\n%s", stdout)
+	}
+}
+
+// writeLargeRecords writes largeLines register records of largeOfficers
+// officers each as gzip JSONL.
+func writeLargeRecords(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	w := bufio.NewWriter(zw)
+	for i := range largeLines {
+		fmt.Fprintf(w, `{"company_number":"R1101_HRB%d","name":"Großauftrag %d Bau GmbH","officers":[`, 900000+i, i)
+		for j := range largeOfficers {
+			if j > 0 {
+				w.WriteByte(',')
+			}
+			fmt.Fprintf(w, `{"name":"Vorname%d Nachname%d","position":"Geschäftsführer","other_attributes":{"city":"Berlin"}}`, j%500, (i*largeOfficers+j)%20000)
+		}
+		w.WriteString("]}\n")
+	}
+	if err := errors.Join(w.Flush(), zw.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// largeLines records of largeOfficers officers each are lines of about
+// 1 MiB (the line limit; 16 times the longest line of the real dumps, whose
+// most officers are 271): 400 MiB of records in all, which took the
+// ingest to 3,581 MiB before the batches ended by bytes.
+const (
+	largeLines    = 400
+	largeOfficers = 9000
+)
