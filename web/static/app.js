@@ -25,6 +25,7 @@
     order: null, // {candidate, opener, idemKey, previewSeq, controller}
     returnTo: null, // profile id of the card that asked to sign in
     orders: { cursor: null, items: [] },
+    ordersSeq: 0, // the newest request for the client's list; older answers are dropped
     role: null, // "client" or "operator", learnt from the first orders list
     queue: { status: "PREVIEW_READY", cursor: null, items: [], seq: 0 }, // the operator's view
   };
@@ -354,6 +355,7 @@
     state.session = null;
     safeStorage(sessionStorage, "remove", SESSION_KEY);
     state.orders = { cursor: null, items: [] };
+    state.ordersSeq++;
     state.role = null;
     state.queue = { status: "PREVIEW_READY", cursor: null, items: [], seq: state.queue.seq + 1 };
     $("queue-status").value = state.queue.status;
@@ -981,14 +983,18 @@
     }
     setStatus("orders-status", t("orders.loading"));
     const cursor = more ? state.orders.cursor : null;
+    const seq = ++state.ordersSeq;
     try {
       const data = await api("GET", "/documents/orders/?limit=20" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : ""), undefined, { auth: true });
+      if (seq !== state.ordersSeq) {
+        return; // a newer load (or a sign-out) owns the list
+      }
       const items = data.orders || [];
       state.orders = { cursor: data.next_cursor || null, items: more ? state.orders.items.concat(items) : items };
       setRole("client");
       renderOrders();
     } catch (err) {
-      if (!state.session) {
+      if (!state.session || seq !== state.ordersSeq) {
         return;
       }
       if (err.code === "forbidden") {
@@ -1072,10 +1078,16 @@
       b.addEventListener("click", () => guarded(b, message, () => downloadDocument(o, message)));
       box.append(b);
     }
+    return actionGroup(o, box, message);
+  }
+
+  // actionGroup names the order the buttons act on, so that a screen
+  // reader user who meets "Cancel order" in a long list knows which.
+  function actionGroup(o, box, message) {
     if (!box.children.length) {
       return null;
     }
-    return el("div", {}, [box, message]);
+    return el("div", { role: "group", "aria-label": t("order.actionsFor", { id: o.id }) }, [box, message]);
   }
 
   // guarded runs an action with its button disabled and shows its error
@@ -1230,10 +1242,7 @@
       box.append(confirmingButton(t("action.cancel"), t("queue.cancelQuestion"), t("action.cancelYes"), t("action.cancelNo"), "cancel-order", async () =>
         done(await api("POST", path + "cancel", note.value.trim() ? { note: note.value.trim() } : {}, { auth: true }), t("action.cancelled", { id: o.id })), message, noteField));
     }
-    if (!box.children.length) {
-      return null;
-    }
-    return el("div", {}, [box, message]);
+    return actionGroup(o, box, message);
   }
 
   function actionButton(label, className, message, action) {

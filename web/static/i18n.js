@@ -123,6 +123,7 @@ window.companydocsTexts = {
     "actor.system": "the service",
     "history.by": "by {actor}",
     "order.history": "History",
+    "order.actionsFor": "Actions for order {id}",
     "order.account": "Account",
     "order.refunded": "Refunded",
     "order.refundedCredits": "{n} credit(s)",
@@ -140,7 +141,7 @@ window.companydocsTexts = {
     "action.downloaded": "Saved as {name} ({size} bytes).",
 
     "queue.heading": "Order queue",
-    "queue.hint": "Orders of every account, oldest first. Choose a status to see what needs doing.",
+    "queue.hint": "Orders of every account, oldest first. Choose a status to see what needs doing; an order you act on stays in view, with its new status, until you refresh.",
     "queue.statusLabel": "Orders that are",
     "queue.all": "All statuses",
     "queue.more": "Show more orders",
@@ -334,6 +335,7 @@ window.companydocsTexts = {
     "actor.system": "dem Dienst",
     "history.by": "von {actor}",
     "order.history": "Verlauf",
+    "order.actionsFor": "Aktionen für Bestellung {id}",
     "order.account": "Konto",
     "order.refunded": "Erstattet",
     "order.refundedCredits": "{n} Guthabenpunkt(e)",
@@ -351,7 +353,7 @@ window.companydocsTexts = {
     "action.downloaded": "Gespeichert als {name} ({size} Bytes).",
 
     "queue.heading": "Bestellungen bearbeiten",
-    "queue.hint": "Bestellungen aller Konten, älteste zuerst. Wählen Sie einen Status, um zu sehen, was zu tun ist.",
+    "queue.hint": "Bestellungen aller Konten, älteste zuerst. Wählen Sie einen Status, um zu sehen, was zu tun ist; eine bearbeitete Bestellung bleibt mit ihrem neuen Status sichtbar, bis Sie aktualisieren.",
     "queue.statusLabel": "Bestellungen mit Status",
     "queue.all": "Alle Status",
     "queue.more": "Weitere Bestellungen zeigen",
