@@ -196,15 +196,7 @@ func (p *pageDriver) downloadDocument(id string, pdf []byte) {
 // so it no longer blocks) and cancels the new order after confirming.
 func (p *pageDriver) reorderAndCancel(delivered string) {
 	p.t.Helper()
-	p.run("open the order panel",
-		chromedp.Click(chromedp.CSS("#results > li.card .order-button")),
-		chromedp.WaitVisible(chromedp.CSS("#order-panel")))
-	eval[string](p, "choose the one-off plan", `(() => { const s = document.querySelector("#order-plan");
-		s.value = "ad-single"; s.dispatchEvent(new Event("change")); return s.value; })()`)
-	p.waitJS("a preview without blockers", `document.querySelector("#preview .message.ok") !== null && !document.querySelector("#order-confirm").disabled`)
-	p.run("confirm the order", chromedp.Click(chromedp.CSS("#order-confirm")))
-	p.waitJS("the order outcome", `document.querySelector("#order-result [data-kind]") !== null`)
-	again := eval[orderState](p, "read the order", readOrder)
+	again := p.orderPlan("ad-single")
 	if again.Kind != "ok" || again.ID == delivered || again.Status != "PREVIEW_READY" {
 		p.t.Fatalf("order after delivery = %+v, want a new order (the delivered one no longer blocks)", again)
 	}
@@ -247,4 +239,69 @@ func minimalPDF(text string) []byte {
 	}
 	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
 	return b.Bytes()
+}
+
+// orderPlan orders the exact card's company with a plan and returns what
+// the page shows of the new order.
+func (p *pageDriver) orderPlan(plan string) orderState {
+	p.t.Helper()
+	if eval[bool](p, "is the order panel open", `!document.querySelector("#order-panel").hidden`) {
+		p.run("close the order panel", chromedp.Click(chromedp.CSS("#order-result button")), chromedp.WaitNotVisible(chromedp.CSS("#order-panel")))
+	}
+	p.run("open the order panel",
+		chromedp.Click(chromedp.CSS("#results > li.card .order-button")),
+		chromedp.WaitVisible(chromedp.CSS("#order-panel")))
+	eval[string](p, "choose the plan "+plan, fmt.Sprintf(`(() => { const s = document.querySelector("#order-plan");
+		s.value = %q; s.dispatchEvent(new Event("change")); return s.value; })()`, plan))
+	p.waitJS("a preview without blockers", `document.querySelector("#preview .message.ok") !== null && !document.querySelector("#order-confirm").disabled`)
+	p.run("confirm the order", chromedp.Click(chromedp.CSS("#order-confirm")))
+	p.waitJS("the order outcome", `document.querySelector("#order-result [data-kind]") !== null`)
+	return eval[orderState](p, "read the order", readOrder)
+}
+
+// failAndCancel is the operator's other two answers: one order fails with
+// a reason (none given is refused in the page), another is cancelled with
+// a note; the client reads both in the timeline.
+func (p *pageDriver) failAndCancel(operatorKey, clientKey string) {
+	p.t.Helper()
+	failing := p.orderPlan("ad-single").ID
+	cancelled := p.orderPlan("cd-single").ID
+	p.signOut()
+	p.signInWith(operatorKey)
+	p.waitStatus("#queue-list", failing, "PREVIEW_READY")
+	p.waitStatus("#queue-list", cancelled, "PREVIEW_READY")
+
+	p.run("confirm the payment", chromedp.Click(chromedp.CSS(cardSelector("#queue-list", failing, ".pay-order"))))
+	p.waitStatus("#queue-list", failing, "PAID")
+	p.run("fail without a reason", chromedp.Click(chromedp.CSS(cardSelector("#queue-list", failing, ".fail-order"))))
+	errSel := cardSelector("#queue-list", failing, ".action-message .message.error")
+	p.waitJS("the missing reason explained", fmt.Sprintf(`document.querySelector(%q) !== null`, errSel))
+	if said := p.text("read the refusal", errSel); !strings.Contains(said, "Enter the reason first") || p.readCard("#queue-list", failing).Status != "PAID" {
+		p.t.Fatalf("failing without a reason: page says %q; want it refused in words and the order still PAID", said)
+	}
+	const reason = "The register court does not answer."
+	p.run("fail with a reason",
+		chromedp.SendKeys(chromedp.CSS(cardSelector("#queue-list", failing, ".fail-reason")), reason),
+		chromedp.Click(chromedp.CSS(cardSelector("#queue-list", failing, ".fail-order"))))
+	p.waitStatus("#queue-list", failing, "FAILED")
+
+	const note = "Ordered twice by mistake."
+	p.run("cancel with a note",
+		chromedp.Click(chromedp.CSS(cardSelector("#queue-list", cancelled, ".cancel-order"))),
+		chromedp.SendKeys(chromedp.CSS(cardSelector("#queue-list", cancelled, ".cancel-note")), note),
+		chromedp.Click(chromedp.CSS(cardSelector("#queue-list", cancelled, ".cancel-order-yes"))))
+	p.waitStatus("#queue-list", cancelled, "CANCELLED")
+
+	p.signOut()
+	p.signInWith(clientKey)
+	p.waitStatus("#orders-list", failing, "FAILED")
+	failed := p.readCard("#orders-list", failing)
+	if !strings.Contains(failed.Words, "Failed") || !strings.Contains(failed.Notes, reason) || failed.NextStep != "none" ||
+		failed.Timeline != "PREVIEW_READY/client,PAID/operator,FAILED/operator" || failed.Cancel {
+		p.t.Fatalf("failed order for the client = %+v, want \"Failed\" with the operator's reason in the timeline", failed)
+	}
+	p.waitStatus("#orders-list", cancelled, "CANCELLED")
+	if c := p.readCard("#orders-list", cancelled); !strings.Contains(c.Notes, note) || c.Timeline != "PREVIEW_READY/client,CANCELLED/operator" {
+		p.t.Fatalf("order cancelled by the operator = %+v, want the note in the timeline", c)
+	}
 }

@@ -34,7 +34,8 @@ const browserSampleRecords = 1000
 // then the order's life: an operator confirms the payment, marks it
 // requested and uploads a PDF, the client sees it delivered (in English
 // and German), downloads exactly the uploaded bytes, orders again and
-// cancels.
+// cancels; an operator fails one order with a reason and cancels another
+// with a note, and the client reads both.
 func TestBrowserPage(t *testing.T) {
 	chrome := browserExecutable(t)
 	fixtures := filepath.Join(browserSharedData(t), "offeneregister", "fixtures_665.jsonl")
@@ -75,6 +76,7 @@ func TestBrowserPage(t *testing.T) {
 	p.checkDelivered(orderID)
 	p.downloadDocument(orderID, pdf)
 	p.reorderAndCancel(orderID)
+	p.failAndCancel(operatorKey, key)
 }
 
 // stepTimeout bounds one browser step, so that a page that never gets to
