@@ -79,8 +79,9 @@ func TestEveryUsedTextExists(t *testing.T) {
 	}
 }
 
-// TestCodesHaveWords checks that every error and blocker code of the
-// service has plain words on the page.
+// TestCodesHaveWords checks that every error and blocker code, order
+// status, workflow status, actor and next-step kind of the service has
+// plain words on the page.
 func TestCodesHaveWords(t *testing.T) {
 	en := languageKeys(t)["en"]
 	codes := []string{
@@ -92,6 +93,12 @@ func TestCodesHaveWords(t *testing.T) {
 		"blocker.plan_not_found", "blocker.document_not_in_plan", "blocker.plan_configuration_missing",
 		"blocker.insufficient_credits", "blocker.duplicate_order",
 		"label.exact", "label.possible", "label.needs_verification",
+		"error.forbidden", "error.invalid_transition", "error.request_timeout", "error.method_not_allowed",
+		"orderStatus.PREVIEW_READY", "orderStatus.PAID", "orderStatus.REQUESTED", "orderStatus.DELIVERED",
+		"orderStatus.FAILED", "orderStatus.CANCELLED",
+		"workflow.started", "workflow.in_progress", "workflow.completed", "workflow.failed", "workflow.cancelled",
+		"actor.client", "actor.operator", "actor.system",
+		"nextStep.payment", "nextStep.delivery", "nextStep.download", "nextStep.none",
 	}
 	for _, k := range codes {
 		if !en[k] {

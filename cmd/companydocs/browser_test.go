@@ -1,6 +1,7 @@
 package main
 
 import (
+	"companydocs"
 	"companydocs/internal/realdata"
 
 	"bytes"
@@ -29,7 +30,12 @@ const browserSampleRecords = 1000
 
 // TestBrowserPage drives the web page in headless Chromium against the real
 // server on real register records: search, labels and reasons, sign-in,
-// preview with blockers, order, duplicate, orders list, language, sign-out.
+// preview with blockers, order, duplicate, orders list, language, sign-out;
+// then the order's life: an operator confirms the payment, marks it
+// requested and uploads a PDF, the client sees it delivered (in English
+// and German), downloads exactly the uploaded bytes, orders again and
+// cancels; an operator fails one order with a reason and cancels another
+// with a note, and the client reads both.
 func TestBrowserPage(t *testing.T) {
 	chrome := browserExecutable(t)
 	fixtures := filepath.Join(browserSharedData(t), "offeneregister", "fixtures_665.jsonl")
@@ -40,6 +46,10 @@ func TestBrowserPage(t *testing.T) {
 	key, err := m.Ordering.CreateAccount("browser-test", 0)
 	if err != nil {
 		t.Fatalf("create account: %v", err)
+	}
+	operatorKey, err := m.Ordering.CreateAccountWithRole("browser-operator", companydocs.RoleOperator, 0)
+	if err != nil {
+		t.Fatalf("create operator account: %v", err)
 	}
 	ctx := newBrowser(t, chrome)
 	p := &pageDriver{t: t, ctx: ctx}
@@ -55,8 +65,18 @@ func TestBrowserPage(t *testing.T) {
 	p.checkOrdersList(orderID)
 	p.checkBlockersInWords()
 	p.checkGerman()
-	p.checkPhoneWidth()
+	p.checkPhoneWidth("browser-phone.png")
 	p.signOut()
+
+	pdf := minimalPDF("companydocs browser test")
+	p.signInWith(operatorKey)
+	p.operateOrder(orderID, pdf)
+	p.signOut()
+	p.signInWith(key)
+	p.checkDelivered(orderID)
+	p.downloadDocument(orderID, pdf)
+	p.reorderAndCancel(orderID)
+	p.failAndCancel(operatorKey, key)
 }
 
 // stepTimeout bounds one browser step, so that a page that never gets to
@@ -273,6 +293,7 @@ type orderState struct {
 	NextStep string `json:"next_step"`
 	StepText string `json:"step_text"`
 	Status   string `json:"status"`
+	Words    string `json:"words"`
 	Workflow string `json:"workflow"`
 }
 
@@ -280,7 +301,8 @@ const readOrder = `(() => { const r = document.querySelector("#order-result [dat
 	const d = r.querySelector(".order-details"); return {
 	kind: r.dataset.kind, id: d.dataset.orderId,
 	next_step: d.querySelector(".next-step").dataset.kind, step_text: d.querySelector(".next-step").textContent,
-	status: d.querySelector(".order-status").textContent, workflow: d.querySelector(".order-workflow").textContent}; })()`
+	status: d.querySelector(".order-status").dataset.status, words: d.querySelector(".order-status").textContent,
+	workflow: d.querySelector(".order-workflow").textContent}; })()`
 
 // placeOrder opens the order panel on the exact card, waits for the
 // preview of the default plan and confirms it. With open set, the preview
@@ -313,8 +335,9 @@ func (p *pageDriver) placeOrder(open bool) orderState {
 func (p *pageDriver) orderAndDuplicate() string {
 	p.t.Helper()
 	first := p.placeOrder(false)
-	if first.Kind != "ok" || first.ID == "" || first.Status != "PREVIEW_READY" || first.Workflow != "started" {
-		p.t.Fatalf("first order = %+v, want a new PREVIEW_READY order, workflow started", first)
+	if first.Kind != "ok" || first.ID == "" || first.Status != "PREVIEW_READY" || first.Workflow != "started" ||
+		!strings.Contains(first.Words, "Placed") || strings.Contains(first.Words, "PREVIEW_READY") {
+		p.t.Fatalf("first order = %+v, want a new PREVIEW_READY order shown as \"Placed\", workflow started", first)
 	}
 	if first.NextStep != "payment" || !strings.Contains(first.StepText, first.ID) {
 		p.t.Fatalf("next step = %+v, want payment for the one-off plan, naming the order", first)
@@ -334,6 +357,10 @@ func (p *pageDriver) checkOrdersList(orderID string) {
 	ids := eval[[]string](p, "read the orders list", `[...document.querySelectorAll("#orders-list .order-details")].map(d => d.dataset.orderId)`)
 	if len(ids) != 1 || ids[0] != orderID {
 		p.t.Fatalf("orders list = %v, want exactly the order %s", ids, orderID)
+	}
+	card := p.readCard("#orders-list", orderID)
+	if card.Status != "PREVIEW_READY" || card.Timeline != "PREVIEW_READY/client" || !card.Cancel || card.Download {
+		p.t.Fatalf("listed order = %+v, want PREVIEW_READY with one history entry by the client, a cancel button and no download", card)
 	}
 }
 
@@ -383,10 +410,10 @@ func (p *pageDriver) checkGerman() {
 
 // checkPhoneWidth shows the page on a phone-sized screen: nothing may be
 // wider than the screen (no sideways scrolling).
-func (p *pageDriver) checkPhoneWidth() {
+func (p *pageDriver) checkPhoneWidth(screenshot string) {
 	p.t.Helper()
 	p.run("emulate a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
-	p.screenshot("browser-phone.png")
+	p.screenshot(screenshot)
 	// The page lays itself out again after the viewport changes; a width
 	// measured in between can be a frame of the old layout. A page that
 	// stays wider than the screen fails, naming what sticks out.

@@ -1,4 +1,6 @@
-// The companydocs page: search, sign in, preview, order, list orders.
+// The companydocs page: search, sign in, preview, order, list orders with
+// their timeline, cancel and download; for operator accounts, the order
+// queue with payment, request, delivery of the PDF, failure and cancel.
 //
 // It talks only to the JSON API of the same origin. Server data is put on
 // the page with textContent, never as HTML. The session token lives in
@@ -23,6 +25,9 @@
     order: null, // {candidate, opener, idemKey, previewSeq, controller}
     returnTo: null, // profile id of the card that asked to sign in
     orders: { cursor: null, items: [] },
+    ordersSeq: 0, // the newest request for the client's list; older answers are dropped
+    role: null, // "client" or "operator", learnt from the first orders list
+    queue: { status: "PREVIEW_READY", cursor: null, items: [], seq: 0 }, // the operator's view
   };
 
   // ---- language ----
@@ -62,6 +67,8 @@
     renderSearchResult();
     renderOrderPanelTexts();
     renderOrders();
+    fillQueueSelect();
+    renderQueue();
   }
 
   function switchLanguage() {
@@ -158,11 +165,20 @@
     }
   }
 
-  async function api(method, path, body, opts) {
+  // send makes one request to the API and returns the response once it is
+  // a success; an error answer becomes an ApiError with the service's code
+  // and sentence. opts.raw sends a Blob or File as it is (the operator's
+  // PDF upload), with opts.contentType.
+  async function send(method, path, body, opts) {
     opts = opts || {};
     const headers = { Accept: "application/json" };
-    if (body !== undefined) {
+    let payload;
+    if (opts.raw) {
+      headers["Content-Type"] = opts.contentType;
+      payload = opts.raw;
+    } else if (body !== undefined) {
       headers["Content-Type"] = "application/json";
+      payload = JSON.stringify(body);
     }
     if (opts.auth) {
       if (!state.session) {
@@ -176,7 +192,7 @@
       resp = await fetch(API + path, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: payload,
         signal: opts.signal,
         credentials: "omit",
         cache: "no-store",
@@ -188,9 +204,13 @@
       }
       throw new ApiError("network", e.message);
     }
-    if (resp.status === 204) {
-      return null;
+    if (!resp.ok) {
+      throw await errorOf(resp, opts);
     }
+    return resp;
+  }
+
+  async function errorOf(resp, opts) {
     let data = null;
     try {
       data = await resp.json();
@@ -198,22 +218,33 @@
       if (e.name === "AbortError") {
         throw e;
       }
-      data = null;
     }
-    if (!resp.ok) {
-      const err = (data && data.error) || {};
-      const code = err.code || (resp.status === 429 ? "rate_limited" : "unknown");
-      const apiErr = new ApiError(code, err.message || "", {
-        status: resp.status,
-        order: data && data.order,
-        retryAfter: resp.headers.get("Retry-After"),
-      });
-      if (code === "unauthorized" && opts.auth) {
-        endSession(t("account.expired"));
+    const err = (data && data.error) || {};
+    const code = err.code || (resp.status === 429 ? "rate_limited" : "unknown");
+    const apiErr = new ApiError(code, err.message || "", {
+      status: resp.status,
+      order: data && data.order,
+      retryAfter: resp.headers.get("Retry-After"),
+    });
+    if (code === "unauthorized" && opts.auth) {
+      endSession(t("account.expired"));
+    }
+    return apiErr;
+  }
+
+  async function api(method, path, body, opts) {
+    const resp = await send(method, path, body, opts);
+    if (resp.status === 204) {
+      return null;
+    }
+    try {
+      return await resp.json();
+    } catch (e) {
+      if (e.name === "AbortError") {
+        throw e;
       }
-      throw apiErr;
+      return null;
     }
-    return data;
   }
 
   // explain turns an API error into plain words, in the page's language,
@@ -324,10 +355,15 @@
     state.session = null;
     safeStorage(sessionStorage, "remove", SESSION_KEY);
     state.orders = { cursor: null, items: [] };
+    state.ordersSeq++;
+    state.role = null;
+    state.queue = { status: "PREVIEW_READY", cursor: null, items: [], seq: state.queue.seq + 1 };
+    $("queue-status").value = state.queue.status;
     closeOrderPanel(false);
     renderSession();
     renderSearchResult();
     renderOrders();
+    renderQueue();
     setStatus("account-status", message || "");
   }
 
@@ -336,7 +372,14 @@
     $("signin-form").hidden = signedIn;
     $("signed-in").hidden = !signedIn;
     $("orders-refresh").hidden = !signedIn;
-    $("session-text").textContent = signedIn ? t("account.signedIn", { time: formatTime(state.session.expires_at) }) : "";
+    const operator = signedIn && state.role === "operator";
+    $("orders").hidden = operator;
+    $("queue").hidden = !operator;
+    let words = signedIn ? t("account.signedIn", { time: formatTime(state.session.expires_at) }) : "";
+    if (operator) {
+      words += " " + t("account.operator");
+    }
+    $("session-text").textContent = words;
   }
 
   // ---- search ----
@@ -588,8 +631,8 @@
   }
 
   function orderAction(c) {
-    if (!c.ordering_eligible) {
-      return null;
+    if (!c.ordering_eligible || state.role === "operator") {
+      return null; // operators run the queue; the service does not let them order
     }
     if (!state.session) {
       const b = el("button", { type: "button", className: "order-signin", text: t("action.signInToOrder") });
@@ -829,29 +872,81 @@
     loadOrders(false);
   }
 
+  // ---- one order: facts, status in words, timeline, next step ----
+
+  // Each status has a sign besides its colour, so that it does not rest on
+  // colour alone; the words carry the meaning, the sign is decoration.
+  const STATUS_SIGNS = { PREVIEW_READY: "○", PAID: "◐", REQUESTED: "◑", DELIVERED: "✓", FAILED: "✗", CANCELLED: "⊘" };
+  const STATUSES = Object.keys(STATUS_SIGNS);
+
+  function statusWords(status) {
+    return has("orderStatus." + status) ? t("orderStatus." + status) : status;
+  }
+
+  function actorWords(actor) {
+    return has("actor." + actor) ? t("actor." + actor) : actor;
+  }
+
+  function statusBadge(status) {
+    return el("span", { className: "status-badge status-" + status, "data-status": status }, [
+      el("span", { "aria-hidden": "true", text: (STATUS_SIGNS[status] || "•") + " " }),
+      el("span", { className: "status-words", text: statusWords(status) }),
+    ]);
+  }
+
   function orderDetails(o) {
     const company = o.company || {};
     const rows = [
       ["order.id", o.id],
+      ["order.account", o.account],
       ["order.for", [company.name, company.court, company.registry_number].filter(Boolean).join(", ")],
       ["order.document", docName(o.document_type)],
       ["order.plan", planName(o.plan_id)],
       ["order.total", formatMoney(o.total, o.currency)],
-      ["order.status", o.status],
-      ["order.workflow", o.workflow_status],
+      ["order.workflow", has("workflow." + o.workflow_status) ? t("workflow." + o.workflow_status) : o.workflow_status],
       ["order.createdAt", o.created_at ? formatTime(o.created_at) : ""],
+      ["order.refunded", o.credits_refunded ? t("order.refundedCredits", { n: o.credits_refunded }) : ""],
+      ["order.file", o.document ? t("order.fileSize", { kb: Math.max(1, Math.round(o.document.size / 1024)) }) : ""],
     ].filter(([, v]) => v);
     const dl = el("dl", { className: "facts order-facts" });
     for (const [key, value] of rows) {
       dl.append(el("div", {}, [el("dt", { text: t(key) }), el("dd", { className: "order-" + key.split(".")[1], text: value })]));
+      if (key === "order.id") {
+        dl.append(el("div", {}, [el("dt", { text: t("order.status") }), el("dd", { className: "order-status", "data-status": o.status }, [statusBadge(o.status)])]));
+      }
     }
+    return el("div", { className: "order-details", "data-order-id": o.id, "data-status": o.status }, [dl, nextStepNode(o), historyNode(o)]);
+  }
+
+  // nextStepNode shows the service's own next step: its kind in words and
+  // its sentence as sent (the service writes it in English).
+  function nextStepNode(o) {
     const step = o.next_step || {};
     const stepKind = has("nextStep." + step.kind) ? t("nextStep." + step.kind) : step.kind;
-    const stepNode = el("p", { className: "next-step", "data-kind": step.kind || "" }, [
+    return el("p", { className: "next-step", "data-kind": step.kind || "" }, [
       el("strong", { text: t("order.nextStep") + ": " + (stepKind || "") }),
       step.message ? el("span", { lang: "en", text: " " + step.message }) : null,
     ]);
-    return el("div", { className: "order-details", "data-order-id": o.id }, [dl, stepNode]);
+  }
+
+  function historyNode(o) {
+    const history = o.history || [];
+    if (history.length === 0) {
+      return null;
+    }
+    const titleId = "history-" + o.id + "-" + Math.random().toString(36).slice(2, 8);
+    const list = el("ol", { className: "timeline", "aria-labelledby": titleId });
+    for (const h of history) {
+      list.append(el("li", { className: "timeline-entry", "data-status": h.status, "data-actor": h.actor }, [
+        el("time", { datetime: h.at, text: formatTime(h.at) }),
+        el("span", { className: "timeline-what" }, [
+          statusBadge(h.status),
+          el("span", { className: "timeline-actor", text: " " + t("history.by", { actor: actorWords(h.actor) }) }),
+        ]),
+        h.note ? el("span", { className: "timeline-note", text: h.note }) : null,
+      ]));
+    }
+    return el("div", { className: "history" }, [el("p", { id: titleId, className: "history-title", text: t("order.history") }), list]);
   }
 
   function planName(id) {
@@ -869,24 +964,58 @@
     }
   }
 
-  // ---- orders list ----
+  // ---- the client's orders ----
 
+  // loadOrders also learns the role of the signed-in account. The service
+  // checks the role on every call and answers an operator on the client
+  // list with 403 "forbidden" (its documented code, not a message text),
+  // so the first list a page needs anyway decides which view to show:
+  // no extra request for clients, no role field the API does not have, and
+  // a role can never change for an account.
   async function loadOrders(more) {
     if (!state.session) {
       renderOrders();
       return;
     }
+    if (state.role === "operator") {
+      loadQueue(more);
+      return;
+    }
     setStatus("orders-status", t("orders.loading"));
     const cursor = more ? state.orders.cursor : null;
+    const seq = ++state.ordersSeq;
     try {
       const data = await api("GET", "/documents/orders/?limit=20" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : ""), undefined, { auth: true });
+      if (seq !== state.ordersSeq) {
+        return; // a newer load (or a sign-out) owns the list
+      }
       const items = data.orders || [];
       state.orders = { cursor: data.next_cursor || null, items: more ? state.orders.items.concat(items) : items };
+      setRole("client");
       renderOrders();
     } catch (err) {
-      if (state.session) {
-        setStatus("orders-status", explain(err).text, "error");
+      if (!state.session || seq !== state.ordersSeq) {
+        return;
       }
+      if (err.code === "forbidden") {
+        setRole("operator");
+        loadQueue(false);
+        return;
+      }
+      setStatus("orders-status", explain(err).text, "error");
+    }
+  }
+
+  function setRole(role) {
+    if (state.role === role) {
+      return;
+    }
+    state.role = role;
+    renderSession();
+    if (role === "operator") {
+      // Cards drawn before the role was known offer to order; take that
+      // away. A client's cards stay as they are, and so does the focus.
+      renderSearchResult();
     }
   }
 
@@ -905,7 +1034,259 @@
       return;
     }
     setStatus("orders-status", items.length === 1 ? t("orders.count.one") : t("orders.count.many", { n: items.length }));
-    list.replaceChildren(...items.map((o) => el("li", { className: "order-item" }, [orderDetails(o)])));
+    list.replaceChildren(...items.map((o) => el("li", { className: "order-item", "data-order-id": o.id }, [orderDetails(o), clientActions(o)])));
+  }
+
+  // replaceOrder puts the answer of an action in place of the order it
+  // changed, in the list it came from, and renders that list again.
+  function replaceOrder(items, o) {
+    const i = items.findIndex((x) => x.id === o.id);
+    if (i >= 0) {
+      items[i] = o;
+    }
+  }
+
+  // focusOrder puts the focus back on the card of an order after its list
+  // was drawn again, so that keyboard users stay where they were.
+  function focusOrder(listId, id, selector) {
+    for (const li of $(listId).children) {
+      if (li.dataset.orderId === id) {
+        const target = (selector && li.querySelector(selector)) || li;
+        if (target === li) {
+          li.tabIndex = -1;
+        }
+        target.focus();
+        return;
+      }
+    }
+  }
+
+  function clientActions(o) {
+    const box = el("div", { className: "actions order-actions" });
+    const message = el("div", { className: "action-message", role: "status", "aria-live": "polite" });
+    if (o.status === "PREVIEW_READY" || o.status === "PAID") {
+      box.append(confirmingButton(t("action.cancel"), t("action.cancelQuestion"), t("action.cancelYes"), t("action.cancelNo"), "cancel-order", async () => {
+        const changed = await api("POST", "/documents/orders/" + encodeURIComponent(o.id) + "/cancel", {}, { auth: true });
+        replaceOrder(state.orders.items, changed);
+        renderOrders();
+        focusOrder("orders-list", o.id);
+        setStatus("orders-status", t("action.cancelled", { id: o.id }));
+      }, message));
+    }
+    if (o.status === "DELIVERED" && o.document) {
+      const b = el("button", { type: "button", className: "download-order primary", text: t("action.download") });
+      b.addEventListener("click", () => guarded(b, message, () => downloadDocument(o, message)));
+      box.append(b);
+    }
+    return actionGroup(o, box, message);
+  }
+
+  // actionGroup names the order the buttons act on, so that a screen
+  // reader user who meets "Cancel order" in a long list knows which.
+  function actionGroup(o, box, message) {
+    if (!box.children.length) {
+      return null;
+    }
+    return el("div", { role: "group", "aria-label": t("order.actionsFor", { id: o.id }) }, [box, message]);
+  }
+
+  // guarded runs an action with its button disabled and shows its error
+  // (in words, with the service's own sentence) next to it.
+  async function guarded(button, message, action) {
+    button.disabled = true;
+    message.replaceChildren();
+    try {
+      await action();
+    } catch (err) {
+      if (err.name !== "AbortError") {
+        message.replaceChildren(errorNode(err));
+      }
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  // confirmingButton asks before an action that cannot be undone: the
+  // first press shows the question and two labelled answers in the page
+  // (no window.confirm, which blocks the page and cannot be styled).
+  function confirmingButton(label, question, yes, no, className, action, message, extra) {
+    const wrap = el("div", { className: "confirming" });
+    const start = el("button", { type: "button", className, text: label });
+    const yesButton = el("button", { type: "button", className: className + "-yes danger", text: yes });
+    const noButton = el("button", { type: "button", className: className + "-no", text: no });
+    const ask = el("div", { className: "confirm-box", role: "group", "aria-label": question, hidden: true }, [
+      el("p", { className: "confirm-question", text: question }), extra || null, el("div", { className: "actions" }, [yesButton, noButton]),
+    ]);
+    start.addEventListener("click", () => {
+      start.hidden = true;
+      ask.hidden = false;
+      yesButton.focus();
+    });
+    noButton.addEventListener("click", () => {
+      ask.hidden = true;
+      start.hidden = false;
+      start.focus();
+    });
+    yesButton.addEventListener("click", () => guarded(yesButton, message, action));
+    wrap.append(start, ask);
+    return wrap;
+  }
+
+  // downloadDocument fetches the PDF with the session token (a plain link
+  // cannot send the Authorization header) and hands it to the browser as
+  // a file under the name the service gives it.
+  async function downloadDocument(o, message) {
+    message.replaceChildren(el("p", { className: "status", text: t("action.downloading") }));
+    const resp = await send("GET", "/documents/orders/" + encodeURIComponent(o.id) + "/document", undefined, { auth: true, headers: { Accept: "application/pdf" } });
+    const blob = await resp.blob();
+    const url = URL.createObjectURL(blob);
+    const name = fileNameOf(resp.headers.get("Content-Disposition")) || o.id + ".pdf";
+    const link = el("a", { href: url, download: name, hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    // The browser has taken the file once the click has been handled.
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    message.replaceChildren(el("p", { className: "status", text: t("action.downloaded", { name, size: blob.size }) }));
+  }
+
+  function fileNameOf(disposition) {
+    const m = /filename="?([^";]+)"?/.exec(disposition || "");
+    return m ? m[1] : "";
+  }
+
+  // ---- the operator's queue ----
+
+  function fillQueueSelect() {
+    const select = $("queue-status");
+    select.replaceChildren(el("option", { value: "", text: t("queue.all") }),
+      ...STATUSES.map((s) => el("option", { value: s, text: statusWords(s) })));
+    select.value = state.queue.status;
+  }
+
+  async function loadQueue(more) {
+    if (!state.session || state.role !== "operator") {
+      return;
+    }
+    const status = $("queue-status").value;
+    state.queue.status = status;
+    const seq = ++state.queue.seq;
+    setStatus("queue-status-text", t("orders.loading"));
+    const cursor = more ? state.queue.cursor : null;
+    let path = "/operator/orders/?limit=20";
+    if (status) {
+      path += "&status=" + encodeURIComponent(status);
+    }
+    if (cursor) {
+      path += "&cursor=" + encodeURIComponent(cursor);
+    }
+    try {
+      const data = await api("GET", path, undefined, { auth: true });
+      if (seq !== state.queue.seq) {
+        return; // the operator chose another status meanwhile
+      }
+      const items = data.orders || [];
+      state.queue = { ...state.queue, status, cursor: data.next_cursor || null, items: more ? state.queue.items.concat(items) : items };
+      renderQueue();
+    } catch (err) {
+      if (state.session && seq === state.queue.seq) {
+        setStatus("queue-status-text", explain(err).text, "error");
+      }
+    }
+  }
+
+  function renderQueue() {
+    const list = $("queue-list");
+    $("queue-more").hidden = !(state.session && state.queue.cursor);
+    if (!state.session || state.role !== "operator") {
+      list.replaceChildren();
+      return;
+    }
+    const items = state.queue.items;
+    const status = state.queue.status ? statusWords(state.queue.status) : t("queue.all");
+    setStatus("queue-status-text", items.length === 0 ? t("queue.none", { status }) : t("queue.count", { n: items.length, status }));
+    list.replaceChildren(...items.map((o) => el("li", { className: "order-item", "data-order-id": o.id }, [orderDetails(o), operatorActions(o)])));
+  }
+
+  // operatorActions offers what the lifecycle allows in the order's
+  // status: confirm payment, mark requested, deliver the PDF, fail with a
+  // reason, cancel. The service checks every transition again.
+  function operatorActions(o) {
+    const message = el("div", { className: "action-message", role: "status", "aria-live": "polite" });
+    const box = el("div", { className: "actions order-actions" });
+    const path = "/operator/orders/" + encodeURIComponent(o.id) + "/";
+    const done = (changed, words, selector) => {
+      replaceOrder(state.queue.items, changed);
+      renderQueue();
+      setStatus("queue-status-text", words);
+      focusOrder("queue-list", o.id, selector);
+    };
+    if (o.status === "PREVIEW_READY") {
+      box.append(actionButton(t("queue.pay"), "pay-order", message, async () =>
+        done(await api("POST", path + "pay", {}, { auth: true }), t("queue.paid", { id: o.id }), ".request-order")));
+    }
+    if (o.status === "PAID") {
+      box.append(actionButton(t("queue.request"), "request-order", message, async () =>
+        done(await api("POST", path + "request", {}, { auth: true }), t("queue.requested", { id: o.id }), ".deliver-file")));
+    }
+    if (o.status === "REQUESTED") {
+      box.append(deliverForm(o, path, message, done));
+    }
+    if (o.status === "PAID" || o.status === "REQUESTED") {
+      box.append(failForm(o, path, message, done));
+    }
+    if (STATUSES.indexOf(o.status) < STATUSES.indexOf("DELIVERED")) {
+      const noteId = "cancel-note-" + o.id;
+      const note = el("input", { id: noteId, type: "text", className: "cancel-note", maxlength: "1000", autocomplete: "off" });
+      const noteField = el("div", { className: "field" }, [el("label", { for: noteId, text: t("queue.cancelNote") }), note]);
+      box.append(confirmingButton(t("action.cancel"), t("queue.cancelQuestion"), t("action.cancelYes"), t("action.cancelNo"), "cancel-order", async () =>
+        done(await api("POST", path + "cancel", note.value.trim() ? { note: note.value.trim() } : {}, { auth: true }), t("action.cancelled", { id: o.id })), message, noteField));
+    }
+    return actionGroup(o, box, message);
+  }
+
+  function actionButton(label, className, message, action) {
+    const b = el("button", { type: "button", className: className + " primary", text: label });
+    b.addEventListener("click", () => guarded(b, message, action));
+    return b;
+  }
+
+  // The service takes at most 20 MiB; a larger file is refused here
+  // before it is sent.
+  const MAX_PDF_BYTES = 20 * 1024 * 1024;
+
+  function deliverForm(o, path, message, done) {
+    const inputId = "deliver-" + o.id;
+    const input = el("input", { id: inputId, type: "file", className: "deliver-file", accept: "application/pdf,.pdf" });
+    const button = el("button", { type: "button", className: "deliver-order primary", text: t("queue.deliver") });
+    button.addEventListener("click", () => guarded(button, message, async () => {
+      const file = input.files && input.files[0];
+      if (!file) {
+        throw new ApiError("no_file", "");
+      }
+      if (file.size > MAX_PDF_BYTES) {
+        throw new ApiError("payload_too_large", "");
+      }
+      const changed = await api("PUT", path + "document", undefined, { auth: true, raw: file, contentType: "application/pdf" });
+      done(changed, t("queue.delivered", { id: o.id }));
+    }));
+    return el("div", { className: "field deliver" }, [el("label", { for: inputId, text: t("queue.file") }), input, button]);
+  }
+
+  function failForm(o, path, message, done) {
+    const inputId = "fail-" + o.id;
+    const reason = el("input", { id: inputId, type: "text", className: "fail-reason", maxlength: "1000", autocomplete: "off" });
+    const button = el("button", { type: "button", className: "fail-order danger", text: t("queue.fail") });
+    button.addEventListener("click", () => guarded(button, message, async () => {
+      if (!reason.value.trim()) {
+        reason.setAttribute("aria-invalid", "true");
+        reason.focus();
+        throw new ApiError("no_reason", "");
+      }
+      reason.removeAttribute("aria-invalid");
+      done(await api("POST", path + "fail", { reason: reason.value.trim() }, { auth: true }), t("queue.failed", { id: o.id }));
+    }));
+    return el("div", { className: "field fail" }, [el("label", { for: inputId, text: t("queue.reason") }), reason, button]);
   }
 
   // ---- start ----
@@ -932,6 +1313,9 @@
     });
     $("orders-refresh").addEventListener("click", () => loadOrders(false));
     $("orders-more").addEventListener("click", () => loadOrders(true));
+    $("queue-status").addEventListener("change", () => loadQueue(false));
+    $("queue-refresh").addEventListener("click", () => loadQueue(false));
+    $("queue-more").addEventListener("click", () => loadQueue(true));
     applyLanguage();
     loadPlans().then(() => {
       if (state.order) {
