@@ -54,9 +54,10 @@ bench-pg:
 test-crash:
 	$(GO) test -count=1 -v -run 'TestCrashSafety' ./cmd/companydocs/
 
-## lint: go vet and staticcheck (configured in staticcheck.conf)
+## lint: go vet, staticcheck (configured in staticcheck.conf) and deadcode
 lint: vet
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+	GO=$(GO) scripts/deadcode.sh
 
 ## vuln: govulncheck; fails on a known vulnerability in called code
 vuln:

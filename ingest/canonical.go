@@ -1,12 +1,8 @@
 package ingest
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"strings"
-	"time"
 
 	"companydocs"
 )
@@ -50,53 +46,6 @@ type CanonicalRecord struct {
 	PreviousNames  []string              `json:"previous_names,omitempty"`
 	LEIs           []companydocs.LEILink `json:"leis,omitempty"`
 	RetrievedAt    string                `json:"retrieved_at,omitempty"`
-}
-
-// CanonicalFromProfile converts a profile into its canonical record.
-func CanonicalFromProfile(p *companydocs.Profile) CanonicalRecord {
-	rec := CanonicalRecord{
-		Format:         CanonicalFormatVersion,
-		ID:             p.ID,
-		Source:         p.Source,
-		Court:          p.Ref.Court,
-		FormerCourt:    p.Ref.FormerCourt,
-		RegisterType:   string(p.Ref.Type),
-		RegisterNumber: p.Ref.Number,
-		RegisterSuffix: p.Ref.Suffix,
-		Name:           p.Name,
-		LegalForm:      p.LegalForm,
-		Seat:           p.Seat,
-		Address:        p.Address,
-		FederalState:   p.FederalState,
-		Status:         canonicalStatusActive,
-		Officers:       p.Officers,
-		PreviousNames:  p.PreviousNames,
-		LEIs:           p.LEIs,
-	}
-	if p.Removed {
-		rec.Status = canonicalStatusRemoved
-	}
-	for _, d := range p.Documents {
-		rec.Documents = append(rec.Documents, string(d))
-	}
-	if !p.RetrievedAt.IsZero() {
-		rec.RetrievedAt = p.RetrievedAt.UTC().Format(time.RFC3339)
-	}
-	return rec
-}
-
-// WriteCanonical writes p as one canonical JSONL line.
-func WriteCanonical(w io.Writer, p *companydocs.Profile) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(CanonicalFromProfile(p)); err != nil {
-		return fmt.Errorf("encode canonical record %s: %w", p.ID, err)
-	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("write canonical record %s: %w", p.ID, err)
-	}
-	return nil
 }
 
 // DecodeCanonicalLine decodes one canonical JSONL line into a registry-cache

@@ -2,10 +2,13 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"companydocs"
 )
@@ -20,7 +23,7 @@ func TestCanonicalRoundTrip(t *testing.T) {
 			continue
 		}
 		registry++
-		if err := WriteCanonical(&buf, p); err != nil {
+		if err := writeCanonical(&buf, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,16 +68,62 @@ func TestCanonicalLineByHand(t *testing.T) {
 	}
 }
 
-// ExampleWriteCanonical shows the canonical line of a register entry.
-func ExampleWriteCanonical() {
-	p, err := DecodeOffeneRegisterLine([]byte(`{"all_attributes": {"_registerArt": "HRB", "_registerNummer": "260641", "additional_data": {"AD": false, "CD": false, "DK": true, "HD": true, "SI": false, "UT": true, "VÖ": true}, "federal_state": "Baden-Württemberg", "native_company_number": "Freiburg HRB 260641", "registered_office": "Emmendingen", "registrar": "Freiburg"}, "company_number": "B1204_HRB260641", "current_status": "removed", "jurisdiction_code": "de", "name": "GeVo Zahntechnik GmbH", "retrieved_at": "2018-07-28T03:16:34Z", "_line": 100001}`))
+// ExampleDecodeCanonicalLine reads one line of the canonical format
+// (data/FORMAT.md).
+func ExampleDecodeCanonicalLine() {
+	p, err := DecodeCanonicalLine([]byte(`{"format":"companydocs/v1","id":"dp_xd6fknwcheqvzkkphrvq","source":"registry_cache","court":"B1204","register_type":"HRB","register_number":"260641","name":"GeVo Zahntechnik GmbH","legal_form":"GmbH","seat":"Emmendingen","federal_state":"Baden-Württemberg","status":"removed","documents":["HD","DK","UT","VÖ"],"retrieved_at":"2018-07-28T03:16:34Z"}`))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	var buf bytes.Buffer
-	WriteCanonical(&buf, p)
-	fmt.Print(buf.String())
+	fmt.Println(p.ID, p.Ref, "|", p.Name, "|", p.Seat, "| removed:", p.Removed, "| documents:", p.Documents)
 	// Output:
-	// {"format":"companydocs/v1","id":"dp_xd6fknwcheqvzkkphrvq","source":"registry_cache","court":"B1204","register_type":"HRB","register_number":"260641","name":"GeVo Zahntechnik GmbH","legal_form":"GmbH","seat":"Emmendingen","federal_state":"Baden-Württemberg","status":"removed","documents":["HD","DK","UT","VÖ"],"retrieved_at":"2018-07-28T03:16:34Z"}
+	// dp_xd6fknwcheqvzkkphrvq Freiburg HRB 260641 | GeVo Zahntechnik GmbH | Emmendingen | removed: true | documents: [HD DK UT VÖ]
+}
+
+// canonicalFromProfile converts a profile into its canonical record.
+func canonicalFromProfile(p *companydocs.Profile) CanonicalRecord {
+	rec := CanonicalRecord{
+		Format:         CanonicalFormatVersion,
+		ID:             p.ID,
+		Source:         p.Source,
+		Court:          p.Ref.Court,
+		FormerCourt:    p.Ref.FormerCourt,
+		RegisterType:   string(p.Ref.Type),
+		RegisterNumber: p.Ref.Number,
+		RegisterSuffix: p.Ref.Suffix,
+		Name:           p.Name,
+		LegalForm:      p.LegalForm,
+		Seat:           p.Seat,
+		Address:        p.Address,
+		FederalState:   p.FederalState,
+		Status:         canonicalStatusActive,
+		Officers:       p.Officers,
+		PreviousNames:  p.PreviousNames,
+		LEIs:           p.LEIs,
+	}
+	if p.Removed {
+		rec.Status = canonicalStatusRemoved
+	}
+	for _, d := range p.Documents {
+		rec.Documents = append(rec.Documents, string(d))
+	}
+	if !p.RetrievedAt.IsZero() {
+		rec.RetrievedAt = p.RetrievedAt.UTC().Format(time.RFC3339)
+	}
+	return rec
+}
+
+// writeCanonical writes p as one canonical JSONL line.
+func writeCanonical(w io.Writer, p *companydocs.Profile) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(canonicalFromProfile(p)); err != nil {
+		return fmt.Errorf("encode canonical record %s: %w", p.ID, err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write canonical record %s: %w", p.ID, err)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/bzip2"
 	"encoding/csv"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -34,7 +35,7 @@ func FuzzOffeneRegisterLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		p, err := DecodeOffeneRegisterLine(line)
 		if err != nil {
-			if _, _, ok := skipReason(err); !ok {
+			if se := (*SkipError)(nil); !errors.As(err, &se) {
 				t.Fatalf("error is not a skip reason: %v", err)
 			}
 			return
@@ -77,7 +78,7 @@ func FuzzGLEIFCSVRow(f *testing.F) {
 		}
 		rec, err := cols.Record(fields)
 		if err != nil {
-			if _, _, ok := skipReason(err); !ok {
+			if se := (*SkipError)(nil); !errors.As(err, &se) {
 				t.Fatalf("error is not a skip reason: %v", err)
 			}
 			return

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -76,6 +77,11 @@ func Run(ctx context.Context, files []Input, sink Sink, opts Options) (*Summary,
 		}
 	}
 	r.sum.Elapsed = time.Since(r.start)
+	if !r.sum.Balanced() {
+		// Every record read is indexed, merged or skipped; a summary that
+		// does not add up means a record went missing in the pipeline.
+		return r.sum, errors.New("the summary does not account for every record read; nothing is published")
+	}
 	return r.sum, nil
 }
 

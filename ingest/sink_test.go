@@ -102,3 +102,11 @@ func sharedData(t testing.TB) string {
 	t.Helper()
 	return realdata.Dir(t)
 }
+
+// Reason returns the count of one kind and reason (0 if it never occurred).
+func (s *Summary) Reason(kind, reason string) int {
+	if rs := s.reasonIndex[kind+"\x00"+reason]; rs != nil {
+		return rs.Count
+	}
+	return 0
+}

@@ -1,9 +1,6 @@
 package ingest
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // SkipError says why one input line was skipped. The ingest goes on.
 type SkipError struct {
@@ -23,13 +20,4 @@ func (e *SkipError) Error() string {
 
 func skipf(reason, format string, args ...any) *SkipError {
 	return &SkipError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
-}
-
-// skipReason returns the reason of a *SkipError, or "" for other errors.
-func skipReason(err error) (string, string, bool) {
-	var se *SkipError
-	if errors.As(err, &se) {
-		return se.Reason, se.Detail, true
-	}
-	return "", "", false
 }

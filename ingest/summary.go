@@ -118,14 +118,6 @@ func (s *Summary) count(kind, reason string, at Location) {
 	}
 }
 
-// Reason returns the count of one kind and reason (0 if it never occurred).
-func (s *Summary) Reason(kind, reason string) int {
-	if rs := s.reasonIndex[kind+"\x00"+reason]; rs != nil {
-		return rs.Count
-	}
-	return 0
-}
-
 // Balanced reports whether every record read is accounted for.
 func (s *Summary) Balanced() bool {
 	r, g := s.Registry, s.GLEIF

@@ -12,23 +12,10 @@ import (
 // OperatorOrders lists the orders of every account for an operator,
 // oldest first (the queue), optionally only those in status. Each order
 // carries its Account.
-func (s *Service) OperatorOrders(ctx context.Context, operator, status, cursor string, limit int) (orders []*companydocs.Order, next string, err error) {
-	if err := s.requireRole(operator, companydocs.RoleOperator); err != nil {
-		return nil, "", err
-	}
-	if err := validStatusFilter(status); err != nil {
-		return nil, "", err
-	}
-	after, err := decodeCursor(cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	limit = clampLimit(limit)
-	err = s.db.View(func(tx *bolt.Tx) error {
-		orders, next, err = queue(tx, status, after, limit)
-		return err
+func (s *Service) OperatorOrders(ctx context.Context, operator, status, cursor string, limit int) ([]*companydocs.Order, string, error) {
+	return s.ordersPage(operator, companydocs.RoleOperator, status, cursor, limit, func(tx *bolt.Tx, after string, limit int) ([]*companydocs.Order, string, error) {
+		return queue(tx, status, after, limit)
 	})
-	return orders, next, err
 }
 
 // queue walks the orders oldest first: the orders bucket (ids sort by

@@ -359,8 +359,16 @@ func getOrder(tx *bolt.Tx, id string) (*orderRecord, error) {
 // 20, at most 100). cursor is "" for the first page, else the next cursor
 // of the previous page; next is "" on the last page.
 // status, when not empty, keeps only the orders in that status.
-func (s *Service) Orders(ctx context.Context, account, status, cursor string, limit int) (orders []*companydocs.Order, next string, err error) {
-	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
+func (s *Service) Orders(ctx context.Context, account, status, cursor string, limit int) ([]*companydocs.Order, string, error) {
+	return s.ordersPage(account, companydocs.RoleClient, status, cursor, limit, func(tx *bolt.Tx, after string, limit int) ([]*companydocs.Order, string, error) {
+		return listOrders(tx, account, status, after, limit)
+	})
+}
+
+// ordersPage checks the caller's role, the status filter and the cursor,
+// then reads one page with list.
+func (s *Service) ordersPage(account, role, status, cursor string, limit int, list func(tx *bolt.Tx, after string, limit int) ([]*companydocs.Order, string, error)) (orders []*companydocs.Order, next string, err error) {
+	if err := s.requireRole(account, role); err != nil {
 		return nil, "", err
 	}
 	if err := validStatusFilter(status); err != nil {
@@ -372,7 +380,7 @@ func (s *Service) Orders(ctx context.Context, account, status, cursor string, li
 	}
 	limit = clampLimit(limit)
 	err = s.db.View(func(tx *bolt.Tx) error {
-		orders, next, err = listOrders(tx, account, status, after, limit)
+		orders, next, err = list(tx, after, limit)
 		return err
 	})
 	return orders, next, err

@@ -122,9 +122,6 @@ func Open(path string) (*File, error) {
 // Close closes the file.
 func (bf *File) Close() error { return bf.f.Close() }
 
-// Size is the file's size in bytes.
-func (bf *File) Size() int64 { return bf.size }
-
 func (bf *File) readMeta() error {
 	if bf.size == 0 {
 		return damaged("the file is empty (0 bytes)")
