@@ -191,18 +191,22 @@ func (s *Service) AddCredits(name string, n int64) error {
 	})
 }
 
-// EnsureDemoAccount creates the demo account with DemoCredits on first use.
+// EnsureDemoAccount creates the demo account with credits on first use, in
+// the same transaction as its key.
 // Because only the hash of a key is stored, a key cannot be shown twice: on
 // every later call the demo key is rotated, the previous demo key stops
 // working (sessions made with it stay valid until they expire) and the new
 // key is returned. created reports whether the account was new.
-func (s *Service) EnsureDemoAccount() (apiKey string, created bool, err error) {
+func (s *Service) EnsureDemoAccount(credits int64) (apiKey string, created bool, err error) {
+	if credits < 0 {
+		return "", false, companydocs.Errorf(companydocs.EVALIDATION, "The demo account's credits must be 0 or more, not %d.", credits)
+	}
 	apiKey = newSecret(apiKeyPrefix)
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		rec, err := getAccount(tx, DemoAccount)
 		if companydocs.ErrorCode(err) == companydocs.ENOTFOUND {
 			created = true
-			rec = &accountRecord{Account: Account{Name: DemoAccount, Credits: DemoCredits, CreatedAt: s.now().UTC()}}
+			rec = &accountRecord{Account: Account{Name: DemoAccount, Credits: credits, CreatedAt: s.now().UTC()}}
 		} else if err != nil {
 			return err
 		}

@@ -416,7 +416,7 @@ func TestAccounts(t *testing.T) {
 
 func TestDemoAccountKeyRotates(t *testing.T) {
 	s := MustOpen(t, nil, nil, Options{})
-	first, created, err := s.EnsureDemoAccount()
+	first, created, err := s.EnsureDemoAccount(DemoCredits)
 	if err != nil || !created {
 		t.Fatalf("first start: created=%v err=%v", created, err)
 	}
@@ -427,7 +427,7 @@ func TestDemoAccountKeyRotates(t *testing.T) {
 	if err := s.AddCredits(DemoAccount, -1); err != nil {
 		t.Fatal(err)
 	}
-	second, created, err := s.EnsureDemoAccount()
+	second, created, err := s.EnsureDemoAccount(DemoCredits)
 	if err != nil || created || second == first {
 		t.Fatalf("second start: created=%v err=%v same key=%v", created, err, second == first)
 	}

@@ -47,7 +47,7 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	)
 	fs := newFlagSet("accounts " + args[0])
 	fs.SetOutput(stderr)
-	fs.String(&dataDir, "data-dir", "./var", "data directory holding orders.db")
+	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory holding orders.db")
 	fs.StringVar(&name, "name", "", "account name")
 	fs.IntVar(&credits, "credits", 0, "starting credits (create)")
 	fs.IntVar(&add, "add", 0, "credits to add (credit)")

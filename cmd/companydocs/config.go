@@ -13,6 +13,10 @@ import (
 	"time"
 )
 
+// defaultDataDir is the data directory of every command unless --data-dir
+// (COMPANYDOCS_DATA_DIR) names another.
+const defaultDataDir = "./var"
+
 // envPrefix prefixes every environment variable the binary reads.
 const envPrefix = "COMPANYDOCS_"
 

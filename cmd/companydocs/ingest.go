@@ -26,7 +26,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	)
 	fs := newFlagSet("ingest")
 	fs.SetOutput(stderr)
-	fs.String(&dataDir, "data-dir", "./var", "data directory")
+	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory")
 	fs.String(&format, "format", "auto", "input format: auto, offeneregister, canonical, gleif-csv or gleif-json")
 	fs.Int(&keep, "keep", index.DefaultKeep, "number of published index generations to keep")
 	fs.IntVar(&maxRecords, "max-records", 0, "read at most this many records of each file (0: all)")

@@ -26,8 +26,11 @@ Usage:
   companydocs search   [flags] QUERY      print the candidates for a query
   companydocs help                        show this text
 
-Run "companydocs COMMAND -h" for the flags of a command. Every flag can also be
-set by an environment variable COMPANYDOCS_<FLAG> (e.g. COMPANYDOCS_DATA_DIR).
+Run "companydocs COMMAND -h" for the flags of a command. Flags that set up a
+deployment (data directory, address, limits, logging) can also be set by an
+environment variable COMPANYDOCS_<FLAG> (e.g. COMPANYDOCS_DATA_DIR), which the
+flag's help names; flags of one invocation (--name, --credits, --to, --json,
+--max-records ...) cannot.
 `
 
 func main() {

@@ -22,7 +22,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	)
 	fs := newFlagSet("search")
 	fs.SetOutput(stderr)
-	fs.String(&dataDir, "data-dir", "./var", "data directory")
+	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory")
 	fs.StringVar(&mode, "mode", resolver.ModeStandard, "standard or deep")
 	fs.BoolVar(&discover, "discover", false, "include discovery candidates")
 	fs.IntVar(&limit, "limit", resolver.DefaultLimit, "number of candidates")

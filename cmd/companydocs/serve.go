@@ -71,7 +71,7 @@ type Main struct {
 // NewMain returns a Main with the default configuration.
 func NewMain() *Main {
 	return &Main{Stdout: os.Stdout, Stderr: os.Stderr, Config: Config{
-		DataDir: "./var", Addr: "127.0.0.1:8080",
+		DataDir: defaultDataDir, Addr: "127.0.0.1:8080",
 	}}
 }
 
@@ -82,11 +82,11 @@ func (m *Main) ParseFlags(args []string) error {
 	def := httpapi.DefaultConfig()
 	fs := newFlagSet("serve")
 	fs.SetOutput(m.Stderr)
-	fs.String(&c.DataDir, "data-dir", "./var", "data directory: index generations and orders.db")
+	fs.String(&c.DataDir, "data-dir", defaultDataDir, "data directory: index generations and orders.db")
 	fs.String(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.String(&c.Plans, "plans", "", "plans file (JSON); empty uses the embedded example plans")
 	fs.Bool(&c.Demo, "demo", false, "create a demo account on first start and print a fresh API key for it")
-	fs.Int(&c.DemoCredits, "demo-credits", 100, "credits of the demo account when it is created")
+	fs.Int(&c.DemoCredits, "demo-credits", ordering.DemoCredits, "credits of the demo account when it is created")
 	fs.Duration(&c.SessionTTL, "session-ttl", ordering.DefaultSessionTTL, "lifetime of a session token")
 	fs.Float(&c.SearchRate, "search-rate", def.SearchRate, "searches per second allowed per client address; 0 turns the limit off")
 	fs.Int(&c.SearchBurst, "search-burst", def.SearchBurst, "burst of searches allowed per client address")
@@ -245,19 +245,12 @@ func (m *Main) ready() []string {
 }
 
 func (m *Main) createDemo() error {
-	key, created, err := m.Ordering.EnsureDemoAccount()
+	key, created, err := m.Ordering.EnsureDemoAccount(int64(m.Config.DemoCredits))
 	if err != nil {
 		return fmt.Errorf("create demo account: %w", err)
 	}
 	m.DemoKey = key
 	if created {
-		// The account starts with ordering.DemoCredits; --demo-credits
-		// sets the balance of a new demo account.
-		if d := int64(m.Config.DemoCredits) - ordering.DemoCredits; d != 0 {
-			if err := m.Ordering.AddCredits(ordering.DemoAccount, d); err != nil {
-				return fmt.Errorf("set demo credits: %w", err)
-			}
-		}
 		fmt.Fprintf(m.Stdout, "Created the demo account with %d credits.\n", m.Config.DemoCredits)
 	}
 	fmt.Fprintf(m.Stdout, "Demo API key (shown once; a new one is issued at every --demo start): %s\n", key)

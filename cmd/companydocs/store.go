@@ -60,7 +60,7 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	)
 	fs := newFlagSet("store " + args[0])
 	fs.SetOutput(stderr)
-	fs.String(&dataDir, "data-dir", "./var", "data directory holding orders.db")
+	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory holding orders.db")
 	fs.Duration(&timeout, "store-check-timeout", 10*time.Minute, "how long the check may take")
 	if args[0] == "backup" {
 		fs.StringVar(&to, "to", "", "file to write the backup to")
