@@ -1,0 +1,332 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"companydocs"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+// hit is one request a test receiver got.
+type hit struct {
+	id, typ string
+	order   map[string]any
+	status  int
+}
+
+// receiver is a webhook receiver on 127.0.0.1. Each path is an endpoint
+// with a behaviour; every request's signature is verified with the
+// Standard Webhooks library against the secret the endpoint got.
+type receiver struct {
+	t       *testing.T
+	srv     *httptest.Server
+	down    atomic.Bool   // "down" paths answer 503 while set
+	release chan struct{} // closed to free hanging requests
+
+	mu      sync.Mutex
+	secrets map[string]string
+	modes   map[string]string
+	hits    map[string][]hit
+	hanging map[string]int
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{t: t, release: make(chan struct{}), secrets: map[string]string{}, modes: map[string]string{},
+		hits: map[string][]hit{}, hanging: map[string]int{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(func() {
+		r.free()
+		r.srv.Close()
+	})
+	return r
+}
+
+func (r *receiver) free() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-r.release:
+	default:
+		close(r.release)
+	}
+}
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	secret, mode := r.secrets[req.URL.Path], r.modes[req.URL.Path]
+	r.mu.Unlock()
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err == nil {
+		err = wh.Verify(body, req.Header)
+	}
+	if err != nil {
+		r.t.Errorf("%s: signature of %s does not verify: %v", req.URL.Path, req.Header.Get("webhook-id"), err)
+	}
+	var msg struct {
+		Type      string         `json:"type"`
+		Timestamp time.Time      `json:"timestamp"`
+		Data      map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || msg.Timestamp.IsZero() {
+		r.t.Errorf("%s: body %s: %v", req.URL.Path, body, err)
+	}
+	h := hit{id: req.Header.Get("webhook-id"), typ: msg.Type, order: msg.Data, status: 200}
+	n := 1 + r.attempts(req.URL.Path, h.id)
+	switch {
+	case mode == "flaky" && n <= 2, mode == "down" && r.down.Load():
+		h.status = 500
+	case mode == "slow" && n == 1, mode == "hang":
+		r.mu.Lock()
+		r.hanging[req.URL.Path]++
+		r.mu.Unlock()
+		select {
+		case <-req.Context().Done():
+		case <-r.release:
+		}
+		h.status = 0 // the sender gave up, or the test ended
+	}
+	r.mu.Lock()
+	r.hits[req.URL.Path] = append(r.hits[req.URL.Path], h)
+	r.mu.Unlock()
+	if h.status != 0 {
+		w.WriteHeader(h.status)
+	}
+}
+
+func (r *receiver) attempts(path, id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, h := range r.hits[path] {
+		if h.id == id {
+			n++
+		}
+	}
+	return n
+}
+
+// delivered returns the hits of path answered 2xx.
+func (r *receiver) delivered(path string) []hit {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []hit
+	for _, h := range r.hits[path] {
+		if h.status == 200 {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// register creates an endpoint for path with the given behaviour.
+func (r *receiver) register(t *testing.T, ts *testServer, token, path, mode string) companydocs.WebhookEndpoint {
+	t.Helper()
+	var ep companydocs.WebhookEndpoint
+	status, raw := ts.call(t, "POST", "/api/v1/webhooks/", token, map[string]string{"url": r.srv.URL + path, "description": mode}, &ep)
+	if status != http.StatusCreated || !strings.HasPrefix(ep.ID, "wh_") || !strings.HasPrefix(ep.Secret, "whsec_") {
+		t.Fatalf("register %s: %d %s", path, status, raw)
+	}
+	r.mu.Lock()
+	r.secrets[path], r.modes[path] = ep.Secret, mode
+	r.mu.Unlock()
+	return ep
+}
+
+// eventually waits for cond; the deadline only guards against a hang.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// event is what a receiver should see: the order, the event type and
+// the status the payload shows.
+type event struct{ order, typ, status string }
+
+// seen reduces delivered hits to events, checking that each carries one
+// webhook-id and that no id names two events.
+func seen(t *testing.T, hits []hit) map[event]string {
+	t.Helper()
+	out := map[event]string{}
+	ids := map[string]event{}
+	for _, h := range hits {
+		e := event{fmt.Sprint(h.order["id"]), h.typ, fmt.Sprint(h.order["status"])}
+		if prev, ok := ids[h.id]; ok && prev != e {
+			t.Errorf("webhook-id %s names %v and %v", h.id, prev, e)
+		}
+		ids[h.id] = e
+		out[e] = h.id
+	}
+	return out
+}
+
+func webhookServer(t *testing.T, extra ...string) (*testServer, string) {
+	return flowServer(t, append([]string{"--webhook-allow-http", "--webhook-allow-private", "--webhook-timeout", "300ms",
+		"--webhook-retry-base", "20ms"}, extra...)...)
+}
+
+// TestWebhooksEndToEnd drives orders through every transition over the
+// API and checks what three receivers of the client, one of another
+// client and one of an operator get: signed, with the payload of each
+// transition, retried with the same webhook-id after a 500 and after a
+// timeout, a client's endpoint only its own orders, the operator's all.
+func TestWebhooksEndToEnd(t *testing.T) {
+	ts, _ := webhookServer(t)
+	rcv := newReceiver(t)
+	profile := ts.flowSearch(t, "HRB 562 Düsseldorf").Candidates[0].ProfileID
+	client, other, op := ts.session(t, "acme", 10), ts.session(t, "other", 10), ts.operatorSession(t, "ops")
+	acme := rcv.register(t, ts, client, "/acme", "ok")
+	flaky := rcv.register(t, ts, client, "/acme-flaky", "flaky")
+	slow := rcv.register(t, ts, client, "/acme-slow", "slow")
+	rcv.register(t, ts, other, "/other", "ok")
+	rcv.register(t, ts, op, "/ops", "ok")
+	orders, operator := "/api/v1/documents/orders/", "/api/v1/operator/orders/"
+
+	var want []event
+	one := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "AD", "ad-single"))
+	ts.act(t, 200, "POST", operator+one.ID+"/pay", op, nil)
+	ts.act(t, 200, "POST", operator+one.ID+"/request", op, nil)
+	ts.act(t, 200, "PUT", operator+one.ID+"/document", op, string(lifecyclePDF), "Content-Type", "application/pdf")
+	want = append(want, event{one.ID, "order.created", "PREVIEW_READY"}, event{one.ID, "order.paid", "PAID"},
+		event{one.ID, "order.requested", "REQUESTED"}, event{one.ID, "order.delivered", "DELIVERED"})
+	credit := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "subscription-basic"))
+	ts.act(t, 200, "POST", orders+credit.ID+"/cancel", client, nil)
+	want = append(want, event{credit.ID, "order.created", "PREVIEW_READY"}, event{credit.ID, "order.paid", "PAID"},
+		event{credit.ID, "order.cancelled", "CANCELLED"})
+	failed := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "subscription-basic"))
+	ts.act(t, 200, "POST", operator+failed.ID+"/fail", op, `{"reason":"The register does not answer."}`)
+	want = append(want, event{failed.ID, "order.created", "PREVIEW_READY"}, event{failed.ID, "order.paid", "PAID"},
+		event{failed.ID, "order.failed", "FAILED"})
+	theirs := ts.act(t, 201, "POST", orders, other, orderJSON(profile, "AD", "ad-single"))
+	wantOther := []event{{theirs.ID, "order.created", "PREVIEW_READY"}}
+
+	for _, path := range []string{"/acme", "/acme-flaky", "/acme-slow", "/other", "/ops"} {
+		n := len(want)
+		switch path {
+		case "/other":
+			n = 1
+		case "/ops":
+			n = len(want) + 1
+		}
+		eventually(t, "the deliveries to "+path, func() bool { return len(seen(t, rcv.delivered(path))) >= n })
+	}
+	got := seen(t, rcv.delivered("/acme"))
+	if len(got) != len(want) {
+		t.Errorf("/acme got %d events, want %d: %v", len(got), len(want), got)
+	}
+	for _, e := range want {
+		id, ok := got[e]
+		if !ok {
+			t.Errorf("/acme did not get %v", e)
+		}
+		for _, path := range []string{"/acme-flaky", "/acme-slow", "/ops"} {
+			if other := seen(t, rcv.delivered(path))[e]; other != id {
+				t.Errorf("%s got %v with webhook-id %q, /acme with %q", path, e, other, id)
+			}
+		}
+	}
+	if got := seen(t, rcv.delivered("/other")); len(got) != 1 || got[wantOther[0]] == "" {
+		t.Errorf("/other got %v, want only its own %v", got, wantOther)
+	}
+	if _, ok := seen(t, rcv.delivered("/ops"))[wantOther[0]]; !ok {
+		t.Errorf("the operator's endpoint did not get the other account's order")
+	}
+	checkPayload(t, ts, rcv, client, one.ID)
+	checkRetries(t, ts, rcv, client, flaky.ID, slow.ID, acme.ID, len(want))
+	checkWebhookRoutes(t, ts, client, other, acme.ID)
+	if n, _ := ts.metric(t, "companydocs_webhook_deliveries_total", "outcome", "retry"); n < float64(2*len(want)) {
+		t.Errorf("webhook_deliveries_total{retry} = %v, want at least %d", n, 2*len(want))
+	}
+	if n, _ := ts.metric(t, "companydocs_webhook_deliveries_total", "outcome", "delivered"); n < float64(4*len(want)) {
+		t.Errorf("webhook_deliveries_total{delivered} = %v", n)
+	}
+	ts.checkAgainstOpenAPI(t)
+}
+
+// checkPayload: the order.delivered payload is the order exactly as GET
+// shows it (it is the last transition).
+func checkPayload(t *testing.T, ts *testServer, rcv *receiver, client, id string) {
+	t.Helper()
+	var get map[string]any
+	ts.call(t, "GET", "/api/v1/documents/orders/"+id, client, nil, &get)
+	for _, h := range rcv.delivered("/acme") {
+		if h.typ == "order.delivered" {
+			a, _ := json.Marshal(h.order)
+			b, _ := json.Marshal(get)
+			if string(a) != string(b) {
+				t.Errorf("order.delivered payload\n%s\nGET\n%s", a, b)
+			}
+			return
+		}
+	}
+	t.Error("no order.delivered event")
+}
+
+// checkRetries: the flaky endpoint saw every event three times (500, 500,
+// 200), the slow one twice (timeout, 200), each time with one webhook-id;
+// the deliveries route tells the same story.
+func checkRetries(t *testing.T, ts *testServer, rcv *receiver, client, flaky, slow, acme string, events int) {
+	t.Helper()
+	for path, n := range map[string]int{"/acme-flaky": 3, "/acme-slow": 2} {
+		for _, h := range rcv.delivered(path) {
+			if a := rcv.attempts(path, h.id); a != n {
+				t.Errorf("%s: event %s arrived %d times, want %d", path, h.id, a, n)
+			}
+		}
+	}
+	var res struct {
+		Deliveries []companydocs.WebhookDelivery `json:"deliveries"`
+	}
+	ts.call(t, "GET", "/api/v1/webhooks/"+flaky+"/deliveries/", client, nil, &res)
+	if len(res.Deliveries) != events {
+		t.Fatalf("deliveries of the flaky endpoint: %d, want %d", len(res.Deliveries), events)
+	}
+	for _, d := range res.Deliveries {
+		if d.State != "delivered" || len(d.Attempts) != 3 || d.Attempts[0].StatusCode != 500 || d.Attempts[2].StatusCode != 200 || d.Attempts[2].Attempt != 3 || d.NextAttempt != nil {
+			t.Errorf("flaky delivery %+v", d)
+		}
+	}
+	ts.call(t, "GET", "/api/v1/webhooks/"+slow+"/deliveries/", client, nil, &res)
+	for _, d := range res.Deliveries {
+		if d.State != "delivered" || len(d.Attempts) != 2 || !strings.Contains(d.Attempts[0].Error, "timeout") || d.Attempts[1].StatusCode != 200 {
+			t.Errorf("slow delivery %+v", d)
+		}
+	}
+}
+
+// checkWebhookRoutes: the list shows no secret; another account's
+// endpoint is not_found for its deliveries and its deletion; deletion
+// works for the owner.
+func checkWebhookRoutes(t *testing.T, ts *testServer, client, other, id string) {
+	t.Helper()
+	var list struct {
+		Webhooks []companydocs.WebhookEndpoint `json:"webhooks"`
+	}
+	status, raw := ts.call(t, "GET", "/api/v1/webhooks/", client, nil, &list)
+	if status != 200 || len(list.Webhooks) != 3 || strings.Contains(string(raw), "whsec_") {
+		t.Errorf("list: %d %s", status, raw)
+	}
+	ts.wantError(t, 404, "not_found", "GET", "/api/v1/webhooks/"+id+"/deliveries/", "", "Authorization", "Bearer "+other)
+	ts.wantError(t, 404, "not_found", "DELETE", "/api/v1/webhooks/"+id+"/", "", "Authorization", "Bearer "+other)
+	ts.wantError(t, 401, "unauthorized", "GET", "/api/v1/webhooks/", "")
+	if status, raw := ts.call(t, "DELETE", "/api/v1/webhooks/"+id+"/", client, nil, nil); status != 204 {
+		t.Errorf("delete: %d %s", status, raw)
+	}
+	ts.wantError(t, 404, "not_found", "GET", "/api/v1/webhooks/"+id+"/deliveries/", "", "Authorization", "Bearer "+client)
+}
