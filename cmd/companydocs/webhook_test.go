@@ -290,24 +290,40 @@ func checkRetries(t *testing.T, ts *testServer, rcv *receiver, client, flaky, sl
 			}
 		}
 	}
-	var res struct {
-		Deliveries []companydocs.WebhookDelivery `json:"deliveries"`
+	res := ts.settledDeliveries(t, client, flaky)
+	if len(res) != events {
+		t.Fatalf("deliveries of the flaky endpoint: %d, want %d", len(res), events)
 	}
-	ts.call(t, "GET", "/api/v1/webhooks/"+flaky+"/deliveries/", client, nil, &res)
-	if len(res.Deliveries) != events {
-		t.Fatalf("deliveries of the flaky endpoint: %d, want %d", len(res.Deliveries), events)
-	}
-	for _, d := range res.Deliveries {
+	for _, d := range res {
 		if d.State != "delivered" || len(d.Attempts) != 3 || d.Attempts[0].StatusCode != 500 || d.Attempts[2].StatusCode != 200 || d.Attempts[2].Attempt != 3 || d.NextAttempt != nil {
 			t.Errorf("flaky delivery %+v", d)
 		}
 	}
-	ts.call(t, "GET", "/api/v1/webhooks/"+slow+"/deliveries/", client, nil, &res)
-	for _, d := range res.Deliveries {
+	for _, d := range ts.settledDeliveries(t, client, slow) {
 		if d.State != "delivered" || len(d.Attempts) != 2 || !strings.Contains(d.Attempts[0].Error, "timeout") || d.Attempts[1].StatusCode != 200 {
 			t.Errorf("slow delivery %+v", d)
 		}
 	}
+}
+
+// settledDeliveries waits until no delivery of the endpoint is pending
+// (the receiver answers before the dispatcher records) and returns them.
+func (s *testServer) settledDeliveries(t *testing.T, token, id string) []companydocs.WebhookDelivery {
+	t.Helper()
+	var res struct {
+		Deliveries []companydocs.WebhookDelivery `json:"deliveries"`
+	}
+	eventually(t, "the deliveries of "+id+" to settle", func() bool {
+		res.Deliveries = nil
+		s.call(t, "GET", "/api/v1/webhooks/"+id+"/deliveries/", token, nil, &res)
+		for _, d := range res.Deliveries {
+			if d.State == companydocs.DeliveryPending {
+				return false
+			}
+		}
+		return true
+	})
+	return res.Deliveries
 }
 
 // checkWebhookRoutes: the list shows no secret; another account's
