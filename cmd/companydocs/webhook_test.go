@@ -116,6 +116,13 @@ func (r *receiver) attempts(path, id string) int {
 	return n
 }
 
+// count returns the number of requests path got.
+func (r *receiver) count(path string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.hits[path])
+}
+
 // delivered returns the hits of path answered 2xx.
 func (r *receiver) delivered(path string) []hit {
 	r.mu.Lock()
@@ -345,4 +352,151 @@ func checkWebhookRoutes(t *testing.T, ts *testServer, client, other, id string) 
 		t.Errorf("delete: %d %s", status, raw)
 	}
 	ts.wantError(t, 404, "not_found", "GET", "/api/v1/webhooks/"+id+"/deliveries/", "", "Authorization", "Bearer "+client)
+}
+
+// TestHangingReceiverDelaysNoOneElse: one endpoint's receiver never
+// answers (the timeout is a minute); while its first request hangs,
+// the API answers and another endpoint gets every event.
+func TestHangingReceiverDelaysNoOneElse(t *testing.T) {
+	ts, _ := flowServer(t, "--webhook-allow-http", "--webhook-allow-private", "--webhook-timeout", "1m", "--webhook-workers", "2")
+	rcv := newReceiver(t)
+	profile := ts.flowSearch(t, "HRB 562 Düsseldorf").Candidates[0].ProfileID
+	client, op := ts.session(t, "acme", 10), ts.operatorSession(t, "ops")
+	rcv.register(t, ts, op, "/hang", "hang")
+	rcv.register(t, ts, client, "/fast", "ok")
+	var ids []string
+	for range 3 {
+		o := ts.act(t, 201, "POST", "/api/v1/documents/orders/", client, orderJSON(profile, "AD", "ad-single"))
+		ts.act(t, 200, "POST", "/api/v1/operator/orders/"+o.ID+"/pay", op, nil)
+		ts.act(t, 200, "POST", "/api/v1/operator/orders/"+o.ID+"/cancel", op, nil)
+		ids = append(ids, o.ID)
+	}
+	eventually(t, "all 9 events at /fast", func() bool { return len(seen(t, rcv.delivered("/fast"))) == 9 })
+	rcv.mu.Lock()
+	hanging, done := rcv.hanging["/hang"], len(rcv.hits["/hang"])
+	rcv.mu.Unlock()
+	if hanging != 1 || done != 0 {
+		t.Errorf("/hang: %d requests hanging, %d finished; want the first hanging, no second one in flight", hanging, done)
+	}
+}
+
+// TestWebhooksResumeAfterRestart: deliveries that failed before a stop,
+// and events committed just before it, are delivered after the restart,
+// with the same webhook-ids.
+func TestWebhooksResumeAfterRestart(t *testing.T) {
+	flags := []string{"--webhook-allow-http", "--webhook-allow-private", "--webhook-retry-base", "50ms"}
+	ts, dir := flowServer(t, flags...)
+	rcv := newReceiver(t)
+	rcv.down.Store(true)
+	profile := ts.flowSearch(t, "HRB 562 Düsseldorf").Candidates[0].ProfileID
+	client, op := ts.session(t, "acme", 10), ts.operatorSession(t, "ops")
+	ep := rcv.register(t, ts, client, "/down", "down")
+	o := ts.act(t, 201, "POST", "/api/v1/documents/orders/", client, orderJSON(profile, "CD", "subscription-basic"))
+	eventually(t, "a refused attempt", func() bool { return rcv.count("/down") > 0 })
+	ts.act(t, 200, "POST", "/api/v1/operator/orders/"+o.ID+"/request", op, nil)
+	ts.act(t, 200, "PUT", "/api/v1/operator/orders/"+o.ID+"/document", op, string(lifecyclePDF), "Content-Type", "application/pdf")
+	rcv.mu.Lock()
+	before := map[string]bool{}
+	for _, h := range rcv.hits["/down"] {
+		before[h.id] = true
+	}
+	rcv.mu.Unlock()
+	if err := ts.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	rcv.down.Store(false)
+	ts = startServer(t, dir, flags...)
+	eventually(t, "4 events delivered after the restart", func() bool { return len(seen(t, rcv.delivered("/down"))) == 4 })
+	got := seen(t, rcv.delivered("/down"))
+	for _, e := range []event{{o.ID, "order.created", "PREVIEW_READY"}, {o.ID, "order.paid", "PAID"}, {o.ID, "order.requested", "REQUESTED"}, {o.ID, "order.delivered", "DELIVERED"}} {
+		if _, ok := got[e]; !ok {
+			t.Errorf("after the restart, %v was not delivered (got %v)", e, got)
+		}
+	}
+	for id := range before {
+		if !containsValue(got, id) {
+			t.Errorf("webhook-id %s, refused before the stop, was delivered under another id", id)
+		}
+	}
+	for _, d := range ts.settledDeliveries(t, client, ep.ID) {
+		if d.State != companydocs.DeliveryDelivered {
+			t.Errorf("delivery %+v", d)
+		}
+	}
+}
+
+func containsValue(m map[event]string, v string) bool {
+	for _, x := range m {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestWebhookSSRF: by default only https URLs to public addresses are
+// registered (literal IPs and names resolving to private ones refused,
+// naming the rule); an endpoint stored under --webhook-allow-private is
+// refused at dial time once the server runs without it, and its receiver
+// gets nothing.
+func TestWebhookSSRF(t *testing.T) {
+	ts, dir := flowServer(t)
+	key, err := ts.Ordering.CreateAccount("acme", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := accessLogin(t, ts, key)
+	for url, rule := range map[string]string{
+		"http://example.com/hook":              "https",
+		"https://127.0.0.1/hook":               "loopback",
+		"https://10.1.2.3/hook":                "private",
+		"https://192.168.0.10/hook":            "private",
+		"https://169.254.169.254/latest":       "link-local",
+		"https://[::1]/hook":                   "loopback",
+		"https://[fc00::1]/hook":               "private",
+		"https://[::ffff:127.0.0.1]:8443/":     "loopback",
+		"https://0.0.0.0/hook":                 "unspecified",
+		"https://224.0.0.1/hook":               "multicast",
+		"https://100.64.0.1/hook":              "non-public",
+		"https://localhost:8443/hook":          "loopback",
+		"https://user:pw@example.com/hook":     "user name",
+		"ftp://example.com/hook":               "http",
+		"https://no-such-host.invalid/hook":    "resolved",
+		"https://" + strings.Repeat("a", 2001): "longer",
+	} {
+		var out struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		status, _ := ts.call(t, "POST", "/api/v1/webhooks/", client, map[string]string{"url": url}, &out)
+		if status != 422 || out.Error.Code != "validation_error" || !strings.Contains(out.Error.Message, rule) {
+			t.Errorf("%s: %d %+v, want validation_error naming %q", url, status, out.Error, rule)
+		}
+	}
+	ts.checkAgainstOpenAPI(t)
+	if err := ts.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+
+	ts = startServer(t, dir, "--webhook-allow-http", "--webhook-allow-private")
+	rcv := newReceiver(t)
+	client = accessLogin(t, ts, key)
+	ep := rcv.register(t, ts, client, "/inside", "ok")
+	if err := ts.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	ts = startServer(t, dir, "--webhook-allow-http", "--webhook-retry-for", "1ms")
+	client = accessLogin(t, ts, key)
+	profile := ts.flowSearch(t, "HRB 562 Düsseldorf").Candidates[0].ProfileID
+	ts.act(t, 201, "POST", "/api/v1/documents/orders/", client, orderJSON(profile, "AD", "ad-single"))
+	var ds []companydocs.WebhookDelivery
+	eventually(t, "the delivery to fail", func() bool {
+		ds = ts.settledDeliveries(t, client, ep.ID)
+		return len(ds) > 0
+	})
+	if len(ds) != 1 || ds[0].State != companydocs.DeliveryFailed || len(ds[0].Attempts) != 1 || !strings.Contains(ds[0].Attempts[0].Error, "refused to dial 127.0.0.1: a loopback address") {
+		t.Errorf("deliveries to a loopback endpoint without --webhook-allow-private: %+v", ds)
+	}
+	if n := rcv.count("/inside"); n != 0 {
+		t.Errorf("the receiver on 127.0.0.1 got %d requests", n)
+	}
 }
