@@ -86,7 +86,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case mode == "flaky" && n <= 2, mode == "down" && r.down.Load():
 		h.status = 500
-	case mode == "slow" && n == 1, mode == "hang":
+	case mode == "slow" && n == 1 && r.firstHang(req.URL.Path), mode == "hang":
 		r.mu.Lock()
 		r.hanging[req.URL.Path]++
 		r.mu.Unlock()
@@ -114,6 +114,15 @@ func (r *receiver) attempts(path, id string) int {
 		}
 	}
 	return n
+}
+
+// firstHang reports whether path has not hung yet: the slow endpoint
+// times out once, on its first event, so that a loaded machine's slow
+// answers are not mistaken for it.
+func (r *receiver) firstHang(path string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hanging[path] == 0
 }
 
 // count returns the number of requests path got.
@@ -184,7 +193,7 @@ func seen(t *testing.T, hits []hit) map[event]string {
 }
 
 func webhookServer(t *testing.T, extra ...string) (*testServer, string) {
-	return flowServer(t, append([]string{"--webhook-allow-http", "--webhook-allow-private", "--webhook-timeout", "300ms",
+	return flowServer(t, append([]string{"--webhook-allow-http", "--webhook-allow-private", "--webhook-timeout", "1s",
 		"--webhook-retry-base", "20ms"}, extra...)...)
 }
 
@@ -263,6 +272,13 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	if n, _ := ts.metric(t, "companydocs_webhook_deliveries_total", "outcome", "delivered"); n < float64(4*len(want)) {
 		t.Errorf("webhook_deliveries_total{delivered} = %v", n)
 	}
+	rcv.mu.Lock()
+	for path, secret := range rcv.secrets {
+		if strings.Contains(ts.logs.String(), strings.TrimPrefix(secret, "whsec_")) {
+			t.Errorf("the secret of %s is in the log", path)
+		}
+	}
+	rcv.mu.Unlock()
 	ts.checkAgainstOpenAPI(t)
 }
 
@@ -285,16 +301,16 @@ func checkPayload(t *testing.T, ts *testServer, rcv *receiver, client, id string
 	t.Error("no order.delivered event")
 }
 
-// checkRetries: the flaky endpoint saw every event three times (500, 500,
-// 200), the slow one twice (timeout, 200), each time with one webhook-id;
-// the deliveries route tells the same story.
+// checkRetries: every event reached the flaky endpoint after two 500s,
+// the slow one's first event after a timeout, each retry under the same
+// webhook-id; the deliveries route tells the same story. (A loaded
+// machine may add attempts: each answer must still arrive within the
+// timeout, so the counts are lower bounds.)
 func checkRetries(t *testing.T, ts *testServer, rcv *receiver, client, flaky, slow, acme string, events int) {
 	t.Helper()
-	for path, n := range map[string]int{"/acme-flaky": 3, "/acme-slow": 2} {
-		for _, h := range rcv.delivered(path) {
-			if a := rcv.attempts(path, h.id); a != n {
-				t.Errorf("%s: event %s arrived %d times, want %d", path, h.id, a, n)
-			}
+	for _, h := range rcv.delivered("/acme-flaky") {
+		if a := rcv.attempts("/acme-flaky", h.id); a < 3 {
+			t.Errorf("/acme-flaky: event %s arrived %d times, want 500, 500, then 200", h.id, a)
 		}
 	}
 	res := ts.settledDeliveries(t, client, flaky)
@@ -302,14 +318,25 @@ func checkRetries(t *testing.T, ts *testServer, rcv *receiver, client, flaky, sl
 		t.Fatalf("deliveries of the flaky endpoint: %d, want %d", len(res), events)
 	}
 	for _, d := range res {
-		if d.State != "delivered" || len(d.Attempts) != 3 || d.Attempts[0].StatusCode != 500 || d.Attempts[2].StatusCode != 200 || d.Attempts[2].Attempt != 3 || d.NextAttempt != nil {
+		last := d.Attempts[len(d.Attempts)-1]
+		if d.State != "delivered" || len(d.Attempts) < 3 || d.Attempts[0].StatusCode != 500 || d.Attempts[1].StatusCode != 500 || last.StatusCode != 200 || last.Attempt != len(d.Attempts) || d.NextAttempt != nil {
 			t.Errorf("flaky delivery %+v", d)
 		}
 	}
+	timedOut := 0
 	for _, d := range ts.settledDeliveries(t, client, slow) {
-		if d.State != "delivered" || len(d.Attempts) != 2 || !strings.Contains(d.Attempts[0].Error, "timeout") || d.Attempts[1].StatusCode != 200 {
+		if d.State != "delivered" || d.Attempts[len(d.Attempts)-1].StatusCode != 200 {
 			t.Errorf("slow delivery %+v", d)
 		}
+		if strings.Contains(d.Attempts[0].Error, "no answer within the timeout") {
+			timedOut++
+			if a := rcv.attempts("/acme-slow", d.EventID); a < 2 {
+				t.Errorf("/acme-slow: the timed-out event %s arrived %d times under its id", d.EventID, a)
+			}
+		}
+	}
+	if timedOut == 0 {
+		t.Error("no delivery to the slow endpoint timed out and was retried")
 	}
 }
 
