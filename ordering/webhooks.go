@@ -30,6 +30,12 @@ const (
 	keptAttempts = 20
 	// recentDeliveries is how many deliveries the deliveries route shows.
 	recentDeliveries = 100
+	// keepDeliveries is how long finished deliveries stay stored. Each
+	// delivery that finishes removes up to pruneStep of its endpoint's
+	// oldest finished ones past it, so the bucket stays bounded without a
+	// sweep.
+	keepDeliveries = 30 * 24 * time.Hour
+	pruneStep      = 2
 )
 
 const webhookIDPrefix = "wh_"
@@ -382,9 +388,36 @@ func (s *Service) RecordWebhookAttempt(r companydocs.WebhookResult) error {
 			}
 		} else if err := pending.Delete(k); err != nil {
 			return fmt.Errorf("remove pending delivery: %w", err)
+		} else if err := pruneDeliveries(tx, r.EndpointID, s.now().Add(-keepDeliveries)); err != nil {
+			return err
 		}
 		return putJSON(tx.Bucket(bucketWebhookDeliveries), string(k), d)
 	})
+}
+
+// pruneDeliveries removes up to pruneStep of the endpoint's oldest
+// deliveries that are finished and older than before; a pending one at
+// the head waits (at most RetryFor).
+func pruneDeliveries(tx *bolt.Tx, endpointID string, before time.Time) error {
+	b := tx.Bucket(bucketWebhookDeliveries)
+	prefix := []byte(endpointID + "\x00")
+	for range pruneStep {
+		k, v := b.Cursor().Seek(prefix)
+		if k == nil || !bytes.HasPrefix(k, prefix) {
+			return nil
+		}
+		var d deliveryRecord
+		if err := json.Unmarshal(v, &d); err != nil {
+			return fmt.Errorf("decode delivery %q: %w", k, err)
+		}
+		if d.State == companydocs.DeliveryPending || !d.CreatedAt.Before(before) {
+			return nil
+		}
+		if err := b.Delete(k); err != nil {
+			return fmt.Errorf("prune delivery %q: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // PendingWebhooks counts the deliveries not yet delivered or failed.

@@ -99,3 +99,35 @@ func TestWebhookLimits(t *testing.T) {
 		t.Errorf("list: %d endpoints, secret %q", len(eps), eps[0].Secret)
 	}
 }
+
+// TestFinishedDeliveriesArePruned: deliveries finished more than
+// keepDeliveries ago go as newer ones finish; pending ones stay.
+func TestFinishedDeliveriesArePruned(t *testing.T) {
+	fx := realFixture(t)
+	clk := newClock()
+	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{Now: clk.Now})
+	MustAccount(t, s, "acme", 10)
+	ep, _ := s.CreateWebhook(ctx, "acme", "https://hooks.example/", "")
+	finishAll := func() {
+		tasks, _, _ := s.DueWebhooks(clk.Now().Add(time.Hour), func(string) bool { return false }, 10)
+		for len(tasks) > 0 {
+			s.RecordWebhookAttempt(companydocs.WebhookResult{EndpointID: ep.ID, EventID: tasks[0].EventID,
+				Attempt: companydocs.WebhookAttempt{Attempt: 1, StatusCode: 200}, State: companydocs.DeliveryDelivered})
+			tasks, _, _ = s.DueWebhooks(clk.Now().Add(time.Hour), func(string) bool { return false }, 10)
+		}
+	}
+	s.CreateOrder(ctx, "acme", request(fx.live[0], "AD", "subscription-basic"), "") // 2 events
+	s.FanOutEvents(100)
+	finishAll()
+	clk.Advance(keepDeliveries + time.Hour)
+	s.CreateOrder(ctx, "acme", request(fx.live[1], "AD", "subscription-basic"), "")
+	s.FanOutEvents(100)
+	if ds, _ := s.WebhookDeliveries(ctx, "acme", ep.ID); len(ds) != 4 {
+		t.Fatalf("%d deliveries before pruning, want 4", len(ds))
+	}
+	finishAll()
+	ds, _ := s.WebhookDeliveries(ctx, "acme", ep.ID)
+	if len(ds) != 2 || !ds[0].CreatedAt.After(clk.Now().Add(-time.Hour)) {
+		t.Errorf("after pruning: %d deliveries, want the 2 recent ones", len(ds))
+	}
+}

@@ -272,6 +272,15 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	if n, _ := ts.metric(t, "companydocs_webhook_deliveries_total", "outcome", "delivered"); n < float64(4*len(want)) {
 		t.Errorf("webhook_deliveries_total{delivered} = %v", n)
 	}
+	for _, name := range []string{"companydocs_outbox_events", "companydocs_outbox_oldest_event_age_seconds", "companydocs_webhook_deliveries_pending"} {
+		if _, found := ts.metric(t, name); !found {
+			t.Errorf("metric %s missing", name)
+		}
+	}
+	eventually(t, "an empty outbox in the metrics", func() bool {
+		n, found := ts.metric(t, "companydocs_outbox_events")
+		return found && n == 0
+	})
 	rcv.mu.Lock()
 	for path, secret := range rcv.secrets {
 		if strings.Contains(ts.logs.String(), strings.TrimPrefix(secret, "whsec_")) {
