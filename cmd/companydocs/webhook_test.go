@@ -264,7 +264,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		t.Errorf("the operator's endpoint did not get the other account's order")
 	}
 	checkPayload(t, ts, rcv, client, one.ID)
-	checkRetries(t, ts, rcv, client, flaky.ID, slow.ID, acme.ID, len(want))
+	checkRetries(t, ts, rcv, client, flaky.ID, slow.ID, len(want))
 	checkWebhookRoutes(t, ts, client, other, acme.ID)
 	if n, _ := ts.metric(t, "companydocs_webhook_deliveries_total", "outcome", "retry"); n < float64(2*len(want)) {
 		t.Errorf("webhook_deliveries_total{retry} = %v, want at least %d", n, 2*len(want))
@@ -315,7 +315,7 @@ func checkPayload(t *testing.T, ts *testServer, rcv *receiver, client, id string
 // webhook-id; the deliveries route tells the same story. (A loaded
 // machine may add attempts: each answer must still arrive within the
 // timeout, so the counts are lower bounds.)
-func checkRetries(t *testing.T, ts *testServer, rcv *receiver, client, flaky, slow, acme string, events int) {
+func checkRetries(t *testing.T, ts *testServer, rcv *receiver, client, flaky, slow string, events int) {
 	t.Helper()
 	for _, h := range rcv.delivered("/acme-flaky") {
 		if a := rcv.attempts("/acme-flaky", h.id); a < 3 {
