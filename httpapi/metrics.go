@@ -44,6 +44,11 @@ type Metrics struct {
 	ordersByStatus *prometheus.GaugeVec
 	transitions    *prometheus.CounterVec
 
+	webhookDeliveries *prometheus.CounterVec
+	outboxDepth       prometheus.Gauge
+	outboxOldest      atomic.Int64 // unix nanoseconds of the oldest pending event, 0 when empty
+	webhooksPending   prometheus.Gauge
+
 	generation        *prometheus.GaugeVec
 	generationProfile prometheus.Gauge
 	generationCreated prometheus.Gauge
@@ -94,6 +99,7 @@ func NewMetrics() *Metrics {
 		Help: "Committed order transitions by from status (empty for a creation), to status and actor.",
 	}, []string{"from", "to", "actor"})
 	m.Registry.MustRegister(m.ordersByStatus, m.transitions)
+	m.registerWebhooks()
 	m.registerGeneration()
 	m.registerIngest()
 	m.Registry.MustRegister(m.requests, m.duration, m.errors, m.searches, m.orders, m.rateLimited,
@@ -279,4 +285,56 @@ func (s *Server) handleMetrics(c *fiber.Ctx) error {
 
 func errMetricsOff() error {
 	return companydocs.Errorf(companydocs.ENOTFOUND, "Metrics are not enabled on this server.")
+}
+
+func (m *Metrics) registerWebhooks() {
+	m.webhookDeliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "webhook_deliveries_total",
+		Help: "Webhook delivery attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (no retry left).",
+	}, []string{"outcome"})
+	for _, o := range []string{"delivered", "retry", "failed"} {
+		m.webhookDeliveries.WithLabelValues(o)
+	}
+	m.outboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: metricsNamespace, Name: "outbox_events",
+		Help: "Order events in the outbox, not yet fanned out to webhook deliveries.",
+	})
+	m.webhooksPending = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: metricsNamespace, Name: "webhook_deliveries_pending",
+		Help: "Webhook deliveries neither delivered nor failed yet.",
+	})
+	oldest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: metricsNamespace, Name: "outbox_oldest_event_age_seconds",
+		Help: "Age of the oldest event in the outbox (0 when empty): the lag of webhook fan-out.",
+	}, func() float64 {
+		if ns := m.outboxOldest.Load(); ns != 0 {
+			return time.Since(time.Unix(0, ns)).Seconds()
+		}
+		return 0
+	})
+	m.Registry.MustRegister(m.webhookDeliveries, m.outboxDepth, m.webhooksPending, oldest)
+}
+
+// ObserveWebhookDelivery counts one attempt by outcome (delivered, retry,
+// failed).
+func (m *Metrics) ObserveWebhookDelivery(outcome string) {
+	if m == nil {
+		return
+	}
+	m.webhookDeliveries.WithLabelValues(outcome).Inc()
+}
+
+// SetWebhookStats sets the outbox depth, its oldest event's time (zero
+// when empty) and the pending deliveries.
+func (m *Metrics) SetWebhookStats(outboxDepth int, oldest time.Time, pending int) {
+	if m == nil {
+		return
+	}
+	m.outboxDepth.Set(float64(outboxDepth))
+	if oldest.IsZero() {
+		m.outboxOldest.Store(0)
+	} else {
+		m.outboxOldest.Store(oldest.UnixNano())
+	}
+	m.webhooksPending.Set(float64(pending))
 }
