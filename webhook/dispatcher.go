@@ -342,12 +342,14 @@ func (d *Dispatcher) send(t companydocs.WebhookTask, at time.Time) (int, error) 
 // attemptError says why no answer came, without the URL (the client
 // sees it in the deliveries route; the URL is theirs anyway, but the
 // wrapped *url.Error repeats it in every line).
+// The attempt's deadline and the transport's header timeout are equal, so
+// either may end a receiver that does not answer: both are the timeout.
 func attemptError(ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	var ue *url.Error
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ue) && ue.Timeout() {
 		return fmt.Errorf("no answer within the timeout")
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue != nil {
 		err = ue.Err
 	}
 	return err
