@@ -17,6 +17,7 @@ import (
 	"companydocs/data"
 	"companydocs/httpapi"
 	"companydocs/index"
+	"companydocs/metrics"
 	"companydocs/ordering"
 	"companydocs/resolver"
 	"companydocs/webhook"
@@ -66,9 +67,11 @@ type Main struct {
 	Live     *index.Live
 	Ordering *ordering.Service
 	Server   *httpapi.Server
-	// Metrics is served at /metrics: requests, searches, orders, the
-	// generation being served, the embedded ingest, the Go runtime.
-	Metrics *httpapi.Metrics
+	// Metrics are the service's collectors beyond HTTP (the generation
+	// being served, the embedded ingest, searches, orders, webhooks, the Go
+	// runtime); the server adds its request collectors and serves them all
+	// at /metrics.
+	Metrics *metrics.Registry
 	// Webhooks delivers order events to registered endpoints.
 	Webhooks *webhook.Dispatcher
 	// DemoKey is the API key of the demo account when --demo created it.
@@ -135,7 +138,7 @@ func (m *Main) ParseFlags(args []string) error {
 // listens. Close stops it.
 func (m *Main) Run(ctx context.Context) error {
 	m.Logger = newLogger(m.Stderr, m.Config.LogFormat, m.Config.LogLevel)
-	m.Metrics = httpapi.NewMetrics()
+	m.Metrics = metrics.New()
 	if err := m.lockDataDir(); err != nil {
 		return err
 	}
@@ -184,9 +187,8 @@ func (m *Main) listen() error {
 	m.Server.Searcher = liveSearcher{m.Live}
 	m.Server.Ordering = m.Ordering
 	m.Server.Ready = m.ready
-	m.Server.Metrics = m.Metrics
-	m.Server.OnSearch = m.Metrics.ObserveSearch
-	m.Server.OnRateLimited = m.Metrics.ObserveRateLimited
+	m.Server.Metrics = httpapi.NewMetrics(m.Metrics.Prometheus)
+	m.Server.OnSearch = m.observeSearch
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
@@ -248,6 +250,15 @@ func (m *Main) Close() error {
 	}
 	errs = append(errs, m.unlockDataDir())
 	return errors.Join(errs...)
+}
+
+// observeSearch counts an answered search by its reading and its top label.
+func (m *Main) observeSearch(res *resolver.Result) {
+	label := "none"
+	if len(res.Candidates) > 0 {
+		label = res.Candidates[0].ConfidenceLabel
+	}
+	m.Metrics.ObserveSearch(res.Understanding.Kind, label)
 }
 
 // observeSwap records a newly swapped-in generation in the metrics.
