@@ -26,11 +26,20 @@ const (
 	EINVALIDTRANSITION = "invalid_transition" // the order's status does not allow the change
 )
 
+// Hints name what a client does next where a message tells it to; the
+// domain knows no transport, so the HTTP layer adds the route that does it.
+const (
+	HintListPlans     = "list_plans"
+	HintCreateSession = "create_session"
+)
+
 // Error is an application error: a machine code from the list above and a
 // sentence a person can act on. Anything that is not an *Error is internal.
 type Error struct {
 	Code    string
 	Message string
+	// Hint, when set, names the action the message asks for (Hint*).
+	Hint string
 	// Order is set for duplicate_order: the order that already exists.
 	Order *Order
 }
@@ -43,6 +52,12 @@ func (e *Error) Error() string {
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithHint sets the hint of e and returns it.
+func (e *Error) WithHint(hint string) *Error {
+	e.Hint = hint
+	return e
 }
 
 // ErrorCode returns the code of an application error, or EINTERNAL.

@@ -202,8 +202,18 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	var e *companydocs.Error
 	if errors.As(err, &e) {
 		body.Order = e.Order
+		if route, ok := routeHints[e.Hint]; ok {
+			body.Error.Message += " " + route
+		}
 	}
 	return c.Status(status).JSON(body)
+}
+
+// routeHints are the routes that do what an error's hint names, added to
+// its message.
+var routeHints = map[string]string{
+	companydocs.HintListPlans:     "GET /api/v1/documents/plans/ lists the plans.",
+	companydocs.HintCreateSession: "POST /api/v1/auth/sessions/ with {\"api_key\"} creates one; send its token as Authorization: Bearer <token>.",
 }
 
 // translateFiberError maps Fiber's own errors (unknown route, body too

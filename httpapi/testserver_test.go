@@ -2,13 +2,17 @@ package httpapi
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"companydocs"
 	"companydocs/resolver"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -58,5 +62,22 @@ func TestNewServerNamesMissingDependencies(t *testing.T) {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}
+	}
+}
+
+// An error whose message asks for an action gets the route that does it:
+// the domain's sentence names the action, the HTTP layer the route.
+func TestErrorsGetTheirRouteHint(t *testing.T) {
+	s := newTestServer(t, Deps{})
+	s.app.Get("/hinted", func(*fiber.Ctx) error {
+		return companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session was ended.").WithHint(companydocs.HintCreateSession)
+	})
+	resp, err := s.app.Test(httptest.NewRequest(http.MethodGet, "/hinted", nil), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "This session was ended. POST /api/v1/auth/sessions/") {
+		t.Errorf("the answer lacks the route hint: %s", body)
 	}
 }

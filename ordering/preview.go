@@ -109,7 +109,7 @@ func validateRequest(req *companydocs.OrderRequest) error {
 	case !knownDocumentType(req.DocumentType):
 		return companydocs.Errorf(companydocs.EVALIDATION, `Field "document_type": %q is not a register document type; use "AD" (current printout) or "CD" (chronological printout).`, req.DocumentType)
 	case strings.TrimSpace(req.PlanID) == "":
-		return companydocs.Errorf(companydocs.EVALIDATION, `Field "plan_id" is required; GET /api/v1/documents/plans/ lists the plans.`)
+		return companydocs.Errorf(companydocs.EVALIDATION, `Field "plan_id" is required: send the id of one of the deployment's plans.`).WithHint(companydocs.HintListPlans)
 	case req.DiscoveryCandidateID != "" && !companydocs.IsDiscoveryID(req.DiscoveryCandidateID):
 		// The value is not repeated: it is not an id, and may be markup.
 		return companydocs.Errorf(companydocs.EVALIDATION, `Field "discovery_candidate_id" is not a discovery candidate id ("dc_" and 20 letters and digits). Send the discovery_candidate_id of the search result, or leave the field out.`)
@@ -151,7 +151,7 @@ func (s *Service) assessPlan(a *assessment, req companydocs.OrderRequest) []comp
 	}
 	a.plan, a.cents, a.planFound = s.plans.Plan(req.PlanID)
 	if !a.planFound {
-		return append(out, blocker(BlockerPlanNotFound, "No plan has the id %q; GET /api/v1/documents/plans/ lists the plans.", req.PlanID))
+		return append(out, blocker(BlockerPlanNotFound, "No plan has the id %q: choose one of the deployment's plans.", req.PlanID))
 	}
 	if req.DocumentType.IsOrderable() && !a.plan.Covers(req.DocumentType) {
 		out = append(out, blocker(BlockerDocumentNotInPlan, "Plan %q does not cover %s; it covers %s.", a.plan.ID, req.DocumentType, joinTypes(a.plan.DocumentTypes)))

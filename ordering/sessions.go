@@ -77,9 +77,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 	}
 	switch {
 	case rec.Revoked:
-		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session was ended. Create a new session with POST /api/v1/auth/sessions/.")
+		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session was ended. Create a new session with the API key.").WithHint(companydocs.HintCreateSession)
 	case !now.Before(rec.ExpiresAt):
-		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session expired at %s. Create a new session with POST /api/v1/auth/sessions/.", rec.ExpiresAt.Format(time.RFC3339))
+		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session expired at %s. Create a new session with the API key.", rec.ExpiresAt.Format(time.RFC3339)).WithHint(companydocs.HintCreateSession)
 	}
 	s.sessions.put(hash, rec, epoch)
 	return rec.Account, nil
@@ -104,7 +104,7 @@ func (s *Service) RevokeSession(ctx context.Context, token string) error {
 func getSession(tx *bolt.Tx, token string) (*sessionRecord, error) {
 	v := tx.Bucket(bucketSessions).Get(hashSecret(token))
 	if v == nil {
-		return nil, companydocs.Errorf(companydocs.EUNAUTHORIZED, "The session token is not known: it is mistyped, it expired some time ago, or it ended because its account created more than %d newer sessions. Create a session with POST /api/v1/auth/sessions/ and send it as Authorization: Bearer <token>.", maxSessionsPerAccount)
+		return nil, companydocs.Errorf(companydocs.EUNAUTHORIZED, "The session token is not known: it is mistyped, it expired some time ago, or it ended because its account created more than %d newer sessions. Create a session with the API key.", maxSessionsPerAccount).WithHint(companydocs.HintCreateSession)
 	}
 	var rec sessionRecord
 	if err := json.Unmarshal(v, &rec); err != nil {
