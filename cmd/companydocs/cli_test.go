@@ -44,6 +44,9 @@ func TestCommandLineExitCodes(t *testing.T) {
 		{[]string{"search", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"accounts"}, 2, "companydocs accounts list"},
 		{[]string{"accounts", "list", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"serve", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"store", "check", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"store", "backup"}, 2, ""},
 		{[]string{"ingest", "missing.jsonl"}, 1, ""},
 		{[]string{"accounts", "list"}, 1, ""},
 	} {

@@ -31,6 +31,9 @@ deployment (data directory, address, limits, logging) can also be set by an
 environment variable COMPANYDOCS_<FLAG> (e.g. COMPANYDOCS_DATA_DIR), which the
 flag's help names; flags of one invocation (--name, --credits, --to, --json,
 --max-records ...) cannot.
+
+Exit codes: 0 success, 1 failure, 2 usage (help, an unknown command or flag,
+a missing or out-of-range argument).
 `
 
 func main() {
