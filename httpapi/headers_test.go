@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net/http"
@@ -53,7 +54,7 @@ func send(t *testing.T, s *Server, method, path, body string) (*http.Response, [
 func TestUnknownMethodsInTheErrorShape(t *testing.T) {
 	logs := &lockedBuffer{}
 	s := NewServer(DefaultConfig(), slog.New(slog.NewJSONHandler(logs, nil)))
-	s.Metrics = NewMetrics()
+	s.Metrics = NewMetrics(prometheus.NewRegistry())
 	for _, c := range []struct {
 		method, path string
 		status       int

@@ -65,9 +65,8 @@ type Server struct {
 	// means ready.
 	Ready func() []string
 
-	// OnSearch and OnRateLimited observe searches for metrics; optional.
-	OnSearch      func(*resolver.Result)
-	OnRateLimited func()
+	// OnSearch observes answered searches (for metrics); optional.
+	OnSearch func(*resolver.Result)
 
 	// Metrics records request, search, order and index metrics and is
 	// served at /metrics; nil records nothing and /metrics answers 404.

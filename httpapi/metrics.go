@@ -3,16 +3,13 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"companydocs"
-	"companydocs/resolver"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -26,40 +23,25 @@ const unmatchedRoute = "unmatched"
 // routeCreateOrder is the route pattern whose outcomes count as orders.
 const routeCreateOrder = "/api/v1/documents/orders"
 
-// Metrics holds the Prometheus collectors of the service. They live on a
-// private registry, so that two servers in one process (tests) never share
-// counters. Every method is safe on a nil *Metrics, which records nothing.
+// Metrics holds the Prometheus collectors of HTTP: requests, their
+// durations, error answers, order creations by outcome and rate-limited
+// searches. They are registered on the registry the server is given,
+// which also holds the service's other metrics (package metrics); /metrics
+// serves all of it. Every method is safe on a nil *Metrics, which records
+// nothing.
 type Metrics struct {
-	// Registry holds the collectors below plus the Go runtime and process
-	// collectors; /metrics serves it.
-	Registry *prometheus.Registry
-
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	errors      *prometheus.CounterVec
-	searches    *prometheus.CounterVec
 	orders      *prometheus.CounterVec
 	rateLimited prometheus.Counter
-
-	ordersByStatus *prometheus.GaugeVec
-	transitions    *prometheus.CounterVec
-
-	generation        *prometheus.GaugeVec
-	generationProfile prometheus.Gauge
-	generationCreated prometheus.Gauge
-	swaps             prometheus.Counter
-	rejected          *prometheus.CounterVec
-	createdAt         atomic.Int64 // unix nanoseconds of the current generation
-
-	ingestRecords prometheus.Gauge
-	ingestRunning prometheus.Gauge
 
 	handler fiber.Handler
 }
 
-// NewMetrics returns the collectors registered on a new private registry.
-func NewMetrics() *Metrics {
-	m := &Metrics{Registry: prometheus.NewRegistry()}
+// NewMetrics registers the HTTP collectors on reg and serves reg.
+func NewMetrics(reg *prometheus.Registry) *Metrics {
+	m := &Metrics{}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "http_requests_total",
 		Help: "HTTP requests by route pattern, method and status.",
@@ -73,10 +55,6 @@ func NewMetrics() *Metrics {
 		Namespace: metricsNamespace, Name: "http_errors_total",
 		Help: "Error responses by route pattern and error code.",
 	}, []string{"route", "code"})
-	m.searches = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "searches_total",
-		Help: "Answered searches by how the query was read (lei, register_reference, text) and the confidence label of the top candidate (none when nothing was found).",
-	}, []string{"kind", "top_label"})
 	m.orders = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "orders_total",
 		Help: "Order creation attempts by outcome (created, rejected) and error code (empty when created).",
@@ -85,166 +63,19 @@ func NewMetrics() *Metrics {
 		Namespace: metricsNamespace, Name: "search_rate_limited_total",
 		Help: "Searches rejected with rate_limited.",
 	})
-	m.ordersByStatus = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: metricsNamespace, Name: "orders_by_status",
-		Help: "Stored orders by status: counted at start, kept by every transition.",
-	}, []string{"status"})
-	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "order_transitions_total",
-		Help: "Committed order transitions by from status (empty for a creation), to status and actor.",
-	}, []string{"from", "to", "actor"})
-	m.Registry.MustRegister(m.ordersByStatus, m.transitions)
-	m.registerGeneration()
-	m.registerIngest()
-	m.Registry.MustRegister(m.requests, m.duration, m.errors, m.searches, m.orders, m.rateLimited,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.handler = adaptor.HTTPHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{
+	reg.MustRegister(m.requests, m.duration, m.errors, m.orders, m.rateLimited)
+	m.handler = adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
 	return m
 }
 
-func (m *Metrics) registerGeneration() {
-	m.generation = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: metricsNamespace, Name: "index_generation_info",
-		Help: "The index generation being served (value 1, id as label).",
-	}, []string{"generation"})
-	m.generationProfile = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: metricsNamespace, Name: "index_profiles",
-		Help: "Company profiles in the index generation being served.",
-	})
-	m.generationCreated = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: metricsNamespace, Name: "index_generation_created_timestamp_seconds",
-		Help: "Unix time at which the generation being served was built.",
-	})
-	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: metricsNamespace, Name: "index_generation_age_seconds",
-		Help: "Age of the index generation being served.",
-	}, m.generationAge)
-	m.swaps = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "index_swaps_total",
-		Help: "Newly published index generations swapped in since start.",
-	})
-	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "index_generations_rejected_total",
-		Help: "Index generations refused before serving, by reason (meta, version, files, structure, open); a generation retried for the same reason counts once.",
-	}, []string{"reason"})
-	m.Registry.MustRegister(m.generation, m.generationProfile, m.generationCreated, age, m.swaps, m.rejected)
-}
-
-func (m *Metrics) registerIngest() {
-	m.ingestRecords = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: metricsNamespace, Name: "ingest_records",
-		Help: "Records read so far by the latest ingest this process ran (serve ingests the embedded sample on an empty data directory; the ingest command is a process of its own).",
-	})
-	m.ingestRunning = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: metricsNamespace, Name: "ingest_running",
-		Help: "1 while this process ingests, 0 otherwise.",
-	})
-	m.Registry.MustRegister(m.ingestRecords, m.ingestRunning)
-}
-
-func (m *Metrics) generationAge() float64 {
-	ns := m.createdAt.Load()
-	if ns == 0 {
-		return 0
-	}
-	return time.Since(time.Unix(0, ns)).Seconds()
-}
-
-// SetGeneration records the generation being served.
-func (m *Metrics) SetGeneration(id string, profiles int, createdAt time.Time) {
-	if m == nil {
-		return
-	}
-	m.generation.Reset()
-	m.generation.WithLabelValues(id).Set(1)
-	m.generationProfile.Set(float64(profiles))
-	m.generationCreated.Set(float64(createdAt.UnixNano()) / 1e9)
-	m.createdAt.Store(createdAt.UnixNano())
-}
-
-// ObserveSwap records that a newly published generation was swapped in.
-func (m *Metrics) ObserveSwap(id string, profiles int, createdAt time.Time) {
-	if m == nil {
-		return
-	}
-	m.swaps.Inc()
-	m.SetGeneration(id, profiles, createdAt)
-}
-
-// ObserveRejectedGeneration counts a generation refused before serving; it
-// fits index.LiveOptions.OnReject.
-func (m *Metrics) ObserveRejectedGeneration(_, reason string) {
-	if m == nil {
-		return
-	}
-	m.rejected.WithLabelValues(reason).Inc()
-}
-
-// ObserveSearch counts an answered search; it fits Server.OnSearch.
-func (m *Metrics) ObserveSearch(res *resolver.Result) {
-	if m == nil || res == nil {
-		return
-	}
-	label := "none"
-	if len(res.Candidates) > 0 {
-		label = res.Candidates[0].ConfidenceLabel
-	}
-	m.searches.WithLabelValues(res.Understanding.Kind, label).Inc()
-}
-
-// ObserveRateLimited counts a rejected search; it fits Server.OnRateLimited.
+// ObserveRateLimited counts a search answered rate_limited.
 func (m *Metrics) ObserveRateLimited() {
 	if m == nil {
 		return
 	}
 	m.rateLimited.Inc()
-}
-
-// IngestStarted marks the start of an ingest run by this process.
-func (m *Metrics) IngestStarted() {
-	if m != nil {
-		m.ingestRunning.Set(1)
-		m.ingestRecords.Set(0)
-	}
-}
-
-// IngestProgress records the number of records the running ingest has read.
-func (m *Metrics) IngestProgress(records int) {
-	if m != nil {
-		m.ingestRecords.Set(float64(records))
-	}
-}
-
-// IngestFinished marks the end of an ingest run.
-func (m *Metrics) IngestFinished() {
-	if m != nil {
-		m.ingestRunning.Set(0)
-	}
-}
-
-// SetOrderCounts sets the orders-by-status gauge (at start).
-func (m *Metrics) SetOrderCounts(counts map[string]int) {
-	if m == nil {
-		return
-	}
-	for _, st := range companydocs.OrderStatuses {
-		m.ordersByStatus.WithLabelValues(st).Set(float64(counts[st]))
-	}
-}
-
-// ObserveTransition records a committed creation (from "") or transition.
-func (m *Metrics) ObserveTransition(from, to, actor string) {
-	if m == nil {
-		return
-	}
-	m.transitions.WithLabelValues(from, to, actor).Inc()
-	if from != "" {
-		m.ordersByStatus.WithLabelValues(from).Dec()
-	}
-	m.ordersByStatus.WithLabelValues(to).Inc()
 }
 
 // observeRequest records one answered request. code is the error code of an

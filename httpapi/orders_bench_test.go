@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net"
@@ -42,7 +43,7 @@ func BenchmarkCreateOrderHTTP(b *testing.B) {
 	defer svc.Close()
 	s := NewServer(DefaultConfig(), slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	s.Ordering = svc
-	s.Metrics = NewMetrics()
+	s.Metrics = NewMetrics(prometheus.NewRegistry())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

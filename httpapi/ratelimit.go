@@ -93,9 +93,7 @@ func (l *rateLimiter) sweep(now time.Time) {
 // has used its search budget. The address is clientIP's.
 func (s *Server) limitSearch(c *fiber.Ctx) error {
 	if err := throttle(c, s.limiter, s.clientIP(c), "Too many searches from your address."); err != nil {
-		if s.OnRateLimited != nil {
-			s.OnRateLimited()
-		}
+		s.Metrics.ObserveRateLimited()
 		return err
 	}
 	return c.Next()

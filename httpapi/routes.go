@@ -38,6 +38,11 @@ type Ordering interface {
 	OperatorOrder(ctx context.Context, operator, id string) (*companydocs.Order, error)
 	OperatorAction(ctx context.Context, operator, id, action, note string) (*companydocs.Order, error)
 	Deliver(ctx context.Context, operator, id string, pdf []byte) (*companydocs.Order, error)
+	// Webhook endpoints of the account (clients and operators alike).
+	CreateWebhook(ctx context.Context, account, url, description string) (*companydocs.WebhookEndpoint, error)
+	Webhooks(ctx context.Context, account string) ([]companydocs.WebhookEndpoint, error)
+	DeleteWebhook(ctx context.Context, account, id string) error
+	WebhookDeliveries(ctx context.Context, account, id string) ([]companydocs.WebhookDelivery, error)
 }
 
 // routes registers every route of the service in one place. Paths are
@@ -68,6 +73,10 @@ func (s *Server) routes() {
 		api.Post("/operator/orders/:id/"+action, s.requireSession, s.handleOperatorAction(action))
 	}
 	api.Put(routeUpload, s.requireSession, s.handleDeliver)
+	api.Post("/webhooks", s.requireSession, s.handleCreateWebhook)
+	api.Get("/webhooks", s.requireSession, s.handleListWebhooks)
+	api.Delete("/webhooks/:id", s.requireSession, s.handleDeleteWebhook)
+	api.Get("/webhooks/:id/deliveries", s.requireSession, s.handleWebhookDeliveries)
 }
 
 // recoverPanics turns a panic in a handler into an internal error instead

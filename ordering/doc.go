@@ -142,4 +142,27 @@
 // least once. Options.OnTransition is called after each commit (metrics,
 // and a cheap wake-up for the dispatcher); OutboxStats gives the depth and
 // the oldest event's time.
+//
+// # Webhooks
+//
+// Endpoints (bucket webhooks, "wh_" ids) belong to an account, at most
+// MaxWebhooksPerAccount each; an operator's is marked AllAccounts at
+// creation (roles never change) and receives every account's events. The
+// secret ("whsec_" and 32 random bytes in base64) is stored in clear,
+// since every delivery is signed with it, and shown only by CreateWebhook.
+// CreateWebhook checks the URL's shape here and its network rules through
+// Options.CheckWebhookURL (package webhook, wired by cmd/companydocs).
+//
+// The webhook dispatcher uses FanOutEvents instead of MarkEventDelivered:
+// one write transaction reads outbox events, writes one delivery per
+// matching endpoint (webhook_deliveries, key endpoint 0 event id, with the
+// signed body {"type","timestamp","data"} fixed once, so every retry sends
+// the same bytes) plus its due time (webhook_pending), and deletes the
+// events; a kill leaves either the event or its deliveries, never both
+// nor neither. DueWebhooks hands out at most one due delivery per endpoint
+// that is not busy, oldest due first; RecordWebhookAttempt (bbolt Batch,
+// so concurrent attempts share a commit) appends the attempt (the last 20
+// are kept) and sets pending with the next time, delivered or failed.
+// DeleteWebhook drops the endpoint's deliveries with it. The record check
+// covers the three buckets; files without them open and get them.
 package ordering

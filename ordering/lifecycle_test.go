@@ -337,7 +337,7 @@ func TestOldDatabaseOpens(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketOrderStatus, bucketDocuments, bucketOutbox} {
+		for _, b := range [][]byte{bucketOrderStatus, bucketDocuments, bucketOutbox, bucketWebhooks, bucketWebhookDeliveries, bucketWebhookPending} {
 			if err := tx.DeleteBucket(b); err != nil {
 				return err
 			}

@@ -163,7 +163,7 @@ func checkDB(db *bolt.DB) (err error) {
 			err = fmt.Errorf("%w: %v", ErrDamaged, r)
 		}
 	}()
-	return db.View(func(tx *bolt.Tx) error {
+	check := func(tx *bolt.Tx) error {
 		var errs []error
 		for err := range tx.Check() {
 			if len(errs) < 10 { // the first few say enough
@@ -177,8 +177,29 @@ func checkDB(db *bolt.DB) (err error) {
 			return fmt.Errorf("%w: %w", ErrDamaged, err)
 		}
 		return nil
+	}
+	if db.IsReadOnly() {
+		return db.View(check)
+	}
+	// bbolt's page check in a read transaction compares the snapshot with
+	// the live freelist, so a write committing meanwhile (the webhook
+	// dispatcher, the session sweep) shows up as "unreachable unfreed"
+	// pages (boltdb/bolt#174). A write transaction, rolled back, keeps
+	// writers out for the check's duration instead.
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := check(tx); err != nil {
+			return err
+		}
+		return errRollback
 	})
+	if errors.Is(err, errRollback) {
+		return nil
+	}
+	return err
 }
+
+// errRollback ends a write transaction that only reads.
+var errRollback = errors.New("rollback")
 
 // Snapshot calls fn with a consistent copy of the database as of now:
 // its size in bytes and a WriterTo that writes it (bbolt's Tx.WriteTo,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -32,7 +33,10 @@ func checkRecords(tx *bolt.Tx) error {
 	if err := checkOrderIndexes(tx, orders); err != nil {
 		return err
 	}
-	return checkLifecycle(tx)
+	if err := checkLifecycle(tx); err != nil {
+		return err
+	}
+	return checkWebhooks(tx, accounts)
 }
 
 // checkLifecycle checks the buckets of the order lifecycle: every status
@@ -192,4 +196,45 @@ func checkOrderIndexes(tx *bolt.Tx, orders map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// checkWebhooks checks that every endpoint belongs to an account, every
+// delivery to an endpoint, and every pending entry to a pending delivery.
+func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
+	endpoints := map[string]bool{}
+	err := forEach(tx, bucketWebhooks, func(k, v []byte) error {
+		var ep endpointRecord
+		if err := json.Unmarshal(v, &ep); err != nil {
+			return err
+		}
+		if ep.ID != string(k) || !accounts[ep.Account] || !strings.HasPrefix(ep.Secret, "whsec_") {
+			return fmt.Errorf("the record is endpoint %q of account %q, which does not match", ep.ID, ep.Account)
+		}
+		endpoints[ep.ID] = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = forEach(tx, bucketWebhookDeliveries, func(k, v []byte) error {
+		var d deliveryRecord
+		if err := json.Unmarshal(v, &d); err != nil {
+			return err
+		}
+		if ep, id, _ := bytes.Cut(k, []byte{0}); !endpoints[string(ep)] || string(id) != d.EventID {
+			return fmt.Errorf("the delivery of event %q names a missing endpoint or another event", d.EventID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return forEach(tx, bucketWebhookPending, func(k, v []byte) error {
+		d := tx.Bucket(bucketWebhookDeliveries).Get(k)
+		var rec deliveryRecord
+		if len(v) != 8 || d == nil || json.Unmarshal(d, &rec) != nil || rec.State != "pending" {
+			return fmt.Errorf("the entry names no pending delivery")
+		}
+		return nil
+	})
 }

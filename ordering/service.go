@@ -1,6 +1,7 @@
 package ordering
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,6 +39,10 @@ var (
 	bucketOrderStatus   = []byte("order_status")   // status 0 order id -> account (the operator queue, oldest first)
 	bucketDocuments     = []byte("documents")      // sha256 hex 0 order id -> "" (documents on disk that orders reference)
 	bucketOutbox        = []byte("outbox")         // event id -> Event JSON, until the dispatcher has it
+
+	bucketWebhooks          = []byte("webhooks")           // endpoint id -> endpointRecord JSON (with the secret)
+	bucketWebhookDeliveries = []byte("webhook_deliveries") // endpoint id 0 event id -> deliveryRecord JSON
+	bucketWebhookPending    = []byte("webhook_pending")    // endpoint id 0 event id -> next attempt (unix ns, 8 bytes)
 )
 
 // bucketAccountSessions indexes sessions by account, oldest first: key
@@ -45,7 +50,7 @@ var (
 // a database written before it existed.
 var bucketAccountSessions = []byte("account_sessions")
 
-var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox}
+var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox, bucketWebhooks, bucketWebhookDeliveries, bucketWebhookPending}
 
 // Profiles looks up company profiles by id. It returns (nil, nil) when no
 // profile has the id. Registry-cache ids start "dp_", discovery ids "dc_".
@@ -84,6 +89,10 @@ type Options struct {
 	// OnTransition is called after each committed creation and transition
 	// (for metrics, and to wake an event dispatcher).
 	OnTransition func(Transition)
+	// CheckWebhookURL applies the network rules to a webhook URL at
+	// registration (scheme, addresses it resolves to); the front end
+	// supplies it. Without it only the URL's shape is checked.
+	CheckWebhookURL func(ctx context.Context, rawURL string) error
 	// Logger receives the failures of the background sweep and warnings
 	// about damage bbolt tolerates, such as one invalid meta page (default
 	// slog.Default()).
@@ -106,6 +115,7 @@ type Service struct {
 	eventIDs idGenerator
 	docs     documentStore
 	onChange func(Transition)
+	checkURL func(ctx context.Context, rawURL string) error
 	// failDelivery, set by tests, fails the delivery transaction after the
 	// document is on disk, as a crash before the commit would.
 	failDelivery func() error
@@ -145,6 +155,7 @@ func Open(path string, profiles Profiles, plans *Plans, opts Options) (*Service,
 		eventIDs:  idGenerator{now: opts.Now},
 		docs:      documentStore{dir: opts.DocumentsDir, url: opts.DocumentURL},
 		onChange:  opts.OnTransition,
+		checkURL:  opts.CheckWebhookURL,
 		creates:   newGroupCommit(db),
 		logger:    opts.Logger,
 		stop:      make(chan struct{}),

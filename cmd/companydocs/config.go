@@ -141,6 +141,12 @@ func (c *Config) Validate() error {
 	if c.SessionRate > 0 && c.SessionBurst < 1 {
 		bad("session-burst", "must be 1 or more while --session-rate is on, got %d", c.SessionBurst)
 	}
+	if c.WebhookTimeout <= 0 || c.WebhookRetryBase <= 0 || c.WebhookRetryFor <= 0 {
+		bad("webhook-timeout", "--webhook-timeout, --webhook-retry-base and --webhook-retry-for must be longer than 0")
+	}
+	if c.WebhookWorkers < 1 {
+		bad("webhook-workers", "must be 1 or more, got %d", c.WebhookWorkers)
+	}
 	if c.StoreCheckTimeout <= 0 {
 		bad("store-check-timeout", "must be longer than 0 (use --skip-store-check to skip the check), got %s", c.StoreCheckTimeout)
 	}

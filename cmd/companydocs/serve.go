@@ -10,14 +10,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"companydocs"
 	"companydocs/data"
 	"companydocs/httpapi"
 	"companydocs/index"
+	"companydocs/metrics"
 	"companydocs/ordering"
 	"companydocs/resolver"
+	"companydocs/webhook"
 )
 
 // Config is the configuration of the serve command.
@@ -43,6 +46,14 @@ type Config struct {
 	// SkipStoreCheck skips it (see ordering.Options).
 	StoreCheckTimeout time.Duration
 	SkipStoreCheck    bool
+	// Webhook delivery (see package webhook): the SSRF relaxations for
+	// tests and closed networks, and the timing.
+	WebhookAllowHTTP    bool
+	WebhookAllowPrivate bool
+	WebhookTimeout      time.Duration
+	WebhookWorkers      int
+	WebhookRetryBase    time.Duration
+	WebhookRetryFor     time.Duration
 }
 
 // Main is the serve command: it owns the index, the order store and the
@@ -56,9 +67,13 @@ type Main struct {
 	Live     *index.Live
 	Ordering *ordering.Service
 	Server   *httpapi.Server
-	// Metrics is served at /metrics: requests, searches, orders, the
-	// generation being served, the embedded ingest, the Go runtime.
-	Metrics *httpapi.Metrics
+	// Metrics are the service's collectors beyond HTTP (the generation
+	// being served, the embedded ingest, searches, orders, webhooks, the Go
+	// runtime); the server adds its request collectors and serves them all
+	// at /metrics.
+	Metrics *metrics.Registry
+	// Webhooks delivers order events to registered endpoints.
+	Webhooks *webhook.Dispatcher
 	// DemoKey is the API key of the demo account when --demo created it.
 	DemoKey string
 
@@ -66,6 +81,9 @@ type Main struct {
 	serveCh chan error
 	store   *storeSocket
 	lock    *os.File // the data directory's lock, held until Close
+	// dispatcher is read by the transition hook, which may run before
+	// the dispatcher exists (the demo account) and from any goroutine.
+	dispatcher atomic.Pointer[webhook.Dispatcher]
 }
 
 // NewMain returns a Main with the default configuration.
@@ -101,6 +119,12 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.String(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Duration(&c.StoreCheckTimeout, "store-check-timeout", ordering.DefaultCheckTimeout, "how long the check of orders.db at start may take before the start is refused")
 	fs.Bool(&c.SkipStoreCheck, "skip-store-check", false, "skip the page-by-page check of orders.db at start (for very large files; its size and meta pages are still checked)")
+	fs.Bool(&c.WebhookAllowHTTP, "webhook-allow-http", false, "accept http:// webhook URLs (bodies and signatures travel in clear); for tests and closed networks")
+	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", false, "accept webhook hosts on loopback, private, link-local and other non-public addresses, so that accounts can make the server call into its own network; for tests and closed networks")
+	fs.Duration(&c.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "time limit of one webhook delivery attempt")
+	fs.Int(&c.WebhookWorkers, "webhook-workers", webhook.DefaultWorkers, "webhook attempts in flight at most (one per endpoint)")
+	fs.Duration(&c.WebhookRetryBase, "webhook-retry-base", webhook.RetryBase, "wait after the first failed webhook attempt; it doubles per attempt (for tests)")
+	fs.Duration(&c.WebhookRetryFor, "webhook-retry-for", webhook.RetryFor, "how long after the event a webhook delivery is retried before it is failed (for tests)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -114,7 +138,7 @@ func (m *Main) ParseFlags(args []string) error {
 // listens. Close stops it.
 func (m *Main) Run(ctx context.Context) error {
 	m.Logger = newLogger(m.Stderr, m.Config.LogFormat, m.Config.LogLevel)
-	m.Metrics = httpapi.NewMetrics()
+	m.Metrics = metrics.New()
 	if err := m.lockDataDir(); err != nil {
 		return err
 	}
@@ -134,10 +158,11 @@ func (m *Main) Run(ctx context.Context) error {
 	storePath := filepath.Join(m.Config.DataDir, ordering.DatabaseFile)
 	m.Ordering, err = ordering.Open(storePath, m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL,
 		CheckTimeout: m.Config.StoreCheckTimeout, SkipCheck: m.Config.SkipStoreCheck, Logger: m.Logger,
-		DocumentURL: httpapi.DocumentURL, OnTransition: m.observeTransition})
+		DocumentURL: httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL})
 	if err != nil {
 		return explainStoreError(storePath, err)
 	}
+	m.startWebhooks()
 	if counts, err := m.Ordering.CountByStatus(); err == nil {
 		m.Metrics.SetOrderCounts(counts)
 	}
@@ -162,9 +187,8 @@ func (m *Main) listen() error {
 	m.Server.Searcher = liveSearcher{m.Live}
 	m.Server.Ordering = m.Ordering
 	m.Server.Ready = m.ready
-	m.Server.Metrics = m.Metrics
-	m.Server.OnSearch = m.Metrics.ObserveSearch
-	m.Server.OnRateLimited = m.Metrics.ObserveRateLimited
+	m.Server.Metrics = httpapi.NewMetrics(m.Metrics.Prometheus)
+	m.Server.OnSearch = m.observeSearch
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
@@ -203,7 +227,9 @@ func (m *Main) RunUntil(ctx context.Context) error {
 }
 
 // Close shuts down in reverse order: HTTP first (finishing in-flight
-// requests within the grace period), then the index, then the order store;
+// requests within the grace period), then the webhook dispatcher (its
+// attempts in flight are cancelled and made again after the next start),
+// then the index, then the order store;
 // last it releases the data directory.
 func (m *Main) Close() error {
 	var errs []error
@@ -211,6 +237,9 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownGrace)
 		errs = append(errs, m.Server.Shutdown(ctx))
 		cancel()
+	}
+	if m.Webhooks != nil {
+		errs = append(errs, m.Webhooks.Close())
 	}
 	errs = append(errs, m.store.Close())
 	if m.Live != nil {
@@ -221,6 +250,15 @@ func (m *Main) Close() error {
 	}
 	errs = append(errs, m.unlockDataDir())
 	return errors.Join(errs...)
+}
+
+// observeSearch counts an answered search by its reading and its top label.
+func (m *Main) observeSearch(res *resolver.Result) {
+	label := "none"
+	if len(res.Candidates) > 0 {
+		label = res.Candidates[0].ConfidenceLabel
+	}
+	m.Metrics.ObserveSearch(res.Understanding.Kind, label)
 }
 
 // observeSwap records a newly swapped-in generation in the metrics.
@@ -326,7 +364,25 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// observeTransition feeds the order metrics.
+// observeTransition feeds the order metrics and wakes the webhook
+// dispatcher, which finds the new event in the outbox.
 func (m *Main) observeTransition(t ordering.Transition) {
 	m.Metrics.ObserveTransition(t.From, t.To, t.Actor)
+	if d := m.dispatcher.Load(); d != nil {
+		d.Wake()
+	}
+}
+
+func (m *Main) webhookPolicy() webhook.Policy {
+	return webhook.Policy{AllowHTTP: m.Config.WebhookAllowHTTP, AllowPrivate: m.Config.WebhookAllowPrivate}
+}
+
+// startWebhooks starts the dispatcher on the open order store; it picks
+// up what the outbox and the pending deliveries hold from before.
+func (m *Main) startWebhooks() {
+	m.Webhooks = webhook.New(m.Ordering, webhook.Options{Workers: m.Config.WebhookWorkers, Timeout: m.Config.WebhookTimeout,
+		RetryBase: m.Config.WebhookRetryBase, RetryFor: m.Config.WebhookRetryFor, Policy: m.webhookPolicy(),
+		Logger: m.Logger, OnOutcome: m.Metrics.ObserveWebhookDelivery, OnStats: m.Metrics.SetWebhookStats})
+	m.dispatcher.Store(m.Webhooks)
+	m.Webhooks.Start()
 }

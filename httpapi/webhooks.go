@@ -1,0 +1,49 @@
+package httpapi
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+)
+
+// webhookRequest is the body of POST /api/v1/webhooks/.
+type webhookRequest struct {
+	URL         string `json:"url"`
+	Description string `json:"description"`
+}
+
+// handleCreateWebhook registers an endpoint; the answer is the only one
+// that shows its secret.
+func (s *Server) handleCreateWebhook(c *fiber.Ctx) error {
+	var req webhookRequest
+	if err := decodeJSON(c, &req, `"url" and "description"`); err != nil {
+		return err
+	}
+	ep, err := s.Ordering.CreateWebhook(c.UserContext(), currentSession(c).account, req.URL, req.Description)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(ep)
+}
+
+func (s *Server) handleListWebhooks(c *fiber.Ctx) error {
+	eps, err := s.Ordering.Webhooks(c.UserContext(), currentSession(c).account)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"webhooks": eps})
+}
+
+func (s *Server) handleDeleteWebhook(c *fiber.Ctx) error {
+	if err := s.Ordering.DeleteWebhook(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) handleWebhookDeliveries(c *fiber.Ctx) error {
+	ds, err := s.Ordering.WebhookDeliveries(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"deliveries": ds})
+}

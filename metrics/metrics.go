@@ -1,0 +1,257 @@
+// Package metrics holds the Prometheus collectors of what the service does
+// beyond HTTP: the index generation being served and its swaps, the
+// ingest, searches, orders and their transitions, the outbox and webhook
+// deliveries. The packages they describe know nothing of it: cmd/companydocs
+// feeds it from their hooks (index.LiveOptions, ordering.Options, the
+// webhook dispatcher's callbacks, httpapi.Server.OnSearch). httpapi adds
+// its request collectors to the same registry and serves it at /metrics.
+package metrics
+
+import (
+	"sync/atomic"
+	"time"
+
+	"companydocs"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// namespace prefixes every metric of the service.
+const namespace = "companydocs"
+
+// Registry holds the collectors on a private registry, so that two servers
+// in one process (tests) never share counters. Every method is safe on a
+// nil *Registry, which records nothing.
+type Registry struct {
+	// Prometheus holds the collectors below plus the Go runtime and
+	// process collectors, and whatever httpapi registers.
+	Prometheus *prometheus.Registry
+
+	searches *prometheus.CounterVec
+
+	ordersByStatus *prometheus.GaugeVec
+	transitions    *prometheus.CounterVec
+
+	webhookDeliveries *prometheus.CounterVec
+	outboxDepth       prometheus.Gauge
+	outboxOldest      atomic.Int64 // unix nanoseconds of the oldest pending event, 0 when empty
+	webhooksPending   prometheus.Gauge
+
+	generation        *prometheus.GaugeVec
+	generationProfile prometheus.Gauge
+	generationCreated prometheus.Gauge
+	swaps             prometheus.Counter
+	rejected          *prometheus.CounterVec
+	createdAt         atomic.Int64 // unix nanoseconds of the current generation
+
+	ingestRecords prometheus.Gauge
+	ingestRunning prometheus.Gauge
+}
+
+// New returns the collectors registered on a new private registry.
+func New() *Registry {
+	m := &Registry{Prometheus: prometheus.NewRegistry()}
+	m.searches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "searches_total",
+		Help: "Answered searches by how the query was read (lei, register_reference, text) and the confidence label of the top candidate (none when nothing was found).",
+	}, []string{"kind", "top_label"})
+	m.ordersByStatus = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "orders_by_status",
+		Help: "Stored orders by status: counted at start, kept by every transition.",
+	}, []string{"status"})
+	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "order_transitions_total",
+		Help: "Committed order transitions by from status (empty for a creation), to status and actor.",
+	}, []string{"from", "to", "actor"})
+	m.Prometheus.MustRegister(m.searches, m.ordersByStatus, m.transitions,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registerWebhooks()
+	m.registerGeneration()
+	m.registerIngest()
+	return m
+}
+
+func (m *Registry) registerGeneration() {
+	m.generation = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "index_generation_info",
+		Help: "The index generation being served (value 1, id as label).",
+	}, []string{"generation"})
+	m.generationProfile = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "index_profiles",
+		Help: "Company profiles in the index generation being served.",
+	})
+	m.generationCreated = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "index_generation_created_timestamp_seconds",
+		Help: "Unix time at which the generation being served was built.",
+	})
+	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "index_generation_age_seconds",
+		Help: "Age of the index generation being served.",
+	}, m.generationAge)
+	m.swaps = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: namespace, Name: "index_swaps_total",
+		Help: "Newly published index generations swapped in since start.",
+	})
+	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "index_generations_rejected_total",
+		Help: "Index generations refused before serving, by reason (meta, version, files, structure, open); a generation retried for the same reason counts once.",
+	}, []string{"reason"})
+	m.Prometheus.MustRegister(m.generation, m.generationProfile, m.generationCreated, age, m.swaps, m.rejected)
+}
+
+func (m *Registry) registerIngest() {
+	m.ingestRecords = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "ingest_records",
+		Help: "Records read so far by the latest ingest this process ran (serve ingests the embedded sample on an empty data directory; the ingest command is a process of its own).",
+	})
+	m.ingestRunning = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "ingest_running",
+		Help: "1 while this process ingests, 0 otherwise.",
+	})
+	m.Prometheus.MustRegister(m.ingestRecords, m.ingestRunning)
+}
+
+func (m *Registry) generationAge() float64 {
+	ns := m.createdAt.Load()
+	if ns == 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, ns)).Seconds()
+}
+
+// SetGeneration records the generation being served.
+func (m *Registry) SetGeneration(id string, profiles int, createdAt time.Time) {
+	if m == nil {
+		return
+	}
+	m.generation.Reset()
+	m.generation.WithLabelValues(id).Set(1)
+	m.generationProfile.Set(float64(profiles))
+	m.generationCreated.Set(float64(createdAt.UnixNano()) / 1e9)
+	m.createdAt.Store(createdAt.UnixNano())
+}
+
+// ObserveSwap records that a newly published generation was swapped in.
+func (m *Registry) ObserveSwap(id string, profiles int, createdAt time.Time) {
+	if m == nil {
+		return
+	}
+	m.swaps.Inc()
+	m.SetGeneration(id, profiles, createdAt)
+}
+
+// ObserveRejectedGeneration counts a generation refused before serving; it
+// fits index.LiveOptions.OnReject.
+func (m *Registry) ObserveRejectedGeneration(_, reason string) {
+	if m == nil {
+		return
+	}
+	m.rejected.WithLabelValues(reason).Inc()
+}
+
+// IngestStarted marks the start of an ingest run by this process.
+func (m *Registry) IngestStarted() {
+	if m != nil {
+		m.ingestRunning.Set(1)
+		m.ingestRecords.Set(0)
+	}
+}
+
+// IngestProgress records the number of records the running ingest has read.
+func (m *Registry) IngestProgress(records int) {
+	if m != nil {
+		m.ingestRecords.Set(float64(records))
+	}
+}
+
+// IngestFinished marks the end of an ingest run.
+func (m *Registry) IngestFinished() {
+	if m != nil {
+		m.ingestRunning.Set(0)
+	}
+}
+
+// SetOrderCounts sets the orders-by-status gauge (at start).
+func (m *Registry) SetOrderCounts(counts map[string]int) {
+	if m == nil {
+		return
+	}
+	for _, st := range companydocs.OrderStatuses {
+		m.ordersByStatus.WithLabelValues(st).Set(float64(counts[st]))
+	}
+}
+
+// ObserveTransition records a committed creation (from "") or transition.
+func (m *Registry) ObserveTransition(from, to, actor string) {
+	if m == nil {
+		return
+	}
+	m.transitions.WithLabelValues(from, to, actor).Inc()
+	if from != "" {
+		m.ordersByStatus.WithLabelValues(from).Dec()
+	}
+	m.ordersByStatus.WithLabelValues(to).Inc()
+}
+
+func (m *Registry) registerWebhooks() {
+	m.webhookDeliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "webhook_deliveries_total",
+		Help: "Webhook delivery attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (no retry left).",
+	}, []string{"outcome"})
+	for _, o := range []string{"delivered", "retry", "failed"} {
+		m.webhookDeliveries.WithLabelValues(o)
+	}
+	m.outboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "outbox_events",
+		Help: "Order events in the outbox, not yet fanned out to webhook deliveries.",
+	})
+	m.webhooksPending = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "webhook_deliveries_pending",
+		Help: "Webhook deliveries neither delivered nor failed yet.",
+	})
+	oldest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "outbox_oldest_event_age_seconds",
+		Help: "Age of the oldest event in the outbox (0 when empty): the lag of webhook fan-out.",
+	}, func() float64 {
+		if ns := m.outboxOldest.Load(); ns != 0 {
+			return time.Since(time.Unix(0, ns)).Seconds()
+		}
+		return 0
+	})
+	m.Prometheus.MustRegister(m.webhookDeliveries, m.outboxDepth, m.webhooksPending, oldest)
+}
+
+// ObserveWebhookDelivery counts one attempt by outcome (delivered, retry,
+// failed).
+func (m *Registry) ObserveWebhookDelivery(outcome string) {
+	if m == nil {
+		return
+	}
+	m.webhookDeliveries.WithLabelValues(outcome).Inc()
+}
+
+// SetWebhookStats sets the outbox depth, its oldest event's time (zero
+// when empty) and the pending deliveries.
+func (m *Registry) SetWebhookStats(outboxDepth int, oldest time.Time, pending int) {
+	if m == nil {
+		return
+	}
+	m.outboxDepth.Set(float64(outboxDepth))
+	if oldest.IsZero() {
+		m.outboxOldest.Store(0)
+	} else {
+		m.outboxOldest.Store(oldest.UnixNano())
+	}
+	m.webhooksPending.Set(float64(pending))
+}
+
+// ObserveSearch counts an answered search by how the query was read and
+// the confidence label of the top candidate ("none" without one).
+func (m *Registry) ObserveSearch(kind, topLabel string) {
+	if m == nil {
+		return
+	}
+	m.searches.WithLabelValues(kind, topLabel).Inc()
+}
