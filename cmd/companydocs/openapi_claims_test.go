@@ -109,6 +109,7 @@ func checkUnknownFields(t *testing.T, doc *openapi3.T, s *testServer, c claims) 
 		"OrderRequest":   orderBody(c.profile, "CD", "cd-single"),
 		"NoteRequest":    {"note": "A note."},
 		"FailRequest":    {"reason": "The register has no such entry."},
+		"WebhookRequest": {"url": "https://example.com/hook"},
 	}
 	checked := 0
 	for path, item := range doc.Paths.Map() {
@@ -145,7 +146,7 @@ func tokenFor(path string, c claims) string {
 	switch {
 	case strings.HasPrefix(path, "/api/v1/operator/"):
 		return c.operator
-	case strings.HasPrefix(path, "/api/v1/documents/orders"):
+	case strings.HasPrefix(path, "/api/v1/documents/orders"), strings.HasPrefix(path, "/api/v1/webhooks"):
 		return c.client
 	}
 	return ""
