@@ -127,6 +127,7 @@ func TestIngestRefusesToShrink(t *testing.T) {
 	if cur, _ := index.ReadCurrent(dir); cur != live.ID {
 		t.Fatalf("CURRENT = %s, want the live %s", cur, live.ID)
 	}
+	t.Logf("live generation of %d profiles, 300 offered: %s", live.Profiles, line)
 	stdout, _, line, code = runCLI(t, append([]string{"ingest", "--allow-shrink"}, args[1:]...)...)
 	if code != 0 || !strings.Contains(stdout, "with 300 profiles") {
 		t.Fatalf("--allow-shrink: exit %d, line %q, stdout %q", code, line, stdout)
