@@ -29,9 +29,6 @@ type createSessionRequest struct {
 // Every answer behind it is one account's and is marked no-store.
 func (s *Server) requireSession(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store") // errors too
-	if s.Ordering == nil {
-		return errOrderingUnavailable()
-	}
 	token, err := bearerToken(c.Get(fiber.HeaderAuthorization))
 	if err != nil {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="companydocs"`)
@@ -77,9 +74,6 @@ func noStore(c *fiber.Ctx) error {
 
 // handleCreateSession exchanges an API key for a session token (201).
 func (s *Server) handleCreateSession(c *fiber.Ctx) error {
-	if s.Ordering == nil {
-		return errOrderingUnavailable()
-	}
 	var req createSessionRequest
 	if err := decodeJSON(c, &req, `"api_key"`); err != nil {
 		return err
@@ -100,8 +94,4 @@ func (s *Server) handleDeleteSession(c *fiber.Ctx) error {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
-}
-
-func errOrderingUnavailable() error {
-	return companydocs.Errorf(companydocs.EUNAVAILABLE, "Ordering is not configured on this server.")
 }

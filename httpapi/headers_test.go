@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net/http"
@@ -53,8 +52,7 @@ func send(t *testing.T, s *Server, method, path, body string) (*http.Response, [
 // on one that does not, and each is logged and counted.
 func TestUnknownMethodsInTheErrorShape(t *testing.T) {
 	logs := &lockedBuffer{}
-	s := NewServer(DefaultConfig(), slog.New(slog.NewJSONHandler(logs, nil)))
-	s.Metrics = NewMetrics(prometheus.NewRegistry())
+	s := newTestServer(t, Deps{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	for _, c := range []struct {
 		method, path string
 		status       int

@@ -3,9 +3,11 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -57,20 +59,7 @@ type Server struct {
 	config Config
 	logger *slog.Logger
 
-	// Searcher resolves search queries.
-	Searcher Searcher
-	// Ordering is the ordering service (plans, sessions, preview, orders).
-	Ordering Ordering
-	// Ready reports what is missing before the service can serve; empty
-	// means ready.
-	Ready func() []string
-
-	// OnSearch observes answered searches (for metrics); optional.
-	OnSearch func(*resolver.Result)
-
-	// Metrics records request, search, order and index metrics and is
-	// served at /metrics; nil records nothing and /metrics answers 404.
-	Metrics *Metrics
+	Deps
 
 	limiter      *rateLimiter
 	sessionAddrs *rateLimiter
@@ -79,9 +68,46 @@ type Server struct {
 	proxies      []netip.Prefix
 }
 
-// NewServer returns a server with its routes registered.
-func NewServer(config Config, logger *slog.Logger) *Server {
-	s := &Server{config: config, logger: logger, proxies: trustedProxies(config.TrustedProxies)}
+// Deps are what a Server serves. Every one is required but OnSearch, so
+// that no handler checks for a missing one while it runs.
+type Deps struct {
+	// Searcher resolves search queries.
+	Searcher Searcher
+	// Ordering is the ordering service (plans, sessions, preview, orders,
+	// webhooks).
+	Ordering Ordering
+	// Ready reports what is missing before the service can serve; empty
+	// means ready.
+	Ready func() []string
+	// Metrics records requests and is served at /metrics, with the
+	// service's other collectors on the same registry.
+	Metrics *Metrics
+	// Logger receives request and failure logs.
+	Logger *slog.Logger
+	// OnSearch observes answered searches (for metrics); optional.
+	OnSearch func(*resolver.Result)
+}
+
+// missing names the required dependencies that are nil.
+func (d Deps) missing() []string {
+	var out []string
+	for name, absent := range map[string]bool{"Searcher": d.Searcher == nil, "Ordering": d.Ordering == nil,
+		"Ready": d.Ready == nil, "Metrics": d.Metrics == nil, "Logger": d.Logger == nil} {
+		if absent {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NewServer returns a server with its routes registered, or an error when
+// a required dependency is missing.
+func NewServer(config Config, deps Deps) (*Server, error) {
+	if missing := deps.missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("http server: missing %s", strings.Join(missing, ", "))
+	}
+	s := &Server{Deps: deps, config: config, logger: deps.Logger, proxies: trustedProxies(config.TrustedProxies)}
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
 	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
@@ -101,7 +127,7 @@ func NewServer(config Config, logger *slog.Logger) *Server {
 	s.routes()
 	s.app.Server().HeaderReceived = uploadBodyLimit
 	s.app.Server().Handler = s.answerUnknownMethods(s.app.Server().Handler)
-	return s
+	return s, nil
 }
 
 func proxyHeader(trusted []string) string {

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"companydocs"
-
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,12 +100,5 @@ func (m *Metrics) observeRequest(route, method string, status int, code string, 
 
 // handleMetrics serves the registry in the Prometheus text format.
 func (s *Server) handleMetrics(c *fiber.Ctx) error {
-	if s.Metrics == nil {
-		return errMetricsOff()
-	}
 	return s.Metrics.handler(c)
-}
-
-func errMetricsOff() error {
-	return companydocs.Errorf(companydocs.ENOTFOUND, "Metrics are not enabled on this server.")
 }

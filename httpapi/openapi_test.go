@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -64,7 +63,7 @@ func apiRoute(path string) bool {
 
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	doc := loadOpenAPI(t)
-	s := NewServer(DefaultConfig(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := newTestServer(t, Deps{})
 	served := map[string]bool{}
 	for _, r := range s.app.GetRoutes(true) {
 		if r.Method == http.MethodHead || !apiRoute(r.Path) {
@@ -194,7 +193,7 @@ func TestOpenAPIStatesTheDecidedValues(t *testing.T) {
 }
 
 func TestOpenAPIServed(t *testing.T) {
-	s := NewServer(DefaultConfig(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := newTestServer(t, Deps{})
 	for _, path := range []string{"/api/v1/openapi.json", "/api/v1/openapi.json/"} {
 		resp, err := s.app.Test(httptest.NewRequest(http.MethodGet, path, nil), -1)
 		if err != nil {

@@ -23,9 +23,6 @@ type listOrdersResponse struct {
 
 // handlePlans lists the deployment's plans (public).
 func (s *Server) handlePlans(c *fiber.Ctx) error {
-	if s.Ordering == nil {
-		return errOrderingUnavailable()
-	}
 	plans, err := s.Ordering.Plans()
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net"
@@ -41,9 +40,7 @@ func BenchmarkCreateOrderHTTP(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer svc.Close()
-	s := NewServer(DefaultConfig(), slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	s.Ordering = svc
-	s.Metrics = NewMetrics(prometheus.NewRegistry())
+	s := newTestServer(b, Deps{Ordering: svc, Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

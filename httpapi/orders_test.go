@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -105,8 +104,7 @@ func newOrderServer(tb testing.TB, plansFile string) *orderServer {
 		}
 		svc.Close()
 	})
-	s := NewServer(DefaultConfig(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	s.Ordering = svc
+	s := newTestServer(tb, Deps{Ordering: svc})
 	srv := &orderServer{Server: s, svc: svc, live: live, removed: removed}
 	srv.key = mustKey(tb, svc, "acme", 2)
 	srv.token = srv.login(tb, srv.key)

@@ -96,11 +96,7 @@ func (s *Server) handleHealth(c *fiber.Ctx) error {
 }
 
 func (s *Server) handleReady(c *fiber.Ctx) error {
-	var missing []string
-	if s.Ready != nil {
-		missing = s.Ready()
-	}
-	if len(missing) > 0 {
+	if missing := s.Ready(); len(missing) > 0 {
 		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "not ready", "missing": missing})
 	}
 	return c.JSON(fiber.Map{"status": "ready", "time": time.Now().UTC()})

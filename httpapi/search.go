@@ -34,9 +34,6 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if s.Searcher == nil {
-		return companydocs.Errorf(companydocs.EUNAVAILABLE, "No index is loaded yet. Try again in a moment.")
-	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.SearchTimeout)
 	defer cancel()
 	res, err := s.Searcher.Search(ctx, req)

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -12,7 +11,7 @@ import (
 
 func newWebTestServer(t *testing.T) *Server {
 	t.Helper()
-	return NewServer(DefaultConfig(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return newTestServer(t, Deps{})
 }
 
 func webGet(t *testing.T, s *Server, path string, header map[string]string) (*http.Response, string) {

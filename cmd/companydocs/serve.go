@@ -183,12 +183,14 @@ func (m *Main) listen() error {
 	cfg.SessionRate, cfg.SessionBurst = m.Config.SessionRate, m.Config.SessionBurst
 	cfg.SearchTimeout = m.Config.SearchTimeout
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
-	m.Server = httpapi.NewServer(cfg, m.Logger)
-	m.Server.Searcher = liveSearcher{m.Live}
-	m.Server.Ordering = m.Ordering
-	m.Server.Ready = m.ready
-	m.Server.Metrics = httpapi.NewMetrics(m.Metrics.Prometheus)
-	m.Server.OnSearch = m.observeSearch
+	var err error
+	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
+		Searcher: liveSearcher{m.Live}, Ordering: m.Ordering, Ready: m.ready,
+		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
+	})
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
