@@ -19,8 +19,10 @@ import (
 	"companydocs"
 	"companydocs/data"
 	"companydocs/httpapi"
+	"companydocs/resolver"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestOpenAPIClaims checks what httpapi/openapi.json says in prose against
@@ -52,7 +54,7 @@ func TestOpenAPIClaims(t *testing.T) {
 	for code, ex := range reachUnavailableCodes(t, bare) {
 		codes[code] = ex
 	}
-	for code, ex := range reachWithoutIndex(t) {
+	for code, ex := range reachWithSlowSearch(t, s.Ordering) {
 		codes[code] = ex
 	}
 	t.Run("error codes", func(t *testing.T) {
@@ -279,13 +281,21 @@ func reachUnavailableCodes(t *testing.T, s *testServer) map[string]string {
 	return got
 }
 
-// reachWithoutIndex uses the HTTP server alone, before an index is loaded
-// and with a short read timeout (Main's is fixed at 10 s): a search is
-// service_unavailable, half a request is request_timeout.
-func reachWithoutIndex(t *testing.T) map[string]string {
+// reachWithSlowSearch uses the HTTP server alone, with a searcher that
+// never answers before its deadline and a short read timeout (Main's is
+// fixed at 10 s): a search is service_unavailable, half a request is
+// request_timeout.
+func reachWithSlowSearch(t *testing.T, ord httpapi.Ordering) map[string]string {
 	cfg := httpapi.DefaultConfig()
 	cfg.ReadTimeout = 300 * time.Millisecond
-	srv := httpapi.NewServer(cfg, slog.New(slog.DiscardHandler))
+	cfg.SearchTimeout = 50 * time.Millisecond
+	srv, err := httpapi.NewServer(cfg, httpapi.Deps{
+		Searcher: slowSearcher{}, Ordering: ord, Ready: func() []string { return nil },
+		Metrics: httpapi.NewMetrics(prometheus.NewRegistry()), Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +309,7 @@ func reachWithoutIndex(t *testing.T) map[string]string {
 	}
 	var e errorResult
 	if err := json.NewDecoder(resp.Body).Decode(&e); err == nil && resp.StatusCode == http.StatusServiceUnavailable {
-		got[e.Error.Code] = "search without an index -> 503"
+		got[e.Error.Code] = "search past its deadline -> 503"
 	}
 	resp.Body.Close()
 	conn, err := net.Dial("tcp", ln.Addr().String())
@@ -346,4 +356,12 @@ func checkProse(t *testing.T, doc *openapi3.T, s *testServer) {
 	if top.Confidence > 0.96 && !strings.Contains(search, "at least 0.96") {
 		t.Errorf("Rheinbahn AG Düsseldorf scores %v; the document gives exact name + seat as 0.96", top.Confidence)
 	}
+}
+
+// slowSearcher answers no search before its deadline.
+type slowSearcher struct{}
+
+func (slowSearcher) Search(ctx context.Context, _ resolver.Request) (*resolver.Result, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
