@@ -5,9 +5,10 @@ DATA    ?= ../shared/data
 
 .PHONY: run build test test-crash eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-pg clean
 
-## run: build and serve the embedded sample with a demo account on http://127.0.0.1:8080/
-run:
-	$(GO) run ./cmd/companydocs serve --demo
+## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
+## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down)
+run: build
+	exec bin/companydocs serve --demo
 
 ## build: build the binary into bin/companydocs
 build:

@@ -44,9 +44,11 @@ type Error struct {
 	Order *Order
 }
 
-// Error implements the error interface.
+// Error implements the error interface with the sentence alone: it is
+// what a person reads, in the command line's output as in wrapped errors;
+// the code travels in Code.
 func (e *Error) Error() string {
-	return fmt.Sprintf("companydocs error: code=%s message=%s", e.Code, e.Message)
+	return e.Message
 }
 
 // Errorf returns an *Error with the given code and a formatted message.

@@ -72,7 +72,8 @@ func (s *Service) CreateAccountWithRole(name, role string, credits int64) (apiKe
 			return companydocs.Errorf(companydocs.EVALIDATION, "An account named %q exists already.", name)
 		}
 		rec := accountRecord{Account: Account{Name: name, Credits: credits, CreatedAt: s.now().UTC(), Role: role}}
-		return setKey(tx, &rec, apiKey)
+		_, err := setKey(tx, &rec, apiKey)
+		return err
 	})
 	if err != nil {
 		return "", err
@@ -127,18 +128,29 @@ func (s *Service) requireRole(account, role string) error {
 
 // setKey replaces the account's API key (dropping the old one) and stores
 // the account.
-func setKey(tx *bolt.Tx, rec *accountRecord, apiKey string) error {
+// setKey gives the account apiKey. Replacing a key ends every session
+// made with the old one, in the same transaction: a key is rotated
+// because it may be known to someone it should not be, and a session of
+// theirs would otherwise outlive it by up to the session TTL. It returns
+// the ended sessions' hashes for the caller to drop from the cache after
+// the commit.
+func setKey(tx *bolt.Tx, rec *accountRecord, apiKey string) ([][32]byte, error) {
 	keys := tx.Bucket(bucketKeys)
+	var ended [][32]byte
 	if rec.KeyHash != nil {
 		if err := keys.Delete(rec.KeyHash); err != nil {
-			return fmt.Errorf("delete old key of %q: %w", rec.Name, err)
+			return nil, fmt.Errorf("delete old key of %q: %w", rec.Name, err)
+		}
+		var err error
+		if ended, err = endSessions(tx, rec.Name, endedByKeyRotation); err != nil {
+			return nil, err
 		}
 	}
 	rec.KeyHash = hashSecret(apiKey)
 	if err := keys.Put(rec.KeyHash, []byte(rec.Name)); err != nil {
-		return fmt.Errorf("store key of %q: %w", rec.Name, err)
+		return nil, fmt.Errorf("store key of %q: %w", rec.Name, err)
 	}
-	return putAccount(tx, rec)
+	return ended, putAccount(tx, rec)
 }
 
 // Accounts lists every account in name order.
@@ -184,7 +196,7 @@ func (s *Service) AddCredits(name string, n int64) error {
 			return companydocs.Errorf(companydocs.EVALIDATION, "That many credits do not fit in the balance of %q.", name)
 		}
 		if rec.Credits+n < 0 {
-			return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Account %q has only %d credits; it cannot lose %d.", name, rec.Credits, -n)
+			return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Account %q has only %s; it cannot lose %d.", name, credits(rec.Credits), -n)
 		}
 		rec.Credits += n
 		return putAccount(tx, rec)
@@ -194,14 +206,15 @@ func (s *Service) AddCredits(name string, n int64) error {
 // EnsureDemoAccount creates the demo account with credits on first use, in
 // the same transaction as its key.
 // Because only the hash of a key is stored, a key cannot be shown twice: on
-// every later call the demo key is rotated, the previous demo key stops
-// working (sessions made with it stay valid until they expire) and the new
-// key is returned. created reports whether the account was new.
+// every later call the demo key is rotated: the previous demo key and the
+// sessions made with it stop working, and the new key is returned.
+// created reports whether the account was new.
 func (s *Service) EnsureDemoAccount(credits int64) (apiKey string, created bool, err error) {
 	if credits < 0 {
 		return "", false, companydocs.Errorf(companydocs.EVALIDATION, "The demo account's credits must be 0 or more, not %d.", credits)
 	}
 	apiKey = newSecret(apiKeyPrefix)
+	var ended [][32]byte
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		rec, err := getAccount(tx, DemoAccount)
 		if companydocs.ErrorCode(err) == companydocs.ENOTFOUND {
@@ -210,8 +223,12 @@ func (s *Service) EnsureDemoAccount(credits int64) (apiKey string, created bool,
 		} else if err != nil {
 			return err
 		}
-		return setKey(tx, rec, apiKey)
+		ended, err = setKey(tx, rec, apiKey)
+		return err
 	})
+	for _, h := range ended {
+		s.sessions.drop(h)
+	}
 	if err != nil {
 		return "", false, err
 	}

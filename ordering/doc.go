@@ -41,6 +41,9 @@
 // bits and are stored only as SHA-256 hashes; a key is shown once, when
 // it is made. Since no key is kept in clear, EnsureDemoAccount (serve
 // --demo) rotates the demo key on every start and returns the new one.
+// Replacing a key ends every session made with the old one, in the same
+// transaction (they answer "the key was replaced"): a key is rotated
+// because it may have leaked, and its sessions must not outlive it.
 // Sessions expire after Options.SessionTTL; a revoked session stays stored,
 // marked, until it would have expired, so a client learns why it fails.
 // A background sweep (Options.SweepInterval) deletes expired sessions in

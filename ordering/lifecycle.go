@@ -78,7 +78,7 @@ func (s *Service) refund(tx *bolt.Tx, rec *orderRecord, from string) (string, er
 			return "", err
 		}
 		o.CreditsRefunded = o.CreditsCharged
-		return fmt.Sprintf("%d credits refunded to the account.", o.CreditsCharged), nil
+		return fmt.Sprintf("%s refunded to the account.", credits(o.CreditsCharged)), nil
 	}
 	if from != companydocs.OrderStatusPreviewReady && o.Total != "" && o.Total != "0.00" && o.CreditsCharged == 0 {
 		return fmt.Sprintf("The payment of %s %s is refunded by the operator of this service, outside the service.", o.Total, o.Currency), nil
@@ -125,7 +125,7 @@ func (s *Service) nextStepAfter(rec *orderRecord, note string) companydocs.NextS
 	case companydocs.OrderStatusRequested:
 		return companydocs.NextStep{Kind: NextStepDelivery, Message: "Requested from the register. Once the register answers, the operator delivers the document; the order then shows it and its download link."}
 	case companydocs.OrderStatusDelivered:
-		return companydocs.NextStep{Kind: NextStepDownload, Message: "Delivered: download the document from the order's document.download_url."}
+		return companydocs.NextStep{Kind: NextStepDownload, Message: "Delivered: the document is ready to download."}
 	case companydocs.OrderStatusFailed:
 		return companydocs.NextStep{Kind: NextStepNone, Message: "The order failed: " + note + " Order again once the reason is resolved."}
 	}

@@ -161,7 +161,7 @@ func (s *Service) createOrder(tx *bolt.Tx, c *create) (*companydocs.Order, []Tra
 	}
 	trs := []Transition{{OrderID: rec.Order.ID, Account: rec.Account, To: rec.Order.Status, Actor: companydocs.ActorClient, EventID: evt}}
 	if paidAtCreation(c.a) {
-		note := fmt.Sprintf("Paid at creation: %d credits charged.", c.a.plan.CreditCost)
+		note := fmt.Sprintf("Paid at creation: %s charged.", credits(c.a.plan.CreditCost))
 		tr, err := s.move(tx, &rec, companydocs.OrderStatusPaid, companydocs.ActorSystem, note, rec.Order.CreatedAt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("pay order %s at creation: %v", rec.Order.ID, err)
@@ -208,7 +208,7 @@ func debit(tx *bolt.Tx, account string, plan companydocs.Plan) error {
 		return err
 	}
 	if acct.Credits < plan.CreditCost {
-		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %d credits; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, plan.CreditCost, acct.Credits)
+		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %s; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, credits(plan.CreditCost), acct.Credits)
 	}
 	acct.Credits -= plan.CreditCost
 	return putAccount(tx, acct)
@@ -242,8 +242,16 @@ func nextStep(id string, t companydocs.DocumentType, a *assessment) companydocs.
 			formatCents(a.cents), a.plan.Currency, id, documentName(t), a.profile.Name)}
 	}
 	return companydocs.NextStep{Kind: NextStepDelivery, Message: fmt.Sprintf(
-		"Paid with %d credits: the operator requests the %s of %s from the register and delivers it; the order then shows the document and its download link.",
-		a.plan.CreditCost, documentName(t), a.profile.Name)}
+		"Paid with %s: the operator requests the %s of %s from the register and delivers it; the order then shows the document and its download link.",
+		credits(a.plan.CreditCost), documentName(t), a.profile.Name)}
+}
+
+// credits counts credits in words: "1 credit", "5 credits".
+func credits(n int64) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d credit", n)
+	}
+	return fmt.Sprintf("%d credits", n)
 }
 
 func documentName(t companydocs.DocumentType) string {

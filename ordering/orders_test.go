@@ -47,6 +47,18 @@ func TestCreateOrderStoresVerifiedSnapshot(t *testing.T) {
 	if a, _ := s.Account(acct); a.Credits != 2 {
 		t.Errorf("credits after one subscription order = %d, want 2", a.Credits)
 	}
+	// One credit is "1 credit", in the next step and in the history.
+	paid, err := s.Order(ctx, acct, sub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := sub.NextStep.Message
+	for _, h := range paid.History {
+		words += " " + h.Note
+	}
+	if !strings.Contains(words, "Paid with 1 credit:") || !strings.Contains(words, "1 credit charged") || strings.Contains(words, "1 credits") {
+		t.Errorf("next step and history %q, want \"1 credit\", never \"1 credits\"", words)
+	}
 	got, err := s.Order(ctx, acct, o.ID)
 	if err != nil || !reflect.DeepEqual(got, o) {
 		t.Errorf("Order(%s) = %+v, %v; want %+v", o.ID, got, err, o)

@@ -243,7 +243,7 @@ func accountBlockers(tx *bolt.Tx, account string, req companydocs.OrderRequest, 
 	}
 	var out []companydocs.Blocker
 	if rec.Credits < cost {
-		out = append(out, blocker(BlockerInsufficientCredits, "The plan costs %d credits; the account has %d.", cost, rec.Credits))
+		out = append(out, blocker(BlockerInsufficientCredits, "The plan costs %s; the account has %d.", credits(cost), rec.Credits))
 	}
 	if id := tx.Bucket(bucketOpenOrders).Get(openOrderKey(account, req)); id != nil {
 		out = append(out, blocker(BlockerOpenOrderExists, "Order %s for this company, document and plan is still open.", id))

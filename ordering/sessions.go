@@ -20,7 +20,14 @@ type sessionRecord struct {
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Revoked   bool      `json:"revoked,omitempty"`
+	// EndedBy says why a revoked session ended when the client did not end
+	// it: endedByKeyRotation. Empty for a client's own sign-out.
+	EndedBy string `json:"ended_by,omitempty"`
 }
+
+// endedByKeyRotation marks the sessions ended because their account's API
+// key was replaced.
+const endedByKeyRotation = "key_rotation"
 
 // CreateSession exchanges an API key for a session token valid for the
 // configured TTL. An account keeps at most maxSessionsPerAccount sessions:
@@ -76,6 +83,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 		return "", err
 	}
 	switch {
+	case rec.Revoked && rec.EndedBy == endedByKeyRotation:
+		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session ended because the API key of its account was replaced. Create a new session with the new key.")
 	case rec.Revoked:
 		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session was ended. Create a new session with the API key.").WithHint(companydocs.HintCreateSession)
 	case !now.Before(rec.ExpiresAt):
@@ -184,6 +193,38 @@ func capSessions(tx *bolt.Tx, account string) ([][32]byte, error) {
 		ended = append(ended, h)
 	}
 	return ended, nil
+}
+
+// endSessions marks every live session of account revoked, keeping the
+// records (as RevokeSession does) so that a client learns why its token
+// fails. It returns their hashes.
+func endSessions(tx *bolt.Tx, account, why string) ([][32]byte, error) {
+	prefix := append([]byte(account), 0)
+	c := tx.Bucket(bucketAccountSessions).Cursor()
+	var hashes [][32]byte
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		var h [32]byte
+		copy(h[:], k[len(k)-len(h):])
+		hashes = append(hashes, h)
+	}
+	for _, h := range hashes {
+		v := tx.Bucket(bucketSessions).Get(h[:])
+		if v == nil {
+			continue
+		}
+		var rec sessionRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return nil, fmt.Errorf("decode session: %w", err)
+		}
+		if rec.Revoked {
+			continue
+		}
+		rec.Revoked, rec.EndedBy = true, why
+		if err := putSession(tx, h[:], &rec); err != nil {
+			return nil, err
+		}
+	}
+	return hashes, nil
 }
 
 // indexSessions builds bucketAccountSessions for a database written before

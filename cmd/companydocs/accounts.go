@@ -20,7 +20,8 @@ const accountsUsage = `usage:
   companydocs accounts list [--json]
   companydocs accounts credit --name N --add C
 
-A running server holds the data directory; stop the server first.`
+accounts works on orders.db in the data directory (--data-dir) directly; if a
+server runs on that directory, stop it first.`
 
 // runAccounts administers accounts directly in the order database. Help
 // and usage errors touch nothing; otherwise it holds the data directory's

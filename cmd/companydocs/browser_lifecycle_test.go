@@ -133,7 +133,7 @@ func (p *pageDriver) checkDelivered(id string) {
 	p.t.Helper()
 	p.waitStatus("#orders-list", id, "DELIVERED")
 	card := p.readCard("#orders-list", id)
-	if !strings.Contains(card.Words, "Delivered") || card.NextStep != "download" || !strings.Contains(card.StepText, "Delivered: download") ||
+	if !strings.Contains(card.Words, "Delivered") || card.NextStep != "download" || !strings.Contains(card.StepText, "Delivered: the document is ready to download") ||
 		!card.Download || card.Cancel || !strings.Contains(card.Timeline, "DELIVERED/operator") {
 		p.t.Fatalf("delivered order for the client = %+v, want \"Delivered\", the service's next step, a download and no cancel", card)
 	}

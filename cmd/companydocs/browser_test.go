@@ -246,6 +246,10 @@ func (p *pageDriver) searchRheinbahn() {
 	if !strings.Contains(understood, "Understood as:") || !strings.Contains(understood, "legal form AG") {
 		p.t.Fatalf("understanding line = %q, want the legal form AG named", understood)
 	}
+	// The words as typed, not the folded tokens the service matches on.
+	if !strings.Contains(understood, "“Rheinbahn") || strings.Contains(understood, "rheinbahn") || strings.Contains(understood, "duesseldorf") {
+		p.t.Fatalf("understanding line = %q, want the name words as typed (Rheinbahn, Düsseldorf), not folded", understood)
+	}
 }
 
 func (p *pageDriver) signIn(key string) {
@@ -480,7 +484,7 @@ func startBrowserServer(t *testing.T, fixtures string) *Main {
 	inputs := []ingest.Input{{Path: sample}, {Path: fixtures}}
 	start := time.Now()
 	defer func() { t.Logf("ingest and start took %s", time.Since(start).Round(time.Millisecond)) }()
-	if _, _, err := buildGeneration(context.Background(), dir, inputs, index.DefaultKeep, browserSampleRecords, nil, logger); err != nil {
+	if _, _, err := buildGeneration(context.Background(), dir, inputs, index.DefaultKeep, browserSampleRecords, false, nil, logger); err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
 	m := NewMain()

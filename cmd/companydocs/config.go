@@ -98,11 +98,18 @@ func (fs *flagSet) note(name, value string, err error) {
 }
 
 // parse parses args and reports the first bad environment value.
+// The flag package has printed a bad flag and the usage already, so that
+// error becomes a bare errUsage (exit code 2, nothing more printed).
 func (fs *flagSet) parse(args []string) error {
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return err
+	} else if err != nil {
+		return errUsage
 	}
-	return fs.envErr
+	if fs.envErr != nil {
+		return fmt.Errorf("%w: %w", fs.envErr, errUsage)
+	}
+	return nil
 }
 
 // Validate checks the serve configuration once, before anything is opened

@@ -105,7 +105,7 @@ func mustBuild(tb testing.TB, dataDir string, maxRecords int, inputs ...string) 
 	for _, p := range inputs {
 		in = append(in, ingest.Input{Path: p})
 	}
-	meta, _, err := buildGeneration(context.Background(), dataDir, in, index.DefaultKeep, maxRecords, nil, slog.New(slog.DiscardHandler))
+	meta, _, err := buildGeneration(context.Background(), dataDir, in, index.DefaultKeep, maxRecords, true, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		tb.Fatalf("build generation: %v", err)
 	}

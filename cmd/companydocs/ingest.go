@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"companydocs"
 	"companydocs/data"
 	"companydocs/index"
 	"companydocs/ingest"
@@ -23,6 +24,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var (
 		dataDir, format, logFormat, cpuProfile string
 		keep, maxRecords                       int
+		allowShrink                            bool
 	)
 	fs := newFlagSet("ingest")
 	fs.SetOutput(stderr)
@@ -32,6 +34,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&maxRecords, "max-records", 0, "read at most this many records of each file (0: all)")
 	fs.String(&logFormat, "log-format", "auto", "log format: auto, text or json")
 	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the ingest to this file (go tool pprof)")
+	fs.BoolVar(&allowShrink, "allow-shrink", false, "publish even if the new generation holds under half the live generation's profiles")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -52,13 +55,13 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var inputs []ingest.Input
-	for _, path := range fs.Args() {
-		inputs = append(inputs, ingest.Input{Path: path, Format: f})
+	inputs, err := ingestInputs(fs.Args(), f)
+	if err != nil {
+		return err
 	}
 	logger := newLogger(stderr, logFormat, "info")
 	p := newProgressPrinter(stderr, logger)
-	meta, sum, err := buildGeneration(ctx, dataDir, inputs, keep, maxRecords, p.report, logger)
+	meta, sum, err := buildGeneration(ctx, dataDir, inputs, keep, maxRecords, allowShrink, p.report, logger)
 	p.finish()
 	if sum != nil {
 		sum.Write(stdout)
@@ -68,6 +71,26 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "Published index generation %s with %d profiles.\n", meta.ID, meta.Profiles)
 	return nil
+}
+
+// ingestInputs checks that every input file can be opened before anything
+// is built, so that a mistyped path fails at once and not after an empty
+// summary.
+func ingestInputs(paths []string, f ingest.Format) ([]ingest.Input, error) {
+	var inputs []ingest.Input
+	for _, path := range paths {
+		file, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("ingest failed, the live index is unchanged: cannot read input file: %w", err)
+		}
+		st, err := file.Stat()
+		file.Close()
+		if err == nil && st.IsDir() {
+			return nil, fmt.Errorf("ingest failed, the live index is unchanged: input %s is a directory; name the dump files in it", path)
+		}
+		inputs = append(inputs, ingest.Input{Path: path, Format: f})
+	}
+	return inputs, nil
 }
 
 // checkIngestFlags finds out-of-range values before anything is opened.
@@ -101,7 +124,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 
 // buildGeneration ingests inputs into a new generation and publishes it;
 // on any error the build is aborted and the live generation stays current.
-func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input, keep, maxRecords int, progress func(ingest.Progress), logger *slog.Logger) (index.Meta, *ingest.Summary, error) {
+func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input, keep, maxRecords int, allowShrink bool, progress func(ingest.Progress), logger *slog.Logger) (index.Meta, *ingest.Summary, error) {
 	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: keep, Logger: logger})
 	if err != nil {
 		return index.Meta{}, nil, err
@@ -114,6 +137,9 @@ func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input,
 	restoreGC()
 	if err == nil && sum.Registry.Indexed+sum.GLEIF.Discovery == 0 {
 		err = errors.New("the input holds no usable record; nothing was published")
+	}
+	if err == nil {
+		err = checkShrink(dataDir, b.Count(), allowShrink)
 	}
 	if err != nil {
 		b.Abort()
@@ -128,6 +154,23 @@ func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input,
 		return meta, sum, fmt.Errorf("publish generation: %w", err)
 	}
 	return meta, sum, nil
+}
+
+// checkShrink applies the service's rule (companydocs.CheckShrink) to the
+// generation CURRENT names, read just before the commit.
+func checkShrink(dataDir string, next int, allow bool) error {
+	name, err := index.ReadCurrent(dataDir)
+	if errors.Is(err, index.ErrNoGeneration) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	live, err := index.ReadMeta(filepath.Join(dataDir, "index", name))
+	if err != nil {
+		// An unreadable live generation is no reason to keep serving it.
+		return nil
+	}
+	return companydocs.CheckShrink(name, live.Profiles, next, allow)
 }
 
 // ensureGeneration ingests the embedded sample when the data directory
@@ -162,7 +205,7 @@ func (m *Main) ensureGeneration(ctx context.Context) error {
 	p := newProgressPrinter(m.Stderr, m.Logger)
 	report := func(pr ingest.Progress) { p.report(pr); m.Metrics.IngestProgress(pr.Records) }
 	m.Metrics.IngestStarted()
-	meta, sum, err := buildGeneration(ctx, m.Config.DataDir, inputs, m.Config.Keep, 0, report, m.Logger)
+	meta, sum, err := buildGeneration(ctx, m.Config.DataDir, inputs, m.Config.Keep, 0, true, report, m.Logger)
 	m.Metrics.IngestFinished()
 	p.finish()
 	if err != nil {

@@ -31,19 +31,24 @@ deployment (data directory, address, limits, logging) can also be set by an
 environment variable COMPANYDOCS_<FLAG> (e.g. COMPANYDOCS_DATA_DIR), which the
 flag's help names; flags of one invocation (--name, --credits, --to, --json,
 --max-records ...) cannot.
+
+Exit codes: 0 success, 1 failure, 2 usage (help, an unknown command or flag,
+a missing or out-of-range argument).
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "companydocs:", err)
+		if line := errorLine(err); line != "" {
+			fmt.Fprintln(os.Stderr, line)
 		}
 		os.Exit(exitCode(err))
 	}
 }
 
+// Exit codes: 0 success, 1 failure, 2 usage (a help request, an unknown
+// command or flag, a missing or out-of-range argument).
 func exitCode(err error) int {
 	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
 		return 2
@@ -51,7 +56,18 @@ func exitCode(err error) int {
 	return 1
 }
 
-var errUsage = errors.New("usage error")
+// errUsage marks a usage error. Returned bare, the usage text has been
+// printed already; wrapped, its sentence ends with a pointer to the help.
+var errUsage = errors.New("run with -h for help")
+
+// errorLine is the one line printed for a failed command: the sentence
+// alone, "" when the usage text or help was printed already.
+func errorLine(err error) string {
+	if errors.Is(err, flag.ErrHelp) || err == errUsage {
+		return ""
+	}
+	return "companydocs: " + err.Error()
+}
 
 // run dispatches a subcommand.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"companydocs"
 	"companydocs/index"
 	"companydocs/resolver"
 )
@@ -30,7 +31,9 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	live, err := index.OpenLive(dataDir, index.LiveOptions{PollInterval: -1})
+	// Only warnings reach stderr: stdout holds the answer alone.
+	logger := newLogger(stderr, "auto", "warn")
+	live, err := index.OpenLive(dataDir, index.LiveOptions{PollInterval: -1, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -46,11 +49,29 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
+	printCandidates(stdout, res)
+	return nil
+}
+
+// printCandidates prints the candidates as a table, then the notes that
+// explain a missing or doubtful answer ("LEI ... is valid but not known").
+func printCandidates(stdout io.Writer, res *resolver.Result) {
+	if len(res.Candidates) == 0 {
+		fmt.Fprintln(stdout, "No candidates.")
+	} else {
+		printTable(stdout, res.Candidates)
+	}
+	for _, note := range res.Understanding.Notes {
+		fmt.Fprintf(stdout, "Note: %s.\n", strings.TrimSuffix(note, "."))
+	}
+}
+
+func printTable(stdout io.Writer, candidates []companydocs.Candidate) {
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "#\tLABEL\tCONF\tORDERABLE\tNAME\tCOURT\tNUMBER\tSEAT")
-	for i, c := range res.Candidates {
+	for i, c := range candidates {
 		fmt.Fprintf(w, "%d\t%s\t%.2f\t%v\t%s\t%s\t%s\t%s\n", i+1, c.ConfidenceLabel, c.Confidence, c.OrderingEligible, c.Name, c.Court, c.RegistryNumber, c.City)
 		fmt.Fprintf(w, "\t\t\t\t  %s\t\t\t\n", strings.Join(c.ConfidenceReasons, "; "))
 	}
-	return w.Flush()
+	w.Flush()
 }

@@ -335,11 +335,26 @@ func splitList(s string) []string {
 // otherwise; format and level have been validated (Config.Validate).
 func newLogger(w io.Writer, format, level string) *slog.Logger {
 	lvl, _ := parseLogLevel(level)
-	opts := &slog.HandlerOptions{Level: lvl}
+	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationInMilliseconds}
 	if format == "text" || (format == "auto" && isTerminal(w)) {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// durationInMilliseconds logs a time.Duration as milliseconds under a key
+// that says so ("duration" -> "duration_ms": 8600), instead of the JSON
+// handler's raw nanoseconds.
+func durationInMilliseconds(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	ms := float64(a.Value.Duration().Microseconds()) / 1000
+	key := a.Key
+	if !strings.HasSuffix(key, "_ms") {
+		key += "_ms"
+	}
+	return slog.Float64(key, ms)
 }
 
 func isTerminal(w io.Writer) bool {

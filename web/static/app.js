@@ -503,12 +503,32 @@
     } else {
       setStatus("search-status", t("search.results.many", { n: candidates.length, q }));
     }
-    renderUnderstanding(result.query_understanding);
+    renderUnderstanding(result.query_understanding, q);
     $("results").replaceChildren(...candidates.map((c, i) => candidateCard(c, i)));
   }
 
+  // foldWord folds one word as the service folds name tokens (fold.go):
+  // lower case, ä -> ae, ö -> oe, ü -> ue, ß -> ss, other marks dropped.
+  function foldWord(w) {
+    return w.toLowerCase().replace(/ä/g, "ae").replace(/ö/g, "oe").replace(/ü/g, "ue").replace(/ß/g, "ss")
+      .normalize("NFD").replace(/[\u0300-\u036f]/g, "").replace(/['’]/g, "");
+  }
+
+  // typedWords gives each folded name token back in the spelling the
+  // reader typed ("rheinbahn" -> "Rheinbahn"); a token that no typed word
+  // folds to stays as it is.
+  function typedWords(tokens, query) {
+    const typed = new Map();
+    for (const w of (query || "").split(/[^\p{L}\p{N}'’]+/u)) {
+      if (w && !typed.has(foldWord(w))) {
+        typed.set(foldWord(w), w);
+      }
+    }
+    return tokens.map((tok) => typed.get(tok) || tok).join(" ");
+  }
+
   // describeUnderstanding says in words how the service read the query.
-  function describeUnderstanding(u) {
+  function describeUnderstanding(u, query) {
     const parts = [];
     if (u.kind === "lei" && u.lei) {
       parts.push(t("understood.lei", { lei: u.lei }));
@@ -525,7 +545,7 @@
       parts.push(s);
     }
     if (u.name_tokens && u.name_tokens.length) {
-      parts.push(t("understood.name", { tokens: u.name_tokens.join(" ") }));
+      parts.push(t("understood.name", { tokens: typedWords(u.name_tokens, query) }));
     }
     if (u.legal_form) {
       parts.push(t("understood.form", { form: u.legal_form }));
@@ -542,13 +562,13 @@
     return parts.join("; ");
   }
 
-  function renderUnderstanding(u) {
+  function renderUnderstanding(u, query) {
     const node = $("understanding");
     if (!u) {
       node.hidden = true;
       return;
     }
-    const children = [el("strong", { text: t("understood.prefix") }), " " + describeUnderstanding(u) + "."];
+    const children = [el("strong", { text: t("understood.prefix") }), " " + describeUnderstanding(u, query) + "."];
     for (const note of u.notes || []) {
       children.push(el("span", { className: "note", lang: "en", text: note + "." }));
     }
