@@ -33,7 +33,7 @@ import (
 const (
 	crashKills      = 52
 	crashRecords    = 500
-	crashWorkers    = 4
+	crashWorkers    = 3
 	crashMaxBurst   = 200 * time.Millisecond
 	crashCredits    = 60 // per account: the subscription plan costs 1, so debits run out mid-test
 	crashAccounts   = 3
