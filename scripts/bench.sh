@@ -94,7 +94,7 @@ step_orders() {
 # The embedded sample as a data directory and its orderable profiles, for
 # the order benchmarks without the national corpus.
 step_sample() {
-	[[ -f $OUT/data-sample/index/CURRENT ]] || "$BIN" ingest --data-dir "$OUT/data-sample" --log-level warn data/sample.jsonl.bz2 data/lei_sample.csv
+	[[ -f $OUT/data-sample/index/CURRENT ]] || "$BIN" ingest --data-dir "$OUT/data-sample" data/sample.jsonl.bz2 data/lei_sample.csv
 	[[ -s $OUT/profiles-sample.txt ]] || record queries-sample "$BENCH" queries -seed "$SEED" -per-kind 50 -orderable 2000 \
 		-o "$OUT/queries-sample.jsonl" -profiles "$OUT/profiles-sample.txt" data/sample.jsonl.bz2
 }
