@@ -35,7 +35,14 @@ const (
 // Defaults of Options.
 const (
 	DefaultTimeout = 10 * time.Second
-	DefaultWorkers = 16
+	// DefaultWorkers bounds the attempts in flight: one per endpoint, so
+	// that up to this many endpoints are served at once. A dead receiver
+	// holds one of them for at most the timeout.
+	DefaultWorkers = 64
+	// statsEvery bounds how often the outbox and pending counts are read
+	// for the metrics: counting walks the buckets, and a round runs after
+	// every attempt.
+	statsEvery = time.Second
 	// fanOutBatch is how many outbox events one transaction fans out.
 	fanOutBatch = 256
 	// idlePoll bounds the sleep between two looks at the store, so that a
@@ -97,6 +104,8 @@ type Dispatcher struct {
 
 	mu   sync.Mutex
 	busy map[string]bool // endpoints with an attempt in flight
+
+	lastStats time.Time // of the loop goroutine only
 }
 
 // New returns a dispatcher; Start runs it.
@@ -222,9 +231,10 @@ func (d *Dispatcher) round() time.Duration {
 }
 
 func (d *Dispatcher) stats() {
-	if d.opts.OnStats == nil {
+	if d.opts.OnStats == nil || time.Since(d.lastStats) < statsEvery {
 		return
 	}
+	d.lastStats = time.Now()
 	depth, oldest, err := d.store.OutboxStats()
 	pending, err2 := d.store.PendingWebhooks()
 	if err == nil && err2 == nil {
