@@ -291,6 +291,7 @@ func (p *pageDriver) failAndCancel(operatorKey, clientKey string) {
 		chromedp.SendKeys(chromedp.CSS(cardSelector("#queue-list", cancelled, ".cancel-note")), note),
 		chromedp.Click(chromedp.CSS(cardSelector("#queue-list", cancelled, ".cancel-order-yes"))))
 	p.waitStatus("#queue-list", cancelled, "CANCELLED")
+	p.checkPhoneWidth("browser-queue-phone.png")
 
 	p.signOut()
 	p.signInWith(clientKey)
@@ -304,4 +305,27 @@ func (p *pageDriver) failAndCancel(operatorKey, clientKey string) {
 	if c := p.readCard("#orders-list", cancelled); !strings.Contains(c.Notes, note) || c.Timeline != "PREVIEW_READY/client,CANCELLED/operator" {
 		p.t.Fatalf("order cancelled by the operator = %+v, want the note in the timeline", c)
 	}
+}
+
+// checkPhoneManyOrders is the signed-in client on a phone with several
+// orders, one delivered (with its download button), one failed, some
+// cancelled and a new one; first with the order panel showing the placed
+// order, then with a preview that names a blocker.
+func (p *pageDriver) checkPhoneManyOrders(delivered string) {
+	p.t.Helper()
+	placed := p.orderPlan("ad-single")
+	p.waitStatus("#orders-list", placed.ID, "PREVIEW_READY")
+	p.waitStatus("#orders-list", delivered, "DELIVERED")
+	if n := eval[int](p, "count the orders", `document.querySelectorAll("#orders-list > li").length`); n < 5 {
+		p.t.Fatalf("the orders list shows %d orders, want at least 5 for the phone check", n)
+	}
+	p.checkPhoneWidth("browser-orders-phone.png")
+	p.run("open the order panel again",
+		chromedp.Click(chromedp.CSS("#order-result button")), chromedp.WaitNotVisible(chromedp.CSS("#order-panel")),
+		chromedp.Click(chromedp.CSS("#results > li.card .order-button")), chromedp.WaitVisible(chromedp.CSS("#order-panel")))
+	p.waitJS("the first preview", `document.querySelector("#preview .message") !== null`)
+	eval[string](p, "choose the credit plan", `(() => { const s = document.querySelector("#order-plan");
+		s.value = "subscription-basic"; s.dispatchEvent(new Event("change")); return s.value; })()`)
+	p.waitJS("the blocked preview", `document.querySelector("#preview [data-code=insufficient_credits]") !== null`)
+	p.checkPhoneWidth("browser-blocked-phone.png")
 }
