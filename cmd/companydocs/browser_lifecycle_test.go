@@ -1,6 +1,8 @@
 package main
 
 import (
+	"companydocs"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -328,4 +330,49 @@ func (p *pageDriver) checkPhoneManyOrders(delivered string) {
 		s.value = "subscription-basic"; s.dispatchEvent(new Event("change")); return s.value; })()`)
 	p.waitJS("the blocked preview", `document.querySelector("#preview [data-code=insufficient_credits]") !== null`)
 	p.checkPhoneWidth("browser-blocked-phone.png")
+}
+
+// stepView is one order's next step as the page shows it.
+type stepView struct {
+	Code string `json:"code"`
+	Lang string `json:"lang"`
+	Text string `json:"text"`
+}
+
+// checkStepsInWords reads the next step of every order of the client in
+// German: each is said in German from its code and params, with no
+// status code, API path or code name in it.
+func (p *pageDriver) checkStepsInWords() {
+	p.t.Helper()
+	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
+	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
+	steps := eval[[]stepView](p, "read the next steps", `[...document.querySelectorAll("#orders-list .next-step")].map(s => ({
+		code: s.dataset.code, lang: (s.querySelector("span[lang]") || {lang: ""}).lang, text: s.textContent}))`)
+	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+	codes := map[string]string{}
+	for _, s := range steps {
+		s.Text = strings.ReplaceAll(s.Text, "\u00a0", " ")
+		codes[s.Code] += s.Text + " | "
+		if s.Lang != "de" {
+			p.t.Errorf("next step %q (%s) is not said in German", s.Text, s.Code)
+		}
+		for _, raw := range append([]string{"/api/", "GET ", "POST ", "_"}, companydocs.OrderStatuses...) {
+			if strings.Contains(strings.ReplaceAll(s.Text, "ord_", ""), raw) {
+				p.t.Errorf("next step %q contains %q", s.Text, raw)
+			}
+		}
+	}
+	// The operator's note is shown as written; the service's default note
+	// ("Cancelled by the client.") is English and is not repeated.
+	for _, want := range [][2]string{
+		{"payment_due", "Zahlen Sie 4,50 € für die Bestellung ord_"},
+		{"delivered", "Geliefert: Das Dokument kann heruntergeladen werden."},
+		{"failed", "Grund: The register court does not answer. Die Zahlung von 4,50 € erstattet der Betreiber"},
+		{"cancelled", "Die Bestellung ist storniert. Ordered twice by mistake. |"},
+		{"cancelled", "Die Bestellung ist storniert. |"},
+	} {
+		if !strings.Contains(codes[want[0]], want[1]) {
+			p.t.Errorf("next steps %s in German = %q, want one to read %q", want[0], codes[want[0]], want[1])
+		}
+	}
 }

@@ -78,6 +78,7 @@ func TestBrowserPage(t *testing.T) {
 	p.reorderAndCancel(orderID)
 	p.failAndCancel(operatorKey, key)
 	p.checkPhoneManyOrders(orderID)
+	p.checkStepsInWords()
 }
 
 // stepTimeout bounds one browser step, so that a page that never gets to
@@ -382,8 +383,17 @@ func (p *pageDriver) checkBlockersInWords() {
 	p.waitJS("the blocked preview", `document.querySelector("#preview [data-code=insufficient_credits]") !== null`)
 	words := p.text("read the blocker", "#preview [data-code=insufficient_credits]")
 	disabled := eval[bool](p, "read the confirm button", `document.querySelector("#order-confirm").disabled`)
-	if !strings.Contains(words, "not have enough credits") || !disabled {
-		p.t.Fatalf("blocker = %q, confirm disabled = %v; want the credits explained and no way to confirm", words, disabled)
+	if !strings.Contains(words, "not have enough credits: the plan costs 1 credit, the account holds 0 credits.") || !disabled {
+		p.t.Fatalf("blocker = %q, confirm disabled = %v; want the credits explained from its params and no way to confirm", words, disabled)
+	}
+	// In German the blocker is said from its code and params, not in the
+	// service's English.
+	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
+	p.waitJS("the blocker in German", `document.documentElement.lang === "de"`)
+	words = p.text("read the blocker in German", "#preview [data-code=insufficient_credits]")
+	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+	if words != "Ihr Konto hat nicht genug Guthaben: Der Tarif kostet 1 Guthabenpunkt, das Konto hat 0 Guthabenpunkte." {
+		p.t.Fatalf("German blocker = %q, want it said in German from code and params", words)
 	}
 }
 
