@@ -229,11 +229,28 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 	if err != nil {
 		return err
 	}
-	return forEach(tx, bucketWebhookPending, func(k, v []byte) error {
+	err = forEach(tx, bucketWebhookPending, func(k, v []byte) error {
 		d := tx.Bucket(bucketWebhookDeliveries).Get(k)
 		var rec deliveryRecord
 		if len(v) != 8 || d == nil || json.Unmarshal(d, &rec) != nil || rec.State != "pending" {
 			return fmt.Errorf("the entry names no pending delivery")
+		}
+		if due := tx.Bucket(bucketWebhookDue); due != nil && due.Get(dueKey(k, v)) == nil {
+			return fmt.Errorf("the pending delivery is missing from the due order")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return forEach(tx, bucketWebhookDue, func(k, _ []byte) error {
+		ep, rest, ok := bytes.Cut(k, []byte{0})
+		if !ok || len(rest) < 8 {
+			return fmt.Errorf("malformed due entry")
+		}
+		at := tx.Bucket(bucketWebhookPending).Get(key(string(ep), string(rest[8:])))
+		if !bytes.Equal(at, rest[:8]) {
+			return fmt.Errorf("the due entry names no pending delivery due then")
 		}
 		return nil
 	})

@@ -43,6 +43,7 @@ var (
 	bucketWebhooks          = []byte("webhooks")           // endpoint id -> endpointRecord JSON (with the secret)
 	bucketWebhookDeliveries = []byte("webhook_deliveries") // endpoint id 0 event id -> deliveryRecord JSON
 	bucketWebhookPending    = []byte("webhook_pending")    // endpoint id 0 event id -> next attempt (unix ns, 8 bytes)
+	bucketWebhookDue        = []byte("webhook_due")        // endpoint id 0 next attempt (8 bytes) event id -> nothing: each endpoint's pending deliveries in due order
 )
 
 // bucketAccountSessions indexes sessions by account, oldest first: key
@@ -50,7 +51,7 @@ var (
 // a database written before it existed.
 var bucketAccountSessions = []byte("account_sessions")
 
-var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox, bucketWebhooks, bucketWebhookDeliveries, bucketWebhookPending}
+var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox, bucketWebhooks, bucketWebhookDeliveries, bucketWebhookPending, bucketWebhookDue}
 
 // Profiles looks up company profiles by id. It returns (nil, nil) when no
 // profile has the id. Registry-cache ids start "dp_", discovery ids "dc_".
@@ -197,6 +198,7 @@ func (o Options) withDefaults(path string) Options {
 func createBuckets(tx *bolt.Tx) error {
 	indexed := tx.Bucket(bucketAccountSessions) != nil
 	statusIndexed := tx.Bucket(bucketOrderStatus) != nil
+	dueIndexed := tx.Bucket(bucketWebhookDue) != nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("bucket %s: %w", name, err)
@@ -204,6 +206,11 @@ func createBuckets(tx *bolt.Tx) error {
 	}
 	if !statusIndexed {
 		if err := indexStatuses(tx); err != nil {
+			return err
+		}
+	}
+	if !dueIndexed {
+		if err := indexDueWebhooks(tx); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"sort"
 	"time"
 
 	"companydocs"
@@ -155,7 +156,7 @@ func (s *Service) DeleteWebhook(ctx context.Context, account, id string) error {
 		if _, err := ownEndpoint(tx, account, id); err != nil {
 			return err
 		}
-		for _, name := range [][]byte{bucketWebhookDeliveries, bucketWebhookPending} {
+		for _, name := range [][]byte{bucketWebhookDeliveries, bucketWebhookPending, bucketWebhookDue} {
 			if err := deletePrefix(tx.Bucket(name), []byte(id+"\x00")); err != nil {
 				return err
 			}
@@ -276,11 +277,59 @@ func fanOut(tx *bolt.Tx, endpoints []endpointRecord, e *Event) error {
 		if err := putJSON(tx.Bucket(bucketWebhookDeliveries), string(k), d); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketWebhookPending).Put(k, nanos(next)); err != nil {
-			return fmt.Errorf("store pending delivery: %w", err)
+		if err := putPending(tx, k, next); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// putPending sets when the pending delivery k (endpoint 0 event) is next
+// due, in the pending bucket and in the endpoint's due order.
+func putPending(tx *bolt.Tx, k []byte, next time.Time) error {
+	if err := deletePending(tx, k); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketWebhookPending).Put(k, nanos(next)); err != nil {
+		return fmt.Errorf("store pending delivery: %w", err)
+	}
+	if err := tx.Bucket(bucketWebhookDue).Put(dueKey(k, nanos(next)), nil); err != nil {
+		return fmt.Errorf("store due delivery: %w", err)
+	}
+	return nil
+}
+
+// deletePending removes the pending delivery k, if there is one.
+func deletePending(tx *bolt.Tx, k []byte) error {
+	pending := tx.Bucket(bucketWebhookPending)
+	at := pending.Get(k)
+	if at == nil {
+		return nil
+	}
+	if err := tx.Bucket(bucketWebhookDue).Delete(dueKey(k, at)); err != nil {
+		return fmt.Errorf("remove due delivery: %w", err)
+	}
+	if err := pending.Delete(k); err != nil {
+		return fmt.Errorf("remove pending delivery: %w", err)
+	}
+	return nil
+}
+
+// dueKey is the key of pending delivery k (endpoint 0 event), due at at
+// (8 bytes), in bucketWebhookDue: endpoint 0 at event.
+func dueKey(k, at []byte) []byte {
+	ep, event, _ := bytes.Cut(k, []byte{0})
+	out := make([]byte, 0, len(k)+len(at))
+	out = append(append(append(out, ep...), 0), at...)
+	return append(out, event...)
+}
+
+// indexDueWebhooks builds bucketWebhookDue for a database written before it.
+func indexDueWebhooks(tx *bolt.Tx) error {
+	due := tx.Bucket(bucketWebhookDue)
+	return tx.Bucket(bucketWebhookPending).ForEach(func(k, v []byte) error {
+		return due.Put(dueKey(k, v), nil)
+	})
 }
 
 // DueWebhooks returns, for each endpoint that busy does not name, its
@@ -288,42 +337,43 @@ func fanOut(tx *bolt.Tx, endpoints []endpointRecord, e *Event) error {
 // first; and the earliest time a pending delivery not returned falls due
 // (zero when none), for the dispatcher's timer.
 func (s *Service) DueWebhooks(now time.Time, busy func(endpointID string) bool, limit int) ([]companydocs.WebhookTask, time.Time, error) {
-	type due struct {
-		k  []byte
-		at int64
-	}
 	var next time.Time
 	var tasks []companydocs.WebhookTask
 	err := s.db.View(func(tx *bolt.Tx) error {
-		best := map[string]due{}
-		var order []string
-		err := tx.Bucket(bucketWebhookPending).ForEach(func(k, v []byte) error {
-			ep, _, _ := bytes.Cut(k, []byte{0})
-			at := int64(binary.BigEndian.Uint64(v))
-			if busy(string(ep)) || at > now.UnixNano() {
-				if t := time.Unix(0, at); !busy(string(ep)) && (next.IsZero() || t.Before(next)) {
+		var due []dueDelivery
+		// Each endpoint's earliest pending delivery is the first key under
+		// its prefix in the due order: one seek an endpoint, however long
+		// its backlog.
+		c := tx.Bucket(bucketWebhookDue).Cursor()
+		err := tx.Bucket(bucketWebhooks).ForEach(func(ep, _ []byte) error {
+			if busy(string(ep)) {
+				return nil
+			}
+			prefix := append(bytes.Clone(ep), 0)
+			k, _ := c.Seek(prefix)
+			if k == nil || !bytes.HasPrefix(k, prefix) || len(k) < len(prefix)+8 {
+				return nil
+			}
+			at := int64(binary.BigEndian.Uint64(k[len(prefix):]))
+			if at > now.UnixNano() {
+				if t := time.Unix(0, at); next.IsZero() || t.Before(next) {
 					next = t
 				}
 				return nil
 			}
-			if b, ok := best[string(ep)]; !ok || at < b.at {
-				if !ok {
-					order = append(order, string(ep))
-				}
-				best[string(ep)] = due{bytes.Clone(k), at}
-			}
+			due = append(due, dueDelivery{k: key(string(ep), string(k[len(prefix)+8:])), at: at})
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		sortByDue(order, func(ep string) int64 { return best[ep].at })
-		for _, ep := range order {
+		sort.Slice(due, func(i, j int) bool { return due[i].at < due[j].at })
+		for _, d := range due {
 			if len(tasks) == limit {
 				next = now // more are due
 				break
 			}
-			t, err := task(tx, best[ep].k)
+			t, err := task(tx, d.k)
 			if err != nil {
 				return err
 			}
@@ -334,12 +384,10 @@ func (s *Service) DueWebhooks(now time.Time, busy func(endpointID string) bool, 
 	return tasks, next, err
 }
 
-func sortByDue(eps []string, at func(string) int64) {
-	for i := 1; i < len(eps); i++ {
-		for j := i; j > 0 && at(eps[j]) < at(eps[j-1]); j-- {
-			eps[j], eps[j-1] = eps[j-1], eps[j]
-		}
-	}
+// dueDelivery is an endpoint's earliest pending delivery, due at at.
+type dueDelivery struct {
+	k  []byte // endpoint 0 event
+	at int64
 }
 
 func task(tx *bolt.Tx, k []byte) (companydocs.WebhookTask, error) {
@@ -382,15 +430,14 @@ func (s *Service) RecordWebhookAttempt(r companydocs.WebhookResult) error {
 			d.Attempts = d.Attempts[len(d.Attempts)-keptAttempts:]
 		}
 		d.State, d.NextAttempt = r.State, nil
-		pending := tx.Bucket(bucketWebhookPending)
 		if r.State == companydocs.DeliveryPending {
 			next := r.NextAttempt.UTC()
 			d.NextAttempt = &next
-			if err := pending.Put(k, nanos(next)); err != nil {
-				return fmt.Errorf("store pending delivery: %w", err)
+			if err := putPending(tx, k, next); err != nil {
+				return err
 			}
-		} else if err := pending.Delete(k); err != nil {
-			return fmt.Errorf("remove pending delivery: %w", err)
+		} else if err := deletePending(tx, k); err != nil {
+			return err
 		} else if err := pruneDeliveries(tx, r.EndpointID, s.now().Add(-keepDeliveries)); err != nil {
 			return err
 		}

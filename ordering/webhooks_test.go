@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // TestWebhookFanOut: one transaction turns each outbox event into one
@@ -129,5 +131,72 @@ func TestFinishedDeliveriesArePruned(t *testing.T) {
 	ds, _ := s.WebhookDeliveries(ctx, "acme", ep.ID)
 	if len(ds) != 2 || !ds[0].CreatedAt.After(clk.Now().Add(-time.Hour)) {
 		t.Errorf("after pruning: %d deliveries, want the 2 recent ones", len(ds))
+	}
+}
+
+// TestDueOrderWithABacklog: with many deliveries pending per endpoint,
+// DueWebhooks hands out each endpoint's earliest due one, the next due time
+// of an endpoint whose deliveries all wait for a retry, and the same after
+// the due order is rebuilt for a file written before it existed.
+func TestDueOrderWithABacklog(t *testing.T) {
+	s, fx, acct, op := lifecycleService(t)
+	mine, _ := s.CreateWebhook(ctx, acct, "https://hooks.example/acme", "")
+	ops, _ := s.CreateWebhook(ctx, op, "https://hooks.example/ops", "")
+	for i := range 20 {
+		if _, err := s.CreateOrder(ctx, acct, request(fx.live[i%len(fx.live)], "AD", "ad-single"), fmt.Sprint("key-", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.FanOutEvents(100); err != nil {
+		t.Fatal(err)
+	}
+	none := func(string) bool { return false }
+	tasks, _, err := s.DueWebhooks(time.Now(), none, 10)
+	if err != nil || len(tasks) != 2 {
+		t.Fatalf("due: %d tasks (%v), want one per endpoint", len(tasks), err)
+	}
+	first := tasks[0].EventID
+	// acme's earliest fails and waits an hour: its next one is due now.
+	retry := time.Now().Add(time.Hour)
+	if err := s.RecordWebhookAttempt(companydocs.WebhookResult{EndpointID: mine.ID, EventID: first,
+		Attempt: companydocs.WebhookAttempt{Attempt: 1, At: time.Now(), StatusCode: 500}, State: companydocs.DeliveryPending, NextAttempt: retry}); err != nil {
+		t.Fatal(err)
+	}
+	tasks, _, _ = s.DueWebhooks(time.Now(), func(id string) bool { return id == ops.ID }, 10)
+	if len(tasks) != 1 || tasks[0].EventID == first || tasks[0].EndpointID != mine.ID {
+		t.Fatalf("after a retry is scheduled: %+v, want acme's next event", tasks)
+	}
+	// Every acme delivery but the first delivered: only the retry is left.
+	for {
+		tasks, _, _ := s.DueWebhooks(time.Now(), func(id string) bool { return id == ops.ID }, 10)
+		if len(tasks) == 0 {
+			break
+		}
+		if err := s.RecordWebhookAttempt(companydocs.WebhookResult{EndpointID: mine.ID, EventID: tasks[0].EventID,
+			Attempt: companydocs.WebhookAttempt{Attempt: 1, At: time.Now(), StatusCode: 204}, State: companydocs.DeliveryDelivered}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, next, _ := s.DueWebhooks(time.Now(), func(id string) bool { return id == ops.ID }, 10)
+	if next.Sub(retry).Abs() > time.Microsecond {
+		t.Errorf("next due %v, want the retry at %v", next, retry)
+	}
+	// The file of the previous version: no due order; Open builds it in
+	// the transaction that creates the buckets.
+	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketWebhookDue) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Update(createBuckets); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatalf("check after the due order was rebuilt: %v", err)
+	}
+	tasks, _, _ = s.DueWebhooks(time.Now(), none, 10)
+	if len(tasks) != 1 || tasks[0].EndpointID != ops.ID {
+		t.Errorf("after the rebuild: %+v, want ops' earliest (acme waits for its retry)", tasks)
+	}
+	if _, next, _ := s.DueWebhooks(time.Now(), func(id string) bool { return id == ops.ID }, 10); next.Sub(retry).Abs() > time.Microsecond {
+		t.Errorf("after the rebuild, next due %v, want %v", next, retry)
 	}
 }

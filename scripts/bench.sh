@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # National-scale benchmark of companydocs (see BENCHMARKS.md).
 #
-#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders pg profile all
+#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders sample pg profile all
 #
 # Environment: DATA (shared data, default ../shared/data), BENCH_DIR (work
 # directory, default var/bench), BENCH_SCALES (default "1.2m 5m"), SEED
-# (default 1), RUNS (default 3). Every server it starts listens on
+# (default 1), RUNS (default 3). BENCH_SCALES=sample with the step
+# "sample" measures on the embedded sample instead (minutes, not hours). Every server it starts listens on
 # 127.0.0.1 only; every load run is bounded by a request count and a
 # duration. Results go to $BENCH_DIR/results/ as JSON and Markdown.
 set -euo pipefail
@@ -28,6 +29,7 @@ corpus_for() { # scale -> dump files
 	case $1 in
 	1.2m) echo "${REAL[@]}" ;;
 	5m) echo "${REAL[@]} $SYNTH" ;;
+	sample) echo "data/sample.jsonl.bz2" ;;
 	*) echo "unknown scale $1" >&2; exit 2 ;;
 	esac
 }
@@ -84,7 +86,17 @@ step_orders() {
 		need_index "$s"
 		record "orders-$s" "$BENCH" orders -bin "$BIN" -data-dir "$OUT/data-$s" -profiles "$OUT/profiles-$s.txt" \
 			-runs "$RUNS" -clients 32 -requests 6000 -duration 60s -json "$RES/orders-$s.json"
+		record "lifecycle-$s" "$BENCH" lifecycle -bin "$BIN" -data-dir "$OUT/data-$s" -profiles "$OUT/profiles-$s.txt" \
+			-runs "$RUNS" -clients 32 -lifecycles 3000 -pdf-size 204800 -duration 60s -json "$RES/lifecycle-$s.json"
 	done
+}
+
+# The embedded sample as a data directory and its orderable profiles, for
+# the order benchmarks without the national corpus.
+step_sample() {
+	[[ -f $OUT/data-sample/index/CURRENT ]] || "$BIN" ingest --data-dir "$OUT/data-sample" data/sample.jsonl.bz2 data/lei_sample.csv
+	[[ -s $OUT/profiles-sample.txt ]] || record queries-sample "$BENCH" queries -seed "$SEED" -per-kind 50 -orderable 2000 \
+		-o "$OUT/queries-sample.jsonl" -profiles "$OUT/profiles-sample.txt" data/sample.jsonl.bz2
 }
 
 ensure_postgres() {
@@ -123,7 +135,7 @@ step_floor() {
 for step in "$@"; do
 	case $step in
 	all) step_build; step_corpus; step_queries; step_ingest; step_floor; step_search; step_orders; step_pg; step_profile ;;
-	build | corpus | queries | ingest | floor | search | orders | pg | profile) "step_$step" ;;
+	build | corpus | queries | ingest | floor | search | orders | sample | pg | profile) "step_$step" ;;
 	*) echo "unknown step $step" >&2; exit 2 ;;
 	esac
 done

@@ -9,6 +9,7 @@
 //	bench ingest  -bin BIN -data-dir DIR FILE...
 //	bench search  -bin BIN -data-dir DIR -queries QUERIES.jsonl
 //	bench orders  -bin BIN -data-dir DIR -profiles PROFILES.txt
+//	bench lifecycle -bin BIN -data-dir DIR -profiles PROFILES.txt
 //	bench pg      -bin BIN -data-dir DIR -queries QUERIES.jsonl CORPUS...
 //	bench profile -data-dir DIR -queries QUERIES.jsonl -cpu CPU.pprof -mem MEM.pprof
 //
@@ -32,6 +33,7 @@ const usage = `bench measures companydocs. Commands:
   ingest    time an ingest: records/s, peak RSS, bytes on disk
   search    search latency over HTTP at 1, 4 and 16 clients, per query kind; serving RSS
   orders    order creation throughput and latency with 32 clients
+  lifecycle complete order lifecycles (create, pay, request, deliver a PDF) with webhooks to a local receiver
   pg        the same name queries against PostgreSQL pg_trgm and companydocs, side by side
   profile   CPU and allocation profiles of the search path (in process)
 Run "bench COMMAND -h" for the flags of a command.
@@ -55,7 +57,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	cmds := map[string]func(context.Context, []string) error{
 		"queries": runQueries, "ingest": runIngest, "search": runSearch,
-		"orders": runOrders, "pg": runPG, "profile": runProfile,
+		"orders": runOrders, "lifecycle": runLifecycle, "pg": runPG, "profile": runProfile,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {

@@ -49,7 +49,7 @@ func runOrders(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := bench.StartServer(ctx, *bin, *dataDir)
+	srv, err := bench.StartServer(ctx, *bin, *dataDir, "--session-rate", "0") // every account logs in from 127.0.0.1
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/bzip2"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,13 +31,17 @@ import (
 // Bounds of the crash test: how many times the server is killed, how many
 // sample records its generation holds, and the load between two kills.
 const (
-	crashKills      = 24
+	crashKills      = 52
 	crashRecords    = 500
-	crashWorkers    = 6
-	crashMaxBurst   = 400 * time.Millisecond
+	crashWorkers    = 3
+	crashMaxBurst   = 200 * time.Millisecond
 	crashCredits    = 60 // per account: the subscription plan costs 1, so debits run out mid-test
 	crashAccounts   = 3
+	crashOperator   = "crash-ops"
 	crashStartLimit = 60 * time.Second
+	// crashDrainLimit only guards against a hang while the last server
+	// delivers the remaining events.
+	crashDrainLimit = 3 * time.Minute
 )
 
 // crashPlans are the (document type, plan) pairs of the embedded plans.
@@ -49,6 +56,12 @@ type crashAttempt struct {
 	idemKey string // empty: sent without Idempotency-Key
 }
 
+// crashTransition is a transition answered 2xx: it must be in the
+// order's history after every later kill.
+type crashTransition struct {
+	order, status, actor string
+}
+
 // crashJournal is what the clients learnt across all kills.
 type crashJournal struct {
 	mu sync.Mutex
@@ -59,25 +72,53 @@ type crashJournal struct {
 	// unknown (the server died) and must be retried.
 	keyOrder map[string]string
 	pending  []crashAttempt
+	// orders are the known orders (owner and last known status), for
+	// choosing transitions; refreshed from the database after each kill.
+	orders map[string]*crashOrder
+	open   []string // ids of orders last seen not terminal
+	// transitions were acknowledged; uploads maps an order to the SHA-256
+	// of the PDF whose upload was acknowledged.
+	transitions []crashTransition
+	uploads     map[string]string
 	// counts of outcomes, for the report.
 	created, duplicates, retried, refused, lost int
+	moved, conflicts, movesLost                 int
 	failures                                    []string
 }
 
+// crashOrder is an order as the clients know it.
+type crashOrder struct{ account, status string }
+
+func newCrashJournal() *crashJournal {
+	return &crashJournal{acked: map[string]crashAttempt{}, keyOrder: map[string]string{},
+		orders: map[string]*crashOrder{}, uploads: map[string]string{}}
+}
+
 // TestCrashSafety kills the real binary with SIGKILL at random moments
-// while clients create orders, restarts it, and checks after every kill
-// that the order database is consistent: every acknowledged order exists
-// exactly once, an Idempotency-Key never made two orders, no two open
-// orders repeat, and every balance equals its start minus what its
-// stored orders charged.
+// while clients create and cancel orders, an operator pays, requests,
+// delivers (uploading PDFs), fails and cancels them, and webhook
+// deliveries to a receiver on 127.0.0.1 are under way. After every kill it
+// checks the order database the killed process left against itself and
+// against what the clients were told: every acknowledged order exists
+// exactly once, an Idempotency-Key never made two orders, every
+// acknowledged transition is in its order's history, refunds were made
+// once and balances add up, delivered orders' files exist with their
+// hash, and the database passes ordering's Check. At the end a server
+// that is not killed delivers what is left, and the receiver must have
+// seen every committed event (one per history entry) with a valid
+// signature.
 func TestCrashSafety(t *testing.T) {
 	dir := t.TempDir()
 	mustBuild(t, dir, crashRecords, sampleFile(t))
 	profiles := crashProfiles(t, crashRecords)
 	keys := crashCreateAccounts(t, dir)
-	j := &crashJournal{acked: map[string]crashAttempt{}, keyOrder: map[string]string{}}
+	rcv := newCrashReceiver(t)
+	j := newCrashJournal()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
 
+	srv := startCrashServer(t, dir)
+	srv.registerWebhooks(t, rcv, keys)
+	srv.kill(t)
 	for kill := 1; kill <= crashKills; kill++ {
 		srv := startCrashServer(t, dir)
 		burst := time.Duration(rng.Int64N(int64(crashMaxBurst)))
@@ -91,19 +132,30 @@ func TestCrashSafety(t *testing.T) {
 			t.Fatalf("after kill %d: %s", kill, strings.Join(j.failures, "\n"))
 		}
 	}
-	// A last start retries whatever is still pending, then shuts down.
-	srv := startCrashServer(t, dir)
+	// A last start retries whatever is still pending; the one after it
+	// makes no requests and must deliver every event that is left.
+	srv = startCrashServer(t, dir)
 	srv.load(t, j, keys, profiles, rng.Uint64(), 0)
 	srv.kill(t)
 	orders := crashCheck(t, dir, j)
+	srv = startCrashServer(t, dir)
+	drain := time.Now()
+	rcv.waitForAll(t, orders)
+	t.Logf("the last server delivered the remaining events in %v", time.Since(drain).Round(time.Millisecond))
+	srv.kill(t)
+	stored := len(crashCheck(t, dir, j))
 	if len(j.failures) > 0 {
 		t.Fatalf("client-side failures:\n%s", strings.Join(j.failures, "\n"))
 	}
-	if j.created < crashKills {
-		t.Errorf("only %d orders were created over %d kills: the load did not reach the store", j.created, crashKills)
+	if j.created < crashKills || j.moved < crashKills {
+		t.Errorf("only %d orders were created and %d transitions made over %d kills: the load did not reach the store", j.created, j.moved, crashKills)
 	}
-	t.Logf("crash safety: %d kills survived, %d orders stored and checked, %d acknowledged with 201, %d duplicate answers, %d key retries, %d refusals, %d requests cut off by a kill",
-		crashKills, orders, j.created, j.duplicates, j.retried, j.refused, j.lost)
+	r := rcv.report()
+	t.Logf("crash safety: %d kills survived, %d orders stored and checked, %d acknowledged with 201, %d duplicate answers, %d key retries, %d refusals, %d creates cut off by a kill; "+
+		"%d transitions acknowledged (%d uploads), %d refused as already moved, %d cut off; "+
+		"%d events delivered to 2 endpoints (%d distinct, %d duplicates, %d answered 500 and retried)",
+		crashKills, stored, j.created, j.duplicates, j.retried, j.refused, j.lost,
+		j.moved, len(j.uploads), j.conflicts, j.movesLost, r.delivered, r.distinct, r.duplicates, r.refused)
 }
 
 // crashProfiles returns the ids of live registry profiles among the first
@@ -161,6 +213,11 @@ func crashCreateAccounts(tb testing.TB, dir string) map[string]string {
 		}
 		keys[name] = key
 	}
+	key, err := svc.CreateAccountWithRole(crashOperator, companydocs.RoleOperator, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keys[crashOperator] = key
 	return keys
 }
 
@@ -184,7 +241,8 @@ func startCrashServer(tb testing.TB, dir string) *crashServer {
 		tb.Fatal(err)
 	}
 	cmd := exec.Command(exe, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--search-rate", "0", "--session-rate", "0",
-		"--log-format", "json", "--log-level", "warn", "--poll-interval", "1h")
+		"--log-format", "json", "--log-level", "warn", "--poll-interval", "1h",
+		"--webhook-allow-http", "--webhook-allow-private", "--webhook-retry-base", "20ms", "--webhook-timeout", "5s")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -238,14 +296,7 @@ func (s *crashServer) kill(tb testing.TB) {
 // SIGKILLs the server at that moment, with requests in flight.
 func (s *crashServer) load(tb testing.TB, j *crashJournal, keys map[string]string, profiles []string, seed uint64, burst time.Duration) {
 	tb.Helper()
-	tokens := map[string]string{}
-	for name, key := range keys {
-		var sess struct{ Token string }
-		if status := s.post(tb, "/api/v1/auth/sessions/", "", `{"api_key":"`+key+`"}`, "", &sess); status != http.StatusCreated {
-			tb.Fatalf("session for %s: status %d", name, status)
-		}
-		tokens[name] = sess.Token
-	}
+	tokens := s.login(tb, keys)
 	j.mu.Lock()
 	pending := j.pending
 	j.pending = nil
@@ -273,7 +324,9 @@ func (s *crashServer) load(tb testing.TB, j *crashJournal, keys map[string]strin
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(seed, uint64(w)))
 			for i := 0; i < 10_000 && ctx.Err() == nil; i++ {
-				s.attempt(tb, j, tokens, newCrashAttempt(rng, keys, profiles, seed, w, i))
+				if rng.IntN(5) < 2 || !s.move(tb, j, tokens, rng) {
+					s.attempt(tb, j, tokens, newCrashAttempt(rng, profiles, seed, w, i))
+				}
 			}
 		}()
 	}
@@ -295,8 +348,22 @@ func (j *crashJournal) someAcked(n int) []crashAttempt {
 	return out
 }
 
-func newCrashAttempt(rng *rand.Rand, keys map[string]string, profiles []string, seed uint64, worker, i int) crashAttempt {
-	account := fmt.Sprintf("crash-%d", rng.IntN(len(keys)))
+// login opens a session for every account and returns their tokens.
+func (s *crashServer) login(tb testing.TB, keys map[string]string) map[string]string {
+	tb.Helper()
+	tokens := map[string]string{}
+	for name, key := range keys {
+		var sess struct{ Token string }
+		if status := s.post(tb, "/api/v1/auth/sessions/", "", `{"api_key":"`+key+`"}`, "", &sess); status != http.StatusCreated {
+			tb.Fatalf("session for %s: status %d", name, status)
+		}
+		tokens[name] = sess.Token
+	}
+	return tokens
+}
+
+func newCrashAttempt(rng *rand.Rand, profiles []string, seed uint64, worker, i int) crashAttempt {
+	account := fmt.Sprintf("crash-%d", rng.IntN(crashAccounts))
 	p := crashPlans[rng.IntN(len(crashPlans))]
 	a := crashAttempt{account: account, body: orderJSON(profiles[rng.IntN(len(profiles))], p.doc, p.plan)}
 	if rng.IntN(2) == 0 {
@@ -331,6 +398,7 @@ func (s *crashServer) attempt(tb testing.TB, j *crashJournal, tokens map[string]
 			j.failures = append(j.failures, fmt.Sprintf("key %s: a second order %s after %s", a.idemKey, out.ID, known))
 		}
 		j.acked[out.ID] = a
+		j.known(out.ID, a.account, companydocs.OrderStatusPreviewReady)
 		if a.idemKey != "" {
 			j.keyOrder[a.idemKey] = out.ID
 		}
@@ -354,12 +422,17 @@ func (s *crashServer) attempt(tb testing.TB, j *crashJournal, tokens map[string]
 // post sends a JSON POST and decodes the answer; status 0 means the
 // connection failed (the server was killed).
 func (s *crashServer) post(tb testing.TB, path, token, body, idemKey string, dst any) int {
-	req, err := http.NewRequest("POST", s.base+path, strings.NewReader(body))
+	return s.send(tb, "POST", path, "application/json", token, body, idemKey, dst)
+}
+
+// send is post with a method and a content type.
+func (s *crashServer) send(tb testing.TB, method, path, contentType, token, body, idemKey string, dst any) int {
+	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
 	if err != nil {
 		tb.Error(err)
 		return -1
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -376,15 +449,15 @@ func (s *crashServer) post(tb testing.TB, path, token, body, idemKey string, dst
 		return 0
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
-		tb.Errorf("POST %s: status %d, body not JSON: %q", path, resp.StatusCode, raw)
+		tb.Errorf("%s %s: status %d, body not JSON: %q", method, path, resp.StatusCode, raw)
 	}
 	return resp.StatusCode
 }
 
 // crashCheck opens the order database left by a killed server and checks
 // it against itself and against what the clients were told. It returns
-// the number of stored orders.
-func crashCheck(tb testing.TB, dir string, j *crashJournal) int {
+// the stored orders and refreshes the journal's view of them.
+func crashCheck(tb testing.TB, dir string, j *crashJournal) map[string]*companydocs.Order {
 	tb.Helper()
 	svc, err := ordering.Open(filepath.Join(dir, ordering.DatabaseFile), nil, nil, ordering.Options{})
 	if err != nil {
@@ -392,7 +465,7 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) int {
 	}
 	defer svc.Close()
 	if err := svc.Check(); err != nil {
-		tb.Errorf("bbolt consistency check after kill: %v", err)
+		tb.Errorf("consistency check after kill: %v", err)
 	}
 	accounts, err := svc.Accounts()
 	if err != nil {
@@ -402,18 +475,29 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) int {
 	byKey := map[string]string{}
 	open := map[string]string{}
 	for _, acct := range accounts {
-		var charged int64
-		for _, o := range allOrders(tb, svc, acct.Name) {
+		var charged, refunded int64
+		var list []*companydocs.Order
+		if acct.Role != companydocs.RoleOperator {
+			list = allOrders(tb, svc, acct.Name)
+		}
+		for _, o := range list {
 			if _, dup := stored[o.ID]; dup {
 				tb.Errorf("order %s is listed twice", o.ID)
 			}
+			o.Account = acct.Name
 			stored[o.ID] = o
 			charged += o.CreditsCharged
+			refunded += o.CreditsRefunded
+			checkHistory(tb, o)
+			checkDocumentFile(tb, dir, o)
 			if o.IdempotencyKey != "" {
 				if prev, ok := byKey[o.IdempotencyKey]; ok {
 					tb.Errorf("Idempotency-Key %s made two orders: %s and %s", o.IdempotencyKey, prev, o.ID)
 				}
 				byKey[o.IdempotencyKey] = o.ID
+			}
+			if companydocs.TerminalStatus(o.Status) {
+				continue
 			}
 			combo := acct.Name + " " + o.CompanyProfileID + " " + string(o.DocumentType) + " " + o.PlanID
 			if prev, ok := open[combo]; ok {
@@ -421,12 +505,29 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) int {
 			}
 			open[combo] = o.ID
 		}
-		if acct.Credits != crashCredits-charged || acct.Credits < 0 {
-			tb.Errorf("account %s has %d credits; it started with %d and its orders charged %d", acct.Name, acct.Credits, crashCredits, charged)
+		if start := startingCredits(acct.Name); acct.Credits != start-charged+refunded || acct.Credits < 0 {
+			tb.Errorf("account %s has %d credits; it started with %d, its orders charged %d and refunded %d", acct.Name, acct.Credits, start, charged, refunded)
 		}
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	checkAcknowledged(tb, j, stored, byKey)
+	j.refresh(stored)
+	return stored
+}
+
+func startingCredits(account string) int64 {
+	if account == crashOperator {
+		return 0
+	}
+	return crashCredits
+}
+
+// checkAcknowledged compares the stored orders with the answers the
+// clients got: every 201 order, every key's order, every 2xx transition
+// and every acknowledged upload.
+func checkAcknowledged(tb testing.TB, j *crashJournal, stored map[string]*companydocs.Order, byKey map[string]string) {
+	tb.Helper()
 	for id, a := range j.acked {
 		o, ok := stored[id]
 		if !ok {
@@ -442,7 +543,66 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) int {
 			tb.Errorf("Idempotency-Key %s: stored order %s, the server answered %s", k, got, id)
 		}
 	}
-	return len(stored)
+	for _, tr := range j.transitions {
+		o, ok := stored[tr.order]
+		if !ok || !slices.ContainsFunc(o.History, func(h companydocs.HistoryEntry) bool { return h.Status == tr.status && h.Actor == tr.actor }) {
+			tb.Errorf("the transition of order %s to %s by the %s was acknowledged but is not in its history", tr.order, tr.status, tr.actor)
+		}
+	}
+	for id, sha := range j.uploads {
+		if o := stored[id]; o == nil || o.Document == nil || o.Document.SHA256 != sha {
+			tb.Errorf("order %s: the upload of %s was acknowledged, the order shows %+v", id, sha, o)
+		}
+	}
+}
+
+// checkHistory: the history is a path through the transition table that
+// ends in the order's status, and credits were refunded exactly when the
+// order ended cancelled or failed, and then all of them.
+func checkHistory(tb testing.TB, o *companydocs.Order) {
+	tb.Helper()
+	h := o.History
+	if len(h) == 0 || h[0].Status != companydocs.OrderStatusPreviewReady || h[len(h)-1].Status != o.Status {
+		tb.Errorf("order %s in %s has the history %+v", o.ID, o.Status, h)
+		return
+	}
+	for i := 1; i < len(h); i++ {
+		if !companydocs.CanTransition(h[i-1].Status, h[i].Status, h[i].Actor) {
+			tb.Errorf("order %s: %s -> %s by the %s is not a transition", o.ID, h[i-1].Status, h[i].Status, h[i].Actor)
+		}
+	}
+	want := int64(0)
+	if o.Status == companydocs.OrderStatusCancelled || o.Status == companydocs.OrderStatusFailed {
+		want = o.CreditsCharged
+	}
+	if o.CreditsRefunded != want {
+		tb.Errorf("order %s in %s charged %d credits and refunded %d, want %d", o.ID, o.Status, o.CreditsCharged, o.CreditsRefunded, want)
+	}
+}
+
+// checkDocumentFile: a DELIVERED order's document is on disk under its
+// hash, with that hash and size; no other order has a document.
+func checkDocumentFile(tb testing.TB, dir string, o *companydocs.Order) {
+	tb.Helper()
+	if o.Status != companydocs.OrderStatusDelivered {
+		if o.Document != nil {
+			tb.Errorf("order %s in %s has a document", o.ID, o.Status)
+		}
+		return
+	}
+	if o.Document == nil || len(o.Document.SHA256) != 64 {
+		tb.Errorf("order %s is DELIVERED without a document: %+v", o.ID, o.Document)
+		return
+	}
+	sha := o.Document.SHA256
+	b, err := os.ReadFile(filepath.Join(dir, ordering.DocumentsDir, sha[:2], sha+".pdf"))
+	if err != nil {
+		tb.Errorf("order %s points at a missing document: %v", o.ID, err)
+		return
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != sha || int64(len(b)) != o.Document.Size {
+		tb.Errorf("order %s: the document file of %s has %d bytes and the SHA-256 %x, the order says %d bytes", o.ID, sha, len(b), sum, o.Document.Size)
+	}
 }
 
 // allOrders pages through an account's orders.
