@@ -30,9 +30,31 @@ func (p *Plan) Covers(t DocumentType) bool {
 	return false
 }
 
+// Params are the values the sentence of a blocker or a next step names,
+// so that a client can say the sentence in its own language from the code
+// and the params; Message stays the sentence in English. Each code sets
+// only the fields its sentence uses (the OpenAPI document lists them).
+type Params struct {
+	CompanyName   string         `json:"company_name,omitempty"`
+	ProfileID     string         `json:"profile_id,omitempty"`
+	OrderID       string         `json:"order_id,omitempty"`
+	PlanID        string         `json:"plan_id,omitempty"`
+	DocumentType  DocumentType   `json:"document_type,omitempty"`
+	DocumentTypes []DocumentType `json:"document_types,omitempty"` // what a plan covers or a register holds
+	Amount        string         `json:"amount,omitempty"`         // decimal, as Order.Total
+	Currency      string         `json:"currency,omitempty"`
+	Credits       int64          `json:"credits,omitempty"` // a plan's cost; never 0 where it is named
+	// Balance is a pointer because an empty account (0) must still say so.
+	Balance         *int64 `json:"balance,omitempty"`
+	Note            string `json:"note,omitempty"`
+	RefundedCredits int64  `json:"refunded_credits,omitempty"`
+	RefundedAmount  string `json:"refunded_amount,omitempty"`
+}
+
 // Blocker explains why a preview is not orderable.
 type Blocker struct {
 	Code    string `json:"code"`
+	Params  Params `json:"params"`
 	Message string `json:"message"`
 }
 
@@ -65,8 +87,12 @@ type CompanySnapshot struct {
 // NextStep tells the client what happens after an order was created.
 type NextStep struct {
 	// Kind is "payment" for one-off plans and "delivery" for credit plans.
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
+	Kind string `json:"kind"`
+	// Code names the sentence and Params holds its values. Orders stored
+	// before codes existed have neither; their Message still reads.
+	Code    string  `json:"code,omitempty"`
+	Params  *Params `json:"params,omitempty"`
+	Message string  `json:"message"`
 }
 
 // Order is a document order of one account.

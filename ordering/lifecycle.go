@@ -41,16 +41,21 @@ func (s *Service) move(tx *bolt.Tx, rec *orderRecord, to, actor, note string, at
 	if !companydocs.CanTransition(from, to, actor) {
 		return Transition{}, companydocs.ErrInvalidTransition(o.ID, from, to, actor)
 	}
+	ended := &companydocs.Params{} // the params of a failed or cancelled order's next step
+	if !defaultNotes[note] {
+		ended.Note = note
+	}
 	if to == companydocs.OrderStatusCancelled || to == companydocs.OrderStatusFailed {
 		refund, err := s.refund(tx, rec, from)
 		if err != nil {
 			return Transition{}, err
 		}
 		note = strings.TrimSpace(note + " " + refund)
+		addRefund(ended, o, refund)
 	}
 	o.History = append(rec.history(), companydocs.HistoryEntry{Status: to, At: at, Actor: actor, Note: note})
 	o.Status, o.WorkflowStatus = to, companydocs.WorkflowOf(to)
-	o.NextStep = s.nextStepAfter(rec, note)
+	o.NextStep = s.nextStepAfter(rec, note, ended)
 	if err := s.reindex(tx, rec, from); err != nil {
 		return Transition{}, err
 	}
@@ -86,6 +91,18 @@ func (s *Service) refund(tx *bolt.Tx, rec *orderRecord, from string) (string, er
 	return "", nil
 }
 
+// addRefund names what a refund gave back in the params of the next step:
+// the credits, or the payment the operator refunds.
+func addRefund(p *companydocs.Params, o *companydocs.Order, refund string) {
+	switch {
+	case refund == "":
+	case o.CreditsRefunded > 0:
+		p.RefundedCredits = o.CreditsRefunded
+	default:
+		p.RefundedAmount, p.Currency = o.Total, o.Currency
+	}
+}
+
 // reindex keeps the status index and, once the order is terminal, frees
 // its open-order entry so that the same order can be made again.
 func (s *Service) reindex(tx *bolt.Tx, rec *orderRecord, from string) error {
@@ -117,19 +134,21 @@ const (
 )
 
 // nextStepAfter says what happens next once an order has moved.
-func (s *Service) nextStepAfter(rec *orderRecord, note string) companydocs.NextStep {
+// ended holds the params of a failed or cancelled order's step: the note
+// as given and what was refunded.
+func (s *Service) nextStepAfter(rec *orderRecord, note string, ended *companydocs.Params) companydocs.NextStep {
 	o := &rec.Order
 	switch o.Status {
 	case companydocs.OrderStatusPaid:
-		return companydocs.NextStep{Kind: NextStepDelivery, Message: fmt.Sprintf("Paid. The operator requests the %s of %s from the register; once it is delivered, the order shows the document and its download link.", documentName(o.DocumentType), o.Company.Name)}
+		return companydocs.NextStep{Kind: NextStepDelivery, Code: StepPaid, Params: &companydocs.Params{DocumentType: o.DocumentType, CompanyName: o.Company.Name}, Message: fmt.Sprintf("Paid. The operator requests the %s of %s from the register; once it is delivered, the order shows the document and its download link.", documentName(o.DocumentType), o.Company.Name)}
 	case companydocs.OrderStatusRequested:
-		return companydocs.NextStep{Kind: NextStepDelivery, Message: "Requested from the register. Once the register answers, the operator delivers the document; the order then shows it and its download link."}
+		return companydocs.NextStep{Kind: NextStepDelivery, Code: StepRequested, Params: &companydocs.Params{}, Message: "Requested from the register. Once the register answers, the operator delivers the document; the order then shows it and its download link."}
 	case companydocs.OrderStatusDelivered:
-		return companydocs.NextStep{Kind: NextStepDownload, Message: "Delivered: the document is ready to download."}
+		return companydocs.NextStep{Kind: NextStepDownload, Code: StepDelivered, Params: &companydocs.Params{}, Message: "Delivered: the document is ready to download."}
 	case companydocs.OrderStatusFailed:
-		return companydocs.NextStep{Kind: NextStepNone, Message: "The order failed: " + note + " Order again once the reason is resolved."}
+		return companydocs.NextStep{Kind: NextStepNone, Code: StepFailed, Params: ended, Message: "The order failed: " + note + " Order again once the reason is resolved."}
 	}
-	return companydocs.NextStep{Kind: NextStepNone, Message: "The order is cancelled. " + note}
+	return companydocs.NextStep{Kind: NextStepNone, Code: StepCancelled, Params: ended, Message: "The order is cancelled. " + note}
 }
 
 // CancelOrder cancels one of the client's own orders while it is
@@ -139,7 +158,7 @@ func (s *Service) CancelOrder(ctx context.Context, account, id, note string) (*c
 	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, account, id, companydocs.OrderStatusCancelled, companydocs.ActorClient, noteOr(note, "Cancelled by the client."), nil)
+	return s.change(ctx, account, id, companydocs.OrderStatusCancelled, companydocs.ActorClient, noteOr(note, noteClientCancel), nil)
 }
 
 // Operator actions, each a transition made by an operator account.
@@ -175,12 +194,24 @@ func (s *Service) OperatorAction(ctx context.Context, operator, id, action, note
 	if action == ActionFail && note == "" {
 		return nil, companydocs.Errorf(companydocs.EVALIDATION, "Field \"reason\" is required: say why the order failed, the client reads it.")
 	}
-	defaults := map[string]string{ActionPay: "Payment confirmed by the operator.", ActionRequest: "Requested from the register.", ActionCancel: "Cancelled by the operator."}
+	defaults := map[string]string{ActionPay: notePaid, ActionRequest: noteRequested, ActionCancel: noteOperatorCancel}
 	return s.change(ctx, "", id, to, companydocs.ActorOperator, noteOr(note, defaults[action]), nil)
 }
 
 // maxNote bounds a note or reason.
 const maxNote = 1000
+
+// The notes the service writes into the history when none is given. A
+// next step's params leave them out: a client says the step in its own
+// language, and these sentences are English.
+const (
+	noteClientCancel   = "Cancelled by the client."
+	notePaid           = "Payment confirmed by the operator."
+	noteRequested      = "Requested from the register."
+	noteOperatorCancel = "Cancelled by the operator."
+)
+
+var defaultNotes = map[string]bool{noteClientCancel: true, notePaid: true, noteRequested: true, noteOperatorCancel: true}
 
 func noteOr(note, fallback string) string {
 	if note = strings.TrimSpace(note); note != "" {

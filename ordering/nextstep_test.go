@@ -32,9 +32,11 @@ func TestNextStepsReadAsWords(t *testing.T) {
 	cancelled := seen(s.CreateOrder(ctx, acct, request(fx.live[2], "AD", "ad-single"), ""))
 	seen(s.CancelOrder(ctx, acct, cancelled.ID, ""))
 
-	kinds := map[string]bool{}
+	kinds, codes := map[string]bool{}, map[string]bool{}
 	for _, step := range steps {
 		kinds[step.Kind] = true
+		codes[step.Code] = true
+		checkParams(t, step.Code, step.Params, step.Message)
 		for _, raw := range append([]string{"/api/", "GET ", "POST ", "download_url", "_url", "1 credits", "workflow"}, companydocs.OrderStatuses...) {
 			if strings.Contains(step.Message, raw) {
 				t.Errorf("next step %q (%s) contains %q", step.Message, step.Kind, raw)
@@ -45,5 +47,13 @@ func TestNextStepsReadAsWords(t *testing.T) {
 		if !kinds[kind] {
 			t.Errorf("no next step of kind %q was read", kind)
 		}
+	}
+	for _, code := range []string{StepPaymentDue, StepPaidWithCredits, StepPaid, StepRequested, StepDelivered, StepFailed, StepCancelled} {
+		if !codes[code] {
+			t.Errorf("no next step with code %q was read", code)
+		}
+	}
+	if failed := steps[7]; failed.Params == nil || failed.Params.Note != "The register has no such entry." || failed.Params.RefundedCredits != 1 {
+		t.Errorf("failed credit order's step params = %v, want the reason as note and 1 credit refunded", failed.Params)
 	}
 }

@@ -233,17 +233,33 @@ const (
 	NextStepDelivery = "delivery"
 )
 
+// Next-step codes: one per sentence, so that a client can say it in its
+// own language with the step's params.
+const (
+	StepPaymentDue      = "payment_due"       // order_id, amount, currency, document_type, company_name
+	StepPaidWithCredits = "paid_with_credits" // credits, document_type, company_name
+	StepPaid            = "paid"              // document_type, company_name
+	StepRequested       = "requested"
+	StepDelivered       = "delivered"
+	StepFailed          = "failed"    // note (the reason), and refunded_credits or refunded_amount with currency
+	StepCancelled       = "cancelled" // note unless none was given, and what was refunded as for failed
+)
+
 // nextStep: a one-off plan with a price is paid per order; a subscription
 // or a prepaid credit plan goes straight to delivery.
 func nextStep(id string, t companydocs.DocumentType, a *assessment) companydocs.NextStep {
 	if !paidAtCreation(a) {
-		return companydocs.NextStep{Kind: NextStepPayment, Message: fmt.Sprintf(
-			"Pay %s %s for order %s as agreed with the operator of this service; the operator confirms the payment, then requests the %s of %s from the register. Until then you may cancel the order.",
-			formatCents(a.cents), a.plan.Currency, id, documentName(t), a.profile.Name)}
+		return companydocs.NextStep{Kind: NextStepPayment, Code: StepPaymentDue,
+			Params: &companydocs.Params{OrderID: id, Amount: formatCents(a.cents), Currency: a.plan.Currency, DocumentType: t, CompanyName: a.profile.Name},
+			Message: fmt.Sprintf(
+				"Pay %s %s for order %s as agreed with the operator of this service; the operator confirms the payment, then requests the %s of %s from the register. Until then you may cancel the order.",
+				formatCents(a.cents), a.plan.Currency, id, documentName(t), a.profile.Name)}
 	}
-	return companydocs.NextStep{Kind: NextStepDelivery, Message: fmt.Sprintf(
-		"Paid with %s: the operator requests the %s of %s from the register and delivers it; the order then shows the document and its download link.",
-		credits(a.plan.CreditCost), documentName(t), a.profile.Name)}
+	return companydocs.NextStep{Kind: NextStepDelivery, Code: StepPaidWithCredits,
+		Params: &companydocs.Params{Credits: a.plan.CreditCost, DocumentType: t, CompanyName: a.profile.Name},
+		Message: fmt.Sprintf(
+			"Paid with %s: the operator requests the %s of %s from the register and delivers it; the order then shows the document and its download link.",
+			credits(a.plan.CreditCost), documentName(t), a.profile.Name)}
 }
 
 // credits counts credits in words: "1 credit", "5 credits".

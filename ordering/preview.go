@@ -144,17 +144,17 @@ func (s *Service) assess(req companydocs.OrderRequest) (*assessment, error) {
 func (s *Service) assessPlan(a *assessment, req companydocs.OrderRequest) []companydocs.Blocker {
 	var out []companydocs.Blocker
 	if !req.DocumentType.IsOrderable() {
-		out = append(out, blocker(BlockerDocumentNotOrderable, "This service sells only AD (current printout) and CD (chronological printout), not %s.", req.DocumentType))
+		out = append(out, blocker(BlockerDocumentNotOrderable, &companydocs.Params{DocumentType: req.DocumentType}, "This service sells only AD (current printout) and CD (chronological printout), not %s.", req.DocumentType))
 	}
 	if s.plans.Len() == 0 {
-		return append(out, blocker(BlockerNoPlanConfigured, "No plan is configured for this deployment."))
+		return append(out, blocker(BlockerNoPlanConfigured, nil, "No plan is configured for this deployment."))
 	}
 	a.plan, a.cents, a.planFound = s.plans.Plan(req.PlanID)
 	if !a.planFound {
-		return append(out, blocker(BlockerPlanNotFound, "No plan has the id %q: choose one of the deployment's plans.", req.PlanID))
+		return append(out, blocker(BlockerPlanNotFound, &companydocs.Params{PlanID: req.PlanID}, "No plan has the id %q: choose one of the deployment's plans.", req.PlanID))
 	}
 	if req.DocumentType.IsOrderable() && !a.plan.Covers(req.DocumentType) {
-		out = append(out, blocker(BlockerDocumentNotInPlan, "Plan %q does not cover %s; it covers %s.", a.plan.ID, req.DocumentType, joinTypes(a.plan.DocumentTypes)))
+		out = append(out, blocker(BlockerDocumentNotInPlan, &companydocs.Params{PlanID: a.plan.ID, DocumentType: req.DocumentType, DocumentTypes: a.plan.DocumentTypes}, "Plan %q does not cover %s; it covers %s.", a.plan.ID, req.DocumentType, joinTypes(a.plan.DocumentTypes)))
 	}
 	return out
 }
@@ -162,7 +162,7 @@ func (s *Service) assessPlan(a *assessment, req companydocs.OrderRequest) []comp
 func (s *Service) assessCompany(a *assessment, req companydocs.OrderRequest) error {
 	id := req.CompanyProfileID
 	if id == "" {
-		a.company = []companydocs.Blocker{blocker(BlockerProfileIDMissing, "No company_profile_id was sent. Search for the company and use the profile_id of a result with ordering_eligible=true.")}
+		a.company = []companydocs.Blocker{blocker(BlockerProfileIDMissing, nil, "No company_profile_id was sent. Search for the company and use the profile_id of a result with ordering_eligible=true.")}
 		return nil
 	}
 	p, err := s.profile(id)
@@ -200,17 +200,17 @@ func (s *Service) profile(id string) (*companydocs.Profile, error) {
 // companyBlockers is the verified-profile gate for one document type.
 func companyBlockers(p *companydocs.Profile, id string, t companydocs.DocumentType) []companydocs.Blocker {
 	if p == nil {
-		return []companydocs.Blocker{blocker(BlockerCompanyNotFound, "No company profile has the id %q. Search for the company again: profile ids come from search results.", id)}
+		return []companydocs.Blocker{blocker(BlockerCompanyNotFound, &companydocs.Params{ProfileID: id}, "No company profile has the id %q. Search for the company again: profile ids come from search results.", id)}
 	}
 	var out []companydocs.Blocker
 	if !p.Verified {
-		out = append(out, blocker(BlockerCompanyNotVerified, "%s is not verified by a register%s, so it cannot be ordered. Choose a verified search result.", p.Name, missingSuffix(p)))
+		out = append(out, blocker(BlockerCompanyNotVerified, &companydocs.Params{CompanyName: p.Name}, "%s is not verified by a register%s, so it cannot be ordered. Choose a verified search result.", p.Name, missingSuffix(p)))
 	}
 	if p.Removed {
-		out = append(out, blocker(BlockerCompanyRemoved, "%s has been removed from the register.", p.Name))
+		out = append(out, blocker(BlockerCompanyRemoved, &companydocs.Params{CompanyName: p.Name}, "%s has been removed from the register.", p.Name))
 	}
 	if t.IsOrderable() && !p.HasDocument(t) {
-		out = append(out, blocker(BlockerDocumentNotAvailable, "The register holds no %s for %s%s.", t, p.Name, heldSuffix(p)))
+		out = append(out, blocker(BlockerDocumentNotAvailable, &companydocs.Params{DocumentType: t, CompanyName: p.Name, DocumentTypes: heldTypes(p)}, "The register holds no %s for %s%s.", t, p.Name, heldSuffix(p)))
 	}
 	return out
 }
@@ -223,16 +223,22 @@ func missingSuffix(p *companydocs.Profile) string {
 }
 
 func heldSuffix(p *companydocs.Profile) string {
+	held := heldTypes(p)
+	if len(held) == 0 {
+		return ""
+	}
+	return "; it holds " + joinTypes(held)
+}
+
+// heldTypes lists the orderable documents the register holds for p.
+func heldTypes(p *companydocs.Profile) []companydocs.DocumentType {
 	var held []companydocs.DocumentType
 	for _, t := range companydocs.OrderableDocumentTypes {
 		if p.HasDocument(t) {
 			held = append(held, t)
 		}
 	}
-	if len(held) == 0 {
-		return ""
-	}
-	return "; it holds " + joinTypes(held)
+	return held
 }
 
 // accountBlockers checks the balance and open orders of the account.
@@ -243,16 +249,21 @@ func accountBlockers(tx *bolt.Tx, account string, req companydocs.OrderRequest, 
 	}
 	var out []companydocs.Blocker
 	if rec.Credits < cost {
-		out = append(out, blocker(BlockerInsufficientCredits, "The plan costs %s; the account has %d.", credits(cost), rec.Credits))
+		out = append(out, blocker(BlockerInsufficientCredits, &companydocs.Params{Credits: cost, Balance: &rec.Credits}, "The plan costs %s; the account has %d.", credits(cost), rec.Credits))
 	}
 	if id := tx.Bucket(bucketOpenOrders).Get(openOrderKey(account, req)); id != nil {
-		out = append(out, blocker(BlockerOpenOrderExists, "Order %s for this company, document and plan is still open.", id))
+		out = append(out, blocker(BlockerOpenOrderExists, &companydocs.Params{OrderID: string(id)}, "Order %s for this company, document and plan is still open.", id))
 	}
 	return out, nil
 }
 
-func blocker(code, format string, args ...any) companydocs.Blocker {
-	return companydocs.Blocker{Code: code, Message: fmt.Sprintf(format, args...)}
+// blocker is a blocker's code, the values its sentence names and the
+// sentence in English; params is never null in the answer.
+func blocker(code string, params *companydocs.Params, format string, args ...any) companydocs.Blocker {
+	if params == nil {
+		params = &companydocs.Params{}
+	}
+	return companydocs.Blocker{Code: code, Params: *params, Message: fmt.Sprintf(format, args...)}
 }
 
 func joinTypes(types []companydocs.DocumentType) string {

@@ -46,6 +46,7 @@ func TestPreviewBlockers(t *testing.T) {
 				if b.Message == "" {
 					t.Errorf("blocker %s has no message", b.Code)
 				}
+				checkParams(t, b.Code, &b.Params, b.Message)
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("blockers = %v, want %v", got, tc.want)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"companydocs"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -291,6 +293,7 @@ func (p *pageDriver) failAndCancel(operatorKey, clientKey string) {
 		chromedp.SendKeys(chromedp.CSS(cardSelector("#queue-list", cancelled, ".cancel-note")), note),
 		chromedp.Click(chromedp.CSS(cardSelector("#queue-list", cancelled, ".cancel-order-yes"))))
 	p.waitStatus("#queue-list", cancelled, "CANCELLED")
+	p.checkPhoneWidth("browser-queue-phone.png")
 
 	p.signOut()
 	p.signInWith(clientKey)
@@ -303,5 +306,73 @@ func (p *pageDriver) failAndCancel(operatorKey, clientKey string) {
 	p.waitStatus("#orders-list", cancelled, "CANCELLED")
 	if c := p.readCard("#orders-list", cancelled); !strings.Contains(c.Notes, note) || c.Timeline != "PREVIEW_READY/client,CANCELLED/operator" {
 		p.t.Fatalf("order cancelled by the operator = %+v, want the note in the timeline", c)
+	}
+}
+
+// checkPhoneManyOrders is the signed-in client on a phone with several
+// orders, one delivered (with its download button), one failed, some
+// cancelled and a new one; first with the order panel showing the placed
+// order, then with a preview that names a blocker.
+func (p *pageDriver) checkPhoneManyOrders(delivered string) {
+	p.t.Helper()
+	placed := p.orderPlan("ad-single")
+	p.waitStatus("#orders-list", placed.ID, "PREVIEW_READY")
+	p.waitStatus("#orders-list", delivered, "DELIVERED")
+	if n := eval[int](p, "count the orders", `document.querySelectorAll("#orders-list > li").length`); n < 5 {
+		p.t.Fatalf("the orders list shows %d orders, want at least 5 for the phone check", n)
+	}
+	p.checkPhoneWidth("browser-orders-phone.png")
+	p.run("open the order panel again",
+		chromedp.Click(chromedp.CSS("#order-result button")), chromedp.WaitNotVisible(chromedp.CSS("#order-panel")),
+		chromedp.Click(chromedp.CSS("#results > li.card .order-button")), chromedp.WaitVisible(chromedp.CSS("#order-panel")))
+	p.waitJS("the first preview", `document.querySelector("#preview .message") !== null`)
+	eval[string](p, "choose the credit plan", `(() => { const s = document.querySelector("#order-plan");
+		s.value = "subscription-basic"; s.dispatchEvent(new Event("change")); return s.value; })()`)
+	p.waitJS("the blocked preview", `document.querySelector("#preview [data-code=insufficient_credits]") !== null`)
+	p.checkPhoneWidth("browser-blocked-phone.png")
+}
+
+// stepView is one order's next step as the page shows it.
+type stepView struct {
+	Code string `json:"code"`
+	Lang string `json:"lang"`
+	Text string `json:"text"`
+}
+
+// checkStepsInWords reads the next step of every order of the client in
+// German: each is said in German from its code and params, with no
+// status code, API path or code name in it.
+func (p *pageDriver) checkStepsInWords() {
+	p.t.Helper()
+	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
+	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
+	steps := eval[[]stepView](p, "read the next steps", `[...document.querySelectorAll("#orders-list .next-step")].map(s => ({
+		code: s.dataset.code, lang: (s.querySelector("span[lang]") || {lang: ""}).lang, text: s.textContent}))`)
+	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+	codes := map[string]string{}
+	for _, s := range steps {
+		s.Text = strings.ReplaceAll(s.Text, "\u00a0", " ")
+		codes[s.Code] += s.Text + " | "
+		if s.Lang != "de" {
+			p.t.Errorf("next step %q (%s) is not said in German", s.Text, s.Code)
+		}
+		for _, raw := range append([]string{"/api/", "GET ", "POST ", "_"}, companydocs.OrderStatuses...) {
+			if strings.Contains(strings.ReplaceAll(s.Text, "ord_", ""), raw) {
+				p.t.Errorf("next step %q contains %q", s.Text, raw)
+			}
+		}
+	}
+	// The operator's note is shown as written; the service's default note
+	// ("Cancelled by the client.") is English and is not repeated.
+	for _, want := range [][2]string{
+		{"payment_due", "Zahlen Sie 4,50 € für die Bestellung ord_"},
+		{"delivered", "Geliefert: Das Dokument kann heruntergeladen werden."},
+		{"failed", "Grund: The register court does not answer. Die Zahlung von 4,50 € erstattet der Betreiber"},
+		{"cancelled", "Die Bestellung ist storniert. Ordered twice by mistake. |"},
+		{"cancelled", "Die Bestellung ist storniert. |"},
+	} {
+		if !strings.Contains(codes[want[0]], want[1]) {
+			p.t.Errorf("next steps %s in German = %q, want one to read %q", want[0], codes[want[0]], want[1])
+		}
 	}
 }

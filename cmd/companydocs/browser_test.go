@@ -77,6 +77,8 @@ func TestBrowserPage(t *testing.T) {
 	p.downloadDocument(orderID, pdf)
 	p.reorderAndCancel(orderID)
 	p.failAndCancel(operatorKey, key)
+	p.checkPhoneManyOrders(orderID)
+	p.checkStepsInWords()
 }
 
 // stepTimeout bounds one browser step, so that a page that never gets to
@@ -381,8 +383,17 @@ func (p *pageDriver) checkBlockersInWords() {
 	p.waitJS("the blocked preview", `document.querySelector("#preview [data-code=insufficient_credits]") !== null`)
 	words := p.text("read the blocker", "#preview [data-code=insufficient_credits]")
 	disabled := eval[bool](p, "read the confirm button", `document.querySelector("#order-confirm").disabled`)
-	if !strings.Contains(words, "not have enough credits") || !disabled {
-		p.t.Fatalf("blocker = %q, confirm disabled = %v; want the credits explained and no way to confirm", words, disabled)
+	if !strings.Contains(words, "not have enough credits: the plan costs 1 credit, the account holds 0 credits.") || !disabled {
+		p.t.Fatalf("blocker = %q, confirm disabled = %v; want the credits explained from its params and no way to confirm", words, disabled)
+	}
+	// In German the blocker is said from its code and params, not in the
+	// service's English.
+	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
+	p.waitJS("the blocker in German", `document.documentElement.lang === "de"`)
+	words = p.text("read the blocker in German", "#preview [data-code=insufficient_credits]")
+	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+	if words != "Ihr Konto hat nicht genug Guthaben: Der Tarif kostet 1 Guthabenpunkt, das Konto hat 0 Guthabenpunkte." {
+		p.t.Fatalf("German blocker = %q, want it said in German from code and params", words)
 	}
 }
 
@@ -412,27 +423,56 @@ func (p *pageDriver) checkGerman() {
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
 }
 
-// checkPhoneWidth shows the page on a phone-sized screen: nothing may be
-// wider than the screen (no sideways scrolling).
+// checkPhoneWidth shows the page on a phone-sized screen, in English and
+// in German (whose words are longer): nothing may be wider than the
+// screen (no sideways scrolling).
 func (p *pageDriver) checkPhoneWidth(screenshot string) {
 	p.t.Helper()
 	p.run("emulate a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
-	p.screenshot(screenshot)
-	// The page lays itself out again after the viewport changes; a width
+	p.fitsPhone(screenshot)
+	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
+	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
+	p.fitsPhone(strings.TrimSuffix(screenshot, ".png") + "-de.png")
+	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+	p.waitJS("the page in English", `document.documentElement.lang === "en"`)
+	p.run("leave the phone view", chromedp.ResetViewport())
+}
+
+// sticksOut lists what does not fit a 375 px screen: an element wider
+// than the screen, one that reaches out of its parent's box, or one whose
+// content overflows it (a long word that does not wrap). Only the
+// innermost such elements are named: they are the ones to fix.
+const sticksOut = `(() => {
+	const box = e => e.getBoundingClientRect();
+	const shown = e => { const r = box(e); return r.width > 0 && r.height > 0 && !["absolute", "fixed"].includes(getComputedStyle(e).position); };
+	const inside = e => { const p = e.parentElement, r = box(e), q = box(p);
+		return r.right <= Math.min(375, q.left + p.clientLeft + p.clientWidth) + 1 && r.left >= q.left + p.clientLeft - 1; };
+	const overflows = e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === "visible";
+	const bad = e => shown(e) && (!inside(e) || overflows(e));
+	return [...document.querySelectorAll("body *")].filter(e => bad(e) && ![...e.querySelectorAll("*")].some(bad)).slice(0, 8)
+		.map(e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + String(e.className).replace(/ /g, ".") : "") +
+			" (" + Math.round(box(e).left) + " to " + Math.round(box(e).right) + " px, content " + e.scrollWidth + " px) " +
+			JSON.stringify((e.textContent || "").trim().slice(0, 40)));
+})()`
+
+// fitsPhone fails the test when anything on the page does not fit a
+// 375 px screen, and otherwise keeps a screenshot.
+func (p *pageDriver) fitsPhone(screenshot string) {
+	p.t.Helper()
+	// The page lays itself out again after the viewport changes; what is
 	// measured in between can be a frame of the old layout. A page that
-	// stays wider than the screen fails, naming what sticks out.
+	// keeps something sticking out fails, naming it.
 	ctx, cancel := context.WithTimeout(p.ctx, 3*time.Second)
 	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.documentElement.scrollWidth <= 375`, chromedp.WithPollingInterval(50*time.Millisecond)))
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.documentElement.scrollWidth <= 375 && `+sticksOut+`.length === 0`,
+		chromedp.WithPollingInterval(50*time.Millisecond)))
 	if err != nil {
 		width := eval[int](p, "measure the page width", `document.documentElement.scrollWidth`)
-		wide := eval[string](p, "name what sticks out", `Array.from(document.querySelectorAll("body *"))
-			.filter(e => e.getBoundingClientRect().right > 375).slice(0, 5)
-			.map(e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + e.className : "") + " " + JSON.stringify((e.textContent || "").slice(0, 40)))
-			.join("; ")`)
-		p.t.Fatalf("on a 375 px screen the page is %d px wide: %s", width, wide)
+		wide := eval[[]string](p, "name what sticks out", sticksOut)
+		p.t.Fatalf("on a 375 px screen (page language %s) the page is %d px wide and these do not fit:\n%s",
+			eval[string](p, "read the page language", `document.documentElement.lang`), width, strings.Join(wide, "\n"))
 	}
-	p.run("leave the phone view", chromedp.ResetViewport())
+	p.screenshot(screenshot)
 }
 
 func (p *pageDriver) signOut() {

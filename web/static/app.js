@@ -842,11 +842,8 @@
     } else {
       const list = el("ul", { className: "blockers" });
       for (const b of p.blockers || []) {
-        const words = has("blocker." + b.code) ? t("blocker." + b.code) : b.message;
-        list.append(el("li", { "data-code": b.code }, [
-          el("span", { text: words }),
-          b.message && words !== b.message ? el("span", { className: "detail", lang: "en", text: " " + b.message }) : null,
-        ]));
+        const words = coded("blocker.", b);
+        list.append(el("li", { "data-code": b.code }, [el("span", { lang: words.lang, text: words.text })]));
       }
       children.push(el("div", { className: "message error" }, [el("p", { text: t("order.blocked") }), list]));
     }
@@ -938,15 +935,71 @@
     return el("div", { className: "order-details", "data-order-id": o.id, "data-status": o.status }, [dl, nextStepNode(o), historyNode(o)]);
   }
 
-  // nextStepNode shows the service's own next step: its kind in words and
-  // its sentence as sent (the service writes it in English).
+  // nextStepNode shows the service's next step: its kind in words and its
+  // sentence in the page's language, made from its code and params.
   function nextStepNode(o) {
     const step = o.next_step || {};
     const stepKind = has("nextStep." + step.kind) ? t("nextStep." + step.kind) : step.kind;
-    return el("p", { className: "next-step", "data-kind": step.kind || "" }, [
+    const words = coded("step.", step);
+    return el("p", { className: "next-step", "data-kind": step.kind || "", "data-code": step.code || "" }, [
       el("strong", { text: t("order.nextStep") + ": " + (stepKind || "") }),
-      step.message ? el("span", { lang: "en", text: " " + step.message }) : null,
+      words.text ? el("span", { lang: words.lang, text: " " + words.text }) : null,
     ]);
+  }
+
+  // coded says a blocker or a next step in the page's language from its
+  // code and params. An unknown code, or params without a value the
+  // sentence needs, fall back to the service's sentence, which is English.
+  function coded(prefix, item) {
+    const fallback = { text: item.message || "", lang: "en" };
+    if (!item.code || !has(prefix + item.code) || !item.params) {
+      return fallback;
+    }
+    const vars = paramWords(item.params);
+    const needed = [...t(prefix + item.code).matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+    if (needed.some((name) => !(name in vars))) {
+      return fallback;
+    }
+    return { text: t(prefix + item.code, vars), lang: state.lang };
+  }
+
+  // paramWords turns the params of a blocker or next step into the words
+  // its sentence uses: names of documents and plans, money, credits.
+  function paramWords(p) {
+    const vars = {};
+    const put = (name, value) => {
+      if (value !== undefined && value !== null) {
+        vars[name] = value;
+      }
+    };
+    put("company", p.company_name);
+    put("order", p.order_id);
+    put("plan_id", p.plan_id);
+    put("plan", p.plan_id === undefined ? undefined : planName(p.plan_id));
+    put("document", p.document_type && docName(p.document_type));
+    const documents = (p.document_types || []).map(docName).join(", ");
+    put("documents", documents || t("none"));
+    put("held", documents ? t("blocker.held", { documents }) : "");
+    put("amount", p.amount === undefined ? undefined : formatMoney(p.amount, p.currency));
+    put("credits", p.credits === undefined ? undefined : creditWords(p.credits));
+    put("balance", p.balance === undefined ? undefined : creditWords(p.balance));
+    put("note", p.note ? " " + p.note : "");
+    put("refund", refundWords(p));
+    return vars;
+  }
+
+  function creditWords(n) {
+    return n === 1 ? t("credits.one") : t("credits.many", { n });
+  }
+
+  function refundWords(p) {
+    if (p.refunded_credits) {
+      return " " + t("refund.credits", { credits: creditWords(p.refunded_credits) });
+    }
+    if (p.refunded_amount) {
+      return " " + t("refund.payment", { amount: formatMoney(p.refunded_amount, p.currency) });
+    }
+    return "";
   }
 
   function historyNode(o) {
