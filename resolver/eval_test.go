@@ -106,6 +106,37 @@ func TestEvaluation(t *testing.T) {
 	}
 	compareGolden(t, golden.String())
 	checkFloors(t, got)
+	t.Run("limit", func(t *testing.T) { checkLimitIndependence(t, gen, cases) })
+}
+
+// checkLimitIndependence asks every query of the set with limits 1, 5, 10
+// and 50: the candidates of a smaller limit must be the first ones of the
+// larger, in the same order and with the same confidence.
+func checkLimitIndependence(t *testing.T, gen resolver.Index, cases []evalCase) {
+	limits := []int{50, 10, 5, 1}
+	for _, c := range cases {
+		var longest []companydocs.Candidate
+		for _, limit := range limits {
+			res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover, Limit: limit})
+			if err != nil {
+				t.Fatalf("%s %q limit %d: %v", c.Kind, c.Query, limit, err)
+			}
+			if longest == nil {
+				longest = res.Candidates
+				continue
+			}
+			if len(res.Candidates) != min(limit, len(longest)) {
+				t.Errorf("%s %q: limit %d gives %d candidates, limit 50 gives %d", c.Kind, c.Query, limit, len(res.Candidates), len(longest))
+				continue
+			}
+			for i, cand := range res.Candidates {
+				if want := longest[i]; cand.ProfileID != want.ProfileID || cand.DiscoveryCandidateID != want.DiscoveryCandidateID || cand.Confidence != want.Confidence {
+					t.Errorf("%s %q: limit %d candidate #%d is %s (%.3f), limit 50 has %s (%.3f)", c.Kind, c.Query, limit, i+1, cand.Name, cand.Confidence, want.Name, want.Confidence)
+					break
+				}
+			}
+		}
+	}
 }
 
 // checkFloors fails when a figure drops below the committed one or below

@@ -193,7 +193,7 @@ func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) (
 		Fuzzy:     true,
 		Deep:      req.Mode == ModeDeep,
 		Discover:  req.Discover,
-		Limit:     max(recallFactor*req.Limit, minRecall),
+		Limit:     recallSize,
 	}
 	if pq.hasForm {
 		q.LegalFormTerms = pq.form.Words

@@ -104,11 +104,12 @@ const (
 
 // Retrieval: how many hits the index hands to the ranking stage.
 const (
-	// recallFactor times the requested limit, at least minRecall, are
-	// asked of the index: its scores only order the recall, and the
-	// ranking stage must see enough candidates to reorder them.
-	recallFactor = 3
-	minRecall    = 30
+	// recallSize hits are asked of the index whatever the requested
+	// limit: its scores only order the recall, the ranking stage must see
+	// enough candidates to reorder them (three times the largest limit),
+	// and a recall that grew with the limit would let the page size decide
+	// which candidates come first (limit 5 and limit 20 disagreeing).
+	recallSize = 3 * MaxLimit
 )
 
 // Token similarities: how strongly one query token supports one name token.
