@@ -34,6 +34,7 @@ const (
 	boostSeat          = 3.0  // seat token equals a city token
 	boostPreviousNames = 5.0  // deep: token of a former name
 	boostOfficers      = 3.0  // deep: token of an officer's name
+	boostPerson        = 12.0 // token of an officer's name when the query reads as a person
 	boostAddress       = 1.5  // deep: address token
 	boostPhonetic      = 2.0  // deep: same Kölner Phonetik code
 )
@@ -270,6 +271,7 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) *textQuery {
 		return nil
 	}
 	if !q.Discover {
+		// only unverified discovery profiles: see sourceVerifiedDiscovery
 		tq.exclude = []clause{{field: fieldSource, value: companydocs.SourceDiscovery, boost: 1}}
 	}
 	return tq
@@ -371,10 +373,19 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 			}
 		}
 	}
-	if q.Deep {
+	if q.Deep || q.PreviousNames {
 		add(fieldPreviousNames, t, boostPreviousNames)
+	}
+	switch {
+	case q.Officers:
+		add(fieldOfficers, t, boostPerson)
+	case q.Deep:
 		add(fieldOfficers, t, boostOfficers)
+	}
+	if q.Deep || q.Address {
 		add(fieldAddress, t, boostAddress)
+	}
+	if q.Deep {
 		if code := companydocs.Phonetic(t); code != "" {
 			add(fieldPhonetic, code, boostPhonetic)
 		}

@@ -184,6 +184,17 @@ func splitSeat(query []string, seat string) ([]string, bool) {
 	if len(seatTokens) == 0 {
 		return query, false
 	}
+	if rest, ok := splitSeatTokens(query, seatTokens); ok {
+		return rest, true
+	}
+	// typed without umlauts: "Koln" for "Köln"
+	if plain := companydocs.Tokens(companydocs.FoldPlain(seat)); !equalTokens(plain, seatTokens) {
+		return splitSeatTokens(query, plain)
+	}
+	return query, false
+}
+
+func splitSeatTokens(query, seatTokens []string) ([]string, bool) {
 	// The seat may be written shortened: "Freiburg" for "Freiburg im
 	// Breisgau", so match a prefix of the seat's tokens of at least one.
 	for n := len(seatTokens); n >= 1; n-- {

@@ -62,6 +62,14 @@ const (
 	// and officers relative to the current name.
 	FormerNameFactor = 0.90
 	OfficerFactor    = 0.70
+	// PersonOfficerFactor replaces OfficerFactor when the query reads as a
+	// person's name (known first and last names): an officer with that
+	// whole name outweighs a company name holding only the surname.
+	PersonOfficerFactor = 0.85
+	// AddressFactor scales the share of the query's words found in a
+	// registered address (street, house number, postcode, seat): an
+	// address alone is at most possible, never exact.
+	AddressFactor = 0.85
 
 	// ExactThreshold is the least confidence an exact candidate has;
 	// PossibleThreshold the least a possible one has.
