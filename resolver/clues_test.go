@@ -79,7 +79,8 @@ func TestPlaceSpellings(t *testing.T) {
 }
 
 func TestSplitSeatWithoutUmlaut(t *testing.T) {
-	rest, ok := splitSeat([]string{"mueller", "bau", "koln"}, "Köln")
+	r := newReading([]string{"mueller", "bau", "koln"})
+	rest, ok := splitSeat(r.tokens, r.plain, newSeatForms("Köln"))
 	if !ok || strings.Join(rest, " ") != "mueller bau" {
 		t.Errorf("splitSeat = %v, %v; want [mueller bau], true", rest, ok)
 	}

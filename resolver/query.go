@@ -114,6 +114,23 @@ type parsedQuery struct {
 	// houseNumber is set when a word is followed by a number that may be
 	// a house number: the address is searched too.
 	houseNumber bool
+	// readings are the tokens as typed and, when it had noise words,
+	// without them.
+	readings []reading
+	// deep is set for a deep-mode search.
+	deep bool
+}
+
+// reading is one way of reading the query's tokens, with their plain
+// spellings (plainOf).
+type reading struct{ tokens, plain []string }
+
+func newReading(tokens []string) reading {
+	r := reading{tokens: tokens, plain: make([]string, len(tokens))}
+	for i, t := range tokens {
+		r.plain[i] = plainOf(t)
+	}
+	return r
 }
 
 // parseQuery splits a query into an identifier, a legal form and name tokens.
@@ -147,6 +164,10 @@ func (pq *parsedQuery) readText(rest string) {
 		pq.plain = append(pq.plain, companydocs.FoldPlain(t))
 	}
 	pq.clean, pq.ignored = withoutNoise(pq.tokens)
+	pq.readings = []reading{newReading(pq.tokens)}
+	if len(pq.ignored) > 0 {
+		pq.readings = append(pq.readings, newReading(pq.clean))
+	}
 	pq.address = isAddress(pq.clean)
 	pq.houseNumber = hasHouseNumber(pq.clean)
 	if !pq.hasForm && !pq.hasRef && !pq.address {

@@ -204,6 +204,7 @@ func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) (
 	if pq.hasForm {
 		q.LegalFormTerms = pq.form.Words
 	}
+	pq.deep = q.Deep
 	hits, err := idx.SearchText(ctx, q)
 	if err != nil {
 		return nil, err

@@ -86,17 +86,13 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 			best = e
 		}
 	}
-	f := newProfileFields(p)
-	readings := [][]string{pq.tokens}
-	if len(pq.ignored) > 0 {
-		readings = append(readings, pq.clean)
-	}
-	for _, reading := range readings {
+	f := newProfileFields(pq, p)
+	for _, reading := range pq.readings {
 		for _, withSeat := range []bool{false, true} {
-			tokens := reading
+			tokens := reading.tokens
 			seatOK := false
 			if withSeat {
-				if tokens, seatOK = splitSeat(reading, p.Seat); !seatOK {
+				if tokens, seatOK = splitSeat(reading.tokens, reading.plain, f.seat); !seatOK {
 					continue
 				}
 				if len(tokens) == 0 {
@@ -118,9 +114,13 @@ type profileFields struct {
 	previous []tokenList
 	officers []tokenList
 	address  tokenList
+	seat     seatForms
 }
 
-func newProfileFields(p *companydocs.Profile) *profileFields {
+// newProfileFields folds the fields the query can match: officers unless
+// the query names a legal form outside deep mode (a person has none), the
+// address when the query may hold one.
+func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
 	baseWords, _, _ := companydocs.SplitLegalForm(p.Name)
 	f := &profileFields{base: newTokenList(dropNoise(baseWords))}
 	f.previous = make([]tokenList, len(p.PreviousNames))
@@ -128,11 +128,14 @@ func newProfileFields(p *companydocs.Profile) *profileFields {
 		pb, _, _ := companydocs.SplitLegalForm(prev)
 		f.previous[i] = newTokenList(dropNoise(pb))
 	}
-	f.officers = make([]tokenList, len(p.Officers))
-	for i, o := range p.Officers {
-		f.officers[i] = newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))
+	f.seat = newSeatForms(p.Seat)
+	if !pq.hasForm || pq.deep {
+		f.officers = make([]tokenList, len(p.Officers))
+		for i, o := range p.Officers {
+			f.officers[i] = newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))
+		}
 	}
-	if p.Address != "" {
+	if p.Address != "" && (pq.address || pq.houseNumber) {
 		f.address = newTokenList(companydocs.Tokens(companydocs.Fold(p.Address + " " + p.Seat)))
 	}
 	return f
@@ -169,13 +172,14 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, to
 	if len(pq.person) > 0 {
 		officerFactor = PersonOfficerFactor
 	}
-	for i, o := range p.Officers {
-		om := matchName(query, f.officers[i])
+	for i, officer := range f.officers {
+		o := p.Officers[i]
+		om := matchName(query, officer)
 		if om.recall < fullRecall {
 			continue
 		}
 		consider(evidence{score: NameWeight*om.score*officerFactor + seatBonus, seat: seatOK, field: fieldOfficer,
-			person:  strings.Join(f.officers[i].words, " "),
+			person:  strings.Join(officer.words, " "),
 			reasons: with(fmt.Sprintf("%s %s matches", positionText(o), o.Name))})
 	}
 	if (pq.address || pq.houseNumber) && len(f.address.words) > 0 {
