@@ -36,6 +36,7 @@ const (
 	boostOfficers      = 3.0  // deep: token of an officer's name
 	boostPerson        = 12.0 // token of an officer's name when the query reads as a person
 	boostAddress       = 1.5  // deep: address token
+	boostAddressClue   = 6.0  // address token when the query may hold an address
 	boostPhonetic      = 2.0  // deep: same Kölner Phonetik code
 )
 
@@ -382,7 +383,10 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 	case q.Deep:
 		add(fieldOfficers, t, boostOfficers)
 	}
-	if q.Deep || q.Address {
+	switch {
+	case q.Address:
+		add(fieldAddress, t, boostAddressClue)
+	case q.Deep:
 		add(fieldAddress, t, boostAddress)
 	}
 	if q.Deep {

@@ -113,11 +113,13 @@ const (
 // Retrieval: how many hits the index hands to the ranking stage.
 const (
 	// recallSize hits are asked of the index whatever the requested
-	// limit: its scores only order the recall, the ranking stage must see
-	// enough candidates to reorder them (three times the largest limit),
-	// and a recall that grew with the limit would let the page size decide
-	// which candidates come first (limit 5 and limit 20 disagreeing).
-	recallSize = 3 * MaxLimit
+	// limit: a recall that grew with the limit let the page size decide
+	// which candidates came first (limit 5 and limit 20 disagreeing). The
+	// largest limit is enough: three times as many cost 90% more per query
+	// at 36,599 records (profiles loaded and scored) and found no more in
+	// the evaluation once address clues weigh as much as they do
+	// (BENCHMARKS.md, "Fifth pass").
+	recallSize = MaxLimit
 )
 
 // Token similarities: how strongly one query token supports one name token.
