@@ -302,7 +302,9 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 			score = append(score, tq.scoreClauses())
 		}
 	}
-	for _, c := range wholeNameClauses(terms, formTerms) {
+	// the whole name as written: "Müller & Müller" is "mueller mueller",
+	// though its clauses above take "mueller" once
+	for _, c := range wholeNameClauses(allTerms(q.NameTerms, maxNameTerms), formTerms) {
 		drive = append(drive, []clause{c})
 	}
 	return drive, score
@@ -450,6 +452,18 @@ func courtFilter(code string) []clause {
 		clauses = append(clauses, clause{field: fieldCourt, value: c, boost: 1})
 	}
 	return clauses
+}
+
+// allTerms lower-cases terms and drops empty ones, keeping repeated ones,
+// at most max.
+func allTerms(terms []string, max int) []string {
+	out := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" && len(out) < max {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // cleanTerms drops empty and repeated terms and keeps at most max; terms

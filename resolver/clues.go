@@ -115,12 +115,13 @@ const (
 func personName(tokens []string) []string {
 	n, common := 0, true
 	for n < len(tokens) && firstNames[tokens[n]] >= knownName {
-		common = common && firstNames[tokens[n]] >= commonFirstName && firstNames[tokens[n]] >= lastNames[tokens[n]]
+		common = common && commonFirst(tokens[n])
 		n++
 	}
 	if n == 0 || n == len(tokens) {
-		if n >= 2 && lastNames[tokens[n-1]] >= knownName {
-			// "Peter Wolf": the last name is also a first name
+		if n >= 2 && commonFirst(tokens[0]) && lastNames[tokens[n-1]] >= knownName {
+			// "Peter Wolf": the last name is also a first name (not
+			// "Müller & Müller", which has no common first name)
 			return tokens[:n]
 		}
 		return nil
@@ -130,6 +131,12 @@ func personName(tokens []string) []string {
 		return nil
 	}
 	return tokens[:n+1]
+}
+
+// commonFirst reports whether t is a common first name, seen more often
+// as a first than as a last name.
+func commonFirst(t string) bool {
+	return firstNames[t] >= commonFirstName && firstNames[t] >= lastNames[t]
 }
 
 // isAddress reports whether tokens hold an address: a street word ending

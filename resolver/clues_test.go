@@ -31,6 +31,8 @@ func TestReadClues(t *testing.T) {
 		{query: "Hans-Joachim Reuker", clean: "hans joachim reuker", person: "hans joachim reuker"},
 		{query: "Elmar Böhme Hannover", clean: "elmar boehme hannover", person: "elmar boehme"},
 		{query: "Peter Schmieder GmbH", clean: "peter schmieder"},
+		{query: "Peter Wolf", clean: "peter wolf", person: "peter wolf"},
+		{query: "Müller & Müller", clean: "mueller mueller"},
 		{query: "Lilli-Zapf-Straße 2 Tübingen", clean: "lilli zapf strasse 2 tuebingen", address: true},
 		{query: "Klostergarten 30, 79341 Kenzingen", clean: "klostergarten 30 79341 kenzingen", address: true},
 		{query: "Objekt 2 GmbH", clean: "objekt 2"},

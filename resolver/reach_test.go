@@ -21,7 +21,7 @@ import (
 // off, limit 50): the profile must be among the candidates. It asks for
 // every profile a GLEIF record made or enriched (an LEI link) and for
 // every tenth of the others, which keeps the test at seconds (all 36,618
-// take two minutes on two cores). A name shared by
+// take over a minute on two cores). A name shared by
 // more profiles than half a page is asked with its seat; a name longer
 // than a query may be is asked by its first words.
 func TestEveryVerifiedProfileReachable(t *testing.T) {
