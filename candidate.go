@@ -58,7 +58,12 @@ type TextQuery struct {
 	Fuzzy bool
 	// Deep adds previous names, officers, address tokens and phonetic keys.
 	Deep bool
-	// Discover includes discovery profiles.
+	// PreviousNames, Officers and Address add those fields outside deep
+	// mode, without its typo and phonetic matches: the resolver sets them
+	// when the query reads as a former name, a person or an address.
+	PreviousNames, Officers, Address bool
+	// Discover includes unverified discovery profiles; verified ones are
+	// always included (Profile.NeedsDiscover).
 	Discover bool
 	// Limit is the number of hits wanted.
 	Limit int

@@ -117,6 +117,14 @@ func (p *Profile) OrderingEligible() bool {
 	return false
 }
 
+// NeedsDiscover reports whether p is shown only to a search that asks for
+// discovery candidates: an unverified discovery record. A verified one (a
+// GLEIF record fully corroborated by a register) names a real register
+// entry and is found like a registry-cache profile, by name and by number.
+func (p *Profile) NeedsDiscover() bool {
+	return p.Source == SourceDiscovery && !p.Verified
+}
+
 // CourtName returns the display name of the profile's register court.
 func (p *Profile) CourtName() string {
 	if c, ok := CourtByCode(p.Ref.Court); ok {

@@ -300,10 +300,16 @@ func TestLookupsByLEIAndDiscovery(t *testing.T) {
 		Ref:  companydocs.RegisterRef{Type: companydocs.HRA, Number: "15633"},
 		LEIs: []companydocs.LEILink{{LEI: "39120012QMNN2NSCP866", Method: "discovery"}},
 	}
-	input := append(append([]*companydocs.Profile{}, ps...), &enriched, disc)
+	verified := &companydocs.Profile{
+		ID: companydocs.DiscoveryID("5299000J2N45DDNE4Y28"), Source: companydocs.SourceDiscovery, Verified: true,
+		Name: "Deutsche WertpapierService Bank AG", Seat: "Frankfurt am Main",
+		Ref:  companydocs.RegisterRef{Court: "F1103", Type: companydocs.HRB, Number: "56913"},
+		LEIs: []companydocs.LEILink{{LEI: "5299000J2N45DDNE4Y28", Method: "discovery"}},
+	}
+	input := append(append([]*companydocs.Profile{}, ps...), &enriched, disc, verified)
 	dataDir := t.TempDir()
 	m := mustBuild(t, dataDir, input)
-	if m.Discovery != 1 || m.WithLEI != 2 || m.Profiles != len(ps)+1 {
+	if m.Discovery != 2 || m.WithLEI != 3 || m.Profiles != len(ps)+2 {
 		t.Errorf("meta counts %+v", m)
 	}
 	g := mustOpenCurrent(t, dataDir)
@@ -327,6 +333,13 @@ func TestLookupsByLEIAndDiscovery(t *testing.T) {
 	hits, _ = g.SearchText(t.Context(), q)
 	if len(hits) == 0 || hits[0].Profile.ID != disc.ID {
 		t.Errorf("with Discover the discovery profile should rank first: %v", ids(hitProfiles(hits)))
+	}
+	// a verified discovery profile names a register entry: found without
+	// Discover, like a registry-cache profile
+	base, form = nameParts(verified.Name)
+	hits, err = g.SearchText(t.Context(), companydocs.TextQuery{NameTerms: base, LegalFormTerms: form.Words})
+	if err != nil || len(hits) == 0 || hits[0].Profile.ID != verified.ID {
+		t.Errorf("verified discovery profile without Discover: %v, %v; want %s first", ids(hitProfiles(hits)), err, verified.ID)
 	}
 }
 

@@ -38,7 +38,7 @@ func newDocument(p *companydocs.Profile) *document {
 		Address:   companydocs.Fold(p.Address),
 		Phonetic:  phonetics(base),
 		Court:     courtCodes(p.Ref.Court, p.Ref.FormerCourt),
-		Source:    p.Source,
+		Source:    sourceTerm(p),
 	}
 	// companydocs.NameKey(p.Name), without splitting the name again
 	d.NameKey = []string{d.Name + "|" + form.Code}
@@ -115,6 +115,19 @@ func equalTokens(a, b []string) bool {
 		}
 	}
 	return len(a) == len(b)
+}
+
+// sourceVerifiedDiscovery is the source term of a verified discovery
+// profile: searches without Discover exclude the term "discovery" only,
+// so that a verified discovery profile is found by its name like a
+// registry-cache one.
+const sourceVerifiedDiscovery = "discovery_verified"
+
+func sourceTerm(p *companydocs.Profile) string {
+	if p.Source == companydocs.SourceDiscovery && !p.NeedsDiscover() {
+		return sourceVerifiedDiscovery
+	}
+	return p.Source
 }
 
 func phonetics(tokens []string) string {

@@ -17,8 +17,10 @@ import (
 // IndexVersion is the version of the on-disk format: the mapping, the
 // analyzers, the document fields and the profile store layout. Bump it with
 // every change to any of them. Version 5 stores profiles as MessagePack
-// instead of JSON (see encodeProfile).
-const IndexVersion = 5
+// instead of JSON (see encodeProfile). Version 6 gives verified discovery
+// profiles their own source term (sourceVerifiedDiscovery); a version 5
+// generation still serves, but finds them by text only with Discover.
+const IndexVersion = 6
 
 // oldestReadableVersion is the oldest generation Open still reads: version
 // 4 differs only in the profile values, which decodeProfile reads in both

@@ -37,7 +37,7 @@ const (
 	fieldAddress       = "address"        // folded address
 	fieldPhonetic      = "phonetic"       // Kölner Phonetik codes of the name tokens
 	fieldCourt         = "court"          // keyword: court codes (raw and canonical, former court too)
-	fieldSource        = "source"         // keyword: registry_cache or discovery
+	fieldSource        = "source"         // keyword: registry_cache, discovery (unverified) or discovery_verified
 )
 
 var textFields = []string{fieldName, fieldNamePlain, fieldNameForm, fieldSeat,

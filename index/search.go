@@ -34,7 +34,9 @@ const (
 	boostSeat          = 3.0  // seat token equals a city token
 	boostPreviousNames = 5.0  // deep: token of a former name
 	boostOfficers      = 3.0  // deep: token of an officer's name
+	boostPerson        = 12.0 // token of an officer's name when the query reads as a person
 	boostAddress       = 1.5  // deep: address token
+	boostAddressClue   = 6.0  // address token when the query may hold an address
 	boostPhonetic      = 2.0  // deep: same Kölner Phonetik code
 )
 
@@ -270,6 +272,7 @@ func buildQuery(q companydocs.TextQuery, stats *termStats) *textQuery {
 		return nil
 	}
 	if !q.Discover {
+		// only unverified discovery profiles: see sourceVerifiedDiscovery
 		tq.exclude = []clause{{field: fieldSource, value: companydocs.SourceDiscovery, boost: 1}}
 	}
 	return tq
@@ -299,7 +302,9 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 			score = append(score, tq.scoreClauses())
 		}
 	}
-	for _, c := range wholeNameClauses(terms, formTerms) {
+	// the whole name as written: "Müller & Müller" is "mueller mueller",
+	// though its clauses above take "mueller" once
+	for _, c := range wholeNameClauses(allTerms(q.NameTerms, maxNameTerms), formTerms) {
 		drive = append(drive, []clause{c})
 	}
 	return drive, score
@@ -371,10 +376,22 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 			}
 		}
 	}
-	if q.Deep {
+	if q.Deep || q.PreviousNames {
 		add(fieldPreviousNames, t, boostPreviousNames)
+	}
+	switch {
+	case q.Officers:
+		add(fieldOfficers, t, boostPerson)
+	case q.Deep:
 		add(fieldOfficers, t, boostOfficers)
+	}
+	switch {
+	case q.Address:
+		add(fieldAddress, t, boostAddressClue)
+	case q.Deep:
 		add(fieldAddress, t, boostAddress)
+	}
+	if q.Deep {
 		if code := companydocs.Phonetic(t); code != "" {
 			add(fieldPhonetic, code, boostPhonetic)
 		}
@@ -435,6 +452,18 @@ func courtFilter(code string) []clause {
 		clauses = append(clauses, clause{field: fieldCourt, value: c, boost: 1})
 	}
 	return clauses
+}
+
+// allTerms lower-cases terms and drops empty ones, keeping repeated ones,
+// at most max.
+func allTerms(terms []string, max int) []string {
+	out := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" && len(out) < max {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // cleanTerms drops empty and repeated terms and keeps at most max; terms

@@ -86,7 +86,7 @@ func TestDecodeJSONProfile(t *testing.T) {
 }
 
 // profileLayout is the field order of companydocs.Profile that the stored
-// values of IndexVersion 5 follow (MessagePack arrays carry no field
+// values of IndexVersion 5 and 6 follow (MessagePack arrays carry no field
 // names).
 const profileLayout = `Profile{ID string, Source string, Ref RegisterRef{Court string, FormerCourt string, Type RegisterType string, Number string, Suffix string}, Name string, LegalForm string, Seat string, Address string, FederalState string, Officers []Officer{Name string, FirstName string, LastName string, Position string, City string, StartDate string, EndDate string, Dismissed bool}, PreviousNames []string, Removed bool, Documents []DocumentType string, LEIs []LEILink{LEI LEI string, LegalName string, Method string, Status string}, Verified bool, Discovery *Discovery{ValidationSources string, RegistrationStatus string, EntityStatus string, RegistrationRaw string, Missing []string}, RetrievedAt Time}`
 
@@ -94,7 +94,7 @@ const profileLayout = `Profile{ID string, Source string, Ref RegisterRef{Court s
 // values would then decode into the wrong fields. Bump IndexVersion and
 // update profileLayout together.
 func TestProfileLayout(t *testing.T) {
-	if IndexVersion != 5 {
+	if IndexVersion != 6 {
 		t.Fatalf("IndexVersion is %d: check that profileLayout is the layout of that version, then update this test", IndexVersion)
 	}
 	if got := layoutOf(reflect.TypeOf(companydocs.Profile{})); got != profileLayout {

@@ -43,6 +43,17 @@ type evalSummary struct {
 	RegisterTop1       float64            `json:"register_top1"`
 	NameVariantTop1    float64            `json:"name_variant_top1"`
 	OfficerRecallAtTen float64            `json:"officer_recall_at_10"`
+	// The kinds of clue beside names and numbers (clueKinds), on their
+	// own: the share of queries whose answer is first, and among the
+	// first three.
+	ClueTop1ByKind map[string]float64 `json:"clue_top1_by_kind"`
+	ClueHit3ByKind map[string]float64 `json:"clue_hit3_by_kind"`
+}
+
+// clueFloors are the least hit@3 of kinds of clue (issue 17).
+var clueFloors = map[string]float64{
+	"director": 0.90, "former_name": 0.95,
+	"address": 0.90, "address_postcode": 0.90, "address_deep": 0.90, "address_postcode_deep": 0.90,
 }
 
 // mustBuildSampleIndex ingests the embedded sample into a real generation.
@@ -74,12 +85,14 @@ func TestEvaluation(t *testing.T) {
 	gen := mustBuildSampleIndex(t)
 	var golden strings.Builder
 	st := newEvalStats()
-	for _, c := range cases {
+	pages := make([][]companydocs.Candidate, len(cases))
+	for i, c := range cases {
 		res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover})
 		if err != nil {
 			t.Fatalf("%s %q: %v", c.Kind, c.Query, err)
 		}
 		checkInvariants(t, c.Query, res)
+		pages[i] = res.Candidates
 		st.add(t, c, res)
 		fmt.Fprintf(&golden, "%s\t%s\n", c.Kind, c.Query)
 		for i, cand := range res.Candidates {
@@ -106,10 +119,58 @@ func TestEvaluation(t *testing.T) {
 	}
 	compareGolden(t, golden.String())
 	checkFloors(t, got)
+	t.Run("limit", func(t *testing.T) { checkLimitIndependence(t, gen, cases, pages) })
+}
+
+// checkLimitIndependence asks every query of the set with limits 1, 5 and
+// 50 (pages holds its answers with the default limit, 10): the candidates
+// of a smaller limit must be the first ones of the larger, in the same
+// order and with the same confidence.
+func checkLimitIndependence(t *testing.T, gen resolver.Index, cases []evalCase, pages [][]companydocs.Candidate) {
+	limits := []int{50, resolver.DefaultLimit, 5, 1}
+	for ci, c := range cases {
+		var longest []companydocs.Candidate
+		for _, limit := range limits {
+			if limit == resolver.DefaultLimit {
+				if len(pages[ci]) != min(limit, len(longest)) || !samePage(pages[ci], longest) {
+					t.Errorf("%s %q: limit %d is not the start of limit 50", c.Kind, c.Query, limit)
+				}
+				continue
+			}
+			res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover, Limit: limit})
+			if err != nil {
+				t.Fatalf("%s %q limit %d: %v", c.Kind, c.Query, limit, err)
+			}
+			if longest == nil {
+				longest = res.Candidates
+				continue
+			}
+			if len(res.Candidates) != min(limit, len(longest)) {
+				t.Errorf("%s %q: limit %d gives %d candidates, limit 50 gives %d", c.Kind, c.Query, limit, len(res.Candidates), len(longest))
+				continue
+			}
+			for i, cand := range res.Candidates {
+				if want := longest[i]; cand.ProfileID != want.ProfileID || cand.DiscoveryCandidateID != want.DiscoveryCandidateID || cand.Confidence != want.Confidence {
+					t.Errorf("%s %q: limit %d candidate #%d is %s (%.3f), limit 50 has %s (%.3f)", c.Kind, c.Query, limit, i+1, cand.Name, cand.Confidence, want.Name, want.Confidence)
+					break
+				}
+			}
+		}
+	}
 }
 
 // checkFloors fails when a figure drops below the committed one or below
 // the acceptance floors.
+// samePage reports whether page is the start of longer.
+func samePage(page, longer []companydocs.Candidate) bool {
+	for i, c := range page {
+		if i >= len(longer) || c.ProfileID != longer[i].ProfileID || c.DiscoveryCandidateID != longer[i].DiscoveryCandidateID || c.Confidence != longer[i].Confidence {
+			return false
+		}
+	}
+	return true
+}
+
 func checkFloors(t *testing.T, got evalSummary) {
 	var want evalSummary
 	data, err := os.ReadFile(summaryFile)
@@ -133,6 +194,16 @@ func checkFloors(t *testing.T, got evalSummary) {
 	} {
 		if f.got+1e-9 < f.committed || f.got+1e-9 < f.floor {
 			t.Errorf("%s = %.4f, committed %.4f, floor %.2f", f.name, f.got, f.committed, f.floor)
+		}
+	}
+	for kind, hit3 := range want.ClueHit3ByKind {
+		if got.ClueHit3ByKind[kind]+1e-9 < hit3 {
+			t.Errorf("%s hit@3 = %.4f, committed %.4f", kind, got.ClueHit3ByKind[kind], hit3)
+		}
+	}
+	for kind, floor := range clueFloors {
+		if got.ClueHit3ByKind[kind]+1e-9 < floor {
+			t.Errorf("%s hit@3 = %.4f, floor %.2f", kind, got.ClueHit3ByKind[kind], floor)
 		}
 	}
 	if got.IneligibleOrdered != 0 {
@@ -177,10 +248,12 @@ type evalStats struct {
 	rr                                                                      float64
 	kindN, kindTop1                                                         map[string]int
 	officerN, officerHit                                                    int
+	clueN, clueTop1, clueHit3                                               map[string]int
 }
 
 func newEvalStats() *evalStats {
-	return &evalStats{kindN: map[string]int{}, kindTop1: map[string]int{}}
+	return &evalStats{kindN: map[string]int{}, kindTop1: map[string]int{},
+		clueN: map[string]int{}, clueTop1: map[string]int{}, clueHit3: map[string]int{}}
 }
 
 func (s *evalStats) add(t *testing.T, c evalCase, res *resolver.Result) {
@@ -212,6 +285,18 @@ func (s *evalStats) add(t *testing.T, c evalCase, res *resolver.Result) {
 			rank = i + 1
 			break
 		}
+	}
+	if clueKinds[c.Kind] {
+		s.clueN[c.Kind]++
+		if rank == 1 {
+			s.clueTop1[c.Kind]++
+		}
+		if rank >= 1 && rank <= 3 {
+			s.clueHit3[c.Kind]++
+		} else if testing.Verbose() {
+			t.Logf("miss %s %q: want %s (rank %d)", c.Kind, c.Query, c.WantName, rank)
+		}
+		return
 	}
 	if c.Kind == "officer" {
 		s.officerN++
@@ -247,6 +332,11 @@ func (s *evalStats) summary() evalSummary {
 		IneligibleOrdered:  s.ineligible,
 		Top1ByKind:         map[string]float64{},
 		OfficerRecallAtTen: ratio(s.officerHit, s.officerN),
+		ClueTop1ByKind:     map[string]float64{},
+		ClueHit3ByKind:     map[string]float64{},
+	}
+	for k, n := range s.clueN {
+		out.ClueTop1ByKind[k], out.ClueHit3ByKind[k] = ratio(s.clueTop1[k], n), ratio(s.clueHit3[k], n)
 	}
 	if s.exactAll == 0 {
 		out.ExactPrecision = 1

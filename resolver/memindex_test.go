@@ -102,7 +102,7 @@ func (m *memIndex) SearchText(ctx context.Context, q companydocs.TextQuery) ([]c
 	score := map[*companydocs.Profile]float64{}
 	for _, t := range q.NameTerms {
 		for _, p := range m.byToken[companydocs.FoldPlain(t)] {
-			if q.Discover || p.Source != companydocs.SourceDiscovery {
+			if q.Discover || !p.NeedsDiscover() {
 				score[p]++
 			}
 		}

@@ -91,6 +91,10 @@ type parsedQuery struct {
 	ref    companydocs.RegisterRef
 	hasRef bool
 
+	// rest is the text beside the register reference of a query also
+	// read as an LEI (see readAsRegister).
+	rest string
+
 	// Legal form found in the remaining text.
 	form    companydocs.LegalForm
 	hasForm bool
@@ -99,29 +103,94 @@ type parsedQuery struct {
 	// removed; plain holds the same tokens folded without transliteration.
 	tokens []string
 	plain  []string
+
+	// clean are the tokens without noise words ("firma", "aus"), ignored
+	// the noise words dropped.
+	clean, ignored []string
+	// person holds the clean tokens that read as a person's name, address
+	// is set when the clean tokens hold a street and house number.
+	person  []string
+	address bool
+	// houseNumber is set when a word is followed by a number that may be
+	// a house number: the address is searched too.
+	houseNumber bool
+	// readings are the tokens as typed and, when it had noise words,
+	// without them.
+	readings []reading
+	// deep is set for a deep-mode search.
+	deep bool
+}
+
+// reading is one way of reading the query's tokens, with their plain
+// spellings (plainOf).
+type reading struct{ tokens, plain []string }
+
+func newReading(tokens []string) reading {
+	r := reading{tokens: tokens, plain: make([]string, len(tokens))}
+	for i, t := range tokens {
+		r.plain[i] = plainOf(t)
+	}
+	return r
 }
 
 // parseQuery splits a query into an identifier, a legal form and name tokens.
 func parseQuery(q string) *parsedQuery {
 	pq := &parsedQuery{raw: strings.TrimSpace(q)}
-	if companydocs.LooksLikeLEI(pq.raw) {
-		pq.leiShape = true
-		pq.lei, pq.leiErr = companydocs.ParseLEI(pq.raw)
-		if pq.leiErr == nil {
-			return pq
-		}
-	}
 	rest := pq.raw
 	if ref, r, ok := companydocs.FindRegisterRef(pq.raw); ok {
 		pq.ref, pq.hasRef, rest = ref, true, r
 	}
+	if lei := trimLEIPrefix(pq.raw); companydocs.LooksLikeLEI(lei) {
+		pq.leiShape = true
+		pq.lei, pq.leiErr = companydocs.ParseLEI(lei)
+		if pq.leiErr == nil {
+			// "Kaiserslautern VR 1514" is 20 letters and digits whose
+			// checksum holds by chance (one in 97): the register reading
+			// stays, for when no profile carries the LEI.
+			pq.rest = rest
+			return pq
+		}
+	}
+	pq.readText(rest)
+	return pq
+}
+
+// readText reads the text beside an identifier: legal form and name tokens.
+func (pq *parsedQuery) readText(rest string) {
 	base, form, ok := companydocs.SplitLegalForm(rest)
 	pq.form, pq.hasForm = form, ok
 	pq.tokens = dropNoise(base)
 	for _, t := range pq.tokens {
 		pq.plain = append(pq.plain, companydocs.FoldPlain(t))
 	}
-	return pq
+	pq.clean, pq.ignored = withoutNoise(pq.tokens)
+	pq.readings = []reading{newReading(pq.tokens)}
+	if len(pq.ignored) > 0 {
+		pq.readings = append(pq.readings, newReading(pq.clean))
+	}
+	pq.address = isAddress(pq.clean)
+	pq.houseNumber = hasHouseNumber(pq.clean)
+	if !pq.hasForm && !pq.hasRef && !pq.address {
+		pq.person = personName(pq.clean)
+	}
+}
+
+// leiPrefixes are the labels people paste in front of an LEI.
+var leiPrefixes = []string{"lei-code", "lei code", "lei-nr.", "lei-nr", "lei nr.", "lei nr", "lei"}
+
+// trimLEIPrefix removes a label such as "LEI:" or "LEI-Code" from the
+// start of q, when what follows could be an LEI.
+func trimLEIPrefix(q string) string {
+	lower := strings.ToLower(q)
+	for _, p := range leiPrefixes {
+		if strings.HasPrefix(lower, p) {
+			rest := strings.TrimLeft(q[len(p):], " :#.-\t")
+			if companydocs.LooksLikeLEI(rest) {
+				return rest
+			}
+		}
+	}
+	return q
 }
 
 // dropNoise removes tokens that carry no identity: connectors and
@@ -137,11 +206,21 @@ func dropNoise(tokens []string) []string {
 	return out
 }
 
+// readAsRegister drops the LEI reading of a query that is also a register
+// reference, when no profile carries the LEI.
+func (pq *parsedQuery) readAsRegister() {
+	if !pq.leiShape || pq.leiErr != nil {
+		return
+	}
+	pq.leiShape, pq.lei = false, ""
+	pq.readText(pq.rest)
+}
+
 // distinctiveTokens counts the tokens that can tell one company from
 // another: not generic words, not stop words, not single letters.
 func (pq *parsedQuery) distinctiveTokens() int {
 	n := 0
-	for _, t := range pq.tokens {
+	for _, t := range pq.clean {
 		if tokenWeight(t) >= 1 && utf8.RuneCountInString(t) > 1 {
 			n++
 		}

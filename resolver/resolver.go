@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"companydocs"
 )
@@ -40,10 +41,11 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 		err   error
 		notes []string
 	)
-	switch {
-	case pq.leiShape && pq.leiErr == nil:
+	if pq.leiShape && pq.leiErr == nil {
 		found, notes, err = resolveLEI(idx, pq)
-	case pq.hasRef:
+	}
+	if err == nil && len(found) == 0 && pq.hasRef {
+		pq.readAsRegister()
 		found, notes, err = resolveRegister(idx, pq, req)
 	}
 	if err != nil {
@@ -91,7 +93,7 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []stri
 	}
 	var entries []*companydocs.Profile
 	for _, p := range all {
-		if req.Discover || p.Source != companydocs.SourceDiscovery {
+		if req.Discover || !p.NeedsDiscover() {
 			entries = append(entries, p)
 		}
 	}
@@ -174,7 +176,8 @@ func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bo
 	if len(pq.tokens) == 0 {
 		return false
 	}
-	score, reasons, _, _ := textEvidence(pq, p)
+	ev := textEvidence(pq, p)
+	score, reasons := ev.score, ev.reasons
 	if score < conflictingName {
 		s.confidence -= NameConflictPenalty
 		s.reason("Name given does not match the entry's name %q", p.Name)
@@ -188,16 +191,20 @@ func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bo
 // resolveText finds candidates by name, seat and the other text fields.
 func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) ([]*scored, error) {
 	q := companydocs.TextQuery{
-		NameTerms: pq.tokens,
-		SeatWords: pq.tokens,
-		Fuzzy:     true,
-		Deep:      req.Mode == ModeDeep,
-		Discover:  req.Discover,
-		Limit:     max(recallFactor*req.Limit, minRecall),
+		NameTerms:     pq.tokens,
+		SeatWords:     append(append([]string{}, pq.tokens...), placeSpellings(pq.tokens)...),
+		Fuzzy:         true,
+		Deep:          req.Mode == ModeDeep,
+		PreviousNames: true,
+		Officers:      len(pq.person) > 0,
+		Address:       pq.address || pq.houseNumber,
+		Discover:      req.Discover,
+		Limit:         recallSize,
 	}
 	if pq.hasForm {
 		q.LegalFormTerms = pq.form.Words
 	}
+	pq.deep = q.Deep
 	hits, err := idx.SearchText(ctx, q)
 	if err != nil {
 		return nil, err
@@ -216,8 +223,9 @@ func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) (
 
 // scoreText scores a candidate found by text.
 func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
-	score, reasons, seat, exact := textEvidence(pq, p)
-	s := &scored{p: p, confidence: score, reasons: reasons, seatMatched: seat, nameExact: exact, evidence: score > 0}
+	ev := textEvidence(pq, p)
+	s := &scored{p: p, confidence: ev.score, reasons: ev.reasons, seatMatched: ev.seat, nameExact: ev.exact,
+		evidence: ev.score > 0, field: ev.field, person: ev.person}
 	legalFormEvidence(pq, p, s)
 	statusEvidence(p, s)
 	if pq.leiShape && pq.leiErr != nil {
@@ -238,12 +246,24 @@ func markExactNameSeat(found []*scored, pq *parsedQuery) {
 			n++
 		}
 	}
-	if n != 1 || pq.isShort() || !hit.p.Verified {
+	if n != 1 || pq.isShort() || personAlone(pq, hit.p) || !hit.p.Verified {
 		return
 	}
 	hit.anchored = true
 	hit.confidence = max(hit.confidence, ExactNameSeatConfidence)
 	hit.reason("The only entry with this name at this seat")
+}
+
+// personAlone reports whether the query is a person's name (and a seat)
+// and nothing else, which no company's name pins down even when a sole
+// trader is registered under it ("Friedrich Stock", Duisburg): the person
+// may be an officer of other companies.
+func personAlone(pq *parsedQuery, p *companydocs.Profile) bool {
+	if len(pq.person) == 0 {
+		return false
+	}
+	base, _, _ := companydocs.SplitLegalForm(p.Name)
+	return len(dropNoise(base)) == len(pq.person)
 }
 
 func legalFormAgrees(pq *parsedQuery, p *companydocs.Profile) bool {
@@ -262,6 +282,14 @@ func rank(found []*scored, pq *parsedQuery, req Request) []*scored {
 			s.cap(ShortQueryCap, "Short query: confidence capped")
 		}
 	}
+	if person, n := sharedPerson(found); n > 1 {
+		// a person who is an officer of several companies names none of
+		// them: the query is as ambiguous as a short one
+		for _, s := range found {
+			s.anchored = false
+			s.cap(ShortQueryCap, fmt.Sprintf("%s is an officer of %d companies found: confidence capped", person, n))
+		}
+	}
 	sort.SliceStable(found, func(i, j int) bool { return less(found[i], found[j]) })
 	exactSeen := false
 	for _, s := range found {
@@ -274,6 +302,34 @@ func rank(found []*scored, pq *parsedQuery, req Request) []*scored {
 		}
 	}
 	return found
+}
+
+// sharedPerson returns the officer matched by the most candidates (their
+// best evidence), and how many.
+func sharedPerson(found []*scored) (string, int) {
+	count := map[string]int{}
+	best, n := "", 0
+	for _, s := range found {
+		if s.field != fieldOfficer {
+			continue
+		}
+		count[s.person]++
+		if c := count[s.person]; c > n || c == n && s.person < best {
+			best, n = s.person, c
+		}
+	}
+	return officerDisplayName(found, best), n
+}
+
+func officerDisplayName(found []*scored, person string) string {
+	for _, s := range found {
+		for _, o := range s.p.Officers {
+			if s.field == fieldOfficer && strings.Join(companydocs.Tokens(companydocs.Fold(o.Name)), " ") == person {
+				return o.Name
+			}
+		}
+	}
+	return person
 }
 
 func less(a, b *scored) bool {

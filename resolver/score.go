@@ -27,6 +27,9 @@ type scored struct {
 	uncapped float64
 	// evidence is set when the query's text supports the candidate at all.
 	evidence bool
+	// field is where a text candidate's evidence came from, person the
+	// folded name of the officer who matched.
+	field, person string
 	// capped notes caps that applied, in words, once each.
 	capped map[string]bool
 }
@@ -51,95 +54,163 @@ func (s *scored) cap(limit float64, why string) {
 	}
 }
 
-// textEvidence scores a profile against the query's name tokens, trying the
-// current name, previous names and officers, with and without the tokens
-// that spell its seat. It returns the best explanation.
-func textEvidence(pq *parsedQuery, p *companydocs.Profile) (score float64, reasons []string, seat, exact bool) {
-	type try struct {
-		score   float64
-		reasons []string
-		seat    bool
-		exact   bool
-	}
-	var best try
-	consider := func(t try) {
-		if t.score > best.score {
-			best = t
-		}
-	}
-	baseWords, _, _ := companydocs.SplitLegalForm(p.Name)
-	base := newTokenList(dropNoise(baseWords))
-	// Former names and officers are folded once, not once per reading of
-	// the query.
-	previous := make([]tokenList, len(p.PreviousNames))
-	for i, prev := range p.PreviousNames {
-		pb, _, _ := companydocs.SplitLegalForm(prev)
-		previous[i] = newTokenList(dropNoise(pb))
-	}
-	officers := make([]tokenList, len(p.Officers))
-	for i, o := range p.Officers {
-		officers[i] = newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))
-	}
-	for _, withSeat := range []bool{false, true} {
-		tokens := pq.tokens
-		seatOK := false
-		if withSeat {
-			if tokens, seatOK = splitSeat(pq.tokens, p.Seat); !seatOK {
-				continue
-			}
-			if len(tokens) == 0 {
-				consider(try{score: SeatWeight, seat: true, reasons: []string{
-					fmt.Sprintf("Seat %s matches", p.Seat), "Only a seat was given, no name"}})
-				continue
-			}
-		}
-		seatBonus := 0.0
-		var seatReasons []string
-		if seatOK {
-			seatBonus = SeatWeight
-			seatReasons = []string{fmt.Sprintf("Seat %s matches", p.Seat)}
-		}
-		query := newTokenList(tokens)
-		m := matchName(query, base)
-		t := try{score: NameWeight*m.score + seatBonus, seat: seatOK}
-		t.reasons = append(nameReasons(m, tokens, base.words), seatReasons...)
-		if m.numberConflict {
-			t.score -= NumberMismatchPenalty
-			t.reasons = append(t.reasons, "Numbers in the name differ")
-		}
-		t.exact = m.score >= fullNameMatch && strings.Join(tokens, " ") == strings.Join(base.words, " ")
-		consider(t)
-		for i, prev := range p.PreviousNames {
-			pm := matchName(query, previous[i])
-			if pm.score < partialNameMatch || pm.numberConflict {
-				continue
-			}
-			consider(try{
-				score:   NameWeight*pm.score*FormerNameFactor + seatBonus,
-				reasons: append([]string{fmt.Sprintf("Former name '%s' matches", prev)}, seatReasons...),
-				seat:    seatOK,
-			})
-		}
-		for i, o := range p.Officers {
-			om := matchName(query, officers[i])
-			if om.recall < fullRecall {
-				continue
-			}
-			consider(try{
-				score:   NameWeight*om.score*OfficerFactor + seatBonus,
-				reasons: append([]string{fmt.Sprintf("Officer %s (%s) matches", o.Name, positionOrRole(o))}, seatReasons...),
-				seat:    seatOK,
-			})
-		}
-	}
-	return best.score, best.reasons, best.seat, best.exact
+// Fields a text candidate's best evidence came from.
+const (
+	fieldName       = "name"
+	fieldFormerName = "former_name"
+	fieldOfficer    = "officer"
+	fieldAddress    = "address"
+	fieldSeat       = "seat"
+)
+
+// evidence is the best explanation of a text candidate.
+type evidence struct {
+	score   float64
+	reasons []string
+	seat    bool
+	exact   bool
+	// field says where the evidence came from; person is the folded name
+	// of the officer who matched.
+	field  string
+	person string
 }
 
-func positionOrRole(o companydocs.Officer) string {
-	if o.Position != "" {
-		return o.Position
+// textEvidence scores a profile against the query's name tokens, trying the
+// current name, previous names, officers and the address, with and without
+// the tokens that spell its seat and the noise words around a name. It
+// returns the best explanation.
+func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
+	var best evidence
+	consider := func(e evidence) {
+		if e.score > best.score {
+			best = e
+		}
 	}
-	return "officer"
+	f := newProfileFields(pq, p)
+	for _, reading := range pq.readings {
+		for _, withSeat := range []bool{false, true} {
+			tokens := reading.tokens
+			seatOK := false
+			if withSeat {
+				if tokens, seatOK = splitSeat(reading.tokens, reading.plain, f.seat); !seatOK {
+					continue
+				}
+				if len(tokens) == 0 {
+					consider(evidence{score: SeatWeight, seat: true, field: fieldSeat, reasons: []string{
+						fmt.Sprintf("Seat %s matches", p.Seat), "Only a seat was given, no name"}})
+					continue
+				}
+			}
+			fieldEvidence(pq, p, f, tokens, seatOK, consider)
+		}
+	}
+	return best
+}
+
+// profileFields are a profile's names folded once, not once per reading
+// of the query.
+type profileFields struct {
+	base     tokenList
+	previous []tokenList
+	officers []tokenList
+	address  tokenList
+	seat     seatForms
+}
+
+// newProfileFields folds the fields the query can match: officers unless
+// the query names a legal form outside deep mode (a person has none), the
+// address when the query may hold one.
+func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
+	baseWords, _, _ := companydocs.SplitLegalForm(p.Name)
+	f := &profileFields{base: newTokenList(dropNoise(baseWords))}
+	f.previous = make([]tokenList, len(p.PreviousNames))
+	for i, prev := range p.PreviousNames {
+		pb, _, _ := companydocs.SplitLegalForm(prev)
+		f.previous[i] = newTokenList(dropNoise(pb))
+	}
+	f.seat = newSeatForms(p.Seat)
+	if !pq.hasForm || pq.deep {
+		f.officers = make([]tokenList, len(p.Officers))
+		for i, o := range p.Officers {
+			f.officers[i] = newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))
+		}
+	}
+	if p.Address != "" && (pq.address || pq.houseNumber) {
+		f.address = newTokenList(companydocs.Tokens(companydocs.Fold(p.Address + " " + p.Seat)))
+	}
+	return f
+}
+
+// fieldEvidence offers consider the evidence of tokens in every field.
+func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, tokens []string, seatOK bool, consider func(evidence)) {
+	seatBonus := 0.0
+	var seatReasons []string
+	if seatOK {
+		seatBonus = SeatWeight
+		seatReasons = []string{fmt.Sprintf("Seat %s matches", p.Seat)}
+	}
+	with := func(reason string) []string { return append([]string{reason}, seatReasons...) }
+	query := newTokenList(tokens)
+	m := matchName(query, f.base)
+	e := evidence{score: NameWeight*m.score + seatBonus, seat: seatOK, field: fieldName}
+	e.reasons = append(nameReasons(m, tokens, f.base.words), seatReasons...)
+	if m.numberConflict {
+		e.score -= NumberMismatchPenalty
+		e.reasons = append(e.reasons, "Numbers in the name differ")
+	}
+	e.exact = m.score >= fullNameMatch && strings.Join(tokens, " ") == strings.Join(f.base.words, " ")
+	consider(e)
+	for i, prev := range p.PreviousNames {
+		pm := matchName(query, f.previous[i])
+		if pm.score < partialNameMatch || pm.numberConflict {
+			continue
+		}
+		consider(evidence{score: NameWeight*pm.score*FormerNameFactor + seatBonus, seat: seatOK, field: fieldFormerName,
+			reasons: with(fmt.Sprintf("Former name %s matches", prev))})
+	}
+	officerFactor := OfficerFactor
+	if len(pq.person) > 0 {
+		officerFactor = PersonOfficerFactor
+	}
+	for i, officer := range f.officers {
+		o := p.Officers[i]
+		om := matchName(query, officer)
+		if om.recall < fullRecall {
+			continue
+		}
+		consider(evidence{score: NameWeight*om.score*officerFactor + seatBonus, seat: seatOK, field: fieldOfficer,
+			person:  strings.Join(officer.words, " "),
+			reasons: with(fmt.Sprintf("%s %s matches", positionText(o), o.Name))})
+	}
+	if (pq.address || pq.houseNumber) && len(f.address.words) > 0 {
+		am := matchName(query, f.address)
+		if am.recall >= closeNameMatch && !numbersDiffer(query.words, f.address.words) {
+			consider(evidence{score: NameWeight*am.recall*AddressFactor + seatBonus, seat: seatOK, field: fieldAddress,
+				reasons: with(fmt.Sprintf("Registered address %s matches", strings.TrimSuffix(strings.TrimSpace(p.Address), ".")))})
+		}
+	}
+}
+
+// positionText names an officer's position in English where it is one of
+// the common ones.
+func positionText(o companydocs.Officer) string {
+	switch strings.ToLower(o.Position) {
+	case "geschäftsführer", "geschäftsführerin":
+		return "Managing director"
+	case "vorstand", "vorstandsmitglied", "vorstandsvorsitzender":
+		return "Board member"
+	case "prokurist", "prokuristin":
+		return "Authorised signatory (Prokurist)"
+	case "inhaber", "inhaberin":
+		return "Owner"
+	case "persönlich haftender gesellschafter", "persönlich haftende gesellschafterin":
+		return "General partner"
+	case "liquidator", "liquidatorin":
+		return "Liquidator"
+	case "":
+		return "Officer"
+	}
+	return "Officer (" + o.Position + ")"
 }
 
 // nameReasons explains a name match in one sentence.

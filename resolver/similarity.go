@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -176,36 +177,52 @@ func numbers(tokens []string) map[string]bool {
 	return m
 }
 
+// seatForms are a seat's tokens in the plain spelling of its folded tokens
+// ("koeln") and, where it differs, as FoldPlain spells the seat ("koln"),
+// computed once per candidate.
+type seatForms struct{ folded, plain []string }
+
+func newSeatForms(seat string) seatForms {
+	folded := companydocs.Tokens(companydocs.Fold(seat))
+	sf := seatForms{folded: make([]string, len(folded))}
+	for i, t := range folded {
+		sf.folded[i] = plainOf(t)
+	}
+	if plain := companydocs.Tokens(companydocs.FoldPlain(seat)); !slices.Equal(plain, sf.folded) {
+		sf.plain = plain
+	}
+	return sf
+}
+
 // splitSeat removes the tokens that spell the candidate's seat from the
 // query tokens, so that "Müller GmbH Köln" matches name "Müller" at seat
-// "Köln". It returns the remaining tokens and whether the seat matched.
-func splitSeat(query []string, seat string) ([]string, bool) {
-	seatTokens := companydocs.Tokens(companydocs.Fold(seat))
-	if len(seatTokens) == 0 {
+// "Köln"; queryPlain are the query tokens in plain spelling (plainOf). It
+// returns the remaining tokens and whether the seat matched.
+func splitSeat(query, queryPlain []string, seat seatForms) ([]string, bool) {
+	if len(seat.folded) == 0 {
 		return query, false
 	}
+	if rest, ok := splitSeatTokens(query, queryPlain, seat.folded); ok {
+		return rest, true
+	}
+	// typed without umlauts: "Koln" for "Köln"
+	if seat.plain != nil {
+		return splitSeatTokens(query, queryPlain, seat.plain)
+	}
+	return query, false
+}
+
+func splitSeatTokens(query, queryPlain, seatTokens []string) ([]string, bool) {
 	// The seat may be written shortened: "Freiburg" for "Freiburg im
 	// Breisgau", so match a prefix of the seat's tokens of at least one.
 	for n := len(seatTokens); n >= 1; n-- {
 		want := seatTokens[:n]
 		for i := 0; i+n <= len(query); i++ {
-			if equalTokens(query[i:i+n], want) {
+			if slices.Equal(queryPlain[i:i+n], want) {
 				rest := append(append([]string{}, query[:i]...), query[i+n:]...)
 				return rest, true
 			}
 		}
 	}
 	return query, false
-}
-
-func equalTokens(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if companydocs.FoldPlain(a[i]) != companydocs.FoldPlain(b[i]) {
-			return false
-		}
-	}
-	return true
 }

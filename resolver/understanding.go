@@ -1,6 +1,10 @@
 package resolver
 
-import "companydocs"
+import (
+	"strings"
+
+	"companydocs"
+)
 
 // Understanding tells the client how the query was read.
 type Understanding struct {
@@ -18,6 +22,16 @@ type Understanding struct {
 	NameTokens []string `json:"name_tokens"`
 	// Short is set when the query is a short ambiguous clue.
 	Short bool `json:"short_query"`
+	// Reading is the field of the best candidate that the query matched:
+	// "name", "former_name", "officer", "address" or "seat" (text queries).
+	Reading string `json:"reading,omitempty"`
+	// Person is the person's name the query was read as, Address is set
+	// when it holds a street and house number.
+	Person  string `json:"person,omitempty"`
+	Address bool   `json:"address,omitempty"`
+	// IgnoredWords are words around the name that name no company
+	// ("Firma", "aus", "Registerauszug").
+	IgnoredWords []string `json:"ignored_words,omitempty"`
 	// Notes explain what the search could not find.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -57,6 +71,12 @@ func understand(pq *parsedQuery, ranked []*scored, notes []string) Understanding
 	if len(ranked) > 0 && ranked[0].seatMatched {
 		u.City = ranked[0].p.Seat
 	}
+	if len(ranked) > 0 && u.Kind == "text" {
+		u.Reading = ranked[0].field
+	}
+	u.Person = strings.Join(pq.person, " ")
+	u.Address = pq.address
+	u.IgnoredWords = pq.ignored
 	return u
 }
 

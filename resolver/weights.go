@@ -62,6 +62,14 @@ const (
 	// and officers relative to the current name.
 	FormerNameFactor = 0.90
 	OfficerFactor    = 0.70
+	// PersonOfficerFactor replaces OfficerFactor when the query reads as a
+	// person's name (known first and last names): an officer with that
+	// whole name outweighs a company name holding only the surname.
+	PersonOfficerFactor = 0.85
+	// AddressFactor scales the share of the query's words found in a
+	// registered address (street, house number, postcode, seat): an
+	// address alone is at most possible, never exact.
+	AddressFactor = 0.85
 
 	// ExactThreshold is the least confidence an exact candidate has;
 	// PossibleThreshold the least a possible one has.
@@ -104,11 +112,14 @@ const (
 
 // Retrieval: how many hits the index hands to the ranking stage.
 const (
-	// recallFactor times the requested limit, at least minRecall, are
-	// asked of the index: its scores only order the recall, and the
-	// ranking stage must see enough candidates to reorder them.
-	recallFactor = 3
-	minRecall    = 30
+	// recallSize hits are asked of the index whatever the requested
+	// limit: a recall that grew with the limit let the page size decide
+	// which candidates came first (limit 5 and limit 20 disagreeing). The
+	// largest limit is enough: three times as many cost 90% more per query
+	// at 36,599 records (profiles loaded and scored) and found no more in
+	// the evaluation once address clues weigh as much as they do
+	// (BENCHMARKS.md, "Fifth pass").
+	recallSize = MaxLimit
 )
 
 // Token similarities: how strongly one query token supports one name token.

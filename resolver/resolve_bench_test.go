@@ -1,0 +1,48 @@
+//go:build !race
+
+package resolver_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"companydocs/index"
+	"companydocs/resolver"
+)
+
+var (
+	benchOnce sync.Once
+	benchLive *index.Live
+)
+
+// BenchmarkResolve answers the queries of the evaluation set against a
+// generation of the embedded sample (36,599 records and the LEI sample),
+// one query per iteration in turn: the kinds before issue 17 ("names":
+// names, register references, LEIs, short queries) and the kinds of clue
+// it added ("clues": directors, former names, addresses, noise words,
+// seats without umlauts, labelled LEIs), each at the default limit.
+func BenchmarkResolve(b *testing.B) {
+	benchOnce.Do(func() { benchLive = mustBuildSampleIndex(b) })
+	cases := loadEval(b)
+	for _, set := range []struct {
+		name  string
+		clues bool
+	}{{"names", false}, {"clues", true}} {
+		var qs []resolver.Request
+		for _, c := range cases {
+			if clueKinds[c.Kind] == set.clues {
+				qs = append(qs, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover})
+			}
+		}
+		b.Run(set.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := resolver.Resolve(context.Background(), benchLive, qs[i%len(qs)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
