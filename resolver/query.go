@@ -229,11 +229,17 @@ func (pq *parsedQuery) distinctiveTokens() int {
 }
 
 // isShort reports whether the query is a short ambiguous clue whose
-// confidence is capped: no identifier and fewer than two distinctive tokens
-// ("Müller", "Bau GmbH", "AG", "Berlin").
+// confidence is capped: no identifier, fewer than two distinctive tokens
+// ("Müller", "Bau GmbH", "AG", "Berlin"), and short as text. A long run
+// of one word ("aaaa..." of 300 letters) is no short clue; it finds
+// nothing to cap.
 func (pq *parsedQuery) isShort() bool {
 	if pq.hasRef || (pq.leiShape && pq.leiErr == nil) {
 		return false
 	}
-	return pq.distinctiveTokens() < 2
+	return pq.distinctiveTokens() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes
 }
+
+// maxShortRunes is the longest query that can be short: longer than the
+// longest one-word company names people type ("Donaudampfschifffahrt...").
+const maxShortRunes = 60

@@ -145,7 +145,7 @@ func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, a
 		s.confidence += SuffixWeight
 	case pq.ref.Suffix != "" && pq.ref.Suffix != p.Ref.Suffix:
 		s.confidence -= SuffixWeight
-		s.reason("Suffix differs: %q, not %q", p.Ref.Suffix, pq.ref.Suffix)
+		s.reason("Suffix differs: the entry has %s, the query %s", suffixText(p.Ref.Suffix), suffixText(pq.ref.Suffix))
 	case pq.ref.FormerCourt != "":
 		s.confidence -= SuffixWeight
 		s.reason("Former court differs: %s, not %s", courtName(p.Ref.FormerCourt), courtName(pq.ref.FormerCourt))
@@ -155,7 +155,7 @@ func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, a
 	unique := courtOK && suffixOK && live == 1 && !p.Removed
 	switch {
 	case pq.ref.Court == "":
-		s.reason("No court given: %s exists at %d register entries here, and may exist at any of Germany's register courts", pq.ref.NumberKey(), entriesWithNumber)
+		s.reason("No court given: %s exists at %s here, and may exist at any of Germany's register courts", pq.ref.NumberKey(), plural(entriesWithNumber, "register entry", "register entries"))
 		s.cap(NoCourtCap, "Register number without a court: confidence capped")
 	case courtOK && atCourt > 1 && !unique && !(suffixOK && matching == 1):
 		s.cap(SharedNumberCap, fmt.Sprintf("Number %s exists at %d entries of this court", pq.ref.NumberKey(), atCourt))
@@ -470,4 +470,21 @@ func refText(r companydocs.RegisterRef) string {
 		return r.NumberKey() + " at " + courtName(r.Court)
 	}
 	return r.NumberKey()
+}
+
+// suffixText names a suffix in a reason: "suffix KI", or "no suffix".
+func suffixText(s string) string {
+	if s == "" {
+		return "no suffix"
+	}
+	return "suffix " + s
+}
+
+// plural writes n with the singular or plural noun: "1 register entry",
+// "3 register entries".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -218,3 +218,39 @@ func hasReason(c companydocs.Candidate, part string) bool {
 	}
 	return false
 }
+
+// Reasons read as sentences: one entry is an entry, a missing suffix is
+// named, a long run of one word is no short query.
+func TestReasonWording(t *testing.T) {
+	idx := mustSample(t)
+	checked := false
+	for _, p := range uniqueLive(idx, 200) {
+		if len(idx.byNum[string(p.Ref.Type)+"|"+p.Ref.Number]) != 1 {
+			continue
+		}
+		res := mustResolve(t, idx, resolver.Request{Query: p.Ref.NumberKey()})
+		if !hasReason(res.Candidates[0], "exists at 1 register entry here") {
+			t.Errorf("%q: reasons %q", p.Ref.NumberKey(), res.Candidates[0].ConfidenceReasons)
+		}
+		checked = true
+		break
+	}
+	if !checked {
+		t.Error("no register number held by one entry only in the sample")
+	}
+	res := mustResolve(t, idx, resolver.Request{Query: "Kiel HRA 59 RD"})
+	for _, c := range res.Candidates {
+		for _, r := range c.ConfidenceReasons {
+			if strings.Contains(r, `""`) {
+				t.Errorf("%s: reason %q quotes an empty suffix", c.RegistryNumber, r)
+			}
+		}
+	}
+	if !hasReason(res.Candidates[1], "Suffix differs: the entry has suffix") {
+		t.Errorf("second candidate's reasons %q", res.Candidates[1].ConfidenceReasons)
+	}
+	long := mustResolve(t, idx, resolver.Request{Query: strings.Repeat("a", 300)})
+	if long.Understanding.Short {
+		t.Error("a 300-letter run of one word is read as a short query")
+	}
+}

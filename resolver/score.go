@@ -223,7 +223,7 @@ func nameReasons(m nameMatch, query, name []string) []string {
 	case m.score >= partialNameMatch && m.recall >= fullRecall:
 		return []string{"Name contains every word of the query, and more"}
 	case m.score >= partialNameMatch:
-		return []string{fmt.Sprintf("Name matches partly (%d%% of the query's words)", int(math.Round(m.recall*100)))}
+		return []string{fmt.Sprintf("Name matches partly (%d%% agreement with the query's words)", int(math.Round(m.recall*100)))}
 	case m.score > 0:
 		return []string{"Name matches weakly"}
 	}
