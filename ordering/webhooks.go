@@ -175,7 +175,8 @@ func (s *Service) WebhookDeliveries(ctx context.Context, account, id string) ([]
 		}
 		prefix := []byte(id + "\x00")
 		c := tx.Bucket(bucketWebhookDeliveries).Cursor()
-		k, v := c.Seek([]byte(id + "\x01"))
+		k, _ := c.Seek([]byte(id + "\x01"))
+		var v []byte
 		if k == nil {
 			k, v = c.Last()
 		} else {

@@ -200,9 +200,8 @@ func collectExamples(v any, at string, out map[string][]string) {
 	case map[string]any:
 		for k, child := range v {
 			if k == "examples" || k == "example" {
-				for _, e := range flatten(child) {
-					out[strings.TrimPrefix(at, ".")] = append(out[strings.TrimPrefix(at, ".")], e)
-				}
+				path := strings.TrimPrefix(at, ".")
+				out[path] = append(out[path], flatten(child)...)
 				continue
 			}
 			collectExamples(child, at+"."+k, out)

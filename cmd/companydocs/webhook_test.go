@@ -400,12 +400,10 @@ func TestHangingReceiverDelaysNoOneElse(t *testing.T) {
 	client, op := ts.session(t, "acme", 10), ts.operatorSession(t, "ops")
 	rcv.register(t, ts, op, "/hang", "hang")
 	rcv.register(t, ts, client, "/fast", "ok")
-	var ids []string
 	for range 3 {
 		o := ts.act(t, 201, "POST", "/api/v1/documents/orders/", client, orderJSON(profile, "AD", "ad-single"))
 		ts.act(t, 200, "POST", "/api/v1/operator/orders/"+o.ID+"/pay", op, nil)
 		ts.act(t, 200, "POST", "/api/v1/operator/orders/"+o.ID+"/cancel", op, nil)
-		ids = append(ids, o.ID)
 	}
 	eventually(t, "all 9 events at /fast", func() bool { return len(seen(t, rcv.delivered("/fast"))) == 9 })
 	rcv.mu.Lock()
