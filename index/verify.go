@@ -2,16 +2,16 @@ package index
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"companydocs/internal/boltfile"
 )
 
 // Why a generation was refused, the reason of a RejectError. Every reason
@@ -139,85 +139,17 @@ func verifyFiles(dir string, sums []FileSum) error {
 	return nil
 }
 
-// The part of a bbolt file that checkBoltFile reads (bbolt's
-// internal/common/meta.go and page.go): a 16-byte page header, then the
-// meta fields in the machine's byte order (little-endian on the
-// platforms we build for); the FNV-64a checksum covers the meta up to
-// itself.
-const (
-	boltPageHeader     = 16
-	boltMagic          = 0xED0CDAED
-	boltMetaChecksumAt = 56 // magic, version, pageSize, flags, root, sequence, freelist, pgid, txid
-)
-
-// checkBoltFile checks a bbolt file before it is mapped: one of its two
-// meta pages is valid, and the file holds every page up to that meta's
-// high-water mark. bbolt maps past the end of a short file, and a read of
-// a page beyond it is a SIGBUS that kills the process.
+// checkBoltFile checks a bbolt file before it is mapped, with the same
+// bounds-checked reader the order store uses (internal/boltfile): a valid
+// meta page, and a file that holds every page up to its high-water mark.
+// bbolt maps past the end of a short file, and a read of a page beyond it
+// is a SIGBUS that kills the process.
 func checkBoltFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
+	bf, err := boltfile.Open(path)
+	if errors.Is(err, boltfile.ErrDamaged) {
+		return reject(RejectStructure, "%s: %w", filepath.Base(path), err)
+	} else if err != nil {
 		return reject(ioReason(err, RejectFiles), "%s: %w", filepath.Base(path), err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return reject(RejectOpen, "%s: %w", filepath.Base(path), err)
-	}
-	meta, err := newestBoltMeta(f)
-	if err != nil {
-		return reject(RejectStructure, "%s: %w", filepath.Base(path), err)
-	}
-	if need := meta.pgid * uint64(meta.pageSize); need > uint64(st.Size()) {
-		return reject(RejectStructure, "%s has %d bytes, but its pages reach to byte %d: the file is truncated", filepath.Base(path), st.Size(), need)
-	}
-	return nil
-}
-
-type boltMeta struct {
-	pageSize uint32
-	pgid     uint64
-	txid     uint64
-}
-
-// newestBoltMeta returns the valid meta page with the higher transaction
-// id, as bbolt does.
-func newestBoltMeta(f *os.File) (boltMeta, error) {
-	m0, err0 := readBoltMeta(f, 0)
-	pageSize := int64(os.Getpagesize())
-	if err0 == nil {
-		pageSize = int64(m0.pageSize)
-	}
-	m1, err1 := readBoltMeta(f, pageSize)
-	switch {
-	case err0 != nil && err1 != nil:
-		return boltMeta{}, fmt.Errorf("no valid meta page: %w", err0)
-	case err0 != nil:
-		return m1, nil
-	case err1 != nil || m0.txid >= m1.txid:
-		return m0, nil
-	}
-	return m1, nil
-}
-
-func readBoltMeta(f *os.File, at int64) (boltMeta, error) {
-	b := make([]byte, boltPageHeader+boltMetaChecksumAt+8)
-	if _, err := f.ReadAt(b, at); err != nil {
-		return boltMeta{}, fmt.Errorf("read meta page at %d: %w", at, err)
-	}
-	m := b[boltPageHeader:]
-	le := binary.LittleEndian
-	if le.Uint32(m[0:]) != boltMagic {
-		return boltMeta{}, errors.New("not a bbolt file (bad magic)")
-	}
-	h := fnv.New64a()
-	h.Write(m[:boltMetaChecksumAt])
-	if h.Sum64() != le.Uint64(m[boltMetaChecksumAt:]) {
-		return boltMeta{}, errors.New("meta page checksum mismatch")
-	}
-	meta := boltMeta{pageSize: le.Uint32(m[8:]), pgid: le.Uint64(m[40:]), txid: le.Uint64(m[48:])}
-	if meta.pageSize < 512 || meta.pageSize > 1<<20 {
-		return boltMeta{}, fmt.Errorf("implausible page size %d", meta.pageSize)
-	}
-	return meta, nil
+	return bf.Close()
 }
