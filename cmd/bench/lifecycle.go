@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -62,11 +61,10 @@ func runLifecycle(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	raw, err := os.ReadFile(*profilesPath)
+	profiles, err := readProfiles(*profilesPath)
 	if err != nil {
-		return fmt.Errorf("read profiles: %w", err)
+		return err
 	}
-	profiles := strings.Fields(string(raw))
 	if len(profiles) == 0 {
 		return fmt.Errorf("no profiles in %s", *profilesPath)
 	}

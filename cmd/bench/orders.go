@@ -37,11 +37,10 @@ func runOrders(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	raw, err := os.ReadFile(*profilesPath)
+	profiles, err := readProfiles(*profilesPath)
 	if err != nil {
-		return fmt.Errorf("read profiles: %w", err)
+		return err
 	}
-	profiles := strings.Fields(string(raw))
 	if 2*len(profiles)**clients < *requests {
 		return fmt.Errorf("%d profiles allow at most %d distinct orders per run with %d clients", len(profiles), 2*len(profiles)**clients, *clients)
 	}
@@ -141,4 +140,14 @@ func createOrders(ctx context.Context, c *http.Client, base string, tokens, prof
 		all = append(all, s...)
 	}
 	return all, wall
+}
+
+// readProfiles reads the orderable profile ids, one a line, that
+// "bench queries" wrote.
+func readProfiles(path string) ([]string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read profiles: %w", err)
+	}
+	return strings.Fields(string(raw)), nil
 }
