@@ -29,83 +29,148 @@ func Tokens(folded string) []string { return strings.Fields(folded) }
 
 // fold implements Fold and FoldPlain. It writes letters and digits into
 // the current token, cuts tokens at everything else, and writes each token
-// to the output as it ends, spelling "und" and "u." as "&". It runs once per
-// name and query, so it writes straight into one builder.
+// to the output as it ends, spelling "und" and "u." as "&". It runs for
+// every name of every candidate a search scores, so it allocates only the
+// result: the current token lives in a stack buffer, and the common
+// precomposed letters are decomposed from a table instead of by norm.
 func fold(s string, transliterate bool) string {
 	if !isASCII(s) {
-		// invalid bytes would stop norm from decomposing what follows them
-		s = norm.NFD.String(strings.ToValidUTF8(s, " "))
-	}
-	var out, cur strings.Builder
-	out.Grow(len(s))
-	emit := func(tok string) {
-		if out.Len() > 0 {
-			out.WriteByte(' ')
-		}
-		if tok == "und" {
-			tok = ampersand
-		}
-		out.WriteString(tok)
-	}
-	flush := func() {
-		if cur.Len() > 0 {
-			emit(cur.String())
-			cur.Reset()
+		s = strings.ToValidUTF8(s, " ")
+		if !latinOnly(s) {
+			// norm decomposes what the table does not know
+			s = norm.NFD.String(s)
 		}
 	}
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch {
-		case r == combiningDiaeresis:
-			if transliterate && endsWithUmlautBase(cur.String()) {
-				cur.WriteByte('e')
+	f := folder{transliterate: transliterate}
+	f.out.Grow(len(s))
+	f.cur = f.scratch[:0]
+	for _, r := range s {
+		if d, ok := latinDecomposed[r]; ok && r >= utf8.RuneSelf {
+			for _, dr := range d {
+				f.rune(dr)
 			}
-		case unicode.Is(unicode.Mn, r):
-			// other diacritics: dropped
-		case r == '&' || r == '+':
-			flush()
-			emit(ampersand)
-		case r == '.' && cur.String() == "u":
-			cur.Reset()
-			emit(ampersand)
-		case isApostrophe(r):
-			// dropped so that "Müller's" stays one token
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			writeFoldedRune(&cur, r)
-		default:
-			flush()
+			continue
 		}
+		f.rune(r)
 	}
-	flush()
-	return out.String()
+	f.flush()
+	return f.out.String()
 }
 
-// writeFoldedRune writes the lower-case form of r, spelling out the letters
-// that have no decomposition.
-func writeFoldedRune(b *strings.Builder, r rune) {
+// folder is the state of one fold.
+type folder struct {
+	transliterate bool
+	out           strings.Builder
+	cur           []byte // the token being read
+	scratch       [64]byte
+}
+
+func (f *folder) rune(r rune) {
+	switch {
+	case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9'):
+		f.cur = append(f.cur, byte(r))
+	case r < utf8.RuneSelf && 'A' <= r && r <= 'Z':
+		f.cur = append(f.cur, byte(r)+'a'-'A')
+	case r == combiningDiaeresis:
+		if f.transliterate && endsWithUmlautBase(f.cur) {
+			f.cur = append(f.cur, 'e')
+		}
+	case r == '&' || r == '+':
+		f.flush()
+		f.emit(ampersandToken)
+	case r == '.' && string(f.cur) == "u":
+		f.cur = f.cur[:0]
+		f.emit(ampersandToken)
+	case isApostrophe(r):
+		// dropped so that "Müller's" stays one token
+	case r >= utf8.RuneSelf && unicode.Is(unicode.Mn, r):
+		// other diacritics: dropped
+	case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+		f.cur = appendFoldedRune(f.cur, r)
+	default:
+		f.flush()
+	}
+}
+
+// flush ends the current token.
+func (f *folder) flush() {
+	if len(f.cur) > 0 {
+		f.emit(f.cur)
+		f.cur = f.cur[:0]
+	}
+}
+
+func (f *folder) emit(tok []byte) {
+	if f.out.Len() > 0 {
+		f.out.WriteByte(' ')
+	}
+	if string(tok) == "und" {
+		tok = ampersandToken
+	}
+	f.out.Write(tok)
+}
+
+var ampersandToken = []byte(ampersand)
+
+// appendFoldedRune appends the lower-case form of r, spelling out the
+// letters that have no decomposition.
+func appendFoldedRune(b []byte, r rune) []byte {
 	switch r {
 	case 'ß', 'ẞ':
-		b.WriteString("ss")
+		return append(b, "ss"...)
 	case 'Æ', 'æ':
-		b.WriteString("ae")
+		return append(b, "ae"...)
 	case 'Œ', 'œ':
-		b.WriteString("oe")
+		return append(b, "oe"...)
 	case 'Ø', 'ø':
-		b.WriteByte('o')
+		return append(b, 'o')
 	case 'Ł', 'ł':
-		b.WriteByte('l')
+		return append(b, 'l')
 	case 'Đ', 'đ':
-		b.WriteByte('d')
+		return append(b, 'd')
 	case 'ı':
-		b.WriteByte('i')
-	default:
-		b.WriteRune(unicode.ToLower(r))
+		return append(b, 'i')
 	}
+	return utf8.AppendRune(b, unicode.ToLower(r))
 }
 
-func endsWithUmlautBase(s string) bool {
-	if s == "" {
+// latinDecomposed holds the canonical decomposition (NFD) of the
+// precomposed letters of Latin-1 and Latin Extended-A, which is nearly every
+// non-ASCII letter in German register names, so that fold need not run
+// norm over the whole name. The table is made by norm itself.
+var latinDecomposed = func() map[rune]string {
+	m := map[rune]string{}
+	for r := rune(0xC0); r <= 0x17F; r++ {
+		if d := norm.NFD.String(string(r)); d != string(r) {
+			m[r] = d
+		}
+	}
+	return m
+}()
+
+// latinOnly reports whether decomposing s rune by rune through
+// latinDecomposed gives its NFD: every non-ASCII rune is a Latin letter
+// or ß, and no combining mark follows one (norm would reorder the marks).
+func latinOnly(s string) bool {
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			continue
+		}
+		if _, ok := latinDecomposed[r]; !ok && !isPlainLatin(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// isPlainLatin reports whether r is a Latin-1 or Latin Extended-A letter
+// without a decomposition (ß, æ, ø, ł, ...), which NFD leaves as it is.
+func isPlainLatin(r rune) bool {
+	return r >= 0xC0 && r <= 0x17F && unicode.IsLetter(r)
+}
+
+func endsWithUmlautBase(s []byte) bool {
+	if len(s) == 0 {
 		return false
 	}
 	switch s[len(s)-1] {

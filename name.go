@@ -50,6 +50,9 @@ func findLegalForm(toks []string) (start, end int, code string, ok bool) {
 	forms := legalForms()
 	// at the end: the earliest start gives the longest spelling
 	for i := max(0, len(toks)-forms.maxLen); i < len(toks); i++ {
+		if !forms.first[toks[i]] {
+			continue // no spelling starts here: spare the join
+		}
 		if code, ok := forms.exact[strings.Join(toks[i:], " ")]; ok {
 			return i, len(toks), code, true
 		}

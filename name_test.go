@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestFold(t *testing.T) {
@@ -282,6 +284,9 @@ func FuzzFold(f *testing.F) {
 			if strings.ToLower(once) != once {
 				t.Fatalf("%q folds to %q which is not lower case", s, once)
 			}
+			if utf8.ValidString(s) && fold(norm.NFD.String(s)) != once {
+				t.Fatalf("%q folds to %q, decomposed to %q", s, once, fold(norm.NFD.String(s)))
+			}
 		}
 	})
 }
@@ -310,4 +315,18 @@ func FuzzSplitLegalForm(f *testing.F) {
 		}
 		Phonetic(s)
 	})
+}
+
+// The table fold decomposes Latin letters with must give what norm gives:
+// a decomposed string always takes the norm path.
+func TestFoldLatinTableAgreesWithNorm(t *testing.T) {
+	for r := rune(0x80); r <= 0x17F; r++ {
+		for _, s := range []string{string(r), "Mü" + string(r) + "ller", string(r) + "\u0308", "u" + string(r) + "\u0301\u0323"} {
+			for _, fold := range []func(string) string{Fold, FoldPlain} {
+				if got, want := fold(s), fold(norm.NFD.String(s)); got != want {
+					t.Errorf("%q folds to %q, decomposed to %q", s, got, want)
+				}
+			}
+		}
+	}
 }

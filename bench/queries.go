@@ -24,11 +24,22 @@ const (
 	KindLEIDiscovery = "lei_discovery" // an LEI no corpus record carries (discover: true)
 	KindOfficer      = "officer"       // officer's first and last name and seat (deep mode)
 	KindShort        = "short"         // one or two common words: no single right answer
+
+	// Clue kinds: the other clues a client may hold, in standard mode.
+	KindDirector   = "director"    // an officer's first and last name alone
+	KindFormerName = "former_name" // a name the company carried before
+	KindAddress    = "address"     // the registered address as registered
+	KindNoise      = "noise"       // the name with the words people type around it
+	KindLEIPrefix  = "lei_prefix"  // an LEI pasted with its "LEI:" label
 )
 
 // NameKinds are the kinds answered by name similarity alone, the ones a
 // pg_trgm index can answer too.
 var NameKinds = []string{KindNameExact, KindNameTypo, KindNameForm, KindNameCity}
+
+// ClueKinds are measured alone, outside the mixed workload, so that the
+// mix stays comparable with figures taken before they existed.
+var ClueKinds = []string{KindDirector, KindFormerName, KindAddress, KindNoise, KindLEIPrefix}
 
 // Query is one labelled search of a query set.
 type Query struct {
@@ -73,6 +84,8 @@ type candidate struct {
 	officers   [][2]string
 	officerKey []uint64
 	live       bool
+	previous   []string
+	address    string
 }
 
 // scanState is the per-worker state of BuildQuerySet.
@@ -143,6 +156,10 @@ func (s *scanState) add(seed uint64, r *Record, gleifKeys map[string]bool) {
 		seat: r.AllAttributes.RegisteredOffice, ref: ref, live: r.IsLive(), nameKey: hashOf(0, companydocs.NameKey(r.Name))}
 	s.names[c.nameKey]++
 	s.refs[hashOf(0, refKey(ref))]++
+	for _, p := range r.PreviousNames {
+		c.previous = append(c.previous, p.CompanyName)
+	}
+	c.address = r.RegisteredAddress
 	for _, o := range r.Officers {
 		first, last := o.OtherAttributes.Firstname, o.OtherAttributes.Lastname
 		if first == "" || last == "" {
@@ -251,6 +268,59 @@ func (b *setBuilder) build(gleif []ingest.GLEIFRecord) {
 	b.each(KindOfficer, b.officer)
 	b.leis(gleif)
 	b.shorts()
+	// clue kinds last: the kinds above stay as they were drawn before
+	b.each(KindDirector, b.director)
+	b.each(KindFormerName, b.formerName)
+	b.each(KindAddress, b.address)
+	b.each(KindNoise, func(c candidate) (Query, bool) {
+		if c.seat == "" {
+			return Query{}, false
+		}
+		return b.named(c, KindNoise, "Firma "+c.name+" in "+c.seat)
+	})
+	b.leiPrefixes()
+}
+
+// director asks for a company by an officer whose name is unique, in
+// standard mode and without the seat.
+func (b *setBuilder) director(c candidate) (Query, bool) {
+	for i, o := range c.officers {
+		if b.s.officers[c.officerKey[i]] == 1 {
+			return Query{Kind: KindDirector, Query: o[0] + " " + o[1], Want: c.id, WantName: c.name}, true
+		}
+	}
+	return Query{}, false
+}
+
+// formerName asks by a previous name that no company carries now.
+func (b *setBuilder) formerName(c candidate) (Query, bool) {
+	for _, p := range c.previous {
+		if b.s.names[hashOf(0, companydocs.NameKey(p))] == 0 && len(strings.Fields(p)) >= 2 {
+			return Query{Kind: KindFormerName, Query: p, Want: c.id, WantName: c.name}, true
+		}
+	}
+	return Query{}, false
+}
+
+// address asks by the registered address as the register writes it.
+func (b *setBuilder) address(c candidate) (Query, bool) {
+	a := strings.TrimSuffix(strings.TrimSpace(c.address), ".")
+	if a == "" || !strings.ContainsAny(a, "0123456789") {
+		return Query{}, false
+	}
+	return Query{Kind: KindAddress, Query: a, Want: c.id, WantName: c.name}, true
+}
+
+// leiPrefixes repeats the linked LEI queries with the label people paste.
+func (b *setBuilder) leiPrefixes() {
+	n := 0
+	for _, q := range b.out {
+		if q.Kind == KindLEI && n < b.per {
+			q.Kind, q.Query = KindLEIPrefix, "LEI: "+q.Query
+			b.out = append(b.out, q)
+			n++
+		}
+	}
 }
 
 // each makes up to b.per queries of one kind from unused candidates.

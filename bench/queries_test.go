@@ -3,6 +3,7 @@ package bench
 import (
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -72,10 +73,13 @@ func TestQuerySetLabelsPointAtTheRightRecords(t *testing.T) {
 		}
 		checkLabel(t, q, r)
 	}
-	for _, k := range []string{KindRegister, KindNameExact, KindNameTypo, KindNameForm, KindNameCity, KindOfficer, KindShort} {
+	for _, k := range []string{KindRegister, KindNameExact, KindNameTypo, KindNameForm, KindNameCity, KindOfficer, KindShort, KindDirector, KindAddress, KindNoise} {
 		if kinds[k] != 25 {
 			t.Errorf("%d queries of kind %s, want 25", kinds[k], k)
 		}
+	}
+	if kinds[KindFormerName] == 0 || kinds[KindLEIPrefix] != kinds[KindLEI] {
+		t.Errorf("%d former-name queries, %d LEI queries with a label for %d without", kinds[KindFormerName], kinds[KindLEIPrefix], kinds[KindLEI])
 	}
 	if kinds[KindLEI]+kinds[KindLEIDiscovery] == 0 {
 		t.Error("no LEI query: the GLEIF files should give some")
@@ -109,6 +113,20 @@ func checkLabel(t *testing.T, q Query, r *Record) {
 		want, _ := companydocs.ParseCompanyNumber(r.CompanyNumber)
 		if err != nil || registerKey(got.Court, got.Type, got.Number) != registerKey(want.Court, want.Type, want.Number) {
 			t.Errorf("register query %q parses to %+v (%v), record is %s", q.Query, got, err, r.CompanyNumber)
+		}
+	case KindFormerName:
+		if !slices.ContainsFunc(r.PreviousNames, func(p PreviousName) bool { return p.CompanyName == q.Query }) {
+			t.Errorf("former_name %q is none of %+v", q.Query, r.PreviousNames)
+		}
+	case KindAddress:
+		if !strings.HasPrefix(r.RegisteredAddress, q.Query) {
+			t.Errorf("address %q is not the address %q", q.Query, r.RegisteredAddress)
+		}
+	case KindDirector:
+		if !slices.ContainsFunc(r.Officers, func(o Officer) bool {
+			return o.OtherAttributes.Firstname+" "+o.OtherAttributes.Lastname == q.Query
+		}) {
+			t.Errorf("director %q is no officer of %q", q.Query, r.Name)
 		}
 	}
 }

@@ -78,27 +78,39 @@ func plainOf(t string) string {
 
 // tokenSim returns how well query token qt matches name token tt.
 func tokenSim(qt, tt token) float64 {
-	q, t := qt.folded, tt.folded
-	if q == t {
-		return simExact
+	sim, _ := tokenSims(qt, tt)
+	return sim
+}
+
+// tokenSims returns how well a matches b and how well b matches a, which
+// differ only in prefix matches: the Levenshtein distance, the costly
+// part, is computed once for both.
+func tokenSims(a, b token) (ab, ba float64) {
+	x, y := a.folded, b.folded
+	if x == y {
+		return simExact, simExact
 	}
-	if qt.plain == tt.plain {
-		return simPlain
+	if a.plain == b.plain {
+		return simPlain, simPlain
 	}
-	if isNumber(q) || isNumber(t) {
-		return 0
+	if isNumber(x) || isNumber(y) {
+		return 0, 0
 	}
-	n, m := utf8.RuneCountInString(q), utf8.RuneCountInString(t)
+	n, m := utf8.RuneCountInString(x), utf8.RuneCountInString(y)
 	// the distance is at least the difference in length
 	if budget := companydocs.TypoBudget(min(n, m)); budget > 0 && abs(n-m) <= budget {
-		if d := levenshtein.ComputeDistance(q, t); d <= budget {
-			return simTypo - simPerEdit*float64(d-1)
+		if d := levenshtein.ComputeDistance(x, y); d <= budget {
+			sim := simTypo - simPerEdit*float64(d-1)
+			return sim, sim
 		}
 	}
-	if n >= 4 && strings.HasPrefix(t, q) {
-		return simPrefix
+	if n >= 4 && strings.HasPrefix(y, x) {
+		ab = simPrefix
 	}
-	return 0
+	if m >= 4 && strings.HasPrefix(x, y) {
+		ba = simPrefix
+	}
+	return ab, ba
 }
 
 func abs(x int) int { return max(x, -x) }
@@ -123,28 +135,70 @@ func matchName(query, name tokenList) nameMatch {
 	if len(query.words) == 0 || len(name.words) == 0 {
 		return nameMatch{}
 	}
-	if len(query.words) != len(name.words) && strings.Join(query.words, "") == strings.Join(name.words, "") {
+	if len(query.words) != len(name.words) && sameLetters(query.words, name.words) {
 		return nameMatch{score: simCompound, recall: simCompound}
 	}
-	recall := weightedCover(query.toks, name.toks)
-	precision := weightedCover(name.toks, query.toks)
+	recall, precision := covers(query.toks, name.toks)
 	m := nameMatch{score: recallShare*recall + precisionShare*precision, recall: recall}
 	m.numberConflict = numbersDiffer(query.words, name.words)
 	return m
 }
 
-// weightedCover is the weighted share of tokens in a that are matched by
-// some token of b.
-func weightedCover(a, b []token) float64 {
+// sameLetters reports whether a and b spell the same letters once their
+// spaces are dropped ("auto haus" and "autohaus"), without joining them.
+func sameLetters(a, b []string) bool {
+	i, j := 0, 0 // position in a[0] and b[0]
+	for {
+		for len(a) > 0 && a[0] == "" {
+			a = a[1:]
+		}
+		for len(b) > 0 && b[0] == "" {
+			b = b[1:]
+		}
+		if len(a) == 0 || len(b) == 0 {
+			break
+		}
+		if a[0][i] != b[0][j] {
+			return false
+		}
+		if i++; i == len(a[0]) {
+			a, i = a[1:], 0
+		}
+		if j++; j == len(b[0]) {
+			b, j = b[1:], 0
+		}
+	}
+	return len(a) == 0 && len(b) == 0
+}
+
+// covers returns the weighted shares of the tokens of a matched by some
+// token of b, and of b matched by some token of a, comparing each pair
+// once.
+func covers(a, b []token) (aCovered, bCovered float64) {
+	var bufA, bufB [16]float64
+	bestA, bestB := zeros(bufA[:0], len(a)), zeros(bufB[:0], len(b))
+	for i, x := range a {
+		for j, y := range b {
+			xy, yx := tokenSims(x, y)
+			bestA[i], bestB[j] = max(bestA[i], xy), max(bestB[j], yx)
+		}
+	}
+	return weightedShare(a, bestA), weightedShare(b, bestB)
+}
+
+// zeros returns n zeros in buf's array when they fit.
+func zeros(buf []float64, n int) []float64 {
+	return append(buf, make([]float64, n)...)
+}
+
+// weightedShare is the weighted share of toks matched, given each token's
+// best match.
+func weightedShare(toks []token, best []float64) float64 {
 	var total, got float64
-	for _, x := range a {
+	for i, x := range toks {
 		w := tokenWeight(x.folded)
 		total += w
-		best := 0.0
-		for _, y := range b {
-			best = max(best, tokenSim(x, y))
-		}
-		got += w * best
+		got += w * best[i]
 	}
 	if total == 0 {
 		return 0
@@ -155,26 +209,27 @@ func weightedCover(a, b []token) float64 {
 // numbersDiffer reports whether the query names a number that the name
 // does not carry while the name carries another ("Objekt 1" vs "Objekt 2").
 func numbersDiffer(query, name []string) bool {
-	qn, nn := numbers(query), numbers(name)
-	if len(qn) == 0 || len(nn) == 0 {
-		return false
+	nameHasNumber, missing := false, false
+	for _, t := range name {
+		nameHasNumber = nameHasNumber || isNumber(t)
 	}
-	for n := range qn {
-		if !nn[n] {
+	for _, t := range query {
+		if isNumber(t) && !hasNumber(name, t) {
+			missing = true
+		}
+	}
+	return nameHasNumber && missing
+}
+
+// hasNumber reports whether tokens hold the number n, leading zeros aside.
+func hasNumber(tokens []string, n string) bool {
+	n = strings.TrimLeft(n, "0")
+	for _, t := range tokens {
+		if isNumber(t) && strings.TrimLeft(t, "0") == n {
 			return true
 		}
 	}
 	return false
-}
-
-func numbers(tokens []string) map[string]bool {
-	m := map[string]bool{}
-	for _, t := range tokens {
-		if isNumber(t) {
-			m[strings.TrimLeft(t, "0")] = true
-		}
-	}
-	return m
 }
 
 // seatForms are a seat's tokens in the plain spelling of its folded tokens
@@ -187,6 +242,9 @@ func newSeatForms(seat string) seatForms {
 	sf := seatForms{folded: make([]string, len(folded))}
 	for i, t := range folded {
 		sf.folded[i] = plainOf(t)
+	}
+	if strings.IndexFunc(seat, func(r rune) bool { return r >= utf8.RuneSelf }) < 0 {
+		return sf // FoldPlain spells an ASCII seat as Fold does
 	}
 	if plain := companydocs.Tokens(companydocs.FoldPlain(seat)); !slices.Equal(plain, sf.folded) {
 		sf.plain = plain

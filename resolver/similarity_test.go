@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"strings"
 	"testing"
 
 	"companydocs"
@@ -45,4 +46,16 @@ func TestTokenSimTypoBudget(t *testing.T) {
 			t.Errorf("tokenSim(%q, %q) > 0 = %v, want %v", tc.q, tc.t, got, tc.match)
 		}
 	}
+}
+
+func FuzzSameLetters(f *testing.F) {
+	f.Add("auto haus", "autohaus")
+	f.Add("a  b", "ab ")
+	f.Add("", "x")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		x, y := strings.Split(a, " "), strings.Split(b, " ")
+		if got, want := sameLetters(x, y), strings.Join(x, "") == strings.Join(y, ""); got != want {
+			t.Fatalf("sameLetters(%q, %q) = %v, want %v", x, y, got, want)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,11 @@ func filterKinds(qs []bench.Query, kinds ...string) []bench.Query {
 		}
 	}
 	return out
+}
+
+// withoutKinds returns the queries of the other kinds.
+func withoutKinds(qs []bench.Query, kinds ...string) []bench.Query {
+	return slices.DeleteFunc(slices.Clone(qs), func(q bench.Query) bool { return slices.Contains(kinds, q.Kind) })
 }
 
 func kindsOf(qs []bench.Query) []string {

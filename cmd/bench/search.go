@@ -88,10 +88,11 @@ func runSearch(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	qs, err := readQueries(*queriesPath)
+	all, err := readQueries(*queriesPath)
 	if err != nil {
 		return err
 	}
+	qs := withoutKinds(all, bench.ClueKinds...)
 	srv, err := bench.StartServer(ctx, *bin, *dataDir)
 	if err != nil {
 		return err
@@ -108,20 +109,21 @@ func runSearch(ctx context.Context, args []string) error {
 		res.Mixed = append(res.Mixed, measureLevel(ctx, qs, search, c, mixed))
 	}
 	alone := loadSettings{*runs, *kindRequests, *duration}
-	for _, k := range kindsOf(qs) {
-		lr := measureLevel(ctx, filterKinds(qs, k), search, *kindClients, alone)
+	for _, k := range kindsOf(all) {
+		lr := measureLevel(ctx, filterKinds(all, k), search, *kindClients, alone)
 		res.Alone = append(res.Alone, lr)
 	}
 	if m, err := srv.Memory(); err == nil {
 		res.RSSEnd, res.PeakServer = m.RSS, m.Peak
 	}
-	printSearch(res, kindsOf(qs))
+	printSearch(res, kindsOf(all))
 	return writeJSON(*jsonOut, res)
 }
 
 func printSearch(res searchResult, kinds []string) {
 	printMachine(res.Machine)
-	fmt.Printf("Mixed workload (%d queries), medians of %d runs:\n\n", res.Queries, len(res.Mixed[0].Runs))
+	fmt.Printf("Mixed workload (%d queries; the clue kinds %s only alone), medians of %d runs:\n\n",
+		res.Queries, strings.Join(bench.ClueKinds, ", "), len(res.Mixed[0].Runs))
 	fmt.Println("| clients | requests | p50 ms | p95 ms | p99 ms | max ms | req/s | errors | top-1 |")
 	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, l := range res.Mixed {
