@@ -6,12 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"companydocs"
 	"companydocs/resolver"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -205,4 +207,46 @@ func TestOpenAPIServed(t *testing.T) {
 			t.Errorf("GET %s: status %d, type %q, %d bytes; want the document", path, resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
 		}
 	}
+}
+
+// TestOpenAPIListsTheReasonCodes checks the document against the
+// resolver's table of reason codes: the enum holds every code, the code's
+// description names each code's params, and the params schema has exactly
+// the fields a client receives.
+func TestOpenAPIListsTheReasonCodes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	code := doc.Components.Schemas["ReasonDetail"].Value.Properties["code"].Value
+	var enum []string
+	for _, v := range code.Enum {
+		enum = append(enum, fmt.Sprint(v))
+	}
+	slices.Sort(enum)
+	if want := resolver.ReasonCodes(); !slices.Equal(enum, want) {
+		t.Errorf("ReasonDetail.code enum %v, want %v", enum, want)
+	}
+	for _, c := range resolver.ReasonCodes() {
+		names, _ := resolver.ReasonParamNames(c)
+		if len(names) > 0 && !strings.Contains(code.Description, c+" "+strings.Join(names, ", ")+";") {
+			t.Errorf("the description of ReasonDetail.code does not say %q", c+" "+strings.Join(names, ", "))
+		}
+	}
+	var documented []string
+	for name := range doc.Components.Schemas["ReasonParams"].Value.Properties {
+		documented = append(documented, name)
+	}
+	slices.Sort(documented)
+	if want := jsonFields(reflect.TypeFor[companydocs.ReasonParams]()); !slices.Equal(documented, want) {
+		t.Errorf("ReasonParams properties %v, want %v", documented, want)
+	}
+}
+
+// jsonFields are the JSON names of a struct's fields, sorted.
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }
