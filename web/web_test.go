@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"companydocs/resolver"
 )
 
 func readFile(t *testing.T, name string) string {
@@ -116,4 +118,60 @@ func TestContentType(t *testing.T) {
 			t.Errorf("ContentType(%q) = %q, want %q", name, got, want)
 		}
 	}
+}
+
+// TestReasonCodesHaveWords checks that the page says every reason code of
+// the resolver's table in English and German, with placeholders that are
+// the code's params or words reasonWords (app.js) makes of them.
+func TestReasonCodesHaveWords(t *testing.T) {
+	texts := languageTexts(t)
+	derived := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\bvars\.(\w+) =`).FindAllStringSubmatch(readFile(t, "app.js"), -1) {
+		derived[m[1]] = true
+	}
+	if !derived["entry_suffix"] {
+		t.Fatalf("reasonWords in app.js not found (derived words %v)", derived)
+	}
+	placeholder := regexp.MustCompile(`\{(\w+)\}`)
+	codes := resolver.ReasonCodes()
+	if len(codes) < 30 {
+		t.Fatalf("only %d reason codes", len(codes))
+	}
+	for _, code := range codes {
+		names, _ := resolver.ReasonParamNames(code)
+		params := map[string]bool{}
+		for _, n := range names {
+			params[strings.TrimSuffix(n, "?")] = true
+		}
+		for _, lang := range []string{"en", "de"} {
+			text, ok := texts[lang]["reason."+code]
+			if !ok {
+				t.Errorf("%s: no words for reason %s", lang, code)
+				continue
+			}
+			for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
+				if !params[m[1]] && !derived[m[1]] {
+					t.Errorf("%s reason.%s: {%s} is neither a param of the code nor a word app.js makes", lang, code, m[1])
+				}
+			}
+		}
+	}
+}
+
+// languageTexts reads each language block of i18n.js as key -> text.
+func languageTexts(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	block := regexp.MustCompile(`^  ([a-z]{2}): \{$`)
+	entry := regexp.MustCompile(`^    "([^"]+)": "((?:[^"\\]|\\.)*)",?$`)
+	langs := map[string]map[string]string{}
+	var current map[string]string
+	for _, line := range strings.Split(readFile(t, "i18n.js"), "\n") {
+		if m := block.FindStringSubmatch(line); m != nil {
+			current = map[string]string{}
+			langs[m[1]] = current
+		} else if m := entry.FindStringSubmatch(line); m != nil && current != nil {
+			current[m[1]] = m[2]
+		}
+	}
+	return langs
 }
