@@ -210,24 +210,26 @@ func TestOpenAPIServed(t *testing.T) {
 }
 
 // TestOpenAPIListsTheReasonCodes checks the document against the
-// resolver's table of reason codes: the enum holds every code, the code's
+// resolver's tables of reason and note codes: the enums hold every code, the code's
 // description names each code's params, and the params schema has exactly
 // the fields a client receives.
 func TestOpenAPIListsTheReasonCodes(t *testing.T) {
 	doc := loadOpenAPI(t)
-	code := doc.Components.Schemas["ReasonDetail"].Value.Properties["code"].Value
-	var enum []string
-	for _, v := range code.Enum {
-		enum = append(enum, fmt.Sprint(v))
-	}
-	slices.Sort(enum)
-	if want := resolver.ReasonCodes(); !slices.Equal(enum, want) {
-		t.Errorf("ReasonDetail.code enum %v, want %v", enum, want)
-	}
-	for _, c := range resolver.ReasonCodes() {
-		names, _ := resolver.ReasonParamNames(c)
-		if len(names) > 0 && !strings.Contains(code.Description, c+" "+strings.Join(names, ", ")+";") {
-			t.Errorf("the description of ReasonDetail.code does not say %q", c+" "+strings.Join(names, ", "))
+	for schema, codes := range map[string][]string{"ReasonDetail": resolver.ReasonCodes(), "NoteDetail": resolver.NoteCodes()} {
+		code := doc.Components.Schemas[schema].Value.Properties["code"].Value
+		var enum []string
+		for _, v := range code.Enum {
+			enum = append(enum, fmt.Sprint(v))
+		}
+		slices.Sort(enum)
+		if !slices.Equal(enum, codes) {
+			t.Errorf("%s.code enum %v, want %v", schema, enum, codes)
+		}
+		for _, c := range codes {
+			names, _ := resolver.ReasonParamNames(c)
+			if len(names) > 0 && !strings.Contains(code.Description, c+" "+strings.Join(names, ", ")+";") {
+				t.Errorf("the description of %s.code does not say %q", schema, c+" "+strings.Join(names, ", "))
+			}
 		}
 	}
 	var documented []string

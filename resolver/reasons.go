@@ -142,35 +142,75 @@ var reasonTable = map[string]reasonSentence{
 	ReasonSecondExactCap: {nil, fixed("Another candidate matches exactly: confidence capped")},
 }
 
+// Note codes: one per sentence of query_understanding's notes, which say
+// what the search could not find, made like the reasons: from the code and
+// its params by noteTable.
+const (
+	NoteLEIUnknown           = "lei_unknown"
+	NoteLEIChecksumFails     = "lei_checksum_fails"
+	NoteRegisterEntryUnknown = "register_entry_unknown"
+	NoteNoEntryAtCourt       = "no_entry_at_court"
+)
+
+// noteTable is the table of note codes, as reasonTable is of reasons. The
+// page says them as "note.<code>".
+var noteTable = map[string]reasonSentence{
+	NoteLEIUnknown:       {[]string{"lei"}, func(p rp) string { return "LEI " + p.LEI + " is valid but not known to this service" }},
+	NoteLEIChecksumFails: {nil, fixed("The query looks like an LEI but its checksum (ISO 7064 mod 97-10) fails")},
+	// court is the display name, left out when the query named none
+	NoteRegisterEntryUnknown: {[]string{"register_number", "court?"}, func(p rp) string {
+		if p.Court == "" {
+			return "No register entry " + p.RegisterNumber + " is known"
+		}
+		return "No register entry " + p.RegisterNumber + " at " + p.Court + " is known"
+	}},
+	NoteNoEntryAtCourt: {[]string{"register_number", "court"}, func(p rp) string {
+		return "No entry " + p.RegisterNumber + " at court " + p.Court + "; entries at other courts are shown"
+	}},
+}
+
 func fixed(sentence string) func(rp) string {
 	return func(rp) string { return sentence }
 }
 
 // ReasonCodes returns every reason code, sorted.
-func ReasonCodes() []string {
-	codes := make([]string, 0, len(reasonTable))
-	for c := range reasonTable {
+func ReasonCodes() []string { return sortedKeys(reasonTable) }
+
+// NoteCodes returns every note code, sorted.
+func NoteCodes() []string { return sortedKeys(noteTable) }
+
+func sortedKeys(table map[string]reasonSentence) []string {
+	codes := make([]string, 0, len(table))
+	for c := range table {
 		codes = append(codes, c)
 	}
 	slices.Sort(codes)
 	return codes
 }
 
-// ReasonParamNames returns the JSON names of the params a reason code
-// carries, a trailing ? on one left out when it is none; ok is false for
-// an unknown code.
+// ReasonParamNames returns the JSON names of the params a reason or note
+// code carries, a trailing ? on one left out when it is none; ok is false
+// for an unknown code.
 func ReasonParamNames(code string) (names []string, ok bool) {
 	e, ok := reasonTable[code]
+	if !ok {
+		e, ok = noteTable[code]
+	}
 	return slices.Clone(e.params), ok
 }
 
 // ReasonText says a reason in English: the sentence confidence_reasons
 // carries for it. An unknown code is a programming error and panics, so
 // that a reason without a sentence cannot reach a client.
-func ReasonText(d companydocs.ReasonDetail) string {
-	e, ok := reasonTable[d.Code]
+func ReasonText(d companydocs.ReasonDetail) string { return say(reasonTable, d) }
+
+// NoteText says a note of query_understanding in English.
+func NoteText(d companydocs.ReasonDetail) string { return say(noteTable, d) }
+
+func say(table map[string]reasonSentence, d companydocs.ReasonDetail) string {
+	e, ok := table[d.Code]
 	if !ok {
-		panic(fmt.Sprintf("resolver: reason code %q has no sentence", d.Code))
+		panic(fmt.Sprintf("resolver: code %q has no sentence", d.Code))
 	}
 	return e.english(d.Params)
 }

@@ -20,15 +20,21 @@ import (
 	"companydocs/resolver"
 )
 
-// reasonQueries reach the reason codes the evaluation set does not: a
-// seat alone found in deep mode, a former court that matches and one that
-// differs, a name that has the shape of an LEI (20 letters and digits
-// ending in two digits) whose checksum fails.
+// reasonQueries reach the reason and note codes the evaluation set does
+// not: a seat alone found in deep mode, a former court that matches and
+// one that differs, a name that has the shape of an LEI (20 letters and
+// digits ending in two digits) whose checksum fails; a valid LEI no record
+// carries, a register number no entry has (with and without a court), a
+// number known at other courts only.
 var reasonQueries = []resolver.Request{
 	{Query: "Kehl", Mode: resolver.ModeDeep},
 	{Query: "Stendal früher Salzwedel VR 53"},
 	{Query: "Stendal früher Gardelegen VR 53"},
 	{Query: "Kraftsportverein 1898"},
+	{Query: "391200PCHLV827FDZZ88"},
+	{Query: "HRB 999999"},
+	{Query: "Düsseldorf HRB 999999"},
+	{Query: "HRB 562 Kiel"},
 }
 
 // unreachableReasons are caps no query reaches under today's weights: a
@@ -42,9 +48,10 @@ var unreachableReasons = []string{resolver.ReasonNoCourtCap, resolver.ReasonSeco
 
 // TestEvaluationReasons walks the evaluation set and reasonQueries on the
 // sample: every candidate's reason_details say its confidence_reasons,
-// one by one, from what a client receives (the JSON of code and params);
-// each code carries the params the table names; and every code of the
-// table is produced by some real query.
+// one by one, from what a client receives (the JSON of code and params),
+// and the understanding's note_details its notes; each code carries the
+// params the table names; and every code of the tables is produced by
+// some real query.
 func TestEvaluationReasons(t *testing.T) {
 	gen := mustBuildSampleIndex(t)
 	requests := slices.Clone(reasonQueries)
@@ -58,16 +65,20 @@ func TestEvaluationReasons(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", req.Query, err)
 		}
+		u := res.Understanding
+		checkDetails(t, req.Query+" notes", u.NoteDetails, u.Notes, resolver.NoteText)
+		details := u.NoteDetails
 		for _, c := range res.Candidates {
-			checkReasonDetails(t, req.Query, c)
-			for _, d := range c.ReasonDetails {
-				if _, ok := seen[d.Code]; !ok {
-					seen[d.Code] = req.Query
-				}
+			checkDetails(t, req.Query+" "+c.Name, c.ReasonDetails, c.ConfidenceReasons, resolver.ReasonText)
+			details = append(details, c.ReasonDetails...)
+		}
+		for _, d := range details {
+			if _, ok := seen[d.Code]; !ok {
+				seen[d.Code] = req.Query
 			}
 		}
 	}
-	for _, code := range resolver.ReasonCodes() {
+	for _, code := range append(resolver.ReasonCodes(), resolver.NoteCodes()...) {
 		_, reached := seen[code]
 		switch unreachable := slices.Contains(unreachableReasons, code); {
 		case unreachable && reached:
@@ -76,21 +87,22 @@ func TestEvaluationReasons(t *testing.T) {
 			t.Errorf("no query produces %s: add one to reasonQueries", code)
 		}
 	}
-	if len(seen) < 30 {
+	if len(seen) < 35 {
 		t.Errorf("only %d reason codes seen", len(seen))
 	}
 }
 
-// checkReasonDetails checks one candidate: as many details as sentences,
-// each sentence said again from its detail's JSON, and the params its
-// code names, each of them found in the sentence.
-func checkReasonDetails(t *testing.T, query string, c companydocs.Candidate) {
+// checkDetails checks the reasons of a candidate or the notes of an
+// understanding: as many details as sentences, each sentence said again
+// from its detail's JSON, and the params its code names, each of them
+// found in the sentence.
+func checkDetails(t *testing.T, where string, details []companydocs.ReasonDetail, sentences []string, say func(companydocs.ReasonDetail) string) {
 	t.Helper()
-	if len(c.ReasonDetails) != len(c.ConfidenceReasons) {
-		t.Errorf("%q %s: %d reason details for %d reasons", query, c.Name, len(c.ReasonDetails), len(c.ConfidenceReasons))
+	if len(details) != len(sentences) {
+		t.Errorf("%s: %d details for %d sentences", where, len(details), len(sentences))
 		return
 	}
-	for i, d := range c.ReasonDetails {
+	for i, d := range details {
 		raw, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
@@ -99,18 +111,18 @@ func checkReasonDetails(t *testing.T, query string, c companydocs.Candidate) {
 		if err := json.Unmarshal(raw, &back); err != nil {
 			t.Fatal(err)
 		}
-		if got := resolver.ReasonText(back); got != c.ConfidenceReasons[i] {
-			t.Errorf("%q %s: %s says %q, the reason is %q", query, c.Name, raw, got, c.ConfidenceReasons[i])
+		if got := say(back); got != sentences[i] {
+			t.Errorf("%s: %s says %q, the sentence is %q", where, raw, got, sentences[i])
 		}
-		checkReasonParams(t, query, d, c.ConfidenceReasons[i])
+		checkReasonParams(t, where, d, sentences[i])
 	}
 }
 
-func checkReasonParams(t *testing.T, query string, d companydocs.ReasonDetail, sentence string) {
+func checkReasonParams(t *testing.T, where string, d companydocs.ReasonDetail, sentence string) {
 	t.Helper()
 	names, ok := resolver.ReasonParamNames(d.Code)
 	if !ok {
-		t.Errorf("%q: code %q is not in the table", query, d.Code)
+		t.Errorf("%s: code %q is not in the tables", where, d.Code)
 		return
 	}
 	var params map[string]any
@@ -123,12 +135,12 @@ func checkReasonParams(t *testing.T, query string, d companydocs.ReasonDetail, s
 		name, optional := strings.CutSuffix(n, "?")
 		wanted[name] = true
 		if _, ok := params[name]; !ok && !optional {
-			t.Errorf("%q: %s params %s lack %s", query, d.Code, raw, name)
+			t.Errorf("%s: %s params %s lack %s", where, d.Code, raw, name)
 		}
 	}
 	for name, v := range params {
 		if !wanted[name] {
-			t.Errorf("%q: %s params %s carry %s, which the table does not name", query, d.Code, raw, name)
+			t.Errorf("%s: %s params %s carry %s, which the table does not name", where, d.Code, raw, name)
 		}
 		if name == "position" {
 			continue // the register's German word; English names the common ones
@@ -136,7 +148,7 @@ func checkReasonParams(t *testing.T, query string, d companydocs.ReasonDetail, s
 		for _, word := range words(v) {
 			// name_conflict quotes the name as Go does (%q)
 			if !strings.Contains(sentence, word) && !strings.Contains(sentence, strconv.Quote(word)) {
-				t.Errorf("%q: %s param %s=%q is not in the sentence %q", query, d.Code, name, word, sentence)
+				t.Errorf("%s: %s param %s=%q is not in the sentence %q", where, d.Code, name, word, sentence)
 			}
 		}
 	}

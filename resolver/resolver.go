@@ -39,7 +39,7 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 	var (
 		found []*scored
 		err   error
-		notes []string
+		notes []companydocs.ReasonDetail
 	)
 	if pq.leiShape && pq.leiErr == nil {
 		found, notes, err = resolveLEI(idx, pq)
@@ -66,13 +66,13 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 }
 
 // resolveLEI anchors a checksum-valid LEI.
-func resolveLEI(idx Index, pq *parsedQuery) ([]*scored, []string, error) {
+func resolveLEI(idx Index, pq *parsedQuery) ([]*scored, []companydocs.ReasonDetail, error) {
 	profiles, err := idx.ByLEI(pq.lei)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(profiles) == 0 {
-		return nil, []string{fmt.Sprintf("LEI %s is valid but not known to this service", pq.lei)}, nil
+		return nil, []companydocs.ReasonDetail{{Code: NoteLEIUnknown, Params: companydocs.ReasonParams{LEI: string(pq.lei)}}}, nil
 	}
 	var out []*scored
 	for _, p := range profiles {
@@ -86,7 +86,7 @@ func resolveLEI(idx Index, pq *parsedQuery) ([]*scored, []string, error) {
 }
 
 // resolveRegister scores every entry carrying the queried type and number.
-func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []string, error) {
+func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []companydocs.ReasonDetail, error) {
 	all, err := idx.ByNumber(pq.ref.Type, pq.ref.Number)
 	if err != nil {
 		return nil, nil, err
@@ -98,7 +98,7 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []stri
 		}
 	}
 	if len(entries) == 0 {
-		return nil, []string{fmt.Sprintf("No register entry %s is known", refText(pq.ref))}, nil
+		return nil, []companydocs.ReasonDetail{{Code: NoteRegisterEntryUnknown, Params: companydocs.ReasonParams{RegisterNumber: pq.ref.NumberKey(), Court: courtNameOrEmpty(pq.ref.Court)}}}, nil
 	}
 	atCourt := entries
 	if pq.ref.Court != "" {
@@ -110,9 +110,9 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []stri
 	for _, p := range entries {
 		out = append(out, scoreRegister(pq, p, len(entries), len(atCourt), len(matching), len(live)))
 	}
-	var notes []string
+	var notes []companydocs.ReasonDetail
 	if pq.ref.Court != "" && len(atCourt) == 0 {
-		notes = append(notes, fmt.Sprintf("No entry %s at court %s; entries at other courts are shown", pq.ref.NumberKey(), courtName(pq.ref.Court)))
+		notes = append(notes, companydocs.ReasonDetail{Code: NoteNoEntryAtCourt, Params: companydocs.ReasonParams{RegisterNumber: pq.ref.NumberKey(), Court: courtName(pq.ref.Court)}})
 	}
 	return out, notes, nil
 }
@@ -464,11 +464,4 @@ func courtName(code string) string {
 		return c.Name
 	}
 	return code
-}
-
-func refText(r companydocs.RegisterRef) string {
-	if r.Court != "" {
-		return r.NumberKey() + " at " + courtName(r.Court)
-	}
-	return r.NumberKey()
 }

@@ -120,8 +120,8 @@ func TestContentType(t *testing.T) {
 	}
 }
 
-// TestReasonCodesHaveWords checks that the page says every reason code of
-// the resolver's table in English and German, with placeholders that are
+// TestReasonCodesHaveWords checks that the page says every reason and note
+// code of the resolver's tables in English and German, with placeholders that are
 // the code's params or words reasonWords (app.js) makes of them.
 func TestReasonCodesHaveWords(t *testing.T) {
 	texts := languageTexts(t)
@@ -133,25 +133,31 @@ func TestReasonCodesHaveWords(t *testing.T) {
 		t.Fatalf("reasonWords in app.js not found (derived words %v)", derived)
 	}
 	placeholder := regexp.MustCompile(`\{(\w+)\}`)
-	codes := resolver.ReasonCodes()
-	if len(codes) < 30 {
-		t.Fatalf("only %d reason codes", len(codes))
+	keys := map[string]string{} // i18n key -> code
+	for _, code := range resolver.ReasonCodes() {
+		keys["reason."+code] = code
 	}
-	for _, code := range codes {
+	for _, code := range resolver.NoteCodes() {
+		keys["note."+code] = code
+	}
+	if len(keys) < 40 {
+		t.Fatalf("only %d reason and note codes", len(keys))
+	}
+	for key, code := range keys {
 		names, _ := resolver.ReasonParamNames(code)
 		params := map[string]bool{}
 		for _, n := range names {
 			params[strings.TrimSuffix(n, "?")] = true
 		}
 		for _, lang := range []string{"en", "de"} {
-			text, ok := texts[lang]["reason."+code]
+			text, ok := texts[lang][key]
 			if !ok {
-				t.Errorf("%s: no words for reason %s", lang, code)
+				t.Errorf("%s: no words for %s", lang, key)
 				continue
 			}
 			for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
 				if !params[m[1]] && !derived[m[1]] {
-					t.Errorf("%s reason.%s: {%s} is neither a param of the code nor a word app.js makes", lang, code, m[1])
+					t.Errorf("%s %s: {%s} is neither a param of the code nor a word app.js makes", lang, key, m[1])
 				}
 			}
 		}

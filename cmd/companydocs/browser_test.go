@@ -425,7 +425,25 @@ func (p *pageDriver) checkGerman() {
 		p.t.Fatalf("German page: heading %q, badge %q, lang %q", heading, badge, lang)
 	}
 	p.checkGermanReasons()
+	p.checkGermanNote()
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+}
+
+// checkGermanNote searches a number the register court does not have: the
+// note of the understanding line is said in German from its code, and the
+// search for Rheinbahn is restored for the steps after.
+func (p *pageDriver) checkGermanNote() {
+	p.t.Helper()
+	p.typeClue("HRB 562 Kiel")
+	p.waitJS("the note for HRB 562 Kiel", `document.querySelector("#understanding .note[data-code=no_entry_at_court]") !== null`)
+	note := p.text("read the note", "#understanding .note")
+	lang := eval[string](p, "read the note's language", `document.querySelector("#understanding .note").lang`)
+	if want := "Kein Eintrag HRB 562 beim Registergericht Kiel; Einträge anderer Gerichte werden gezeigt."; note != want || lang != "de" {
+		p.t.Errorf("German note = %q (lang %q), want %q", note, lang, want)
+	}
+	p.typeClue("Rheinbahn AG Düsseldorf")
+	p.waitJS("results for Rheinbahn again", `document.querySelector("#understanding").textContent.includes("AG") &&
+		document.querySelector("#understanding .note") === null && document.querySelectorAll("#results > li.card").length > 0`)
 }
 
 // checkGermanReasons reads the reasons of the top card (Rheinbahn AG,

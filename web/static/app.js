@@ -569,9 +569,13 @@
       return;
     }
     const children = [el("strong", { text: t("understood.prefix") }), " " + describeUnderstanding(u, query) + "."];
-    for (const note of u.notes || []) {
-      children.push(el("span", { className: "note", lang: "en", text: note + "." }));
-    }
+    const notes = u.notes || [];
+    const details = u.note_details || [];
+    notes.forEach((note, i) => {
+      const d = details.length === notes.length ? details[i] : {};
+      const words = coded("note.", { code: d.code, params: d.params, message: note }, reasonWords);
+      children.push(el("span", { className: "note", lang: words.lang, "data-code": d.code || "", text: words.text + "." }));
+    });
     node.replaceChildren(...children);
     node.hidden = false;
   }
@@ -638,8 +642,8 @@
     }));
   }
 
-  // reasonWords turns the params of a reason into the words its sentence
-  // uses.
+  // reasonWords turns the params of a reason or of a note of the
+  // understanding into the words its sentence uses.
   function reasonWords(p) {
     const vars = {};
     for (const [name, value] of Object.entries(p)) {
@@ -656,6 +660,7 @@
     vars.entry_suffix = p.suffix ? t("reason.suffix", { suffix: p.suffix }) : t("reason.noSuffix");
     vars.query_suffix = p.query_suffix ? t("reason.suffix", { suffix: p.query_suffix }) : t("reason.noSuffix");
     vars.former_court = p.former_court || t("reason.noFormerCourt");
+    vars.at_court = p.court ? t("note.atCourt", { court: p.court }) : "";
     vars.missing = (p.missing || []).length ? p.missing.join("; ") : t("reason.notConfirmed");
     vars.position = positionWords(p.position);
     return vars;

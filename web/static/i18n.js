@@ -243,6 +243,11 @@ window.companydocsTexts = {
     "position.owner": "Owner",
     "position.general_partner": "General partner",
     "position.liquidator": "Liquidator",
+    "note.lei_unknown": "LEI {lei} is valid but not known to this service",
+    "note.lei_checksum_fails": "The query looks like an LEI but its check digits are wrong",
+    "note.register_entry_unknown": "No register entry {number}{at_court} is known",
+    "note.no_entry_at_court": "No entry {number} at the register court {court}; entries at other courts are shown",
+    "note.atCourt": " at the register court {court}",
 
     "error.invalid_query": "The search could not be read. Enter a company name, city or register number.",
     "error.rate_limited": "Too many requests in a short time. Wait {s} seconds and try again.",
@@ -519,6 +524,11 @@ window.companydocsTexts = {
     "position.owner": "{position}",
     "position.general_partner": "{position}",
     "position.liquidator": "{position}",
+    "note.lei_unknown": "Die LEI {lei} ist gültig, aber diesem Dienst nicht bekannt",
+    "note.lei_checksum_fails": "Die Anfrage sieht wie eine LEI aus, aber ihre Prüfziffern sind falsch",
+    "note.register_entry_unknown": "Kein Registereintrag {number}{at_court} ist bekannt",
+    "note.no_entry_at_court": "Kein Eintrag {number} beim Registergericht {court}; Einträge anderer Gerichte werden gezeigt",
+    "note.atCourt": " beim Registergericht {court}",
 
     "error.invalid_query": "Die Suche war nicht lesbar. Bitte Unternehmensname, Ort oder Registernummer eingeben.",
     "error.rate_limited": "Zu viele Anfragen in kurzer Zeit. Bitte {s} Sekunden warten und erneut versuchen.",
