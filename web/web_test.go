@@ -82,8 +82,8 @@ func TestEveryUsedTextExists(t *testing.T) {
 }
 
 // TestCodesHaveWords checks that every error and blocker code, order
-// status, workflow status, actor and next-step kind of the service has
-// plain words on the page.
+// status, workflow status, actor, next-step kind and history code of the
+// service has plain words on the page.
 func TestCodesHaveWords(t *testing.T) {
 	en := languageKeys(t)["en"]
 	codes := []string{
@@ -101,6 +101,8 @@ func TestCodesHaveWords(t *testing.T) {
 		"workflow.started", "workflow.in_progress", "workflow.completed", "workflow.failed", "workflow.cancelled",
 		"actor.client", "actor.operator", "actor.system",
 		"nextStep.payment", "nextStep.delivery", "nextStep.download", "nextStep.none",
+		"history.order_created", "history.paid_at_creation", "history.payment_confirmed", "history.requested_from_register",
+		"history.delivered", "history.cancelled_by_client", "history.cancelled_by_operator", "history.note",
 	}
 	for _, k := range codes {
 		if !en[k] {

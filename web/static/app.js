@@ -1077,10 +1077,20 @@
           statusBadge(h.status),
           el("span", { className: "timeline-actor", text: " " + t("history.by", { actor: actorWords(h.actor) }) }),
         ]),
-        h.note ? el("span", { className: "timeline-note", text: h.note }) : null,
+        historyNote(h),
       ]));
     }
     return el("div", { className: "history" }, [el("p", { id: titleId, className: "history-title", text: t("order.history") }), list]);
+  }
+
+  // historyNote says a history entry's note in the page's language from
+  // its code and params; a note a person wrote stays as written.
+  function historyNote(h) {
+    if (!h.note) {
+      return null;
+    }
+    const words = coded("history.", h.code ? { code: h.code, params: h.params, message: h.note } : { message: h.note });
+    return el("span", { className: "timeline-note", lang: words.lang, "data-code": h.code || "", text: words.text.trim() });
   }
 
   function planName(id) {
