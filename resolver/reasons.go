@@ -56,7 +56,7 @@ const (
 	ReasonSecondExactCap   = "second_exact_cap"
 )
 
-// reasonSentence is a reason code's entry in reasonTable.
+// reasonSentence is a code's entry in reasonTable or noteTable.
 type reasonSentence struct {
 	// params are the JSON names of the params the code carries; a
 	// trailing ? marks one left out when it is none (no suffix, no
@@ -66,6 +66,7 @@ type reasonSentence struct {
 	english func(p companydocs.ReasonParams) string
 }
 
+// rp keeps the table's sentence functions on one line each.
 type rp = companydocs.ReasonParams
 
 // reasonTable is the one table of reason codes. Every reason is made from
