@@ -29,6 +29,56 @@ type Candidate struct {
 	Status               string         `json:"status"`
 	LEI                  string         `json:"lei,omitempty"`
 	Documents            []DocumentType `json:"documents"`
+	// ReasonDetails are ConfidenceReasons as codes with params, one per
+	// sentence and in the same order, so that a client can say them in its
+	// own language.
+	ReasonDetails []ReasonDetail `json:"reason_details"`
+}
+
+// ReasonDetail is one confidence reason as a stable code and the values
+// its sentence names. The codes and their params are listed in package
+// resolver (reasons.go) and in the OpenAPI document.
+type ReasonDetail struct {
+	Code   string       `json:"code"`
+	Params ReasonParams `json:"params"`
+}
+
+// ReasonParams are the values the sentence of a confidence reason names.
+// Each code sets only the fields its sentence uses; a suffix, position or
+// list left out is none.
+type ReasonParams struct {
+	LEI string `json:"lei,omitempty"`
+	// RegisterNumber is type and number as the sentence names them:
+	// "HRB 562", or with its suffix where the sentence counts entries.
+	RegisterNumber string `json:"register_number,omitempty"`
+	// Court and the other unprefixed fields are the entry's, the Query*
+	// fields what the query said. Courts are display names.
+	Court            string `json:"court,omitempty"`
+	QueryCourt       string `json:"query_court,omitempty"`
+	FormerCourt      string `json:"former_court,omitempty"`
+	QueryFormerCourt string `json:"query_former_court,omitempty"`
+	Suffix           string `json:"suffix,omitempty"`
+	QuerySuffix      string `json:"query_suffix,omitempty"`
+	LegalForm        string `json:"legal_form,omitempty"`
+	QueryLegalForm   string `json:"query_legal_form,omitempty"`
+	// Entries counts register entries with the number (at the court).
+	Entries int    `json:"entries,omitempty"`
+	Name    string `json:"name,omitempty"` // the entry's name
+	Seat    string `json:"seat,omitempty"`
+	// FormerName is the previous name of the entry that matched.
+	FormerName string `json:"former_name,omitempty"`
+	// Person is an officer's name; Position is the officer's position as
+	// the register writes it (German), left out when it names none.
+	Person   string `json:"person,omitempty"`
+	Position string `json:"position,omitempty"`
+	Address  string `json:"address,omitempty"`
+	// Percent is the share of the query's words the name agrees with.
+	Percent int `json:"percent,omitempty"`
+	// Missing lists what keeps a discovery record from being verified,
+	// in English words from the ingest.
+	Missing []string `json:"missing,omitempty"`
+	// Companies counts the candidates an officer's name was found at.
+	Companies int `json:"companies,omitempty"`
 }
 
 // Status values of a candidate.

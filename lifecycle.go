@@ -47,6 +47,11 @@ type HistoryEntry struct {
 	At     time.Time `json:"at"`
 	Actor  string    `json:"actor"`
 	Note   string    `json:"note"`
+	// Code names the note's sentence and Params holds its values, as for
+	// a next step; a note a person wrote is in Params.Note as written.
+	// Entries stored before codes existed have neither.
+	Code   string  `json:"code,omitempty"`
+	Params *Params `json:"params,omitempty"`
 }
 
 // OrderDocument is the delivered PDF of an order.

@@ -6,12 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"companydocs"
 	"companydocs/resolver"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -205,4 +207,48 @@ func TestOpenAPIServed(t *testing.T) {
 			t.Errorf("GET %s: status %d, type %q, %d bytes; want the document", path, resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
 		}
 	}
+}
+
+// TestOpenAPIListsTheReasonCodes checks the document against the
+// resolver's tables of reason and note codes: the enums hold every code, the code's
+// description names each code's params, and the params schema has exactly
+// the fields a client receives.
+func TestOpenAPIListsTheReasonCodes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for schema, codes := range map[string][]string{"ReasonDetail": resolver.ReasonCodes(), "NoteDetail": resolver.NoteCodes()} {
+		code := doc.Components.Schemas[schema].Value.Properties["code"].Value
+		var enum []string
+		for _, v := range code.Enum {
+			enum = append(enum, fmt.Sprint(v))
+		}
+		slices.Sort(enum)
+		if !slices.Equal(enum, codes) {
+			t.Errorf("%s.code enum %v, want %v", schema, enum, codes)
+		}
+		for _, c := range codes {
+			names, _ := resolver.ReasonParamNames(c)
+			if len(names) > 0 && !strings.Contains(code.Description, c+" "+strings.Join(names, ", ")+";") {
+				t.Errorf("the description of %s.code does not say %q", schema, c+" "+strings.Join(names, ", "))
+			}
+		}
+	}
+	var documented []string
+	for name := range doc.Components.Schemas["ReasonParams"].Value.Properties {
+		documented = append(documented, name)
+	}
+	slices.Sort(documented)
+	if want := jsonFields(reflect.TypeFor[companydocs.ReasonParams]()); !slices.Equal(documented, want) {
+		t.Errorf("ReasonParams properties %v, want %v", documented, want)
+	}
+}
+
+// jsonFields are the JSON names of a struct's fields, sorted.
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }

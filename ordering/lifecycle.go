@@ -27,7 +27,13 @@ func (r *orderRecord) history() []companydocs.HistoryEntry {
 	if len(r.Order.History) > 0 {
 		return r.Order.History
 	}
-	return []companydocs.HistoryEntry{{Status: companydocs.OrderStatusPreviewReady, At: r.Order.CreatedAt, Actor: companydocs.ActorClient, Note: "Order created."}}
+	return []companydocs.HistoryEntry{createdEntry(r.Order.CreatedAt)}
+}
+
+// createdEntry is the first entry of an order's history.
+func createdEntry(at time.Time) companydocs.HistoryEntry {
+	return companydocs.HistoryEntry{Status: companydocs.OrderStatusPreviewReady, At: at, Actor: companydocs.ActorClient,
+		Note: "Order created.", Code: HistoryCreated, Params: &companydocs.Params{}}
 }
 
 // move changes the order's status inside tx: the check against the one
@@ -35,16 +41,17 @@ func (r *orderRecord) history() []companydocs.HistoryEntry {
 // indexes, the stored record and the outbox event all commit together or
 // not at all. Since a terminal status allows no transition, a refund can
 // happen only once, whatever is retried.
-func (s *Service) move(tx *bolt.Tx, rec *orderRecord, to, actor, note string, at time.Time) (Transition, error) {
+func (s *Service) move(tx *bolt.Tx, rec *orderRecord, to, actor string, n historyNote, at time.Time) (Transition, error) {
 	o := &rec.Order
 	from := o.Status
 	if !companydocs.CanTransition(from, to, actor) {
 		return Transition{}, companydocs.ErrInvalidTransition(o.ID, from, to, actor)
 	}
 	ended := &companydocs.Params{} // the params of a failed or cancelled order's next step
-	if !defaultNotes[note] {
-		ended.Note = note
+	if n.code == HistoryNoteGiven {
+		ended.Note = n.text
 	}
+	note := n.text
 	if to == companydocs.OrderStatusCancelled || to == companydocs.OrderStatusFailed {
 		refund, err := s.refund(tx, rec, from)
 		if err != nil {
@@ -52,8 +59,9 @@ func (s *Service) move(tx *bolt.Tx, rec *orderRecord, to, actor, note string, at
 		}
 		note = strings.TrimSpace(note + " " + refund)
 		addRefund(ended, o, refund)
+		addRefund(&n.params, o, refund)
 	}
-	o.History = append(rec.history(), companydocs.HistoryEntry{Status: to, At: at, Actor: actor, Note: note})
+	o.History = append(rec.history(), companydocs.HistoryEntry{Status: to, At: at, Actor: actor, Note: note, Code: n.code, Params: &n.params})
 	o.Status, o.WorkflowStatus = to, companydocs.WorkflowOf(to)
 	o.NextStep = s.nextStepAfter(rec, note, ended)
 	if err := s.reindex(tx, rec, from); err != nil {
@@ -158,7 +166,7 @@ func (s *Service) CancelOrder(ctx context.Context, account, id, note string) (*c
 	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, account, id, companydocs.OrderStatusCancelled, companydocs.ActorClient, noteOr(note, noteClientCancel), nil)
+	return s.change(ctx, account, id, companydocs.OrderStatusCancelled, companydocs.ActorClient, noteOr(note, HistoryCancelledByClient, noteClientCancel), nil)
 }
 
 // Operator actions, each a transition made by an operator account.
@@ -194,8 +202,13 @@ func (s *Service) OperatorAction(ctx context.Context, operator, id, action, note
 	if action == ActionFail && note == "" {
 		return nil, companydocs.Errorf(companydocs.EVALIDATION, "Field \"reason\" is required: say why the order failed, the client reads it.")
 	}
-	defaults := map[string]string{ActionPay: notePaid, ActionRequest: noteRequested, ActionCancel: noteOperatorCancel}
-	return s.change(ctx, "", id, to, companydocs.ActorOperator, noteOr(note, defaults[action]), nil)
+	defaults := map[string]historyNote{
+		ActionPay:     {code: HistoryPaymentConfirmed, text: notePaid},
+		ActionRequest: {code: HistoryRequested, text: noteRequested},
+		ActionCancel:  {code: HistoryCancelledByOperator, text: noteOperatorCancel},
+	}
+	d := defaults[action]
+	return s.change(ctx, "", id, to, companydocs.ActorOperator, noteOr(note, d.code, d.text), nil)
 }
 
 // maxNote bounds a note or reason.
@@ -211,13 +224,36 @@ const (
 	noteOperatorCancel = "Cancelled by the operator."
 )
 
-var defaultNotes = map[string]bool{noteClientCancel: true, notePaid: true, noteRequested: true, noteOperatorCancel: true}
+// History codes: one per sentence of a history entry's note, so that a
+// client can say it in its own language with the entry's params. A note a
+// person wrote is HistoryNoteGiven, its words in params.note as written.
+// Any code may also carry what the transition refunded: refunded_credits,
+// or refunded_amount with currency.
+const (
+	HistoryCreated             = "order_created"
+	HistoryPaidAtCreation      = "paid_at_creation" // credits
+	HistoryPaymentConfirmed    = "payment_confirmed"
+	HistoryRequested           = "requested_from_register"
+	HistoryDelivered           = "delivered"
+	HistoryCancelledByClient   = "cancelled_by_client"
+	HistoryCancelledByOperator = "cancelled_by_operator"
+	HistoryNoteGiven           = "note" // note
+)
 
-func noteOr(note, fallback string) string {
+// historyNote is what a transition writes into the history: a code with
+// params, and the sentence in English (a person's words as written).
+type historyNote struct {
+	code   string
+	params companydocs.Params
+	text   string
+}
+
+// noteOr is the note a person gave, or the service's own when none.
+func noteOr(note, code, fallback string) historyNote {
 	if note = strings.TrimSpace(note); note != "" {
-		return note
+		return historyNote{code: HistoryNoteGiven, params: companydocs.Params{Note: note}, text: note}
 	}
-	return fallback
+	return historyNote{code: code, text: fallback}
 }
 
 // Deliver stores the PDF durably, then moves the REQUESTED order to
@@ -252,12 +288,12 @@ func (s *Service) Deliver(ctx context.Context, operator, id string, pdf []byte) 
 	if s.docs.url != nil {
 		doc.DownloadURL = s.docs.url(id)
 	}
-	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, "Delivered.", doc)
+	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, historyNote{code: HistoryDelivered, text: "Delivered."}, doc)
 }
 
 // change runs one transition in a shared write transaction. owner, when
 // not empty, must own the order (else not_found).
-func (s *Service) change(ctx context.Context, owner, id, to, actor, note string, doc *companydocs.OrderDocument) (*companydocs.Order, error) {
+func (s *Service) change(ctx context.Context, owner, id, to, actor string, note historyNote, doc *companydocs.OrderDocument) (*companydocs.Order, error) {
 	if !validOrderID(id) {
 		return nil, errOrderNotFound(id)
 	}

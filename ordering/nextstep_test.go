@@ -1,6 +1,7 @@
 package ordering
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,5 +56,74 @@ func TestNextStepsReadAsWords(t *testing.T) {
 	}
 	if failed := steps[7]; failed.Params == nil || failed.Params.Note != "The register has no such entry." || failed.Params.RefundedCredits != 1 {
 		t.Errorf("failed credit order's step params = %v, want the reason as note and 1 credit refunded", failed.Params)
+	}
+}
+
+// historyParamKeys are the params each history code carries beside what a
+// transition refunded (refundKeys, any code may carry them).
+var historyParamKeys = map[string][]string{
+	HistoryCreated:             {},
+	HistoryPaidAtCreation:      {"credits"},
+	HistoryPaymentConfirmed:    {},
+	HistoryRequested:           {},
+	HistoryDelivered:           {},
+	HistoryCancelledByClient:   {},
+	HistoryCancelledByOperator: {},
+	HistoryNoteGiven:           {"note"},
+}
+
+var refundKeys = []string{"refunded_credits?", "refunded_amount?", "currency?"}
+
+// TestHistorySaysCodes follows orders through every transition: each
+// history entry carries the code of its note with the params the note
+// names (a person's note as written, what was refunded), so that a client
+// can say it in its own language.
+func TestHistorySaysCodes(t *testing.T) {
+	s, fx, acct, op := lifecycleService(t)
+	var orders []*companydocs.Order
+	keep := func(o *companydocs.Order, err error) *companydocs.Order {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		orders = append(orders, o)
+		return o
+	}
+	one := keep(s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "ad-single"), ""))
+	keep(s.OperatorAction(ctx, op, one.ID, ActionPay, ""))
+	keep(s.OperatorAction(ctx, op, one.ID, ActionRequest, ""))
+	keep(s.Deliver(ctx, op, one.ID, testPDF))
+	credit := keep(s.CreateOrder(ctx, acct, request(fx.live[1], "AD", "subscription-basic"), ""))
+	keep(s.OperatorAction(ctx, op, credit.ID, ActionFail, "The register has no such entry."))
+	mine := keep(s.CreateOrder(ctx, acct, request(fx.live[2], "AD", "ad-single"), ""))
+	keep(s.CancelOrder(ctx, acct, mine.ID, ""))
+	paid := keep(s.CreateOrder(ctx, acct, request(fx.live[3], "AD", "ad-single"), ""))
+	keep(s.OperatorAction(ctx, op, paid.ID, ActionPay, ""))
+	keep(s.OperatorAction(ctx, op, paid.ID, ActionCancel, ""))
+
+	codes := map[string]bool{}
+	for _, o := range orders {
+		for _, h := range o.History {
+			codes[h.Code] = true
+			keys, ok := historyParamKeys[h.Code]
+			if !ok {
+				t.Errorf("history entry %q has code %q, which is not a history code", h.Note, h.Code)
+				continue
+			}
+			if h.Params == nil {
+				t.Errorf("%s: params missing (%q)", h.Code, h.Note)
+				continue
+			}
+			checkParamKeys(t, h.Code, append(slices.Clone(keys), refundKeys...), true, asJSON(t, h.Params), h.Note)
+		}
+	}
+	for code := range historyParamKeys {
+		if !codes[code] {
+			t.Errorf("no history entry with code %q was read", code)
+		}
+	}
+	last := orders[len(orders)-1].History
+	if got := last[len(last)-1]; got.Params == nil || got.Params.RefundedAmount == "" || got.Params.Currency == "" {
+		t.Errorf("a paid one-off order cancelled by the operator: history params %+v, want the refunded payment", got.Params)
 	}
 }

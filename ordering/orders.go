@@ -150,7 +150,7 @@ func (s *Service) createOrder(tx *bolt.Tx, c *create) (*companydocs.Order, []Tra
 	rec.Order.ID = s.ids.next()
 	rec.Order.CreatedAt = s.now().UTC()
 	rec.Order.NextStep = nextStep(rec.Order.ID, c.req.DocumentType, c.a)
-	rec.Order.History = []companydocs.HistoryEntry{{Status: companydocs.OrderStatusPreviewReady, At: rec.Order.CreatedAt, Actor: companydocs.ActorClient, Note: "Order created."}}
+	rec.Order.History = []companydocs.HistoryEntry{createdEntry(rec.Order.CreatedAt)}
 	if err := insertOrder(tx, &rec, c); err != nil {
 		return nil, nil, err
 	}
@@ -161,7 +161,8 @@ func (s *Service) createOrder(tx *bolt.Tx, c *create) (*companydocs.Order, []Tra
 	}
 	trs := []Transition{{OrderID: rec.Order.ID, Account: rec.Account, To: rec.Order.Status, Actor: companydocs.ActorClient, EventID: evt}}
 	if paidAtCreation(c.a) {
-		note := fmt.Sprintf("Paid at creation: %s charged.", credits(c.a.plan.CreditCost))
+		note := historyNote{code: HistoryPaidAtCreation, params: companydocs.Params{Credits: c.a.plan.CreditCost},
+			text: fmt.Sprintf("Paid at creation: %s charged.", credits(c.a.plan.CreditCost))}
 		tr, err := s.move(tx, &rec, companydocs.OrderStatusPaid, companydocs.ActorSystem, note, rec.Order.CreatedAt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("pay order %s at creation: %v", rec.Order.ID, err)

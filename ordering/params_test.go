@@ -52,6 +52,14 @@ func checkParams(t *testing.T, code string, p *companydocs.Params, message strin
 	case !known:
 		t.Errorf("code %q has no entry in paramKeys", code)
 	}
+	checkParamKeys(t, code, keys, known, params, message)
+}
+
+// checkParamKeys asserts that params hold the keys (a trailing ? on an
+// optional one) and, when the keys are known, no others, and that each
+// value is in the message.
+func checkParamKeys(t *testing.T, code string, keys []string, known bool, params map[string]any, message string) {
+	t.Helper()
 	wanted := map[string]bool{}
 	for _, k := range keys {
 		optional := strings.HasSuffix(k, "?")

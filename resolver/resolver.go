@@ -39,7 +39,7 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 	var (
 		found []*scored
 		err   error
-		notes []string
+		notes []companydocs.ReasonDetail
 	)
 	if pq.leiShape && pq.leiErr == nil {
 		found, notes, err = resolveLEI(idx, pq)
@@ -66,18 +66,18 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 }
 
 // resolveLEI anchors a checksum-valid LEI.
-func resolveLEI(idx Index, pq *parsedQuery) ([]*scored, []string, error) {
+func resolveLEI(idx Index, pq *parsedQuery) ([]*scored, []companydocs.ReasonDetail, error) {
 	profiles, err := idx.ByLEI(pq.lei)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(profiles) == 0 {
-		return nil, []string{fmt.Sprintf("LEI %s is valid but not known to this service", pq.lei)}, nil
+		return nil, []companydocs.ReasonDetail{{Code: NoteLEIUnknown, Params: companydocs.ReasonParams{LEI: string(pq.lei)}}}, nil
 	}
 	var out []*scored
 	for _, p := range profiles {
 		s := &scored{p: p, confidence: AnchoredConfidence, anchored: len(profiles) == 1}
-		s.reason("LEI %s matches", pq.lei)
+		s.reason(ReasonLEIMatches, companydocs.ReasonParams{LEI: string(pq.lei)})
 		statusEvidence(p, s)
 		s.confidence = min(s.confidence, AnchoredConfidence)
 		out = append(out, s)
@@ -86,7 +86,7 @@ func resolveLEI(idx Index, pq *parsedQuery) ([]*scored, []string, error) {
 }
 
 // resolveRegister scores every entry carrying the queried type and number.
-func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []string, error) {
+func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []companydocs.ReasonDetail, error) {
 	all, err := idx.ByNumber(pq.ref.Type, pq.ref.Number)
 	if err != nil {
 		return nil, nil, err
@@ -98,7 +98,7 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []stri
 		}
 	}
 	if len(entries) == 0 {
-		return nil, []string{fmt.Sprintf("No register entry %s is known", refText(pq.ref))}, nil
+		return nil, []companydocs.ReasonDetail{{Code: NoteRegisterEntryUnknown, Params: companydocs.ReasonParams{RegisterNumber: pq.ref.NumberKey(), Court: courtNameOrEmpty(pq.ref.Court)}}}, nil
 	}
 	atCourt := entries
 	if pq.ref.Court != "" {
@@ -110,9 +110,9 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []stri
 	for _, p := range entries {
 		out = append(out, scoreRegister(pq, p, len(entries), len(atCourt), len(matching), len(live)))
 	}
-	var notes []string
+	var notes []companydocs.ReasonDetail
 	if pq.ref.Court != "" && len(atCourt) == 0 {
-		notes = append(notes, fmt.Sprintf("No entry %s at court %s; entries at other courts are shown", pq.ref.NumberKey(), courtName(pq.ref.Court)))
+		notes = append(notes, companydocs.ReasonDetail{Code: NoteNoEntryAtCourt, Params: companydocs.ReasonParams{RegisterNumber: pq.ref.NumberKey(), Court: courtName(pq.ref.Court)}})
 	}
 	return out, notes, nil
 }
@@ -123,47 +123,47 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []stri
 // matching those that also agree on the suffix, live those not removed.
 func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, atCourt, matching, live int) *scored {
 	s := &scored{p: p, registerMatch: true, confidence: RegisterNumberWeight}
-	s.reason("Register number %s %s matches", p.Ref.Type, p.Ref.Number)
+	s.reason(ReasonRegisterNumberMatches, companydocs.ReasonParams{RegisterNumber: string(p.Ref.Type) + " " + p.Ref.Number})
 	courtOK := pq.ref.Court != "" && companydocs.SameCourt(p.Ref.Court, pq.ref.Court)
 	suffixOK := identityMatches(pq.ref, p.Ref)
 	switch {
 	case courtOK:
 		s.confidence += CourtWeight
-		s.reason("Court %s matches", courtName(p.Ref.Court))
+		s.reason(ReasonCourtMatches, companydocs.ReasonParams{Court: courtName(p.Ref.Court)})
 	case pq.ref.Court != "":
 		s.confidence -= CourtWeight
-		s.reason("Court differs: %s, not %s", courtName(p.Ref.Court), courtName(pq.ref.Court))
+		s.reason(ReasonCourtDiffers, companydocs.ReasonParams{Court: courtName(p.Ref.Court), QueryCourt: courtName(pq.ref.Court)})
 	}
 	switch {
 	case suffixOK && pq.ref.FormerCourt != "":
 		s.confidence += SuffixWeight
-		s.reason("Former court %s matches", courtName(p.Ref.FormerCourt))
+		s.reason(ReasonFormerCourtMatches, companydocs.ReasonParams{FormerCourt: courtName(p.Ref.FormerCourt)})
 	case suffixOK && p.Ref.Suffix != "":
 		s.confidence += SuffixWeight
-		s.reason("Suffix %s matches", p.Ref.Suffix)
+		s.reason(ReasonSuffixMatches, companydocs.ReasonParams{Suffix: p.Ref.Suffix})
 	case suffixOK:
 		s.confidence += SuffixWeight
 	case pq.ref.Suffix != "" && pq.ref.Suffix != p.Ref.Suffix:
 		s.confidence -= SuffixWeight
-		s.reason("Suffix differs: the entry has %s, the query %s", suffixText(p.Ref.Suffix), suffixText(pq.ref.Suffix))
+		s.reason(ReasonSuffixDiffers, companydocs.ReasonParams{Suffix: p.Ref.Suffix, QuerySuffix: pq.ref.Suffix})
 	case pq.ref.FormerCourt != "":
 		s.confidence -= SuffixWeight
-		s.reason("Former court differs: %s, not %s", courtName(p.Ref.FormerCourt), courtName(pq.ref.FormerCourt))
+		s.reason(ReasonFormerCourtDiffers, companydocs.ReasonParams{FormerCourt: courtName(p.Ref.FormerCourt), QueryFormerCourt: courtName(pq.ref.FormerCourt)})
 	}
 	nameConflict := registerNameEvidence(pq, p, s)
 	statusEvidence(p, s)
 	unique := courtOK && suffixOK && live == 1 && !p.Removed
 	switch {
 	case pq.ref.Court == "":
-		s.reason("No court given: %s exists at %s here, and may exist at any of Germany's register courts", pq.ref.NumberKey(), plural(entriesWithNumber, "register entry", "register entries"))
-		s.cap(NoCourtCap, "Register number without a court: confidence capped")
+		s.reason(ReasonNoCourtGiven, companydocs.ReasonParams{RegisterNumber: pq.ref.NumberKey(), Entries: entriesWithNumber})
+		s.cap(NoCourtCap, ReasonNoCourtCap, companydocs.ReasonParams{})
 	case courtOK && atCourt > 1 && !unique && !(suffixOK && matching == 1):
-		s.cap(SharedNumberCap, fmt.Sprintf("Number %s exists at %d entries of this court", pq.ref.NumberKey(), atCourt))
+		s.cap(SharedNumberCap, ReasonSharedNumberCap, companydocs.ReasonParams{RegisterNumber: pq.ref.NumberKey(), Entries: atCourt})
 	case unique && !nameConflict:
 		s.anchored = true
 		s.confidence = AnchoredConfidence
 		if atCourt > 1 {
-			s.reason("The only live entry with this number at this court (%d in all)", atCourt)
+			s.reason(ReasonOnlyLiveEntryAtCourt, companydocs.ReasonParams{Entries: atCourt})
 		}
 	}
 	s.confidence = clamp(s.confidence)
@@ -180,7 +180,7 @@ func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bo
 	score, reasons := ev.score, ev.reasons
 	if score < conflictingName {
 		s.confidence -= NameConflictPenalty
-		s.reason("Name given does not match the entry's name %q", p.Name)
+		s.reason(ReasonNameConflict, companydocs.ReasonParams{Name: p.Name})
 		return true
 	}
 	s.confidence += RegisterNameWeight * score
@@ -229,7 +229,7 @@ func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
 	legalFormEvidence(pq, p, s)
 	statusEvidence(p, s)
 	if pq.leiShape && pq.leiErr != nil {
-		s.cap(InvalidLEICap, "The query looks like an LEI but its checksum fails")
+		s.cap(InvalidLEICap, ReasonInvalidLEICap, companydocs.ReasonParams{})
 	}
 	s.confidence = clamp(s.confidence)
 	return s
@@ -251,7 +251,7 @@ func markExactNameSeat(found []*scored, pq *parsedQuery) {
 	}
 	hit.anchored = true
 	hit.confidence = max(hit.confidence, ExactNameSeatConfidence)
-	hit.reason("The only entry with this name at this seat")
+	hit.reason(ReasonOnlyEntryNameSeat, companydocs.ReasonParams{})
 }
 
 // personAlone reports whether the query is a person's name (and a seat)
@@ -279,7 +279,7 @@ func rank(found []*scored, pq *parsedQuery, req Request) []*scored {
 	if pq.isShort() {
 		for _, s := range found {
 			s.anchored = false
-			s.cap(ShortQueryCap, "Short query: confidence capped")
+			s.cap(ShortQueryCap, ReasonShortQueryCap, companydocs.ReasonParams{})
 		}
 	}
 	if person, n := sharedPerson(found); n > 1 {
@@ -287,7 +287,7 @@ func rank(found []*scored, pq *parsedQuery, req Request) []*scored {
 		// them: the query is as ambiguous as a short one
 		for _, s := range found {
 			s.anchored = false
-			s.cap(ShortQueryCap, fmt.Sprintf("%s is an officer of %d companies found: confidence capped", person, n))
+			s.cap(ShortQueryCap, ReasonSharedOfficerCap, companydocs.ReasonParams{Person: person, Companies: n})
 		}
 	}
 	sort.SliceStable(found, func(i, j int) bool { return less(found[i], found[j]) })
@@ -296,7 +296,7 @@ func rank(found []*scored, pq *parsedQuery, req Request) []*scored {
 		if s.anchored && s.confidence >= ExactThreshold {
 			if exactSeen {
 				s.anchored = false
-				s.cap(SecondExactCap, "Another candidate matches exactly: confidence capped")
+				s.cap(SecondExactCap, ReasonSecondExactCap, companydocs.ReasonParams{})
 			}
 			exactSeen = true
 		}
@@ -400,7 +400,8 @@ func toCandidate(s *scored) companydocs.Candidate {
 		Source:            p.Source,
 		Confidence:        math.Round(s.confidence*1000) / 1000,
 		ConfidenceLabel:   label(s),
-		ConfidenceReasons: append([]string{}, s.reasons...),
+		ConfidenceReasons: reasonTextsOf(s.reasons),
+		ReasonDetails:     append([]companydocs.ReasonDetail{}, s.reasons...),
 		OrderingEligible:  p.OrderingEligible(),
 		LegalForm:         p.LegalForm,
 		Status:            status(p),
@@ -463,28 +464,4 @@ func courtName(code string) string {
 		return c.Name
 	}
 	return code
-}
-
-func refText(r companydocs.RegisterRef) string {
-	if r.Court != "" {
-		return r.NumberKey() + " at " + courtName(r.Court)
-	}
-	return r.NumberKey()
-}
-
-// suffixText names a suffix in a reason: "suffix KI", or "no suffix".
-func suffixText(s string) string {
-	if s == "" {
-		return "no suffix"
-	}
-	return "suffix " + s
-}
-
-// plural writes n with the singular or plural noun: "1 register entry",
-// "3 register entries".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

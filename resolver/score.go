@@ -1,7 +1,6 @@
 package resolver
 
 import (
-	"fmt"
 	"math"
 	"strings"
 
@@ -12,7 +11,7 @@ import (
 type scored struct {
 	p          *companydocs.Profile
 	confidence float64
-	reasons    []string
+	reasons    []companydocs.ReasonDetail
 	// anchored is set when an identifier pins the candidate down; only
 	// anchored candidates may be labelled exact.
 	anchored bool
@@ -30,16 +29,17 @@ type scored struct {
 	// field is where a text candidate's evidence came from, person the
 	// folded name of the officer who matched.
 	field, person string
-	// capped notes caps that applied, in words, once each.
+	// capped notes the reason codes of caps that applied, once each.
 	capped map[string]bool
 }
 
-func (s *scored) reason(format string, args ...any) {
-	s.reasons = append(s.reasons, fmt.Sprintf(format, args...))
+// reason adds a reason; params holds the values its sentence names.
+func (s *scored) reason(code string, params companydocs.ReasonParams) {
+	s.reasons = append(s.reasons, companydocs.ReasonDetail{Code: code, Params: params})
 }
 
-// cap lowers the confidence to limit and says why, once.
-func (s *scored) cap(limit float64, why string) {
+// cap lowers the confidence to limit and says why (a reason code), once.
+func (s *scored) cap(limit float64, code string, params companydocs.ReasonParams) {
 	if s.confidence <= limit {
 		return
 	}
@@ -48,9 +48,9 @@ func (s *scored) cap(limit float64, why string) {
 	if s.capped == nil {
 		s.capped = map[string]bool{}
 	}
-	if !s.capped[why] {
-		s.capped[why] = true
-		s.reasons = append(s.reasons, why)
+	if !s.capped[code] {
+		s.capped[code] = true
+		s.reason(code, params)
 	}
 }
 
@@ -66,7 +66,7 @@ const (
 // evidence is the best explanation of a text candidate.
 type evidence struct {
 	score   float64
-	reasons []string
+	reasons []companydocs.ReasonDetail
 	seat    bool
 	exact   bool
 	// field says where the evidence came from; person is the folded name
@@ -96,8 +96,8 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 					continue
 				}
 				if len(tokens) == 0 {
-					consider(evidence{score: SeatWeight, seat: true, field: fieldSeat, reasons: []string{
-						fmt.Sprintf("Seat %s matches", p.Seat), "Only a seat was given, no name"}})
+					consider(evidence{score: SeatWeight, seat: true, field: fieldSeat, reasons: []companydocs.ReasonDetail{
+						{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}, {Code: ReasonSeatOnly}}})
 					continue
 				}
 			}
@@ -144,19 +144,21 @@ func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
 // fieldEvidence offers consider the evidence of tokens in every field.
 func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, tokens []string, seatOK bool, consider func(evidence)) {
 	seatBonus := 0.0
-	var seatReasons []string
+	var seatReasons []companydocs.ReasonDetail
 	if seatOK {
 		seatBonus = SeatWeight
-		seatReasons = []string{fmt.Sprintf("Seat %s matches", p.Seat)}
+		seatReasons = []companydocs.ReasonDetail{{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}}
 	}
-	with := func(reason string) []string { return append([]string{reason}, seatReasons...) }
+	with := func(code string, params companydocs.ReasonParams) []companydocs.ReasonDetail {
+		return append([]companydocs.ReasonDetail{{Code: code, Params: params}}, seatReasons...)
+	}
 	query := newTokenList(tokens)
 	m := matchName(query, f.base)
 	e := evidence{score: NameWeight*m.score + seatBonus, seat: seatOK, field: fieldName}
 	e.reasons = append(nameReasons(m, tokens, f.base.words), seatReasons...)
 	if m.numberConflict {
 		e.score -= NumberMismatchPenalty
-		e.reasons = append(e.reasons, "Numbers in the name differ")
+		e.reasons = append(e.reasons, companydocs.ReasonDetail{Code: ReasonNameNumbersDiffer})
 	}
 	e.exact = m.score >= fullNameMatch && strings.Join(tokens, " ") == strings.Join(f.base.words, " ")
 	consider(e)
@@ -166,7 +168,7 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, to
 			continue
 		}
 		consider(evidence{score: NameWeight*pm.score*FormerNameFactor + seatBonus, seat: seatOK, field: fieldFormerName,
-			reasons: with(fmt.Sprintf("Former name %s matches", prev))})
+			reasons: with(ReasonFormerNameMatches, companydocs.ReasonParams{FormerName: prev})})
 	}
 	officerFactor := OfficerFactor
 	if len(pq.person) > 0 {
@@ -180,57 +182,37 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, to
 		}
 		consider(evidence{score: NameWeight*om.score*officerFactor + seatBonus, seat: seatOK, field: fieldOfficer,
 			person:  strings.Join(officer.words, " "),
-			reasons: with(fmt.Sprintf("%s %s matches", positionText(o), o.Name))})
+			reasons: with(ReasonOfficerMatches, companydocs.ReasonParams{Person: o.Name, Position: o.Position})})
 	}
 	if (pq.address || pq.houseNumber) && len(f.address.words) > 0 {
 		am := matchName(query, f.address)
 		if am.recall >= closeNameMatch && !numbersDiffer(query.words, f.address.words) {
 			consider(evidence{score: NameWeight*am.recall*AddressFactor + seatBonus, seat: seatOK, field: fieldAddress,
-				reasons: with(fmt.Sprintf("Registered address %s matches", strings.TrimSuffix(strings.TrimSpace(p.Address), ".")))})
+				reasons: with(ReasonAddressMatches, companydocs.ReasonParams{Address: strings.TrimSuffix(strings.TrimSpace(p.Address), ".")})})
 		}
 	}
 }
 
-// positionText names an officer's position in English where it is one of
-// the common ones.
-func positionText(o companydocs.Officer) string {
-	switch strings.ToLower(o.Position) {
-	case "geschäftsführer", "geschäftsführerin":
-		return "Managing director"
-	case "vorstand", "vorstandsmitglied", "vorstandsvorsitzender":
-		return "Board member"
-	case "prokurist", "prokuristin":
-		return "Authorised signatory (Prokurist)"
-	case "inhaber", "inhaberin":
-		return "Owner"
-	case "persönlich haftender gesellschafter", "persönlich haftende gesellschafterin":
-		return "General partner"
-	case "liquidator", "liquidatorin":
-		return "Liquidator"
-	case "":
-		return "Officer"
-	}
-	return "Officer (" + o.Position + ")"
-}
-
-// nameReasons explains a name match in one sentence.
-func nameReasons(m nameMatch, query, name []string) []string {
+// nameReasons explains a name match in one reason.
+func nameReasons(m nameMatch, query, name []string) []companydocs.ReasonDetail {
+	code, params := "", companydocs.ReasonParams{}
 	switch {
 	case m.score >= fullNameMatch:
-		return []string{"Name matches after normalisation"}
+		code = ReasonNameMatches
 	case m.score >= closeNameMatch:
-		return []string{"Name matches closely (spelling variant or extra words)"}
+		code = ReasonNameMatchesClosely
 	case m.score >= partialNameMatch && m.recall >= fullRecall:
-		return []string{"Name contains every word of the query, and more"}
+		code = ReasonNameContainsQuery
 	case m.score >= partialNameMatch:
-		return []string{fmt.Sprintf("Name matches partly (%d%% agreement with the query's words)", int(math.Round(m.recall*100)))}
+		code, params.Percent = ReasonNameMatchesPartly, int(math.Round(m.recall*100))
 	case m.score > 0:
-		return []string{"Name matches weakly"}
-	}
-	if len(query) == 0 {
+		code = ReasonNameMatchesWeakly
+	case len(query) == 0:
 		return nil
+	default:
+		code = ReasonNameDoesNotMatch
 	}
-	return []string{"Name does not match"}
+	return []companydocs.ReasonDetail{{Code: code, Params: params}}
 }
 
 // legalFormEvidence compares the query's legal form with the profile's.
@@ -240,11 +222,11 @@ func legalFormEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) {
 	}
 	if p.LegalForm == pq.form.Code {
 		s.confidence += LegalFormWeight
-		s.reason("Legal form %s matches", pq.form.Code)
+		s.reason(ReasonLegalFormMatches, companydocs.ReasonParams{LegalForm: pq.form.Code})
 		return
 	}
 	if p.LegalForm != "" {
-		s.reason("Legal form differs: %s, not %s", p.LegalForm, pq.form.Code)
+		s.reason(ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: p.LegalForm, QueryLegalForm: pq.form.Code})
 	}
 }
 
@@ -256,23 +238,25 @@ func statusEvidence(p *companydocs.Profile, s *scored) {
 	}
 	switch {
 	case p.Source == companydocs.SourceDiscovery && !p.Verified:
-		s.reason("Discovery record not verified: %s", missingText(p))
-		s.cap(UnverifiedCap, "Unverified discovery record: confidence capped")
+		s.reason(ReasonDiscoveryUnverified, companydocs.ReasonParams{Missing: missing(p)})
+		s.cap(UnverifiedCap, ReasonUnverifiedCap, companydocs.ReasonParams{})
 	case p.Source == companydocs.SourceDiscovery:
-		s.reason("Verified discovery record (GLEIF, fully corroborated)")
+		s.reason(ReasonDiscoveryVerified, companydocs.ReasonParams{})
 	}
 	if p.Removed {
-		s.reason("Removed from the register: not orderable")
+		s.reason(ReasonRemoved, companydocs.ReasonParams{})
 	} else if p.Verified && !p.OrderingEligible() {
-		s.reason("The register holds no AD or CD document for this entry: not orderable")
+		s.reason(ReasonNoOrderableDocument, companydocs.ReasonParams{})
 	}
 }
 
-func missingText(p *companydocs.Profile) string {
-	if p.Discovery == nil || len(p.Discovery.Missing) == 0 {
-		return "no authoritative register confirms it"
+// missing is what keeps a discovery record from being verified, as the
+// ingest wrote it down.
+func missing(p *companydocs.Profile) []string {
+	if p.Discovery == nil {
+		return nil
 	}
-	return strings.Join(p.Discovery.Missing, "; ")
+	return append([]string(nil), p.Discovery.Missing...)
 }
 
 // label turns a confidence into a label; only anchored candidates can be

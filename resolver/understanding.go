@@ -32,8 +32,10 @@ type Understanding struct {
 	// IgnoredWords are words around the name that name no company
 	// ("Firma", "aus", "Registerauszug").
 	IgnoredWords []string `json:"ignored_words,omitempty"`
-	// Notes explain what the search could not find.
-	Notes []string `json:"notes,omitempty"`
+	// Notes explain what the search could not find; NoteDetails say them
+	// as codes with params, one per note and in the same order.
+	Notes       []string                   `json:"notes,omitempty"`
+	NoteDetails []companydocs.ReasonDetail `json:"note_details,omitempty"`
 }
 
 // RegisterUnderstanding is a register reference as understood.
@@ -46,15 +48,15 @@ type RegisterUnderstanding struct {
 	FormerCourt string `json:"former_court,omitempty"`
 }
 
-func understand(pq *parsedQuery, ranked []*scored, notes []string) Understanding {
-	u := Understanding{Kind: "text", NameTokens: append([]string{}, pq.tokens...), Short: pq.isShort(), Notes: notes}
+func understand(pq *parsedQuery, ranked []*scored, notes []companydocs.ReasonDetail) Understanding {
+	u := Understanding{Kind: "text", NameTokens: append([]string{}, pq.tokens...), Short: pq.isShort(), NoteDetails: notes}
 	if pq.leiShape {
 		valid := pq.leiErr == nil
 		u.LEIValid = &valid
 		if valid {
 			u.Kind, u.LEI = "lei", string(pq.lei)
 		} else {
-			u.Notes = append(u.Notes, "The query looks like an LEI but its checksum (ISO 7064 mod 97-10) fails")
+			u.NoteDetails = append(u.NoteDetails, companydocs.ReasonDetail{Code: NoteLEIChecksumFails})
 		}
 	}
 	if pq.hasRef {
@@ -77,6 +79,9 @@ func understand(pq *parsedQuery, ranked []*scored, notes []string) Understanding
 	u.Person = strings.Join(pq.person, " ")
 	u.Address = pq.address
 	u.IgnoredWords = pq.ignored
+	for _, n := range u.NoteDetails {
+		u.Notes = append(u.Notes, NoteText(n))
+	}
 	return u
 }
 

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"companydocs/resolver"
 )
 
 func readFile(t *testing.T, name string) string {
@@ -80,8 +82,8 @@ func TestEveryUsedTextExists(t *testing.T) {
 }
 
 // TestCodesHaveWords checks that every error and blocker code, order
-// status, workflow status, actor and next-step kind of the service has
-// plain words on the page.
+// status, workflow status, actor, next-step kind and history code of the
+// service has plain words on the page.
 func TestCodesHaveWords(t *testing.T) {
 	en := languageKeys(t)["en"]
 	codes := []string{
@@ -99,6 +101,8 @@ func TestCodesHaveWords(t *testing.T) {
 		"workflow.started", "workflow.in_progress", "workflow.completed", "workflow.failed", "workflow.cancelled",
 		"actor.client", "actor.operator", "actor.system",
 		"nextStep.payment", "nextStep.delivery", "nextStep.download", "nextStep.none",
+		"history.order_created", "history.paid_at_creation", "history.payment_confirmed", "history.requested_from_register",
+		"history.delivered", "history.cancelled_by_client", "history.cancelled_by_operator", "history.note",
 	}
 	for _, k := range codes {
 		if !en[k] {
@@ -116,4 +120,66 @@ func TestContentType(t *testing.T) {
 			t.Errorf("ContentType(%q) = %q, want %q", name, got, want)
 		}
 	}
+}
+
+// TestReasonCodesHaveWords checks that the page says every reason and note
+// code of the resolver's tables in English and German, with placeholders that are
+// the code's params or words reasonWords (app.js) makes of them.
+func TestReasonCodesHaveWords(t *testing.T) {
+	texts := languageTexts(t)
+	derived := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\bvars\.(\w+) =`).FindAllStringSubmatch(readFile(t, "app.js"), -1) {
+		derived[m[1]] = true
+	}
+	if !derived["entry_suffix"] {
+		t.Fatalf("reasonWords in app.js not found (derived words %v)", derived)
+	}
+	placeholder := regexp.MustCompile(`\{(\w+)\}`)
+	keys := map[string]string{} // i18n key -> code
+	for _, code := range resolver.ReasonCodes() {
+		keys["reason."+code] = code
+	}
+	for _, code := range resolver.NoteCodes() {
+		keys["note."+code] = code
+	}
+	if len(keys) < 40 {
+		t.Fatalf("only %d reason and note codes", len(keys))
+	}
+	for key, code := range keys {
+		names, _ := resolver.ReasonParamNames(code)
+		params := map[string]bool{}
+		for _, n := range names {
+			params[strings.TrimSuffix(n, "?")] = true
+		}
+		for _, lang := range []string{"en", "de"} {
+			text, ok := texts[lang][key]
+			if !ok {
+				t.Errorf("%s: no words for %s", lang, key)
+				continue
+			}
+			for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
+				if !params[m[1]] && !derived[m[1]] {
+					t.Errorf("%s %s: {%s} is neither a param of the code nor a word app.js makes", lang, key, m[1])
+				}
+			}
+		}
+	}
+}
+
+// languageTexts reads each language block of i18n.js as key -> text.
+func languageTexts(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	block := regexp.MustCompile(`^  ([a-z]{2}): \{$`)
+	entry := regexp.MustCompile(`^    "([^"]+)": "((?:[^"\\]|\\.)*)",?$`)
+	langs := map[string]map[string]string{}
+	var current map[string]string
+	for _, line := range strings.Split(readFile(t, "i18n.js"), "\n") {
+		if m := block.FindStringSubmatch(line); m != nil {
+			current = map[string]string{}
+			langs[m[1]] = current
+		} else if m := entry.FindStringSubmatch(line); m != nil && current != nil {
+			current[m[1]] = m[2]
+		}
+	}
+	return langs
 }

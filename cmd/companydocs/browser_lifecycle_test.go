@@ -146,6 +146,12 @@ func (p *pageDriver) checkDelivered(id string) {
 	if !strings.Contains(card.Words, "Geliefert") || button != "Dokument herunterladen (PDF)" || !strings.Contains(timeline, "von dem Betreiber") {
 		p.t.Fatalf("German delivered order: status %q, button %q, timeline %q", card.Words, button, timeline)
 	}
+	// the service's notes in the history are said in German from their codes
+	for _, want := range []string{"Bestellung angelegt.", "Zahlung vom Betreiber bestätigt.", "Beim Register angefordert.", "Geliefert."} {
+		if !strings.Contains(card.Notes, want) || strings.Contains(card.Notes, "Order created") {
+			p.t.Errorf("German history notes %q, want %q among them and no English", card.Notes, want)
+		}
+	}
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.checkPhoneWidth("browser-delivered-phone.png")
 }

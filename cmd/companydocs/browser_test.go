@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,6 +203,9 @@ func (p *pageDriver) searchRegisterNumber() {
 	}
 	if len(cards[0].Reasons) == 0 || cards[0].Orderable != "true" || cards[0].Meter == "" {
 		p.t.Fatalf("top card lacks reasons, orderable mark or confidence: %+v", cards[0])
+	}
+	if !slices.Contains(cards[0].Reasons, "Register number HRB 562 matches") || !slices.Contains(cards[0].Reasons, "Register court Düsseldorf matches") {
+		p.t.Errorf("top card's reasons %q, want the register number and court said from their codes", cards[0].Reasons)
 	}
 	if cards[0].Action != "Sign in to order" {
 		p.t.Fatalf("signed-out orderable card offers %q, want %q", cards[0].Action, "Sign in to order")
@@ -420,7 +424,46 @@ func (p *pageDriver) checkGerman() {
 	if heading != "Suche" || badge != "Exakter Treffer" || lang != "de" {
 		p.t.Fatalf("German page: heading %q, badge %q, lang %q", heading, badge, lang)
 	}
+	p.checkGermanReasons()
+	p.checkGermanNote()
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+}
+
+// checkGermanNote searches a number the register court does not have: the
+// note of the understanding line is said in German from its code, and the
+// search for Rheinbahn is restored for the steps after.
+func (p *pageDriver) checkGermanNote() {
+	p.t.Helper()
+	p.typeClue("HRB 562 Kiel")
+	p.waitJS("the note for HRB 562 Kiel", `document.querySelector("#understanding .note[data-code=no_entry_at_court]") !== null`)
+	note := p.text("read the note", "#understanding .note")
+	lang := eval[string](p, "read the note's language", `document.querySelector("#understanding .note").lang`)
+	if want := "Kein Eintrag HRB 562 beim Registergericht Kiel; Einträge anderer Gerichte werden gezeigt."; note != want || lang != "de" {
+		p.t.Errorf("German note = %q (lang %q), want %q", note, lang, want)
+	}
+	p.typeClue("Rheinbahn AG Düsseldorf")
+	p.waitJS("results for Rheinbahn again", `document.querySelector("#understanding").textContent.includes("AG") &&
+		document.querySelector("#understanding .note") === null && document.querySelectorAll("#results > li.card").length > 0`)
+}
+
+// checkGermanReasons reads the reasons of the top card (Rheinbahn AG,
+// found by name, legal form and seat) on the German page: each is said in
+// German from its code and params, and marked as German.
+func (p *pageDriver) checkGermanReasons() {
+	p.t.Helper()
+	top := p.cards()[0]
+	langs := eval[[]string](p, "read the reasons' languages", `[...document.querySelectorAll("#results > li.card:first-child .reasons li")].map(li => li.lang)`)
+	joined := strings.Join(top.Reasons, "; ")
+	for _, want := range []string{"Name stimmt nach Normalisierung überein", "Sitz Düsseldorf stimmt überein", "Rechtsform AG stimmt überein"} {
+		if !slices.Contains(top.Reasons, want) {
+			p.t.Errorf("German reasons of %s = %q, want %q among them", top.Name, joined, want)
+		}
+	}
+	for i, l := range langs {
+		if l != "de" || strings.Contains(top.Reasons[i], "matches") {
+			p.t.Errorf("German reason %q is marked %q, want it said in German", top.Reasons[i], l)
+		}
+	}
 }
 
 // checkPhoneWidth shows the page on a phone-sized screen, in English and

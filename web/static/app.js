@@ -569,9 +569,13 @@
       return;
     }
     const children = [el("strong", { text: t("understood.prefix") }), " " + describeUnderstanding(u, query) + "."];
-    for (const note of u.notes || []) {
-      children.push(el("span", { className: "note", lang: "en", text: note + "." }));
-    }
+    const notes = u.notes || [];
+    const details = u.note_details || [];
+    notes.forEach((note, i) => {
+      const d = details.length === notes.length ? details[i] : {};
+      const words = coded("note.", { code: d.code, params: d.params, message: note }, reasonWords);
+      children.push(el("span", { className: "note", lang: words.lang, "data-code": d.code || "", text: words.text + "." }));
+    });
     node.replaceChildren(...children);
     node.hidden = false;
   }
@@ -607,8 +611,7 @@
     for (const [key, value] of facts) {
       dl.append(el("div", {}, [el("dt", { text: t(key) }), el("dd", { text: value })]));
     }
-    const reasons = el("ul", { className: "reasons", lang: "en" },
-      (c.confidence_reasons || []).map((r) => el("li", { text: r })));
+    const reasons = reasonsNode(c);
     const card = el("li", { className: "card label-" + label }, [
       el("article", { "aria-labelledby": headingId }, [
         el("div", { className: "card-head" }, [
@@ -625,6 +628,63 @@
     card.dataset.profileId = c.profile_id;
     return card;
   }
+
+  // reasonsNode says why a candidate was found, in the page's language:
+  // each reason from its code and params (reason_details), or the
+  // service's English sentence where the page does not know the code.
+  function reasonsNode(c) {
+    const sentences = c.confidence_reasons || [];
+    const details = c.reason_details || [];
+    return el("ul", { className: "reasons" }, sentences.map((sentence, i) => {
+      const d = details.length === sentences.length ? details[i] : {};
+      const words = coded("reason.", { code: d.code, params: d.params, message: sentence }, reasonWords);
+      return el("li", { lang: words.lang, "data-code": d.code || "", text: words.text });
+    }));
+  }
+
+  // reasonWords turns the params of a reason or of a note of the
+  // understanding into the words its sentence uses.
+  function reasonWords(p) {
+    const vars = {};
+    for (const [name, value] of Object.entries(p)) {
+      if (typeof value === "string" || typeof value === "number") {
+        vars[name] = value;
+      }
+    }
+    if (p.register_number !== undefined) {
+      vars.number = p.register_number;
+    }
+    if (p.entries !== undefined) {
+      vars.times = p.entries === 1 ? t("reason.times.one") : t("reason.times.many", { n: p.entries });
+    }
+    vars.entry_suffix = p.suffix ? t("reason.suffix", { suffix: p.suffix }) : t("reason.noSuffix");
+    vars.query_suffix = p.query_suffix ? t("reason.suffix", { suffix: p.query_suffix }) : t("reason.noSuffix");
+    vars.former_court = p.former_court || t("reason.noFormerCourt");
+    vars.at_court = p.court ? t("note.atCourt", { court: p.court }) : "";
+    vars.missing = (p.missing || []).length ? p.missing.join("; ") : t("reason.notConfirmed");
+    vars.position = positionWords(p.position);
+    return vars;
+  }
+
+  // positionWords names an officer's position: the common ones in the
+  // page's language (German says the register's own word, which is
+  // gendered), others as the register writes them.
+  function positionWords(position) {
+    if (!position) {
+      return t("reason.officer");
+    }
+    const key = positionKeys[position.toLowerCase()];
+    return t(key ? "position." + key : "reason.officerAs", { position });
+  }
+
+  const positionKeys = {
+    "geschäftsführer": "managing_director", "geschäftsführerin": "managing_director",
+    "vorstand": "board_member", "vorstandsmitglied": "board_member", "vorstandsvorsitzender": "board_member",
+    "prokurist": "prokurist", "prokuristin": "prokurist",
+    "inhaber": "owner", "inhaberin": "owner",
+    "persönlich haftender gesellschafter": "general_partner", "persönlich haftende gesellschafterin": "general_partner",
+    "liquidator": "liquidator", "liquidatorin": "liquidator",
+  };
 
   function confidenceBar(pct, headingId) {
     const labelId = headingId + "-conf";
@@ -947,15 +1007,16 @@
     ]);
   }
 
-  // coded says a blocker or a next step in the page's language from its
-  // code and params. An unknown code, or params without a value the
-  // sentence needs, fall back to the service's sentence, which is English.
-  function coded(prefix, item) {
+  // coded says a blocker, a next step or a reason in the page's language
+  // from its code and params (turned into words by words, paramWords when
+  // not given). An unknown code, or params without a value the sentence
+  // needs, fall back to the service's sentence, which is English.
+  function coded(prefix, item, words) {
     const fallback = { text: item.message || "", lang: "en" };
     if (!item.code || !has(prefix + item.code) || !item.params) {
       return fallback;
     }
-    const vars = paramWords(item.params);
+    const vars = (words || paramWords)(item.params);
     const needed = [...t(prefix + item.code).matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
     if (needed.some((name) => !(name in vars))) {
       return fallback;
@@ -1016,10 +1077,20 @@
           statusBadge(h.status),
           el("span", { className: "timeline-actor", text: " " + t("history.by", { actor: actorWords(h.actor) }) }),
         ]),
-        h.note ? el("span", { className: "timeline-note", text: h.note }) : null,
+        historyNote(h),
       ]));
     }
     return el("div", { className: "history" }, [el("p", { id: titleId, className: "history-title", text: t("order.history") }), list]);
+  }
+
+  // historyNote says a history entry's note in the page's language from
+  // its code and params; a note a person wrote stays as written.
+  function historyNote(h) {
+    if (!h.note) {
+      return null;
+    }
+    const words = coded("history.", h.code ? { code: h.code, params: h.params, message: h.note } : { message: h.note });
+    return el("span", { className: "timeline-note", lang: words.lang, "data-code": h.code || "", text: words.text.trim() });
   }
 
   function planName(id) {
