@@ -64,10 +64,11 @@ type Main struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
-	Logger   *slog.Logger
-	Live     *index.Live
-	Ordering *ordering.Service
-	// OrderStore is the bbolt file under Ordering, which closes it.
+	Logger *slog.Logger
+	Live   *index.Live
+	// Accounts authenticates and Orders orders, both over OrderStore.
+	Accounts   *ordering.Accounts
+	Orders     *ordering.Orders
 	OrderStore *bbolt.DB
 	Server     *httpapi.Server
 	// Metrics are the service's collectors beyond HTTP (the generation
@@ -163,15 +164,15 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return explainStoreError(storePath, err)
 	}
-	m.Ordering, err = ordering.New(m.OrderStore, m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
+	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
 		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
-		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL})
-	if err != nil {
-		m.OrderStore.Close()
-		return explainStoreError(storePath, err)
+		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL}
+	if m.Orders, err = ordering.NewOrders(m.OrderStore, m.Live, plans, opts); err != nil {
+		return explainStoreError(storePath, err) // Close closes the store
 	}
+	m.Accounts = ordering.NewAccounts(m.OrderStore, opts)
 	m.startWebhooks()
-	if counts, err := m.Ordering.CountByStatus(); err == nil {
+	if counts, err := m.Orders.CountByStatus(); err == nil {
 		m.Metrics.SetOrderCounts(counts)
 	}
 	if m.store, err = listenStore(m.Config.DataDir, m.OrderStore, m.Logger); err != nil {
@@ -193,7 +194,7 @@ func (m *Main) listen() error {
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
-		Searcher: liveSearcher{m.Live}, Ordering: m.Ordering, Ready: m.ready,
+		Searcher: liveSearcher{m.Live}, Sessions: m.Accounts, Ordering: m.Orders, Ready: m.ready,
 		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
 	})
 	if err != nil {
@@ -255,8 +256,11 @@ func (m *Main) Close() error {
 	if m.Live != nil {
 		errs = append(errs, m.Live.Close())
 	}
-	if m.Ordering != nil {
-		errs = append(errs, m.Ordering.Close())
+	if m.Accounts != nil {
+		m.Accounts.Close() // the session sweep
+	}
+	if m.OrderStore != nil {
+		errs = append(errs, m.OrderStore.Close())
 	}
 	errs = append(errs, m.unlockDataDir())
 	return errors.Join(errs...)
@@ -284,16 +288,16 @@ func (m *Main) ready() []string {
 	} else if id, _, _ := m.Live.Current(); id == "" {
 		missing = append(missing, "no index generation is open")
 	}
-	if m.Ordering == nil {
+	if m.Orders == nil {
 		missing = append(missing, "the order store is not open")
-	} else if _, err := m.Ordering.Plans(); err != nil {
+	} else if _, err := m.Orders.Plans(); err != nil {
 		missing = append(missing, "no plan is configured")
 	}
 	return missing
 }
 
 func (m *Main) createDemo() error {
-	key, created, err := m.Ordering.EnsureDemoAccount(int64(m.Config.DemoCredits))
+	key, created, err := m.Accounts.EnsureDemoAccount(int64(m.Config.DemoCredits))
 	if err != nil {
 		return fmt.Errorf("create demo account: %w", err)
 	}
@@ -390,7 +394,7 @@ func (m *Main) webhookPolicy() webhook.Policy {
 // startWebhooks starts the dispatcher on the open order store; it picks
 // up what the outbox and the pending deliveries hold from before.
 func (m *Main) startWebhooks() {
-	m.Webhooks = webhook.New(m.Ordering, webhook.Options{Workers: m.Config.WebhookWorkers, Timeout: m.Config.WebhookTimeout,
+	m.Webhooks = webhook.New(m.Orders, webhook.Options{Workers: m.Config.WebhookWorkers, Timeout: m.Config.WebhookTimeout,
 		RetryBase: m.Config.WebhookRetryBase, RetryFor: m.Config.WebhookRetryFor, Policy: m.webhookPolicy(),
 		Logger: m.Logger, OnOutcome: m.Metrics.ObserveWebhookDelivery, OnStats: m.Metrics.SetWebhookStats})
 	m.dispatcher.Store(m.Webhooks)
