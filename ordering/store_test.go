@@ -14,7 +14,9 @@ import (
 // comments of store.go state, one Tx method family at a time, below the
 // rules: what "not found" answers, which errors are ErrExists, ErrNotFound
 // and ErrInsufficientCredits, orders and limits of the listings, and the
-// claims that must hold between concurrent transactions.
+// claims that must hold between concurrent transactions. As in real use,
+// the accounts and orders a record names exist before it is stored (a
+// store may enforce that with foreign keys).
 
 // mustStore opens an empty store of the subtest's kind, closed at the end.
 func mustStore(t *testing.T) Store {
@@ -40,6 +42,32 @@ func view(t *testing.T, st Store, fn func(tx Tx) error) {
 	if err := st.View(ctx, fn); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// seedAccounts creates accounts with no credits.
+func seedAccounts(t *testing.T, st Store, names ...string) {
+	t.Helper()
+	update(t, st, func(tx Tx) error {
+		for _, name := range names {
+			if err := tx.CreateAccount(testAccount(name, 0)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// seedOrders inserts PAID orders of account with these ids.
+func seedOrders(t *testing.T, st Store, account string, ids ...string) {
+	t.Helper()
+	update(t, st, func(tx Tx) error {
+		for _, id := range ids {
+			if err := tx.InsertOrder(testOrder(id, account, companydocs.OrderStatusPaid)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func testAccount(name string, credits int64) *AccountRecord {
@@ -188,6 +216,7 @@ func TestStoreSessions(t *testing.T) { forEachStore(t, testStoreSessions) }
 
 func testStoreSessions(t *testing.T) {
 	st := mustStore(t)
+	seedAccounts(t, st, "acme", "beta")
 	start := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
 	var hashes [][32]byte
 	update(t, st, func(tx Tx) error {
@@ -261,6 +290,7 @@ func TestStoreOrders(t *testing.T) { forEachStore(t, testStoreOrders) }
 
 func testStoreOrders(t *testing.T) {
 	st := mustStore(t)
+	seedAccounts(t, st, "acme", "beta")
 	g := idGenerator{now: newClock().Now}
 	var ids []string
 	update(t, st, func(tx Tx) error {
@@ -325,8 +355,14 @@ func TestStoreClaims(t *testing.T) { forEachStore(t, testStoreClaims) }
 
 func testStoreClaims(t *testing.T) {
 	st := mustStore(t)
+	seedAccounts(t, st, "acme", "beta")
 	slot := OpenSlot{Account: "acme", ProfileID: "dp_x", DocumentType: "AD", PlanID: "ad-single"}
 	holders := make([]string, 10)
+	for i := range holders {
+		seedOrders(t, st, "acme", fmt.Sprintf("ord_%026d", i))
+	}
+	seedOrders(t, st, "acme", "ord_a", "ord_b")
+	seedOrders(t, st, "beta", "ord_c")
 	var wg sync.WaitGroup
 	for i := range holders {
 		wg.Go(func() {
@@ -362,7 +398,7 @@ func testStoreClaims(t *testing.T) {
 		t.Errorf("%d claims found the slot free, want 1", free)
 	}
 	update(t, st, func(tx Tx) error {
-		if err := tx.ReleaseOpenOrder(slot, "ord_someone_else"); err != nil {
+		if err := tx.ReleaseOpenOrder(slot, "ord_a"); err != nil {
 			return err
 		}
 		if id, _ := tx.OpenOrder(slot); id != winner {
@@ -394,6 +430,8 @@ func TestStoreOutbox(t *testing.T) { forEachStore(t, testStoreOutbox) }
 
 func testStoreOutbox(t *testing.T) {
 	st := mustStore(t)
+	seedAccounts(t, st, "acme")
+	seedOrders(t, st, "acme", "ord_x")
 	at := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
 	update(t, st, func(tx Tx) error {
 		for i := range 4 {
@@ -433,6 +471,8 @@ func TestStoreWebhooks(t *testing.T) { forEachStore(t, testStoreWebhooks) }
 
 func testStoreWebhooks(t *testing.T) {
 	st := mustStore(t)
+	seedAccounts(t, st, "acme", "beta")
+	seedOrders(t, st, "acme", "ord_x")
 	now := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
 	update(t, st, func(tx Tx) error {
 		for _, ep := range []EndpointRecord{{Account: "acme", WebhookEndpoint: companydocs.WebhookEndpoint{ID: "wh_a", URL: "https://a.example", Secret: "whsec_a"}},
@@ -443,7 +483,7 @@ func testStoreWebhooks(t *testing.T) {
 		}
 		for i, ep := range []string{"wh_a", "wh_a", "wh_a", "wh_b"} {
 			ev := fmt.Sprintf("evt_%026d", i+1)
-			d := DeliveryRecord{Body: []byte(`{}`), WebhookDelivery: companydocs.WebhookDelivery{EventID: ev, State: companydocs.DeliveryPending, CreatedAt: now.Add(-60 * 24 * time.Hour)}}
+			d := DeliveryRecord{Body: []byte(`{}`), WebhookDelivery: companydocs.WebhookDelivery{EventID: ev, OrderID: "ord_x", State: companydocs.DeliveryPending, CreatedAt: now.Add(-60 * 24 * time.Hour)}}
 			if err := tx.PutDelivery(ep, &d); err != nil {
 				return err
 			}
@@ -454,7 +494,7 @@ func testStoreWebhooks(t *testing.T) {
 		return nil
 	})
 	if err := st.Update(ctx, func(tx Tx) error {
-		return tx.InsertWebhookEndpoint(&EndpointRecord{WebhookEndpoint: companydocs.WebhookEndpoint{ID: "wh_a"}})
+		return tx.InsertWebhookEndpoint(&EndpointRecord{Account: "beta", WebhookEndpoint: companydocs.WebhookEndpoint{ID: "wh_a", URL: "https://c.example", Secret: "whsec_c"}})
 	}); !errors.Is(err, ErrExists) {
 		t.Errorf("second endpoint with one id: %v, want ErrExists", err)
 	}
