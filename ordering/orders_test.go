@@ -3,8 +3,9 @@ package ordering
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,10 @@ import (
 )
 
 func TestCreateOrderStoresVerifiedSnapshot(t *testing.T) {
+	forEachStore(t, testCreateOrderStoresVerifiedSnapshot)
+}
+
+func testCreateOrderStoresVerifiedSnapshot(t *testing.T) {
 	fx := realFixture(t)
 	c := newClock()
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{Now: c.Now})
@@ -65,7 +70,9 @@ func TestCreateOrderStoresVerifiedSnapshot(t *testing.T) {
 	}
 }
 
-func TestCreateOrderErrors(t *testing.T) {
+func TestCreateOrderErrors(t *testing.T) { forEachStore(t, testCreateOrderErrors) }
+
+func testCreateOrderErrors(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 0)
@@ -95,7 +102,7 @@ func TestCreateOrderErrors(t *testing.T) {
 			}
 		})
 	}
-	orders, _, err := s.Orders(ctx, acct, "", "", 0)
+	orders, _, err := s.List(ctx, acct, "", "", 0)
 	if err != nil || len(orders) != 0 {
 		t.Errorf("after failed creates: %d orders, %v; want none", len(orders), err)
 	}
@@ -108,7 +115,9 @@ func TestCreateOrderErrors(t *testing.T) {
 	}
 }
 
-func TestCreateOrderWithoutPlans(t *testing.T) {
+func TestCreateOrderWithoutPlans(t *testing.T) { forEachStore(t, testCreateOrderWithoutPlans) }
+
+func testCreateOrderWithoutPlans(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, nil, Options{})
 	acct := MustAccount(t, s, "acme", 5)
@@ -120,7 +129,9 @@ func TestCreateOrderWithoutPlans(t *testing.T) {
 	}
 }
 
-func TestCreateOrderDuplicates(t *testing.T) {
+func TestCreateOrderDuplicates(t *testing.T) { forEachStore(t, testCreateOrderDuplicates) }
+
+func testCreateOrderDuplicates(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 10)
@@ -168,6 +179,10 @@ func TestCreateOrderDuplicates(t *testing.T) {
 }
 
 func TestConcurrentIdenticalCreatesMakeOneOrder(t *testing.T) {
+	forEachStore(t, testConcurrentIdenticalCreatesMakeOneOrder)
+}
+
+func testConcurrentIdenticalCreatesMakeOneOrder(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 100)
@@ -217,13 +232,17 @@ func TestConcurrentIdenticalCreatesMakeOneOrder(t *testing.T) {
 	if a, _ := s.Account(acct); a.Credits != 98 {
 		t.Errorf("credits = %d, want 98 (one debit per request group)", a.Credits)
 	}
-	orders, _, _ := s.Orders(ctx, acct, "", "", companydocs.MaxOrdersPage)
+	orders, _, _ := s.List(ctx, acct, "", "", companydocs.MaxOrdersPage)
 	if len(orders) != 2 {
 		t.Errorf("%d orders stored, want 2", len(orders))
 	}
 }
 
 func TestOrdersAreOwnedByTheirAccount(t *testing.T) {
+	forEachStore(t, testOrdersAreOwnedByTheirAccount)
+}
+
+func testOrdersAreOwnedByTheirAccount(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 0)
@@ -241,13 +260,15 @@ func TestOrdersAreOwnedByTheirAccount(t *testing.T) {
 	if companydocs.ErrorMessage(missingErr) != strings.Replace(e.Message, o.ID, "ord_0000000000000000000000000z", 1) {
 		t.Errorf("another account's order and a missing order answer differently: %q vs %q", e.Message, companydocs.ErrorMessage(missingErr))
 	}
-	list, _, err := s.Orders(ctx, other, "", "", 0)
+	list, _, err := s.List(ctx, other, "", "", 0)
 	if err != nil || len(list) != 0 {
 		t.Errorf("other account lists %d orders, %v", len(list), err)
 	}
 }
 
-func TestOrdersNewestFirstPaginated(t *testing.T) {
+func TestOrdersNewestFirstPaginated(t *testing.T) { forEachStore(t, testOrdersNewestFirstPaginated) }
+
+func testOrdersNewestFirstPaginated(t *testing.T) {
 	fx := realFixture(t)
 	c := newClock()
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{Now: c.Now})
@@ -271,7 +292,7 @@ func TestOrdersNewestFirstPaginated(t *testing.T) {
 	var seen []string
 	cursor := ""
 	for page := 0; ; page++ {
-		orders, next, err := s.Orders(ctx, acct, "", cursor, 3)
+		orders, next, err := s.List(ctx, acct, "", cursor, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,14 +315,16 @@ func TestOrdersNewestFirstPaginated(t *testing.T) {
 			t.Errorf("position %d: %s, want %s (newest first)", i, seen[i], created[len(created)-1-i])
 		}
 	}
-	_, _, err := s.Orders(ctx, acct, "", "garbage!", 3)
+	_, _, err := s.List(ctx, acct, "", "garbage!", 3)
 	wantCode(t, err, companydocs.EVALIDATION)
 }
 
-func TestOrdersSurviveReopen(t *testing.T) {
+func TestOrdersSurviveReopen(t *testing.T) { forEachStore(t, testOrdersSurviveReopen) }
+
+func testOrdersSurviveReopen(t *testing.T) {
 	fx := realFixture(t)
-	path := filepath.Join(t.TempDir(), DatabaseFile)
-	s, err := Open(path, fx.profiles, shippedPlans(t), Options{})
+	dir := t.TempDir()
+	s, err := OpenAt(t, dir, fx.profiles, shippedPlans(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,14 +336,11 @@ func TestOrdersSurviveReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(path, nil, nil, Options{OpenTimeout: 50e6}); !errors.Is(err, ErrInUse) {
-		t.Errorf("second open while held: %v, want ErrInUse", err)
-	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	s2, err := Open(path, fx.profiles, shippedPlans(t), Options{})
+	s2, err := OpenAt(t, dir, fx.profiles, shippedPlans(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,9 +355,7 @@ func TestOrdersSurviveReopen(t *testing.T) {
 	if _, err := s2.CreateSession(ctx, key); err != nil {
 		t.Errorf("API key forgotten after reopen: %v", err)
 	}
-	if err := s2.Check(); err != nil {
-		t.Error(err)
-	}
+	mustCheck(t, s2)
 }
 
 func TestOrderIDsSortByTime(t *testing.T) {
@@ -366,9 +384,13 @@ func TestOrderIDsSortByTime(t *testing.T) {
 // plan and account combination.
 func BenchmarkCreateOrder(b *testing.B) {
 	fx := realFixture(b)
-	for _, perCPU := range []int{1, 8, 32} {
-		b.Run(fmt.Sprintf("clients=%dxCPU", perCPU), func(b *testing.B) {
-			benchmarkCreateOrder(b, fx, perCPU)
+	for _, store := range slices.Sorted(maps.Keys(TestStores)) {
+		b.Run(store, func(b *testing.B) {
+			for _, perCPU := range []int{1, 8, 32} {
+				b.Run(fmt.Sprintf("clients=%dxCPU", perCPU), func(b *testing.B) {
+					benchmarkCreateOrder(b, fx, perCPU)
+				})
+			}
 		})
 	}
 }
@@ -381,7 +403,6 @@ func benchmarkCreateOrder(b *testing.B, fx *fixture, perCPU int) {
 	}
 	var next atomic.Int64
 	b.SetParallelism(perCPU)
-	commits := lastTxID(b, s)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -397,16 +418,4 @@ func benchmarkCreateOrder(b *testing.B, fx *fixture, perCPU int) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
-	b.ReportMetric(float64(b.N)/float64(lastTxID(b, s)-commits), "orders/commit")
-}
-
-// lastTxID is the id of the last committed write transaction; it grows by
-// one per commit.
-func lastTxID(tb testing.TB, s *Service) int {
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer tx.Rollback()
-	return tx.ID()
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Blocker codes: why a preview is not orderable. Each comes with a sentence
@@ -49,7 +47,7 @@ type assessment struct {
 // unknown plan or a document the plan or the register does not cover:
 // those come back as blockers with ordering_eligible false. Only a
 // malformed request is a validation_error.
-func (s *Service) Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error) {
+func (s *Orders) Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error) {
 	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
 		return nil, err
 	}
@@ -61,7 +59,7 @@ func (s *Service) Preview(ctx context.Context, account string, req companydocs.O
 		return nil, err
 	}
 	p := a.preview(req)
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.store.View(ctx, func(tx Tx) error {
 		b, err := accountBlockers(tx, account, req, a.plan.CreditCost)
 		p.Blockers = append(p.Blockers, b...)
 		return err
@@ -132,7 +130,7 @@ func knownDocumentType(t companydocs.DocumentType) bool {
 }
 
 // assess runs the verified-profile gate and the plan checks.
-func (s *Service) assess(req companydocs.OrderRequest) (*assessment, error) {
+func (s *Orders) assess(req companydocs.OrderRequest) (*assessment, error) {
 	a := &assessment{}
 	a.choice = s.assessPlan(a, req)
 	if err := s.assessCompany(a, req); err != nil {
@@ -141,7 +139,7 @@ func (s *Service) assess(req companydocs.OrderRequest) (*assessment, error) {
 	return a, nil
 }
 
-func (s *Service) assessPlan(a *assessment, req companydocs.OrderRequest) []companydocs.Blocker {
+func (s *Orders) assessPlan(a *assessment, req companydocs.OrderRequest) []companydocs.Blocker {
 	var out []companydocs.Blocker
 	if !req.DocumentType.IsOrderable() {
 		out = append(out, blocker(BlockerDocumentNotOrderable, &companydocs.Params{DocumentType: req.DocumentType}, "This service sells only AD (current printout) and CD (chronological printout), not %s.", req.DocumentType))
@@ -159,7 +157,7 @@ func (s *Service) assessPlan(a *assessment, req companydocs.OrderRequest) []comp
 	return out
 }
 
-func (s *Service) assessCompany(a *assessment, req companydocs.OrderRequest) error {
+func (s *Orders) assessCompany(a *assessment, req companydocs.OrderRequest) error {
 	id := req.CompanyProfileID
 	if id == "" {
 		a.company = []companydocs.Blocker{blocker(BlockerProfileIDMissing, nil, "No company_profile_id was sent. Search for the company and use the profile_id of a result with ordering_eligible=true.")}
@@ -186,7 +184,7 @@ func checkDiscoveryCandidate(p *companydocs.Profile, req companydocs.OrderReques
 }
 
 // profile looks an id up; ids without a known prefix are not looked up.
-func (s *Service) profile(id string) (*companydocs.Profile, error) {
+func (s *Orders) profile(id string) (*companydocs.Profile, error) {
 	if s.profiles == nil || !(strings.HasPrefix(id, "dp_") || strings.HasPrefix(id, "dc_")) {
 		return nil, nil
 	}
@@ -242,7 +240,7 @@ func heldTypes(p *companydocs.Profile) []companydocs.DocumentType {
 }
 
 // accountBlockers checks the balance and open orders of the account.
-func accountBlockers(tx *bolt.Tx, account string, req companydocs.OrderRequest, cost int64) ([]companydocs.Blocker, error) {
+func accountBlockers(tx Tx, account string, req companydocs.OrderRequest, cost int64) ([]companydocs.Blocker, error) {
 	rec, err := getAccount(tx, account)
 	if err != nil {
 		return nil, err
@@ -251,8 +249,12 @@ func accountBlockers(tx *bolt.Tx, account string, req companydocs.OrderRequest, 
 	if rec.Credits < cost {
 		out = append(out, blocker(BlockerInsufficientCredits, &companydocs.Params{Credits: cost, Balance: &rec.Credits}, "The plan costs %s; the account has %d.", credits(cost), rec.Credits))
 	}
-	if id := tx.Bucket(bucketOpenOrders).Get(openOrderKey(account, req)); id != nil {
-		out = append(out, blocker(BlockerOpenOrderExists, &companydocs.Params{OrderID: string(id)}, "Order %s for this company, document and plan is still open.", id))
+	id, err := tx.OpenOrder(openSlot(account, req))
+	if err != nil {
+		return nil, err
+	}
+	if id != "" {
+		out = append(out, blocker(BlockerOpenOrderExists, &companydocs.Params{OrderID: id}, msgOpenOrder, id))
 	}
 	return out, nil
 }

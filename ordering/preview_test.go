@@ -8,7 +8,9 @@ import (
 	"companydocs"
 )
 
-func TestPreviewBlockers(t *testing.T) {
+func TestPreviewBlockers(t *testing.T) { forEachStore(t, testPreviewBlockers) }
+
+func testPreviewBlockers(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	rich := MustAccount(t, s, "rich", 10)
@@ -61,7 +63,9 @@ func TestPreviewBlockers(t *testing.T) {
 	}
 }
 
-func TestPreviewPriceAndSnapshot(t *testing.T) {
+func TestPreviewPriceAndSnapshot(t *testing.T) { forEachStore(t, testPreviewPriceAndSnapshot) }
+
+func testPreviewPriceAndSnapshot(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 0)
@@ -87,6 +91,10 @@ func TestPreviewPriceAndSnapshot(t *testing.T) {
 }
 
 func TestPreviewRejectsMalformedRequests(t *testing.T) {
+	forEachStore(t, testPreviewRejectsMalformedRequests)
+}
+
+func testPreviewRejectsMalformedRequests(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 0)
@@ -112,6 +120,10 @@ func TestPreviewRejectsMalformedRequests(t *testing.T) {
 // markup. Preview and create both answer validation_error naming the
 // field, and nothing is stored.
 func TestDiscoveryCandidateIDMustBelongToTheProfile(t *testing.T) {
+	forEachStore(t, testDiscoveryCandidateIDMustBelongToTheProfile)
+}
+
+func testDiscoveryCandidateIDMustBelongToTheProfile(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 5)
@@ -128,7 +140,7 @@ func TestDiscoveryCandidateIDMustBelongToTheProfile(t *testing.T) {
 			t.Errorf("create with %q: message %q repeats the markup", id, e.Message)
 		}
 	}
-	if orders, _, err := s.Orders(ctx, acct, "", "", 0); err != nil || len(orders) != 0 {
+	if orders, _, err := s.List(ctx, acct, "", "", 0); err != nil || len(orders) != 0 {
 		t.Errorf("orders stored: %d, %v", len(orders), err)
 	}
 	if p, err := s.Preview(ctx, acct, request(live, "AD", "ad-single")); err != nil || !p.OrderingEligible {

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"companydocs"
+	"companydocs/bbolt"
 	"companydocs/ordering"
 )
 
@@ -65,14 +66,12 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer lock.Close()
-	path := filepath.Join(dataDir, ordering.DatabaseFile)
-	svc, err := ordering.Open(path, nil, nil, ordering.Options{})
-	if errors.Is(err, ordering.ErrInUse) {
-		return fmt.Errorf("a running companydocs server holds %s; stop the server, run this command, then start the server again", path)
-	} else if err != nil {
-		return explainStoreError(path, err)
+	db, err := openAccountsStore(dataDir)
+	if err != nil {
+		return err
 	}
-	defer svc.Close()
+	defer db.Close()
+	svc := ordering.NewAccounts(db, ordering.Options{SweepInterval: -1})
 	switch args[0] {
 	case "create":
 		role := companydocs.RoleClient
@@ -90,6 +89,18 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return fmt.Errorf("unknown accounts command %q: %w", args[0], errUsage)
+}
+
+// openAccountsStore opens orders.db in dataDir for account administration.
+func openAccountsStore(dataDir string) (*bbolt.DB, error) {
+	path := filepath.Join(dataDir, bbolt.DatabaseFile)
+	db, err := bbolt.Open(path, bbolt.Options{})
+	if errors.Is(err, bbolt.ErrInUse) {
+		return nil, fmt.Errorf("a running companydocs server holds %s; stop the server, run this command, then start the server again", path)
+	} else if err != nil {
+		return nil, explainStoreError(path, err)
+	}
+	return db, nil
 }
 
 // checkAccountsArgs finds usage errors before anything is opened.
@@ -121,7 +132,7 @@ func lockAccountsDataDir(dataDir string) (*os.File, error) {
 	return lock, err
 }
 
-func createAccount(svc *ordering.Service, name, role string, credits int64, asJSON bool, stdout io.Writer) error {
+func createAccount(svc *ordering.Accounts, name, role string, credits int64, asJSON bool, stdout io.Writer) error {
 	key, err := svc.CreateAccountWithRole(name, role, credits)
 	if err != nil {
 		return err
@@ -133,8 +144,8 @@ func createAccount(svc *ordering.Service, name, role string, credits int64, asJS
 	return nil
 }
 
-func listAccounts(svc *ordering.Service, asJSON bool, stdout io.Writer) error {
-	accounts, err := svc.Accounts()
+func listAccounts(svc *ordering.Accounts, asJSON bool, stdout io.Writer) error {
+	accounts, err := svc.All()
 	if err != nil {
 		return err
 	}

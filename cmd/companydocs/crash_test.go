@@ -199,10 +199,7 @@ func sampleLines(tb testing.TB, n int) [][]byte {
 // crashCreateAccounts creates the accounts and returns their API keys.
 func crashCreateAccounts(tb testing.TB, dir string) map[string]string {
 	tb.Helper()
-	svc, err := ordering.Open(filepath.Join(dir, ordering.DatabaseFile), nil, nil, ordering.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	svc, _ := openOrderService(tb, dir, ordering.Options{})
 	defer svc.Close()
 	keys := map[string]string{}
 	for i := range crashAccounts {
@@ -459,15 +456,12 @@ func (s *crashServer) send(tb testing.TB, method, path, contentType, token, body
 // the stored orders and refreshes the journal's view of them.
 func crashCheck(tb testing.TB, dir string, j *crashJournal) map[string]*companydocs.Order {
 	tb.Helper()
-	svc, err := ordering.Open(filepath.Join(dir, ordering.DatabaseFile), nil, nil, ordering.Options{})
-	if err != nil {
-		tb.Fatalf("reopen after kill: %v", err)
-	}
+	svc, db := openOrderService(tb, dir, ordering.Options{})
 	defer svc.Close()
-	if err := svc.Check(); err != nil {
+	if err := db.Check(); err != nil {
 		tb.Errorf("consistency check after kill: %v", err)
 	}
-	accounts, err := svc.Accounts()
+	accounts, err := svc.All()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -478,7 +472,7 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) map[string]*companyd
 		var charged, refunded int64
 		var list []*companydocs.Order
 		if acct.Role != companydocs.RoleOperator {
-			list = allOrders(tb, svc, acct.Name)
+			list = allOrders(tb, svc.Orders, acct.Name)
 		}
 		for _, o := range list {
 			if _, dup := stored[o.ID]; dup {
@@ -606,12 +600,12 @@ func checkDocumentFile(tb testing.TB, dir string, o *companydocs.Order) {
 }
 
 // allOrders pages through an account's orders.
-func allOrders(tb testing.TB, svc *ordering.Service, account string) []*companydocs.Order {
+func allOrders(tb testing.TB, svc *ordering.Orders, account string) []*companydocs.Order {
 	tb.Helper()
 	var all []*companydocs.Order
 	cursor := ""
 	for {
-		page, next, err := svc.Orders(context.Background(), account, "", cursor, companydocs.MaxOrdersPage)
+		page, next, err := svc.List(context.Background(), account, "", cursor, companydocs.MaxOrdersPage)
 		if err != nil {
 			tb.Fatalf("list orders of %s: %v", account, err)
 		}

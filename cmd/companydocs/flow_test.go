@@ -77,7 +77,7 @@ func jsonString(s string) string {
 
 func (s *testServer) session(t *testing.T, name string, credits int64) string {
 	t.Helper()
-	key, err := s.Ordering.CreateAccount(name, credits)
+	key, err := s.Accounts.CreateAccount(name, credits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestConcurrentIdenticalOrdersMakeOne(t *testing.T) {
 			t.Errorf("status %d", s)
 		}
 	}
-	acct, err := ts.Ordering.Account("race")
+	acct, err := ts.Accounts.Account("race")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestConcurrentIdenticalOrdersMakeOne(t *testing.T) {
 func TestOrdersSurviveRestart(t *testing.T) {
 	ts, dir := flowServer(t)
 	top := ts.flowSearch(t, "HRB 562 Düsseldorf").Candidates[0]
-	key, err := ts.Ordering.CreateAccount("durable", 3)
+	key, err := ts.Accounts.CreateAccount("durable", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestOrdersSurviveRestart(t *testing.T) {
 	if status, raw := again.call(t, "GET", "/api/v1/documents/orders/"+order.ID+"/", sess.Token, nil, &got); status != 200 || got.ID != order.ID || got.Company.Name != "Rheinbahn AG" {
 		t.Errorf("after restart: %d %s", status, raw)
 	}
-	if err := again.Ordering.Check(); err != nil {
+	if err := again.OrderStore.Check(); err != nil {
 		t.Errorf("bbolt check: %v", err)
 	}
 }

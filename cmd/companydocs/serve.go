@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/bbolt"
 	"companydocs/data"
 	"companydocs/httpapi"
 	"companydocs/index"
@@ -63,10 +64,13 @@ type Main struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
-	Logger   *slog.Logger
-	Live     *index.Live
-	Ordering *ordering.Service
-	Server   *httpapi.Server
+	Logger *slog.Logger
+	Live   *index.Live
+	// Accounts authenticates and Orders orders, both over OrderStore.
+	Accounts   *ordering.Accounts
+	Orders     *ordering.Orders
+	OrderStore *bbolt.DB
+	Server     *httpapi.Server
 	// Metrics are the service's collectors beyond HTTP (the generation
 	// being served, the embedded ingest, searches, orders, webhooks, the Go
 	// runtime); the server adds its request collectors and serves them all
@@ -117,7 +121,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.String(&c.TrustedProxies, "trusted-proxies", "", "comma-separated proxy addresses whose X-Forwarded-For is trusted")
 	fs.String(&c.LogFormat, "log-format", "auto", "log format: auto (text on a terminal, JSON otherwise), text or json")
 	fs.String(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.Duration(&c.StoreCheckTimeout, "store-check-timeout", ordering.DefaultCheckTimeout, "how long the check of orders.db at start may take before the start is refused")
+	fs.Duration(&c.StoreCheckTimeout, "store-check-timeout", bbolt.DefaultCheckTimeout, "how long the check of orders.db at start may take before the start is refused")
 	fs.Bool(&c.SkipStoreCheck, "skip-store-check", false, "skip the page-by-page check of orders.db at start (for very large files; its size and meta pages are still checked)")
 	fs.Bool(&c.WebhookAllowHTTP, "webhook-allow-http", false, "accept http:// webhook URLs (bodies and signatures travel in clear); for tests and closed networks")
 	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", false, "accept webhook hosts on loopback, private, link-local and other non-public addresses, so that accounts can make the server call into its own network; for tests and closed networks")
@@ -155,18 +159,23 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("open index: %w", err)
 	}
 	m.Metrics.SetGeneration(m.Live.Current())
-	storePath := filepath.Join(m.Config.DataDir, ordering.DatabaseFile)
-	m.Ordering, err = ordering.Open(storePath, m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL,
-		CheckTimeout: m.Config.StoreCheckTimeout, SkipCheck: m.Config.SkipStoreCheck, Logger: m.Logger,
-		DocumentURL: httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL})
+	storePath := filepath.Join(m.Config.DataDir, bbolt.DatabaseFile)
+	m.OrderStore, err = bbolt.Open(storePath, bbolt.Options{CheckTimeout: m.Config.StoreCheckTimeout, SkipCheck: m.Config.SkipStoreCheck, Logger: m.Logger})
 	if err != nil {
 		return explainStoreError(storePath, err)
 	}
+	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
+		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
+		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL}
+	if m.Orders, err = ordering.NewOrders(m.OrderStore, m.Live, plans, opts); err != nil {
+		return explainStoreError(storePath, err) // Close closes the store
+	}
+	m.Accounts = ordering.NewAccounts(m.OrderStore, opts)
 	m.startWebhooks()
-	if counts, err := m.Ordering.CountByStatus(); err == nil {
+	if counts, err := m.Orders.CountByStatus(); err == nil {
 		m.Metrics.SetOrderCounts(counts)
 	}
-	if m.store, err = listenStore(m.Config.DataDir, m.Ordering, m.Logger); err != nil {
+	if m.store, err = listenStore(m.Config.DataDir, m.OrderStore, m.Logger); err != nil {
 		m.Logger.Error("online backup and check are off: stop the server to run store backup or store check", "err", err)
 	}
 	if m.Config.Demo {
@@ -185,7 +194,7 @@ func (m *Main) listen() error {
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
-		Searcher: liveSearcher{m.Live}, Ordering: m.Ordering, Ready: m.ready,
+		Searcher: liveSearcher{m.Live}, Sessions: m.Accounts, Ordering: m.Orders, Ready: m.ready,
 		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
 	})
 	if err != nil {
@@ -247,8 +256,11 @@ func (m *Main) Close() error {
 	if m.Live != nil {
 		errs = append(errs, m.Live.Close())
 	}
-	if m.Ordering != nil {
-		errs = append(errs, m.Ordering.Close())
+	if m.Accounts != nil {
+		m.Accounts.Close() // the session sweep
+	}
+	if m.OrderStore != nil {
+		errs = append(errs, m.OrderStore.Close())
 	}
 	errs = append(errs, m.unlockDataDir())
 	return errors.Join(errs...)
@@ -276,16 +288,16 @@ func (m *Main) ready() []string {
 	} else if id, _, _ := m.Live.Current(); id == "" {
 		missing = append(missing, "no index generation is open")
 	}
-	if m.Ordering == nil {
+	if m.Orders == nil {
 		missing = append(missing, "the order store is not open")
-	} else if _, err := m.Ordering.Plans(); err != nil {
+	} else if _, err := m.Orders.Plans(); err != nil {
 		missing = append(missing, "no plan is configured")
 	}
 	return missing
 }
 
 func (m *Main) createDemo() error {
-	key, created, err := m.Ordering.EnsureDemoAccount(int64(m.Config.DemoCredits))
+	key, created, err := m.Accounts.EnsureDemoAccount(int64(m.Config.DemoCredits))
 	if err != nil {
 		return fmt.Errorf("create demo account: %w", err)
 	}
@@ -382,7 +394,7 @@ func (m *Main) webhookPolicy() webhook.Policy {
 // startWebhooks starts the dispatcher on the open order store; it picks
 // up what the outbox and the pending deliveries hold from before.
 func (m *Main) startWebhooks() {
-	m.Webhooks = webhook.New(m.Ordering, webhook.Options{Workers: m.Config.WebhookWorkers, Timeout: m.Config.WebhookTimeout,
+	m.Webhooks = webhook.New(m.Orders, webhook.Options{Workers: m.Config.WebhookWorkers, Timeout: m.Config.WebhookTimeout,
 		RetryBase: m.Config.WebhookRetryBase, RetryFor: m.Config.WebhookRetryFor, Policy: m.webhookPolicy(),
 		Logger: m.Logger, OnOutcome: m.Metrics.ObserveWebhookDelivery, OnStats: m.Metrics.SetWebhookStats})
 	m.dispatcher.Store(m.Webhooks)
