@@ -42,8 +42,8 @@ type Account struct {
 	Role string `json:"role,omitempty"`
 }
 
-// accountRecord is the stored form of an account.
-type accountRecord struct {
+// AccountRecord is the stored form of an account.
+type AccountRecord struct {
 	Account
 	KeyHash []byte `json:"key_hash"`
 }
@@ -71,7 +71,7 @@ func (s *Service) CreateAccountWithRole(name, role string, credits int64) (apiKe
 		if tx.Bucket(bucketAccounts).Get([]byte(name)) != nil {
 			return companydocs.Errorf(companydocs.EVALIDATION, "An account named %q exists already.", name)
 		}
-		rec := accountRecord{Account: Account{Name: name, Credits: credits, CreatedAt: s.now().UTC(), Role: role}}
+		rec := AccountRecord{Account: Account{Name: name, Credits: credits, CreatedAt: s.now().UTC(), Role: role}}
 		_, err := setKey(tx, &rec, apiKey)
 		return err
 	})
@@ -81,7 +81,7 @@ func (s *Service) CreateAccountWithRole(name, role string, credits int64) (apiKe
 	return apiKey, nil
 }
 
-func (r *accountRecord) role() string {
+func (r *AccountRecord) role() string {
 	if r.Role == "" {
 		return companydocs.RoleClient
 	}
@@ -134,7 +134,7 @@ func (s *Service) requireRole(account, role string) error {
 // theirs would otherwise outlive it by up to the session TTL. It returns
 // the ended sessions' hashes for the caller to drop from the cache after
 // the commit.
-func setKey(tx *bolt.Tx, rec *accountRecord, apiKey string) ([][32]byte, error) {
+func setKey(tx *bolt.Tx, rec *AccountRecord, apiKey string) ([][32]byte, error) {
 	keys := tx.Bucket(bucketKeys)
 	var ended [][32]byte
 	if rec.KeyHash != nil {
@@ -158,7 +158,7 @@ func (s *Service) Accounts() ([]Account, error) {
 	var out []Account
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketAccounts).ForEach(func(k, v []byte) error {
-			var rec accountRecord
+			var rec AccountRecord
 			if err := json.Unmarshal(v, &rec); err != nil {
 				return fmt.Errorf("decode account %q: %w", k, err)
 			}
@@ -219,7 +219,7 @@ func (s *Service) EnsureDemoAccount(credits int64) (apiKey string, created bool,
 		rec, err := getAccount(tx, DemoAccount)
 		if companydocs.ErrorCode(err) == companydocs.ENOTFOUND {
 			created = true
-			rec = &accountRecord{Account: Account{Name: DemoAccount, Credits: credits, CreatedAt: s.now().UTC()}}
+			rec = &AccountRecord{Account: Account{Name: DemoAccount, Credits: credits, CreatedAt: s.now().UTC()}}
 		} else if err != nil {
 			return err
 		}
@@ -236,7 +236,7 @@ func (s *Service) EnsureDemoAccount(credits int64) (apiKey string, created bool,
 }
 
 // accountForKey finds the account of an API key.
-func accountForKey(tx *bolt.Tx, apiKey string) (*accountRecord, error) {
+func accountForKey(tx *bolt.Tx, apiKey string) (*AccountRecord, error) {
 	h := hashSecret(apiKey)
 	name := tx.Bucket(bucketKeys).Get(h)
 	if name == nil {
@@ -258,12 +258,12 @@ func errUnknownKey() error {
 	return companydocs.Errorf(companydocs.EUNAUTHORIZED, "The API key is not valid. Ask the operator for a key of your account.")
 }
 
-func getAccount(tx *bolt.Tx, name string) (*accountRecord, error) {
+func getAccount(tx *bolt.Tx, name string) (*AccountRecord, error) {
 	v := tx.Bucket(bucketAccounts).Get([]byte(name))
 	if v == nil {
 		return nil, errNoAccount(name)
 	}
-	var rec accountRecord
+	var rec AccountRecord
 	if err := json.Unmarshal(v, &rec); err != nil {
 		return nil, fmt.Errorf("decode account %q: %w", name, err)
 	}
@@ -274,7 +274,7 @@ func errNoAccount(name string) error {
 	return companydocs.Errorf(companydocs.ENOTFOUND, "No account named %q exists.", name)
 }
 
-func putAccount(tx *bolt.Tx, rec *accountRecord) error {
+func putAccount(tx *bolt.Tx, rec *AccountRecord) error {
 	v, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode account %q: %w", rec.Name, err)

@@ -23,7 +23,7 @@ type Transition struct {
 
 // history returns the order's history; orders stored before histories
 // existed get their creation entry synthesized.
-func (r *orderRecord) history() []companydocs.HistoryEntry {
+func (r *OrderRecord) history() []companydocs.HistoryEntry {
 	if len(r.Order.History) > 0 {
 		return r.Order.History
 	}
@@ -35,7 +35,7 @@ func (r *orderRecord) history() []companydocs.HistoryEntry {
 // indexes, the stored record and the outbox event all commit together or
 // not at all. Since a terminal status allows no transition, a refund can
 // happen only once, whatever is retried.
-func (s *Service) move(tx *bolt.Tx, rec *orderRecord, to, actor, note string, at time.Time) (Transition, error) {
+func (s *Service) move(tx *bolt.Tx, rec *OrderRecord, to, actor, note string, at time.Time) (Transition, error) {
 	o := &rec.Order
 	from := o.Status
 	if !companydocs.CanTransition(from, to, actor) {
@@ -71,7 +71,7 @@ func (s *Service) move(tx *bolt.Tx, rec *orderRecord, to, actor, note string, at
 
 // refund gives the credits of a cancelled or failed order back and
 // returns the sentence for the history.
-func (s *Service) refund(tx *bolt.Tx, rec *orderRecord, from string) (string, error) {
+func (s *Service) refund(tx *bolt.Tx, rec *OrderRecord, from string) (string, error) {
 	o := &rec.Order
 	if o.CreditsCharged > 0 && o.CreditsRefunded == 0 {
 		acct, err := getAccount(tx, rec.Account)
@@ -105,7 +105,7 @@ func addRefund(p *companydocs.Params, o *companydocs.Order, refund string) {
 
 // reindex keeps the status index and, once the order is terminal, frees
 // its open-order entry so that the same order can be made again.
-func (s *Service) reindex(tx *bolt.Tx, rec *orderRecord, from string) error {
+func (s *Service) reindex(tx *bolt.Tx, rec *OrderRecord, from string) error {
 	o := &rec.Order
 	st := tx.Bucket(bucketOrderStatus)
 	if err := st.Delete(key(from, o.ID)); err != nil {
@@ -136,7 +136,7 @@ const (
 // nextStepAfter says what happens next once an order has moved.
 // ended holds the params of a failed or cancelled order's step: the note
 // as given and what was refunded.
-func (s *Service) nextStepAfter(rec *orderRecord, note string, ended *companydocs.Params) companydocs.NextStep {
+func (s *Service) nextStepAfter(rec *OrderRecord, note string, ended *companydocs.Params) companydocs.NextStep {
 	o := &rec.Order
 	switch o.Status {
 	case companydocs.OrderStatusPaid:
@@ -299,7 +299,7 @@ func (s *Service) change(ctx context.Context, owner, id, to, actor, note string,
 
 // attach records the delivered document; the test hook fails the
 // transaction here, after the file is on disk.
-func (s *Service) attach(tx *bolt.Tx, rec *orderRecord, doc *companydocs.OrderDocument) error {
+func (s *Service) attach(tx *bolt.Tx, rec *OrderRecord, doc *companydocs.OrderDocument) error {
 	if s.failDelivery != nil {
 		if err := s.failDelivery(); err != nil {
 			return err
@@ -341,7 +341,7 @@ func (s *Service) notify(trs ...Transition) {
 	}
 }
 
-func putOrder(tx *bolt.Tx, rec *orderRecord) error {
+func putOrder(tx *bolt.Tx, rec *OrderRecord) error {
 	v, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode order %s: %w", rec.Order.ID, err)
@@ -360,7 +360,7 @@ func indexStatuses(tx *bolt.Tx) error {
 		return err
 	}
 	return tx.Bucket(bucketOrders).ForEach(func(k, v []byte) error {
-		var rec orderRecord
+		var rec OrderRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return fmt.Errorf("decode order %s: %w", k, err)
 		}

@@ -17,9 +17,9 @@ import (
 // maxIdempotencyKey bounds the Idempotency-Key header.
 const maxIdempotencyKey = 255
 
-// orderRecord is the stored form of an order, with the fields that never
+// OrderRecord is the stored form of an order, with the fields that never
 // leave the service.
-type orderRecord struct {
+type OrderRecord struct {
 	Order          companydocs.Order `json:"order"`
 	Account        string            `json:"account"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
@@ -28,7 +28,7 @@ type orderRecord struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
-func (r *orderRecord) order() *companydocs.Order {
+func (r *OrderRecord) order() *companydocs.Order {
 	o := r.Order
 	o.Account, o.IdempotencyKey = r.Account, r.IdempotencyKey
 	o.History = r.history()
@@ -91,7 +91,7 @@ type create struct {
 	account string
 	req     companydocs.OrderRequest
 	a       *assessment
-	rec     orderRecord // all but the id, the time and the next step
+	rec     OrderRecord // all but the id, the time and the next step
 	idemKey []byte      // nil without an Idempotency-Key
 	openKey []byte
 }
@@ -104,7 +104,7 @@ func (s *Service) newCreate(account string, req companydocs.OrderRequest, idemKe
 	if a.gateError() != nil {
 		return c // refused in the transaction, unless an idempotent repeat
 	}
-	c.rec = orderRecord{
+	c.rec = OrderRecord{
 		Account:        account,
 		IdempotencyKey: idemKey,
 		Fingerprint:    fingerprint(req),
@@ -281,7 +281,7 @@ func documentName(t companydocs.DocumentType) string {
 }
 
 // insertOrder writes the order and its index entries.
-func insertOrder(tx *bolt.Tx, rec *orderRecord, c *create) error {
+func insertOrder(tx *bolt.Tx, rec *OrderRecord, c *create) error {
 	v, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode order %s: %w", rec.Order.ID, err)
@@ -367,12 +367,12 @@ func errOrderNotFound(id string) error {
 	return companydocs.Errorf(companydocs.ENOTFOUND, "This account has no order %q.", id)
 }
 
-func getOrder(tx *bolt.Tx, id string) (*orderRecord, error) {
+func getOrder(tx *bolt.Tx, id string) (*OrderRecord, error) {
 	v := tx.Bucket(bucketOrders).Get([]byte(id))
 	if v == nil {
 		return nil, errOrderNotFound(id)
 	}
-	var rec orderRecord
+	var rec OrderRecord
 	if err := json.Unmarshal(v, &rec); err != nil {
 		return nil, fmt.Errorf("decode order %s: %w", id, err)
 	}

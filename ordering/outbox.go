@@ -52,7 +52,7 @@ type Event struct {
 // taken inside the write transaction, so their order is the commit
 // order; each is above the last id stored, even if the clock went back
 // across a restart.
-func (s *Service) writeEvent(tx *bolt.Tx, rec *orderRecord, at time.Time) (string, error) {
+func (s *Service) writeEvent(tx *bolt.Tx, rec *OrderRecord, at time.Time) (string, error) {
 	payload, err := json.Marshal(rec.order())
 	if err != nil {
 		return "", fmt.Errorf("encode event payload of order %s: %w", rec.Order.ID, err)

@@ -81,7 +81,7 @@ func checkLifecycle(tx *bolt.Tx) error {
 		return err
 	}
 	return forEach(tx, bucketOrders, func(k, v []byte) error {
-		var rec orderRecord
+		var rec OrderRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func checkAccounts(tx *bolt.Tx) (map[string]bool, error) {
 	accounts := map[string]bool{}
 	keys := tx.Bucket(bucketKeys)
 	err := forEach(tx, bucketAccounts, func(k, v []byte) error {
-		var rec accountRecord
+		var rec AccountRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return err
 		}
@@ -150,7 +150,7 @@ func checkAccounts(tx *bolt.Tx) (map[string]bool, error) {
 
 func checkSessions(tx *bolt.Tx, accounts map[string]bool) error {
 	return forEach(tx, bucketSessions, func(k, v []byte) error {
-		var rec sessionRecord
+		var rec SessionRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func checkSessions(tx *bolt.Tx, accounts map[string]bool) error {
 func checkOrders(tx *bolt.Tx, accounts map[string]bool) (map[string]string, error) {
 	orders := map[string]string{}
 	return orders, forEach(tx, bucketOrders, func(k, v []byte) error {
-		var rec orderRecord
+		var rec OrderRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return err
 		}
@@ -203,7 +203,7 @@ func checkOrderIndexes(tx *bolt.Tx, orders map[string]string) error {
 func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 	endpoints := map[string]bool{}
 	err := forEach(tx, bucketWebhooks, func(k, v []byte) error {
-		var ep endpointRecord
+		var ep EndpointRecord
 		if err := json.Unmarshal(v, &ep); err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 		return err
 	}
 	err = forEach(tx, bucketWebhookDeliveries, func(k, v []byte) error {
-		var d deliveryRecord
+		var d DeliveryRecord
 		if err := json.Unmarshal(v, &d); err != nil {
 			return err
 		}
@@ -231,7 +231,7 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 	}
 	err = forEach(tx, bucketWebhookPending, func(k, v []byte) error {
 		d := tx.Bucket(bucketWebhookDeliveries).Get(k)
-		var rec deliveryRecord
+		var rec DeliveryRecord
 		if len(v) != 8 || d == nil || json.Unmarshal(d, &rec) != nil || rec.State != "pending" {
 			return fmt.Errorf("the entry names no pending delivery")
 		}

@@ -29,10 +29,10 @@ var ErrInUse = errors.New("the order database is in use by a running server; sto
 // Bucket names. Keys built from several parts join them with a zero byte,
 // which account names, profile ids and plan ids cannot contain.
 var (
-	bucketAccounts      = []byte("accounts")       // account name -> accountRecord JSON
+	bucketAccounts      = []byte("accounts")       // account name -> AccountRecord JSON
 	bucketKeys          = []byte("keys")           // sha256(api key) -> account name
-	bucketSessions      = []byte("sessions")       // sha256(token) -> sessionRecord JSON
-	bucketOrders        = []byte("orders")         // order id -> orderRecord JSON
+	bucketSessions      = []byte("sessions")       // sha256(token) -> SessionRecord JSON
+	bucketOrders        = []byte("orders")         // order id -> OrderRecord JSON
 	bucketAccountOrders = []byte("account_orders") // account 0 order id -> order id (ids sort by time)
 	bucketIdempotency   = []byte("idempotency")    // account 0 Idempotency-Key -> order id
 	bucketOpenOrders    = []byte("open_orders")    // account 0 profile 0 document 0 plan -> order id
@@ -40,8 +40,8 @@ var (
 	bucketDocuments     = []byte("documents")      // sha256 hex 0 order id -> "" (documents on disk that orders reference)
 	bucketOutbox        = []byte("outbox")         // event id -> Event JSON, until the dispatcher has it
 
-	bucketWebhooks          = []byte("webhooks")           // endpoint id -> endpointRecord JSON (with the secret)
-	bucketWebhookDeliveries = []byte("webhook_deliveries") // endpoint id 0 event id -> deliveryRecord JSON
+	bucketWebhooks          = []byte("webhooks")           // endpoint id -> EndpointRecord JSON (with the secret)
+	bucketWebhookDeliveries = []byte("webhook_deliveries") // endpoint id 0 event id -> DeliveryRecord JSON
 	bucketWebhookPending    = []byte("webhook_pending")    // endpoint id 0 event id -> next attempt (unix ns, 8 bytes)
 	bucketWebhookDue        = []byte("webhook_due")        // endpoint id 0 next attempt (8 bytes) event id -> nothing: each endpoint's pending deliveries in due order
 )

@@ -56,7 +56,7 @@ func (c *sessionCache) currentEpoch() uint64 {
 
 // put stores a live session read from the database, unless a revocation
 // happened since epoch was read.
-func (c *sessionCache) put(hash [32]byte, rec *sessionRecord, epoch uint64) {
+func (c *sessionCache) put(hash [32]byte, rec *SessionRecord, epoch uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.epoch != epoch {

@@ -14,8 +14,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// sessionRecord is the stored form of a session; the key is the token hash.
-type sessionRecord struct {
+// SessionRecord is the stored form of a session; the key is the token hash.
+type SessionRecord struct {
 	Account   string    `json:"account"`
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
@@ -38,7 +38,7 @@ func (s *Service) CreateSession(ctx context.Context, apiKey string) (*companydoc
 	}
 	token := newSecret(sessionTokenPrefix)
 	now := s.now().UTC()
-	rec := sessionRecord{CreatedAt: now, ExpiresAt: now.Add(s.ttl)}
+	rec := SessionRecord{CreatedAt: now, ExpiresAt: now.Add(s.ttl)}
 	var ended [][32]byte
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		acct, err := accountForKey(tx, apiKey)
@@ -73,7 +73,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 		return account, nil
 	}
 	epoch := s.sessions.currentEpoch()
-	var rec *sessionRecord
+	var rec *SessionRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
 		rec, err = getSession(tx, token)
@@ -110,12 +110,12 @@ func (s *Service) RevokeSession(ctx context.Context, token string) error {
 	})
 }
 
-func getSession(tx *bolt.Tx, token string) (*sessionRecord, error) {
+func getSession(tx *bolt.Tx, token string) (*SessionRecord, error) {
 	v := tx.Bucket(bucketSessions).Get(hashSecret(token))
 	if v == nil {
 		return nil, companydocs.Errorf(companydocs.EUNAUTHORIZED, "The session token is not known: it is mistyped, it expired some time ago, or it ended because its account created more than %d newer sessions. Create a session with the API key.", maxSessionsPerAccount).WithHint(companydocs.HintCreateSession)
 	}
-	var rec sessionRecord
+	var rec SessionRecord
 	if err := json.Unmarshal(v, &rec); err != nil {
 		return nil, fmt.Errorf("decode session: %w", err)
 	}
@@ -123,7 +123,7 @@ func getSession(tx *bolt.Tx, token string) (*sessionRecord, error) {
 }
 
 // putSession stores a session and its entry in the account's index.
-func putSession(tx *bolt.Tx, hash []byte, rec *sessionRecord) error {
+func putSession(tx *bolt.Tx, hash []byte, rec *SessionRecord) error {
 	v, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode session: %w", err)
@@ -138,7 +138,7 @@ func putSession(tx *bolt.Tx, hash []byte, rec *sessionRecord) error {
 }
 
 // deleteSession removes a session and its index entry.
-func deleteSession(tx *bolt.Tx, hash []byte, rec *sessionRecord) error {
+func deleteSession(tx *bolt.Tx, hash []byte, rec *SessionRecord) error {
 	if err := tx.Bucket(bucketAccountSessions).Delete(accountSessionKey(rec, hash)); err != nil {
 		return fmt.Errorf("delete session index entry: %w", err)
 	}
@@ -151,7 +151,7 @@ func deleteSession(tx *bolt.Tx, hash []byte, rec *sessionRecord) error {
 // accountSessionKey is the key of a session in bucketAccountSessions:
 // account 0 creation time (8 bytes, big-endian Unix nanoseconds) token
 // hash, so that an account's sessions are one key range, oldest first.
-func accountSessionKey(rec *sessionRecord, hash []byte) []byte {
+func accountSessionKey(rec *SessionRecord, hash []byte) []byte {
 	k := make([]byte, 0, len(rec.Account)+1+8+len(hash))
 	k = append(k, rec.Account...)
 	k = append(k, 0)
@@ -212,7 +212,7 @@ func endSessions(tx *bolt.Tx, account, why string) ([][32]byte, error) {
 		if v == nil {
 			continue
 		}
-		var rec sessionRecord
+		var rec SessionRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return nil, fmt.Errorf("decode session: %w", err)
 		}
@@ -233,7 +233,7 @@ func endSessions(tx *bolt.Tx, account, why string) ([][32]byte, error) {
 func indexSessions(tx *bolt.Tx) error {
 	index := tx.Bucket(bucketAccountSessions)
 	return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-		var rec sessionRecord
+		var rec SessionRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return fmt.Errorf("decode session: %w", err)
 		}

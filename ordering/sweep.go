@@ -77,11 +77,11 @@ func sweepFrom(tx *bolt.Tx, from []byte, now time.Time) (deleted int, next []byt
 	}
 	type expired struct {
 		hash []byte
-		rec  sessionRecord
+		rec  SessionRecord
 	}
 	var gone []expired
 	for i := 0; k != nil && i < sweepBatch; i++ {
-		var rec sessionRecord
+		var rec SessionRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return 0, nil, fmt.Errorf("decode session: %w", err)
 		}

@@ -41,9 +41,9 @@ const (
 
 const webhookIDPrefix = "wh_"
 
-// endpointRecord is a stored endpoint: the secret is kept in clear, since
+// EndpointRecord is a stored endpoint: the secret is kept in clear, since
 // every delivery is signed with it.
-type endpointRecord struct {
+type EndpointRecord struct {
 	companydocs.WebhookEndpoint
 	Account string `json:"account"`
 	// AllAccounts is set for an operator's endpoint, which receives the
@@ -51,9 +51,9 @@ type endpointRecord struct {
 	AllAccounts bool `json:"all_accounts,omitempty"`
 }
 
-// deliveryRecord is one event at one endpoint; Body is the signed
+// DeliveryRecord is one event at one endpoint; Body is the signed
 // request body, the same on every retry.
-type deliveryRecord struct {
+type DeliveryRecord struct {
 	companydocs.WebhookDelivery
 	Body json.RawMessage `json:"body"`
 }
@@ -81,13 +81,13 @@ func (s *Service) CreateWebhook(ctx context.Context, account, rawURL, descriptio
 	}
 	var key [webhookSecretBytes]byte
 	rand.Read(key[:])
-	rec := endpointRecord{Account: account, AllAccounts: role == companydocs.RoleOperator,
+	rec := EndpointRecord{Account: account, AllAccounts: role == companydocs.RoleOperator,
 		WebhookEndpoint: companydocs.WebhookEndpoint{ID: s.ids.nextWithPrefix(webhookIDPrefix), URL: rawURL, Description: description,
 			CreatedAt: s.now().UTC(), Secret: "whsec_" + base64.StdEncoding.EncodeToString(key[:])}}
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		n := 0
 		err := tx.Bucket(bucketWebhooks).ForEach(func(_, v []byte) error {
-			var ep endpointRecord
+			var ep EndpointRecord
 			if err := json.Unmarshal(v, &ep); err != nil {
 				return err
 			}
@@ -135,7 +135,7 @@ func (s *Service) Webhooks(ctx context.Context, account string) ([]companydocs.W
 	out := []companydocs.WebhookEndpoint{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketWebhooks).ForEach(func(_, v []byte) error {
-			var ep endpointRecord
+			var ep EndpointRecord
 			if err := json.Unmarshal(v, &ep); err != nil {
 				return err
 			}
@@ -183,7 +183,7 @@ func (s *Service) WebhookDeliveries(ctx context.Context, account, id string) ([]
 			k, v = c.Prev()
 		}
 		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < recentDeliveries; k, v = c.Prev() {
-			var d deliveryRecord
+			var d DeliveryRecord
 			if err := json.Unmarshal(v, &d); err != nil {
 				return fmt.Errorf("decode delivery %q: %w", k, err)
 			}
@@ -194,12 +194,12 @@ func (s *Service) WebhookDeliveries(ctx context.Context, account, id string) ([]
 	return out, err
 }
 
-func ownEndpoint(tx *bolt.Tx, account, id string) (*endpointRecord, error) {
+func ownEndpoint(tx *bolt.Tx, account, id string) (*EndpointRecord, error) {
 	v := tx.Bucket(bucketWebhooks).Get([]byte(id))
 	if v == nil {
 		return nil, errNoWebhook(id)
 	}
-	var ep endpointRecord
+	var ep EndpointRecord
 	if err := json.Unmarshal(v, &ep); err != nil {
 		return nil, fmt.Errorf("decode webhook endpoint %s: %w", id, err)
 	}
@@ -248,10 +248,10 @@ func (s *Service) FanOutEvents(limit int) (int, error) {
 	return n, err
 }
 
-func allEndpoints(tx *bolt.Tx) ([]endpointRecord, error) {
-	var out []endpointRecord
+func allEndpoints(tx *bolt.Tx) ([]EndpointRecord, error) {
+	var out []EndpointRecord
 	err := tx.Bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
-		var ep endpointRecord
+		var ep EndpointRecord
 		if err := json.Unmarshal(v, &ep); err != nil {
 			return fmt.Errorf("decode webhook endpoint %s: %w", k, err)
 		}
@@ -262,7 +262,7 @@ func allEndpoints(tx *bolt.Tx) ([]endpointRecord, error) {
 }
 
 // fanOut writes the deliveries of one event, due at once.
-func fanOut(tx *bolt.Tx, endpoints []endpointRecord, e *Event) error {
+func fanOut(tx *bolt.Tx, endpoints []EndpointRecord, e *Event) error {
 	body, err := json.Marshal(webhookBody{Type: e.Type, Timestamp: e.At, Data: e.Payload})
 	if err != nil {
 		return fmt.Errorf("encode webhook body of %s: %w", e.ID, err)
@@ -273,7 +273,7 @@ func fanOut(tx *bolt.Tx, endpoints []endpointRecord, e *Event) error {
 		}
 		k := key(ep.ID, e.ID)
 		next := e.At
-		d := deliveryRecord{Body: body, WebhookDelivery: companydocs.WebhookDelivery{EventID: e.ID, EventType: e.Type,
+		d := DeliveryRecord{Body: body, WebhookDelivery: companydocs.WebhookDelivery{EventID: e.ID, EventType: e.Type,
 			OrderID: e.OrderID, State: companydocs.DeliveryPending, CreatedAt: e.At, NextAttempt: &next, Attempts: []companydocs.WebhookAttempt{}}}
 		if err := putJSON(tx.Bucket(bucketWebhookDeliveries), string(k), d); err != nil {
 			return err
@@ -393,8 +393,8 @@ type dueDelivery struct {
 
 func task(tx *bolt.Tx, k []byte) (companydocs.WebhookTask, error) {
 	epID, _, _ := bytes.Cut(k, []byte{0})
-	var ep endpointRecord
-	var d deliveryRecord
+	var ep EndpointRecord
+	var d DeliveryRecord
 	if err := getJSON(tx.Bucket(bucketWebhooks), epID, &ep); err != nil {
 		return companydocs.WebhookTask{}, err
 	}
@@ -405,7 +405,7 @@ func task(tx *bolt.Tx, k []byte) (companydocs.WebhookTask, error) {
 		Body: bytes.Clone(d.Body), Attempt: attemptsMade(&d) + 1, CreatedAt: d.CreatedAt}, nil
 }
 
-func attemptsMade(d *deliveryRecord) int {
+func attemptsMade(d *DeliveryRecord) int {
 	if len(d.Attempts) == 0 {
 		return 0
 	}
@@ -419,7 +419,7 @@ func attemptsMade(d *deliveryRecord) int {
 func (s *Service) RecordWebhookAttempt(r companydocs.WebhookResult) error {
 	return s.db.Batch(func(tx *bolt.Tx) error {
 		k := key(r.EndpointID, r.EventID)
-		var d deliveryRecord
+		var d DeliveryRecord
 		if tx.Bucket(bucketWebhookDeliveries).Get(k) == nil {
 			return nil
 		}
@@ -457,7 +457,7 @@ func pruneDeliveries(tx *bolt.Tx, endpointID string, before time.Time) error {
 		if k == nil || !bytes.HasPrefix(k, prefix) {
 			return nil
 		}
-		var d deliveryRecord
+		var d DeliveryRecord
 		if err := json.Unmarshal(v, &d); err != nil {
 			return fmt.Errorf("decode delivery %q: %w", k, err)
 		}

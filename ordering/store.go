@@ -1,0 +1,260 @@
+package ordering
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"companydocs"
+)
+
+// Store persists accounts, sessions, orders, the outbox and webhooks
+// atomically; the rules (the gate, duplicates, idempotency, credits,
+// transitions, refunds, the outbox, the session cap) are this package's
+// and decide the same way over every store. A store is named after its
+// dependency: package bbolt (the embedded default) and package postgres.
+//
+// Records cross the interface as this package's types; a store decides
+// how to keep them (JSON in buckets, rows in tables). Byte slices and
+// records returned by a Tx belong to the caller and stay valid after the
+// transaction.
+type Store interface {
+	// Update runs fn in one read-write transaction and returns after it
+	// has committed durably, or with fn's error (nothing fn wrote is then
+	// committed), or with the commit's error.
+	//
+	// fn may run more than once: the bbolt store runs the writes that wait
+	// in one shared transaction and reruns the group without a write that
+	// failed; the PostgreSQL store retries serialization failures. So fn
+	// only fills variables it sets afresh on every run, and has no other
+	// effects.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// View runs fn in one read-only transaction that sees a consistent
+	// state. Calling a Tx method that writes inside View is an error.
+	View(ctx context.Context, fn func(Tx) error) error
+	// Ping reports whether the store can serve (readiness): nil, or why
+	// not.
+	Ping(ctx context.Context) error
+	// Close waits for the writes under way and releases the store. Calls
+	// after the first return nil or the first call's error.
+	Close() error
+}
+
+// Errors a Tx method returns for conditions the rules handle. Any other
+// error is a failure of the store (I/O, a lost connection, a damaged
+// record) and fails the transaction. Methods that look a record up by its
+// key return it, or nil (or "") and a nil error when there is none: "not
+// found" is an answer, not an error, since the rules turn it into the
+// sentence the client reads.
+var (
+	// ErrNotFound: the record a change names does not exist.
+	ErrNotFound = errors.New("record not found")
+	// ErrExists: a record with that key exists already.
+	ErrExists = errors.New("record exists already")
+	// ErrInsufficientCredits: a debit larger than the balance.
+	ErrInsufficientCredits = errors.New("insufficient credits")
+)
+
+// Tx is one transaction of a Store: typed, record-level reads and writes
+// that map onto SQL rows, constraints and row locks. Inside Update, reading
+// a record that the transaction may then change (Account, Order) locks it
+// until the end of the transaction (SELECT ... FOR UPDATE), so that a
+// check and the write it leads to see the same row. A Tx runs under the
+// context given to Update or View and is valid only inside fn.
+type Tx interface {
+	AccountTx
+	SessionTx
+	OrderTx
+	OutboxTx
+	WebhookTx
+}
+
+// AccountTx holds accounts, their API key hashes and their credits.
+type AccountTx interface {
+	// Account returns the account named name, or nil when there is none.
+	// In Update it locks the account's row.
+	Account(name string) (*AccountRecord, error)
+	// Accounts returns every account in name order.
+	Accounts() ([]AccountRecord, error)
+	// CreateAccount stores a new account with its key hash: ErrExists when
+	// the name or the key hash is taken.
+	CreateAccount(rec *AccountRecord) error
+	// AccountForKey returns the name of the account whose API key has
+	// hash keyHash, or "" when no account has it.
+	AccountForKey(keyHash []byte) (string, error)
+	// SetAccountKey replaces the account's key hash; the old hash no
+	// longer finds the account. ErrNotFound when there is no account.
+	SetAccountKey(account string, keyHash []byte) error
+	// AddCredits adds n > 0 credits (a grant or a refund) and returns the
+	// new balance. ErrNotFound when there is no account. The caller
+	// checks that the sum fits an int64.
+	AddCredits(account string, n int64) (balance int64, err error)
+	// DebitCredits takes cost > 0 credits if the balance holds them
+	// (UPDATE ... SET credits = credits - cost WHERE credits >= cost) and
+	// returns the new balance. When it does not, nothing changes and the
+	// error is ErrInsufficientCredits with the balance as it is.
+	// ErrNotFound when there is no account.
+	DebitCredits(account string, cost int64) (balance int64, err error)
+}
+
+// SessionTx holds sessions, keyed by the SHA-256 of the token.
+type SessionTx interface {
+	// Session returns the session with the token hash, or nil.
+	Session(hash [32]byte) (*SessionRecord, error)
+	// PutSession stores a session, new or changed (revoked). Its account
+	// and creation time never change.
+	PutSession(hash [32]byte, rec *SessionRecord) error
+	// CountSessions counts the stored sessions of an account, expired and
+	// revoked ones included (they count toward the cap until swept).
+	CountSessions(account string) (int, error)
+	// OldestSessions returns the hashes of the account's limit oldest
+	// sessions (by creation time, then hash), oldest first.
+	OldestSessions(account string, limit int) ([][32]byte, error)
+	// DeleteSessions deletes the sessions with these hashes; unknown
+	// hashes are ignored.
+	DeleteSessions(hashes [][32]byte) error
+	// RevokeSessions marks every session of the account that is not
+	// revoked yet as revoked, with endedBy, and returns their hashes.
+	RevokeSessions(account, endedBy string) ([][32]byte, error)
+	// SweepSessions looks at up to limit sessions from the position from
+	// ("" for the start) in the store's own order, deletes those that
+	// expired at or before now, and returns how many it deleted and where
+	// the next batch starts ("" when none is left). The position is
+	// opaque to the caller; batches keep each transaction short.
+	SweepSessions(now time.Time, from string, limit int) (deleted int, next string, err error)
+}
+
+// OrderTx holds orders and their unique keys: the Idempotency-Key per
+// account and the one open order per slot.
+type OrderTx interface {
+	// Order returns the order with the id, or nil. In Update it locks the
+	// order's row.
+	Order(id string) (*OrderRecord, error)
+	// InsertOrder stores a new order: ErrExists when the id is taken.
+	InsertOrder(rec *OrderRecord) error
+	// UpdateOrder replaces a stored order; from is the status it had when
+	// this transaction read it (a store may index by status).
+	// ErrNotFound when there is no such order.
+	UpdateOrder(rec *OrderRecord, from string) error
+	// IdempotentOrder returns the id of the order the account created with
+	// the Idempotency-Key, or "".
+	IdempotentOrder(account, key string) (string, error)
+	// ClaimIdempotencyKey binds the account's Idempotency-Key to orderID
+	// if it is free (INSERT ... ON CONFLICT DO NOTHING) and returns "";
+	// when another order holds it, it changes nothing and returns that
+	// order's id.
+	ClaimIdempotencyKey(account, key, orderID string) (holder string, err error)
+	// OpenOrder returns the id of the open order in the slot, or "".
+	OpenOrder(slot OpenSlot) (string, error)
+	// ClaimOpenOrder makes orderID the open order of the slot if it is
+	// free and returns ""; when another order holds it, it changes
+	// nothing and returns that order's id.
+	ClaimOpenOrder(slot OpenSlot, orderID string) (holder string, err error)
+	// ReleaseOpenOrder frees the slot if orderID holds it; otherwise it
+	// does nothing.
+	ReleaseOpenOrder(slot OpenSlot, orderID string) error
+	// AccountOrders returns up to limit of the account's orders, newest
+	// first (ids sort by creation time), with ids below before ("" for the
+	// newest), only those in status unless status is "".
+	AccountOrders(account, status, before string, limit int) ([]*OrderRecord, error)
+	// QueuedOrders returns up to limit orders of every account, oldest
+	// first, with ids above after ("" for the oldest), only those in
+	// status unless status is "" (the operator's queue).
+	QueuedOrders(status, after string, limit int) ([]*OrderRecord, error)
+	// CountOrdersByStatus counts the orders in each status.
+	CountOrdersByStatus() (map[string]int, error)
+	// AddDocumentRef records that the order refers to the delivered
+	// document with this SHA-256 (hex).
+	AddDocumentRef(sha256, orderID string) error
+	// DocumentRefs calls fn with every document reference, in SHA-256
+	// order, until fn returns an error, which it returns.
+	DocumentRefs(fn func(sha256, orderID string) error) error
+}
+
+// OutboxTx holds the events written with each creation and transition
+// until they are taken for delivery.
+type OutboxTx interface {
+	// LastEventID returns the highest stored event id, or "". A new
+	// event's id is above it, so that ids sort in commit order.
+	LastEventID() (string, error)
+	// AppendEvent stores an event: ErrExists when its id is taken.
+	// A store whose transactions run concurrently serializes the appends
+	// (a lock taken here), so that ids still sort in commit order.
+	AppendEvent(e *Event) error
+	// Events returns up to limit events with ids above after ("" for the
+	// start), in id order.
+	Events(after string, limit int) ([]Event, error)
+	// ClaimEvents returns up to limit of the oldest events, locked until
+	// the transaction ends so that another node's transaction skips them
+	// (FOR UPDATE SKIP LOCKED). Only in Update; the caller deletes them
+	// in the same transaction.
+	ClaimEvents(limit int) ([]Event, error)
+	// DeleteEvent removes an event; an unknown id is not an error.
+	DeleteEvent(id string) error
+	// OutboxStats returns the number of events and the time of the oldest
+	// (zero when there is none).
+	OutboxStats() (depth int, oldest time.Time, err error)
+}
+
+// WebhookTx holds webhook endpoints, one delivery per event and endpoint,
+// and the schedule of the pending deliveries.
+type WebhookTx interface {
+	// WebhookEndpoint returns the endpoint with the id, or nil.
+	WebhookEndpoint(id string) (*EndpointRecord, error)
+	// WebhookEndpoints returns the account's endpoints, or every
+	// endpoint when account is "", in id order.
+	WebhookEndpoints(account string) ([]EndpointRecord, error)
+	// InsertWebhookEndpoint stores a new endpoint: ErrExists when the id
+	// is taken.
+	InsertWebhookEndpoint(rec *EndpointRecord) error
+	// DeleteWebhookEndpoint removes the endpoint with its deliveries and
+	// their schedule; an unknown id is not an error.
+	DeleteWebhookEndpoint(id string) error
+	// Delivery returns the delivery of the event to the endpoint, or nil.
+	Delivery(endpointID, eventID string) (*DeliveryRecord, error)
+	// PutDelivery stores the delivery of an event to an endpoint, new or
+	// changed.
+	PutDelivery(endpointID string, d *DeliveryRecord) error
+	// RecentDeliveries returns up to limit of the endpoint's deliveries,
+	// newest event first.
+	RecentDeliveries(endpointID string, limit int) ([]DeliveryRecord, error)
+	// PruneDeliveries deletes up to limit of the endpoint's oldest
+	// deliveries (by event id) that are no longer pending and were created
+	// before before; it stops at the first one that is pending or newer.
+	PruneDeliveries(endpointID string, before time.Time, limit int) error
+	// ScheduleDelivery sets when the pending delivery is tried next,
+	// replacing the time it had.
+	ScheduleDelivery(endpointID, eventID string, at time.Time) error
+	// UnscheduleDelivery removes the delivery from the schedule (it is
+	// delivered or failed); one not scheduled is not an error.
+	UnscheduleDelivery(endpointID, eventID string) error
+	// CountScheduledDeliveries counts the deliveries in the schedule.
+	CountScheduledDeliveries() (int, error)
+	// ClaimDueDeliveries picks, for each endpoint that busy does not name,
+	// its earliest scheduled delivery if it is due at now; at most limit
+	// in all, earliest due first. It also returns the earliest time a
+	// scheduled delivery not picked falls due (now when more are due than
+	// limit; zero when none is scheduled), for the dispatcher's timer.
+	// A store shared by several processes moves each picked delivery's
+	// time to now+lease, locking the rows it skips on (FOR UPDATE SKIP
+	// LOCKED), so that one attempt runs at a time per delivery and a
+	// process that dies mid-attempt is retried after lease; a store of
+	// one process may leave the schedule alone, since busy already keeps
+	// one attempt per endpoint.
+	ClaimDueDeliveries(now time.Time, lease time.Duration, busy func(endpointID string) bool, limit int) (due []DueDelivery, next time.Time, err error)
+}
+
+// OpenSlot is what makes two orders "the same order again": while an order
+// is open (not terminal), no other order of the account takes its slot.
+type OpenSlot struct {
+	Account      string
+	ProfileID    string
+	DocumentType companydocs.DocumentType
+	PlanID       string
+}
+
+// DueDelivery names a delivery ClaimDueDeliveries picked and when it was due.
+type DueDelivery struct {
+	EndpointID, EventID string
+	At                  time.Time
+}
