@@ -24,7 +24,7 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/index", []string{"companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/ingest", "github.com/gofiber/"}},
 		{"companydocs/webhook", []string{"companydocs/", "github.com/", "go.etcd.io/", "golang.org/x/"}},
 		{"companydocs/httpapi", []string{"companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
-		{"companydocs/postgres", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/postgres", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/"}},
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
 	}
 	for _, r := range rules {

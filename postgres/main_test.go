@@ -45,6 +45,6 @@ func mustOpen(tb testing.TB, opts Options) *DB {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(db.Close)
+	tb.Cleanup(func() { db.Close() })
 	return db
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +52,8 @@ type DB struct {
 	pool    *pgxpool.Pool
 	opts    Options
 	retries atomic.Int64
+
+	closeOnce sync.Once
 }
 
 // Open connects to the database at url (postgres://...), applies the
@@ -84,9 +87,11 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// Close closes every connection; it waits for the ones in use.
-func (db *DB) Close() {
-	db.pool.Close()
+// Close closes every connection; it waits for the ones in use. Calls
+// after the first do nothing.
+func (db *DB) Close() error {
+	db.closeOnce.Do(db.pool.Close)
+	return nil
 }
 
 // Ping checks that the database answers, for readiness: an error is
