@@ -113,7 +113,7 @@ func (t *txn) SweepSessions(now time.Time, from string, limit int) (int, string,
 	var last []byte
 	_, err := t.one(`WITH batch AS (SELECT token_hash, expires_at FROM sessions WHERE token_hash > $1 ORDER BY token_hash LIMIT $2),
 		gone AS (DELETE FROM sessions s USING batch b WHERE s.token_hash = b.token_hash AND b.expires_at <= $3 RETURNING 1)
-		SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM batch), (SELECT max(token_hash) FROM batch)`,
+		SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM batch), (SELECT token_hash FROM batch ORDER BY token_hash DESC LIMIT 1)`,
 		[]any{start, limit, now}, &deleted, &seen, &last)
 	if err != nil {
 		return 0, "", wrap(err, "sweep sessions")

@@ -317,3 +317,121 @@ func countOrders(t *testing.T, db *DB) map[string]int {
 	}
 	return counts
 }
+
+// TestListsSweepsAndPrunes runs the listing, sweeping and pruning
+// methods on a few records and checks their order and bounds.
+func TestListsSweepsAndPrunes(t *testing.T) {
+	db := mustOpen(t, Options{})
+	newAccount(t, db, "acme", 0)
+	mustUpdate(t, db, func(tx ordering.Tx) error {
+		for i := range 5 {
+			o := testOrder(fmt.Sprintf("ord_%d", i), "acme")
+			if i >= 3 {
+				o.Order.Status = companydocs.OrderStatusPaid
+			}
+			if err := tx.InsertOrder(o); err != nil {
+				return err
+			}
+			var h [32]byte
+			h[0] = byte(i + 1)
+			s := &ordering.SessionRecord{Account: "acme", CreatedAt: t0.Add(time.Duration(i) * time.Second), ExpiresAt: t0.Add(time.Duration(i) * time.Hour)}
+			if err := tx.PutSession(h, s); err != nil {
+				return err
+			}
+			e := &ordering.Event{ID: fmt.Sprintf("evt_%d", i), Type: "order.created", OrderID: o.Order.ID, Account: "acme", At: t0, Payload: []byte(`{"id": 1}`)}
+			if err := tx.AppendEvent(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	err := db.Update(context.Background(), func(tx ordering.Tx) error {
+		newest, err := tx.AccountOrders("acme", "", "ord_4", 2)
+		if err != nil || len(newest) != 2 || newest[0].Order.ID != "ord_3" || newest[1].Order.ID != "ord_2" {
+			return fmt.Errorf("account orders before ord_4: %v, %v", ids(newest), err)
+		}
+		paid, err := tx.QueuedOrders(companydocs.OrderStatusPaid, "", 10)
+		if err != nil || len(paid) != 2 || paid[0].Order.ID != "ord_3" {
+			return fmt.Errorf("paid queue: %v, %v", ids(paid), err)
+		}
+		if last, err := tx.LastEventID(); last != "evt_4" || err != nil {
+			return fmt.Errorf("last event: %q, %v", last, err)
+		}
+		claimed, err := tx.ClaimEvents(2)
+		if err != nil || len(claimed) != 2 || claimed[0].ID != "evt_0" || string(claimed[0].Payload) != `{"id": 1}` {
+			return fmt.Errorf("claimed events: %+v, %v", claimed, err)
+		}
+		if n, err := tx.CountSessions("acme"); n != 5 || err != nil {
+			return fmt.Errorf("sessions: %d, %v", n, err)
+		}
+		oldest, err := tx.OldestSessions("acme", 2)
+		if err != nil || len(oldest) != 2 || oldest[0][0] != 1 || oldest[1][0] != 2 {
+			return fmt.Errorf("oldest sessions: %v, %v", oldest, err)
+		}
+		// expired at t0+2h: the sessions that expire at t0, t0+1h and t0+2h
+		deleted, next, err := tx.SweepSessions(t0.Add(2*time.Hour), "", 3)
+		if err != nil || deleted != 3 || next == "" {
+			return fmt.Errorf("first sweep: %d deleted, next %q, %v", deleted, next, err)
+		}
+		deleted, next, err = tx.SweepSessions(t0.Add(2*time.Hour), next, 3)
+		if err != nil || deleted != 0 || next != "" {
+			return fmt.Errorf("second sweep: %d deleted, next %q, %v", deleted, next, err)
+		}
+		revoked, err := tx.RevokeSessions("acme", "key_rotation")
+		if err != nil || len(revoked) != 2 {
+			return fmt.Errorf("revoked: %d, %v", len(revoked), err)
+		}
+		depth, oldestAt, err := tx.OutboxStats()
+		if err != nil || depth != 5 || !oldestAt.Equal(t0) {
+			return fmt.Errorf("outbox stats: %d, %v, %v", depth, oldestAt, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPruneStopsAtPending: pruning deletes the oldest finished deliveries
+// and stops at the first pending one.
+func TestPruneStopsAtPending(t *testing.T) {
+	db := mustOpen(t, Options{})
+	scheduleDeliveries(t, db, 1, 4)
+	mustUpdate(t, db, func(tx ordering.Tx) error {
+		for _, ev := range []string{"evt_0_0", "evt_0_1", "evt_0_3"} {
+			d, err := tx.Delivery("wh_0", ev)
+			if err != nil {
+				return err
+			}
+			d.State = companydocs.DeliveryDelivered
+			if err := tx.PutDelivery("wh_0", d); err != nil {
+				return err
+			}
+			if err := tx.UnscheduleDelivery("wh_0", ev); err != nil {
+				return err
+			}
+		}
+		return tx.PruneDeliveries("wh_0", t0.Add(time.Hour), 10)
+	})
+	err := db.View(context.Background(), func(tx ordering.Tx) error {
+		left, err := tx.RecentDeliveries("wh_0", 10)
+		if err != nil || len(left) != 2 || left[0].EventID != "evt_0_3" || left[1].EventID != "evt_0_2" {
+			return fmt.Errorf("left after pruning: %+v, %v; want evt_0_3 and the pending evt_0_2", left, err)
+		}
+		if n, err := tx.CountScheduledDeliveries(); n != 1 || err != nil {
+			return fmt.Errorf("scheduled: %d, %v", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ids(list []*ordering.OrderRecord) []string {
+	var out []string
+	for _, r := range list {
+		out = append(out, r.Order.ID)
+	}
+	return out
+}
