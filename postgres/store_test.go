@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -434,4 +435,39 @@ func ids(list []*ordering.OrderRecord) []string {
 		out = append(out, r.Order.ID)
 	}
 	return out
+}
+
+// TestCheckFindsWhatConstraintsCannot: Check passes on consistent rows
+// and names the order when a slot is held by a terminal order or an open
+// order holds none.
+func TestCheckFindsWhatConstraintsCannot(t *testing.T) {
+	db := mustOpen(t, Options{})
+	newAccount(t, db, "acme", 0)
+	o := testOrder("ord_1", "acme")
+	slot := ordering.OpenSlot{Account: "acme", ProfileID: "p1", DocumentType: "AD", PlanID: "basic"}
+	mustUpdate(t, db, func(tx ordering.Tx) error {
+		if err := tx.InsertOrder(o); err != nil {
+			return err
+		}
+		_, err := tx.ClaimOpenOrder(slot, "ord_1")
+		return err
+	})
+	if err := db.Check(); err != nil {
+		t.Fatalf("check of consistent rows: %v", err)
+	}
+	o.Order.Status = companydocs.OrderStatusCancelled
+	mustUpdate(t, db, func(tx ordering.Tx) error { return tx.UpdateOrder(o, companydocs.OrderStatusPreviewReady) })
+	if err := db.Check(); err == nil || !strings.Contains(err.Error(), "terminal order") || !strings.Contains(err.Error(), "ord_1") {
+		t.Fatalf("check of a cancelled order holding its slot: %v", err)
+	}
+	o.Order.Status = companydocs.OrderStatusPaid
+	mustUpdate(t, db, func(tx ordering.Tx) error {
+		if err := tx.UpdateOrder(o, companydocs.OrderStatusCancelled); err != nil {
+			return err
+		}
+		return tx.ReleaseOpenOrder(slot, "ord_1")
+	})
+	if err := db.Check(); err == nil || !strings.Contains(err.Error(), "holds no slot") {
+		t.Fatalf("check of an open order without its slot: %v", err)
+	}
 }
