@@ -18,6 +18,9 @@ func (t *txn) Order(id string) (*ordering.OrderRecord, error) {
 	return &list[0], nil
 }
 
+// orderColumnNames are the columns orderColumns gives, in its order.
+const orderColumnNames = "id, account, status, company_profile_id, document_type, plan_id, credits_charged, credits_refunded, idempotency_key, created_at, record"
+
 // orderColumns are the columns derived from an order record: what the
 // constraints, indexes and queries need. The record itself is kept whole.
 func orderColumns(rec *ordering.OrderRecord) ([]any, error) {
@@ -43,8 +46,7 @@ func (t *txn) InsertOrder(rec *ordering.OrderRecord) error {
 	if err != nil {
 		return err
 	}
-	n, err := t.exec(`INSERT INTO orders (id, account, status, company_profile_id, document_type, plan_id,
-		credits_charged, credits_refunded, idempotency_key, created_at, record)
+	n, err := t.exec(`INSERT INTO orders (`+orderColumnNames+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`, args...)
 	return inserted(n, err, fmt.Sprintf("store order %s", rec.Order.ID))
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"strconv"
 	"sync"
@@ -52,6 +53,10 @@ type DB struct {
 	pool    *pgxpool.Pool
 	opts    Options
 	retries atomic.Int64
+	// node names this open store in the webhook delivery claims, so that
+	// another node leaves a claimed endpoint alone and this one finds its
+	// own claims again.
+	node string
 
 	closeOnce sync.Once
 }
@@ -79,7 +84,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the connection pool: %w", err)
 	}
-	db := &DB{pool: pool, opts: opts}
+	db := &DB{pool: pool, opts: opts, node: rand.Text()}
 	if err := db.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err

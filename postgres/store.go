@@ -20,14 +20,14 @@ var _ ordering.Store = (*DB)(nil)
 // failure.
 func (db *DB) Update(ctx context.Context, fn func(ordering.Tx) error) error {
 	return db.update(ctx, func(tx pgx.Tx) error {
-		return fn(&txn{ctx: ctx, tx: tx, write: true})
+		return fn(&txn{ctx: ctx, tx: tx, write: true, node: db.node})
 	})
 }
 
 // View runs fn in one read-only transaction on one snapshot.
 func (db *DB) View(ctx context.Context, fn func(ordering.Tx) error) error {
 	return db.view(ctx, func(tx pgx.Tx) error {
-		return fn(&txn{ctx: ctx, tx: tx})
+		return fn(&txn{ctx: ctx, tx: tx, node: db.node})
 	})
 }
 
@@ -37,6 +37,7 @@ type txn struct {
 	ctx   context.Context
 	tx    pgx.Tx
 	write bool
+	node  string // the store's node id, for delivery claims
 }
 
 var _ ordering.Tx = (*txn)(nil)

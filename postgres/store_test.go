@@ -239,7 +239,9 @@ func TestDueDeliveriesClaimedOnceAcrossNodes(t *testing.T) {
 }
 
 // TestClaimOfADeadNodeRunsOut: a delivery claimed by a node that then
-// dies is claimed again once its lease has run out, not before.
+// dies is claimed by another node once the lease has run out, not
+// before; the claiming node itself finds it again (its dispatcher's busy
+// set keeps one attempt per endpoint).
 func TestClaimOfADeadNodeRunsOut(t *testing.T) {
 	nodes := openNodes(t, newDatabase(t), 2)
 	scheduleDeliveries(t, nodes[0], 1, 1)
@@ -254,10 +256,17 @@ func TestClaimOfADeadNodeRunsOut(t *testing.T) {
 	if due, _ := claim(nodes[0], t0); len(due) != 1 {
 		t.Fatalf("first claim: %v, want the one due delivery", due)
 	}
-	if due, next := claim(nodes[1], t0.Add(30*time.Second)); len(due) != 0 || !next.IsZero() {
-		t.Fatalf("claim during the lease: %v (next %v), want nothing", due, next)
+	if due, next := claim(nodes[1], t0.Add(30*time.Second)); len(due) != 0 || !next.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("another node's claim during the lease: %v (next %v), want nothing until the lease ends", due, next)
 	}
-	if due, _ := claim(nodes[1], t0.Add(61*time.Second)); len(due) != 1 {
+	if due, _ := claim(nodes[0], t0.Add(30*time.Second)); len(due) != 1 {
+		t.Fatalf("the claiming node again: %v, want its delivery (its own dispatcher keeps one attempt)", due)
+	}
+	// the second claim renewed the lease to t0+90s
+	if due, _ := claim(nodes[1], t0.Add(89*time.Second)); len(due) != 0 {
+		t.Fatalf("claim before the renewed lease ends: %v, want nothing", due)
+	}
+	if due, _ := claim(nodes[1], t0.Add(91*time.Second)); len(due) != 1 {
 		t.Fatalf("claim after the lease: %v, want the delivery again", due)
 	}
 }

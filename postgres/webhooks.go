@@ -123,7 +123,7 @@ func (t *txn) ScheduleDelivery(endpointID, eventID string, at time.Time) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
-	n, err := t.exec("UPDATE webhook_deliveries SET scheduled_at = $3, claimed_until = NULL WHERE endpoint_id = $1 AND event_id = $2", endpointID, eventID, at)
+	n, err := t.exec("UPDATE webhook_deliveries SET scheduled_at = $3, claimed_by = NULL, claimed_until = NULL WHERE endpoint_id = $1 AND event_id = $2", endpointID, eventID, at)
 	if err != nil {
 		return wrap(err, "schedule the delivery of "+eventID)
 	} else if n == 0 {
@@ -137,7 +137,7 @@ func (t *txn) UnscheduleDelivery(endpointID, eventID string) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
-	_, err := t.exec("UPDATE webhook_deliveries SET scheduled_at = NULL, claimed_until = NULL WHERE endpoint_id = $1 AND event_id = $2", endpointID, eventID)
+	_, err := t.exec("UPDATE webhook_deliveries SET scheduled_at = NULL, claimed_by = NULL, claimed_until = NULL WHERE endpoint_id = $1 AND event_id = $2", endpointID, eventID)
 	return wrap(err, "unschedule the delivery of "+eventID)
 }
 
@@ -148,12 +148,19 @@ func (t *txn) CountScheduledDeliveries() (int, error) {
 	return n, wrap(err, "count scheduled deliveries")
 }
 
-// ClaimDueDeliveries picks each idle endpoint's earliest scheduled
-// delivery if it is due, and in Update claims the picked ones for lease:
-// their rows are locked with FOR UPDATE SKIP LOCKED (a delivery another
-// node is claiming right now is skipped), moved to now+lease and marked
-// claimed, so that no other node tries the endpoint until the attempt is
-// recorded (ScheduleDelivery, UnscheduleDelivery) or the lease runs out.
+// ClaimDueDeliveries picks each endpoint's earliest scheduled delivery if
+// it is due, the endpoint is not busy in this process and no other node
+// holds a live claim on it; in Update it claims the picked ones for
+// lease. The claim marks the row with this node and a time
+// (claimed_by, claimed_until) instead of moving its schedule: this
+// process's busy already keeps one attempt per endpoint here and finds
+// the delivery again until its attempt is recorded, while other nodes
+// leave the endpoint alone until the attempt is recorded
+// (ScheduleDelivery, UnscheduleDelivery end the claim) or the lease runs
+// out, when the delivery of a node that died is tried again. The rows are
+// locked with FOR UPDATE SKIP LOCKED, so of two nodes picking at once one
+// gets the delivery and the other skips it. An endpoint held by another
+// node counts toward next with the end of its claim.
 func (t *txn) ClaimDueDeliveries(now time.Time, lease time.Duration, busy func(string) bool, limit int) ([]ordering.DueDelivery, time.Time, error) {
 	firsts, err := t.firstScheduled(now)
 	if err != nil {
@@ -161,15 +168,20 @@ func (t *txn) ClaimDueDeliveries(now time.Time, lease time.Duration, busy func(s
 	}
 	var due []ordering.DueDelivery
 	var next time.Time
-	for _, d := range firsts {
+	later := func(at time.Time) {
+		if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	for _, f := range firsts {
 		switch {
-		case busy(d.EndpointID):
-		case d.At.After(now):
-			if next.IsZero() || d.At.Before(next) {
-				next = d.At
-			}
+		case busy(f.EndpointID):
+		case f.heldUntil.After(now):
+			later(maxTime(f.heldUntil, f.At))
+		case f.At.After(now):
+			later(f.At)
 		default:
-			due = append(due, d)
+			due = append(due, f.DueDelivery)
 		}
 	}
 	sort.SliceStable(due, func(i, j int) bool { return due[i].At.Before(due[j].At) })
@@ -183,39 +195,59 @@ func (t *txn) ClaimDueDeliveries(now time.Time, lease time.Duration, busy func(s
 	return due, next, err
 }
 
-// firstScheduled returns each endpoint's earliest scheduled delivery,
-// leaving out endpoints with a live claim.
-func (t *txn) firstScheduled(now time.Time) ([]ordering.DueDelivery, error) {
-	rows, err := t.tx.Query(t.ctx, `SELECT DISTINCT ON (d.endpoint_id) d.endpoint_id, d.event_id, d.scheduled_at
-		FROM webhook_deliveries d
-		WHERE d.scheduled_at IS NOT NULL AND NOT EXISTS (
-			SELECT 1 FROM webhook_deliveries c WHERE c.endpoint_id = d.endpoint_id AND c.claimed_until > $1)
-		ORDER BY d.endpoint_id, d.scheduled_at, d.event_id`, now)
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// scheduled is an endpoint's earliest scheduled delivery and, when
+// another node holds a live claim on the endpoint, when that claim ends.
+type scheduled struct {
+	ordering.DueDelivery
+	heldUntil time.Time
+}
+
+// firstScheduled returns each endpoint's earliest scheduled delivery.
+func (t *txn) firstScheduled(now time.Time) ([]scheduled, error) {
+	rows, err := t.tx.Query(t.ctx, `WITH firsts AS (
+			SELECT DISTINCT ON (endpoint_id) endpoint_id, event_id, scheduled_at FROM webhook_deliveries
+			WHERE scheduled_at IS NOT NULL ORDER BY endpoint_id, scheduled_at, event_id)
+		SELECT f.endpoint_id, f.event_id, f.scheduled_at, (SELECT max(c.claimed_until) FROM webhook_deliveries c
+			WHERE c.endpoint_id = f.endpoint_id AND c.claimed_until > $1 AND c.claimed_by <> $2)
+		FROM firsts f`, now, t.node)
 	if err != nil {
 		return nil, wrap(err, "read the delivery schedule")
 	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ordering.DueDelivery, error) {
-		var d ordering.DueDelivery
-		err := row.Scan(&d.EndpointID, &d.EventID, &d.At)
-		d.At = utc(d.At)
-		return d, err
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (scheduled, error) {
+		var s scheduled
+		var held *time.Time
+		err := row.Scan(&s.EndpointID, &s.EventID, &s.At, &held)
+		s.At = utc(s.At)
+		if held != nil {
+			s.heldUntil = utc(*held)
+		}
+		return s, err
 	})
 	return list, wrap(err, "read the delivery schedule")
 }
 
-// claim moves the picked deliveries that are still due and that no other
-// transaction holds to now+lease, and returns those.
+// claim marks the picked deliveries that are still due, and that no other
+// node holds or is claiming right now, as claimed by this node until
+// now+lease, and returns those.
 func (t *txn) claim(due []ordering.DueDelivery, now time.Time, lease time.Duration) ([]ordering.DueDelivery, error) {
 	endpoints, events := make([]string, len(due)), make([]string, len(due))
 	for i, d := range due {
 		endpoints[i], events[i] = d.EndpointID, d.EventID
 	}
-	rows, err := t.tx.Query(t.ctx, `UPDATE webhook_deliveries SET scheduled_at = $3, claimed_until = $3
+	rows, err := t.tx.Query(t.ctx, `UPDATE webhook_deliveries SET claimed_by = $3, claimed_until = $4
 		WHERE (endpoint_id, event_id) IN (
 			SELECT endpoint_id, event_id FROM webhook_deliveries
-			WHERE (endpoint_id, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND scheduled_at <= $4
+			WHERE (endpoint_id, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND scheduled_at <= $5
+				AND (claimed_until IS NULL OR claimed_until <= $5 OR claimed_by = $3)
 			FOR UPDATE SKIP LOCKED)
-		RETURNING endpoint_id, event_id`, endpoints, events, now.Add(lease), now)
+		RETURNING endpoint_id, event_id`, endpoints, events, t.node, now.Add(lease), now)
 	if err != nil {
 		return nil, wrap(err, "claim due deliveries")
 	}

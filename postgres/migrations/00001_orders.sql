@@ -99,10 +99,10 @@ CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account, id);
 
 -- One event at one endpoint. scheduled_at is the schedule: when a pending
 -- delivery is tried next (NULL once delivered or failed). A node that
--- claims a due delivery (FOR UPDATE SKIP LOCKED) moves it to the end of
--- its lease and sets claimed_until: while a claim is live, no other node
--- tries that endpoint, and a node that dies mid-attempt hands the
--- delivery on when the lease runs out.
+-- picks a due delivery claims it (FOR UPDATE SKIP LOCKED) until
+-- claimed_until: while another node's claim is live, a node leaves the
+-- endpoint alone, and the claim of a node that died mid-attempt runs out
+-- after the lease.
 CREATE TABLE webhook_deliveries (
     endpoint_id   text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
     event_id      text NOT NULL,
@@ -110,9 +110,11 @@ CREATE TABLE webhook_deliveries (
     state         text NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
     created_at    timestamptz NOT NULL,
     scheduled_at  timestamptz,
+    claimed_by    text,  -- the node (one open store) holding the claim
     claimed_until timestamptz,
     record        json NOT NULL,  -- ordering.DeliveryRecord: attempts and the signed body
-    PRIMARY KEY (endpoint_id, event_id)
+    PRIMARY KEY (endpoint_id, event_id),
+    CHECK ((claimed_by IS NULL) = (claimed_until IS NULL))
 );
 CREATE INDEX webhook_deliveries_schedule ON webhook_deliveries (endpoint_id, scheduled_at, event_id) WHERE scheduled_at IS NOT NULL;
 CREATE INDEX webhook_deliveries_claimed ON webhook_deliveries (endpoint_id, claimed_until) WHERE claimed_until IS NOT NULL;
