@@ -36,6 +36,36 @@
 // again up to maxAttempts times. Read transactions run at REPEATABLE
 // READ, read-only: one snapshot for everything they read.
 //
+// Where the rules count an account's rows before adding one (the
+// session cap, the webhook endpoint cap), CountSessions and
+// WebhookEndpoints lock the account's row first in Update, so two nodes
+// cannot both pass the check. A method that may answer ordering.ErrExists
+// inserts with ON CONFLICT DO NOTHING: a failed statement would abort the
+// whole PostgreSQL transaction, while the rules may go on after the
+// answer. Claims of an Idempotency-Key or an open-order slot do the same
+// and then read the holder; the INSERT waits for a concurrent claim on
+// another node to commit or roll back, so exactly one wins.
+//
+// Event ids sort in commit order: LastEventID and AppendEvent take a
+// transaction-level advisory lock, held to commit, so appends are
+// serialised across nodes (the price of a reader that pages by id and
+// never skips an event committed late). Due webhook deliveries are
+// claimed with FOR UPDATE SKIP LOCKED and a lease (claimed_by,
+// claimed_until): while another node's claim is live a node leaves that
+// endpoint alone, the claiming node finds its own claim again (its
+// dispatcher keeps one attempt per endpoint), and the claim of a node
+// that died runs out after the lease.
+//
+// # Records
+//
+// Orders and webhook deliveries keep the record the rules wrote (json,
+// its bytes as written, times to the nanosecond) beside the columns that
+// constraints, indexes and queries need, derived from it in one place
+// (orderColumns, PutDelivery); Check compares them. Accounts, sessions,
+// endpoints and events are plain columns; their times are kept to the
+// microsecond, as PostgreSQL keeps them. The PDFs themselves are not in
+// the database: document_refs records which orders refer to which file.
+//
 // # Failures
 //
 // A failure that says nothing about the request (no connection, the
