@@ -7,24 +7,26 @@ import (
 )
 
 // TestDependencyDirection keeps the package layout checkable: one owner per
-// dependency (bleve in index, bbolt in ordering and index, Fiber in
-// httpapi), the root package on the standard library and x/text, and
+// dependency (bleve in index, bbolt in the order store bbolt and in index,
+// Fiber in httpapi), the root package on the standard library and x/text,
 // resolver, ordering and ingest independent of each other and of index and
 // httpapi (the consumer declares the interface, cmd/companydocs wires the
-// concrete types).
+// concrete types), and ordering free of any store (a store implements
+// ordering.Store and imports ordering, never the other way).
 func TestDependencyDirection(t *testing.T) {
 	rules := []struct {
 		pkg       string
 		forbidden []string
 	}{
 		{"companydocs", []string{"companydocs/", "github.com/", "go.etcd.io/"}},
-		{"companydocs/resolver", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
-		{"companydocs/ordering", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/"}},
-		{"companydocs/ingest", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
-		{"companydocs/index", []string{"companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/ingest", "github.com/gofiber/"}},
+		{"companydocs/resolver", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/ordering", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/bbolt", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/"}},
+		{"companydocs/ingest", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/index", []string{"companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/gofiber/"}},
 		{"companydocs/webhook", []string{"companydocs/", "github.com/", "go.etcd.io/", "golang.org/x/"}},
-		{"companydocs/httpapi", []string{"companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
-		{"companydocs/postgres", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/"}},
+		{"companydocs/httpapi", []string{"companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/bbolt", "companydocs/postgres", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
+		{"companydocs/postgres", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
 	}
 	for _, r := range rules {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,10 +34,7 @@ func BenchmarkCreateOrderHTTP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc, err := ordering.Open(filepath.Join(b.TempDir(), ordering.DatabaseFile), profiles, plans, ordering.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	svc, _ := openOrdering(b, profiles, plans)
 	defer svc.Close()
 	s := newTestServer(b, Deps{Ordering: svc, Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

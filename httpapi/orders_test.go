@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"companydocs/internal/realdata"
-
 	"bufio"
 	"encoding/json"
 	"io"
@@ -14,6 +12,8 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/bbolt"
+	"companydocs/internal/realdata"
 	"companydocs/ordering"
 )
 
@@ -94,12 +94,9 @@ func newOrderServer(tb testing.TB, plansFile string) *orderServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	svc, err := ordering.Open(filepath.Join(tb.TempDir(), ordering.DatabaseFile), profiles, plans, ordering.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	svc, db := openOrdering(tb, profiles, plans)
 	tb.Cleanup(func() {
-		if err := svc.Check(); err != nil {
+		if err := db.Check(); err != nil {
 			tb.Error(err)
 		}
 		svc.Close()
@@ -110,6 +107,23 @@ func newOrderServer(tb testing.TB, plansFile string) *orderServer {
 	srv.token = srv.login(tb, srv.key)
 	srv.token2 = srv.login(tb, mustKey(tb, svc, "other", 0))
 	return srv
+}
+
+// openOrdering opens the ordering service over a bbolt file in a
+// temporary directory.
+func openOrdering(tb testing.TB, profiles ordering.Profiles, plans *ordering.Plans) (*ordering.Service, *bbolt.DB) {
+	tb.Helper()
+	dir := tb.TempDir()
+	db, err := bbolt.Open(filepath.Join(dir, bbolt.DatabaseFile), bbolt.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	svc, err := ordering.New(db, profiles, plans, ordering.Options{DocumentsDir: filepath.Join(dir, ordering.DocumentsDir)})
+	if err != nil {
+		db.Close()
+		tb.Fatal(err)
+	}
+	return svc, db
 }
 
 func mustKey(tb testing.TB, svc *ordering.Service, name string, credits int64) string {

@@ -1,19 +1,17 @@
 package ordering
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
+	"errors"
 	"math"
 	"regexp"
 	"time"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Prefixes of secrets, so that a leaked one is recognisable in logs and
@@ -67,14 +65,13 @@ func (s *Service) CreateAccountWithRole(name, role string, credits int64) (apiKe
 		return "", companydocs.Errorf(companydocs.EVALIDATION, "Starting credits must not be negative.")
 	}
 	apiKey = newSecret(apiKeyPrefix)
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketAccounts).Get([]byte(name)) != nil {
-			return companydocs.Errorf(companydocs.EVALIDATION, "An account named %q exists already.", name)
-		}
-		rec := AccountRecord{Account: Account{Name: name, Credits: credits, CreatedAt: s.now().UTC(), Role: role}}
-		_, err := setKey(tx, &rec, apiKey)
-		return err
+	rec := AccountRecord{Account: Account{Name: name, Credits: credits, CreatedAt: s.now().UTC(), Role: role}, KeyHash: hashSecret(apiKey)}
+	err = s.store.Update(context.Background(), func(tx Tx) error {
+		return tx.CreateAccount(&rec)
 	})
+	if errors.Is(err, ErrExists) {
+		return "", companydocs.Errorf(companydocs.EVALIDATION, "An account named %q exists already.", name)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -95,7 +92,7 @@ func (s *Service) roleOf(account string) (string, error) {
 		return r.(string), nil
 	}
 	var role string
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.store.View(context.Background(), func(tx Tx) error {
 		rec, err := getAccount(tx, account)
 		if err == nil {
 			role = rec.role()
@@ -126,54 +123,39 @@ func (s *Service) requireRole(account, role string) error {
 	return nil
 }
 
-// setKey replaces the account's API key (dropping the old one) and stores
-// the account.
-// setKey gives the account apiKey. Replacing a key ends every session
+// rotateKey gives the account apiKey. Replacing a key ends every session
 // made with the old one, in the same transaction: a key is rotated
 // because it may be known to someone it should not be, and a session of
 // theirs would otherwise outlive it by up to the session TTL. It returns
 // the ended sessions' hashes for the caller to drop from the cache after
 // the commit.
-func setKey(tx *bolt.Tx, rec *AccountRecord, apiKey string) ([][32]byte, error) {
-	keys := tx.Bucket(bucketKeys)
-	var ended [][32]byte
-	if rec.KeyHash != nil {
-		if err := keys.Delete(rec.KeyHash); err != nil {
-			return nil, fmt.Errorf("delete old key of %q: %w", rec.Name, err)
-		}
-		var err error
-		if ended, err = endSessions(tx, rec.Name, endedByKeyRotation); err != nil {
-			return nil, err
-		}
+func rotateKey(tx Tx, account, apiKey string) ([][32]byte, error) {
+	ended, err := tx.RevokeSessions(account, endedByKeyRotation)
+	if err != nil {
+		return nil, err
 	}
-	rec.KeyHash = hashSecret(apiKey)
-	if err := keys.Put(rec.KeyHash, []byte(rec.Name)); err != nil {
-		return nil, fmt.Errorf("store key of %q: %w", rec.Name, err)
-	}
-	return ended, putAccount(tx, rec)
+	return ended, tx.SetAccountKey(account, hashSecret(apiKey))
 }
 
 // Accounts lists every account in name order.
 func (s *Service) Accounts() ([]Account, error) {
-	var out []Account
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAccounts).ForEach(func(k, v []byte) error {
-			var rec AccountRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("decode account %q: %w", k, err)
-			}
-			rec.Role = rec.role()
-			out = append(out, rec.Account)
-			return nil
-		})
+	var recs []AccountRecord
+	err := s.store.View(context.Background(), func(tx Tx) (err error) {
+		recs, err = tx.Accounts()
+		return err
 	})
+	out := make([]Account, len(recs))
+	for i, rec := range recs {
+		rec.Role = rec.role()
+		out[i] = rec.Account
+	}
 	return out, err
 }
 
 // Account returns one account, or not_found.
 func (s *Service) Account(name string) (*Account, error) {
 	var out *Account
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.store.View(context.Background(), func(tx Tx) error {
 		rec, err := getAccount(tx, name)
 		if err == nil {
 			rec.Role = rec.role()
@@ -187,19 +169,22 @@ func (s *Service) Account(name string) (*Account, error) {
 // AddCredits changes an account's balance by n (negative n takes credits
 // away, but never below zero).
 func (s *Service) AddCredits(name string, n int64) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.store.Update(context.Background(), func(tx Tx) error {
 		rec, err := getAccount(tx, name)
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		if n > 0 && rec.Credits > math.MaxInt64-n {
+		case n > 0 && rec.Credits > math.MaxInt64-n:
 			return companydocs.Errorf(companydocs.EVALIDATION, "That many credits do not fit in the balance of %q.", name)
+		case n > 0:
+			_, err = tx.AddCredits(name, n)
+		case n < 0:
+			var balance int64
+			if balance, err = tx.DebitCredits(name, -n); errors.Is(err, ErrInsufficientCredits) {
+				return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Account %q has only %s; it cannot lose %d.", name, credits(balance), -n)
+			}
 		}
-		if rec.Credits+n < 0 {
-			return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Account %q has only %s; it cannot lose %d.", name, credits(rec.Credits), -n)
-		}
-		rec.Credits += n
-		return putAccount(tx, rec)
+		return err
 	})
 }
 
@@ -215,15 +200,17 @@ func (s *Service) EnsureDemoAccount(credits int64) (apiKey string, created bool,
 	}
 	apiKey = newSecret(apiKeyPrefix)
 	var ended [][32]byte
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		rec, err := getAccount(tx, DemoAccount)
-		if companydocs.ErrorCode(err) == companydocs.ENOTFOUND {
-			created = true
-			rec = &AccountRecord{Account: Account{Name: DemoAccount, Credits: credits, CreatedAt: s.now().UTC()}}
-		} else if err != nil {
+	err = s.store.Update(context.Background(), func(tx Tx) error {
+		ended, created = nil, false
+		rec, err := tx.Account(DemoAccount)
+		if err != nil {
 			return err
 		}
-		ended, err = setKey(tx, rec, apiKey)
+		if rec == nil {
+			created = true
+			return tx.CreateAccount(&AccountRecord{Account: Account{Name: DemoAccount, Credits: credits, CreatedAt: s.now().UTC()}, KeyHash: hashSecret(apiKey)})
+		}
+		ended, err = rotateKey(tx, DemoAccount, apiKey)
 		return err
 	})
 	for _, h := range ended {
@@ -236,13 +223,16 @@ func (s *Service) EnsureDemoAccount(credits int64) (apiKey string, created bool,
 }
 
 // accountForKey finds the account of an API key.
-func accountForKey(tx *bolt.Tx, apiKey string) (*AccountRecord, error) {
+func accountForKey(tx Tx, apiKey string) (*AccountRecord, error) {
 	h := hashSecret(apiKey)
-	name := tx.Bucket(bucketKeys).Get(h)
-	if name == nil {
+	name, err := tx.AccountForKey(h)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
 		return nil, errUnknownKey()
 	}
-	rec, err := getAccount(tx, string(name))
+	rec, err := getAccount(tx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -258,31 +248,17 @@ func errUnknownKey() error {
 	return companydocs.Errorf(companydocs.EUNAUTHORIZED, "The API key is not valid. Ask the operator for a key of your account.")
 }
 
-func getAccount(tx *bolt.Tx, name string) (*AccountRecord, error) {
-	v := tx.Bucket(bucketAccounts).Get([]byte(name))
-	if v == nil {
-		return nil, errNoAccount(name)
+// getAccount reads an account, or not_found.
+func getAccount(tx Tx, name string) (*AccountRecord, error) {
+	rec, err := tx.Account(name)
+	if err == nil && rec == nil {
+		err = errNoAccount(name)
 	}
-	var rec AccountRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return nil, fmt.Errorf("decode account %q: %w", name, err)
-	}
-	return &rec, nil
+	return rec, err
 }
 
 func errNoAccount(name string) error {
 	return companydocs.Errorf(companydocs.ENOTFOUND, "No account named %q exists.", name)
-}
-
-func putAccount(tx *bolt.Tx, rec *AccountRecord) error {
-	v, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("encode account %q: %w", rec.Name, err)
-	}
-	if err := tx.Bucket(bucketAccounts).Put([]byte(rec.Name), v); err != nil {
-		return fmt.Errorf("store account %q: %w", rec.Name, err)
-	}
-	return nil
 }
 
 // newSecret returns prefix + 32 random bytes in unpadded base64url.

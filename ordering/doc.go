@@ -1,13 +1,14 @@
 // Package ordering holds plans, accounts, sessions, previews and orders,
 // and enforces the verified-profile gate and the ownership of orders. It
-// is the only importer of bbolt besides the index: everything lives in one
-// file, orders.db, opened with a lock timeout so that a second process
-// (the accounts command while the server runs) gets ErrInUse instead of
-// hanging. Open creates the file only when it is missing; an existing one
-// is walked page by page with bounds-checked reads (internal/boltfile)
-// before bbolt maps it, then checked by bbolt and record by record
-// (records.go), and refused with ErrDamaged, untouched, when damaged.
-// Snapshot hands out a consistent copy (Tx.WriteTo) for online backups.
+// knows no database: the rules run over a Store (store.go), one
+// transaction at a time, and a store only persists, atomically. Package
+// bbolt is the embedded store (one file, orders.db); package postgres
+// shares one database between several nodes. A store's Update may run
+// its function more than once (a shared commit run again, a serialization
+// failure retried), so the rules only fill variables inside it; the
+// unique keys (Idempotency-Key per account, one open order per slot) and
+// the debit (never below zero) are claims the store makes atomically, so
+// that the rules hold across processes too.
 //
 // The gate lives here, not in HTTP middleware, so that any front end gets
 // it: CreateOrder accepts a company only through a company_profile_id that
@@ -48,9 +49,7 @@
 // marked, until it would have expired, so a client learns why it fails.
 // A background sweep (Options.SweepInterval) deletes expired sessions in
 // write transactions of at most 500 sessions each. An account keeps at
-// most 100 sessions; its 101st ends its oldest, found through the index
-// bucket account_sessions (account, creation time, token hash), which
-// Open builds for a database written before it existed.
+// most 100 sessions; its 101st ends its oldest (Tx.OldestSessions).
 //
 // # Orders
 //
@@ -58,15 +57,15 @@
 // and 80 random bits, so they sort by creation time and the per-account
 // index lists newest first. A create does the duplicate checks
 // (Idempotency-Key per account; one open order per account, profile,
-// document type and plan), the credit debit and the insert in one bbolt
-// write transaction: bbolt runs one writer at a time, and inside a group
-// commit (one goroutine runs every create that is waiting in one
-// transaction, so that they share one fsync) the creates still run one
-// after the other, so concurrent identical requests produce exactly one
-// order and one debit. What does not depend on stored state (the gate,
-// the profile snapshot, the keys) is prepared before, outside the
-// transaction. A create returns only after its commit is on disk. Money is held in integer cents and printed with two
-// fraction digits.
+// document type and plan), the credit debit and the insert in one write
+// transaction: the checks refuse before anything is written, and the
+// insert claims the slot and the key, so that a create that lost a race
+// to another process is refused too and its debit rolled back; concurrent
+// identical requests produce exactly one order and one debit. What does
+// not depend on stored state (the gate, the profile snapshot, the keys)
+// is prepared before, outside the transaction. A create returns only
+// after its commit is durable. Money is held in integer cents and printed
+// with two fraction digits.
 //
 // # Lifecycle
 //
@@ -75,13 +74,12 @@
 // -> DELIVERED, plus FAILED and CANCELLED; the last three are terminal.
 // Anything outside the table is invalid_transition, whose message says the
 // current status and what the actor could do. Each change runs in one
-// write transaction (a shared group commit, like creates): the check, the
-// refund, the history entry ({status, at, actor, note}), the next step,
-// the status index (order_status, which also serves the operator queue,
-// oldest first), the open-order entry (deleted once terminal, so the same
-// order can be made again) and the outbox event commit together or not at
-// all. Orders stored before histories existed get a synthesized creation
-// entry when read, and Open builds order_status for old files.
+// write transaction: the check, the refund, the history entry ({status,
+// at, actor, note}), the next step, the stored order (with its status,
+// which also serves the operator queue, oldest first), the open-order
+// slot (freed once terminal, so the same order can be made again) and the
+// outbox event commit together or not at all. Orders stored before
+// histories existed get a synthesized creation entry when read.
 //
 // Payment: a one-off plan with a price waits in PREVIEW_READY until an
 // operator confirms the payment, made outside the service; a credit plan
@@ -117,18 +115,18 @@
 // Deliver takes the PDF (at most MaxDocumentSize, starting "%PDF-") and
 // stores it as DocumentsDir/<2 hex>/<sha256>.pdf: temp file, fsync,
 // rename, directory fsync, all before the DELIVERED transition commits,
-// which records the reference in the documents bucket. A crash in between
-// leaves an unreferenced file; Open removes those (and temp files) and
-// refuses, with ErrDamaged, a database that refers to a missing file;
-// Check does the same. Backups: orders.db first, then documents/ (every
+// which records the document reference. A crash in between leaves an
+// unreferenced file; New removes those (and temp files) and refuses, with
+// ErrDamaged, a store that refers to a missing file; CheckDocuments does
+// the same. Backups: orders.db first, then documents/ (every
 // file the copy refers to existed before it was taken and is never
 // deleted). The download_url comes from Options.DocumentURL, since this
 // package knows no routes.
 //
 // # Outbox: the contract for an event dispatcher
 //
-// The creation and each transition write one Event to the outbox bucket
-// in their own transaction: id "evt_" + 26 base32 characters, taken inside
+// The creation and each transition write one Event to the outbox in
+// their own transaction: id "evt_" + 26 base32 characters, taken inside
 // the write transaction and above the last stored id, so ids sort in
 // commit order (also across a clock going back between runs); type
 // order.created, order.paid, order.requested, order.delivered,
@@ -145,7 +143,7 @@
 //
 // # Webhooks
 //
-// Endpoints (bucket webhooks, "wh_" ids) belong to an account, at most
+// Endpoints ("wh_" ids) belong to an account, at most
 // MaxWebhooksPerAccount each; an operator's is marked AllAccounts at
 // creation (roles never change) and receives every account's events. The
 // secret ("whsec_" and 32 random bytes in base64) is stored in clear,
@@ -155,14 +153,14 @@
 //
 // The webhook dispatcher uses FanOutEvents instead of MarkEventDelivered:
 // one write transaction reads outbox events, writes one delivery per
-// matching endpoint (webhook_deliveries, key endpoint 0 event id, with the
-// signed body {"type","timestamp","data"} fixed once, so every retry sends
-// the same bytes) plus its due time (webhook_pending), and deletes the
-// events; a kill leaves either the event or its deliveries, never both
-// nor neither. DueWebhooks hands out at most one due delivery per endpoint
-// that is not busy, oldest due first; RecordWebhookAttempt (bbolt Batch,
-// so concurrent attempts share a commit) appends the attempt (the last 20
-// are kept) and sets pending with the next time, delivered or failed.
-// DeleteWebhook drops the endpoint's deliveries with it. The record check
-// covers the three buckets; files without them open and get them.
+// matching endpoint (per endpoint and event, with the signed body
+// {"type","timestamp","data"} fixed once, so every retry sends the same
+// bytes) plus its due time, and deletes the events (claimed, so that two
+// nodes never fan one event out twice); a kill leaves either the event or
+// its deliveries, never both nor neither. DueWebhooks claims at most one
+// due delivery per endpoint that is not busy, oldest due first (a store
+// shared by several nodes leases it for deliveryLease);
+// RecordWebhookAttempt appends the attempt (the last 20 are kept) and
+// sets pending with the next time, delivered or failed. DeleteWebhook
+// drops the endpoint's deliveries with it.
 package ordering

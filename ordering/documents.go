@@ -13,8 +13,6 @@ import (
 	"strings"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // DocumentsDir is the directory of delivered PDFs inside the data directory.
@@ -112,16 +110,21 @@ func (d documentStore) open(sha string) (*os.File, error) {
 	return f, nil
 }
 
+// ErrDamaged is wrapped by the errors that describe damaged order data:
+// a reference to a document file that is missing here, and (in package
+// bbolt) a damaged database file.
+var ErrDamaged = errors.New("the order database is damaged")
+
 // prepare creates the directory, removes files no order refers to (the
 // orphans of a crash between a document's rename and its order's commit,
 // and temporary files) and refuses to start when an order refers to a
 // file that is missing: that is damage (a partial restore), not something
 // to serve 404s for.
-func (d documentStore) prepare(db *bolt.DB) error {
+func (d documentStore) prepare(store Store) error {
 	if err := os.MkdirAll(d.dir, 0o750); err != nil {
 		return fmt.Errorf("create %s: %w", d.dir, err)
 	}
-	return db.View(func(tx *bolt.Tx) error {
+	return store.View(context.Background(), func(tx Tx) error {
 		if err := d.sweep(tx); err != nil {
 			return err
 		}
@@ -129,12 +132,19 @@ func (d documentStore) prepare(db *bolt.DB) error {
 	})
 }
 
-func (d documentStore) sweep(tx *bolt.Tx) error {
+func (d documentStore) sweep(tx Tx) error {
+	referenced := map[string]bool{}
+	err := tx.DocumentRefs(func(sha, _ string) error {
+		referenced[sha] = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	subs, err := os.ReadDir(d.dir)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", d.dir, err)
 	}
-	refs := tx.Bucket(bucketDocuments).Cursor()
 	for _, sub := range subs {
 		if !sub.IsDir() {
 			continue
@@ -144,8 +154,7 @@ func (d documentStore) sweep(tx *bolt.Tx) error {
 			return fmt.Errorf("read %s: %w", d.dir, err)
 		}
 		for _, f := range files {
-			sha, isPDF := strings.CutSuffix(f.Name(), ".pdf")
-			if k, _ := refs.Seek(key(sha, "")); isPDF && k != nil && bytes.HasPrefix(k, key(sha, "")) {
+			if sha, isPDF := strings.CutSuffix(f.Name(), ".pdf"); isPDF && referenced[sha] {
 				continue
 			}
 			if err := os.Remove(filepath.Join(d.dir, sub.Name(), f.Name())); err != nil {
@@ -158,11 +167,10 @@ func (d documentStore) sweep(tx *bolt.Tx) error {
 
 // checkDocumentFiles fails when an order refers to a document file that is
 // not in dir. The failure wraps ErrDamaged.
-func checkDocumentFiles(tx *bolt.Tx, dir string) error {
+func checkDocumentFiles(tx Tx, dir string) error {
 	d := documentStore{dir: dir}
-	return forEach(tx, bucketDocuments, func(k, v []byte) error {
-		sha, id, _ := bytes.Cut(k, []byte{0})
-		if _, err := os.Stat(d.path(string(sha))); err != nil {
+	return tx.DocumentRefs(func(sha, id string) error {
+		if _, err := os.Stat(d.path(sha)); err != nil {
 			return fmt.Errorf("%w: order %s refers to document %s, which is missing from %s (%v); restore documents/ from the backup taken with orders.db", ErrDamaged, id, sha, dir, err)
 		}
 		return nil

@@ -1,68 +1,19 @@
 package ordering
 
 import (
-	"companydocs/internal/realdata"
-
-	"bufio"
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"errors"
-	"os"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"companydocs"
+	"companydocs/internal/realprofiles"
 )
-
-// sharedData finds the shared real-data directory by walking up from the
-// package directory, or skips the test.
-func sharedData(tb testing.TB) string {
-	tb.Helper()
-	return realdata.Dir(tb)
-}
-
-// ocRecord is the part of an OffeneRegister record the tests need.
-type ocRecord struct {
-	CompanyNumber string `json:"company_number"`
-	Name          string `json:"name"`
-	CurrentStatus string `json:"current_status"`
-	Attributes    struct {
-		RegisterArt      string          `json:"_registerArt"`
-		RegisterNummer   string          `json:"_registerNummer"`
-		RegisteredOffice string          `json:"registered_office"`
-		AdditionalData   map[string]bool `json:"additional_data"`
-	} `json:"all_attributes"`
-}
-
-// profileOf turns a real record into a registry-cache profile: court code
-// and former court from company_number, type and number from the
-// attributes, suffix = what follows the number in company_number.
-func profileOf(r ocRecord) *companydocs.Profile {
-	parts := strings.Split(r.CompanyNumber, "_")
-	ref := companydocs.RegisterRef{Court: parts[0], Type: companydocs.RegisterType(r.Attributes.RegisterArt), Number: r.Attributes.RegisterNummer}
-	if len(parts) == 3 {
-		ref.FormerCourt = parts[1]
-	}
-	last := parts[len(parts)-1]
-	if i := strings.Index(last, ref.Number); i >= 0 {
-		ref.Suffix = last[i+len(ref.Number):]
-	}
-	p := &companydocs.Profile{
-		ID: companydocs.ProfileID(ref), Source: companydocs.SourceRegistryCache, Ref: ref,
-		Name: r.Name, Seat: r.Attributes.RegisteredOffice, Verified: true,
-		Removed: r.CurrentStatus == "removed",
-	}
-	for _, t := range knownDocumentTypes {
-		if r.Attributes.AdditionalData[string(t)] {
-			p.Documents = append(p.Documents, t)
-		}
-	}
-	return p
-}
 
 // fixture holds real profiles sorted into the cases the gate tells apart.
 type fixture struct {
@@ -90,43 +41,25 @@ var (
 	fixtureErr  error
 )
 
-// realFixture loads the 665 OffeneRegister fixture records and one GLEIF
-// record once per test binary.
+// realFixture sorts the 665 OffeneRegister fixture records and one GLEIF
+// record (package realdata) once per test binary.
 func realFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	dir := sharedData(tb)
-	fixtureOnce.Do(func() { fixtureData, fixtureErr = loadFixture(dir) })
+	registry, discovery := realprofiles.Registry(tb), realprofiles.Discovery(tb)
+	fixtureOnce.Do(func() { fixtureData, fixtureErr = sortFixture(registry, discovery) })
 	if fixtureErr != nil {
 		tb.Fatal(fixtureErr)
 	}
 	return fixtureData
 }
 
-func loadFixture(dir string) (*fixture, error) {
-	f, err := os.Open(filepath.Join(dir, "offeneregister", "fixtures_665.jsonl"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+func sortFixture(registry []*companydocs.Profile, unverified *companydocs.Profile) (*fixture, error) {
 	fx := &fixture{profiles: fakeProfiles{}}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var r ocRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, err
-		}
-		fx.add(profileOf(r))
+	for _, p := range registry {
+		fx.add(p)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	u, err := loadUnverified(dir)
-	if err != nil {
-		return nil, err
-	}
-	fx.unverified = u
-	fx.profiles[u.ID] = u
+	fx.unverified = unverified
+	fx.profiles[unverified.ID] = unverified
 	if len(fx.live) < 10 || fx.removedCD == nil || fx.removedNo == nil {
 		return nil, errors.New("fixture records lack a case the tests need")
 	}
@@ -147,34 +80,6 @@ func (fx *fixture) add(p *companydocs.Profile) {
 	case p.Removed && !ad && !cd && fx.removedNo == nil:
 		fx.removedNo = p
 	}
-}
-
-// loadUnverified makes a discovery profile from the first real GLEIF
-// record; discovery profiles start unverified until corroborated.
-func loadUnverified(dir string) (*companydocs.Profile, error) {
-	f, err := os.Open(filepath.Join(dir, "gleif", "lei_records_de_goldencopy.csv"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	row := rows[1]
-	lei := companydocs.LEI(row[col["LEI"]])
-	return &companydocs.Profile{
-		ID: companydocs.DiscoveryID(lei), Source: companydocs.SourceDiscovery,
-		Name: row[col["Entity.LegalName"]], Seat: row[col["Entity.LegalAddress.City"]],
-		Discovery: &companydocs.Discovery{
-			ValidationSources: row[col["Registration.ValidationSources"]],
-			Missing:           []string{"its register reference was not matched to a register entry"},
-		},
-	}, nil
 }
 
 // clock is an adjustable test clock.
@@ -210,22 +115,84 @@ func shippedPlans(tb testing.TB) *Plans {
 	return plans
 }
 
+// TestStores opens the stores the tests run against, by name: each
+// opens the store kept in dir, empty the first time; after Close, opening
+// dir again finds what was committed. The stores register themselves in
+// stores_test.go (package ordering_test, which may import them without an
+// import cycle; its init runs before the tests): adding a store there is
+// one line, and every test that uses forEachStore runs against it.
+var TestStores = map[string]func(dir string) (Store, error){}
+
+// forEachStore runs fn as a subtest per registered store, named after it.
+func forEachStore(t *testing.T, fn func(t *testing.T)) {
+	t.Helper()
+	if len(TestStores) == 0 {
+		t.Fatal("no store registered in TestStores (see stores_test.go)")
+	}
+	for _, name := range slices.Sorted(maps.Keys(TestStores)) {
+		t.Run(name, fn)
+	}
+}
+
+// openStore opens the store kept in dir with the store of the subtest
+// forEachStore runs (the second element of the test's name).
+func openStore(tb testing.TB, dir string) (Store, error) {
+	tb.Helper()
+	parts := strings.Split(tb.Name(), "/")
+	if len(parts) < 2 || TestStores[parts[1]] == nil {
+		tb.Fatalf("test %s does not run under forEachStore", tb.Name())
+	}
+	return TestStores[parts[1]](dir)
+}
+
+// OpenAt makes a service over the store kept in dir, with the documents
+// in dir too; reopening dir after Close finds what was committed.
+func OpenAt(tb testing.TB, dir string, profiles Profiles, plans *Plans, opts Options) (*Service, error) {
+	tb.Helper()
+	store, err := openStore(tb, dir)
+	if err != nil {
+		return nil, err
+	}
+	opts.DocumentsDir = filepath.Join(dir, DocumentsDir)
+	s, err := New(store, profiles, plans, opts)
+	if err != nil {
+		store.Close()
+	}
+	return s, err
+}
+
+// checker is what a store offers to check its consistency (bbolt: its
+// page and record check).
+type checker interface{ Check() error }
+
+// mustCheck runs the store's own check, if it has one, and the document
+// check.
+func mustCheck(tb testing.TB, s *Service) {
+	tb.Helper()
+	if c, ok := s.store.(checker); ok {
+		if err := c.Check(); err != nil {
+			tb.Errorf("store check: %v", err)
+		}
+	}
+	if err := s.CheckDocuments(context.Background()); err != nil {
+		tb.Errorf("document check: %v", err)
+	}
+}
+
 // MustOpen opens a service on a temporary directory and checks the
-// database file's consistency when the test ends. The background sweep is
-// off unless opts asks for it: bbolt's check races with its commits.
+// store's consistency when the test ends. The background sweep is off
+// unless opts asks for it: bbolt's check races with its commits.
 func MustOpen(tb testing.TB, profiles Profiles, plans *Plans, opts Options) *Service {
 	tb.Helper()
 	if opts.SweepInterval == 0 {
 		opts.SweepInterval = -1
 	}
-	s, err := Open(filepath.Join(tb.TempDir(), DatabaseFile), profiles, plans, opts)
+	s, err := OpenAt(tb, tb.TempDir(), profiles, plans, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		if err := s.Check(); err != nil {
-			tb.Errorf("database check: %v", err)
-		}
+		mustCheck(tb, s)
 		if err := s.Close(); err != nil {
 			tb.Errorf("close: %v", err)
 		}
@@ -256,12 +223,3 @@ func wantCode(tb testing.TB, err error, code string) *companydocs.Error {
 }
 
 var ctx = context.Background()
-
-func readFile(tb testing.TB, path string) string {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return string(b)
-}

@@ -2,15 +2,11 @@ package ordering
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Transition is a committed change of an order's status, handed to
@@ -35,7 +31,7 @@ func (r *OrderRecord) history() []companydocs.HistoryEntry {
 // indexes, the stored record and the outbox event all commit together or
 // not at all. Since a terminal status allows no transition, a refund can
 // happen only once, whatever is retried.
-func (s *Service) move(tx *bolt.Tx, rec *OrderRecord, to, actor, note string, at time.Time) (Transition, error) {
+func (s *Service) move(tx Tx, rec *OrderRecord, to, actor, note string, at time.Time) (Transition, error) {
 	o := &rec.Order
 	from := o.Status
 	if !companydocs.CanTransition(from, to, actor) {
@@ -59,9 +55,6 @@ func (s *Service) move(tx *bolt.Tx, rec *OrderRecord, to, actor, note string, at
 	if err := s.reindex(tx, rec, from); err != nil {
 		return Transition{}, err
 	}
-	if err := putOrder(tx, rec); err != nil {
-		return Transition{}, err
-	}
 	evt, err := s.writeEvent(tx, rec, at)
 	if err != nil {
 		return Transition{}, err
@@ -71,16 +64,11 @@ func (s *Service) move(tx *bolt.Tx, rec *OrderRecord, to, actor, note string, at
 
 // refund gives the credits of a cancelled or failed order back and
 // returns the sentence for the history.
-func (s *Service) refund(tx *bolt.Tx, rec *OrderRecord, from string) (string, error) {
+func (s *Service) refund(tx Tx, rec *OrderRecord, from string) (string, error) {
 	o := &rec.Order
 	if o.CreditsCharged > 0 && o.CreditsRefunded == 0 {
-		acct, err := getAccount(tx, rec.Account)
-		if err != nil { // not an *Error: the transaction must not commit half
-			return "", fmt.Errorf("refund order %s: %v", o.ID, err)
-		}
-		acct.Credits += o.CreditsCharged
-		if err := putAccount(tx, acct); err != nil {
-			return "", err
+		if _, err := tx.AddCredits(rec.Account, o.CreditsCharged); err != nil {
+			return "", fmt.Errorf("refund order %s: %w", o.ID, err)
 		}
 		o.CreditsRefunded = o.CreditsCharged
 		return fmt.Sprintf("%s refunded to the account.", credits(o.CreditsCharged)), nil
@@ -103,28 +91,19 @@ func addRefund(p *companydocs.Params, o *companydocs.Order, refund string) {
 	}
 }
 
-// reindex keeps the status index and, once the order is terminal, frees
-// its open-order entry so that the same order can be made again.
-func (s *Service) reindex(tx *bolt.Tx, rec *OrderRecord, from string) error {
+// reindex stores the moved order (the store keeps its status index)
+// and, once it is terminal, frees its open-order slot so that the same
+// order can be made again.
+func (s *Service) reindex(tx Tx, rec *OrderRecord, from string) error {
 	o := &rec.Order
-	st := tx.Bucket(bucketOrderStatus)
-	if err := st.Delete(key(from, o.ID)); err != nil {
-		return fmt.Errorf("unindex order %s: %w", o.ID, err)
-	}
-	if err := st.Put(key(o.Status, o.ID), []byte(rec.Account)); err != nil {
-		return fmt.Errorf("index order %s: %w", o.ID, err)
+	if err := tx.UpdateOrder(rec, from); err != nil {
+		return fmt.Errorf("store order %s: %w", o.ID, err)
 	}
 	if !companydocs.TerminalStatus(o.Status) {
 		return nil
 	}
-	open := tx.Bucket(bucketOpenOrders)
-	k := key(rec.Account, o.CompanyProfileID, string(o.DocumentType), o.PlanID)
-	if string(open.Get(k)) == o.ID {
-		if err := open.Delete(k); err != nil {
-			return fmt.Errorf("close order %s: %w", o.ID, err)
-		}
-	}
-	return nil
+	slot := OpenSlot{Account: rec.Account, ProfileID: o.CompanyProfileID, DocumentType: o.DocumentType, PlanID: o.PlanID}
+	return tx.ReleaseOpenOrder(slot, o.ID)
 }
 
 // Next-step kinds after creation.
@@ -223,7 +202,7 @@ func noteOr(note, fallback string) string {
 // Deliver stores the PDF durably, then moves the REQUESTED order to
 // DELIVERED with the document. The file is on disk (synced, renamed,
 // directory synced) before the transition commits; a crash in between
-// leaves an unreferenced file that Open removes.
+// leaves an unreferenced file that New removes at the next start.
 func (s *Service) Deliver(ctx context.Context, operator, id string, pdf []byte) (*companydocs.Order, error) {
 	if err := s.requireRole(operator, companydocs.RoleOperator); err != nil {
 		return nil, err
@@ -232,7 +211,7 @@ func (s *Service) Deliver(ctx context.Context, operator, id string, pdf []byte) 
 		return nil, err
 	}
 	var from string
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	if err := s.store.View(ctx, func(tx Tx) error {
 		rec, err := getOrder(tx, id)
 		if err == nil {
 			from = rec.Order.Status
@@ -266,7 +245,7 @@ func (s *Service) change(ctx context.Context, owner, id, to, actor, note string,
 	}
 	var out *companydocs.Order
 	var tr Transition
-	err := s.write(func(tx *bolt.Tx) error {
+	err := s.store.Update(ctx, func(tx Tx) error {
 		rec, err := getOrder(tx, id)
 		if err != nil {
 			return err
@@ -274,8 +253,8 @@ func (s *Service) change(ctx context.Context, owner, id, to, actor, note string,
 		if owner != "" && rec.Account != owner {
 			return errOrderNotFound(id)
 		}
-		// Refused before anything is written: an application error lets
-		// the rest of the group commit.
+		// Refused before anything is written, so that a store sharing
+		// one commit between writes need not run the others again.
 		if !companydocs.CanTransition(rec.Order.Status, to, actor) {
 			return companydocs.ErrInvalidTransition(id, rec.Order.Status, to, actor)
 		}
@@ -299,37 +278,14 @@ func (s *Service) change(ctx context.Context, owner, id, to, actor, note string,
 
 // attach records the delivered document; the test hook fails the
 // transaction here, after the file is on disk.
-func (s *Service) attach(tx *bolt.Tx, rec *OrderRecord, doc *companydocs.OrderDocument) error {
+func (s *Service) attach(tx Tx, rec *OrderRecord, doc *companydocs.OrderDocument) error {
 	if s.failDelivery != nil {
 		if err := s.failDelivery(); err != nil {
 			return err
 		}
 	}
 	rec.Order.Document = doc
-	if err := tx.Bucket(bucketDocuments).Put(key(doc.SHA256, rec.Order.ID), []byte{}); err != nil {
-		return fmt.Errorf("reference document of order %s: %w", rec.Order.ID, err)
-	}
-	return nil
-}
-
-// write runs fn in a shared group commit. An application error (*Error)
-// writes nothing and does not fail the other writes of the group.
-func (s *Service) write(fn func(tx *bolt.Tx) error) error {
-	var refused error
-	err := s.creates.run(func(tx *bolt.Tx) error {
-		refused = nil
-		err := fn(tx)
-		var appErr *companydocs.Error
-		if errors.As(err, &appErr) {
-			refused = err
-			return nil
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return refused
+	return tx.AddDocumentRef(doc.SHA256, rec.Order.ID)
 }
 
 func (s *Service) notify(trs ...Transition) {
@@ -341,43 +297,13 @@ func (s *Service) notify(trs ...Transition) {
 	}
 }
 
-func putOrder(tx *bolt.Tx, rec *OrderRecord) error {
-	v, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("encode order %s: %w", rec.Order.ID, err)
-	}
-	if err := tx.Bucket(bucketOrders).Put([]byte(rec.Order.ID), v); err != nil {
-		return fmt.Errorf("store order %s: %w", rec.Order.ID, err)
-	}
-	return nil
-}
-
-// indexStatuses builds the status index of a database written before it
-// existed.
-func indexStatuses(tx *bolt.Tx) error {
-	st, err := tx.CreateBucketIfNotExists(bucketOrderStatus)
-	if err != nil {
-		return err
-	}
-	return tx.Bucket(bucketOrders).ForEach(func(k, v []byte) error {
-		var rec OrderRecord
-		if err := json.Unmarshal(v, &rec); err != nil {
-			return fmt.Errorf("decode order %s: %w", k, err)
-		}
-		return st.Put(key(rec.Order.Status, rec.Order.ID), []byte(rec.Account))
-	})
-}
-
 // CountByStatus counts the orders in each status (for the metrics gauge
 // at start; transitions keep it afterwards).
 func (s *Service) CountByStatus() (map[string]int, error) {
-	counts := map[string]int{}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketOrderStatus).ForEach(func(k, _ []byte) error {
-			status, _, _ := strings.Cut(string(k), "\x00")
-			counts[status]++
-			return nil
-		})
+	var counts map[string]int
+	err := s.store.View(context.Background(), func(tx Tx) (err error) {
+		counts, err = tx.CountOrdersByStatus()
+		return err
 	})
 	return counts, err
 }

@@ -10,7 +10,9 @@ import (
 // TestNextStepsReadAsWords follows orders through every status and reads
 // each next step as a person would: no status code, no API path, no JSON
 // field name, and "1 credit" in the singular.
-func TestNextStepsReadAsWords(t *testing.T) {
+func TestNextStepsReadAsWords(t *testing.T) { forEachStore(t, testNextStepsReadAsWords) }
+
+func testNextStepsReadAsWords(t *testing.T) {
 	s, fx, acct, op := lifecycleService(t)
 	var steps []companydocs.NextStep
 	seen := func(o *companydocs.Order, err error) *companydocs.Order {

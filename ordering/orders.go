@@ -1,17 +1,13 @@
 package ordering
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // maxIdempotencyKey bounds the Idempotency-Key header.
@@ -72,7 +68,7 @@ func (s *Service) CreateOrder(ctx context.Context, account string, req companydo
 	c := s.newCreate(account, req, idempotencyKey, a)
 	var order *companydocs.Order
 	var trs []Transition
-	err = s.write(func(tx *bolt.Tx) error {
+	err = s.store.Update(ctx, func(tx Tx) error {
 		var err error
 		order, trs, err = s.createOrder(tx, c)
 		return err
@@ -92,15 +88,12 @@ type create struct {
 	req     companydocs.OrderRequest
 	a       *assessment
 	rec     OrderRecord // all but the id, the time and the next step
-	idemKey []byte      // nil without an Idempotency-Key
-	openKey []byte
+	idemKey string      // "" without an Idempotency-Key
+	slot    OpenSlot
 }
 
 func (s *Service) newCreate(account string, req companydocs.OrderRequest, idemKey string, a *assessment) *create {
-	c := &create{account: account, req: req, a: a, openKey: openOrderKey(account, req)}
-	if idemKey != "" {
-		c.idemKey = key(account, idemKey)
-	}
+	c := &create{account: account, req: req, a: a, idemKey: idemKey, slot: openSlot(account, req)}
 	if a.gateError() != nil {
 		return c // refused in the transaction, unless an idempotent repeat
 	}
@@ -131,17 +124,9 @@ func (s *Service) newCreate(account string, req companydocs.OrderRequest, idemKe
 // A plan paid at creation (credits, or nothing to pay) is moved to PAID
 // by the system in the same transaction; the answer is the order as
 // created, as the specification shows it, and GET shows it PAID.
-func (s *Service) createOrder(tx *bolt.Tx, c *create) (*companydocs.Order, []Transition, error) {
-	if c.idemKey != nil {
-		if id := tx.Bucket(bucketIdempotency).Get(c.idemKey); id != nil {
-			return nil, nil, s.idempotentRepeat(tx, string(id), c)
-		}
-	}
-	if err := c.a.gateError(); err != nil {
+func (s *Service) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition, error) {
+	if err := s.refuseDuplicate(tx, c); err != nil {
 		return nil, nil, err
-	}
-	if id := tx.Bucket(bucketOpenOrders).Get(c.openKey); id != nil {
-		return nil, nil, duplicate(tx, string(id), "Order %s for this company, document and plan is still open.")
 	}
 	if err := debit(tx, c.account, c.a.plan); err != nil {
 		return nil, nil, err
@@ -151,7 +136,7 @@ func (s *Service) createOrder(tx *bolt.Tx, c *create) (*companydocs.Order, []Tra
 	rec.Order.CreatedAt = s.now().UTC()
 	rec.Order.NextStep = nextStep(rec.Order.ID, c.req.DocumentType, c.a)
 	rec.Order.History = []companydocs.HistoryEntry{{Status: companydocs.OrderStatusPreviewReady, At: rec.Order.CreatedAt, Actor: companydocs.ActorClient, Note: "Order created."}}
-	if err := insertOrder(tx, &rec, c); err != nil {
+	if err := s.insertOrder(tx, &rec, c); err != nil {
 		return nil, nil, err
 	}
 	created := rec.order()
@@ -171,6 +156,35 @@ func (s *Service) createOrder(tx *bolt.Tx, c *create) (*companydocs.Order, []Tra
 	return created, trs, nil
 }
 
+// refuseDuplicate does the checks before anything is written: an
+// idempotent repeat (recognised before the gate, so that it finds its
+// order even if the company has changed since), the gate, and an open
+// order in the same slot.
+func (s *Service) refuseDuplicate(tx Tx, c *create) error {
+	if c.idemKey != "" {
+		id, err := tx.IdempotentOrder(c.account, c.idemKey)
+		if err != nil {
+			return err
+		}
+		if id != "" {
+			return s.idempotentRepeat(tx, id, c)
+		}
+	}
+	if err := c.a.gateError(); err != nil {
+		return err
+	}
+	id, err := tx.OpenOrder(c.slot)
+	if err != nil {
+		return err
+	}
+	if id != "" {
+		return duplicate(tx, id, msgOpenOrder)
+	}
+	return nil
+}
+
+const msgOpenOrder = "Order %s for this company, document and plan is still open."
+
 // paidAtCreation: the debit at creation is the payment of a credit plan
 // (and a plan that costs nothing needs none); a priced one-off plan waits
 // for the operator to confirm the payment.
@@ -181,7 +195,7 @@ func paidAtCreation(a *assessment) bool {
 // idempotentRepeat answers a create whose Idempotency-Key was used
 // before: a replay of the same request, or a different request under the
 // same key; both are duplicate_order with the first order.
-func (s *Service) idempotentRepeat(tx *bolt.Tx, id string, c *create) error {
+func (s *Service) idempotentRepeat(tx Tx, id string, c *create) error {
 	err := duplicate(tx, id, "An order with this Idempotency-Key exists already: %s.")
 	var e *companydocs.Error
 	if errors.As(err, &e) && e.Order != nil {
@@ -194,24 +208,20 @@ func (s *Service) idempotentRepeat(tx *bolt.Tx, id string, c *create) error {
 }
 
 // debit takes the plan's credits from the account. A plan that costs no
-// credits leaves the account record alone (reading and rewriting it would
-// dirty its page for nothing); the account must still exist.
-func debit(tx *bolt.Tx, account string, plan companydocs.Plan) error {
+// credits leaves the account record alone; the account must still exist.
+func debit(tx Tx, account string, plan companydocs.Plan) error {
 	if plan.CreditCost == 0 {
-		if tx.Bucket(bucketAccounts).Get([]byte(account)) == nil {
-			return errNoAccount(account)
-		}
-		return nil
-	}
-	acct, err := getAccount(tx, account)
-	if err != nil {
+		_, err := getAccount(tx, account)
 		return err
 	}
-	if acct.Credits < plan.CreditCost {
-		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %s; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, credits(plan.CreditCost), acct.Credits)
+	balance, err := tx.DebitCredits(account, plan.CreditCost)
+	switch {
+	case errors.Is(err, ErrInsufficientCredits):
+		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %s; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, credits(plan.CreditCost), balance)
+	case errors.Is(err, ErrNotFound):
+		return errNoAccount(account)
 	}
-	acct.Credits -= plan.CreditCost
-	return putAccount(tx, acct)
+	return err
 }
 
 // gateError turns the first blocker into the error of a strict create:
@@ -280,47 +290,42 @@ func documentName(t companydocs.DocumentType) string {
 	return string(t)
 }
 
-// insertOrder writes the order and its index entries.
-func insertOrder(tx *bolt.Tx, rec *OrderRecord, c *create) error {
-	v, err := json.Marshal(rec)
+// insertOrder stores the order and claims its slot and Idempotency-Key.
+// The checks before found both free; a claim that finds them taken lost a
+// race with another process (a store shared by several nodes): the answer
+// is the same duplicate_order, and the transaction rolls back the debit.
+func (s *Service) insertOrder(tx Tx, rec *OrderRecord, c *create) error {
+	if err := tx.InsertOrder(rec); err != nil {
+		return err
+	}
+	holder, err := tx.ClaimOpenOrder(c.slot, rec.Order.ID)
 	if err != nil {
-		return fmt.Errorf("encode order %s: %w", rec.Order.ID, err)
+		return err
 	}
-	id := []byte(rec.Order.ID)
-	// Order ids grow, so new orders go to the last page: filling pages
-	// before they split (instead of halving them) halves the pages a
-	// commit writes for its orders and the file space they take.
-	orders := tx.Bucket(bucketOrders)
-	orders.FillPercent = 1
-	if err := orders.Put(id, v); err != nil {
-		return fmt.Errorf("store order %s: %w", id, err)
+	if holder != "" {
+		return duplicate(tx, holder, msgOpenOrder)
 	}
-	puts := [4]struct{ bucket, key, value []byte }{
-		{bucketAccountOrders, key(rec.Account, rec.Order.ID), id},
-		{bucketOpenOrders, c.openKey, id},
-		{bucketIdempotency, c.idemKey, id},
-		{bucketOrderStatus, key(rec.Order.Status, rec.Order.ID), []byte(rec.Account)},
+	if c.idemKey == "" {
+		return nil
 	}
-	for _, p := range puts {
-		if p.key == nil {
-			continue
-		}
-		if err := tx.Bucket(p.bucket).Put(p.key, p.value); err != nil {
-			return fmt.Errorf("index order %s in %s: %w", id, p.bucket, err)
-		}
+	if holder, err = tx.ClaimIdempotencyKey(c.account, c.idemKey, rec.Order.ID); err != nil {
+		return err
+	}
+	if holder != "" {
+		return s.idempotentRepeat(tx, holder, c)
 	}
 	return nil
 }
 
-// openOrderKey identifies "the same order again": account, profile,
-// document type and plan. An order is open until it is terminal: the
-// terminal transition deletes this entry (see reindex).
-func openOrderKey(account string, req companydocs.OrderRequest) []byte {
-	return key(account, req.CompanyProfileID, string(req.DocumentType), req.PlanID)
+// openSlot is "the same order again": account, profile, document type and
+// plan. An order is open until it is terminal: the terminal transition
+// frees its slot (see reindex).
+func openSlot(account string, req companydocs.OrderRequest) OpenSlot {
+	return OpenSlot{Account: account, ProfileID: req.CompanyProfileID, DocumentType: req.DocumentType, PlanID: req.PlanID}
 }
 
 // duplicate builds duplicate_order carrying the existing order.
-func duplicate(tx *bolt.Tx, id, format string) error {
+func duplicate(tx Tx, id, format string) error {
 	rec, err := getOrder(tx, id)
 	if err != nil {
 		return err
@@ -349,7 +354,7 @@ func (s *Service) Order(ctx context.Context, account, id string) (*companydocs.O
 		return nil, err
 	}
 	var out *companydocs.Order
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.store.View(ctx, func(tx Tx) error {
 		rec, err := getOrder(tx, id)
 		if err != nil {
 			return err
@@ -367,16 +372,13 @@ func errOrderNotFound(id string) error {
 	return companydocs.Errorf(companydocs.ENOTFOUND, "This account has no order %q.", id)
 }
 
-func getOrder(tx *bolt.Tx, id string) (*OrderRecord, error) {
-	v := tx.Bucket(bucketOrders).Get([]byte(id))
-	if v == nil {
-		return nil, errOrderNotFound(id)
+// getOrder reads an order, or not_found.
+func getOrder(tx Tx, id string) (*OrderRecord, error) {
+	rec, err := tx.Order(id)
+	if err == nil && rec == nil {
+		err = errOrderNotFound(id)
 	}
-	var rec OrderRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return nil, fmt.Errorf("decode order %s: %w", id, err)
-	}
-	return &rec, nil
+	return rec, err
 }
 
 // Orders lists the account's orders, newest first, limit per page (default
@@ -384,14 +386,15 @@ func getOrder(tx *bolt.Tx, id string) (*OrderRecord, error) {
 // of the previous page; next is "" on the last page.
 // status, when not empty, keeps only the orders in that status.
 func (s *Service) Orders(ctx context.Context, account, status, cursor string, limit int) ([]*companydocs.Order, string, error) {
-	return s.ordersPage(account, companydocs.RoleClient, status, cursor, limit, func(tx *bolt.Tx, after string, limit int) ([]*companydocs.Order, string, error) {
-		return listOrders(tx, account, status, after, limit)
+	return s.ordersPage(ctx, account, companydocs.RoleClient, status, cursor, limit, func(tx Tx, after string, limit int) ([]*OrderRecord, error) {
+		return tx.AccountOrders(account, status, after, limit)
 	})
 }
 
 // ordersPage checks the caller's role, the status filter and the cursor,
-// then reads one page with list.
-func (s *Service) ordersPage(account, role, status, cursor string, limit int, list func(tx *bolt.Tx, after string, limit int) ([]*companydocs.Order, string, error)) (orders []*companydocs.Order, next string, err error) {
+// then reads one page with list, asking for one order more than the page
+// holds to know whether another page follows.
+func (s *Service) ordersPage(ctx context.Context, account, role, status, cursor string, limit int, list func(tx Tx, after string, limit int) ([]*OrderRecord, error)) (orders []*companydocs.Order, next string, err error) {
 	if err := s.requireRole(account, role); err != nil {
 		return nil, "", err
 	}
@@ -403,11 +406,22 @@ func (s *Service) ordersPage(account, role, status, cursor string, limit int, li
 		return nil, "", err
 	}
 	limit = clampLimit(limit)
-	err = s.db.View(func(tx *bolt.Tx) error {
-		orders, next, err = list(tx, after, limit)
+	var recs []*OrderRecord
+	err = s.store.View(ctx, func(tx Tx) (err error) {
+		recs, err = list(tx, after, limit+1)
 		return err
 	})
-	return orders, next, err
+	if err != nil {
+		return nil, "", err
+	}
+	orders = make([]*companydocs.Order, 0, limit)
+	for _, rec := range recs[:min(len(recs), limit)] {
+		orders = append(orders, rec.order())
+	}
+	if len(recs) > limit {
+		next = encodeCursor(orders[limit-1].ID)
+	}
+	return orders, next, nil
 }
 
 func clampLimit(limit int) int {
@@ -415,37 +429,6 @@ func clampLimit(limit int) int {
 		return companydocs.DefaultOrdersPage
 	}
 	return min(limit, companydocs.MaxOrdersPage)
-}
-
-// listOrders walks the account's index backwards from just below after
-// (or from the end) and returns up to limit orders.
-func listOrders(tx *bolt.Tx, account, status, after string, limit int) ([]*companydocs.Order, string, error) {
-	prefix := key(account, "")
-	start := append(key(account), 1) // just past every key of the account
-	if after != "" {
-		start = key(account, after)
-	}
-	c := tx.Bucket(bucketAccountOrders).Cursor()
-	var k, v []byte
-	if seek, _ := c.Seek(start); seek == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
-	}
-	orders := []*companydocs.Order{}
-	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
-		if len(orders) == limit {
-			return orders, encodeCursor(orders[limit-1].ID), nil
-		}
-		rec, err := getOrder(tx, string(v))
-		if err != nil {
-			return nil, "", err
-		}
-		if status == "" || rec.Order.Status == status {
-			orders = append(orders, rec.order())
-		}
-	}
-	return orders, "", nil
 }
 
 func validStatusFilter(status string) error {

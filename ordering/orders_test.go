@@ -3,8 +3,9 @@ package ordering
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,10 @@ import (
 )
 
 func TestCreateOrderStoresVerifiedSnapshot(t *testing.T) {
+	forEachStore(t, testCreateOrderStoresVerifiedSnapshot)
+}
+
+func testCreateOrderStoresVerifiedSnapshot(t *testing.T) {
 	fx := realFixture(t)
 	c := newClock()
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{Now: c.Now})
@@ -65,7 +70,9 @@ func TestCreateOrderStoresVerifiedSnapshot(t *testing.T) {
 	}
 }
 
-func TestCreateOrderErrors(t *testing.T) {
+func TestCreateOrderErrors(t *testing.T) { forEachStore(t, testCreateOrderErrors) }
+
+func testCreateOrderErrors(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 0)
@@ -108,7 +115,9 @@ func TestCreateOrderErrors(t *testing.T) {
 	}
 }
 
-func TestCreateOrderWithoutPlans(t *testing.T) {
+func TestCreateOrderWithoutPlans(t *testing.T) { forEachStore(t, testCreateOrderWithoutPlans) }
+
+func testCreateOrderWithoutPlans(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, nil, Options{})
 	acct := MustAccount(t, s, "acme", 5)
@@ -120,7 +129,9 @@ func TestCreateOrderWithoutPlans(t *testing.T) {
 	}
 }
 
-func TestCreateOrderDuplicates(t *testing.T) {
+func TestCreateOrderDuplicates(t *testing.T) { forEachStore(t, testCreateOrderDuplicates) }
+
+func testCreateOrderDuplicates(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 10)
@@ -168,6 +179,10 @@ func TestCreateOrderDuplicates(t *testing.T) {
 }
 
 func TestConcurrentIdenticalCreatesMakeOneOrder(t *testing.T) {
+	forEachStore(t, testConcurrentIdenticalCreatesMakeOneOrder)
+}
+
+func testConcurrentIdenticalCreatesMakeOneOrder(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 100)
@@ -224,6 +239,10 @@ func TestConcurrentIdenticalCreatesMakeOneOrder(t *testing.T) {
 }
 
 func TestOrdersAreOwnedByTheirAccount(t *testing.T) {
+	forEachStore(t, testOrdersAreOwnedByTheirAccount)
+}
+
+func testOrdersAreOwnedByTheirAccount(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 0)
@@ -247,7 +266,9 @@ func TestOrdersAreOwnedByTheirAccount(t *testing.T) {
 	}
 }
 
-func TestOrdersNewestFirstPaginated(t *testing.T) {
+func TestOrdersNewestFirstPaginated(t *testing.T) { forEachStore(t, testOrdersNewestFirstPaginated) }
+
+func testOrdersNewestFirstPaginated(t *testing.T) {
 	fx := realFixture(t)
 	c := newClock()
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{Now: c.Now})
@@ -298,10 +319,12 @@ func TestOrdersNewestFirstPaginated(t *testing.T) {
 	wantCode(t, err, companydocs.EVALIDATION)
 }
 
-func TestOrdersSurviveReopen(t *testing.T) {
+func TestOrdersSurviveReopen(t *testing.T) { forEachStore(t, testOrdersSurviveReopen) }
+
+func testOrdersSurviveReopen(t *testing.T) {
 	fx := realFixture(t)
-	path := filepath.Join(t.TempDir(), DatabaseFile)
-	s, err := Open(path, fx.profiles, shippedPlans(t), Options{})
+	dir := t.TempDir()
+	s, err := OpenAt(t, dir, fx.profiles, shippedPlans(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,14 +336,11 @@ func TestOrdersSurviveReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(path, nil, nil, Options{OpenTimeout: 50e6}); !errors.Is(err, ErrInUse) {
-		t.Errorf("second open while held: %v, want ErrInUse", err)
-	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	s2, err := Open(path, fx.profiles, shippedPlans(t), Options{})
+	s2, err := OpenAt(t, dir, fx.profiles, shippedPlans(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,9 +355,7 @@ func TestOrdersSurviveReopen(t *testing.T) {
 	if _, err := s2.CreateSession(ctx, key); err != nil {
 		t.Errorf("API key forgotten after reopen: %v", err)
 	}
-	if err := s2.Check(); err != nil {
-		t.Error(err)
-	}
+	mustCheck(t, s2)
 }
 
 func TestOrderIDsSortByTime(t *testing.T) {
@@ -366,9 +384,13 @@ func TestOrderIDsSortByTime(t *testing.T) {
 // plan and account combination.
 func BenchmarkCreateOrder(b *testing.B) {
 	fx := realFixture(b)
-	for _, perCPU := range []int{1, 8, 32} {
-		b.Run(fmt.Sprintf("clients=%dxCPU", perCPU), func(b *testing.B) {
-			benchmarkCreateOrder(b, fx, perCPU)
+	for _, store := range slices.Sorted(maps.Keys(TestStores)) {
+		b.Run(store, func(b *testing.B) {
+			for _, perCPU := range []int{1, 8, 32} {
+				b.Run(fmt.Sprintf("clients=%dxCPU", perCPU), func(b *testing.B) {
+					benchmarkCreateOrder(b, fx, perCPU)
+				})
+			}
 		})
 	}
 }
@@ -381,7 +403,6 @@ func benchmarkCreateOrder(b *testing.B, fx *fixture, perCPU int) {
 	}
 	var next atomic.Int64
 	b.SetParallelism(perCPU)
-	commits := lastTxID(b, s)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -397,16 +418,4 @@ func benchmarkCreateOrder(b *testing.B, fx *fixture, perCPU int) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
-	b.ReportMetric(float64(b.N)/float64(lastTxID(b, s)-commits), "orders/commit")
-}
-
-// lastTxID is the id of the last committed write transaction; it grows by
-// one per commit.
-func lastTxID(tb testing.TB, s *Service) int {
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer tx.Rollback()
-	return tx.ID()
 }

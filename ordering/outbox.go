@@ -1,7 +1,7 @@
 package ordering
 
 import (
-	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Event types of the outbox, one per status an order can reach.
@@ -52,23 +50,21 @@ type Event struct {
 // taken inside the write transaction, so their order is the commit
 // order; each is above the last id stored, even if the clock went back
 // across a restart.
-func (s *Service) writeEvent(tx *bolt.Tx, rec *OrderRecord, at time.Time) (string, error) {
+func (s *Service) writeEvent(tx Tx, rec *OrderRecord, at time.Time) (string, error) {
 	payload, err := json.Marshal(rec.order())
 	if err != nil {
 		return "", fmt.Errorf("encode event payload of order %s: %w", rec.Order.ID, err)
 	}
-	out := tx.Bucket(bucketOutbox)
+	last, err := tx.LastEventID()
+	if err != nil {
+		return "", err
+	}
 	id := s.eventIDs.nextWithPrefix(eventIDPrefix)
-	if last, _ := out.Cursor().Last(); last != nil && id <= string(last) {
-		id = idAfter(string(last))
+	if last != "" && id <= last {
+		id = idAfter(last)
 	}
 	e := Event{ID: id, Type: eventOfStatus[rec.Order.Status], OrderID: rec.Order.ID, Account: rec.Account, At: at, Payload: payload}
-	v, err := json.Marshal(e)
-	if err != nil {
-		return "", fmt.Errorf("encode event %s: %w", id, err)
-	}
-	out.FillPercent = 1 // ids grow: fill pages before they split
-	if err := out.Put([]byte(id), v); err != nil {
+	if err := tx.AppendEvent(&e); err != nil {
 		return "", fmt.Errorf("store event %s: %w", id, err)
 	}
 	return id, nil
@@ -103,23 +99,9 @@ func decodeID(s string) [16]byte {
 // again from "": what was not marked is still there.
 func (s *Service) PendingEvents(after string, limit int) ([]Event, error) {
 	var out []Event
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketOutbox).Cursor()
-		k, v := c.First()
-		if after != "" {
-			k, v = c.Seek([]byte(after))
-			if k != nil && bytes.Equal(k, []byte(after)) {
-				k, v = c.Next()
-			}
-		}
-		for ; k != nil && len(out) < limit; k, v = c.Next() {
-			var e Event
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode event %s: %w", k, err)
-			}
-			out = append(out, e)
-		}
-		return nil
+	err := s.store.View(context.Background(), func(tx Tx) (err error) {
+		out, err = tx.Events(after, limit)
+		return err
 	})
 	return out, err
 }
@@ -128,25 +110,17 @@ func (s *Service) PendingEvents(after string, limit int) ([]Event, error) {
 // has taken it over for good. An unknown id is not an error (marking
 // twice, after a retry, is harmless).
 func (s *Service) MarkEventDelivered(id string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketOutbox).Delete([]byte(id))
+	return s.store.Update(context.Background(), func(tx Tx) error {
+		return tx.DeleteEvent(id)
 	})
 }
 
 // OutboxStats returns the number of pending events and the time of the
 // oldest (zero when empty), for the outbox depth and lag metrics.
 func (s *Service) OutboxStats() (depth int, oldest time.Time, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketOutbox)
-		depth = b.Stats().KeyN
-		if _, v := b.Cursor().First(); v != nil {
-			var e Event
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode event: %w", err)
-			}
-			oldest = e.At
-		}
-		return nil
+	err = s.store.View(context.Background(), func(tx Tx) error {
+		depth, oldest, err = tx.OutboxStats()
+		return err
 	})
 	return depth, oldest, err
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Blocker codes: why a preview is not orderable. Each comes with a sentence
@@ -61,7 +59,7 @@ func (s *Service) Preview(ctx context.Context, account string, req companydocs.O
 		return nil, err
 	}
 	p := a.preview(req)
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.store.View(ctx, func(tx Tx) error {
 		b, err := accountBlockers(tx, account, req, a.plan.CreditCost)
 		p.Blockers = append(p.Blockers, b...)
 		return err
@@ -242,7 +240,7 @@ func heldTypes(p *companydocs.Profile) []companydocs.DocumentType {
 }
 
 // accountBlockers checks the balance and open orders of the account.
-func accountBlockers(tx *bolt.Tx, account string, req companydocs.OrderRequest, cost int64) ([]companydocs.Blocker, error) {
+func accountBlockers(tx Tx, account string, req companydocs.OrderRequest, cost int64) ([]companydocs.Blocker, error) {
 	rec, err := getAccount(tx, account)
 	if err != nil {
 		return nil, err
@@ -251,8 +249,12 @@ func accountBlockers(tx *bolt.Tx, account string, req companydocs.OrderRequest, 
 	if rec.Credits < cost {
 		out = append(out, blocker(BlockerInsufficientCredits, &companydocs.Params{Credits: cost, Balance: &rec.Credits}, "The plan costs %s; the account has %d.", credits(cost), rec.Credits))
 	}
-	if id := tx.Bucket(bucketOpenOrders).Get(openOrderKey(account, req)); id != nil {
-		out = append(out, blocker(BlockerOpenOrderExists, &companydocs.Params{OrderID: string(id)}, "Order %s for this company, document and plan is still open.", id))
+	id, err := tx.OpenOrder(openSlot(account, req))
+	if err != nil {
+		return nil, err
+	}
+	if id != "" {
+		out = append(out, blocker(BlockerOpenOrderExists, &companydocs.Params{OrderID: id}, msgOpenOrder, id))
 	}
 	return out, nil
 }

@@ -8,7 +8,9 @@ import (
 	"companydocs"
 )
 
-func TestPreviewBlockers(t *testing.T) {
+func TestPreviewBlockers(t *testing.T) { forEachStore(t, testPreviewBlockers) }
+
+func testPreviewBlockers(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	rich := MustAccount(t, s, "rich", 10)
@@ -61,7 +63,9 @@ func TestPreviewBlockers(t *testing.T) {
 	}
 }
 
-func TestPreviewPriceAndSnapshot(t *testing.T) {
+func TestPreviewPriceAndSnapshot(t *testing.T) { forEachStore(t, testPreviewPriceAndSnapshot) }
+
+func testPreviewPriceAndSnapshot(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 0)
@@ -87,6 +91,10 @@ func TestPreviewPriceAndSnapshot(t *testing.T) {
 }
 
 func TestPreviewRejectsMalformedRequests(t *testing.T) {
+	forEachStore(t, testPreviewRejectsMalformedRequests)
+}
+
+func testPreviewRejectsMalformedRequests(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 0)
@@ -112,6 +120,10 @@ func TestPreviewRejectsMalformedRequests(t *testing.T) {
 // markup. Preview and create both answer validation_error naming the
 // field, and nothing is stored.
 func TestDiscoveryCandidateIDMustBelongToTheProfile(t *testing.T) {
+	forEachStore(t, testDiscoveryCandidateIDMustBelongToTheProfile)
+}
+
+func testDiscoveryCandidateIDMustBelongToTheProfile(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 5)

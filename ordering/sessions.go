@@ -1,17 +1,11 @@
 package ordering
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // SessionRecord is the stored form of a session; the key is the token hash.
@@ -39,14 +33,16 @@ func (s *Service) CreateSession(ctx context.Context, apiKey string) (*companydoc
 	token := newSecret(sessionTokenPrefix)
 	now := s.now().UTC()
 	rec := SessionRecord{CreatedAt: now, ExpiresAt: now.Add(s.ttl)}
+	hash := sha256.Sum256([]byte(token))
 	var ended [][32]byte
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.store.Update(ctx, func(tx Tx) error {
+		ended = nil
 		acct, err := accountForKey(tx, apiKey)
 		if err != nil {
 			return err
 		}
 		rec.Account = acct.Name
-		if err := putSession(tx, hashSecret(token), &rec); err != nil {
+		if err := tx.PutSession(hash, &rec); err != nil {
 			return err
 		}
 		ended, err = capSessions(tx, acct.Name)
@@ -74,9 +70,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 	}
 	epoch := s.sessions.currentEpoch()
 	var rec *SessionRecord
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		rec, err = getSession(tx, token)
+		rec, err = getSession(tx, hash)
 		return err
 	})
 	if err != nil {
@@ -100,63 +96,23 @@ func (s *Service) RevokeSession(ctx context.Context, token string) error {
 	hash := sha256.Sum256([]byte(token))
 	s.sessions.drop(hash)
 	defer s.sessions.drop(hash) // what was read while the revocation committed
-	return s.db.Update(func(tx *bolt.Tx) error {
-		rec, err := getSession(tx, token)
+	return s.store.Update(ctx, func(tx Tx) error {
+		rec, err := getSession(tx, hash)
 		if err != nil {
 			return err
 		}
 		rec.Revoked = true
-		return putSession(tx, hash[:], rec)
+		return tx.PutSession(hash, rec)
 	})
 }
 
-func getSession(tx *bolt.Tx, token string) (*SessionRecord, error) {
-	v := tx.Bucket(bucketSessions).Get(hashSecret(token))
-	if v == nil {
-		return nil, companydocs.Errorf(companydocs.EUNAUTHORIZED, "The session token is not known: it is mistyped, it expired some time ago, or it ended because its account created more than %d newer sessions. Create a session with the API key.", maxSessionsPerAccount).WithHint(companydocs.HintCreateSession)
+// getSession reads a session, or unauthorized.
+func getSession(tx Tx, hash [32]byte) (*SessionRecord, error) {
+	rec, err := tx.Session(hash)
+	if err == nil && rec == nil {
+		err = companydocs.Errorf(companydocs.EUNAUTHORIZED, "The session token is not known: it is mistyped, it expired some time ago, or it ended because its account created more than %d newer sessions. Create a session with the API key.", maxSessionsPerAccount).WithHint(companydocs.HintCreateSession)
 	}
-	var rec SessionRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return nil, fmt.Errorf("decode session: %w", err)
-	}
-	return &rec, nil
-}
-
-// putSession stores a session and its entry in the account's index.
-func putSession(tx *bolt.Tx, hash []byte, rec *SessionRecord) error {
-	v, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("encode session: %w", err)
-	}
-	if err := tx.Bucket(bucketSessions).Put(hash, v); err != nil {
-		return fmt.Errorf("store session: %w", err)
-	}
-	if err := tx.Bucket(bucketAccountSessions).Put(accountSessionKey(rec, hash), nil); err != nil {
-		return fmt.Errorf("index session: %w", err)
-	}
-	return nil
-}
-
-// deleteSession removes a session and its index entry.
-func deleteSession(tx *bolt.Tx, hash []byte, rec *SessionRecord) error {
-	if err := tx.Bucket(bucketAccountSessions).Delete(accountSessionKey(rec, hash)); err != nil {
-		return fmt.Errorf("delete session index entry: %w", err)
-	}
-	if err := tx.Bucket(bucketSessions).Delete(hash); err != nil {
-		return fmt.Errorf("delete session: %w", err)
-	}
-	return nil
-}
-
-// accountSessionKey is the key of a session in bucketAccountSessions:
-// account 0 creation time (8 bytes, big-endian Unix nanoseconds) token
-// hash, so that an account's sessions are one key range, oldest first.
-func accountSessionKey(rec *SessionRecord, hash []byte) []byte {
-	k := make([]byte, 0, len(rec.Account)+1+8+len(hash))
-	k = append(k, rec.Account...)
-	k = append(k, 0)
-	k = binary.BigEndian.AppendUint64(k, uint64(rec.CreatedAt.UnixNano()))
-	return append(k, hash...)
+	return rec, err
 }
 
 // maxSessionsPerAccount bounds the sessions one account keeps. A client
@@ -168,75 +124,15 @@ func accountSessionKey(rec *SessionRecord, hash []byte) []byte {
 const maxSessionsPerAccount = 100
 
 // capSessions deletes the oldest sessions of an account beyond
-// maxSessionsPerAccount and returns their hashes. It reads at most
-// maxSessionsPerAccount+1 index keys in the usual case of one new session.
-func capSessions(tx *bolt.Tx, account string) ([][32]byte, error) {
-	prefix := append([]byte(account), 0)
-	c := tx.Bucket(bucketAccountSessions).Cursor()
-	var keys [][]byte
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		keys = append(keys, append([]byte(nil), k...))
+// maxSessionsPerAccount and returns their hashes.
+func capSessions(tx Tx, account string) ([][32]byte, error) {
+	n, err := tx.CountSessions(account)
+	if err != nil || n <= maxSessionsPerAccount {
+		return nil, err
 	}
-	if len(keys) <= maxSessionsPerAccount {
-		return nil, nil
+	ended, err := tx.OldestSessions(account, n-maxSessionsPerAccount)
+	if err != nil {
+		return nil, err
 	}
-	var ended [][32]byte
-	for _, k := range keys[:len(keys)-maxSessionsPerAccount] {
-		var h [32]byte
-		copy(h[:], k[len(k)-len(h):])
-		if err := tx.Bucket(bucketAccountSessions).Delete(k); err != nil {
-			return nil, fmt.Errorf("delete session index entry: %w", err)
-		}
-		if err := tx.Bucket(bucketSessions).Delete(h[:]); err != nil {
-			return nil, fmt.Errorf("delete session: %w", err)
-		}
-		ended = append(ended, h)
-	}
-	return ended, nil
-}
-
-// endSessions marks every live session of account revoked, keeping the
-// records (as RevokeSession does) so that a client learns why its token
-// fails. It returns their hashes.
-func endSessions(tx *bolt.Tx, account, why string) ([][32]byte, error) {
-	prefix := append([]byte(account), 0)
-	c := tx.Bucket(bucketAccountSessions).Cursor()
-	var hashes [][32]byte
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		var h [32]byte
-		copy(h[:], k[len(k)-len(h):])
-		hashes = append(hashes, h)
-	}
-	for _, h := range hashes {
-		v := tx.Bucket(bucketSessions).Get(h[:])
-		if v == nil {
-			continue
-		}
-		var rec SessionRecord
-		if err := json.Unmarshal(v, &rec); err != nil {
-			return nil, fmt.Errorf("decode session: %w", err)
-		}
-		if rec.Revoked {
-			continue
-		}
-		rec.Revoked, rec.EndedBy = true, why
-		if err := putSession(tx, h[:], &rec); err != nil {
-			return nil, err
-		}
-	}
-	return hashes, nil
-}
-
-// indexSessions builds bucketAccountSessions for a database written before
-// the index existed; Open runs it once, in the transaction that creates
-// the bucket.
-func indexSessions(tx *bolt.Tx) error {
-	index := tx.Bucket(bucketAccountSessions)
-	return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-		var rec SessionRecord
-		if err := json.Unmarshal(v, &rec); err != nil {
-			return fmt.Errorf("decode session: %w", err)
-		}
-		return index.Put(accountSessionKey(&rec, k), nil)
-	})
+	return ended, tx.DeleteSessions(ended)
 }

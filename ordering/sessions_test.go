@@ -1,21 +1,17 @@
 package ordering
 
 import (
-	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
 )
 
-func TestSessions(t *testing.T) {
+func TestSessions(t *testing.T) { forEachStore(t, testSessions) }
+
+func testSessions(t *testing.T) {
 	c := newClock()
 	s := MustOpen(t, nil, nil, Options{Now: c.Now, SessionTTL: time.Hour})
 	key, err := s.CreateAccount("acme", 0)
@@ -81,6 +77,10 @@ func TestSessions(t *testing.T) {
 // goroutines check them: once RevokeSession returns, no check may pass,
 // however the checks interleaved with the revocation.
 func TestRevocationWinsOverConcurrentChecks(t *testing.T) {
+	forEachStore(t, testRevocationWinsOverConcurrentChecks)
+}
+
+func testRevocationWinsOverConcurrentChecks(t *testing.T) {
 	s := MustOpen(t, nil, nil, Options{})
 	key, err := s.CreateAccount("acme", 0)
 	if err != nil {
@@ -120,29 +120,13 @@ func TestRevocationWinsOverConcurrentChecks(t *testing.T) {
 	}
 }
 
-func TestSecretsAreStoredOnlyAsHashes(t *testing.T) {
-	s := MustOpen(t, nil, nil, Options{})
-	key, err := s.CreateAccount("acme", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := s.CreateSession(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := readFile(t, s.Path()) // every commit is on disk already
-	for _, secret := range []string{key, sess.Token, key[len(apiKeyPrefix):], sess.Token[len(sessionTokenPrefix):]} {
-		if strings.Contains(data, secret) {
-			t.Errorf("database file holds the secret %q in clear", secret)
-		}
-	}
-}
-
 // TestSessionsPerAccountAreCapped creates 250 sessions for one account:
 // it keeps the newest maxSessionsPerAccount, the older tokens stop working
 // (also one that was answered from memory before), and another account's
 // session is untouched.
-func TestSessionsPerAccountAreCapped(t *testing.T) {
+func TestSessionsPerAccountAreCapped(t *testing.T) { forEachStore(t, testSessionsPerAccountAreCapped) }
+
+func testSessionsPerAccountAreCapped(t *testing.T) {
 	c := newClock()
 	s := MustOpen(t, nil, nil, Options{Now: c.Now, SweepInterval: -1})
 	key, _ := s.CreateAccount("acme", 0)
@@ -180,133 +164,16 @@ func TestSessionsPerAccountAreCapped(t *testing.T) {
 	}
 }
 
-// TestOneKeyCannotGrowTheFile is the repro of issue 14: one API key
-// creating sessions without pause, none expiring. Before the cap the file
-// doubled every few thousand sessions (256 KiB after 1,000, 2 MiB after
-// 5,000); now it stays at its size after the first thousand.
-func TestOneKeyCannotGrowTheFile(t *testing.T) {
-	c := newClock()
-	s := MustOpen(t, nil, nil, Options{Now: c.Now, SweepInterval: -1})
-	key, _ := s.CreateAccount("acme", 0)
-	var sizes []int64
-	for i := range 5000 {
-		c.Advance(time.Millisecond)
-		if _, err := s.CreateSession(ctx, key); err != nil {
-			t.Fatal(err)
-		}
-		if (i+1)%1000 == 0 {
-			sizes = append(sizes, fileSize(t, s.Path()))
-		}
-	}
-	t.Logf("file size after every 1,000 of 5,000 sessions: %v", sizes)
-	if sizes[len(sizes)-1] > sizes[0] {
-		t.Errorf("the file grew from %d to %d bytes", sizes[0], sizes[len(sizes)-1])
-	}
-}
-
-// TestSessionIndexBuiltForOldFiles opens a database whose sessions were
-// written before the account index existed: Open builds the index, so the
-// old sessions keep working and count towards the cap.
-func TestSessionIndexBuiltForOldFiles(t *testing.T) {
-	c := newClock()
-	path := filepath.Join(t.TempDir(), DatabaseFile)
-	s, err := Open(path, nil, nil, Options{Now: c.Now, SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _ := s.CreateAccount("acme", 0)
-	old, err := s.CreateSession(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// What the previous version left: the sessions, no index bucket.
-	err = s.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketAccountSessions) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	s, err = Open(path, nil, nil, Options{Now: c.Now, SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if got := countSessions(t, s, "acme"); got != 1 {
-		t.Fatalf("index after reopening holds %d sessions, want 1", got)
-	}
-	if _, err := s.Authenticate(ctx, old.Token); err != nil {
-		t.Fatalf("old session after reopening: %v", err)
-	}
-	for range maxSessionsPerAccount {
-		c.Advance(time.Millisecond)
-		if _, err := s.CreateSession(ctx, key); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := s.Authenticate(ctx, old.Token); err == nil {
-		t.Error("the oldest session still works beyond the cap")
-	}
-	if err := s.Check(); err != nil {
-		t.Error(err)
-	}
-}
-
-// TestSweepKeepsTheFileFromGrowing creates sessions without pause for many
-// accounts, one session per account per round, and moves the clock past the
-// TTL after each round. With the sweep the file stops growing after the
-// first rounds; without it, it grows round after round.
-func TestSweepKeepsTheFileFromGrowing(t *testing.T) {
-	const accounts, rounds, warmUp = 300, 20, 4
-	swept := sessionLoad(t, accounts, rounds, true)
-	unswept := sessionLoad(t, accounts, rounds, false)
-	t.Logf("%d creations; file size by round, swept: %v", accounts*rounds, swept)
-	t.Logf("file size by round, not swept: %v", unswept)
-	if swept[rounds-1] > swept[warmUp-1] {
-		t.Errorf("with the sweep the file grew from %d bytes after round %d to %d after round %d", swept[warmUp-1], warmUp, swept[rounds-1], rounds)
-	}
-	if unswept[rounds-1] <= 2*swept[rounds-1] {
-		t.Errorf("without the sweep the file is %d bytes, with it %d: the load does not show what the sweep does", unswept[rounds-1], swept[rounds-1])
-	}
-}
-
-// sessionLoad runs the load of TestSweepKeepsTheFileFromGrowing and returns
-// the file size after each round.
-func sessionLoad(t *testing.T, accounts, rounds int, sweep bool) []int64 {
-	c := newClock()
-	s := MustOpen(t, nil, nil, Options{Now: c.Now, SessionTTL: time.Minute, SweepInterval: -1})
-	keys := make([]string, accounts)
-	for i := range keys {
-		var err error
-		if keys[i], err = s.CreateAccount(fmt.Sprintf("client-%03d", i), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var sizes []int64
-	for range rounds {
-		for _, k := range keys {
-			if _, err := s.CreateSession(ctx, k); err != nil {
-				t.Fatal(err)
-			}
-		}
-		c.Advance(time.Minute)
-		if sweep {
-			n, err := s.sweepSessions()
-			if err != nil || n != accounts {
-				t.Fatalf("sweep deleted %d sessions, want %d (error %v)", n, accounts, err)
-			}
-		}
-		sizes = append(sizes, fileSize(t, s.Path()))
-	}
-	return sizes
-}
-
 // TestBackgroundSweep lets the sweeper of the service delete expired
 // sessions on its own; a live session stays. Close stops the sweeper (the
 // test would hang otherwise). The file is checked after Close: bbolt's
 // check reads the freelist unlocked and races with a concurrent commit.
-func TestBackgroundSweep(t *testing.T) {
+func TestBackgroundSweep(t *testing.T) { forEachStore(t, testBackgroundSweep) }
+
+func testBackgroundSweep(t *testing.T) {
 	c := newClock()
-	path := filepath.Join(t.TempDir(), DatabaseFile)
-	s, err := Open(path, nil, nil, Options{Now: c.Now, SessionTTL: time.Minute, SweepInterval: 5 * time.Millisecond})
+	dir := t.TempDir()
+	s, err := OpenAt(t, dir, nil, nil, Options{Now: c.Now, SessionTTL: time.Minute, SweepInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +181,7 @@ func TestBackgroundSweep(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Error(err)
 		}
-		MustReopenAndCheck(t, path)
+		MustReopenAndCheck(t, dir)
 	}()
 	key, _ := s.CreateAccount("acme", 0)
 	var expired []string
@@ -347,30 +214,23 @@ func TestBackgroundSweep(t *testing.T) {
 	}
 }
 
-// MustReopenAndCheck opens a closed database without a sweeper and runs
-// bbolt's check on it.
-func MustReopenAndCheck(t *testing.T, path string) {
+// MustReopenAndCheck opens a closed store without a sweeper and checks it.
+func MustReopenAndCheck(t *testing.T, dir string) {
 	t.Helper()
-	s, err := Open(path, nil, nil, Options{SweepInterval: -1})
+	s, err := OpenAt(t, dir, nil, nil, Options{SweepInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Check(); err != nil {
-		t.Errorf("database check: %v", err)
-	}
+	mustCheck(t, s)
 }
 
 func countSessions(t *testing.T, s *Service, account string) int {
 	t.Helper()
-	prefix := append([]byte(account), 0)
-	n := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketAccountSessions).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			n++
-		}
-		return nil
+	var n int
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		n, err = tx.CountSessions(account)
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -378,16 +238,9 @@ func countSessions(t *testing.T, s *Service, account string) int {
 	return n
 }
 
-func fileSize(t *testing.T, path string) int64 {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Size()
-}
+func TestAccounts(t *testing.T) { forEachStore(t, testAccounts) }
 
-func TestAccounts(t *testing.T) {
+func testAccounts(t *testing.T) {
 	s := MustOpen(t, nil, nil, Options{})
 	key, err := s.CreateAccount("acme", 5)
 	if err != nil || !strings.HasPrefix(key, apiKeyPrefix) || len(key) != len(apiKeyPrefix)+43 {
@@ -416,7 +269,9 @@ func TestAccounts(t *testing.T) {
 
 // TestDemoAccountKeyRotates: every serve --demo start replaces the demo
 // key; the old key and every session made with it stop working.
-func TestDemoAccountKeyRotates(t *testing.T) {
+func TestDemoAccountKeyRotates(t *testing.T) { forEachStore(t, testDemoAccountKeyRotates) }
+
+func testDemoAccountKeyRotates(t *testing.T) {
 	s := MustOpen(t, nil, nil, Options{})
 	first, created, err := s.EnsureDemoAccount(DemoCredits)
 	if err != nil || !created {

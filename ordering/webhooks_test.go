@@ -7,15 +7,15 @@ import (
 	"time"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // TestWebhookFanOut: one transaction turns each outbox event into one
 // delivery per matching endpoint (the client's own, every operator's)
 // and removes it; nothing is fanned out twice; attempts are recorded and
 // the file passes its check, also after a reopen.
-func TestWebhookFanOut(t *testing.T) {
+func TestWebhookFanOut(t *testing.T) { forEachStore(t, testWebhookFanOut) }
+
+func testWebhookFanOut(t *testing.T) {
 	s, fx, acct, op := lifecycleService(t)
 	MustAccount(t, s, "other", 5)
 	mine, err := s.CreateWebhook(ctx, acct, "https://hooks.example/acme", "")
@@ -67,21 +67,19 @@ func TestWebhookFanOut(t *testing.T) {
 	if _, err := s.WebhookDeliveries(ctx, "other", mine.ID); companydocs.ErrorCode(err) != companydocs.ENOTFOUND {
 		t.Errorf("another account's deliveries: %v", err)
 	}
-	if err := s.Check(); err != nil {
-		t.Fatalf("check: %v", err)
-	}
+	mustCheck(t, s)
 	if err := s.DeleteWebhook(ctx, acct, mine.ID); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := s.PendingWebhooks(); n != 1 {
 		t.Errorf("pending after deleting acme's endpoint: %d, want ops' second event", n)
 	}
-	if err := s.Check(); err != nil {
-		t.Fatalf("check after delete: %v", err)
-	}
+	mustCheck(t, s)
 }
 
-func TestWebhookLimits(t *testing.T) {
+func TestWebhookLimits(t *testing.T) { forEachStore(t, testWebhookLimits) }
+
+func testWebhookLimits(t *testing.T) {
 	s, _, acct, _ := lifecycleService(t)
 	for i := range MaxWebhooksPerAccount {
 		if _, err := s.CreateWebhook(ctx, acct, fmt.Sprintf("https://hooks.example/%d", i), ""); err != nil {
@@ -104,7 +102,9 @@ func TestWebhookLimits(t *testing.T) {
 
 // TestFinishedDeliveriesArePruned: deliveries finished more than
 // keepDeliveries ago go as newer ones finish; pending ones stay.
-func TestFinishedDeliveriesArePruned(t *testing.T) {
+func TestFinishedDeliveriesArePruned(t *testing.T) { forEachStore(t, testFinishedDeliveriesArePruned) }
+
+func testFinishedDeliveriesArePruned(t *testing.T) {
 	fx := realFixture(t)
 	clk := newClock()
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{Now: clk.Now})
@@ -138,7 +138,9 @@ func TestFinishedDeliveriesArePruned(t *testing.T) {
 // DueWebhooks hands out each endpoint's earliest due one, the next due time
 // of an endpoint whose deliveries all wait for a retry, and the same after
 // the due order is rebuilt for a file written before it existed.
-func TestDueOrderWithABacklog(t *testing.T) {
+func TestDueOrderWithABacklog(t *testing.T) { forEachStore(t, testDueOrderWithABacklog) }
+
+func testDueOrderWithABacklog(t *testing.T) {
 	s, fx, acct, op := lifecycleService(t)
 	mine, _ := s.CreateWebhook(ctx, acct, "https://hooks.example/acme", "")
 	ops, _ := s.CreateWebhook(ctx, op, "https://hooks.example/ops", "")
@@ -180,23 +182,5 @@ func TestDueOrderWithABacklog(t *testing.T) {
 	_, next, _ := s.DueWebhooks(time.Now(), func(id string) bool { return id == ops.ID }, 10)
 	if next.Sub(retry).Abs() > time.Microsecond {
 		t.Errorf("next due %v, want the retry at %v", next, retry)
-	}
-	// The file of the previous version: no due order; Open builds it in
-	// the transaction that creates the buckets.
-	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketWebhookDue) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.db.Update(createBuckets); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Check(); err != nil {
-		t.Fatalf("check after the due order was rebuilt: %v", err)
-	}
-	tasks, _, _ = s.DueWebhooks(time.Now(), none, 10)
-	if len(tasks) != 1 || tasks[0].EndpointID != ops.ID {
-		t.Errorf("after the rebuild: %+v, want ops' earliest (acme waits for its retry)", tasks)
-	}
-	if _, next, _ := s.DueWebhooks(time.Now(), func(id string) bool { return id == ops.ID }, 10); next.Sub(retry).Abs() > time.Microsecond {
-		t.Errorf("after the rebuild, next due %v, want %v", next, retry)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/bbolt"
 	"companydocs/ordering"
 )
 
@@ -152,11 +153,9 @@ func checkRoles(t *testing.T, s *testServer, clientToken string, clientOnly, ope
 func accessAccounts(t *testing.T, dir string) (keyA, keyB, expired string) {
 	t.Helper()
 	yesterday := func() time.Time { return time.Now().Add(-36 * time.Hour) }
-	svc, err := ordering.Open(filepath.Join(dir, ordering.DatabaseFile), nil, nil, ordering.Options{Now: yesterday})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, _ := openOrderService(t, dir, ordering.Options{Now: yesterday})
 	defer svc.Close()
+	var err error
 	if keyA, err = svc.CreateAccount("alpha", 10); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +229,7 @@ func checkOtherAccount(t *testing.T, s *testServer, tokenA, tokenB, orderID, pro
 func checkNoSecrets(t *testing.T, s *testServer, dir string, secrets []string) {
 	t.Helper()
 	_, metrics, _ := s.do(t, "GET", "/metrics", "")
-	db, err := os.ReadFile(filepath.Join(dir, ordering.DatabaseFile))
+	db, err := os.ReadFile(filepath.Join(dir, bbolt.DatabaseFile))
 	if err != nil {
 		t.Fatal(err)
 	}

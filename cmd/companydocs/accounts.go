@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"companydocs"
+	"companydocs/bbolt"
 	"companydocs/ordering"
 )
 
@@ -65,12 +66,9 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer lock.Close()
-	path := filepath.Join(dataDir, ordering.DatabaseFile)
-	svc, err := ordering.Open(path, nil, nil, ordering.Options{})
-	if errors.Is(err, ordering.ErrInUse) {
-		return fmt.Errorf("a running companydocs server holds %s; stop the server, run this command, then start the server again", path)
-	} else if err != nil {
-		return explainStoreError(path, err)
+	svc, err := openAccounts(dataDir)
+	if err != nil {
+		return err
 	}
 	defer svc.Close()
 	switch args[0] {
@@ -90,6 +88,23 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return fmt.Errorf("unknown accounts command %q: %w", args[0], errUsage)
+}
+
+// openAccounts opens orders.db in dataDir for account administration.
+func openAccounts(dataDir string) (*ordering.Service, error) {
+	path := filepath.Join(dataDir, bbolt.DatabaseFile)
+	db, err := bbolt.Open(path, bbolt.Options{})
+	if errors.Is(err, bbolt.ErrInUse) {
+		return nil, fmt.Errorf("a running companydocs server holds %s; stop the server, run this command, then start the server again", path)
+	} else if err != nil {
+		return nil, explainStoreError(path, err)
+	}
+	svc, err := ordering.New(db, nil, nil, ordering.Options{DocumentsDir: filepath.Join(dataDir, ordering.DocumentsDir)})
+	if err != nil {
+		db.Close()
+		return nil, explainStoreError(path, err)
+	}
+	return svc, nil
 }
 
 // checkAccountsArgs finds usage errors before anything is opened.

@@ -199,10 +199,7 @@ func sampleLines(tb testing.TB, n int) [][]byte {
 // crashCreateAccounts creates the accounts and returns their API keys.
 func crashCreateAccounts(tb testing.TB, dir string) map[string]string {
 	tb.Helper()
-	svc, err := ordering.Open(filepath.Join(dir, ordering.DatabaseFile), nil, nil, ordering.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	svc, _ := openOrderService(tb, dir, ordering.Options{})
 	defer svc.Close()
 	keys := map[string]string{}
 	for i := range crashAccounts {
@@ -459,12 +456,9 @@ func (s *crashServer) send(tb testing.TB, method, path, contentType, token, body
 // the stored orders and refreshes the journal's view of them.
 func crashCheck(tb testing.TB, dir string, j *crashJournal) map[string]*companydocs.Order {
 	tb.Helper()
-	svc, err := ordering.Open(filepath.Join(dir, ordering.DatabaseFile), nil, nil, ordering.Options{})
-	if err != nil {
-		tb.Fatalf("reopen after kill: %v", err)
-	}
+	svc, db := openOrderService(tb, dir, ordering.Options{})
 	defer svc.Close()
-	if err := svc.Check(); err != nil {
+	if err := db.Check(); err != nil {
 		tb.Errorf("consistency check after kill: %v", err)
 	}
 	accounts, err := svc.Accounts()

@@ -229,7 +229,7 @@ func TestOrdersSurviveRestart(t *testing.T) {
 	if status, raw := again.call(t, "GET", "/api/v1/documents/orders/"+order.ID+"/", sess.Token, nil, &got); status != 200 || got.ID != order.ID || got.Company.Name != "Rheinbahn AG" {
 		t.Errorf("after restart: %d %s", status, raw)
 	}
-	if err := again.Ordering.Check(); err != nil {
+	if err := again.OrderStore.Check(); err != nil {
 		t.Errorf("bbolt check: %v", err)
 	}
 }

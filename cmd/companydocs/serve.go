@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/bbolt"
 	"companydocs/data"
 	"companydocs/httpapi"
 	"companydocs/index"
@@ -66,7 +67,9 @@ type Main struct {
 	Logger   *slog.Logger
 	Live     *index.Live
 	Ordering *ordering.Service
-	Server   *httpapi.Server
+	// OrderStore is the bbolt file under Ordering, which closes it.
+	OrderStore *bbolt.DB
+	Server     *httpapi.Server
 	// Metrics are the service's collectors beyond HTTP (the generation
 	// being served, the embedded ingest, searches, orders, webhooks, the Go
 	// runtime); the server adds its request collectors and serves them all
@@ -117,7 +120,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.String(&c.TrustedProxies, "trusted-proxies", "", "comma-separated proxy addresses whose X-Forwarded-For is trusted")
 	fs.String(&c.LogFormat, "log-format", "auto", "log format: auto (text on a terminal, JSON otherwise), text or json")
 	fs.String(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.Duration(&c.StoreCheckTimeout, "store-check-timeout", ordering.DefaultCheckTimeout, "how long the check of orders.db at start may take before the start is refused")
+	fs.Duration(&c.StoreCheckTimeout, "store-check-timeout", bbolt.DefaultCheckTimeout, "how long the check of orders.db at start may take before the start is refused")
 	fs.Bool(&c.SkipStoreCheck, "skip-store-check", false, "skip the page-by-page check of orders.db at start (for very large files; its size and meta pages are still checked)")
 	fs.Bool(&c.WebhookAllowHTTP, "webhook-allow-http", false, "accept http:// webhook URLs (bodies and signatures travel in clear); for tests and closed networks")
 	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", false, "accept webhook hosts on loopback, private, link-local and other non-public addresses, so that accounts can make the server call into its own network; for tests and closed networks")
@@ -155,18 +158,23 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("open index: %w", err)
 	}
 	m.Metrics.SetGeneration(m.Live.Current())
-	storePath := filepath.Join(m.Config.DataDir, ordering.DatabaseFile)
-	m.Ordering, err = ordering.Open(storePath, m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL,
-		CheckTimeout: m.Config.StoreCheckTimeout, SkipCheck: m.Config.SkipStoreCheck, Logger: m.Logger,
-		DocumentURL: httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL})
+	storePath := filepath.Join(m.Config.DataDir, bbolt.DatabaseFile)
+	m.OrderStore, err = bbolt.Open(storePath, bbolt.Options{CheckTimeout: m.Config.StoreCheckTimeout, SkipCheck: m.Config.SkipStoreCheck, Logger: m.Logger})
 	if err != nil {
+		return explainStoreError(storePath, err)
+	}
+	m.Ordering, err = ordering.New(m.OrderStore, m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
+		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
+		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL})
+	if err != nil {
+		m.OrderStore.Close()
 		return explainStoreError(storePath, err)
 	}
 	m.startWebhooks()
 	if counts, err := m.Ordering.CountByStatus(); err == nil {
 		m.Metrics.SetOrderCounts(counts)
 	}
-	if m.store, err = listenStore(m.Config.DataDir, m.Ordering, m.Logger); err != nil {
+	if m.store, err = listenStore(m.Config.DataDir, m.OrderStore, m.Logger); err != nil {
 		m.Logger.Error("online backup and check are off: stop the server to run store backup or store check", "err", err)
 	}
 	if m.Config.Demo {

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"companydocs/ordering"
+	"companydocs/bbolt"
 )
 
 const storeUsage = `usage:
@@ -36,12 +36,13 @@ func storeAdvice(path string) string {
 	return fmt.Sprintf("Stop the server, then either restore %[1]s from a backup made with \"companydocs store backup\" (check it first with \"companydocs store check\"), or move %[1]s away to start with an empty order database on purpose.", path)
 }
 
-// explainStoreError adds what to do to the errors of ordering.Open.
+// explainStoreError adds what to do to the errors of bbolt.Open and
+// ordering.New.
 func explainStoreError(path string, err error) error {
 	switch {
-	case errors.Is(err, ordering.ErrDamaged):
+	case errors.Is(err, bbolt.ErrDamaged):
 		return fmt.Errorf("%w\n%s", err, storeAdvice(path))
-	case errors.Is(err, ordering.ErrCheckTimeout):
+	case errors.Is(err, bbolt.ErrCheckTimeout):
 		return fmt.Errorf("%w: %s was not fully checked; raise --store-check-timeout, or skip the check with --skip-store-check", err, path)
 	}
 	return err
@@ -84,7 +85,7 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // storeCheck checks orders.db: through the running server's socket (on a
 // fresh copy) or, with no server, the file itself, read-only.
 func storeCheck(ctx context.Context, dataDir string, timeout time.Duration, stdout io.Writer) error {
-	path := filepath.Join(dataDir, ordering.DatabaseFile)
+	path := filepath.Join(dataDir, bbolt.DatabaseFile)
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("no order database to check: %w", err)
 	}
@@ -115,15 +116,15 @@ func storeCheck(ctx context.Context, dataDir string, timeout time.Duration, stdo
 }
 
 // checkFile opens a database read-only, which checks it, and counts it.
-func checkFile(path string, timeout time.Duration) (ordering.Stats, error) {
-	svc, err := ordering.Open(path, nil, nil, ordering.Options{ReadOnly: true, CheckTimeout: timeout})
-	if errors.Is(err, ordering.ErrInUse) {
-		return ordering.Stats{}, fmt.Errorf("a running server holds %s and does not answer on %s: stop it, or check again once it serves", path, storeSocketFile)
+func checkFile(path string, timeout time.Duration) (bbolt.Stats, error) {
+	db, err := bbolt.Open(path, bbolt.Options{ReadOnly: true, CheckTimeout: timeout})
+	if errors.Is(err, bbolt.ErrInUse) {
+		return bbolt.Stats{}, fmt.Errorf("a running server holds %s and does not answer on %s: stop it, or check again once it serves", path, storeSocketFile)
 	} else if err != nil {
-		return ordering.Stats{}, err
+		return bbolt.Stats{}, err
 	}
-	defer svc.Close()
-	return svc.Stats()
+	defer db.Close()
+	return db.Stats()
 }
 
 // storeBackup writes a consistent copy of orders.db to a temporary file
@@ -140,7 +141,7 @@ func storeBackup(ctx context.Context, dataDir, to string, force bool, timeout ti
 	defer tmp.Close()
 	online, err := copyFromServer(ctx, dataDir, tmp)
 	if err == nil && !online {
-		err = copyOffline(filepath.Join(dataDir, ordering.DatabaseFile), tmp, timeout)
+		err = copyOffline(filepath.Join(dataDir, bbolt.DatabaseFile), tmp, timeout)
 	}
 	if err != nil {
 		return err
@@ -160,7 +161,7 @@ func storeBackup(ctx context.Context, dataDir, to string, force bool, timeout ti
 		from = "the running server"
 	}
 	fmt.Fprintf(stdout, "Backed up %s from %s to %s: %d bytes, %d accounts, %d sessions, %d orders; the copy passes the check.\n",
-		filepath.Join(dataDir, ordering.DatabaseFile), from, to, st.Bytes, st.Accounts, st.Sessions, st.Orders)
+		filepath.Join(dataDir, bbolt.DatabaseFile), from, to, st.Bytes, st.Accounts, st.Sessions, st.Orders)
 	return nil
 }
 
@@ -185,14 +186,14 @@ func publishBackup(tmp, to string, force bool) error {
 
 // copyOffline copies orders.db when no server runs, after checking it.
 func copyOffline(path string, w io.Writer, timeout time.Duration) error {
-	svc, err := ordering.Open(path, nil, nil, ordering.Options{ReadOnly: true, CheckTimeout: timeout})
-	if errors.Is(err, ordering.ErrInUse) {
+	db, err := bbolt.Open(path, bbolt.Options{ReadOnly: true, CheckTimeout: timeout})
+	if errors.Is(err, bbolt.ErrInUse) {
 		return fmt.Errorf("a running server holds %s and does not answer on %s: stop it, or back up again once it serves", path, storeSocketFile)
 	} else if err != nil {
 		return explainStoreError(path, err)
 	}
-	defer svc.Close()
-	return svc.Snapshot(func(_ int64, db io.WriterTo) error {
+	defer db.Close()
+	return db.Snapshot(func(_ int64, db io.WriterTo) error {
 		_, err := db.WriteTo(w)
 		return err
 	})
@@ -240,7 +241,7 @@ type storeSocket struct {
 
 // listenStore starts the socket. The caller holds orders.db's lock, so a
 // socket file left there belongs to a server that is gone.
-func listenStore(dataDir string, svc *ordering.Service, logger *slog.Logger) (*storeSocket, error) {
+func listenStore(dataDir string, db *bbolt.DB, logger *slog.Logger) (*storeSocket, error) {
 	path := filepath.Join(dataDir, storeSocketFile)
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale %s: %w", path, err)
@@ -259,7 +260,7 @@ func listenStore(dataDir string, svc *ordering.Service, logger *slog.Logger) (*s
 			http.Error(w, "only the server's user may copy its database", http.StatusForbidden)
 			return
 		}
-		serveBackup(w, svc, logger)
+		serveBackup(w, db, logger)
 	})
 	s := &storeSocket{path: path, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, peerKey{}, c) }}}
@@ -271,9 +272,9 @@ func listenStore(dataDir string, svc *ordering.Service, logger *slog.Logger) (*s
 	return s, nil
 }
 
-func serveBackup(w http.ResponseWriter, svc *ordering.Service, logger *slog.Logger) {
+func serveBackup(w http.ResponseWriter, db *bbolt.DB, logger *slog.Logger) {
 	start := time.Now()
-	err := svc.Snapshot(func(size int64, db io.WriterTo) error {
+	err := db.Snapshot(func(size int64, db io.WriterTo) error {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 		_, err := db.WriteTo(w)

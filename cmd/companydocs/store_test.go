@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"companydocs/bbolt"
 	"companydocs/internal/boltfile"
 	"companydocs/ordering"
 )
@@ -25,18 +26,34 @@ func runCmd(args ...string) (string, error) {
 	return out.String() + errOut.String(), err
 }
 
+// openOrderService opens the order database in dir and the ordering
+// service over it, as serve does, for tests that fill or inspect it while
+// no server runs. Closing the service closes the database.
+func openOrderService(tb testing.TB, dir string, opts ordering.Options) (*ordering.Service, *bbolt.DB) {
+	tb.Helper()
+	db, err := bbolt.Open(filepath.Join(dir, bbolt.DatabaseFile), bbolt.Options{})
+	if err != nil {
+		tb.Fatalf("open the order database: %v", err)
+	}
+	opts.DocumentsDir = filepath.Join(dir, ordering.DocumentsDir)
+	svc, err := ordering.New(db, nil, nil, opts)
+	if err != nil {
+		db.Close()
+		tb.Fatal(err)
+	}
+	return svc, db
+}
+
 // storeAccounts creates n accounts in dir's order database before a
 // server opens it and returns their API keys by name.
 func storeAccounts(t *testing.T, dir string, n int) map[string]string {
 	t.Helper()
-	svc, err := ordering.Open(filepath.Join(dir, ordering.DatabaseFile), nil, nil, ordering.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, _ := openOrderService(t, dir, ordering.Options{})
 	defer svc.Close()
 	keys := map[string]string{}
 	for i := range n {
 		name := fmt.Sprintf("store-%d", i)
+		var err error
 		if keys[name], err = svc.CreateAccount(name, 1000); err != nil {
 			t.Fatal(err)
 		}
@@ -160,14 +177,19 @@ func TestStoreBackupOnline(t *testing.T) {
 		t.Errorf("a second backup to the same file: %v\n%s", err, out)
 	}
 
-	svc, err := ordering.Open(backup, nil, nil, ordering.Options{ReadOnly: true})
+	db, err := bbolt.Open(backup, bbolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatalf("the backup does not open: %v", err)
 	}
-	defer svc.Close()
+	defer db.Close()
 	for _, o := range before {
-		if _, err := svc.Order(context.Background(), o.account, o.id); err != nil {
-			t.Errorf("order %s of %s, acknowledged before the backup, is not in it: %v", o.id, o.account, err)
+		var rec *ordering.OrderRecord
+		err := db.View(context.Background(), func(tx ordering.Tx) (err error) {
+			rec, err = tx.Order(o.id)
+			return err
+		})
+		if err != nil || rec == nil || rec.Account != o.account {
+			t.Errorf("order %s of %s, acknowledged before the backup, is not in it: %+v, %v", o.id, o.account, rec, err)
 		}
 	}
 	if len(load.errs) > 0 {
@@ -182,7 +204,7 @@ func TestStoreBackupOnline(t *testing.T) {
 func TestStoreCommandsOffline(t *testing.T) {
 	dir := t.TempDir()
 	storeAccounts(t, dir, 4)
-	path := filepath.Join(dir, ordering.DatabaseFile)
+	path := filepath.Join(dir, bbolt.DatabaseFile)
 	out, err := runCmd("store", "check", "--data-dir", dir)
 	if err != nil || !strings.Contains(out, "is consistent (no server running)") || !strings.Contains(out, "4 accounts") {
 		t.Fatalf("store check on a good file: %v\n%s", err, out)
@@ -243,7 +265,7 @@ func TestServeRefusesDamagedStore(t *testing.T) {
 	dir := t.TempDir()
 	mustBuild(t, dir, 500, sampleFile(t))
 	keys := storeFilled(t, dir)
-	path := filepath.Join(dir, ordering.DatabaseFile)
+	path := filepath.Join(dir, bbolt.DatabaseFile)
 	good, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

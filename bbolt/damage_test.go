@@ -1,4 +1,4 @@
-package ordering
+package bbolt
 
 import (
 	"bytes"
@@ -44,7 +44,7 @@ func buildDamageDB(tb testing.TB) *damageDB {
 	tb.Helper()
 	fx := realFixture(tb)
 	path := filepath.Join(tb.TempDir(), DatabaseFile)
-	s, err := Open(path, fx.profiles, shippedPlans(tb), Options{})
+	s, err := openService(path, fx.profiles, shippedPlans(tb), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestDamagedDatabaseMatrix(t *testing.T) {
 			if err := os.WriteFile(path, damaged, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Open(path, fx.profiles, plans, Options{})
+			s, err := openService(path, fx.profiles, plans, nil)
 			if err != nil {
 				refused++
 				checkRefusal(t, path, damaged, err)
@@ -280,7 +280,7 @@ func checkRefusal(t *testing.T, path string, before []byte, err error) {
 // checkIntact checks that a database opened after damage holds what the
 // API stored: it passes the check, and every account has its balance, its
 // key and its orders.
-func (d *damageDB) checkIntact(t *testing.T, s *Service) {
+func (d *damageDB) checkIntact(t *testing.T, s *service) {
 	t.Helper()
 	if err := s.Check(); err != nil {
 		t.Fatalf("opened, but the check fails: %v", err)
@@ -312,7 +312,7 @@ func TestZeroLengthDatabaseIsRefused(t *testing.T) {
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(path, nil, nil, Options{})
+	_, err := Open(path, Options{})
 	checkRefusal(t, path, nil, err)
 	if err == nil || !strings.Contains(err.Error(), "empty (0 bytes)") {
 		t.Errorf("error %v does not say the file is empty", err)
@@ -322,12 +322,12 @@ func TestZeroLengthDatabaseIsRefused(t *testing.T) {
 // TestMissingDatabaseIsCreated: only a missing file becomes a new database.
 func TestMissingDatabaseIsCreated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), DatabaseFile)
-	s, err := Open(path, nil, nil, Options{})
+	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := Open(filepath.Join(t.TempDir(), "missing.db"), nil, nil, Options{ReadOnly: true}); !errors.Is(err, os.ErrNotExist) {
+	if _, err := Open(filepath.Join(t.TempDir(), "missing.db"), Options{ReadOnly: true}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("read-only open of a missing file: %v, want not exist", err)
 	}
 }
@@ -342,7 +342,7 @@ func TestAgreesWithBbolt(t *testing.T) {
 	if err := os.WriteFile(path, d.file, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(path, nil, nil, Options{ReadOnly: true})
+	s, err := Open(path, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,14 @@
-package ordering
+package bbolt
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"syscall"
 	"time"
 
 	"companydocs/internal/boltfile"
+	"companydocs/ordering"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -18,8 +18,12 @@ import (
 const DefaultCheckTimeout = time.Minute
 
 // ErrDamaged is wrapped by the errors of Open and Check that describe a
-// damaged database file.
-var ErrDamaged = errors.New("the order database is damaged")
+// damaged database file. It is ordering.ErrDamaged, which a missing
+// document file wraps too, so that callers test for one error.
+var ErrDamaged = ordering.ErrDamaged
+
+// ErrInUse is returned by Open when another process holds the database.
+var ErrInUse = errors.New("the order database is in use by a running server; stop it, or use the server's HTTP API instead")
 
 // ErrCheckTimeout is returned by Open when the check did not finish
 // within Options.CheckTimeout.
@@ -207,35 +211,3 @@ func checkDB(db *bolt.DB) (err error) {
 
 // errRollback ends a write transaction that only reads.
 var errRollback = errors.New("rollback")
-
-// Snapshot calls fn with a consistent copy of the database as of now:
-// its size in bytes and a WriterTo that writes it (bbolt's Tx.WriteTo,
-// in a read transaction, so that writers go on meanwhile).
-func (s *Service) Snapshot(fn func(size int64, db io.WriterTo) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		return fn(tx.Size(), tx)
-	})
-}
-
-// Stats counts the records of the database.
-type Stats struct {
-	Accounts, Sessions, Orders int
-	Bytes                      int64
-}
-
-// Stats counts accounts, sessions and orders.
-func (s *Service) Stats() (Stats, error) {
-	var st Stats
-	err := s.db.View(func(tx *bolt.Tx) error {
-		st.Bytes = tx.Size()
-		count := func(name []byte) int {
-			if b := tx.Bucket(name); b != nil {
-				return b.Stats().KeyN
-			}
-			return 0
-		}
-		st.Accounts, st.Sessions, st.Orders = count(bucketAccounts), count(bucketSessions), count(bucketOrders)
-		return nil
-	})
-	return st, err
-}

@@ -1,10 +1,12 @@
-package ordering
+package bbolt
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"companydocs/ordering"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -46,7 +48,7 @@ func checkRecords(tx *bolt.Tx) error {
 func checkLifecycle(tx *bolt.Tx) error {
 	err := forEach(tx, bucketOrderStatus, func(k, v []byte) error {
 		status, id, _ := bytes.Cut(k, []byte{0})
-		rec, err := getOrder(tx, string(id))
+		rec, err := storedOrder(tx, string(id))
 		if err != nil || rec.Order.Status != string(status) || rec.Account != string(v) {
 			return fmt.Errorf("the entry names order %q in status %s, which does not match", id, status)
 		}
@@ -57,7 +59,7 @@ func checkLifecycle(tx *bolt.Tx) error {
 	}
 	err = forEach(tx, bucketDocuments, func(k, v []byte) error {
 		sha, id, _ := bytes.Cut(k, []byte{0})
-		rec, err := getOrder(tx, string(id))
+		rec, err := storedOrder(tx, string(id))
 		if err != nil || rec.Order.Document == nil || rec.Order.Document.SHA256 != string(sha) {
 			return fmt.Errorf("the entry names order %q with document %s, which does not match", id, sha)
 		}
@@ -67,11 +69,11 @@ func checkLifecycle(tx *bolt.Tx) error {
 		return err
 	}
 	err = forEach(tx, bucketOutbox, func(k, v []byte) error {
-		var e Event
+		var e ordering.Event
 		if err := json.Unmarshal(v, &e); err != nil {
 			return err
 		}
-		rec, err := getOrder(tx, e.OrderID)
+		rec, err := storedOrder(tx, e.OrderID)
 		if e.ID != string(k) || err != nil || rec.Account != e.Account {
 			return fmt.Errorf("the event names order %q of account %q, which does not match", e.OrderID, e.Account)
 		}
@@ -81,7 +83,7 @@ func checkLifecycle(tx *bolt.Tx) error {
 		return err
 	}
 	return forEach(tx, bucketOrders, func(k, v []byte) error {
-		var rec OrderRecord
+		var rec ordering.OrderRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return err
 		}
@@ -124,7 +126,7 @@ func checkAccounts(tx *bolt.Tx) (map[string]bool, error) {
 	accounts := map[string]bool{}
 	keys := tx.Bucket(bucketKeys)
 	err := forEach(tx, bucketAccounts, func(k, v []byte) error {
-		var rec AccountRecord
+		var rec ordering.AccountRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return err
 		}
@@ -150,7 +152,7 @@ func checkAccounts(tx *bolt.Tx) (map[string]bool, error) {
 
 func checkSessions(tx *bolt.Tx, accounts map[string]bool) error {
 	return forEach(tx, bucketSessions, func(k, v []byte) error {
-		var rec SessionRecord
+		var rec ordering.SessionRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return err
 		}
@@ -165,7 +167,7 @@ func checkSessions(tx *bolt.Tx, accounts map[string]bool) error {
 func checkOrders(tx *bolt.Tx, accounts map[string]bool) (map[string]string, error) {
 	orders := map[string]string{}
 	return orders, forEach(tx, bucketOrders, func(k, v []byte) error {
-		var rec OrderRecord
+		var rec ordering.OrderRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return err
 		}
@@ -203,7 +205,7 @@ func checkOrderIndexes(tx *bolt.Tx, orders map[string]string) error {
 func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 	endpoints := map[string]bool{}
 	err := forEach(tx, bucketWebhooks, func(k, v []byte) error {
-		var ep EndpointRecord
+		var ep ordering.EndpointRecord
 		if err := json.Unmarshal(v, &ep); err != nil {
 			return err
 		}
@@ -217,7 +219,7 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 		return err
 	}
 	err = forEach(tx, bucketWebhookDeliveries, func(k, v []byte) error {
-		var d DeliveryRecord
+		var d ordering.DeliveryRecord
 		if err := json.Unmarshal(v, &d); err != nil {
 			return err
 		}
@@ -231,7 +233,7 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 	}
 	err = forEach(tx, bucketWebhookPending, func(k, v []byte) error {
 		d := tx.Bucket(bucketWebhookDeliveries).Get(k)
-		var rec DeliveryRecord
+		var rec ordering.DeliveryRecord
 		if len(v) != 8 || d == nil || json.Unmarshal(d, &rec) != nil || rec.State != "pending" {
 			return fmt.Errorf("the entry names no pending delivery")
 		}
@@ -254,4 +256,9 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 		}
 		return nil
 	})
+}
+
+// storedOrder reads an order an entry names; a missing one is an error.
+func storedOrder(btx *bolt.Tx, id string) (*ordering.OrderRecord, error) {
+	return (&tx{tx: btx}).mustOrder(id)
 }

@@ -1,4 +1,4 @@
-package ordering
+package bbolt
 
 import (
 	"fmt"
@@ -23,6 +23,9 @@ type groupCommit struct {
 	db   *bolt.DB
 	wake chan struct{}
 	done chan struct{}
+	// lastEvent is the highest outbox event id stored or appended; only
+	// the committing goroutine uses it (see tx.LastEventID).
+	lastEvent string
 
 	mu      sync.Mutex
 	pending []*groupCall
@@ -30,14 +33,24 @@ type groupCommit struct {
 }
 
 type groupCall struct {
-	fn  func(*bolt.Tx) error
+	fn  func(*tx) error
 	err chan error
 }
 
-func newGroupCommit(db *bolt.DB) *groupCommit {
+func newGroupCommit(db *bolt.DB) (*groupCommit, error) {
 	g := &groupCommit{db: db, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	err := db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketOutbox); b != nil {
+			last, _ := b.Cursor().Last()
+			g.lastEvent = string(last)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	go g.loop()
-	return g
+	return g, nil
 }
 
 // run queues fn for the next shared transaction and returns after that
@@ -46,7 +59,7 @@ func newGroupCommit(db *bolt.DB) *groupCommit {
 // than once (when another write in its group fails, the group is rolled
 // back and run again without it), so it must only fill variables that
 // each run sets afresh.
-func (g *groupCommit) run(fn func(*bolt.Tx) error) error {
+func (g *groupCommit) run(fn func(*tx) error) error {
 	c := &groupCall{fn: fn, err: make(chan error, 1)}
 	g.mu.Lock()
 	if g.closed {
@@ -101,39 +114,63 @@ func (g *groupCommit) loop() {
 	}
 }
 
-// commit runs calls in one transaction. A call that fails gets its error
-// and the others run again without it, in a fresh transaction, since the
-// failed call may have written part of its changes.
+// commit runs calls in one transaction. A call that fails after writing
+// gets its error and the others run again without it, in a fresh
+// transaction, since it may have written part of its changes. A call that
+// fails before writing (a refusal: a duplicate, too few credits) stays in
+// the group and gets its error once the group has committed, since its
+// answer rests on what the calls before it wrote.
 func (g *groupCommit) commit(calls []*groupCall) {
 	for len(calls) > 0 {
-		failed, failErr := -1, error(nil)
-		err := g.db.Update(func(tx *bolt.Tx) error {
-			for i, c := range calls {
-				if err := safeCall(c.fn, tx); err != nil {
-					failed, failErr = i, err
-					return err
-				}
-			}
-			return nil
-		})
+		failed, errs, err := g.runGroup(calls)
 		if failed < 0 {
-			for _, c := range calls {
-				c.err <- err
+			for i, c := range calls {
+				if err != nil {
+					c.err <- err
+				} else {
+					c.err <- errs[i]
+				}
 			}
 			return
 		}
-		calls[failed].err <- failErr
+		calls[failed].err <- errs[failed]
 		calls = append(calls[:failed:failed], calls[failed+1:]...)
 	}
 }
 
+// runGroup runs calls in one write transaction and commits it, unless a
+// call failed after writing (failed is its index, and nothing commits) or
+// no call wrote anything (nothing to commit, no fsync).
+func (g *groupCommit) runGroup(calls []*groupCall) (failed int, errs []error, err error) {
+	btx, err := g.db.Begin(true)
+	if err != nil {
+		return -1, nil, err
+	}
+	errs = make([]error, len(calls))
+	wrote := false
+	for i, c := range calls {
+		t := &tx{tx: btx, group: g}
+		errs[i] = safeCall(c.fn, t)
+		wrote = wrote || t.wrote
+		if errs[i] != nil && t.wrote {
+			btx.Rollback()
+			return i, errs, nil
+		}
+	}
+	if !wrote {
+		return -1, errs, btx.Rollback()
+	}
+	return -1, errs, btx.Commit()
+}
+
 // safeCall turns a panic of fn into its error, so that one bad write does
 // not take the committing goroutine (and every waiting create) down.
-func safeCall(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+func safeCall(fn func(*tx) error, t *tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			t.wrote = true // it may have written part of its changes
 			err = fmt.Errorf("panic in order transaction: %v", p)
 		}
 	}()
-	return fn(tx)
+	return fn(t)
 }

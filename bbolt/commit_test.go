@@ -1,4 +1,4 @@
-package ordering
+package bbolt
 
 import (
 	"errors"
@@ -28,11 +28,14 @@ func openTestDB(t *testing.T) *bolt.DB {
 	return db
 }
 
-// put writes key=key in bucket b; "fail" writes, then fails, and "panic"
-// writes, then panics.
-func put(key string) func(*bolt.Tx) error {
-	return func(tx *bolt.Tx) error {
-		if err := tx.Bucket([]byte("b")).Put([]byte(key), []byte(key)); err != nil {
+// put writes key=key in bucket b; "fail" writes, then fails, "panic"
+// writes, then panics, and "refuse" fails before writing.
+func put(key string) func(*tx) error {
+	return func(t *tx) error {
+		if key == "refuse" {
+			return errors.New("refused before writing")
+		}
+		if err := t.write([]byte("b")).Put([]byte(key), []byte(key)); err != nil {
 			return err
 		}
 		switch key {
@@ -47,9 +50,9 @@ func put(key string) func(*bolt.Tx) error {
 
 func TestGroupCommitIsolatesAFailingWrite(t *testing.T) {
 	db := openTestDB(t)
-	g := newGroupCommit(db)
+	g := mustGroupCommit(t, db)
 	defer g.close()
-	keys := []string{"fail", "panic"}
+	keys := []string{"fail", "panic", "refuse"}
 	for i := range 50 {
 		keys = append(keys, fmt.Sprint("k", i))
 	}
@@ -57,7 +60,7 @@ func TestGroupCommitIsolatesAFailingWrite(t *testing.T) {
 	// The first write holds the committer inside its transaction until
 	// the others, failing ones among them, are queued for the next one.
 	inside, release := make(chan struct{}), make(chan struct{})
-	first := func(tx *bolt.Tx) error {
+	first := func(tx *tx) error {
 		close(inside)
 		<-release
 		return put("first")(tx)
@@ -87,16 +90,19 @@ func TestGroupCommitIsolatesAFailingWrite(t *testing.T) {
 	if errs[1] == nil {
 		t.Error("panicking write: no error")
 	}
-	for i, err := range errs[2:] {
+	if errs[2] == nil || errs[2].Error() != "refused before writing" {
+		t.Errorf("refusing write: %v, want its own error", errs[2])
+	}
+	for i, err := range errs[3:] {
 		if err != nil {
-			t.Errorf("write %s: %v", keys[i+2], err)
+			t.Errorf("write %s: %v", keys[i+3], err)
 		}
 	}
 	err := db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte("b"))
 		for _, k := range keys {
 			got := b.Get([]byte(k))
-			if stored := got != nil; stored != (k != "fail" && k != "panic") {
+			if stored := got != nil; stored != (k != "fail" && k != "panic" && k != "refuse") {
 				t.Errorf("key %s stored = %v", k, stored)
 			}
 		}
@@ -122,7 +128,7 @@ func waitPending(g *groupCommit, n int) {
 
 func TestGroupCommitCloseRefusesLaterWrites(t *testing.T) {
 	db := openTestDB(t)
-	g := newGroupCommit(db)
+	g := mustGroupCommit(t, db)
 	if err := g.run(put("before")); err != nil {
 		t.Fatal(err)
 	}
@@ -137,4 +143,46 @@ func TestGroupCommitCloseRefusesLaterWrites(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestGroupCommitWithoutWritesCommitsNothing: a group whose calls only
+// read (a claim of due webhooks in this store) is rolled back, so it costs
+// no commit and no fsync.
+func TestGroupCommitWithoutWritesCommitsNothing(t *testing.T) {
+	db := openTestDB(t)
+	g := mustGroupCommit(t, db)
+	defer g.close()
+	before := lastTxID(t, db)
+	err := g.run(func(t *tx) error {
+		t.read([]byte("b")).Get([]byte("k"))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := lastTxID(t, db); after != before {
+		t.Errorf("a group that only read committed: transaction id %d, was %d", after, before)
+	}
+	if err := g.run(put("k")); err != nil || lastTxID(t, db) != before+1 {
+		t.Errorf("a write: %v, transaction id %d, want %d", err, lastTxID(t, db), before+1)
+	}
+}
+
+// lastTxID is the id of the last committed write transaction.
+func lastTxID(tb testing.TB, db *bolt.DB) int {
+	tx, err := db.Begin(false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer tx.Rollback()
+	return tx.ID()
+}
+
+func mustGroupCommit(t *testing.T, db *bolt.DB) *groupCommit {
+	t.Helper()
+	g, err := newGroupCommit(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

@@ -1,0 +1,188 @@
+package bbolt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"companydocs"
+	"companydocs/ordering"
+)
+
+// WebhookEndpoint returns the endpoint, or nil.
+func (t *tx) WebhookEndpoint(id string) (*ordering.EndpointRecord, error) {
+	var ep ordering.EndpointRecord
+	found, err := getJSON(t.read(bucketWebhooks), []byte(id), &ep)
+	if !found || err != nil {
+		return nil, err
+	}
+	return &ep, nil
+}
+
+// WebhookEndpoints returns the account's endpoints, or all for "".
+func (t *tx) WebhookEndpoints(account string) ([]ordering.EndpointRecord, error) {
+	var out []ordering.EndpointRecord
+	err := t.read(bucketWebhooks).ForEach(func(k, v []byte) error {
+		var ep ordering.EndpointRecord
+		if err := json.Unmarshal(v, &ep); err != nil {
+			return fmt.Errorf("decode webhook endpoint %s: %w", k, err)
+		}
+		if account == "" || ep.Account == account {
+			out = append(out, ep)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// InsertWebhookEndpoint stores a new endpoint.
+func (t *tx) InsertWebhookEndpoint(rec *ordering.EndpointRecord) error {
+	if t.read(bucketWebhooks).Get([]byte(rec.ID)) != nil {
+		return ordering.ErrExists
+	}
+	return putJSON(t.write(bucketWebhooks), []byte(rec.ID), rec)
+}
+
+// DeleteWebhookEndpoint removes the endpoint, its deliveries and their
+// schedule.
+func (t *tx) DeleteWebhookEndpoint(id string) error {
+	for _, name := range [][]byte{bucketWebhookDeliveries, bucketWebhookPending, bucketWebhookDue} {
+		if err := deletePrefix(t.write(name), []byte(id+"\x00")); err != nil {
+			return err
+		}
+	}
+	return t.write(bucketWebhooks).Delete([]byte(id))
+}
+
+// Delivery returns the delivery, or nil.
+func (t *tx) Delivery(endpointID, eventID string) (*ordering.DeliveryRecord, error) {
+	var d ordering.DeliveryRecord
+	found, err := getJSON(t.read(bucketWebhookDeliveries), key(endpointID, eventID), &d)
+	if !found || err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// PutDelivery stores the delivery under endpoint 0 event.
+func (t *tx) PutDelivery(endpointID string, d *ordering.DeliveryRecord) error {
+	return putJSON(t.write(bucketWebhookDeliveries), key(endpointID, d.EventID), d)
+}
+
+// RecentDeliveries walks the endpoint's deliveries backwards.
+func (t *tx) RecentDeliveries(endpointID string, limit int) ([]ordering.DeliveryRecord, error) {
+	prefix := key(endpointID, "")
+	c := t.read(bucketWebhookDeliveries).Cursor()
+	var out []ordering.DeliveryRecord
+	for k, v := lastUnder(c, prefix, nil); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, v = c.Prev() {
+		var d ordering.DeliveryRecord
+		if err := json.Unmarshal(v, &d); err != nil {
+			return nil, fmt.Errorf("decode delivery %q: %w", k, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// PruneDeliveries deletes the endpoint's first deliveries while they are
+// finished and older than before.
+func (t *tx) PruneDeliveries(endpointID string, before time.Time, limit int) error {
+	prefix := key(endpointID, "")
+	for range limit {
+		k, v := t.read(bucketWebhookDeliveries).Cursor().Seek(prefix)
+		if k == nil || !bytes.HasPrefix(k, prefix) {
+			return nil
+		}
+		var d ordering.DeliveryRecord
+		if err := json.Unmarshal(v, &d); err != nil {
+			return fmt.Errorf("decode delivery %q: %w", k, err)
+		}
+		if d.State == companydocs.DeliveryPending || !d.CreatedAt.Before(before) {
+			return nil
+		}
+		if err := t.write(bucketWebhookDeliveries).Delete(k); err != nil {
+			return fmt.Errorf("prune delivery %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// ScheduleDelivery sets when the delivery is next due, in the pending
+// bucket and in the endpoint's due order.
+func (t *tx) ScheduleDelivery(endpointID, eventID string, at time.Time) error {
+	k := key(endpointID, eventID)
+	if err := t.UnscheduleDelivery(endpointID, eventID); err != nil {
+		return err
+	}
+	if err := t.write(bucketWebhookPending).Put(k, nanos(at)); err != nil {
+		return fmt.Errorf("store pending delivery: %w", err)
+	}
+	if err := t.write(bucketWebhookDue).Put(dueKey(k, nanos(at)), nil); err != nil {
+		return fmt.Errorf("store due delivery: %w", err)
+	}
+	return nil
+}
+
+// UnscheduleDelivery removes the delivery from both schedule buckets.
+func (t *tx) UnscheduleDelivery(endpointID, eventID string) error {
+	k := key(endpointID, eventID)
+	at := t.read(bucketWebhookPending).Get(k)
+	if at == nil {
+		return nil
+	}
+	if err := t.write(bucketWebhookDue).Delete(dueKey(k, at)); err != nil {
+		return fmt.Errorf("remove due delivery: %w", err)
+	}
+	if err := t.write(bucketWebhookPending).Delete(k); err != nil {
+		return fmt.Errorf("remove pending delivery: %w", err)
+	}
+	return nil
+}
+
+// CountScheduledDeliveries counts the pending bucket.
+func (t *tx) CountScheduledDeliveries() (int, error) {
+	return t.read(bucketWebhookPending).Stats().KeyN, nil
+}
+
+// ClaimDueDeliveries reads each endpoint's earliest due delivery. It
+// writes nothing and ignores lease: one process holds the file, and busy
+// keeps one attempt per endpoint in it.
+func (t *tx) ClaimDueDeliveries(now time.Time, _ time.Duration, busy func(string) bool, limit int) ([]ordering.DueDelivery, time.Time, error) {
+	due, next := t.earliestDue(now, busy)
+	sort.Slice(due, func(i, j int) bool { return due[i].At.Before(due[j].At) })
+	if len(due) > limit {
+		due, next = due[:limit], now // more are due
+	}
+	return due, next, nil
+}
+
+// earliestDue returns each endpoint's earliest pending delivery that is
+// due, and the earliest time of those that are not. Each is the first key
+// under the endpoint's prefix in the due order: one seek an endpoint,
+// however long its backlog.
+func (t *tx) earliestDue(now time.Time, busy func(string) bool) (due []ordering.DueDelivery, next time.Time) {
+	c := t.read(bucketWebhookDue).Cursor()
+	endpoints := t.read(bucketWebhooks).Cursor()
+	for ep, _ := endpoints.First(); ep != nil; ep, _ = endpoints.Next() {
+		if busy(string(ep)) {
+			continue
+		}
+		prefix := append(bytes.Clone(ep), 0)
+		k, _ := c.Seek(prefix)
+		if k == nil || !bytes.HasPrefix(k, prefix) || len(k) < len(prefix)+8 {
+			continue
+		}
+		at := time.Unix(0, int64(binary.BigEndian.Uint64(k[len(prefix):])))
+		if at.After(now) {
+			if next.IsZero() || at.Before(next) {
+				next = at
+			}
+			continue
+		}
+		due = append(due, ordering.DueDelivery{EndpointID: string(ep), EventID: string(k[len(prefix)+8:]), At: at})
+	}
+	return due, next
+}
