@@ -522,3 +522,53 @@ func TestEventIDsFollowCommitOrderAcrossNodes(t *testing.T) {
 		t.Fatalf("%d events stored, want evt_001 to evt_032", len(events))
 	}
 }
+
+// TestServiceAnswersUnavailableWhileTheDatabaseIsDown: through the
+// ordering rules, a lost database answers service_unavailable, and the
+// same service serves again once the database is back, its committed
+// accounts and sessions intact.
+func TestServiceAnswersUnavailableWhileTheDatabaseIsDown(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpen(t, Options{})
+	svc, err := ordering.New(db, nil, nil, ordering.Options{DocumentsDir: t.TempDir(), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := svc.CreateAccount("acme", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := svc.CreateSession(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster.Crash()
+	restarted := false
+	defer func() {
+		if !restarted {
+			_ = cluster.Start(ctx)
+		}
+	}()
+	if _, err := svc.CreateSession(ctx, key); companydocs.ErrorCode(err) != companydocs.EUNAVAILABLE {
+		t.Errorf("a session while the database is down: %v (code %s), want service_unavailable", err, companydocs.ErrorCode(err))
+	}
+	if err := svc.AddCredits("acme", 1); companydocs.ErrorCode(err) != companydocs.EUNAVAILABLE {
+		t.Errorf("credits while the database is down: %v (code %s), want service_unavailable", err, companydocs.ErrorCode(err))
+	}
+	if err := cluster.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	var account string
+	for range 20 { // the pool meets its dead connections once each
+		if account, err = svc.Authenticate(ctx, sess.Token); err == nil {
+			break
+		}
+	}
+	if err != nil || account != "acme" {
+		t.Fatalf("the session made before the outage: %q, %v", account, err)
+	}
+	if err := svc.AddCredits("acme", 1); err != nil {
+		t.Fatalf("credits after the restart: %v", err)
+	}
+}
