@@ -81,7 +81,7 @@ func buildDamageDB(tb testing.TB) *damageDB {
 		}
 	}
 	d.sessions = len(tokens)
-	accounts, err := s.Accounts()
+	accounts, err := s.All()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func (d *damageDB) checkIntact(t *testing.T, s *service) {
 		if _, err := s.CreateSession(ctx, key); err != nil {
 			t.Errorf("session for %s: %v", name, err)
 		}
-		orders, _, err := s.Orders(ctx, name, "", "", 100)
+		orders, _, err := s.List(ctx, name, "", "", 100)
 		if err != nil || len(orders) != d.orders[name] {
 			t.Errorf("orders of %s: %d, %v; want %d", name, len(orders), err, d.orders[name])
 		}

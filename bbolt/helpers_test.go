@@ -62,8 +62,15 @@ func request(p *companydocs.Profile, t companydocs.DocumentType, plan string) co
 // service is the ordering service over a bbolt file, with the file's own
 // check and counts at hand.
 type service struct {
-	*ordering.Service
+	*ordering.Accounts
+	*ordering.Orders
 	db *DB
+}
+
+// Close stops the session sweep, then closes the file.
+func (s *service) Close() error {
+	s.Accounts.Close()
+	return s.db.Close()
 }
 
 func (s *service) Check() error          { return s.db.Check() }
@@ -77,12 +84,13 @@ func openService(path string, p ordering.Profiles, plans *ordering.Plans, now fu
 		return nil, err
 	}
 	docs := filepath.Join(filepath.Dir(path), ordering.DocumentsDir)
-	s, err := ordering.New(db, p, plans, ordering.Options{DocumentsDir: docs, SweepInterval: -1, Now: now})
+	opts := ordering.Options{DocumentsDir: docs, SweepInterval: -1, Now: now}
+	orders, err := ordering.NewOrders(db, p, plans, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	return &service{Service: s, db: db}, nil
+	return &service{Accounts: ordering.NewAccounts(db, opts), Orders: orders, db: db}, nil
 }
 
 // mustService is openService on a new file in a temporary directory,

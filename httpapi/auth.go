@@ -34,7 +34,7 @@ func (s *Server) requireSession(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="companydocs"`)
 		return err
 	}
-	account, err := s.Ordering.Authenticate(c.UserContext(), token)
+	account, err := s.Sessions.Authenticate(c.UserContext(), token)
 	if err != nil {
 		if companydocs.ErrorCode(err) == companydocs.EUNAUTHORIZED {
 			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="companydocs", error="invalid_token"`)
@@ -81,7 +81,7 @@ func (s *Server) handleCreateSession(c *fiber.Ctx) error {
 	if err := s.limitSessionKey(c, req.APIKey); err != nil {
 		return err
 	}
-	sess, err := s.Ordering.CreateSession(c.UserContext(), req.APIKey)
+	sess, err := s.Sessions.CreateSession(c.UserContext(), req.APIKey)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (s *Server) handleCreateSession(c *fiber.Ctx) error {
 
 // handleDeleteSession ends the session the request is made with (204).
 func (s *Server) handleDeleteSession(c *fiber.Ctx) error {
-	if err := s.Ordering.RevokeSession(c.UserContext(), currentSession(c).token); err != nil {
+	if err := s.Sessions.RevokeSession(c.UserContext(), currentSession(c).token); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

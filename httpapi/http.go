@@ -73,8 +73,9 @@ type Server struct {
 type Deps struct {
 	// Searcher resolves search queries.
 	Searcher Searcher
-	// Ordering is the ordering service (plans, sessions, preview, orders,
-	// webhooks).
+	// Sessions authenticates (sessions for API keys, session tokens).
+	Sessions Sessions
+	// Ordering orders (plans, preview, orders, the lifecycle, webhooks).
 	Ordering Ordering
 	// Ready reports what is missing before the service can serve; empty
 	// means ready.
@@ -91,7 +92,7 @@ type Deps struct {
 // missing names the required dependencies that are nil.
 func (d Deps) missing() []string {
 	var out []string
-	for name, absent := range map[string]bool{"Searcher": d.Searcher == nil, "Ordering": d.Ordering == nil,
+	for name, absent := range map[string]bool{"Searcher": d.Searcher == nil, "Sessions": d.Sessions == nil, "Ordering": d.Ordering == nil,
 		"Ready": d.Ready == nil, "Metrics": d.Metrics == nil, "Logger": d.Logger == nil} {
 		if absent {
 			out = append(out, name)

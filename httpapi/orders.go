@@ -69,7 +69,7 @@ func (s *Server) handleListOrders(c *fiber.Ctx) error {
 	}
 	cursor := utils.CopyString(c.Query("cursor"))
 	status := utils.CopyString(c.Query("status"))
-	orders, next, err := s.Ordering.Orders(c.UserContext(), currentSession(c).account, status, cursor, limit)
+	orders, next, err := s.Ordering.List(c.UserContext(), currentSession(c).account, status, cursor, limit)
 	if err != nil {
 		return err
 	}

@@ -34,9 +34,8 @@ func BenchmarkCreateOrderHTTP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc, _ := openOrdering(b, profiles, plans)
-	defer svc.Close()
-	s := newTestServer(b, Deps{Ordering: svc, Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	svc, orders := openOrdering(b, profiles, plans)
+	s := newTestServer(b, Deps{Sessions: svc, Ordering: orders, Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -78,10 +78,10 @@ func loadOrderProfiles(tb testing.TB) (profiles orderProfiles, live, removed *co
 	return profiles, live, removed
 }
 
-// orderServer is a Server with a real ordering.Service on a temp dir.
+// orderServer is a Server with real ordering.Accounts and Orders on a
+// temp dir.
 type orderServer struct {
 	*Server
-	svc           *ordering.Service
 	live, removed *companydocs.Profile
 	token, token2 string // sessions of accounts "acme" (2 credits) and "other" (0)
 	key           string
@@ -94,39 +94,42 @@ func newOrderServer(tb testing.TB, plansFile string) *orderServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	svc, db := openOrdering(tb, profiles, plans)
-	tb.Cleanup(func() {
-		if err := db.Check(); err != nil {
-			tb.Error(err)
-		}
-		svc.Close()
-	})
-	s := newTestServer(tb, Deps{Ordering: svc})
-	srv := &orderServer{Server: s, svc: svc, live: live, removed: removed}
-	srv.key = mustKey(tb, svc, "acme", 2)
+	accounts, orders := openOrdering(tb, profiles, plans)
+	s := newTestServer(tb, Deps{Sessions: accounts, Ordering: orders})
+	srv := &orderServer{Server: s, live: live, removed: removed}
+	srv.key = mustKey(tb, accounts, "acme", 2)
 	srv.token = srv.login(tb, srv.key)
-	srv.token2 = srv.login(tb, mustKey(tb, svc, "other", 0))
+	srv.token2 = srv.login(tb, mustKey(tb, accounts, "other", 0))
 	return srv
 }
 
-// openOrdering opens the ordering service over a bbolt file in a
-// temporary directory.
-func openOrdering(tb testing.TB, profiles ordering.Profiles, plans *ordering.Plans) (*ordering.Service, *bbolt.DB) {
+// openOrdering opens Accounts and Orders over a bbolt file in a temporary
+// directory, checked and closed when the test ends.
+func openOrdering(tb testing.TB, profiles ordering.Profiles, plans *ordering.Plans) (*ordering.Accounts, *ordering.Orders) {
 	tb.Helper()
 	dir := tb.TempDir()
 	db, err := bbolt.Open(filepath.Join(dir, bbolt.DatabaseFile), bbolt.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	svc, err := ordering.New(db, profiles, plans, ordering.Options{DocumentsDir: filepath.Join(dir, ordering.DocumentsDir)})
+	opts := ordering.Options{DocumentsDir: filepath.Join(dir, ordering.DocumentsDir)}
+	orders, err := ordering.NewOrders(db, profiles, plans, opts)
 	if err != nil {
 		db.Close()
 		tb.Fatal(err)
 	}
-	return svc, db
+	accounts := ordering.NewAccounts(db, opts)
+	tb.Cleanup(func() {
+		accounts.Close()
+		if err := db.Check(); err != nil {
+			tb.Error(err)
+		}
+		db.Close()
+	})
+	return accounts, orders
 }
 
-func mustKey(tb testing.TB, svc *ordering.Service, name string, credits int64) string {
+func mustKey(tb testing.TB, svc *ordering.Accounts, name string, credits int64) string {
 	tb.Helper()
 	key, err := svc.CreateAccount(name, credits)
 	if err != nil {

@@ -16,17 +16,23 @@ type Searcher interface {
 	Search(ctx context.Context, req resolver.Request) (*resolver.Result, error)
 }
 
-// Ordering is what the HTTP layer needs of the ordering service. The
-// verified-profile gate and ownership checks live behind it, not here.
-type Ordering interface {
-	Plans() ([]companydocs.Plan, error)
+// Sessions is what the HTTP layer needs to authenticate: a session for an
+// API key, the account of a session token, and the end of a session.
+type Sessions interface {
 	CreateSession(ctx context.Context, apiKey string) (*companydocs.Session, error)
 	// Authenticate returns the account a session token belongs to.
 	Authenticate(ctx context.Context, token string) (account string, err error)
 	RevokeSession(ctx context.Context, token string) error
+}
+
+// Ordering is what the HTTP layer needs to order. The verified-profile
+// gate, the roles and the ownership checks live behind it, not here.
+type Ordering interface {
+	Plans() ([]companydocs.Plan, error)
 	Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error)
 	CreateOrder(ctx context.Context, account string, req companydocs.OrderRequest, idempotencyKey string) (*companydocs.Order, error)
-	Orders(ctx context.Context, account, status, cursor string, limit int) (orders []*companydocs.Order, next string, err error)
+	// List lists the account's own orders, newest first.
+	List(ctx context.Context, account, status, cursor string, limit int) (orders []*companydocs.Order, next string, err error)
 	Order(ctx context.Context, account, id string) (*companydocs.Order, error)
 	CancelOrder(ctx context.Context, account, id, note string) (*companydocs.Order, error)
 	// Document opens the delivered PDF of the client's own order.

@@ -24,6 +24,9 @@ func newTestServer(tb testing.TB, deps Deps) *Server {
 	if deps.Searcher == nil {
 		deps.Searcher = unavailableSearcher{}
 	}
+	if deps.Sessions == nil {
+		deps.Sessions = unreachableSessions{}
+	}
 	if deps.Ordering == nil {
 		deps.Ordering = unreachableOrdering{}
 	}
@@ -53,12 +56,15 @@ func (unavailableSearcher) Search(context.Context, resolver.Request) (*resolver.
 // never call: a call would panic and answer 500.
 type unreachableOrdering struct{ Ordering }
 
+// unreachableSessions is the same for Sessions.
+type unreachableSessions struct{ Sessions }
+
 func TestNewServerNamesMissingDependencies(t *testing.T) {
 	_, err := NewServer(DefaultConfig(), Deps{Searcher: unavailableSearcher{}})
 	if err == nil {
-		t.Fatal("a server without Ordering, Ready, Metrics and Logger was made")
+		t.Fatal("a server without Sessions, Ordering, Ready, Metrics and Logger was made")
 	}
-	for _, name := range []string{"Ordering", "Ready", "Metrics", "Logger"} {
+	for _, name := range []string{"Sessions", "Ordering", "Ready", "Metrics", "Logger"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}

@@ -48,13 +48,13 @@ type AccountRecord struct {
 
 // CreateAccount creates an account with a starting balance and returns its
 // API key. The key is shown only here: the database keeps its hash.
-func (s *Service) CreateAccount(name string, credits int64) (apiKey string, err error) {
+func (s *Accounts) CreateAccount(name string, credits int64) (apiKey string, err error) {
 	return s.CreateAccountWithRole(name, companydocs.RoleClient, credits)
 }
 
 // CreateAccountWithRole creates a client or an operator account. A role
 // never changes afterwards, so that it can be cached.
-func (s *Service) CreateAccountWithRole(name, role string, credits int64) (apiKey string, err error) {
+func (s *Accounts) CreateAccountWithRole(name, role string, credits int64) (apiKey string, err error) {
 	if role != companydocs.RoleClient && role != companydocs.RoleOperator {
 		return "", companydocs.Errorf(companydocs.EVALIDATION, "Role %q is not valid: use %q or %q.", role, companydocs.RoleClient, companydocs.RoleOperator)
 	}
@@ -87,7 +87,7 @@ func (r *AccountRecord) role() string {
 
 // roleOf returns the role of an account, from memory after the first
 // look-up (roles never change and accounts are never deleted).
-func (s *Service) roleOf(account string) (string, error) {
+func (s *Orders) roleOf(account string) (string, error) {
 	if r, ok := s.roles.Load(account); ok {
 		return r.(string), nil
 	}
@@ -109,7 +109,7 @@ func (s *Service) roleOf(account string) (string, error) {
 // requireRole is the authorization of every order operation: clients
 // preview, create, list, cancel and download their own orders; operators
 // run the queue. The other role is forbidden.
-func (s *Service) requireRole(account, role string) error {
+func (s *Orders) requireRole(account, role string) error {
 	got, err := s.roleOf(account)
 	if err != nil {
 		return err
@@ -137,8 +137,8 @@ func rotateKey(tx Tx, account, apiKey string) ([][32]byte, error) {
 	return ended, tx.SetAccountKey(account, hashSecret(apiKey))
 }
 
-// Accounts lists every account in name order.
-func (s *Service) Accounts() ([]Account, error) {
+// All lists every account in name order.
+func (s *Accounts) All() ([]Account, error) {
 	var recs []AccountRecord
 	err := s.store.View(context.Background(), func(tx Tx) (err error) {
 		recs, err = tx.Accounts()
@@ -153,7 +153,7 @@ func (s *Service) Accounts() ([]Account, error) {
 }
 
 // Account returns one account, or not_found.
-func (s *Service) Account(name string) (*Account, error) {
+func (s *Accounts) Account(name string) (*Account, error) {
 	var out *Account
 	err := s.store.View(context.Background(), func(tx Tx) error {
 		rec, err := getAccount(tx, name)
@@ -168,7 +168,7 @@ func (s *Service) Account(name string) (*Account, error) {
 
 // AddCredits changes an account's balance by n (negative n takes credits
 // away, but never below zero).
-func (s *Service) AddCredits(name string, n int64) error {
+func (s *Accounts) AddCredits(name string, n int64) error {
 	return s.store.Update(context.Background(), func(tx Tx) error {
 		rec, err := getAccount(tx, name)
 		switch {
@@ -194,7 +194,7 @@ func (s *Service) AddCredits(name string, n int64) error {
 // every later call the demo key is rotated: the previous demo key and the
 // sessions made with it stop working, and the new key is returned.
 // created reports whether the account was new.
-func (s *Service) EnsureDemoAccount(credits int64) (apiKey string, created bool, err error) {
+func (s *Accounts) EnsureDemoAccount(credits int64) (apiKey string, created bool, err error) {
 	if credits < 0 {
 		return "", false, companydocs.Errorf(companydocs.EVALIDATION, "The demo account's credits must be 0 or more, not %d.", credits)
 	}

@@ -10,6 +10,13 @@
 // the debit (never below zero) are claims the store makes atomically, so
 // that the rules hold across processes too.
 //
+// Two types share a store: Accounts authenticates (accounts, API keys,
+// credits, sessions and their sweep) and Orders orders (plans, previews,
+// orders and their lifecycle, documents, the outbox, webhooks). Each
+// caller declares the interface it needs of them (httpapi.Sessions and
+// httpapi.Ordering, the webhook dispatcher's store); cmd/companydocs
+// wires them.
+//
 // The gate lives here, not in HTTP middleware, so that any front end gets
 // it: CreateOrder accepts a company only through a company_profile_id that
 // resolves to a verified profile which is not removed and whose register

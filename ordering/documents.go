@@ -179,7 +179,7 @@ func checkDocumentFiles(tx Tx, dir string) error {
 
 // Document opens the delivered PDF of one of the client's own orders.
 // Before delivery, and for anyone but the owner, it is not_found.
-func (s *Service) Document(ctx context.Context, account, id string) (*companydocs.Order, io.ReadCloser, error) {
+func (s *Orders) Document(ctx context.Context, account, id string) (*companydocs.Order, io.ReadCloser, error) {
 	o, err := s.Order(ctx, account, id)
 	if err != nil {
 		return nil, nil, err

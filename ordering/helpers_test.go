@@ -145,20 +145,34 @@ func openStore(tb testing.TB, dir string) (Store, error) {
 	return TestStores[parts[1]](dir)
 }
 
+// service is Accounts and Orders over one store, as serve wires them.
+type service struct {
+	*Accounts
+	*Orders
+	store Store
+}
+
+// Close stops the session sweep, then closes the store.
+func (s *service) Close() error {
+	s.Accounts.Close()
+	return s.store.Close()
+}
+
 // OpenAt makes a service over the store kept in dir, with the documents
 // in dir too; reopening dir after Close finds what was committed.
-func OpenAt(tb testing.TB, dir string, profiles Profiles, plans *Plans, opts Options) (*Service, error) {
+func OpenAt(tb testing.TB, dir string, profiles Profiles, plans *Plans, opts Options) (*service, error) {
 	tb.Helper()
 	store, err := openStore(tb, dir)
 	if err != nil {
 		return nil, err
 	}
 	opts.DocumentsDir = filepath.Join(dir, DocumentsDir)
-	s, err := New(store, profiles, plans, opts)
+	orders, err := NewOrders(store, profiles, plans, opts)
 	if err != nil {
 		store.Close()
+		return nil, err
 	}
-	return s, err
+	return &service{Accounts: NewAccounts(store, opts), Orders: orders, store: store}, nil
 }
 
 // checker is what a store offers to check its consistency (bbolt: its
@@ -167,7 +181,7 @@ type checker interface{ Check() error }
 
 // mustCheck runs the store's own check, if it has one, and the document
 // check.
-func mustCheck(tb testing.TB, s *Service) {
+func mustCheck(tb testing.TB, s *service) {
 	tb.Helper()
 	if c, ok := s.store.(checker); ok {
 		if err := c.Check(); err != nil {
@@ -182,7 +196,7 @@ func mustCheck(tb testing.TB, s *Service) {
 // MustOpen opens a service on a temporary directory and checks the
 // store's consistency when the test ends. The background sweep is off
 // unless opts asks for it: bbolt's check races with its commits.
-func MustOpen(tb testing.TB, profiles Profiles, plans *Plans, opts Options) *Service {
+func MustOpen(tb testing.TB, profiles Profiles, plans *Plans, opts Options) *service {
 	tb.Helper()
 	if opts.SweepInterval == 0 {
 		opts.SweepInterval = -1
@@ -201,7 +215,7 @@ func MustOpen(tb testing.TB, profiles Profiles, plans *Plans, opts Options) *Ser
 }
 
 // MustAccount creates an account and returns its name.
-func MustAccount(tb testing.TB, s *Service, name string, credits int64) string {
+func MustAccount(tb testing.TB, s *service, name string, credits int64) string {
 	tb.Helper()
 	if _, err := s.CreateAccount(name, credits); err != nil {
 		tb.Fatal(err)

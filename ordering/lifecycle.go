@@ -31,7 +31,7 @@ func (r *OrderRecord) history() []companydocs.HistoryEntry {
 // indexes, the stored record and the outbox event all commit together or
 // not at all. Since a terminal status allows no transition, a refund can
 // happen only once, whatever is retried.
-func (s *Service) move(tx Tx, rec *OrderRecord, to, actor, note string, at time.Time) (Transition, error) {
+func (s *Orders) move(tx Tx, rec *OrderRecord, to, actor, note string, at time.Time) (Transition, error) {
 	o := &rec.Order
 	from := o.Status
 	if !companydocs.CanTransition(from, to, actor) {
@@ -64,7 +64,7 @@ func (s *Service) move(tx Tx, rec *OrderRecord, to, actor, note string, at time.
 
 // refund gives the credits of a cancelled or failed order back and
 // returns the sentence for the history.
-func (s *Service) refund(tx Tx, rec *OrderRecord, from string) (string, error) {
+func (s *Orders) refund(tx Tx, rec *OrderRecord, from string) (string, error) {
 	o := &rec.Order
 	if o.CreditsCharged > 0 && o.CreditsRefunded == 0 {
 		if _, err := tx.AddCredits(rec.Account, o.CreditsCharged); err != nil {
@@ -94,7 +94,7 @@ func addRefund(p *companydocs.Params, o *companydocs.Order, refund string) {
 // reindex stores the moved order (the store keeps its status index)
 // and, once it is terminal, frees its open-order slot so that the same
 // order can be made again.
-func (s *Service) reindex(tx Tx, rec *OrderRecord, from string) error {
+func (s *Orders) reindex(tx Tx, rec *OrderRecord, from string) error {
 	o := &rec.Order
 	if err := tx.UpdateOrder(rec, from); err != nil {
 		return fmt.Errorf("store order %s: %w", o.ID, err)
@@ -115,7 +115,7 @@ const (
 // nextStepAfter says what happens next once an order has moved.
 // ended holds the params of a failed or cancelled order's step: the note
 // as given and what was refunded.
-func (s *Service) nextStepAfter(rec *OrderRecord, note string, ended *companydocs.Params) companydocs.NextStep {
+func (s *Orders) nextStepAfter(rec *OrderRecord, note string, ended *companydocs.Params) companydocs.NextStep {
 	o := &rec.Order
 	switch o.Status {
 	case companydocs.OrderStatusPaid:
@@ -133,7 +133,7 @@ func (s *Service) nextStepAfter(rec *OrderRecord, note string, ended *companydoc
 // CancelOrder cancels one of the client's own orders while it is
 // PREVIEW_READY or PAID, refunding its credits. Another account's order
 // is not_found.
-func (s *Service) CancelOrder(ctx context.Context, account, id, note string) (*companydocs.Order, error) {
+func (s *Orders) CancelOrder(ctx context.Context, account, id, note string) (*companydocs.Order, error) {
 	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ var actionStatus = map[string]string{
 // OperatorAction makes a transition as operator: pay (payment confirmed),
 // request (asked of the register), fail (note is the reason, required)
 // and cancel. Deliver is separate, since it carries the document.
-func (s *Service) OperatorAction(ctx context.Context, operator, id, action, note string) (*companydocs.Order, error) {
+func (s *Orders) OperatorAction(ctx context.Context, operator, id, action, note string) (*companydocs.Order, error) {
 	if err := s.requireRole(operator, companydocs.RoleOperator); err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func noteOr(note, fallback string) string {
 // DELIVERED with the document. The file is on disk (synced, renamed,
 // directory synced) before the transition commits; a crash in between
 // leaves an unreferenced file that New removes at the next start.
-func (s *Service) Deliver(ctx context.Context, operator, id string, pdf []byte) (*companydocs.Order, error) {
+func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf []byte) (*companydocs.Order, error) {
 	if err := s.requireRole(operator, companydocs.RoleOperator); err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func (s *Service) Deliver(ctx context.Context, operator, id string, pdf []byte) 
 
 // change runs one transition in a shared write transaction. owner, when
 // not empty, must own the order (else not_found).
-func (s *Service) change(ctx context.Context, owner, id, to, actor, note string, doc *companydocs.OrderDocument) (*companydocs.Order, error) {
+func (s *Orders) change(ctx context.Context, owner, id, to, actor, note string, doc *companydocs.OrderDocument) (*companydocs.Order, error) {
 	if !validOrderID(id) {
 		return nil, errOrderNotFound(id)
 	}
@@ -278,7 +278,7 @@ func (s *Service) change(ctx context.Context, owner, id, to, actor, note string,
 
 // attach records the delivered document; the test hook fails the
 // transaction here, after the file is on disk.
-func (s *Service) attach(tx Tx, rec *OrderRecord, doc *companydocs.OrderDocument) error {
+func (s *Orders) attach(tx Tx, rec *OrderRecord, doc *companydocs.OrderDocument) error {
 	if s.failDelivery != nil {
 		if err := s.failDelivery(); err != nil {
 			return err
@@ -288,7 +288,7 @@ func (s *Service) attach(tx Tx, rec *OrderRecord, doc *companydocs.OrderDocument
 	return tx.AddDocumentRef(doc.SHA256, rec.Order.ID)
 }
 
-func (s *Service) notify(trs ...Transition) {
+func (s *Orders) notify(trs ...Transition) {
 	if s.onChange == nil {
 		return
 	}
@@ -299,7 +299,7 @@ func (s *Service) notify(trs ...Transition) {
 
 // CountByStatus counts the orders in each status (for the metrics gauge
 // at start; transitions keep it afterwards).
-func (s *Service) CountByStatus() (map[string]int, error) {
+func (s *Orders) CountByStatus() (map[string]int, error) {
 	var counts map[string]int
 	err := s.store.View(context.Background(), func(tx Tx) (err error) {
 		counts, err = tx.CountOrdersByStatus()

@@ -14,7 +14,7 @@ import (
 
 var testPDF = []byte("%PDF-1.7\n% a register printout\n%%EOF\n")
 
-func lifecycleService(t *testing.T) (*Service, *fixture, string, string) {
+func lifecycleService(t *testing.T) (*service, *fixture, string, string) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{DocumentURL: func(id string) string { return "/doc/" + id }})
 	acct := MustAccount(t, s, "acme", 5)
@@ -24,7 +24,7 @@ func lifecycleService(t *testing.T) (*Service, *fixture, string, string) {
 	return s, fx, acct, "op"
 }
 
-func mustAct(t *testing.T, s *Service, op, id, action, note string) *companydocs.Order {
+func mustAct(t *testing.T, s *service, op, id, action, note string) *companydocs.Order {
 	t.Helper()
 	o, err := s.OperatorAction(ctx, op, id, action, note)
 	if err != nil {
@@ -210,7 +210,7 @@ func testEveryIllegalTransitionRefused(t *testing.T) {
 	}
 	// One event per committed change: the histories and the outbox agree.
 	events, _ := s.PendingEvents("", 10000)
-	orders, _, _ := s.Orders(ctx, acct, "", "", 100)
+	orders, _, _ := s.List(ctx, acct, "", "", 100)
 	n := 0
 	for _, o := range orders {
 		n += len(o.History)

@@ -9,14 +9,14 @@ import (
 // OperatorOrders lists the orders of every account for an operator,
 // oldest first (the queue), optionally only those in status. Each order
 // carries its Account.
-func (s *Service) OperatorOrders(ctx context.Context, operator, status, cursor string, limit int) ([]*companydocs.Order, string, error) {
+func (s *Orders) OperatorOrders(ctx context.Context, operator, status, cursor string, limit int) ([]*companydocs.Order, string, error) {
 	return s.ordersPage(ctx, operator, companydocs.RoleOperator, status, cursor, limit, func(tx Tx, after string, limit int) ([]*OrderRecord, error) {
 		return tx.QueuedOrders(status, after, limit)
 	})
 }
 
 // OperatorOrder shows any order to an operator, with its Account.
-func (s *Service) OperatorOrder(ctx context.Context, operator, id string) (*companydocs.Order, error) {
+func (s *Orders) OperatorOrder(ctx context.Context, operator, id string) (*companydocs.Order, error) {
 	if err := s.requireRole(operator, companydocs.RoleOperator); err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func fingerprint(req companydocs.OrderRequest) string {
 // CreateOrder orders a document for a verified company profile (strict).
 // The gate, the duplicate checks, the debit and the insert happen in one
 // write transaction, so concurrent identical requests yield one order.
-func (s *Service) CreateOrder(ctx context.Context, account string, req companydocs.OrderRequest, idempotencyKey string) (*companydocs.Order, error) {
+func (s *Orders) CreateOrder(ctx context.Context, account string, req companydocs.OrderRequest, idempotencyKey string) (*companydocs.Order, error) {
 	if err := validateRequest(&req); err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ type create struct {
 	slot    OpenSlot
 }
 
-func (s *Service) newCreate(account string, req companydocs.OrderRequest, idemKey string, a *assessment) *create {
+func (s *Orders) newCreate(account string, req companydocs.OrderRequest, idemKey string, a *assessment) *create {
 	c := &create{account: account, req: req, a: a, idemKey: idemKey, slot: openSlot(account, req)}
 	if a.gateError() != nil {
 		return c // refused in the transaction, unless an idempotent repeat
@@ -124,7 +124,7 @@ func (s *Service) newCreate(account string, req companydocs.OrderRequest, idemKe
 // A plan paid at creation (credits, or nothing to pay) is moved to PAID
 // by the system in the same transaction; the answer is the order as
 // created, as the specification shows it, and GET shows it PAID.
-func (s *Service) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition, error) {
+func (s *Orders) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition, error) {
 	if err := s.refuseDuplicate(tx, c); err != nil {
 		return nil, nil, err
 	}
@@ -160,7 +160,7 @@ func (s *Service) createOrder(tx Tx, c *create) (*companydocs.Order, []Transitio
 // idempotent repeat (recognised before the gate, so that it finds its
 // order even if the company has changed since), the gate, and an open
 // order in the same slot.
-func (s *Service) refuseDuplicate(tx Tx, c *create) error {
+func (s *Orders) refuseDuplicate(tx Tx, c *create) error {
 	if c.idemKey != "" {
 		id, err := tx.IdempotentOrder(c.account, c.idemKey)
 		if err != nil {
@@ -195,7 +195,7 @@ func paidAtCreation(a *assessment) bool {
 // idempotentRepeat answers a create whose Idempotency-Key was used
 // before: a replay of the same request, or a different request under the
 // same key; both are duplicate_order with the first order.
-func (s *Service) idempotentRepeat(tx Tx, id string, c *create) error {
+func (s *Orders) idempotentRepeat(tx Tx, id string, c *create) error {
 	err := duplicate(tx, id, "An order with this Idempotency-Key exists already: %s.")
 	var e *companydocs.Error
 	if errors.As(err, &e) && e.Order != nil {
@@ -294,7 +294,7 @@ func documentName(t companydocs.DocumentType) string {
 // The checks before found both free; a claim that finds them taken lost a
 // race with another process (a store shared by several nodes): the answer
 // is the same duplicate_order, and the transaction rolls back the debit.
-func (s *Service) insertOrder(tx Tx, rec *OrderRecord, c *create) error {
+func (s *Orders) insertOrder(tx Tx, rec *OrderRecord, c *create) error {
 	if err := tx.InsertOrder(rec); err != nil {
 		return err
 	}
@@ -349,7 +349,7 @@ func validateIdempotencyKey(k string) error {
 
 // Order returns one order of the account. Another account's order is
 // not_found, exactly like a missing one, so its existence does not leak.
-func (s *Service) Order(ctx context.Context, account, id string) (*companydocs.Order, error) {
+func (s *Orders) Order(ctx context.Context, account, id string) (*companydocs.Order, error) {
 	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
 		return nil, err
 	}
@@ -381,11 +381,11 @@ func getOrder(tx Tx, id string) (*OrderRecord, error) {
 	return rec, err
 }
 
-// Orders lists the account's orders, newest first, limit per page (default
+// List lists the account's orders, newest first, limit per page (default
 // 20, at most 100). cursor is "" for the first page, else the next cursor
 // of the previous page; next is "" on the last page.
 // status, when not empty, keeps only the orders in that status.
-func (s *Service) Orders(ctx context.Context, account, status, cursor string, limit int) ([]*companydocs.Order, string, error) {
+func (s *Orders) List(ctx context.Context, account, status, cursor string, limit int) ([]*companydocs.Order, string, error) {
 	return s.ordersPage(ctx, account, companydocs.RoleClient, status, cursor, limit, func(tx Tx, after string, limit int) ([]*OrderRecord, error) {
 		return tx.AccountOrders(account, status, after, limit)
 	})
@@ -394,7 +394,7 @@ func (s *Service) Orders(ctx context.Context, account, status, cursor string, li
 // ordersPage checks the caller's role, the status filter and the cursor,
 // then reads one page with list, asking for one order more than the page
 // holds to know whether another page follows.
-func (s *Service) ordersPage(ctx context.Context, account, role, status, cursor string, limit int, list func(tx Tx, after string, limit int) ([]*OrderRecord, error)) (orders []*companydocs.Order, next string, err error) {
+func (s *Orders) ordersPage(ctx context.Context, account, role, status, cursor string, limit int, list func(tx Tx, after string, limit int) ([]*OrderRecord, error)) (orders []*companydocs.Order, next string, err error) {
 	if err := s.requireRole(account, role); err != nil {
 		return nil, "", err
 	}

@@ -102,7 +102,7 @@ func testCreateOrderErrors(t *testing.T) {
 			}
 		})
 	}
-	orders, _, err := s.Orders(ctx, acct, "", "", 0)
+	orders, _, err := s.List(ctx, acct, "", "", 0)
 	if err != nil || len(orders) != 0 {
 		t.Errorf("after failed creates: %d orders, %v; want none", len(orders), err)
 	}
@@ -232,7 +232,7 @@ func testConcurrentIdenticalCreatesMakeOneOrder(t *testing.T) {
 	if a, _ := s.Account(acct); a.Credits != 98 {
 		t.Errorf("credits = %d, want 98 (one debit per request group)", a.Credits)
 	}
-	orders, _, _ := s.Orders(ctx, acct, "", "", companydocs.MaxOrdersPage)
+	orders, _, _ := s.List(ctx, acct, "", "", companydocs.MaxOrdersPage)
 	if len(orders) != 2 {
 		t.Errorf("%d orders stored, want 2", len(orders))
 	}
@@ -260,7 +260,7 @@ func testOrdersAreOwnedByTheirAccount(t *testing.T) {
 	if companydocs.ErrorMessage(missingErr) != strings.Replace(e.Message, o.ID, "ord_0000000000000000000000000z", 1) {
 		t.Errorf("another account's order and a missing order answer differently: %q vs %q", e.Message, companydocs.ErrorMessage(missingErr))
 	}
-	list, _, err := s.Orders(ctx, other, "", "", 0)
+	list, _, err := s.List(ctx, other, "", "", 0)
 	if err != nil || len(list) != 0 {
 		t.Errorf("other account lists %d orders, %v", len(list), err)
 	}
@@ -292,7 +292,7 @@ func testOrdersNewestFirstPaginated(t *testing.T) {
 	var seen []string
 	cursor := ""
 	for page := 0; ; page++ {
-		orders, next, err := s.Orders(ctx, acct, "", cursor, 3)
+		orders, next, err := s.List(ctx, acct, "", cursor, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +315,7 @@ func testOrdersNewestFirstPaginated(t *testing.T) {
 			t.Errorf("position %d: %s, want %s (newest first)", i, seen[i], created[len(created)-1-i])
 		}
 	}
-	_, _, err := s.Orders(ctx, acct, "", "garbage!", 3)
+	_, _, err := s.List(ctx, acct, "", "garbage!", 3)
 	wantCode(t, err, companydocs.EVALIDATION)
 }
 

@@ -50,7 +50,7 @@ type Event struct {
 // taken inside the write transaction, so their order is the commit
 // order; each is above the last id stored, even if the clock went back
 // across a restart.
-func (s *Service) writeEvent(tx Tx, rec *OrderRecord, at time.Time) (string, error) {
+func (s *Orders) writeEvent(tx Tx, rec *OrderRecord, at time.Time) (string, error) {
 	payload, err := json.Marshal(rec.order())
 	if err != nil {
 		return "", fmt.Errorf("encode event payload of order %s: %w", rec.Order.ID, err)
@@ -97,7 +97,7 @@ func decodeID(s string) [16]byte {
 // contract for an event dispatcher: read a page, hand each event on
 // (keeping its id across retries), then mark it; after a restart, start
 // again from "": what was not marked is still there.
-func (s *Service) PendingEvents(after string, limit int) ([]Event, error) {
+func (s *Orders) PendingEvents(after string, limit int) ([]Event, error) {
 	var out []Event
 	err := s.store.View(context.Background(), func(tx Tx) (err error) {
 		out, err = tx.Events(after, limit)
@@ -109,7 +109,7 @@ func (s *Service) PendingEvents(after string, limit int) ([]Event, error) {
 // MarkEventDelivered removes an event from the outbox once the dispatcher
 // has taken it over for good. An unknown id is not an error (marking
 // twice, after a retry, is harmless).
-func (s *Service) MarkEventDelivered(id string) error {
+func (s *Orders) MarkEventDelivered(id string) error {
 	return s.store.Update(context.Background(), func(tx Tx) error {
 		return tx.DeleteEvent(id)
 	})
@@ -117,7 +117,7 @@ func (s *Service) MarkEventDelivered(id string) error {
 
 // OutboxStats returns the number of pending events and the time of the
 // oldest (zero when empty), for the outbox depth and lag metrics.
-func (s *Service) OutboxStats() (depth int, oldest time.Time, err error) {
+func (s *Orders) OutboxStats() (depth int, oldest time.Time, err error) {
 	err = s.store.View(context.Background(), func(tx Tx) error {
 		depth, oldest, err = tx.OutboxStats()
 		return err

@@ -47,7 +47,7 @@ type assessment struct {
 // unknown plan or a document the plan or the register does not cover:
 // those come back as blockers with ordering_eligible false. Only a
 // malformed request is a validation_error.
-func (s *Service) Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error) {
+func (s *Orders) Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error) {
 	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func knownDocumentType(t companydocs.DocumentType) bool {
 }
 
 // assess runs the verified-profile gate and the plan checks.
-func (s *Service) assess(req companydocs.OrderRequest) (*assessment, error) {
+func (s *Orders) assess(req companydocs.OrderRequest) (*assessment, error) {
 	a := &assessment{}
 	a.choice = s.assessPlan(a, req)
 	if err := s.assessCompany(a, req); err != nil {
@@ -139,7 +139,7 @@ func (s *Service) assess(req companydocs.OrderRequest) (*assessment, error) {
 	return a, nil
 }
 
-func (s *Service) assessPlan(a *assessment, req companydocs.OrderRequest) []companydocs.Blocker {
+func (s *Orders) assessPlan(a *assessment, req companydocs.OrderRequest) []companydocs.Blocker {
 	var out []companydocs.Blocker
 	if !req.DocumentType.IsOrderable() {
 		out = append(out, blocker(BlockerDocumentNotOrderable, &companydocs.Params{DocumentType: req.DocumentType}, "This service sells only AD (current printout) and CD (chronological printout), not %s.", req.DocumentType))
@@ -157,7 +157,7 @@ func (s *Service) assessPlan(a *assessment, req companydocs.OrderRequest) []comp
 	return out
 }
 
-func (s *Service) assessCompany(a *assessment, req companydocs.OrderRequest) error {
+func (s *Orders) assessCompany(a *assessment, req companydocs.OrderRequest) error {
 	id := req.CompanyProfileID
 	if id == "" {
 		a.company = []companydocs.Blocker{blocker(BlockerProfileIDMissing, nil, "No company_profile_id was sent. Search for the company and use the profile_id of a result with ordering_eligible=true.")}
@@ -184,7 +184,7 @@ func checkDiscoveryCandidate(p *companydocs.Profile, req companydocs.OrderReques
 }
 
 // profile looks an id up; ids without a known prefix are not looked up.
-func (s *Service) profile(id string) (*companydocs.Profile, error) {
+func (s *Orders) profile(id string) (*companydocs.Profile, error) {
 	if s.profiles == nil || !(strings.HasPrefix(id, "dp_") || strings.HasPrefix(id, "dc_")) {
 		return nil, nil
 	}

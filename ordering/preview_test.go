@@ -140,7 +140,7 @@ func testDiscoveryCandidateIDMustBelongToTheProfile(t *testing.T) {
 			t.Errorf("create with %q: message %q repeats the markup", id, e.Message)
 		}
 	}
-	if orders, _, err := s.Orders(ctx, acct, "", "", 0); err != nil || len(orders) != 0 {
+	if orders, _, err := s.List(ctx, acct, "", "", 0); err != nil || len(orders) != 0 {
 		t.Errorf("orders stored: %d, %v", len(orders), err)
 	}
 	if p, err := s.Preview(ctx, acct, request(live, "AD", "ad-single")); err != nil || !p.OrderingEligible {

@@ -19,90 +19,36 @@ type Profiles interface {
 	Profile(id string) (*companydocs.Profile, error)
 }
 
-// Options tunes a Service. The zero value is usable but for DocumentsDir.
+// Options tunes Accounts and Orders; each reads the fields its comment
+// names. The zero value is usable but for Orders' DocumentsDir.
 type Options struct {
-	// SessionTTL is how long a session token is valid (default 12h).
-	SessionTTL time.Duration
-	// Now is the clock (default time.Now); tests inject their own.
+	// Now is the clock of both (default time.Now); tests inject their own.
 	Now func() time.Time
-	// SweepInterval is how often expired sessions are deleted in the
-	// background (default DefaultSweepInterval; negative: never).
-	SweepInterval time.Duration
-	// DocumentsDir holds delivered PDFs (required; "documents" in the data
-	// directory, see DocumentsDir).
-	DocumentsDir string
-	// DocumentURL makes the download_url of a delivered order's document
-	// from its id; the front end supplies it, since the domain knows no
-	// routes. Without it download_url is empty.
-	DocumentURL func(orderID string) string
-	// OnTransition is called after each committed creation and transition
-	// (for metrics, and to wake an event dispatcher).
-	OnTransition func(Transition)
-	// CheckWebhookURL applies the network rules to a webhook URL at
-	// registration (scheme, addresses it resolves to); the front end
-	// supplies it. Without it only the URL's shape is checked.
-	CheckWebhookURL func(ctx context.Context, rawURL string) error
-	// Logger receives the failures of the background sweep (default
+	// Logger receives what goes wrong in the background (default
 	// slog.Default()).
 	Logger *slog.Logger
-}
 
-// Service enforces the rules over a Store: the verified-profile gate,
-// ownership of orders, credits, the lifecycle, sessions and webhooks.
-type Service struct {
-	store    Store
-	profiles Profiles
-	plans    *Plans
-	ttl      time.Duration
-	now      func() time.Time
-	ids      idGenerator
-	sessions sessionCache
-	logger   *slog.Logger
-	roles    sync.Map // account name -> role
-	eventIDs idGenerator
-	docs     documentStore
-	onChange func(Transition)
-	checkURL func(ctx context.Context, rawURL string) error
-	// failDelivery, set by tests, fails the delivery transaction after the
-	// document is on disk, as a crash before the commit would.
-	failDelivery func() error
+	// SessionTTL is how long a session token is valid (Accounts; default
+	// 12h).
+	SessionTTL time.Duration
+	// SweepInterval is how often Accounts deletes expired sessions in the
+	// background (default DefaultSweepInterval; negative: never).
+	SweepInterval time.Duration
 
-	stop      chan struct{} // closed by Close
-	sweepDone chan struct{} // closed when the sweeper has returned
-	closeOnce sync.Once
-}
-
-// New makes the service over store, which it closes on Close. It
-// prepares the documents directory (see documentStore.prepare).
-// profiles and plans may be nil for account administration, which needs
-// neither.
-func New(store Store, profiles Profiles, plans *Plans, opts Options) (*Service, error) {
-	if opts.DocumentsDir == "" {
-		return nil, errors.New("ordering: Options.DocumentsDir is required")
-	}
-	opts = opts.withDefaults()
-	docs := documentStore{dir: opts.DocumentsDir, url: opts.DocumentURL}
-	if err := docs.prepare(store); err != nil {
-		return nil, err
-	}
-	s := &Service{
-		store: store, profiles: profiles, plans: plans,
-		ttl: opts.SessionTTL, now: opts.Now,
-		ids:       idGenerator{now: opts.Now},
-		eventIDs:  idGenerator{now: opts.Now},
-		docs:      docs,
-		onChange:  opts.OnTransition,
-		checkURL:  opts.CheckWebhookURL,
-		logger:    opts.Logger,
-		stop:      make(chan struct{}),
-		sweepDone: make(chan struct{}),
-	}
-	if opts.SweepInterval > 0 {
-		go s.sweepEvery(opts.SweepInterval)
-	} else {
-		close(s.sweepDone)
-	}
-	return s, nil
+	// DocumentsDir holds delivered PDFs (Orders; required: "documents" in
+	// the data directory, see DocumentsDir).
+	DocumentsDir string
+	// DocumentURL makes the download_url of a delivered order's document
+	// from its id (Orders); the front end supplies it, since the domain
+	// knows no routes. Without it download_url is empty.
+	DocumentURL func(orderID string) string
+	// OnTransition is called after each committed creation and transition
+	// (Orders; for metrics, and to wake an event dispatcher).
+	OnTransition func(Transition)
+	// CheckWebhookURL applies the network rules to a webhook URL at
+	// registration (Orders; scheme, addresses it resolves to); the front
+	// end supplies it. Without it only the URL's shape is checked.
+	CheckWebhookURL func(ctx context.Context, rawURL string) error
 }
 
 func (o Options) withDefaults() Options {
@@ -121,24 +67,91 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Close stops the session sweep, then closes the store (which commits the
-// writes under way). Calls after the first only close the store again.
-func (s *Service) Close() error {
+// Accounts is what authenticates: accounts, their API keys and credits,
+// and sessions. Its Close stops the session sweep; the store stays open.
+type Accounts struct {
+	store    Store
+	ttl      time.Duration
+	now      func() time.Time
+	sessions sessionCache
+	logger   *slog.Logger
+
+	stop      chan struct{} // closed by Close
+	sweepDone chan struct{} // closed when the sweeper has returned
+	closeOnce sync.Once
+}
+
+// NewAccounts makes Accounts over store and starts its session sweep.
+func NewAccounts(store Store, opts Options) *Accounts {
+	opts = opts.withDefaults()
+	a := &Accounts{store: store, ttl: opts.SessionTTL, now: opts.Now, logger: opts.Logger,
+		stop: make(chan struct{}), sweepDone: make(chan struct{})}
+	if opts.SweepInterval > 0 {
+		go a.sweepEvery(opts.SweepInterval)
+	} else {
+		close(a.sweepDone)
+	}
+	return a
+}
+
+// Close stops the session sweep and waits for it. Calls after the first
+// do nothing. It does not close the store, which the caller opened.
+func (s *Accounts) Close() {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		<-s.sweepDone
 	})
-	return s.store.Close()
+}
+
+// Orders is what orders: plans, previews, orders, their lifecycle and
+// documents, the outbox and webhooks, with the verified-profile gate and
+// the roles and ownership of every operation.
+type Orders struct {
+	store    Store
+	profiles Profiles
+	plans    *Plans
+	now      func() time.Time
+	ids      idGenerator
+	roles    sync.Map // account name -> role
+	eventIDs idGenerator
+	docs     documentStore
+	onChange func(Transition)
+	checkURL func(ctx context.Context, rawURL string) error
+	// failDelivery, set by tests, fails the delivery transaction after the
+	// document is on disk, as a crash before the commit would.
+	failDelivery func() error
+}
+
+// NewOrders makes Orders over store and prepares the documents directory
+// (see documentStore.prepare). plans may be nil: every order operation then
+// answers plan_configuration_missing.
+func NewOrders(store Store, profiles Profiles, plans *Plans, opts Options) (*Orders, error) {
+	if opts.DocumentsDir == "" {
+		return nil, errors.New("ordering: Options.DocumentsDir is required")
+	}
+	opts = opts.withDefaults()
+	docs := documentStore{dir: opts.DocumentsDir, url: opts.DocumentURL}
+	if err := docs.prepare(store); err != nil {
+		return nil, err
+	}
+	return &Orders{
+		store: store, profiles: profiles, plans: plans, now: opts.Now,
+		ids:      idGenerator{now: opts.Now},
+		eventIDs: idGenerator{now: opts.Now},
+		docs:     docs,
+		onChange: opts.OnTransition,
+		checkURL: opts.CheckWebhookURL,
+	}, nil
 }
 
 // Plans lists the configured plans, or plan_configuration_missing.
-func (s *Service) Plans() ([]companydocs.Plan, error) {
+func (s *Orders) Plans() ([]companydocs.Plan, error) {
 	return s.plans.Plans()
 }
 
 // CheckDocuments fails, with an error wrapping ErrDamaged, when an order
 // refers to a document file that is missing.
-func (s *Service) CheckDocuments(ctx context.Context) error {
+func (s *Orders) CheckDocuments(ctx context.Context) error {
 	return s.store.View(ctx, func(tx Tx) error { return checkDocumentFiles(tx, s.docs.dir) })
 }
 

@@ -26,7 +26,7 @@ const endedByKeyRotation = "key_rotation"
 // CreateSession exchanges an API key for a session token valid for the
 // configured TTL. An account keeps at most maxSessionsPerAccount sessions:
 // beyond that its oldest sessions end here.
-func (s *Service) CreateSession(ctx context.Context, apiKey string) (*companydocs.Session, error) {
+func (s *Accounts) CreateSession(ctx context.Context, apiKey string) (*companydocs.Session, error) {
 	if apiKey == "" {
 		return nil, companydocs.Errorf(companydocs.EVALIDATION, `Field "api_key" is required: send {"api_key": "cdk_..."}.`)
 	}
@@ -62,7 +62,7 @@ func (s *Service) CreateSession(ctx context.Context, apiKey string) (*companydoc
 // Authenticate returns the account of a live session token. Unknown,
 // expired and revoked tokens are unauthorized, each with its own sentence.
 // Live sessions are answered from memory after their first check.
-func (s *Service) Authenticate(ctx context.Context, token string) (string, error) {
+func (s *Accounts) Authenticate(ctx context.Context, token string) (string, error) {
 	hash := sha256.Sum256([]byte(token))
 	now := s.now()
 	if account, ok := s.sessions.get(hash, now); ok {
@@ -92,7 +92,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 
 // RevokeSession ends a session. The record is kept, marked revoked, until
 // it would have expired, so that a client using it learns why it fails.
-func (s *Service) RevokeSession(ctx context.Context, token string) error {
+func (s *Accounts) RevokeSession(ctx context.Context, token string) error {
 	hash := sha256.Sum256([]byte(token))
 	s.sessions.drop(hash)
 	defer s.sessions.drop(hash) // what was read while the revocation committed

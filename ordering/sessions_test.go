@@ -225,7 +225,7 @@ func MustReopenAndCheck(t *testing.T, dir string) {
 	mustCheck(t, s)
 }
 
-func countSessions(t *testing.T, s *Service, account string) int {
+func countSessions(t *testing.T, s *service, account string) int {
 	t.Helper()
 	var n int
 	err := s.store.View(ctx, func(tx Tx) (err error) {
@@ -261,7 +261,7 @@ func testAccounts(t *testing.T) {
 	}
 	wantCode(t, s.AddCredits("acme", -13), companydocs.EINSUFFICIENTFUNDS)
 	wantCode(t, s.AddCredits("nobody", 1), companydocs.ENOTFOUND)
-	list, err := s.Accounts()
+	list, err := s.All()
 	if err != nil || len(list) != 2 || list[0].Name != "acme" || list[0].Credits != 12 || list[1].Name != "beta" {
 		t.Errorf("Accounts = %+v, %v", list, err)
 	}

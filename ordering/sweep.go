@@ -15,7 +15,7 @@ const DefaultSweepInterval = time.Minute
 const sweepBatch = 500
 
 // sweepEvery deletes expired sessions every interval until Close.
-func (s *Service) sweepEvery(interval time.Duration) {
+func (s *Accounts) sweepEvery(interval time.Duration) {
 	defer close(s.sweepDone)
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -38,7 +38,7 @@ func (s *Service) sweepEvery(interval time.Duration) {
 // are kept until then, so that their clients learn why they fail). It
 // walks the sessions in batches of one write transaction each and stops
 // early when the service closes.
-func (s *Service) sweepSessions() (deleted int, err error) {
+func (s *Accounts) sweepSessions() (deleted int, err error) {
 	from := ""
 	for {
 		select {

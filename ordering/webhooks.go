@@ -63,7 +63,7 @@ type webhookBody struct {
 
 // CreateWebhook registers an endpoint for the account and returns it with
 // its secret, which no other answer shows again.
-func (s *Service) CreateWebhook(ctx context.Context, account, rawURL, description string) (*companydocs.WebhookEndpoint, error) {
+func (s *Orders) CreateWebhook(ctx context.Context, account, rawURL, description string) (*companydocs.WebhookEndpoint, error) {
 	role, err := s.roleOf(account)
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (s *Service) CreateWebhook(ctx context.Context, account, rawURL, descriptio
 
 // checkWebhookURL checks the shape here and the network rules (scheme,
 // addresses) through Options.CheckWebhookURL.
-func (s *Service) checkWebhookURL(ctx context.Context, rawURL string) error {
+func (s *Orders) checkWebhookURL(ctx context.Context, rawURL string) error {
 	u, err := url.Parse(rawURL)
 	switch {
 	case rawURL == "":
@@ -121,7 +121,7 @@ func (s *Service) checkWebhookURL(ctx context.Context, rawURL string) error {
 }
 
 // Webhooks lists the account's endpoints, without their secrets.
-func (s *Service) Webhooks(ctx context.Context, account string) ([]companydocs.WebhookEndpoint, error) {
+func (s *Orders) Webhooks(ctx context.Context, account string) ([]companydocs.WebhookEndpoint, error) {
 	var eps []EndpointRecord
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		eps, err = tx.WebhookEndpoints(account)
@@ -137,7 +137,7 @@ func (s *Service) Webhooks(ctx context.Context, account string) ([]companydocs.W
 
 // DeleteWebhook removes the account's endpoint with its deliveries;
 // another account's endpoint is not_found.
-func (s *Service) DeleteWebhook(ctx context.Context, account, id string) error {
+func (s *Orders) DeleteWebhook(ctx context.Context, account, id string) error {
 	return s.store.Update(ctx, func(tx Tx) error {
 		if _, err := ownEndpoint(tx, account, id); err != nil {
 			return err
@@ -148,7 +148,7 @@ func (s *Service) DeleteWebhook(ctx context.Context, account, id string) error {
 
 // WebhookDeliveries returns the endpoint's most recent deliveries, newest
 // event first, each with its latest attempts.
-func (s *Service) WebhookDeliveries(ctx context.Context, account, id string) ([]companydocs.WebhookDelivery, error) {
+func (s *Orders) WebhookDeliveries(ctx context.Context, account, id string) ([]companydocs.WebhookDelivery, error) {
 	var ds []DeliveryRecord
 	err := s.store.View(ctx, func(tx Tx) error {
 		if _, err := ownEndpoint(tx, account, id); err != nil {
@@ -184,7 +184,7 @@ func errNoWebhook(id string) error {
 // transaction, makes one delivery per matching endpoint and removes the
 // events: an event is never lost or fanned out twice, whenever the
 // process dies. It returns how many events it took.
-func (s *Service) FanOutEvents(limit int) (int, error) {
+func (s *Orders) FanOutEvents(limit int) (int, error) {
 	if depth, _, err := s.OutboxStats(); err != nil || depth == 0 {
 		return 0, err // no empty commit (and fsync) per wake-up
 	}
@@ -246,7 +246,7 @@ const deliveryLease = time.Minute
 // earliest delivery that is due at now, at most limit in all, oldest due
 // first; and the earliest time a pending delivery not returned falls due
 // (zero when none), for the dispatcher's timer.
-func (s *Service) DueWebhooks(now time.Time, busy func(endpointID string) bool, limit int) ([]companydocs.WebhookTask, time.Time, error) {
+func (s *Orders) DueWebhooks(now time.Time, busy func(endpointID string) bool, limit int) ([]companydocs.WebhookTask, time.Time, error) {
 	var next time.Time
 	var tasks []companydocs.WebhookTask
 	err := s.store.Update(context.Background(), func(tx Tx) error {
@@ -294,7 +294,7 @@ func attemptsMade(d *DeliveryRecord) int {
 // failed end the delivery, pending sets its next attempt. A delivery
 // whose endpoint was deleted meanwhile is ignored. Concurrent calls
 // may share a commit (the store's Update).
-func (s *Service) RecordWebhookAttempt(r companydocs.WebhookResult) error {
+func (s *Orders) RecordWebhookAttempt(r companydocs.WebhookResult) error {
 	return s.store.Update(context.Background(), func(tx Tx) error {
 		d, err := tx.Delivery(r.EndpointID, r.EventID)
 		if err != nil || d == nil {
@@ -320,7 +320,7 @@ func (s *Service) RecordWebhookAttempt(r companydocs.WebhookResult) error {
 }
 
 // PendingWebhooks counts the deliveries not yet delivered or failed.
-func (s *Service) PendingWebhooks() (n int, err error) {
+func (s *Orders) PendingWebhooks() (n int, err error) {
 	err = s.store.View(context.Background(), func(tx Tx) error {
 		n, err = tx.CountScheduledDeliveries()
 		return err

@@ -124,10 +124,10 @@ func operatorEndpoints(id string) []accessEndpoint {
 // token on every client-only route, is 403 forbidden, and changes nothing.
 func checkRoles(t *testing.T, s *testServer, clientToken string, clientOnly, operatorOnly []accessEndpoint) {
 	t.Helper()
-	if _, err := s.Ordering.CreateAccountWithRole("ops", companydocs.RoleOperator, 0); err != nil {
+	if _, err := s.Accounts.CreateAccountWithRole("ops", companydocs.RoleOperator, 0); err != nil {
 		t.Fatal(err)
 	}
-	key, err := s.Ordering.CreateAccountWithRole("ops2", companydocs.RoleOperator, 0)
+	key, err := s.Accounts.CreateAccountWithRole("ops2", companydocs.RoleOperator, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,11 +66,12 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer lock.Close()
-	svc, err := openAccounts(dataDir)
+	db, err := openAccountsStore(dataDir)
 	if err != nil {
 		return err
 	}
-	defer svc.Close()
+	defer db.Close()
+	svc := ordering.NewAccounts(db, ordering.Options{SweepInterval: -1})
 	switch args[0] {
 	case "create":
 		role := companydocs.RoleClient
@@ -90,8 +91,8 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("unknown accounts command %q: %w", args[0], errUsage)
 }
 
-// openAccounts opens orders.db in dataDir for account administration.
-func openAccounts(dataDir string) (*ordering.Service, error) {
+// openAccountsStore opens orders.db in dataDir for account administration.
+func openAccountsStore(dataDir string) (*bbolt.DB, error) {
 	path := filepath.Join(dataDir, bbolt.DatabaseFile)
 	db, err := bbolt.Open(path, bbolt.Options{})
 	if errors.Is(err, bbolt.ErrInUse) {
@@ -99,12 +100,7 @@ func openAccounts(dataDir string) (*ordering.Service, error) {
 	} else if err != nil {
 		return nil, explainStoreError(path, err)
 	}
-	svc, err := ordering.New(db, nil, nil, ordering.Options{DocumentsDir: filepath.Join(dataDir, ordering.DocumentsDir)})
-	if err != nil {
-		db.Close()
-		return nil, explainStoreError(path, err)
-	}
-	return svc, nil
+	return db, nil
 }
 
 // checkAccountsArgs finds usage errors before anything is opened.
@@ -136,7 +132,7 @@ func lockAccountsDataDir(dataDir string) (*os.File, error) {
 	return lock, err
 }
 
-func createAccount(svc *ordering.Service, name, role string, credits int64, asJSON bool, stdout io.Writer) error {
+func createAccount(svc *ordering.Accounts, name, role string, credits int64, asJSON bool, stdout io.Writer) error {
 	key, err := svc.CreateAccountWithRole(name, role, credits)
 	if err != nil {
 		return err
@@ -148,8 +144,8 @@ func createAccount(svc *ordering.Service, name, role string, credits int64, asJS
 	return nil
 }
 
-func listAccounts(svc *ordering.Service, asJSON bool, stdout io.Writer) error {
-	accounts, err := svc.Accounts()
+func listAccounts(svc *ordering.Accounts, asJSON bool, stdout io.Writer) error {
+	accounts, err := svc.All()
 	if err != nil {
 		return err
 	}

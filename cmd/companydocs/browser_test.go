@@ -43,11 +43,11 @@ func TestBrowserPage(t *testing.T) {
 	base := "http://" + m.Addr() + "/"
 	checkPageHeaders(t, base)
 
-	key, err := m.Ordering.CreateAccount("browser-test", 0)
+	key, err := m.Accounts.CreateAccount("browser-test", 0)
 	if err != nil {
 		t.Fatalf("create account: %v", err)
 	}
-	operatorKey, err := m.Ordering.CreateAccountWithRole("browser-operator", companydocs.RoleOperator, 0)
+	operatorKey, err := m.Accounts.CreateAccountWithRole("browser-operator", companydocs.RoleOperator, 0)
 	if err != nil {
 		t.Fatalf("create operator account: %v", err)
 	}

@@ -461,7 +461,7 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) map[string]*companyd
 	if err := db.Check(); err != nil {
 		tb.Errorf("consistency check after kill: %v", err)
 	}
-	accounts, err := svc.Accounts()
+	accounts, err := svc.All()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -472,7 +472,7 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) map[string]*companyd
 		var charged, refunded int64
 		var list []*companydocs.Order
 		if acct.Role != companydocs.RoleOperator {
-			list = allOrders(tb, svc, acct.Name)
+			list = allOrders(tb, svc.Orders, acct.Name)
 		}
 		for _, o := range list {
 			if _, dup := stored[o.ID]; dup {
@@ -600,12 +600,12 @@ func checkDocumentFile(tb testing.TB, dir string, o *companydocs.Order) {
 }
 
 // allOrders pages through an account's orders.
-func allOrders(tb testing.TB, svc *ordering.Service, account string) []*companydocs.Order {
+func allOrders(tb testing.TB, svc *ordering.Orders, account string) []*companydocs.Order {
 	tb.Helper()
 	var all []*companydocs.Order
 	cursor := ""
 	for {
-		page, next, err := svc.Orders(context.Background(), account, "", cursor, companydocs.MaxOrdersPage)
+		page, next, err := svc.List(context.Background(), account, "", cursor, companydocs.MaxOrdersPage)
 		if err != nil {
 			tb.Fatalf("list orders of %s: %v", account, err)
 		}

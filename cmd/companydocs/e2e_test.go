@@ -665,7 +665,7 @@ func TestNotReadyAndRateLimited(t *testing.T) {
 	s.mustJSON(t, http.StatusOK, nil, "GET", "/healthz", "")
 	s.wantError(t, http.StatusServiceUnavailable, "plan_configuration_missing", "GET", "/api/v1/documents/plans/", "")
 
-	key, err := s.Ordering.CreateAccount("acme", 5)
+	key, err := s.Accounts.CreateAccount("acme", 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -726,7 +726,7 @@ func TestShutdownFinishesInFlightRequests(t *testing.T) {
 
 	again := startServer(t, dir) // fails if the order store or the index is still locked
 	again.mustJSON(t, http.StatusOK, nil, "GET", "/readyz", "")
-	if _, err := again.Ordering.CreateAccount("after-restart", 1); err != nil {
+	if _, err := again.Accounts.CreateAccount("after-restart", 1); err != nil {
 		t.Fatalf("the reopened order store does not take writes: %v", err)
 	}
 }

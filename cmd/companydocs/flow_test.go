@@ -77,7 +77,7 @@ func jsonString(s string) string {
 
 func (s *testServer) session(t *testing.T, name string, credits int64) string {
 	t.Helper()
-	key, err := s.Ordering.CreateAccount(name, credits)
+	key, err := s.Accounts.CreateAccount(name, credits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestConcurrentIdenticalOrdersMakeOne(t *testing.T) {
 			t.Errorf("status %d", s)
 		}
 	}
-	acct, err := ts.Ordering.Account("race")
+	acct, err := ts.Accounts.Account("race")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestConcurrentIdenticalOrdersMakeOne(t *testing.T) {
 func TestOrdersSurviveRestart(t *testing.T) {
 	ts, dir := flowServer(t)
 	top := ts.flowSearch(t, "HRB 562 Düsseldorf").Candidates[0]
-	key, err := ts.Ordering.CreateAccount("durable", 3)
+	key, err := ts.Accounts.CreateAccount("durable", 3)
 	if err != nil {
 		t.Fatal(err)
 	}

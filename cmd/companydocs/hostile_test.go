@@ -97,7 +97,7 @@ func TestHostileRequests(t *testing.T) {
 	dir := t.TempDir()
 	mustBuild(t, dir, 200, offeneRegister(t, "fixtures_665.jsonl"))
 	s := startServer(t, dir)
-	key, err := s.Ordering.CreateAccount("hostile", 5)
+	key, err := s.Accounts.CreateAccount("hostile", 5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ type lifecycleOrder struct {
 
 func (s *testServer) operatorSession(t *testing.T, name string) string {
 	t.Helper()
-	key, err := s.Ordering.CreateAccountWithRole(name, companydocs.RoleOperator, 0)
+	key, err := s.Accounts.CreateAccountWithRole(name, companydocs.RoleOperator, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func (s *testServer) act(t *testing.T, want int, method, path, token string, bod
 
 func (s *testServer) balance(t *testing.T, name string) int64 {
 	t.Helper()
-	a, err := s.Ordering.Account(name)
+	a, err := s.Accounts.Account(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func checkDownload(t *testing.T, ts *testServer, id, sha, client, other, op stri
 		t.Fatalf("download: %d %q", status, body)
 	}
 	today := ""
-	if o, err := ts.Ordering.Order(t.Context(), "acme", id); err == nil {
+	if o, err := ts.Orders.Order(t.Context(), "acme", id); err == nil {
 		today = o.History[len(o.History)-1].At.Format("2006-01-02")
 	}
 	wantName := `attachment; filename="Duesseldorf_HRB-562_AD_` + today + `.pdf"`

@@ -35,7 +35,7 @@ func TestServeOnPostgres(t *testing.T) {
 	if n, ok := s.metric(t, "companydocs_db_pool_connections", "state", "max"); !ok || n != 3 {
 		t.Errorf("pool size in /metrics: %v (found %v), want 3", n, ok)
 	}
-	key, err := s.Ordering.CreateAccount("acme", 5)
+	key, err := s.Accounts.CreateAccount("acme", 5)
 	if err != nil {
 		t.Fatal(err)
 	}

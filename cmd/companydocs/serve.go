@@ -72,14 +72,16 @@ type Main struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
-	Logger   *slog.Logger
-	Live     *index.Live
-	Ordering *ordering.Service
-	// OrderStore is the bbolt file under Ordering, which closes it; nil
-	// when Database is the store.
+	Logger *slog.Logger
+	Live   *index.Live
+	// Accounts authenticates and Orders orders, both over the order
+	// store: OrderStore (bbolt) or Database (PostgreSQL, --store).
+	Accounts *ordering.Accounts
+	Orders   *ordering.Orders
+	// OrderStore is the bbolt file; nil when Database is the store.
 	OrderStore *bbolt.DB
-	// Database is the PostgreSQL store under Ordering (--store), which
-	// closes it; nil when OrderStore is the store.
+	// Database is the PostgreSQL store (--store); nil when OrderStore is
+	// the store.
 	Database *postgres.DB
 	Server   *httpapi.Server
 	// Metrics are the service's collectors beyond HTTP (the generation
@@ -176,15 +178,15 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.Ordering, err = ordering.New(store, m.Live, plans, ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
+	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
 		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
-		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL})
-	if err != nil {
-		store.Close()
-		return m.explainOrderStoreError(err)
+		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL}
+	if m.Orders, err = ordering.NewOrders(store, m.Live, plans, opts); err != nil {
+		return m.explainOrderStoreError(err) // Close closes the store
 	}
+	m.Accounts = ordering.NewAccounts(store, opts)
 	m.startWebhooks()
-	if counts, err := m.Ordering.CountByStatus(); err == nil {
+	if counts, err := m.Orders.CountByStatus(); err == nil {
 		m.Metrics.SetOrderCounts(counts)
 	}
 	if m.OrderStore != nil {
@@ -208,7 +210,7 @@ func (m *Main) listen() error {
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
-		Searcher: liveSearcher{m.Live}, Ordering: m.Ordering, Ready: m.ready,
+		Searcher: liveSearcher{m.Live}, Sessions: m.Accounts, Ordering: m.Orders, Ready: m.ready,
 		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
 	})
 	if err != nil {
@@ -270,8 +272,14 @@ func (m *Main) Close() error {
 	if m.Live != nil {
 		errs = append(errs, m.Live.Close())
 	}
-	if m.Ordering != nil {
-		errs = append(errs, m.Ordering.Close())
+	if m.Accounts != nil {
+		m.Accounts.Close() // the session sweep
+	}
+	if m.OrderStore != nil {
+		errs = append(errs, m.OrderStore.Close())
+	}
+	if m.Database != nil {
+		errs = append(errs, m.Database.Close())
 	}
 	errs = append(errs, m.unlockDataDir())
 	return errors.Join(errs...)
@@ -299,9 +307,9 @@ func (m *Main) ready() []string {
 	} else if id, _, _ := m.Live.Current(); id == "" {
 		missing = append(missing, "no index generation is open")
 	}
-	if m.Ordering == nil {
+	if m.Orders == nil {
 		missing = append(missing, "the order store is not open")
-	} else if _, err := m.Ordering.Plans(); err != nil {
+	} else if _, err := m.Orders.Plans(); err != nil {
 		missing = append(missing, "no plan is configured")
 	}
 	if m.Database != nil && !m.databaseAnswers() {
@@ -311,7 +319,7 @@ func (m *Main) ready() []string {
 }
 
 func (m *Main) createDemo() error {
-	key, created, err := m.Ordering.EnsureDemoAccount(int64(m.Config.DemoCredits))
+	key, created, err := m.Accounts.EnsureDemoAccount(int64(m.Config.DemoCredits))
 	if err != nil {
 		return fmt.Errorf("create demo account: %w", err)
 	}
@@ -408,7 +416,7 @@ func (m *Main) webhookPolicy() webhook.Policy {
 // startWebhooks starts the dispatcher on the open order store; it picks
 // up what the outbox and the pending deliveries hold from before.
 func (m *Main) startWebhooks() {
-	m.Webhooks = webhook.New(m.Ordering, webhook.Options{Workers: m.Config.WebhookWorkers, Timeout: m.Config.WebhookTimeout,
+	m.Webhooks = webhook.New(m.Orders, webhook.Options{Workers: m.Config.WebhookWorkers, Timeout: m.Config.WebhookTimeout,
 		RetryBase: m.Config.WebhookRetryBase, RetryFor: m.Config.WebhookRetryFor, Policy: m.webhookPolicy(),
 		Logger: m.Logger, OnOutcome: m.Metrics.ObserveWebhookDelivery, OnStats: m.Metrics.SetWebhookStats})
 	m.dispatcher.Store(m.Webhooks)

@@ -64,7 +64,7 @@ func from(t *testing.T, s *testServer, local string, fn func()) {
 
 func mustAPIKey(t *testing.T, s *testServer, account string) string {
 	t.Helper()
-	key, err := s.Ordering.CreateAccount(account, 0)
+	key, err := s.Accounts.CreateAccount(account, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,22 +26,35 @@ func runCmd(args ...string) (string, error) {
 	return out.String() + errOut.String(), err
 }
 
-// openOrderService opens the order database in dir and the ordering
-// service over it, as serve does, for tests that fill or inspect it while
-// no server runs. Closing the service closes the database.
-func openOrderService(tb testing.TB, dir string, opts ordering.Options) (*ordering.Service, *bbolt.DB) {
+// orderService is Accounts and Orders over the order database in a data
+// directory, for tests that fill or inspect it while no server runs.
+type orderService struct {
+	*ordering.Accounts
+	*ordering.Orders
+	db *bbolt.DB
+}
+
+// Close stops the session sweep and closes the database.
+func (s *orderService) Close() error {
+	s.Accounts.Close()
+	return s.db.Close()
+}
+
+// openOrderService opens the order database in dir and Accounts over it.
+func openOrderService(tb testing.TB, dir string, opts ordering.Options) (*orderService, *bbolt.DB) {
 	tb.Helper()
 	db, err := bbolt.Open(filepath.Join(dir, bbolt.DatabaseFile), bbolt.Options{})
 	if err != nil {
 		tb.Fatalf("open the order database: %v", err)
 	}
+	opts.SweepInterval = -1
 	opts.DocumentsDir = filepath.Join(dir, ordering.DocumentsDir)
-	svc, err := ordering.New(db, nil, nil, opts)
+	orders, err := ordering.NewOrders(db, nil, nil, opts)
 	if err != nil {
 		db.Close()
-		tb.Fatal(err)
+		tb.Fatalf("open the order database: %v", err)
 	}
-	return svc, db
+	return &orderService{Accounts: ordering.NewAccounts(db, opts), Orders: orders, db: db}, db
 }
 
 // storeAccounts creates n accounts in dir's order database before a

@@ -475,7 +475,7 @@ func containsValue(m map[event]string, v string) bool {
 // gets nothing.
 func TestWebhookSSRF(t *testing.T) {
 	ts, dir := flowServer(t)
-	key, err := ts.Ordering.CreateAccount("acme", 10)
+	key, err := ts.Accounts.CreateAccount("acme", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
