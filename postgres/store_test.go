@@ -524,16 +524,14 @@ func TestEventIDsFollowCommitOrderAcrossNodes(t *testing.T) {
 }
 
 // TestServiceAnswersUnavailableWhileTheDatabaseIsDown: through the
-// ordering rules, a lost database answers service_unavailable, and the
+// ordering rules (ordering.Accounts), a lost database answers service_unavailable, and the
 // same service serves again once the database is back, its committed
 // accounts and sessions intact.
 func TestServiceAnswersUnavailableWhileTheDatabaseIsDown(t *testing.T) {
 	ctx := context.Background()
 	db := mustOpen(t, Options{})
-	svc, err := ordering.New(db, nil, nil, ordering.Options{DocumentsDir: t.TempDir(), SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := ordering.NewAccounts(db, ordering.Options{SweepInterval: -1})
+	defer svc.Close()
 	key, err := svc.CreateAccount("acme", 3)
 	if err != nil {
 		t.Fatal(err)
