@@ -27,22 +27,32 @@ func storeFlags(fs *flagSet, c *Config) {
 // storeFromEnv fills --store when the command line did not set it:
 // COMPANYDOCS_STORE, then DATABASE_URL.
 func storeFromEnv(fs *flagSet, c *Config) {
+	c.Store = storeURL(fs, c.Store)
+}
+
+// storeURL is the --store value when the command line set it, otherwise
+// COMPANYDOCS_STORE, then DATABASE_URL.
+func storeURL(fs *flagSet, flagValue string) string {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "store" })
 	if set {
-		return
+		return flagValue
 	}
 	if v, ok := fs.env("store"); ok {
-		c.Store = v
-	} else {
-		c.Store = os.Getenv("DATABASE_URL")
+		return v
 	}
+	return os.Getenv("DATABASE_URL")
+}
+
+// postgresURL reports whether a --store value names PostgreSQL.
+func postgresURL(url string) bool {
+	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
 }
 
 // validateStore checks the order store's configuration; the URL itself
 // is never repeated, since it may hold a password.
 func (c *Config) validateStore(bad func(flagName, format string, args ...any)) {
-	if c.Store != "" && !strings.HasPrefix(c.Store, "postgres://") && !strings.HasPrefix(c.Store, "postgresql://") {
+	if c.Store != "" && !postgresURL(c.Store) {
 		bad("store", "must be a postgres:// URL, or empty for orders.db in the data directory")
 	}
 	if c.StorePoolSize < 0 {

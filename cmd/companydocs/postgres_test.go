@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +12,8 @@ import (
 )
 
 // TestServeOnPostgres: serve --store postgres://... keeps accounts and
-// sessions in PostgreSQL, reports the database in /readyz and its pool
+// sessions in PostgreSQL, where the accounts command changes them while
+// the server runs, reports the database in /readyz and its pool
 // in /metrics, answers 503 service_unavailable while the database is
 // down, and serves again once it is back, without a restart.
 func TestServeOnPostgres(t *testing.T) {
@@ -35,11 +37,24 @@ func TestServeOnPostgres(t *testing.T) {
 	if n, ok := s.metric(t, "companydocs_db_pool_connections", "state", "max"); !ok || n != 3 {
 		t.Errorf("pool size in /metrics: %v (found %v), want 3", n, ok)
 	}
-	key, err := s.Accounts.CreateAccount("acme", 5)
-	if err != nil {
+	// the accounts command works on the store while the server runs on it
+	var out strings.Builder
+	if err := runAccounts([]string{"create", "--store", url, "--name", "acme", "--credits", "5", "--json"}, &out, &out); err != nil {
+		t.Fatalf("accounts create on the running server's store: %v", err)
+	}
+	var created struct {
+		APIKey string `json:"api_key"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &created); err != nil || created.APIKey == "" {
+		t.Fatalf("accounts create printed %q", out.String())
+	}
+	if err := runAccounts([]string{"credit", "--store", url, "--name", "acme", "--add", "2"}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	body := `{"api_key":"` + key + `"}`
+	if a, err := s.Accounts.Account("acme"); err != nil || a.Credits != 7 {
+		t.Fatalf("the server sees account %+v (%v), want 7 credits", a, err)
+	}
+	body := `{"api_key":"` + created.APIKey + `"}`
 	s.mustJSON(t, http.StatusCreated, nil, "POST", "/api/v1/auth/sessions", body)
 
 	cluster.Crash()
