@@ -33,36 +33,35 @@ func (t *tx) PutSession(hash [32]byte, rec *ordering.SessionRecord) error {
 // CountSessions counts the account's entries in the session index.
 func (t *tx) CountSessions(account string) (int, error) {
 	n := 0
-	err := t.accountSessions(account, func([32]byte) bool { n++; return true })
-	return n, err
+	t.accountSessions(account, func([32]byte) bool { n++; return true })
+	return n, nil
 }
 
 // OldestSessions returns the first limit hashes of the account's index.
 func (t *tx) OldestSessions(account string, limit int) ([][32]byte, error) {
 	var out [][32]byte
-	err := t.accountSessions(account, func(h [32]byte) bool {
+	t.accountSessions(account, func(h [32]byte) bool {
 		if len(out) == limit {
 			return false
 		}
 		out = append(out, h)
 		return true
 	})
-	return out, err
+	return out, nil
 }
 
 // accountSessions calls fn with the account's session hashes, oldest
 // first, while it returns true.
-func (t *tx) accountSessions(account string, fn func([32]byte) bool) error {
+func (t *tx) accountSessions(account string, fn func([32]byte) bool) {
 	prefix := append([]byte(account), 0)
 	c := t.read(bucketAccountSessions).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		var h [32]byte
 		copy(h[:], k[len(k)-len(h):])
 		if !fn(h) {
-			break
+			return
 		}
 	}
-	return nil
 }
 
 // DeleteSessions removes sessions and their index entries.
@@ -95,9 +94,7 @@ func (t *tx) deleteSession(hash []byte, rec *ordering.SessionRecord) error {
 // RevokeSessions marks the account's live sessions revoked.
 func (t *tx) RevokeSessions(account, endedBy string) ([][32]byte, error) {
 	var hashes, revoked [][32]byte
-	if err := t.accountSessions(account, func(h [32]byte) bool { hashes = append(hashes, h); return true }); err != nil {
-		return nil, err
-	}
+	t.accountSessions(account, func(h [32]byte) bool { hashes = append(hashes, h); return true })
 	for _, h := range hashes {
 		rec, err := t.Session(h)
 		if err != nil {

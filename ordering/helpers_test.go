@@ -117,10 +117,13 @@ func shippedPlans(tb testing.TB) *Plans {
 
 // TestStores opens the stores the tests run against, by name: each
 // opens the store kept in dir, empty the first time; after Close, opening
-// dir again finds what was committed. The stores register themselves in
+// dir again finds what was committed (a database store keys a database or
+// schema of its own by dir). The stores register themselves in
 // stores_test.go (package ordering_test, which may import them without an
 // import cycle; its init runs before the tests): adding a store there is
-// one line, and every test that uses forEachStore runs against it.
+// one line, and every test that uses forEachStore runs against it as a
+// subtest named after it: the rules' tests (orders, lifecycle, roles,
+// sessions, webhooks) and the store contract of store_test.go.
 var TestStores = map[string]func(dir string) (Store, error){}
 
 // forEachStore runs fn as a subtest per registered store, named after it.

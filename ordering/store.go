@@ -17,7 +17,10 @@ import (
 // Records cross the interface as this package's types; a store decides
 // how to keep them (JSON in buckets, rows in tables). Byte slices and
 // records returned by a Tx belong to the caller and stay valid after the
-// transaction.
+// transaction. The rules store a record only after what it names: the
+// account of a session, order, key, claim or endpoint, the order of an
+// event, claim or delivery; a store may enforce that (foreign keys), and a
+// record that breaks it is a failure of the store, not a domain error.
 type Store interface {
 	// Update runs fn in one read-write transaction and returns after it
 	// has committed durably, or with fn's error (nothing fn wrote is then

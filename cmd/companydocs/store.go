@@ -37,7 +37,7 @@ func storeAdvice(path string) string {
 }
 
 // explainStoreError adds what to do to the errors of bbolt.Open and
-// ordering.New.
+// ordering.NewOrders.
 func explainStoreError(path string, err error) error {
 	switch {
 	case errors.Is(err, bbolt.ErrDamaged):
