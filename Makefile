@@ -14,8 +14,10 @@ run: build
 build:
 	$(GO) build -o bin/companydocs ./cmd/companydocs
 
-## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation and the ingest's memory test (both without it)
+## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation and the ingest's memory test (both without it);
+## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters)
 test: vet fmt-check
+	scripts/postgres.sh
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
 	$(GO) test -count=1 -run 'TestManyLargeValidLines' ./cmd/companydocs/

@@ -25,7 +25,8 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/ingest", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/index", []string{"companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/gofiber/"}},
 		{"companydocs/webhook", []string{"companydocs/", "github.com/", "go.etcd.io/", "golang.org/x/"}},
-		{"companydocs/httpapi", []string{"companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
+		{"companydocs/httpapi", []string{"companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/bbolt", "companydocs/postgres", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
+		{"companydocs/postgres", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
 	}
 	for _, r := range rules {

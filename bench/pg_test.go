@@ -10,16 +10,13 @@ import (
 // loads the small real chunk and the fixtures and checks that the trigram query ranks a
 // record first for its own name.
 func TestTrigramBaselineFindsExactNames(t *testing.T) {
-	if _, err := pgBinDir(); err != nil {
-		t.Skip(err)
-	}
 	set := buildSmallSet(t, 5, 1)
 	ctx := context.Background()
 	pg, err := StartPG(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pg.Stop()
+	defer pg.Close()
 	conn, err := pg.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)

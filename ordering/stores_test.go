@@ -17,4 +17,5 @@ func init() {
 		}
 		return db, nil
 	}
+	ordering.TestStores["postgres"] = openPostgres // postgres_test.go
 }

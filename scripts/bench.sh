@@ -100,9 +100,7 @@ step_sample() {
 }
 
 ensure_postgres() {
-	for d in /usr/lib/postgresql/15/bin /usr/local/bin; do [[ -x $d/initdb ]] && return; done
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 postgresql-contrib-15 >/dev/null ||
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null
+	"$(dirname "$0")/postgres.sh"
 }
 
 step_pg() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"companydocs/bench"
+	"companydocs/internal/pgcluster"
 )
 
 type pgResult struct {
@@ -46,7 +47,7 @@ func runPG(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer pg.Stop()
+	defer pg.Close()
 	if res.Load, err = loadPG(ctx, pg, fs.Args()); err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func runPG(ctx context.Context, args []string) error {
 	return writeJSON(*jsonOut, res)
 }
 
-func loadPG(ctx context.Context, pg *bench.PG, corpus []string) (bench.PGLoad, error) {
+func loadPG(ctx context.Context, pg *pgcluster.Cluster, corpus []string) (bench.PGLoad, error) {
 	conn, err := pg.Connect(ctx)
 	if err != nil {
 		return bench.PGLoad{}, fmt.Errorf("connect to postgres: %w", err)

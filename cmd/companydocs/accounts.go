@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"companydocs"
 	"companydocs/bbolt"
 	"companydocs/ordering"
+	"companydocs/postgres"
 )
 
 const accountsUsage = `usage:
@@ -22,7 +24,9 @@ const accountsUsage = `usage:
   companydocs accounts credit --name N --add C
 
 accounts works on orders.db in the data directory (--data-dir) directly; if a
-server runs on that directory, stop it first.`
+server runs on that directory, stop it first. With --store postgres://...
+(COMPANYDOCS_STORE, then DATABASE_URL) it works on the PostgreSQL store,
+also while servers run on it.`
 
 // runAccounts administers accounts directly in the order database. Help
 // and usage errors touch nothing; otherwise it holds the data directory's
@@ -43,6 +47,7 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	}
 	var (
 		dataDir, name string
+		store         string
 		credits, add  int
 		asJSON        bool
 		operator      bool
@@ -50,6 +55,7 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("accounts " + args[0])
 	fs.SetOutput(stderr)
 	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory holding orders.db")
+	fs.StringVar(&store, "store", "", "the PostgreSQL store (postgres://...) instead of orders.db (env "+envName("store")+", then DATABASE_URL)")
 	fs.StringVar(&name, "name", "", "account name")
 	fs.IntVar(&credits, "credits", 0, "starting credits (create)")
 	fs.IntVar(&add, "add", 0, "credits to add (credit)")
@@ -61,16 +67,11 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	if err := checkAccountsArgs(args[0], fs.Args(), name, credits, add); err != nil {
 		return err
 	}
-	lock, err := lockAccountsDataDir(dataDir)
+	db, release, err := openAccountsStore(dataDir, storeURL(fs, store))
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
-	db, err := openAccountsStore(dataDir)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	defer release()
 	svc := ordering.NewAccounts(db, ordering.Options{SweepInterval: -1})
 	switch args[0] {
 	case "create":
@@ -91,16 +92,36 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("unknown accounts command %q: %w", args[0], errUsage)
 }
 
-// openAccountsStore opens orders.db in dataDir for account administration.
-func openAccountsStore(dataDir string) (*bbolt.DB, error) {
+// openAccountsStore opens the PostgreSQL store the URL names, which
+// servers may share meanwhile, or else orders.db in dataDir under the data
+// directory's lock; release closes what it opened.
+func openAccountsStore(dataDir, url string) (ordering.Store, func(), error) {
+	if url != "" {
+		if !postgresURL(url) {
+			return nil, nil, fmt.Errorf("--store (%s) must be a postgres:// URL, or empty for orders.db: %w", envName("store"), errUsage)
+		}
+		db, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 2})
+		if err != nil {
+			return nil, nil, fmt.Errorf("open the order store in PostgreSQL (--store): %w", err)
+		}
+		return db, func() { db.Close() }, nil
+	}
+	lock, err := lockAccountsDataDir(dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
 	path := filepath.Join(dataDir, bbolt.DatabaseFile)
 	db, err := bbolt.Open(path, bbolt.Options{})
 	if errors.Is(err, bbolt.ErrInUse) {
-		return nil, fmt.Errorf("a running companydocs server holds %s; stop the server, run this command, then start the server again", path)
+		err = fmt.Errorf("a running companydocs server holds %s; stop the server, run this command, then start the server again", path)
 	} else if err != nil {
-		return nil, explainStoreError(path, err)
+		err = explainStoreError(path, err)
 	}
-	return db, nil
+	if err != nil {
+		lock.Close()
+		return nil, nil, err
+	}
+	return db, func() { db.Close(); lock.Close() }, nil
 }
 
 // checkAccountsArgs finds usage errors before anything is opened.

@@ -147,6 +147,7 @@ func (c *Config) Validate() error {
 	if c.WebhookWorkers < 1 {
 		bad("webhook-workers", "must be 1 or more, got %d", c.WebhookWorkers)
 	}
+	c.validateStore(bad)
 	if c.StoreCheckTimeout <= 0 {
 		bad("store-check-timeout", "must be longer than 0 (use --skip-store-check to skip the check), got %s", c.StoreCheckTimeout)
 	}

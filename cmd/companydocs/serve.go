@@ -20,6 +20,7 @@ import (
 	"companydocs/index"
 	"companydocs/metrics"
 	"companydocs/ordering"
+	"companydocs/postgres"
 	"companydocs/resolver"
 	"companydocs/webhook"
 )
@@ -47,6 +48,13 @@ type Config struct {
 	// SkipStoreCheck skips it (see ordering.Options).
 	StoreCheckTimeout time.Duration
 	SkipStoreCheck    bool
+	// Store is a postgres:// URL: the order store on PostgreSQL, shared by
+	// several nodes; empty keeps orders.db in the data directory.
+	// StorePoolSize (0: pgxpool's default) and StoreStatementTimeout
+	// configure it.
+	Store                 string
+	StorePoolSize         int
+	StoreStatementTimeout time.Duration
 	// Webhook delivery (see package webhook): the SSRF relaxations for
 	// tests and closed networks, and the timing.
 	WebhookAllowHTTP    bool
@@ -66,11 +74,16 @@ type Main struct {
 
 	Logger *slog.Logger
 	Live   *index.Live
-	// Accounts authenticates and Orders orders, both over OrderStore.
-	Accounts   *ordering.Accounts
-	Orders     *ordering.Orders
+	// Accounts authenticates and Orders orders, both over the order
+	// store: OrderStore (bbolt) or Database (PostgreSQL, --store).
+	Accounts *ordering.Accounts
+	Orders   *ordering.Orders
+	// OrderStore is the bbolt file; nil when Database is the store.
 	OrderStore *bbolt.DB
-	Server     *httpapi.Server
+	// Database is the PostgreSQL store (--store); nil when OrderStore is
+	// the store.
+	Database *postgres.DB
+	Server   *httpapi.Server
 	// Metrics are the service's collectors beyond HTTP (the generation
 	// being served, the embedded ingest, searches, orders, webhooks, the Go
 	// runtime); the server adds its request collectors and serves them all
@@ -123,6 +136,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.String(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Duration(&c.StoreCheckTimeout, "store-check-timeout", bbolt.DefaultCheckTimeout, "how long the check of orders.db at start may take before the start is refused")
 	fs.Bool(&c.SkipStoreCheck, "skip-store-check", false, "skip the page-by-page check of orders.db at start (for very large files; its size and meta pages are still checked)")
+	storeFlags(fs, c)
 	fs.Bool(&c.WebhookAllowHTTP, "webhook-allow-http", false, "accept http:// webhook URLs (bodies and signatures travel in clear); for tests and closed networks")
 	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", false, "accept webhook hosts on loopback, private, link-local and other non-public addresses, so that accounts can make the server call into its own network; for tests and closed networks")
 	fs.Duration(&c.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "time limit of one webhook delivery attempt")
@@ -132,6 +146,7 @@ func (m *Main) ParseFlags(args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	storeFromEnv(fs, c)
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no arguments, got %q: %w", fs.Args(), errUsage)
 	}
@@ -159,24 +174,25 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("open index: %w", err)
 	}
 	m.Metrics.SetGeneration(m.Live.Current())
-	storePath := filepath.Join(m.Config.DataDir, bbolt.DatabaseFile)
-	m.OrderStore, err = bbolt.Open(storePath, bbolt.Options{CheckTimeout: m.Config.StoreCheckTimeout, SkipCheck: m.Config.SkipStoreCheck, Logger: m.Logger})
+	store, err := m.openOrderStore(ctx)
 	if err != nil {
-		return explainStoreError(storePath, err)
+		return err
 	}
 	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
 		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
 		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL}
-	if m.Orders, err = ordering.NewOrders(m.OrderStore, m.Live, plans, opts); err != nil {
-		return explainStoreError(storePath, err) // Close closes the store
+	if m.Orders, err = ordering.NewOrders(store, m.Live, plans, opts); err != nil {
+		return m.explainOrderStoreError(err) // Close closes the store
 	}
-	m.Accounts = ordering.NewAccounts(m.OrderStore, opts)
+	m.Accounts = ordering.NewAccounts(store, opts)
 	m.startWebhooks()
 	if counts, err := m.Orders.CountByStatus(); err == nil {
 		m.Metrics.SetOrderCounts(counts)
 	}
-	if m.store, err = listenStore(m.Config.DataDir, m.OrderStore, m.Logger); err != nil {
-		m.Logger.Error("online backup and check are off: stop the server to run store backup or store check", "err", err)
+	if m.OrderStore != nil {
+		if m.store, err = listenStore(m.Config.DataDir, m.OrderStore, m.Logger); err != nil {
+			m.Logger.Error("online backup and check are off: stop the server to run store backup or store check", "err", err)
+		}
 	}
 	if m.Config.Demo {
 		if err := m.createDemo(); err != nil {
@@ -262,6 +278,9 @@ func (m *Main) Close() error {
 	if m.OrderStore != nil {
 		errs = append(errs, m.OrderStore.Close())
 	}
+	if m.Database != nil {
+		errs = append(errs, m.Database.Close())
+	}
 	errs = append(errs, m.unlockDataDir())
 	return errors.Join(errs...)
 }
@@ -292,6 +311,9 @@ func (m *Main) ready() []string {
 		missing = append(missing, "the order store is not open")
 	} else if _, err := m.Orders.Plans(); err != nil {
 		missing = append(missing, "no plan is configured")
+	}
+	if m.Database != nil && !m.databaseAnswers() {
+		missing = append(missing, "the order database does not answer")
 	}
 	return missing
 }

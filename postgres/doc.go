@@ -1,0 +1,78 @@
+// Package postgres is the order store on PostgreSQL (github.com/jackc/pgx/v5,
+// pgxpool), so that several nodes share accounts, keys, sessions, orders,
+// their lifecycle, the outbox, webhook deliveries and the references to
+// delivered documents. Package ordering keeps the rules; this package
+// only persists atomically.
+//
+// # Versions
+//
+// PostgreSQL 13 and newer: the schema uses nothing newer than 13
+// (deferrable foreign keys, partial indexes, FOR UPDATE SKIP LOCKED,
+// advisory locks). The tests run on the machine's PostgreSQL 15 (a
+// throw-away cluster from internal/pgcluster).
+//
+// # Schema and migrations
+//
+// The schema is versioned SQL under migrations/, embedded in the binary
+// and applied by goose (github.com/pressly/goose/v3) at Open, under a
+// session-level advisory lock, so that nodes starting at once apply each
+// version once. A database whose version is newer than the binary's is
+// refused with a sentence saying so. A released migration is never
+// edited: a change is a new file.
+//
+// # Transactions and concurrency
+//
+// Write transactions run at READ COMMITTED. A rule that checks a row and
+// then changes it reads the row with SELECT ... FOR UPDATE (the
+// ordering.Tx contract: Account and Order lock in Update), which
+// serialises the writers of one account or order across nodes and lets
+// a waiting writer see the row as committed, not as of its snapshot;
+// SERIALIZABLE would answer the same conflicts with aborts and reruns,
+// costly on the hot row of a busy account. What spans rows is a
+// constraint, so no interleaving can break it: UNIQUE keys for the
+// Idempotency-Key of an account and for the one open order per slot,
+// CHECK (credits >= 0) under debits of the form UPDATE ... WHERE credits
+// >= cost. Deadlocks (40P01) and serialization failures (40001) are run
+// again up to maxAttempts times. Read transactions run at REPEATABLE
+// READ, read-only: one snapshot for everything they read.
+//
+// Where the rules count an account's rows before adding one (the
+// session cap, the webhook endpoint cap), CountSessions and
+// WebhookEndpoints lock the account's row first in Update, so two nodes
+// cannot both pass the check. A method that may answer ordering.ErrExists
+// inserts with ON CONFLICT DO NOTHING: a failed statement would abort the
+// whole PostgreSQL transaction, while the rules may go on after the
+// answer. Claims of an Idempotency-Key or an open-order slot do the same
+// and then read the holder; the INSERT waits for a concurrent claim on
+// another node to commit or roll back, so exactly one wins.
+//
+// Event ids sort in commit order: LastEventID and AppendEvent take a
+// transaction-level advisory lock, held to commit, so appends are
+// serialised across nodes (the price of a reader that pages by id and
+// never skips an event committed late). Due webhook deliveries are
+// claimed with FOR UPDATE SKIP LOCKED and a lease (claimed_by,
+// claimed_until): while another node's claim is live a node leaves that
+// endpoint alone, the claiming node finds its own claim again (its
+// dispatcher keeps one attempt per endpoint), and the claim of a node
+// that died runs out after the lease.
+//
+// # Records
+//
+// Orders and webhook deliveries keep the record the rules wrote (json,
+// its bytes as written, times to the nanosecond) beside the columns that
+// constraints, indexes and queries need, derived from it in one place
+// (orderColumns, PutDelivery); Check compares them. Accounts, sessions,
+// endpoints and events are plain columns; their times are kept to the
+// microsecond, as PostgreSQL keeps them. The PDFs themselves are not in
+// the database: document_refs records which orders refer to which file.
+//
+// # Failures
+//
+// A failure that says nothing about the request (no connection, the
+// server restarting, the statement timeout, every pooled connection busy
+// for the acquire timeout, a conflict that outlived the retries) is the
+// specification's service_unavailable (503), never internal; the cause
+// stays in the error's text for the log. The pool replaces broken
+// connections by itself, so the store recovers when the server is back.
+// Ping is the readiness check. PoolStats feeds the pool's metrics.
+package postgres

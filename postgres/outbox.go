@@ -1,0 +1,102 @@
+package postgres
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"companydocs/ordering"
+)
+
+// outboxLockID names the transaction-level advisory lock that serialises
+// appends to the outbox across nodes: held from LastEventID to commit, so
+// that event ids, taken above the last one, sort in commit order and a
+// reader paging by id never skips an event committed late.
+const outboxLockID = 0x6f75_7462_6f78 // "outbox"
+
+func (t *txn) lockOutbox() error {
+	_, err := t.tx.Exec(t.ctx, "SELECT pg_advisory_xact_lock($1)", int64(outboxLockID))
+	return wrap(err, "lock the outbox")
+}
+
+// LastEventID returns the highest event id; in Update it first takes the
+// outbox lock.
+func (t *txn) LastEventID() (string, error) {
+	if t.write {
+		if err := t.lockOutbox(); err != nil {
+			return "", err
+		}
+	}
+	var id *string
+	if _, err := t.one("SELECT max(id) FROM outbox", nil, &id); err != nil || id == nil {
+		return "", wrap(err, "read the last event id")
+	}
+	return *id, nil
+}
+
+// AppendEvent stores an event under the outbox lock.
+func (t *txn) AppendEvent(e *ordering.Event) error {
+	if err := t.needWrite(); err != nil {
+		return err
+	}
+	if err := t.lockOutbox(); err != nil {
+		return err
+	}
+	n, err := t.exec("INSERT INTO outbox (id, type, order_id, account, at, payload) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+		e.ID, e.Type, e.OrderID, e.Account, e.At, []byte(e.Payload))
+	return inserted(n, err, fmt.Sprintf("store event %s", e.ID))
+}
+
+const eventColumns = "id, type, order_id, account, at, payload"
+
+func scanEvent(row pgx.CollectableRow) (ordering.Event, error) {
+	var e ordering.Event
+	var payload []byte
+	err := row.Scan(&e.ID, &e.Type, &e.OrderID, &e.Account, &e.At, &payload)
+	e.At, e.Payload = utc(e.At), payload
+	return e, err
+}
+
+func (t *txn) events(what, sql string, args ...any) ([]ordering.Event, error) {
+	rows, err := t.tx.Query(t.ctx, sql, args...)
+	if err != nil {
+		return nil, wrap(err, what)
+	}
+	list, err := pgx.CollectRows(rows, scanEvent)
+	return list, wrap(err, what)
+}
+
+// Events returns events with ids above after, in id order.
+func (t *txn) Events(after string, limit int) ([]ordering.Event, error) {
+	return t.events("list events", "SELECT "+eventColumns+" FROM outbox WHERE id > $1 ORDER BY id LIMIT $2", after, limit)
+}
+
+// ClaimEvents returns the oldest events that no other transaction holds,
+// locked until this one ends.
+func (t *txn) ClaimEvents(limit int) ([]ordering.Event, error) {
+	if err := t.needWrite(); err != nil {
+		return nil, err
+	}
+	return t.events("claim events", "SELECT "+eventColumns+" FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED", limit)
+}
+
+// DeleteEvent removes an event.
+func (t *txn) DeleteEvent(id string) error {
+	if err := t.needWrite(); err != nil {
+		return err
+	}
+	_, err := t.exec("DELETE FROM outbox WHERE id = $1", id)
+	return wrap(err, "delete event "+id)
+}
+
+// OutboxStats returns the number of events and the time of the oldest.
+func (t *txn) OutboxStats() (int, time.Time, error) {
+	var depth int
+	var oldest *time.Time
+	_, err := t.one("SELECT count(*), (SELECT at FROM outbox ORDER BY id LIMIT 1) FROM outbox", nil, &depth, &oldest)
+	if err != nil || oldest == nil {
+		return depth, time.Time{}, wrap(err, "read the outbox depth")
+	}
+	return depth, utc(*oldest), nil
+}
