@@ -80,7 +80,9 @@ var refundKeys = []string{"refunded_credits?", "refunded_amount?", "currency?"}
 // history entry carries the code of its note with the params the note
 // names (a person's note as written, what was refunded), so that a client
 // can say it in its own language.
-func TestHistorySaysCodes(t *testing.T) {
+func TestHistorySaysCodes(t *testing.T) { forEachStore(t, testHistorySaysCodes) }
+
+func testHistorySaysCodes(t *testing.T) {
 	s, fx, acct, op := lifecycleService(t)
 	var orders []*companydocs.Order
 	keep := func(o *companydocs.Order, err error) *companydocs.Order {
