@@ -84,6 +84,9 @@ var reasonTable = map[string]reasonSentence{
 	ReasonFormerCourtMatches: {[]string{"former_court"}, func(p rp) string { return "Former court " + p.FormerCourt + " matches" }},
 	// the entry may have no former court
 	ReasonFormerCourtDiffers: {[]string{"former_court?", "query_former_court"}, func(p rp) string {
+		if p.FormerCourt == "" {
+			return "Former court differs: the entry names none, the query " + p.QueryFormerCourt
+		}
 		return "Former court differs: " + p.FormerCourt + ", not " + p.QueryFormerCourt
 	}},
 	ReasonSuffixMatches: {[]string{"suffix"}, func(p rp) string { return "Suffix " + p.Suffix + " matches" }},
