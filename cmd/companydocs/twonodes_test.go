@@ -351,9 +351,14 @@ func checkTwoNodeDelivery(t *testing.T, nodes []*crashServer, accounts *ordering
 			t.Fatalf("%s on node B: %d %s", action, status, body)
 		}
 	}
-	pdf := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("two nodes, one register printout\n"), 40_000)...) // 1.3 MB
+	// The largest PDF accepted, through the pools within their default
+	// statement timeout.
+	pdf := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("two nodes, one register printout\n"), ordering.MaxDocumentSize/33)...)
+	pdf = append(pdf, bytes.Repeat([]byte{'\n'}, ordering.MaxDocumentSize-len(pdf))...)
 	sum := sha256.Sum256(pdf)
+	started := time.Now()
 	status, body := b.call(t, "PUT", "/api/v1/operator/orders/"+order.ID+"/document", "application/pdf", operator, string(pdf), "")
+	upload := time.Since(started)
 	if status != http.StatusOK {
 		t.Fatalf("delivery on node B: %d %s", status, body)
 	}
@@ -364,14 +369,17 @@ func checkTwoNodeDelivery(t *testing.T, nodes []*crashServer, accounts *ordering
 	if err := json.Unmarshal(body, &delivered); err != nil || delivered.Status != companydocs.OrderStatusDelivered || delivered.Document == nil || delivered.Document.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Fatalf("delivery answer %s (%v)", body, err)
 	}
+	started = time.Now()
 	status, got := a.call(t, "GET", "/api/v1/documents/orders/"+order.ID+"/document", "", client, "", "")
+	download := time.Since(started)
 	if status != http.StatusOK || !bytes.Equal(got, pdf) {
 		t.Fatalf("download from node A: %d, %d bytes (want %d, byte-identical)", status, len(got), len(pdf))
 	}
 	if files, _ := filepath.Glob(filepath.Join(b.dataDir(t), ordering.DocumentsDir, "*", "*.pdf")); len(files) != 0 {
 		t.Errorf("node B wrote the PDF to its data directory too: %v", files)
 	}
-	t.Logf("order %s created on A, delivered through B (%d bytes), downloaded from A byte-identical", order.ID, len(pdf))
+	t.Logf("order %s created on A, delivered through B (%d bytes, %v), downloaded from A byte-identical (%v)",
+		order.ID, len(pdf), upload.Round(time.Millisecond), download.Round(time.Millisecond))
 }
 
 // dataDir is the --data-dir the node was started with.
