@@ -57,6 +57,12 @@
 // A background sweep (Options.SweepInterval) deletes expired sessions in
 // write transactions of at most 500 sessions each. An account keeps at
 // most 100 sessions; its 101st ends its oldest (Tx.OldestSessions).
+// Live sessions are answered from memory after their first check. Over a
+// store only this process writes (bbolt) an entry lives until its session
+// ends here or expires; over a SharedStore (PostgreSQL, several nodes)
+// for SharedSessionCacheTTL (0.5 s) at most, measured from before the
+// read: a session ended on any node is refused by every node at most
+// that long after the end committed.
 //
 // # Orders
 //
@@ -125,7 +131,11 @@
 // which records the document reference. A crash in between leaves an
 // unreferenced file; New removes those (and temp files) and refuses, with
 // ErrDamaged, a store that refers to a missing file; CheckDocuments does
-// the same. Backups: orders.db first, then documents/ (every
+// the same. A SharedStore keeps the PDFs itself instead (DocumentTx: put
+// in the transaction of the DELIVERED transition, so both commit or
+// neither, with no orphan to sweep), so every node serves what any node
+// delivered; a start that finds a reference without its document is
+// refused with ErrDamaged. Backups: orders.db first, then documents/ (every
 // file the copy refers to existed before it was taken and is never
 // deleted). The download_url comes from Options.DocumentURL, since this
 // package knows no routes.

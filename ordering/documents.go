@@ -3,8 +3,6 @@ package ordering
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -49,28 +47,26 @@ func validPDF(pdf []byte) error {
 	return nil
 }
 
-// write stores pdf durably and returns its SHA-256 in hex. A file that is
+// write stores pdf durably under sha, its SHA-256 in hex. A file that is
 // there already has the same content (its name is its hash) and was
 // synced before it got that name.
-func (d documentStore) write(pdf []byte) (string, error) {
-	sum := sha256.Sum256(pdf)
-	sha := hex.EncodeToString(sum[:])
+func (d documentStore) write(sha string, pdf []byte) error {
 	final := d.path(sha)
 	if _, err := os.Stat(final); err == nil {
-		return sha, nil
+		return nil
 	}
 	sub := filepath.Dir(final)
 	if _, err := os.Stat(sub); errors.Is(err, os.ErrNotExist) {
 		if err := os.Mkdir(sub, 0o750); err != nil && !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("create document directory: %w", err)
+			return fmt.Errorf("create document directory: %w", err)
 		}
 		if err := syncDir(d.dir); err != nil {
-			return "", err
+			return err
 		}
 	}
 	tmp, err := os.CreateTemp(sub, sha+".*.tmp")
 	if err != nil {
-		return "", fmt.Errorf("create document file: %w", err)
+		return fmt.Errorf("create document file: %w", err)
 	}
 	_, err = tmp.Write(pdf)
 	if err == nil {
@@ -84,9 +80,9 @@ func (d documentStore) write(pdf []byte) (string, error) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("store document %s: %w", sha, err)
+		return fmt.Errorf("store document %s: %w", sha, err)
 	}
-	return sha, syncDir(sub)
+	return syncDir(sub)
 }
 
 func syncDir(dir string) error {
@@ -108,6 +104,49 @@ func (d documentStore) open(sha string) (*os.File, error) {
 		return nil, fmt.Errorf("open document %s: %w", sha, err)
 	}
 	return f, nil
+}
+
+// SharedStore is a Store that several processes use at once (package
+// postgres: the nodes of one deployment). It keeps the delivered PDFs
+// itself, so that every node reads what any node delivered, and its Tx is
+// also a DocumentTx (PutDocument only in Update). Accounts trusts a cached session of a
+// shared store for at most SharedSessionCacheTTL, since another process
+// may end it. Without it, Orders keeps the PDFs as files in
+// Options.DocumentsDir.
+type SharedStore interface {
+	Store
+	// Document returns the PDF stored under its SHA-256 (hex): an error
+	// wrapping ErrNotFound when there is none.
+	Document(ctx context.Context, sha256 string) ([]byte, error)
+}
+
+// DocumentTx stores a delivered PDF in the transaction of the DELIVERED
+// transition, so that the document and the order that refers to it commit
+// together or not at all: no orphan, no reference to a missing document.
+type DocumentTx interface {
+	// PutDocument stores pdf under sha256 (hex, its SHA-256); a document
+	// stored already under that hash is left as it is (same content).
+	PutDocument(sha256 string, pdf []byte) error
+	// MissingDocuments calls fn with every document reference whose
+	// document is not stored, until fn returns an error, which it returns.
+	MissingDocuments(fn func(sha256, orderID string) error) error
+}
+
+// sharedDocuments checks, at start, that every document an order refers
+// to is in the shared store (ErrDamaged otherwise): a database that held
+// references before it held the documents themselves.
+func sharedDocuments(store SharedStore) error {
+	return store.View(context.Background(), func(tx Tx) error { return checkSharedDocuments(tx) })
+}
+
+func checkSharedDocuments(tx Tx) error {
+	dtx, ok := tx.(DocumentTx)
+	if !ok {
+		return fmt.Errorf("ordering: the transaction of a SharedStore (%T) is not a DocumentTx", tx)
+	}
+	return dtx.MissingDocuments(func(sha, id string) error {
+		return fmt.Errorf("%w: order %s refers to document %s, which is not in the database; copy the PDF into it (its SHA-256 is its name in the documents/ directory of the node that delivered it)", ErrDamaged, id, sha)
+	})
 }
 
 // ErrDamaged is wrapped by the errors that describe damaged order data:
@@ -186,6 +225,13 @@ func (s *Orders) Document(ctx context.Context, account, id string) (*companydocs
 	}
 	if o.Document == nil {
 		return nil, nil, companydocs.Errorf(companydocs.ENOTFOUND, "Order %s has no document yet: it is %s.", id, o.Status)
+	}
+	if s.shared != nil {
+		pdf, err := s.shared.Document(ctx, o.Document.SHA256)
+		if err != nil {
+			return nil, nil, fmt.Errorf("order %s: %w", id, err)
+		}
+		return o, io.NopCloser(bytes.NewReader(pdf)), nil
 	}
 	f, err := s.docs.open(o.Document.SHA256)
 	if err != nil {

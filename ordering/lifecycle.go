@@ -2,6 +2,8 @@ package ordering
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -236,9 +238,11 @@ func noteOr(note, code, fallback string) historyNote {
 }
 
 // Deliver stores the PDF durably, then moves the REQUESTED order to
-// DELIVERED with the document. The file is on disk (synced, renamed,
-// directory synced) before the transition commits; a crash in between
-// leaves an unreferenced file that New removes at the next start.
+// DELIVERED with the document. In the data directory the file is on disk
+// (synced, renamed, directory synced) before the transition commits; a
+// crash in between leaves an unreferenced file that New removes at the
+// next start. A SharedStore keeps the PDF in the transition's own
+// transaction: both commit, or neither.
 func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf []byte) (*companydocs.Order, error) {
 	if err := s.requireRole(operator, companydocs.RoleOperator); err != nil {
 		return nil, err
@@ -259,20 +263,29 @@ func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf []byte) (
 	if !companydocs.CanTransition(from, companydocs.OrderStatusDelivered, companydocs.ActorOperator) {
 		return nil, companydocs.ErrInvalidTransition(id, from, companydocs.OrderStatusDelivered, companydocs.ActorOperator)
 	}
-	sha, err := s.docs.write(pdf)
-	if err != nil {
-		return nil, err
+	sum := sha256.Sum256(pdf)
+	sha := hex.EncodeToString(sum[:])
+	if s.shared == nil {
+		if err := s.docs.write(sha, pdf); err != nil {
+			return nil, err
+		}
 	}
 	doc := &companydocs.OrderDocument{SHA256: sha, Size: int64(len(pdf)), ContentType: "application/pdf"}
 	if s.docs.url != nil {
 		doc.DownloadURL = s.docs.url(id)
 	}
-	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, historyNote{code: HistoryDelivered, text: "Delivered."}, doc)
+	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, historyNote{code: HistoryDelivered, text: "Delivered."}, &delivery{doc, pdf})
+}
+
+// delivery is the document a DELIVERED transition attaches.
+type delivery struct {
+	doc *companydocs.OrderDocument
+	pdf []byte // stored in the transaction by a SharedStore
 }
 
 // change runs one transition in a shared write transaction. owner, when
 // not empty, must own the order (else not_found).
-func (s *Orders) change(ctx context.Context, owner, id, to, actor string, note historyNote, doc *companydocs.OrderDocument) (*companydocs.Order, error) {
+func (s *Orders) change(ctx context.Context, owner, id, to, actor string, note historyNote, d *delivery) (*companydocs.Order, error) {
 	if !validOrderID(id) {
 		return nil, errOrderNotFound(id)
 	}
@@ -294,8 +307,8 @@ func (s *Orders) change(ctx context.Context, owner, id, to, actor string, note h
 		if !companydocs.CanTransition(rec.Order.Status, to, actor) {
 			return companydocs.ErrInvalidTransition(id, rec.Order.Status, to, actor)
 		}
-		if doc != nil {
-			if err := s.attach(tx, rec, doc); err != nil {
+		if d != nil {
+			if err := s.attach(tx, rec, d); err != nil {
 				return err
 			}
 		}
@@ -312,9 +325,19 @@ func (s *Orders) change(ctx context.Context, owner, id, to, actor string, note h
 	return out, nil
 }
 
-// attach records the delivered document; the test hook fails the
-// transaction here, after the file is on disk.
-func (s *Orders) attach(tx Tx, rec *OrderRecord, doc *companydocs.OrderDocument) error {
+// attach records the delivered document (a SharedStore stores it here);
+// the test hook fails the transaction after the document is stored.
+func (s *Orders) attach(tx Tx, rec *OrderRecord, d *delivery) error {
+	doc := d.doc
+	if s.shared != nil {
+		dtx, ok := tx.(DocumentTx)
+		if !ok {
+			return fmt.Errorf("ordering: the transaction of a SharedStore (%T) is not a DocumentTx", tx)
+		}
+		if err := dtx.PutDocument(doc.SHA256, d.pdf); err != nil {
+			return err
+		}
+	}
 	if s.failDelivery != nil {
 		if err := s.failDelivery(); err != nil {
 			return err

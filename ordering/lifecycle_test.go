@@ -2,6 +2,8 @@ package ordering
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -304,6 +306,15 @@ func testDeliveryFileDurableBeforeCommit(t *testing.T) {
 		t.Fatal("delivery succeeded despite the failed commit")
 	}
 	orphans, _ := filepath.Glob(filepath.Join(dir, DocumentsDir, "*", "*.pdf"))
+	if s.shared != nil {
+		// The store rolled the document back with the transition.
+		sum := sha256.Sum256(testPDF)
+		if _, err := s.shared.Document(ctx, hex.EncodeToString(sum[:])); !errors.Is(err, ErrNotFound) || len(orphans) != 0 {
+			t.Fatalf("after the failed commit: document %v, files %v; want neither", err, orphans)
+		}
+		testSharedDeliveryAfterFailure(t, s, o.ID)
+		return
+	}
 	if len(orphans) != 1 {
 		t.Fatalf("document files after the failed commit: %v, want the one written before it", orphans)
 	}
@@ -330,6 +341,23 @@ func testDeliveryFileDurableBeforeCommit(t *testing.T) {
 	if _, err := OpenAt(t, dir, fx.profiles, shippedPlans(t), Options{SweepInterval: -1}); !errors.Is(err, ErrDamaged) {
 		t.Errorf("open with a referenced document missing: %v, want ErrDamaged", err)
 	}
+}
+
+// testSharedDeliveryAfterFailure: on a SharedStore, the order is still
+// REQUESTED without a new event after the failed delivery, and delivers
+// once the failure is gone. (Package postgres tests that a reference to a
+// missing document refuses to start.)
+func testSharedDeliveryAfterFailure(t *testing.T, s *service, id string) {
+	t.Helper()
+	if got, _ := s.Order(ctx, "acme", id); got.Status != companydocs.OrderStatusRequested || got.Document != nil {
+		t.Errorf("after the failed commit: %s with %+v", got.Status, got.Document)
+	}
+	s.failDelivery = nil
+	if _, err := s.Deliver(ctx, "op", id, testPDF); err != nil {
+		t.Fatal(err)
+	}
+	mustCheck(t, s)
+	s.Close()
 }
 
 // TestOldOrderRecordsMoveOn stores an order in the shape the previous

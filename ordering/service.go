@@ -36,7 +36,8 @@ type Options struct {
 	SweepInterval time.Duration
 
 	// DocumentsDir holds delivered PDFs (Orders; required: "documents" in
-	// the data directory, see DocumentsDir).
+	// the data directory, see DocumentsDir), unless the store is a
+	// SharedStore, which keeps them itself.
 	DocumentsDir string
 	// DocumentURL makes the download_url of a delivered order's document
 	// from its id (Orders); the front end supplies it, since the domain
@@ -81,11 +82,15 @@ type Accounts struct {
 	closeOnce sync.Once
 }
 
-// NewAccounts makes Accounts over store and starts its session sweep.
+// NewAccounts makes Accounts over store and starts its session sweep. Over
+// a SharedStore it trusts a cached session for SharedSessionCacheTTL only.
 func NewAccounts(store Store, opts Options) *Accounts {
 	opts = opts.withDefaults()
 	a := &Accounts{store: store, ttl: opts.SessionTTL, now: opts.Now, logger: opts.Logger,
 		stop: make(chan struct{}), sweepDone: make(chan struct{})}
+	if _, shared := store.(SharedStore); shared {
+		a.sessions.ttl = SharedSessionCacheTTL
+	}
 	if opts.SweepInterval > 0 {
 		go a.sweepEvery(opts.SweepInterval)
 	} else {
@@ -115,6 +120,7 @@ type Orders struct {
 	roles    sync.Map // account name -> role
 	eventIDs idGenerator
 	docs     documentStore
+	shared   SharedStore // nil: the PDFs are files in docs.dir
 	onChange func(Transition)
 	checkURL func(ctx context.Context, rawURL string) error
 	// failDelivery, set by tests, fails the delivery transaction after the
@@ -123,19 +129,28 @@ type Orders struct {
 }
 
 // NewOrders makes Orders over store and prepares the documents directory
-// (see documentStore.prepare). plans may be nil: every order operation then
-// answers plan_configuration_missing.
+// (see documentStore.prepare), or checks the documents of a SharedStore.
+// plans may be nil: every order operation then answers
+// plan_configuration_missing.
 func NewOrders(store Store, profiles Profiles, plans *Plans, opts Options) (*Orders, error) {
-	if opts.DocumentsDir == "" {
+	shared, _ := store.(SharedStore)
+	if opts.DocumentsDir == "" && shared == nil {
 		return nil, errors.New("ordering: Options.DocumentsDir is required")
 	}
 	opts = opts.withDefaults()
 	docs := documentStore{dir: opts.DocumentsDir, url: opts.DocumentURL}
-	if err := docs.prepare(store); err != nil {
+	var err error
+	if shared != nil {
+		err = sharedDocuments(shared)
+	} else {
+		err = docs.prepare(store)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &Orders{
-		store: store, profiles: profiles, plans: plans, now: opts.Now,
+		shared: shared,
+		store:  store, profiles: profiles, plans: plans, now: opts.Now,
 		ids:      idGenerator{now: opts.Now},
 		eventIDs: idGenerator{now: opts.Now},
 		docs:     docs,
@@ -150,9 +165,14 @@ func (s *Orders) Plans() ([]companydocs.Plan, error) {
 }
 
 // CheckDocuments fails, with an error wrapping ErrDamaged, when an order
-// refers to a document file that is missing.
+// refers to a document that is missing (a file, or a SharedStore's row).
 func (s *Orders) CheckDocuments(ctx context.Context) error {
-	return s.store.View(ctx, func(tx Tx) error { return checkDocumentFiles(tx, s.docs.dir) })
+	return s.store.View(ctx, func(tx Tx) error {
+		if s.shared != nil {
+			return checkSharedDocuments(tx)
+		}
+		return checkDocumentFiles(tx, s.docs.dir)
+	})
 }
 
 // key joins parts with a zero byte.

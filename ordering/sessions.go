@@ -86,7 +86,7 @@ func (s *Accounts) Authenticate(ctx context.Context, token string) (string, erro
 	case !now.Before(rec.ExpiresAt):
 		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session expired at %s. Create a new session with the API key.", rec.ExpiresAt.Format(time.RFC3339)).WithHint(companydocs.HintCreateSession)
 	}
-	s.sessions.put(hash, rec, epoch)
+	s.sessions.put(hash, rec, epoch, now)
 	return rec.Account, nil
 }
 

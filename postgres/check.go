@@ -33,6 +33,10 @@ var checks = []struct{ what, sql string }{
 		`SELECT e.id FROM outbox e JOIN orders o ON o.id = e.order_id WHERE o.account <> e.account`},
 	{"a delivery that is no longer pending is scheduled",
 		`SELECT event_id FROM webhook_deliveries WHERE scheduled_at IS NOT NULL AND state <> 'pending'`},
+	{"an order refers to a document that is not stored",
+		`SELECT r.order_id FROM document_refs r WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.sha256 = r.sha256)`},
+	{"a stored document's SHA-256 is not its name",
+		`SELECT sha256 FROM documents WHERE encode(sha256(pdf), 'hex') <> sha256`},
 }
 
 // Check verifies what the schema's constraints leave to the code: that
