@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/internal/reasoncodes"
 	"companydocs/resolver"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -215,7 +216,11 @@ func TestOpenAPIServed(t *testing.T) {
 // the fields a client receives.
 func TestOpenAPIListsTheReasonCodes(t *testing.T) {
 	doc := loadOpenAPI(t)
-	for schema, codes := range map[string][]string{"ReasonDetail": resolver.ReasonCodes(), "NoteDetail": resolver.NoteCodes()} {
+	table, err := reasoncodes.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for schema, codes := range map[string][]string{"ReasonDetail": table.ReasonCodes(), "NoteDetail": table.NoteCodes()} {
 		code := doc.Components.Schemas[schema].Value.Properties["code"].Value
 		var enum []string
 		for _, v := range code.Enum {
@@ -226,7 +231,7 @@ func TestOpenAPIListsTheReasonCodes(t *testing.T) {
 			t.Errorf("%s.code enum %v, want %v", schema, enum, codes)
 		}
 		for _, c := range codes {
-			names, _ := resolver.ReasonParamNames(c)
+			names, _ := table.Params(c)
 			if len(names) > 0 && !strings.Contains(code.Description, c+" "+strings.Join(names, ", ")+";") {
 				t.Errorf("the description of %s.code does not say %q", schema, c+" "+strings.Join(names, ", "))
 			}

@@ -2,7 +2,6 @@ package resolver
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"companydocs"
@@ -175,32 +174,6 @@ var noteTable = map[string]reasonSentence{
 
 func fixed(sentence string) func(rp) string {
 	return func(rp) string { return sentence }
-}
-
-// ReasonCodes returns every reason code, sorted.
-func ReasonCodes() []string { return sortedKeys(reasonTable) }
-
-// NoteCodes returns every note code, sorted.
-func NoteCodes() []string { return sortedKeys(noteTable) }
-
-func sortedKeys(table map[string]reasonSentence) []string {
-	codes := make([]string, 0, len(table))
-	for c := range table {
-		codes = append(codes, c)
-	}
-	slices.Sort(codes)
-	return codes
-}
-
-// ReasonParamNames returns the JSON names of the params a reason or note
-// code carries, a trailing ? on one left out when it is none; ok is false
-// for an unknown code.
-func ReasonParamNames(code string) (names []string, ok bool) {
-	e, ok := reasonTable[code]
-	if !ok {
-		e, ok = noteTable[code]
-	}
-	return slices.Clone(e.params), ok
 }
 
 // ReasonText says a reason in English: the sentence confidence_reasons

@@ -76,12 +76,6 @@ func plainOf(t string) string {
 	return t
 }
 
-// tokenSim returns how well query token qt matches name token tt.
-func tokenSim(qt, tt token) float64 {
-	sim, _ := tokenSims(qt, tt)
-	return sim
-}
-
 // tokenSims returns how well a matches b and how well b matches a, which
 // differ only in prefix matches: the Levenshtein distance, the costly
 // part, is computed once for both.

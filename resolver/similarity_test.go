@@ -42,8 +42,8 @@ func TestTokenSimTypoBudget(t *testing.T) {
 		{"mueller", "mxellxr", false},            // two substitutions, budget 1 for seven letters
 		{"abc", "abd", false},                    // short tokens: no typos
 	} {
-		if got := tokenSim(tok(tc.q), tok(tc.t)) > 0; got != tc.match {
-			t.Errorf("tokenSim(%q, %q) > 0 = %v, want %v", tc.q, tc.t, got, tc.match)
+		if sim, _ := tokenSims(tok(tc.q), tok(tc.t)); (sim > 0) != tc.match {
+			t.Errorf("tokenSims(%q, %q) = %v, want a match: %v", tc.q, tc.t, sim, tc.match)
 		}
 	}
 }

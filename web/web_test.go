@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"companydocs/resolver"
+	"companydocs/internal/reasoncodes"
 )
 
 func readFile(t *testing.T, name string) string {
@@ -135,18 +135,22 @@ func TestReasonCodesHaveWords(t *testing.T) {
 		t.Fatalf("reasonWords in app.js not found (derived words %v)", derived)
 	}
 	placeholder := regexp.MustCompile(`\{(\w+)\}`)
+	codes, err := reasoncodes.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
 	keys := map[string]string{} // i18n key -> code
-	for _, code := range resolver.ReasonCodes() {
+	for _, code := range codes.ReasonCodes() {
 		keys["reason."+code] = code
 	}
-	for _, code := range resolver.NoteCodes() {
+	for _, code := range codes.NoteCodes() {
 		keys["note."+code] = code
 	}
 	if len(keys) < 40 {
 		t.Fatalf("only %d reason and note codes", len(keys))
 	}
 	for key, code := range keys {
-		names, _ := resolver.ReasonParamNames(code)
+		names, _ := codes.Params(code)
 		params := map[string]bool{}
 		for _, n := range names {
 			params[strings.TrimSuffix(n, "?")] = true

@@ -1,0 +1,60 @@
+// Package reasoncodes reads the codes of search reasons and notes, with
+// their params, from the file the resolver's tests keep equal to its
+// tables, so that the tests of the page and of the OpenAPI document check
+// against the same list without the resolver exporting it. It is test
+// support only.
+package reasoncodes
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+)
+
+// File is the file, relative to the repository's root.
+const File = "resolver/testdata/reason_codes.json"
+
+// Table maps each code to the JSON names of its params (a trailing ? on one
+// that is left out when empty).
+type Table struct {
+	Reasons map[string][]string `json:"reasons"`
+	Notes   map[string][]string `json:"notes"`
+}
+
+// Load reads the file.
+func Load() (*Table, error) {
+	_, here, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "..", File))
+	if err != nil {
+		return nil, err
+	}
+	t := new(Table)
+	return t, json.Unmarshal(b, t)
+}
+
+// ReasonCodes returns the reason codes, sorted.
+func (t *Table) ReasonCodes() []string { return sortedKeys(t.Reasons) }
+
+// NoteCodes returns the note codes, sorted.
+func (t *Table) NoteCodes() []string { return sortedKeys(t.Notes) }
+
+// Params returns the params of a reason or note code; ok is false for an
+// unknown code.
+func (t *Table) Params(code string) (names []string, ok bool) {
+	if names, ok = t.Reasons[code]; !ok {
+		names, ok = t.Notes[code]
+	}
+	return slices.Clone(names), ok
+}
+
+func sortedKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

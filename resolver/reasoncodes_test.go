@@ -1,0 +1,43 @@
+package resolver
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"testing"
+
+	"companydocs/internal/reasoncodes"
+)
+
+var updateCodes = flag.Bool("update-codes", false, "rewrite "+reasoncodes.File+" from the tables")
+
+// TestReasonCodesFile keeps the file the page's and the OpenAPI
+// document's tests read equal to the tables of reason and note codes.
+func TestReasonCodesFile(t *testing.T) {
+	table := reasoncodes.Table{Reasons: map[string][]string{}, Notes: map[string][]string{}}
+	for code, e := range reasonTable {
+		table.Reasons[code] = e.params
+	}
+	for code, e := range noteTable {
+		table.Notes[code] = e.params
+	}
+	want, err := json.MarshalIndent(table, "", "\t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	path := "../" + reasoncodes.File
+	if *updateCodes {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from the tables in reasons.go: run go test ./resolver/ -run TestReasonCodesFile -update-codes", reasoncodes.File)
+	}
+}
