@@ -106,7 +106,8 @@ func newCrashJournal() *crashJournal {
 // hash, and the database passes ordering's Check. At the end a server
 // that is not killed delivers what is left, and the receiver must have
 // seen every committed event (one per history entry) with a valid
-// signature.
+// signature. Last, "store migrate" copies the orders.db it left into
+// PostgreSQL, where a server answers as a server on orders.db did.
 func TestCrashSafety(t *testing.T) {
 	dir := t.TempDir()
 	mustBuild(t, dir, crashRecords, sampleFile(t))
@@ -156,6 +157,7 @@ func TestCrashSafety(t *testing.T) {
 		"%d events delivered to 2 endpoints (%d distinct, %d duplicates, %d answered 500 and retried)",
 		crashKills, stored, j.created, j.duplicates, j.retried, j.refused, j.lost,
 		j.moved, len(j.uploads), j.conflicts, j.movesLost, r.delivered, r.distinct, r.duplicates, r.refused)
+	migrateCrashDatabase(t, dir, keys)
 }
 
 // crashProfiles returns the ids of live registry profiles among the first
