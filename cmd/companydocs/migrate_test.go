@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,20 +39,21 @@ func runStoreCommand(args ...string) (string, error) {
 	return out.String(), err
 }
 
-// migrateCrashDatabase runs the orders.db a crash test left through
+// migrateCrashDatabase runs from, an orders.db a crash test left, through
 // "store migrate" into a fresh PostgreSQL database, then checks that a
-// server on the migrated database answers what a server on orders.db
-// answered: the order lists of every account, page by page, and GET of a
-// sample of orders, with the sessions opened before the migration.
-func migrateCrashDatabase(t *testing.T, dir string, keys map[string]string) {
+// server on the migrated database (with the documents of dir) answers
+// what a server on dir's orders.db answered: the order lists of every
+// account, page by page, and GET of a sample of orders, logged in with
+// the migrated API keys.
+func migrateCrashDatabase(t *testing.T, dir, from string, keys map[string]string) {
 	t.Helper()
 	_, url := startTestCluster(t)
 	before := startServer(t, dir)
-	tokens, pages := crashServedOrders(t, before, keys, nil)
+	_, pages := crashServedOrders(t, before, keys, nil)
 	if err := before.shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runStoreCommand("migrate", "--from", filepath.Join(dir, bbolt.DatabaseFile), "--to", url)
+	out, err := runStoreCommand("migrate", "--from", from, "--to", url)
 	if err != nil {
 		t.Fatalf("store migrate of the crash test's orders.db: %v\n%s", err, out)
 	}
@@ -64,7 +66,8 @@ func migrateCrashDatabase(t *testing.T, dir string, keys map[string]string) {
 	}
 	after := startServer(t, dir, "--store", url)
 	defer after.shutdown()
-	_, again := crashServedOrders(t, after, keys, tokens)
+	_, again := crashServedOrders(t, after, keys, nil) // the API keys were migrated
+
 	if len(again) != len(pages) {
 		t.Errorf("the migrated server answered %d order requests, orders.db %d", len(again), len(pages))
 	}
@@ -191,4 +194,19 @@ func mustCensus(t *testing.T, url string, accounts int) {
 	if c.Accounts != accounts || c.Credits != int64(accounts)*1000 {
 		t.Errorf("the database holds %s; want %d accounts with 1000 credits each", c, accounts)
 	}
+}
+
+// copyOrdersDB copies dir's orders.db, which no server holds, to a new
+// file and returns its path.
+func copyOrdersDB(tb testing.TB, dir string) string {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, bbolt.DatabaseFile))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(tb.TempDir(), bbolt.DatabaseFile)
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }
