@@ -117,6 +117,9 @@ func (s *crashServer) move(tb testing.TB, j *crashJournal, tokens map[string]str
 	switch {
 	case status == 0 || (status == http.StatusServiceUnavailable && j.unknown503):
 		j.movesLost++
+		if status != 0 {
+			j.unavailable++
+		}
 	case status == http.StatusOK && out.Status == m.to:
 		j.moved++
 		j.transitions = append(j.transitions, crashTransition{order: id, status: m.to, actor: m.actor})

@@ -89,6 +89,7 @@ type crashJournal struct {
 	// deliveries with a PDF (PostgreSQL nodes keep PDFs in their own data
 	// directories).
 	unknown503, noUploads bool
+	unavailable           int // answers 503 among the unknown outcomes
 }
 
 // crashOrder is an order as the clients know it.
@@ -393,6 +394,9 @@ func (s *crashServer) attempt(tb testing.TB, j *crashJournal, tokens map[string]
 	switch {
 	case status == 0 || (status == http.StatusServiceUnavailable && j.unknown503): // cut off by the kill: the order may or may not exist
 		j.lost++
+		if status != 0 {
+			j.unavailable++
+		}
 		if a.idemKey != "" && known == "" {
 			j.pending = append(j.pending, a)
 		}
