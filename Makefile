@@ -59,6 +59,7 @@ bench-pg:
 
 ## test-crash: the crash test alone, verbose (SIGKILL under order load, then the store is checked)
 test-crash:
+	scripts/postgres.sh
 	$(GO) test -count=1 -v -run 'TestCrashSafety' ./cmd/companydocs/
 
 ## lint: go vet, staticcheck (configured in staticcheck.conf) and deadcode

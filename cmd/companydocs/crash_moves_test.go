@@ -76,7 +76,11 @@ func (j *crashJournal) pick(rng *rand.Rand) (string, crashOrder, crashMove, bool
 		id := j.open[i]
 		o := j.orders[id]
 		if moves := crashMoves[o.status]; len(moves) > 0 {
-			return id, *o, moves[rng.IntN(len(moves))], true
+			m := moves[rng.IntN(len(moves))]
+			if j.noUploads && m.action == "document" {
+				m = crashMove{"operator", "fail", companydocs.OrderStatusFailed}
+			}
+			return id, *o, m, true
 		}
 		j.open[i] = j.open[len(j.open)-1] // terminal by now: drop it
 		j.open = j.open[:len(j.open)-1]
@@ -111,8 +115,11 @@ func (s *crashServer) move(tb testing.TB, j *crashJournal, tokens map[string]str
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	switch {
-	case status == 0:
+	case status == 0 || (status == http.StatusServiceUnavailable && j.unknown503):
 		j.movesLost++
+		if status != 0 {
+			j.unavailable++
+		}
 	case status == http.StatusOK && out.Status == m.to:
 		j.moved++
 		j.transitions = append(j.transitions, crashTransition{order: id, status: m.to, actor: m.actor})

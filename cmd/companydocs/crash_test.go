@@ -84,6 +84,12 @@ type crashJournal struct {
 	created, duplicates, retried, refused, lost int
 	moved, conflicts, movesLost                 int
 	failures                                    []string
+	// unknown503 makes a 503 an unknown outcome, like a cut-off answer
+	// (the database went away mid-request); noUploads leaves out the
+	// deliveries with a PDF (PostgreSQL nodes keep PDFs in their own data
+	// directories).
+	unknown503, noUploads bool
+	unavailable           int // answers 503 among the unknown outcomes
 }
 
 // crashOrder is an order as the clients know it.
@@ -106,7 +112,9 @@ func newCrashJournal() *crashJournal {
 // hash, and the database passes ordering's Check. At the end a server
 // that is not killed delivers what is left, and the receiver must have
 // seen every committed event (one per history entry) with a valid
-// signature.
+// signature. Last, "store migrate" copies the orders.db the last kill
+// left (events not yet delivered included) into PostgreSQL, where a server
+// answers as a server on orders.db did.
 func TestCrashSafety(t *testing.T) {
 	dir := t.TempDir()
 	mustBuild(t, dir, crashRecords, sampleFile(t))
@@ -138,6 +146,7 @@ func TestCrashSafety(t *testing.T) {
 	srv.load(t, j, keys, profiles, rng.Uint64(), 0)
 	srv.kill(t)
 	orders := crashCheck(t, dir, j)
+	undelivered := copyOrdersDB(t, dir) // for store migrate, with its outbox and pending deliveries
 	srv = startCrashServer(t, dir)
 	drain := time.Now()
 	rcv.waitForAll(t, orders)
@@ -156,6 +165,7 @@ func TestCrashSafety(t *testing.T) {
 		"%d events delivered to 2 endpoints (%d distinct, %d duplicates, %d answered 500 and retried)",
 		crashKills, stored, j.created, j.duplicates, j.retried, j.refused, j.lost,
 		j.moved, len(j.uploads), j.conflicts, j.movesLost, r.delivered, r.distinct, r.duplicates, r.refused)
+	migrateCrashDatabase(t, dir, undelivered, keys)
 }
 
 // crashProfiles returns the ids of live registry profiles among the first
@@ -231,7 +241,7 @@ var servingLine = regexp.MustCompile(`serving \d+ company profiles on (http://[0
 
 // startCrashServer starts "companydocs serve" on dir and waits until it
 // listens.
-func startCrashServer(tb testing.TB, dir string) *crashServer {
+func startCrashServer(tb testing.TB, dir string, extra ...string) *crashServer {
 	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -240,6 +250,7 @@ func startCrashServer(tb testing.TB, dir string) *crashServer {
 	cmd := exec.Command(exe, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--search-rate", "0", "--session-rate", "0",
 		"--log-format", "json", "--log-level", "warn", "--poll-interval", "1h",
 		"--webhook-allow-http", "--webhook-allow-private", "--webhook-retry-base", "20ms", "--webhook-timeout", "5s")
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -381,8 +392,11 @@ func (s *crashServer) attempt(tb testing.TB, j *crashJournal, tokens map[string]
 	defer j.mu.Unlock()
 	known := j.keyOrder[a.idemKey]
 	switch {
-	case status == 0: // cut off by the kill: the order may or may not exist
+	case status == 0 || (status == http.StatusServiceUnavailable && j.unknown503): // cut off by the kill: the order may or may not exist
 		j.lost++
+		if status != 0 {
+			j.unavailable++
+		}
 		if a.idemKey != "" && known == "" {
 			j.pending = append(j.pending, a)
 		}
@@ -458,7 +472,14 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) map[string]*companyd
 	tb.Helper()
 	svc, db := openOrderService(tb, dir, ordering.Options{})
 	defer svc.Close()
-	if err := db.Check(); err != nil {
+	return crashCheckStore(tb, svc.Accounts, svc.Orders, db.Check, dir, j)
+}
+
+// crashCheckStore is crashCheck on a store opened by the caller, which
+// no server changes meanwhile; check is the store's own check.
+func crashCheckStore(tb testing.TB, svc *ordering.Accounts, orders *ordering.Orders, check func() error, dir string, j *crashJournal) map[string]*companydocs.Order {
+	tb.Helper()
+	if err := check(); err != nil {
 		tb.Errorf("consistency check after kill: %v", err)
 	}
 	accounts, err := svc.All()
@@ -472,7 +493,7 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) map[string]*companyd
 		var charged, refunded int64
 		var list []*companydocs.Order
 		if acct.Role != companydocs.RoleOperator {
-			list = allOrders(tb, svc.Orders, acct.Name)
+			list = allOrders(tb, orders, acct.Name)
 		}
 		for _, o := range list {
 			if _, dup := stored[o.ID]; dup {

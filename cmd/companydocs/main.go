@@ -23,6 +23,8 @@ Usage:
   companydocs accounts create --name N --credits C [--json] | list | credit --name N --add C
   companydocs store check  [--data-dir D]            check orders.db page by page (also while a server runs)
   companydocs store backup --to FILE [--data-dir D]  write a checked, consistent copy of orders.db (also while a server runs)
+  companydocs store check --store postgres://...     check the PostgreSQL store
+  companydocs store migrate --from FILE --to postgres://...  copy an orders.db into PostgreSQL and verify the copy
   companydocs search   [flags] QUERY      print the candidates for a query
   companydocs help                        show this text
 

@@ -20,11 +20,16 @@ import (
 const storeUsage = `usage:
   companydocs store check  [--data-dir D] [--store-check-timeout T]
   companydocs store backup --to FILE [--force] [--data-dir D]
+  companydocs store check  --store postgres://...
+  companydocs store migrate --from FILE --to postgres://... [--allow-existing-data]
 
 check reads every page of orders.db and every record, and exits 1 when the
 file is damaged. backup writes a consistent copy to FILE, checks the copy,
 and only then puts it in place. Both work while a server runs: they reach
-its database through the socket store.sock in the data directory.`
+its database through the socket store.sock in the data directory.
+With --store (COMPANYDOCS_STORE, then DATABASE_URL), check checks the
+PostgreSQL store; PostgreSQL is backed up with pg_dump, not with backup.
+migrate copies an orders.db into PostgreSQL and verifies the copy.`
 
 // storeSocketFile is the unix socket in the data directory on which a
 // running server hands out consistent copies of orders.db: bbolt's lock
@@ -50,19 +55,23 @@ func explainStoreError(path string, err error) error {
 
 // runStore runs "companydocs store check|backup".
 func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "migrate" {
+		return runMigrate(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "check" && args[0] != "backup") {
 		fmt.Fprintln(stderr, storeUsage)
 		return errUsage
 	}
 	var (
-		dataDir, to string
-		force       bool
-		timeout     time.Duration
+		dataDir, to, store string
+		force              bool
+		timeout            time.Duration
 	)
 	fs := newFlagSet("store " + args[0])
 	fs.SetOutput(stderr)
 	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory holding orders.db")
 	fs.Duration(&timeout, "store-check-timeout", 10*time.Minute, "how long the check may take")
+	fs.StringVar(&store, "store", "", "the PostgreSQL store (postgres://...) instead of orders.db (env "+envName("store")+", then DATABASE_URL)")
 	if args[0] == "backup" {
 		fs.StringVar(&to, "to", "", "file to write the backup to")
 		fs.BoolVar(&force, "force", false, "replace --to if it exists")
@@ -72,6 +81,9 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("store %s takes no arguments, got %q: %w", args[0], fs.Args(), errUsage)
+	}
+	if url := storeURL(fs, store); url != "" {
+		return storePostgres(ctx, args[0], url, stdout)
 	}
 	if args[0] == "check" {
 		return storeCheck(ctx, dataDir, timeout, stdout)

@@ -1,0 +1,370 @@
+package ordering
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"companydocs"
+)
+
+// copyPage is how many orders or events a copy reads per call.
+const copyPage = 500
+
+// allDeliveries asks RecentDeliveries for every delivery of an endpoint.
+const allDeliveries = 1 << 30
+
+// Census counts what a store holds, through the Tx methods alone, so that
+// two stores of different kinds compare: the records of each kind and
+// every account's balance.
+type Census struct {
+	Accounts, Sessions, Orders, IdempotencyKeys, OpenOrders int
+	DocumentRefs, Events, Endpoints, Deliveries, Scheduled  int
+	// Balances maps each account to its credits; Credits is their sum.
+	Balances map[string]int64
+	Credits  int64
+}
+
+// Empty reports whether the store holds no account and no order.
+func (c Census) Empty() bool { return c.Accounts == 0 && c.Orders == 0 }
+
+// TakeCensus counts the store's records in one read transaction.
+func TakeCensus(ctx context.Context, s Store) (Census, error) {
+	var c Census
+	err := s.View(ctx, func(tx Tx) error {
+		c = Census{Balances: map[string]int64{}}
+		return c.take(tx)
+	})
+	return c, err
+}
+
+func (c *Census) take(tx Tx) error {
+	accounts, err := tx.Accounts()
+	if err != nil {
+		return err
+	}
+	for _, a := range accounts {
+		c.Accounts++
+		c.Balances[a.Name] = a.Credits
+		c.Credits += a.Credits
+		n, err := tx.CountSessions(a.Name)
+		if err != nil {
+			return err
+		}
+		c.Sessions += n
+	}
+	err = eachOrder(tx, func(rec *OrderRecord) error {
+		c.Orders++
+		key, slot, err := ownKeys(tx, rec)
+		c.IdempotencyKeys += key
+		c.OpenOrders += slot
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := tx.DocumentRefs(func(string, string) error { c.DocumentRefs++; return nil }); err != nil {
+		return err
+	}
+	if err := eachEvent(tx, func(*Event) error { c.Events++; return nil }); err != nil {
+		return err
+	}
+	return c.takeWebhooks(tx)
+}
+
+func (c *Census) takeWebhooks(tx Tx) error {
+	endpoints, err := tx.WebhookEndpoints("")
+	if err != nil {
+		return err
+	}
+	c.Endpoints = len(endpoints)
+	for _, ep := range endpoints {
+		list, err := tx.RecentDeliveries(ep.ID, allDeliveries)
+		if err != nil {
+			return err
+		}
+		c.Deliveries += len(list)
+	}
+	c.Scheduled, err = tx.CountScheduledDeliveries()
+	return err
+}
+
+// ownKeys reports whether the order holds its Idempotency-Key and its
+// open-order slot (1 or 0 each).
+func ownKeys(tx Tx, rec *OrderRecord) (key, slot int, err error) {
+	if rec.IdempotencyKey != "" {
+		holder, err := tx.IdempotentOrder(rec.Account, rec.IdempotencyKey)
+		if err != nil {
+			return 0, 0, err
+		}
+		if holder == rec.Order.ID {
+			key = 1
+		}
+	}
+	if !companydocs.TerminalStatus(rec.Order.Status) {
+		holder, err := tx.OpenOrder(slotOf(rec))
+		if err != nil {
+			return 0, 0, err
+		}
+		if holder == rec.Order.ID {
+			slot = 1
+		}
+	}
+	return key, slot, nil
+}
+
+func slotOf(rec *OrderRecord) OpenSlot {
+	o := rec.Order
+	return OpenSlot{Account: rec.Account, ProfileID: o.CompanyProfileID, DocumentType: o.DocumentType, PlanID: o.PlanID}
+}
+
+// eachOrder calls fn with every order, oldest first.
+func eachOrder(tx Tx, fn func(*OrderRecord) error) error {
+	after := ""
+	for {
+		page, err := tx.QueuedOrders("", after, copyPage)
+		if err != nil {
+			return err
+		}
+		for _, rec := range page {
+			if err := fn(rec); err != nil {
+				return err
+			}
+		}
+		if len(page) < copyPage {
+			return nil
+		}
+		after = page[len(page)-1].Order.ID
+	}
+}
+
+// eachEvent calls fn with every event of the outbox, in id order.
+func eachEvent(tx Tx, fn func(*Event) error) error {
+	after := ""
+	for {
+		page, err := tx.Events(after, copyPage)
+		if err != nil {
+			return err
+		}
+		for i := range page {
+			if err := fn(&page[i]); err != nil {
+				return err
+			}
+		}
+		if len(page) < copyPage {
+			return nil
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+// Copy copies every record of from into to: accounts with their key
+// hashes and credits, sessions, orders with their history, their
+// Idempotency-Keys and open-order slots, document references (not the
+// files), the outbox, webhook endpoints, deliveries and their schedule.
+// It reads from in one View and writes to in one Update, so that to gets
+// all of it or nothing. A record to holds already fails the copy with
+// ErrExists. The document files are the caller's to move.
+func Copy(ctx context.Context, from, to Store) error {
+	return from.View(ctx, func(src Tx) error {
+		return to.Update(ctx, func(dst Tx) error {
+			for _, step := range []func(src, dst Tx) error{copyAccounts, copyOrders, copyDocumentRefs, copyEvents, copyWebhooks} {
+				if err := step(src, dst); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}
+
+func copyAccounts(src, dst Tx) error {
+	accounts, err := src.Accounts()
+	if err != nil {
+		return err
+	}
+	for i := range accounts {
+		a := &accounts[i]
+		if err := dst.CreateAccount(a); err != nil {
+			return fmt.Errorf("copy account %s: %w", a.Name, err)
+		}
+		n, err := src.CountSessions(a.Name)
+		if err != nil {
+			return err
+		}
+		hashes, err := src.OldestSessions(a.Name, n)
+		if err != nil {
+			return err
+		}
+		for _, h := range hashes {
+			if err := copySession(src, dst, h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func copySession(src, dst Tx, h [32]byte) error {
+	rec, err := src.Session(h)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return fmt.Errorf("copy session %x: listed for its account but not stored", h[:4])
+	}
+	return dst.PutSession(h, rec)
+}
+
+func copyOrders(src, dst Tx) error {
+	return eachOrder(src, func(rec *OrderRecord) error {
+		if err := dst.InsertOrder(rec); err != nil {
+			return fmt.Errorf("copy order %s: %w", rec.Order.ID, err)
+		}
+		key, slot, err := ownKeys(src, rec)
+		if err != nil {
+			return err
+		}
+		if key == 1 {
+			if err := claimed(dst.ClaimIdempotencyKey(rec.Account, rec.IdempotencyKey, rec.Order.ID)); err != nil {
+				return fmt.Errorf("copy the Idempotency-Key of order %s: %w", rec.Order.ID, err)
+			}
+		}
+		if slot == 1 {
+			if err := claimed(dst.ClaimOpenOrder(slotOf(rec), rec.Order.ID)); err != nil {
+				return fmt.Errorf("copy the open-order slot of order %s: %w", rec.Order.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// claimed turns a claim that found another holder into ErrExists.
+func claimed(holder string, err error) error {
+	if err == nil && holder != "" {
+		return fmt.Errorf("held by order %s: %w", holder, ErrExists)
+	}
+	return err
+}
+
+func copyDocumentRefs(src, dst Tx) error {
+	return src.DocumentRefs(func(sha, orderID string) error {
+		return dst.AddDocumentRef(sha, orderID)
+	})
+}
+
+func copyEvents(src, dst Tx) error {
+	return eachEvent(src, func(e *Event) error {
+		if err := dst.AppendEvent(e); err != nil {
+			return fmt.Errorf("copy event %s: %w", e.ID, err)
+		}
+		return nil
+	})
+}
+
+func copyWebhooks(src, dst Tx) error {
+	endpoints, err := src.WebhookEndpoints("")
+	if err != nil {
+		return err
+	}
+	for i := range endpoints {
+		ep := &endpoints[i]
+		if err := dst.InsertWebhookEndpoint(ep); err != nil {
+			return fmt.Errorf("copy webhook endpoint %s: %w", ep.ID, err)
+		}
+		list, err := src.RecentDeliveries(ep.ID, allDeliveries)
+		if err != nil {
+			return err
+		}
+		for j := range list {
+			if err := copyDelivery(dst, ep.ID, &list[j]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// copyDelivery stores a delivery and, while it is pending, schedules it
+// at its next attempt, as the rules did.
+func copyDelivery(dst Tx, endpointID string, d *DeliveryRecord) error {
+	if err := dst.PutDelivery(endpointID, d); err != nil {
+		return fmt.Errorf("copy delivery %s: %w", d.EventID, err)
+	}
+	if d.State != companydocs.DeliveryPending {
+		return nil
+	}
+	if d.NextAttempt == nil {
+		return fmt.Errorf("copy delivery %s to %s: pending without a next attempt", d.EventID, endpointID)
+	}
+	return dst.ScheduleDelivery(endpointID, d.EventID, *d.NextAttempt)
+}
+
+// Added returns what before plus the copied census c makes: what the target
+// of a Copy must hold afterwards.
+func (c Census) Added(before Census) Census {
+	sum := Census{
+		Accounts: before.Accounts + c.Accounts, Sessions: before.Sessions + c.Sessions, Orders: before.Orders + c.Orders,
+		IdempotencyKeys: before.IdempotencyKeys + c.IdempotencyKeys, OpenOrders: before.OpenOrders + c.OpenOrders,
+		DocumentRefs: before.DocumentRefs + c.DocumentRefs, Events: before.Events + c.Events, Endpoints: before.Endpoints + c.Endpoints,
+		Deliveries: before.Deliveries + c.Deliveries, Scheduled: before.Scheduled + c.Scheduled,
+		Balances: maps.Clone(before.Balances), Credits: before.Credits + c.Credits,
+	}
+	if sum.Balances == nil {
+		sum.Balances = map[string]int64{}
+	}
+	maps.Copy(sum.Balances, c.Balances)
+	return sum
+}
+
+// Differences lists, one sentence each, where got differs from c: counts
+// per kind of record, each account's balance, the sum of balances.
+func (c Census) Differences(got Census) []string {
+	var out []string
+	for _, f := range []struct {
+		what      string
+		want, got int
+	}{
+		{"accounts", c.Accounts, got.Accounts}, {"sessions", c.Sessions, got.Sessions}, {"orders", c.Orders, got.Orders},
+		{"Idempotency-Keys", c.IdempotencyKeys, got.IdempotencyKeys}, {"open-order slots", c.OpenOrders, got.OpenOrders},
+		{"document references", c.DocumentRefs, got.DocumentRefs}, {"outbox events", c.Events, got.Events},
+		{"webhook endpoints", c.Endpoints, got.Endpoints}, {"webhook deliveries", c.Deliveries, got.Deliveries},
+		{"scheduled deliveries", c.Scheduled, got.Scheduled},
+	} {
+		if f.want != f.got {
+			out = append(out, fmt.Sprintf("%d %s, want %d", f.got, f.what, f.want))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Balances)) {
+		if b, ok := got.Balances[name]; !ok || b != c.Balances[name] {
+			out = append(out, fmt.Sprintf("account %s has %d credits (present: %v), want %d", name, b, ok, c.Balances[name]))
+		}
+	}
+	if c.Credits != got.Credits {
+		out = append(out, fmt.Sprintf("the balances add up to %d credits, want %d", got.Credits, c.Credits))
+	}
+	return out
+}
+
+// String is the census in one line, for a summary.
+func (c Census) String() string {
+	return fmt.Sprintf("%d accounts (%d credits in all), %d sessions, %d orders, %d Idempotency-Keys, %d open-order slots, "+
+		"%d document references, %d outbox events, %d webhook endpoints, %d deliveries (%d scheduled)",
+		c.Accounts, c.Credits, c.Sessions, c.Orders, c.IdempotencyKeys, c.OpenOrders,
+		c.DocumentRefs, c.Events, c.Endpoints, c.Deliveries, c.Scheduled)
+}
+
+// errCopyMismatch wraps the differences a verification found.
+var errCopyMismatch = errors.New("the copy does not match its source")
+
+// Verify compares the target's census with want and fails, listing the
+// differences, when they do not match.
+func Verify(want, got Census) error {
+	if diff := want.Differences(got); len(diff) > 0 {
+		return fmt.Errorf("%w: %s", errCopyMismatch, strings.Join(diff, "; "))
+	}
+	return nil
+}

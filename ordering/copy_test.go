@@ -1,0 +1,118 @@
+package ordering
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"companydocs"
+)
+
+// TestCopy copies a store with every kind of record (a session, a key
+// hash, an order holding its Idempotency-Key and its slot, a cancelled
+// and refunded one, events still in the outbox, webhook endpoints with a
+// delivered and a scheduled delivery) into a fresh store of every kind:
+// the censuses match, the target passes its check and lists the same
+// orders, and a second copy into it fails whole with ErrExists.
+func TestCopy(t *testing.T) { forEachStore(t, testCopy) }
+
+func testCopy(t *testing.T) {
+	s, fx, acct, op := lifecycleService(t)
+	key, err := s.CreateAccount("keyed", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateSession(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	mine, _ := s.CreateWebhook(ctx, acct, "https://hooks.example/acme", "")
+	if _, err := s.CreateWebhook(ctx, op, "https://hooks.example/ops", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "subscription-basic"), "k-1"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.FanOutEvents(100); n == 0 || err != nil {
+		t.Fatalf("fan-out: %d, %v", n, err)
+	}
+	tasks, _, err := s.DueWebhooks(time.Now(), func(string) bool { return false }, 10)
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("due: %v %v", tasks, err)
+	}
+	for _, tk := range tasks {
+		r := companydocs.WebhookResult{EndpointID: tk.EndpointID, EventID: tk.EventID,
+			Attempt: companydocs.WebhookAttempt{Attempt: 1, At: time.Now(), StatusCode: 204}, State: companydocs.DeliveryDelivered}
+		if tk.EndpointID == mine.ID {
+			r.Attempt.StatusCode, r.State, r.NextAttempt = 500, companydocs.DeliveryPending, time.Now().Add(time.Hour)
+		}
+		s.RecordWebhookAttempt(r)
+	}
+	second, err := s.CreateOrder(ctx, acct, request(fx.live[1], "CD", "subscription-basic"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CancelOrder(ctx, acct, second.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	want, err := TakeCensus(ctx, s.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Sessions != 1 || want.Orders != 2 || want.IdempotencyKeys != 1 || want.OpenOrders != 1 || want.Events == 0 || want.Scheduled == 0 || want.Deliveries <= want.Scheduled {
+		t.Fatalf("the source lacks a kind of record: %s", want)
+	}
+	for _, kind := range slices.Sorted(maps.Keys(TestStores)) {
+		t.Run("into "+kind, func(t *testing.T) { copyInto(t, s, kind, want, acct, fx) })
+	}
+}
+
+// copyInto copies s into a fresh store of kind and checks the copy.
+func copyInto(t *testing.T, s *service, kind string, want Census, acct string, fx *fixture) {
+	dst, err := TestStores[kind](t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if err := Copy(ctx, s.store, dst); err != nil {
+		t.Fatal(err)
+	}
+	got, err := TakeCensus(ctx, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(want, got); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := dst.(checker); ok {
+		if err := c.Check(); err != nil {
+			t.Errorf("the copy fails its store's check: %v", err)
+		}
+	}
+	orders, err := NewOrders(dst, fx.profiles, shippedPlans(t), Options{SweepInterval: -1, DocumentsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := s.List(ctx, acct, "", "", 100)
+	after, _, err := orders.List(ctx, acct, "", "", 100)
+	if err != nil || !reflect.DeepEqual(jsonOf(t, before), jsonOf(t, after)) {
+		t.Errorf("the copy lists %s (%v), the source %s", jsonOf(t, after), err, jsonOf(t, before))
+	}
+	if err := Copy(ctx, s.store, dst); !errors.Is(err, ErrExists) {
+		t.Errorf("a second copy into the same store: %v, want ErrExists", err)
+	}
+	if again, _ := TakeCensus(ctx, dst); Verify(want, again) != nil {
+		t.Errorf("a failed copy changed the target: %s", again)
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
