@@ -2,9 +2,12 @@ package ordering
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -163,15 +166,19 @@ func eachEvent(tx Tx, fn func(*Event) error) error {
 
 // Copy copies every record of from into to: accounts with their key
 // hashes and credits, sessions, orders with their history, their
-// Idempotency-Keys and open-order slots, document references (not the
-// files), the outbox, webhook endpoints, deliveries and their schedule.
-// It reads from in one View and writes to in one Update, so that to gets
-// all of it or nothing. A record to holds already fails the copy with
-// ErrExists. The document files are the caller's to move.
-func Copy(ctx context.Context, from, to Store) error {
+// Idempotency-Keys and open-order slots, document references, the outbox,
+// webhook endpoints, deliveries and their schedule. It reads from in one
+// View and writes to in one Update, so that to gets all of it or nothing.
+// A record to holds already fails the copy with ErrExists. Into a store
+// that keeps documents itself (a SharedStore) it copies each delivered
+// PDF too, read with documents and checked against its hash, so that the
+// copy refers to no document it lacks; into one that does not, the files
+// are the caller's to move.
+func Copy(ctx context.Context, from, to Store, documents DocumentReader) error {
 	return from.View(ctx, func(src Tx) error {
 		return to.Update(ctx, func(dst Tx) error {
-			for _, step := range []func(src, dst Tx) error{copyAccounts, copyOrders, copyDocumentRefs, copyEvents, copyWebhooks} {
+			steps := []func(src, dst Tx) error{copyAccounts, copyOrders, copyDocuments(ctx, documents), copyEvents, copyWebhooks}
+			for _, step := range steps {
 				if err := step(src, dst); err != nil {
 					return err
 				}
@@ -179,6 +186,24 @@ func Copy(ctx context.Context, from, to Store) error {
 			return nil
 		})
 	})
+}
+
+// A DocumentReader returns a delivered PDF by its SHA-256 (hex).
+type DocumentReader func(ctx context.Context, sha256 string) ([]byte, error)
+
+// Documents reads the delivered PDFs of s: a SharedStore's own, or else
+// the files under dir (the store's Options.DocumentsDir).
+func Documents(s Store, dir string) DocumentReader {
+	if shared, ok := s.(SharedStore); ok {
+		return shared.Document
+	}
+	files := documentStore{dir: dir}
+	return func(_ context.Context, sha string) ([]byte, error) {
+		if b, err := hex.DecodeString(sha); err != nil || len(b) != sha256.Size {
+			return nil, fmt.Errorf("%w: %q is no SHA-256", ErrDamaged, sha)
+		}
+		return os.ReadFile(files.path(sha))
+	}
 }
 
 func copyAccounts(src, dst Tx) error {
@@ -250,10 +275,36 @@ func claimed(holder string, err error) error {
 	return err
 }
 
-func copyDocumentRefs(src, dst Tx) error {
-	return src.DocumentRefs(func(sha, orderID string) error {
-		return dst.AddDocumentRef(sha, orderID)
-	})
+// copyDocuments copies the document references and, into a store that
+// keeps documents itself, each document once.
+func copyDocuments(ctx context.Context, read DocumentReader) func(src, dst Tx) error {
+	return func(src, dst Tx) error {
+		dtx, keepsDocuments := dst.(DocumentTx)
+		copied := map[string]bool{}
+		return src.DocumentRefs(func(sha, orderID string) error {
+			if keepsDocuments && !copied[sha] {
+				if err := copyDocument(ctx, read, dtx, sha); err != nil {
+					return fmt.Errorf("document %s of order %s: %w", sha, orderID, err)
+				}
+				copied[sha] = true
+			}
+			return dst.AddDocumentRef(sha, orderID)
+		})
+	}
+}
+
+func copyDocument(ctx context.Context, read DocumentReader, dst DocumentTx, sha string) error {
+	if read == nil {
+		return errors.New("the target keeps documents itself, and nothing reads the source's")
+	}
+	pdf, err := read(ctx, sha)
+	if err != nil {
+		return err
+	}
+	if sum := sha256.Sum256(pdf); hex.EncodeToString(sum[:]) != sha {
+		return fmt.Errorf("%w: its bytes do not match its SHA-256", ErrDamaged)
+	}
+	return dst.PutDocument(sha, pdf)
 }
 
 func copyEvents(src, dst Tx) error {

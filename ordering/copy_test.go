@@ -1,8 +1,10 @@
 package ordering
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"reflect"
 	"slices"
@@ -51,6 +53,14 @@ func testCopy(t *testing.T) {
 		}
 		s.RecordWebhookAttempt(r)
 	}
+	delivered, err := s.CreateOrder(ctx, acct, request(fx.live[2], "AD", "subscription-basic"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAct(t, s, op, delivered.ID, ActionRequest, "")
+	if _, err := s.Deliver(ctx, op, delivered.ID, testPDF); err != nil {
+		t.Fatal(err)
+	}
 	second, err := s.CreateOrder(ctx, acct, request(fx.live[1], "CD", "subscription-basic"), "")
 	if err != nil {
 		t.Fatal(err)
@@ -62,22 +72,22 @@ func testCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want.Sessions != 1 || want.Orders != 2 || want.IdempotencyKeys != 1 || want.OpenOrders != 1 || want.Events == 0 || want.Scheduled == 0 || want.Deliveries <= want.Scheduled {
+	if want.Sessions != 1 || want.Orders != 3 || want.DocumentRefs != 1 || want.IdempotencyKeys != 1 || want.OpenOrders != 1 || want.Events == 0 || want.Scheduled == 0 || want.Deliveries <= want.Scheduled {
 		t.Fatalf("the source lacks a kind of record: %s", want)
 	}
 	for _, kind := range slices.Sorted(maps.Keys(TestStores)) {
-		t.Run("into "+kind, func(t *testing.T) { copyInto(t, s, kind, want, acct, fx) })
+		t.Run("into "+kind, func(t *testing.T) { copyInto(t, s, kind, want, acct, fx, delivered.ID) })
 	}
 }
 
 // copyInto copies s into a fresh store of kind and checks the copy.
-func copyInto(t *testing.T, s *service, kind string, want Census, acct string, fx *fixture) {
+func copyInto(t *testing.T, s *service, kind string, want Census, acct string, fx *fixture, delivered string) {
 	dst, err := TestStores[kind](t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	if err := Copy(ctx, s.store, dst); err != nil {
+	if err := Copy(ctx, s.store, dst, Documents(s.store, s.docs.dir)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := TakeCensus(ctx, dst)
@@ -92,16 +102,26 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 			t.Errorf("the copy fails its store's check: %v", err)
 		}
 	}
-	orders, err := NewOrders(dst, fx.profiles, shippedPlans(t), Options{SweepInterval: -1, DocumentsDir: t.TempDir()})
+	docs := documentStore{dir: t.TempDir()}
+	if _, shared := dst.(SharedStore); !shared {
+		// files are the caller's to move into a store that does not keep them
+		moveDocumentFiles(t, s, docs)
+	}
+	orders, err := NewOrders(dst, fx.profiles, shippedPlans(t), Options{SweepInterval: -1, DocumentsDir: docs.dir})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, r, err := orders.Document(ctx, acct, delivered); err != nil {
+		t.Errorf("the copy's document of %s: %v", delivered, err)
+	} else if pdf, _ := io.ReadAll(r); !bytes.Equal(pdf, testPDF) {
+		t.Errorf("the copy's document of %s differs from the delivered one", delivered)
 	}
 	before, _, _ := s.List(ctx, acct, "", "", 100)
 	after, _, err := orders.List(ctx, acct, "", "", 100)
 	if err != nil || !reflect.DeepEqual(jsonOf(t, before), jsonOf(t, after)) {
 		t.Errorf("the copy lists %s (%v), the source %s", jsonOf(t, after), err, jsonOf(t, before))
 	}
-	if err := Copy(ctx, s.store, dst); !errors.Is(err, ErrExists) {
+	if err := Copy(ctx, s.store, dst, Documents(s.store, s.docs.dir)); !errors.Is(err, ErrExists) {
 		t.Errorf("a second copy into the same store: %v, want ErrExists", err)
 	}
 	if again, _ := TakeCensus(ctx, dst); Verify(want, again) != nil {
@@ -115,4 +135,21 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(raw)
+}
+
+// moveDocumentFiles writes the documents s refers to into docs.
+func moveDocumentFiles(t *testing.T, s *service, docs documentStore) {
+	read := Documents(s.store, s.docs.dir)
+	err := s.store.View(ctx, func(tx Tx) error {
+		return tx.DocumentRefs(func(sha, _ string) error {
+			pdf, err := read(ctx, sha)
+			if err != nil {
+				return err
+			}
+			return docs.write(sha, pdf)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -181,7 +181,7 @@
 // nodes never fan one event out twice); a kill leaves either the event or
 // its deliveries, never both nor neither. DueWebhooks claims at most one
 // due delivery per endpoint that is not busy, oldest due first (a store
-// shared by several nodes leases it for deliveryLease);
+// shared by several nodes leases it for Options.DeliveryLease);
 // RecordWebhookAttempt appends the attempt (the last 20 are kept) and
 // sets pending with the next time, delivered or failed. DeleteWebhook
 // drops the endpoint's deliveries with it.

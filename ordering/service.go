@@ -50,9 +50,21 @@ type Options struct {
 	// registration (Orders; scheme, addresses it resolves to); the front
 	// end supplies it. Without it only the URL's shape is checked.
 	CheckWebhookURL func(ctx context.Context, rawURL string) error
+	// DeliveryLease is how long a webhook delivery claimed by one process
+	// of a shared store stays with it (Orders; default
+	// DefaultDeliveryLease): longer than one attempt may take, so that no
+	// two run at once, and as short as that allows, since it is how long
+	// a process that died mid-attempt holds its endpoint's deliveries.
+	DeliveryLease time.Duration
 }
 
+// DefaultDeliveryLease is the delivery lease when Options name none.
+const DefaultDeliveryLease = time.Minute
+
 func (o Options) withDefaults() Options {
+	if o.DeliveryLease <= 0 {
+		o.DeliveryLease = DefaultDeliveryLease
+	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
 	}
@@ -123,6 +135,7 @@ type Orders struct {
 	shared   SharedStore // nil: the PDFs are files in docs.dir
 	onChange func(Transition)
 	checkURL func(ctx context.Context, rawURL string) error
+	lease    time.Duration // of a claimed webhook delivery
 	// failDelivery, set by tests, fails the delivery transaction after the
 	// document is on disk, as a crash before the commit would.
 	failDelivery func() error
@@ -156,6 +169,7 @@ func NewOrders(store Store, profiles Profiles, plans *Plans, opts Options) (*Ord
 		docs:     docs,
 		onChange: opts.OnTransition,
 		checkURL: opts.CheckWebhookURL,
+		lease:    opts.DeliveryLease,
 	}, nil
 }
 

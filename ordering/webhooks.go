@@ -236,12 +236,6 @@ func fanOut(tx Tx, endpoints []EndpointRecord, e *Event) error {
 	return nil
 }
 
-// deliveryLease is how long a claimed delivery stays with the process
-// that claimed it, in a store shared by several: longer than an attempt
-// (the dispatcher's request timeout), so that no two run at once, and
-// short enough that a process that died mid-attempt delays it little.
-const deliveryLease = time.Minute
-
 // DueWebhooks returns, for each endpoint that busy does not name, its
 // earliest delivery that is due at now, at most limit in all, oldest due
 // first; and the earliest time a pending delivery not returned falls due
@@ -250,7 +244,7 @@ func (s *Orders) DueWebhooks(now time.Time, busy func(endpointID string) bool, l
 	var next time.Time
 	var tasks []companydocs.WebhookTask
 	err := s.store.Update(context.Background(), func(tx Tx) error {
-		due, n, err := tx.ClaimDueDeliveries(now, deliveryLease, busy, limit)
+		due, n, err := tx.ClaimDueDeliveries(now, s.lease, busy, limit)
 		if err != nil {
 			return err
 		}

@@ -53,9 +53,12 @@ func unavailable(err error) bool {
 		return unavailableState(pgErr.Code)
 	}
 	var connectErr *pgconn.ConnectError
-	var netErr net.Error
+	// net.OpError and DNSError, not net.Error, which a file's
+	// fs.PathError satisfies too: a missing file is no outage
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
 	switch {
-	case errors.As(err, &connectErr), errors.As(err, &netErr),
+	case errors.As(err, &connectErr), errors.As(err, &opErr), errors.As(err, &dnsErr),
 		errors.Is(err, errPoolExhausted), errors.Is(err, pgconn.ErrConnClosed),
 		errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err), pgconn.SafeToRetry(err),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):

@@ -77,9 +77,6 @@ func (j *crashJournal) pick(rng *rand.Rand) (string, crashOrder, crashMove, bool
 		o := j.orders[id]
 		if moves := crashMoves[o.status]; len(moves) > 0 {
 			m := moves[rng.IntN(len(moves))]
-			if j.noUploads && m.action == "document" {
-				m = crashMove{"operator", "fail", companydocs.OrderStatusFailed}
-			}
 			return id, *o, m, true
 		}
 		j.open[i] = j.open[len(j.open)-1] // terminal by now: drop it

@@ -53,7 +53,7 @@ func TestCrashSafetyPostgres(t *testing.T) {
 	keys := crashCreateAccountsIn(t, url)
 	rcv := newCrashReceiver(t)
 	j := newCrashJournal()
-	j.unknown503, j.noUploads = true, true
+	j.unknown503 = true
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
 	start := func(i int) *crashServer {
 		return startCrashServer(t, dirs[i], "--store", url, "--store-pool-size", crashPGPoolSize, "--store-statement-timeout", crashPGStatement)
@@ -162,7 +162,7 @@ func crashCheckPostgres(tb testing.TB, url, dir string, j *crashJournal) map[str
 	}
 	accounts := ordering.NewAccounts(db, opts)
 	defer accounts.Close()
-	return crashCheckStore(tb, accounts, orders, db.Check, dir, j)
+	return crashCheckStore(tb, accounts, orders, db.Check, ordering.Documents(db, ""), j)
 }
 
 // crashPGLoad retries the pending keyed attempts, then sends new attempts

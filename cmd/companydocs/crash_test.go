@@ -85,11 +85,9 @@ type crashJournal struct {
 	moved, conflicts, movesLost                 int
 	failures                                    []string
 	// unknown503 makes a 503 an unknown outcome, like a cut-off answer
-	// (the database went away mid-request); noUploads leaves out the
-	// deliveries with a PDF (PostgreSQL nodes keep PDFs in their own data
-	// directories).
-	unknown503, noUploads bool
-	unavailable           int // answers 503 among the unknown outcomes
+	// (the database went away mid-request).
+	unknown503  bool
+	unavailable int // answers 503 among the unknown outcomes
 }
 
 // crashOrder is an order as the clients know it.
@@ -472,12 +470,12 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) map[string]*companyd
 	tb.Helper()
 	svc, db := openOrderService(tb, dir, ordering.Options{})
 	defer svc.Close()
-	return crashCheckStore(tb, svc.Accounts, svc.Orders, db.Check, dir, j)
+	return crashCheckStore(tb, svc.Accounts, svc.Orders, db.Check, ordering.Documents(db, filepath.Join(dir, ordering.DocumentsDir)), j)
 }
 
 // crashCheckStore is crashCheck on a store opened by the caller, which
 // no server changes meanwhile; check is the store's own check.
-func crashCheckStore(tb testing.TB, svc *ordering.Accounts, orders *ordering.Orders, check func() error, dir string, j *crashJournal) map[string]*companydocs.Order {
+func crashCheckStore(tb testing.TB, svc *ordering.Accounts, orders *ordering.Orders, check func() error, documents ordering.DocumentReader, j *crashJournal) map[string]*companydocs.Order {
 	tb.Helper()
 	if err := check(); err != nil {
 		tb.Errorf("consistency check after kill: %v", err)
@@ -504,7 +502,7 @@ func crashCheckStore(tb testing.TB, svc *ordering.Accounts, orders *ordering.Ord
 			charged += o.CreditsCharged
 			refunded += o.CreditsRefunded
 			checkHistory(tb, o)
-			checkDocumentFile(tb, dir, o)
+			checkDocument(tb, documents, o)
 			if o.IdempotencyKey != "" {
 				if prev, ok := byKey[o.IdempotencyKey]; ok {
 					tb.Errorf("Idempotency-Key %s made two orders: %s and %s", o.IdempotencyKey, prev, o.ID)
@@ -595,9 +593,9 @@ func checkHistory(tb testing.TB, o *companydocs.Order) {
 	}
 }
 
-// checkDocumentFile: a DELIVERED order's document is on disk under its
+// checkDocument: a DELIVERED order's document is stored under its
 // hash, with that hash and size; no other order has a document.
-func checkDocumentFile(tb testing.TB, dir string, o *companydocs.Order) {
+func checkDocument(tb testing.TB, documents ordering.DocumentReader, o *companydocs.Order) {
 	tb.Helper()
 	if o.Status != companydocs.OrderStatusDelivered {
 		if o.Document != nil {
@@ -610,7 +608,7 @@ func checkDocumentFile(tb testing.TB, dir string, o *companydocs.Order) {
 		return
 	}
 	sha := o.Document.SHA256
-	b, err := os.ReadFile(filepath.Join(dir, ordering.DocumentsDir, sha[:2], sha+".pdf"))
+	b, err := documents(context.Background(), sha)
 	if err != nil {
 		tb.Errorf("order %s points at a missing document: %v", o.ID, err)
 		return

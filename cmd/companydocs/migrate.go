@@ -15,16 +15,17 @@ import (
 )
 
 const migrateUsage = `usage:
-  companydocs store migrate --from FILE --to postgres://... [--allow-existing-data]
+  companydocs store migrate --from FILE --to postgres://... [--documents DIR] [--allow-existing-data]
 
 migrate copies an orders.db into PostgreSQL in one transaction: accounts
 (key hashes, credits), sessions, orders with their history, Idempotency-Keys,
 open-order slots, the outbox, webhook endpoints, deliveries and their
-schedule, and the references to delivered documents. It then counts both
-sides per kind of record and compares every account's balance and their
-sum. The PDF files are not copied: copy the documents/ directory beside
-FILE into the data directory of every node. FILE must not be in use by a
-running server: migrate a copy made with "companydocs store backup".
+schedule, and the delivered documents: each PDF is read from DIR (default:
+the documents/ directory beside FILE), checked against its SHA-256 and
+stored in the database, which every node reads. It then counts both sides
+per kind of record and compares every account's balance and their sum.
+FILE must not be in use by a running server: migrate a copy made with
+"companydocs store backup" (copy the documents/ directory with it).
 A database that holds accounts or orders already is refused unless
 --allow-existing-data is given (records with the same keys then fail the
 whole copy).`
@@ -32,15 +33,16 @@ whole copy).`
 // runMigrate runs "companydocs store migrate".
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var (
-		from, to      string
-		allowExisting bool
-		timeout       time.Duration
+		from, to, docs string
+		allowExisting  bool
+		timeout        time.Duration
 	)
 	fs := newFlagSet("store migrate")
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, migrateUsage); fs.PrintDefaults() }
 	fs.StringVar(&from, "from", "", "the orders.db to copy (not in use by a server)")
 	fs.StringVar(&to, "to", "", "the PostgreSQL database to copy into: postgres://user:password@host/db")
+	fs.StringVar(&docs, "documents", "", "the directory of the delivered PDFs (default: documents/ beside --from)")
 	fs.BoolVar(&allowExisting, "allow-existing-data", false, "copy into a database that holds accounts or orders already")
 	fs.Duration(&timeout, "store-check-timeout", 10*time.Minute, "how long the check of FILE may take")
 	if err := fs.parse(args); err != nil {
@@ -64,7 +66,10 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("open the PostgreSQL database (--to): %w", err)
 	}
 	defer dst.Close()
-	return migrate(ctx, from, src, dst, allowExisting, stdout)
+	if docs == "" {
+		docs = filepath.Join(filepath.Dir(from), ordering.DocumentsDir)
+	}
+	return migrate(ctx, from, src, dst, ordering.Documents(src, docs), allowExisting, stdout)
 }
 
 // openMigrateSource opens orders.db read-only, which checks it page by
@@ -87,7 +92,7 @@ func openMigrateSource(path string, timeout time.Duration) (*bbolt.DB, error) {
 }
 
 // migrate copies src into dst in one transaction and verifies the copy.
-func migrate(ctx context.Context, from string, src *bbolt.DB, dst *postgres.DB, allowExisting bool, stdout io.Writer) error {
+func migrate(ctx context.Context, from string, src *bbolt.DB, dst *postgres.DB, documents ordering.DocumentReader, allowExisting bool, stdout io.Writer) error {
 	before, err := ordering.TakeCensus(ctx, dst)
 	if err != nil {
 		return fmt.Errorf("count the records of the PostgreSQL database: %w", err)
@@ -100,7 +105,7 @@ func migrate(ctx context.Context, from string, src *bbolt.DB, dst *postgres.DB, 
 		return fmt.Errorf("count the records of %s: %w", from, err)
 	}
 	start := time.Now()
-	if err := ordering.Copy(ctx, src, dst); errors.Is(err, ordering.ErrExists) {
+	if err := ordering.Copy(ctx, src, dst, documents); errors.Is(err, ordering.ErrExists) {
 		return fmt.Errorf("nothing was copied: a record of %s exists in the PostgreSQL database already (%w)", from, err)
 	} else if err != nil {
 		return fmt.Errorf("nothing was copied from %s: %w", from, err)
@@ -119,8 +124,7 @@ func migrate(ctx context.Context, from string, src *bbolt.DB, dst *postgres.DB, 
 	fmt.Fprintf(stdout, "Copied %s into PostgreSQL in one transaction (%v): %s.\n", from, took.Round(time.Millisecond), want)
 	fmt.Fprintf(stdout, "Verified: the counts per kind of record, the balance of each of the %d accounts and their sum (%d credits) match.\n", want.Accounts, want.Credits)
 	if want.DocumentRefs > 0 {
-		docs := filepath.Join(filepath.Dir(from), ordering.DocumentsDir)
-		fmt.Fprintf(stdout, "The %d delivered PDFs are NOT in PostgreSQL: copy %s/ into the data directory of every node that serves this database before starting it (a node refuses to start while an order refers to a file missing there).\n", want.DocumentRefs, docs)
+		fmt.Fprintf(stdout, "The PDFs of the %d document references are in the database, each checked against its SHA-256.\n", want.DocumentRefs)
 	}
 	return nil
 }

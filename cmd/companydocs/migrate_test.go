@@ -53,12 +53,12 @@ func migrateCrashDatabase(t *testing.T, dir, from string, keys map[string]string
 	if err := before.shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runStoreCommand("migrate", "--from", from, "--to", url)
+	out, err := runStoreCommand("migrate", "--from", from, "--to", url, "--documents", filepath.Join(dir, ordering.DocumentsDir))
 	if err != nil {
 		t.Fatalf("store migrate of the crash test's orders.db: %v\n%s", err, out)
 	}
 	t.Logf("store migrate: %s", out)
-	if !strings.Contains(out, "Verified:") || !strings.Contains(out, "NOT in PostgreSQL") {
+	if !strings.Contains(out, "Verified:") || !strings.Contains(out, "are in the database") {
 		t.Errorf("store migrate printed no verification or no note about the PDFs:\n%s", out)
 	}
 	if out, err := runStoreCommand("check", "--store", url); err != nil {
@@ -141,7 +141,7 @@ func TestStoreMigrateRefuses(t *testing.T) {
 	from := filepath.Join(dir, bbolt.DatabaseFile)
 
 	s := startServer(t, dir)
-	out, err := runStoreCommand("migrate", "--from", from, "--to", url)
+	out, err := runStoreCommand("migrate", "--from", from, "--to", url, "--documents", filepath.Join(dir, ordering.DocumentsDir))
 	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "store backup") {
 		t.Errorf("migrate of a file a server holds: %v (exit %d) %s; want a refusal pointing to store backup", err, exitCode(err), out)
 	}

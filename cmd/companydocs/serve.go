@@ -180,7 +180,8 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
 		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
-		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL}
+		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL,
+		DeliveryLease: webhookLease(m.Config.WebhookTimeout)}
 	if m.Orders, err = ordering.NewOrders(store, m.Live, plans, opts); err != nil {
 		return m.explainOrderStoreError(err) // Close closes the store
 	}
@@ -421,4 +422,11 @@ func (m *Main) startWebhooks() {
 		Logger: m.Logger, OnOutcome: m.Metrics.ObserveWebhookDelivery, OnStats: m.Metrics.SetWebhookStats})
 	m.dispatcher.Store(m.Webhooks)
 	m.Webhooks.Start()
+}
+
+// webhookLease is the lease of a claimed webhook delivery over a shared
+// store: twice the attempt's time limit and five seconds for the record
+// of its outcome, so that a lease outlives every attempt.
+func webhookLease(timeout time.Duration) time.Duration {
+	return 2*timeout + 5*time.Second
 }
