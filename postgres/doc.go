@@ -49,7 +49,11 @@
 // Event ids sort in commit order: LastEventID and AppendEvent take a
 // transaction-level advisory lock, held to commit, so appends are
 // serialised across nodes (the price of a reader that pages by id and
-// never skips an event committed late). Due webhook deliveries are
+// never skips an event committed late). That lock bounds how many
+// event-writing transactions commit per second across all nodes (one
+// at a time, each with its WAL flush), so the lock and the read of the
+// last id go out as one pipelined batch, and a transaction takes the lock
+// once: what remains under it is the event's INSERT and the COMMIT. Due webhook deliveries are
 // claimed with FOR UPDATE SKIP LOCKED and a lease (claimed_by,
 // claimed_until): while another node's claim is live a node leaves that
 // endpoint alone, the claiming node finds its own claim again (its
