@@ -143,7 +143,7 @@ func (o *orderNodes) observe(ctx context.Context) (func() pgInsight, error) {
 	}
 	return func() pgInsight {
 		in := pgInsight{Waits: w.Stop()}
-		in.Statements, _ = bench.TopStatements(ctx, o.storeURL, 12)
+		in.Statements, _ = bench.TopStatements(ctx, o.storeURL, 20)
 		return in
 	}, nil
 }
