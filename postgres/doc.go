@@ -23,13 +23,16 @@
 // # Transactions and concurrency
 //
 // Write transactions run at READ COMMITTED. A rule that checks a row and
-// then changes it reads the row with SELECT ... FOR UPDATE (the
+// then changes it reads the row with SELECT ... FOR NO KEY UPDATE (the
 // ordering.Tx contract: Account and Order lock in Update), which
 // serialises the writers of one account or order across nodes and lets
 // a waiting writer see the row as committed, not as of its snapshot;
 // SERIALIZABLE would answer the same conflicts with aborts and reruns,
-// costly on the hot row of a busy account. What spans rows is a
-// constraint, so no interleaving can break it: UNIQUE keys for the
+// costly on the hot row of a busy account. FOR NO KEY UPDATE rather than
+// FOR UPDATE lets inserts whose foreign key names the row (an event, a
+// delivery, an order of the account) go on meanwhile: the referenced ids
+// and names never change, and no order or account is deleted. What spans
+// rows is a constraint, so no interleaving can break it: UNIQUE keys for the
 // Idempotency-Key of an account and for the one open order per slot,
 // CHECK (credits >= 0) under debits of the form UPDATE ... WHERE credits
 // >= cost. Deadlocks (40P01) and serialization failures (40001) are run
@@ -49,7 +52,11 @@
 // Event ids sort in commit order: LastEventID and AppendEvent take a
 // transaction-level advisory lock, held to commit, so appends are
 // serialised across nodes (the price of a reader that pages by id and
-// never skips an event committed late). Due webhook deliveries are
+// never skips an event committed late). That lock bounds how many
+// event-writing transactions commit per second across all nodes (one
+// at a time, each with its WAL flush), so the lock and the read of the
+// last id go out as one pipelined batch, and a transaction takes the lock
+// once: what remains under it is the event's INSERT and the COMMIT. Due webhook deliveries are
 // claimed with FOR UPDATE SKIP LOCKED and a lease (claimed_by,
 // claimed_until): while another node's claim is live a node leaves that
 // endpoint alone, the claiming node finds its own claim again (its

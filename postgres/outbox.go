@@ -15,24 +15,54 @@ import (
 // reader paging by id never skips an event committed late.
 const outboxLockID = 0x6f75_7462_6f78 // "outbox"
 
+// lockOutbox takes the outbox lock unless the transaction holds it.
 func (t *txn) lockOutbox() error {
+	if t.outboxLocked {
+		return nil
+	}
 	_, err := t.tx.Exec(t.ctx, "SELECT pg_advisory_xact_lock($1)", int64(outboxLockID))
+	t.outboxLocked = err == nil
 	return wrap(err, "lock the outbox")
 }
 
+const lastEventSQL = "SELECT max(id) FROM outbox"
+
 // LastEventID returns the highest event id; in Update it first takes the
-// outbox lock.
+// outbox lock. Every event-writing transaction holds that lock until its
+// commit, so the round trips made under it bound the rate of creations
+// and transitions across all nodes: the lock and the read go out as one
+// pipelined batch. The read is a statement of its own, run after the
+// lock is granted, so at READ COMMITTED its snapshot sees every event
+// committed by the lock's previous holders.
 func (t *txn) LastEventID() (string, error) {
-	if t.write {
-		if err := t.lockOutbox(); err != nil {
-			return "", err
-		}
-	}
 	var id *string
-	if _, err := t.one("SELECT max(id) FROM outbox", nil, &id); err != nil || id == nil {
+	var err error
+	if t.write && !t.outboxLocked {
+		id, err = t.lockAndReadLastEvent()
+	} else {
+		_, err = t.one(lastEventSQL, nil, &id)
+	}
+	if err != nil || id == nil {
 		return "", wrap(err, "read the last event id")
 	}
 	return *id, nil
+}
+
+func (t *txn) lockAndReadLastEvent() (*string, error) {
+	b := &pgx.Batch{}
+	b.Queue("SELECT pg_advisory_xact_lock($1)", int64(outboxLockID))
+	b.Queue(lastEventSQL)
+	br := t.tx.SendBatch(t.ctx, b)
+	var id *string
+	_, err := br.Exec()
+	if err == nil {
+		t.outboxLocked = true
+		err = br.QueryRow().Scan(&id)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return id, err
 }
 
 // AppendEvent stores an event under the outbox lock.

@@ -15,7 +15,7 @@ import (
 var _ ordering.Store = (*DB)(nil)
 
 // Update runs fn in one read-write transaction (READ COMMITTED, rows the
-// rules change read FOR UPDATE) and commits; see the package
+// rules change read FOR NO KEY UPDATE) and commits; see the package
 // documentation. fn runs again after a deadlock or a serialization
 // failure.
 func (db *DB) Update(ctx context.Context, fn func(ordering.Tx) error) error {
@@ -38,16 +38,25 @@ type txn struct {
 	tx    pgx.Tx
 	write bool
 	node  string // the store's node id, for delivery claims
+	// outboxLocked is set once the transaction holds the outbox lock
+	// (held to its end): taking it again would cost a round trip.
+	outboxLocked bool
 }
 
 var _ ordering.Tx = (*txn)(nil)
 
 // forUpdate is the locking clause of a read that the rules may follow
 // with a change of the same row: in Update the row stays locked until
-// the transaction ends.
+// the transaction ends. FOR NO KEY UPDATE excludes every other writer of
+// the row as FOR UPDATE does (it conflicts with itself and with UPDATE),
+// but not the FOR KEY SHARE lock that inserting a row referencing this
+// one takes (an event, a delivery, a document reference naming the
+// order): the referenced ids and names never change and no order or
+// account is deleted, so those inserts need not wait for the
+// transaction to end.
 func (t *txn) forUpdate() string {
 	if t.write {
-		return " FOR UPDATE"
+		return " FOR NO KEY UPDATE"
 	}
 	return ""
 }
@@ -69,7 +78,7 @@ func (t *txn) lockAccount(name string) error {
 	if !t.write {
 		return nil
 	}
-	_, err := t.tx.Exec(t.ctx, "SELECT 1 FROM accounts WHERE name = $1 FOR UPDATE", name)
+	_, err := t.tx.Exec(t.ctx, "SELECT 1 FROM accounts WHERE name = $1 FOR NO KEY UPDATE", name)
 	return err
 }
 

@@ -20,7 +20,7 @@ const (
 
 var (
 	// readWrite is READ COMMITTED: the rules read what they change with
-	// row locks (SELECT ... FOR UPDATE), and the constraints hold what
+	// row locks (SELECT ... FOR NO KEY UPDATE), and the constraints hold what
 	// spans rows; see the package documentation.
 	readWrite = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 	// readOnly is one snapshot for the whole transaction; a read-only

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # National-scale benchmark of companydocs (see BENCHMARKS.md).
 #
-#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders sample pg profile all
+#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile all
 #
 # Environment: DATA (shared data, default ../shared/data), BENCH_DIR (work
 # directory, default var/bench), BENCH_SCALES (default "1.2m 5m"), SEED
-# (default 1), RUNS (default 3). BENCH_SCALES=sample with the step
+# (default 1), RUNS (default 3), NODES (orders-pg: node counts, default
+# "1 2"), POOL (orders-pg: --store-pool-size, default 0). BENCH_SCALES=sample with the step
 # "sample" measures on the embedded sample instead (minutes, not hours). Every server it starts listens on
 # 127.0.0.1 only; every load run is bounded by a request count and a
 # duration. Results go to $BENCH_DIR/results/ as JSON and Markdown.
@@ -16,6 +17,8 @@ OUT=${BENCH_DIR:-var/bench}
 SCALES=${BENCH_SCALES:-1.2m 5m}
 SEED=${SEED:-1}
 RUNS=${RUNS:-3}
+NODES=${NODES:-1 2}
+POOL=${POOL:-0}
 RES=$OUT/results
 REAL=("$DATA"/offeneregister/ocdata.chunk*.jsonl.bz2)
 GLEIF=("$DATA/gleif/lei_records_de_goldencopy.csv" "$DATA/gleif/lei_records_api.jsonl")
@@ -91,6 +94,21 @@ step_orders() {
 	done
 }
 
+# The same order benchmarks with the PostgreSQL store, on one node and on
+# two nodes sharing the database (clients spread over both).
+step_orders-pg() {
+	ensure_postgres
+	for s in $SCALES; do
+		need_index "$s"
+		for n in $NODES; do
+			record "orders-pg$n-$s" "$BENCH" orders -store postgres -nodes "$n" -pool-size "$POOL" -bin "$BIN" -data-dir "$OUT/data-$s" \
+				-profiles "$OUT/profiles-$s.txt" -runs "$RUNS" -clients 32 -requests 6000 -duration 60s -json "$RES/orders-pg$n-$s.json"
+			record "lifecycle-pg$n-$s" "$BENCH" lifecycle -store postgres -nodes "$n" -pool-size "$POOL" -bin "$BIN" -data-dir "$OUT/data-$s" \
+				-profiles "$OUT/profiles-$s.txt" -runs "$RUNS" -clients 32 -lifecycles 3000 -pdf-size 204800 -duration 60s -json "$RES/lifecycle-pg$n-$s.json"
+		done
+	done
+}
+
 # The embedded sample as a data directory and its orderable profiles, for
 # the order benchmarks without the national corpus.
 step_sample() {
@@ -133,7 +151,7 @@ step_floor() {
 for step in "$@"; do
 	case $step in
 	all) step_build; step_corpus; step_queries; step_ingest; step_floor; step_search; step_orders; step_pg; step_profile ;;
-	build | corpus | queries | ingest | floor | search | orders | sample | pg | profile) "step_$step" ;;
+	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile) "step_$step" ;;
 	*) echo "unknown step $step" >&2; exit 2 ;;
 	esac
 done

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -35,12 +36,14 @@ type lifecycleRun struct {
 }
 
 type lifecycleResult struct {
-	Machine machine        `json:"machine"`
-	Command string         `json:"command"`
-	Clients int            `json:"clients"`
-	PDFSize int            `json:"pdf_size"`
-	Runs    []lifecycleRun `json:"runs"`
-	Median  lifecycleRun   `json:"median"`
+	Machine  machine        `json:"machine"`
+	Command  string         `json:"command"`
+	Clients  int            `json:"clients"`
+	PDFSize  int            `json:"pdf_size"`
+	Store    string         `json:"store"`
+	Runs     []lifecycleRun `json:"runs"`
+	Median   lifecycleRun   `json:"median"`
+	Postgres pgInsight      `json:"postgres"`
 }
 
 // runLifecycle measures complete lifecycles: each client creates a
@@ -58,6 +61,7 @@ func runLifecycle(ctx context.Context, args []string) error {
 	pdfSize := fs.Int("pdf-size", 200<<10, "bytes of each uploaded PDF")
 	duration := fs.Duration("duration", 60*time.Second, "longest run")
 	jsonOut := fs.String("json", "", "write the result as JSON here")
+	sf := addStoreFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,11 +72,16 @@ func runLifecycle(ctx context.Context, args []string) error {
 	if len(profiles) == 0 {
 		return fmt.Errorf("no profiles in %s", *profilesPath)
 	}
-	keys, err := createAccounts(*bin, *dataDir, *clients**runs)
+	nodes, err := newOrderNodes(ctx, *bin, *dataDir, sf)
 	if err != nil {
 		return err
 	}
-	opKey, err := createOperator(*bin, *dataDir)
+	defer nodes.close()
+	keys, err := createAccounts(*bin, nodes.storeArgs(), *clients**runs)
+	if err != nil {
+		return err
+	}
+	opKey, err := createOperator(*bin, nodes.storeArgs())
 	if err != nil {
 		return err
 	}
@@ -81,45 +90,51 @@ func runLifecycle(ctx context.Context, args []string) error {
 		return err
 	}
 	defer rcv.srv.Close()
-	srv, err := bench.StartServer(ctx, *bin, *dataDir, "--session-rate", "0", "--webhook-allow-http", "--webhook-allow-private")
+	if err := nodes.start(ctx, "--session-rate", "0", "--webhook-allow-http", "--webhook-allow-private"); err != nil {
+		return err
+	}
+	res := lifecycleResult{Machine: describeMachine(), Store: nodes.describe(), Clients: *clients, PDFSize: *pdfSize, Command: "bench lifecycle " + strings.Join(args, " ")}
+	client := bench.NewClient(*clients + 4)
+	pdf := makePDF(*pdfSize)
+	fmt.Fprintf(os.Stderr, "servers: pid %s\n", nodes.pids())
+	insight, err := nodes.observe(ctx)
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
-	res := lifecycleResult{Machine: describeMachine(), Clients: *clients, PDFSize: *pdfSize, Command: "bench lifecycle " + strings.Join(args, " ")}
-	client := bench.NewClient(*clients + 4)
-	pdf := makePDF(*pdfSize)
 	for r := range *runs {
-		tokens, err := login(ctx, client, srv.URL, append([]string{opKey}, keys[r**clients:(r+1)**clients]...))
+		// the operator's session is shared by the clients on every node
+		tokens, err := login(ctx, client, nodes, append([]string{opKey}, keys[r**clients:(r+1)**clients]...))
 		if err != nil {
 			return err
 		}
 		for i, tok := range tokens[1:] {
-			if err := registerEndpoint(ctx, client, srv.URL, tok, fmt.Sprintf("%s/r%d/c%d", rcv.url, r, i)); err != nil {
+			if err := registerEndpoint(ctx, client, nodes.url(i), tok, fmt.Sprintf("%s/r%d/c%d", rcv.url, r, i)); err != nil {
 				return err
 			}
 		}
 		rcv.reset()
-		run := lifecycles(ctx, client, srv.URL, tokens[0], tokens[1:], profiles, pdf, *total, *duration)
+		run := lifecycles(ctx, client, nodes, tokens[0], tokens[1:], profiles, pdf, *total, *duration)
 		rcv.wait(ctx, 4*run.Lifecycles, 2*time.Minute)
 		rcv.summarise(&run)
 		res.Runs = append(res.Runs, run)
 	}
+	res.Postgres = insight()
 	res.Median = bench.Median(res.Runs, func(r lifecycleRun) float64 { return r.PerSec })
 	res.Median.DeliveriesSec = bench.MedianOf(res.Runs, func(r lifecycleRun) float64 { return r.DeliveriesSec })
 	res.Median.LagP99 = time.Duration(bench.MedianOf(res.Runs, func(r lifecycleRun) float64 { return float64(r.LagP99) }))
 	printMachine(res.Machine)
 	m := res.Median
-	fmt.Printf("Complete lifecycles (create, pay, request, deliver a %d KB PDF), %d clients, one webhook endpoint each, medians of %d runs:\n\n", *pdfSize>>10, *clients, *runs)
+	fmt.Printf("Complete lifecycles (%s; create, pay, request, deliver a %d KB PDF), %d clients, one webhook endpoint each, medians of %d runs:\n\n", res.Store, *pdfSize>>10, *clients, *runs)
 	fmt.Println("| lifecycles | lifecycles/s | step p50 ms | step p99 ms | errors | webhook deliveries | deliveries/s | drain s | outbox lag p50 ms | p99 ms | max ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	fmt.Printf("| %d | %.0f | %s | %s | %d | %d | %.0f | %.1f | %s | %s | %s |\n", m.Lifecycles, m.PerSec, ms(m.Step.P50), ms(m.Step.P99), m.Errors,
 		m.Deliveries, m.DeliveriesSec, m.Drain.Seconds(), ms(m.LagP50), ms(m.LagP99), ms(m.LagMax))
+	printInsight(res.Postgres)
 	return writeJSON(*jsonOut, res)
 }
 
-func createOperator(bin, dataDir string) (string, error) {
+func createOperator(bin string, store []string) (string, error) {
 	name := "bench-ops-" + time.Now().UTC().Format("20060102T150405")
-	out, err := exec.Command(bin, "accounts", "create", "--data-dir", dataDir, "--name", name, "--operator", "--json").Output()
+	out, err := exec.Command(bin, append([]string{"accounts", "create", "--name", name, "--operator", "--json"}, store...)...).Output()
 	if err != nil {
 		return "", fmt.Errorf("create operator: %w", err)
 	}
@@ -150,8 +165,9 @@ func makePDF(size int) []byte {
 }
 
 // lifecycles runs up to total lifecycles from the clients; each client
-// walks its own profiles, so no order is open twice.
-func lifecycles(ctx context.Context, c *http.Client, base, op string, tokens, profiles []string, pdf []byte, total int, limit time.Duration) lifecycleRun {
+// walks its own profiles, so no order is open twice; client i and the
+// operator calls of its orders go to node i modulo the nodes.
+func lifecycles(ctx context.Context, c *http.Client, nodes *orderNodes, op string, tokens, profiles []string, pdf []byte, total int, limit time.Duration) lifecycleRun {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var started atomic.Int64
@@ -162,6 +178,7 @@ func lifecycles(ctx context.Context, c *http.Client, base, op string, tokens, pr
 	var wg sync.WaitGroup
 	for i, tok := range tokens {
 		wg.Add(1)
+		base := nodes.url(i)
 		go func() {
 			defer wg.Done()
 			var mine []bench.Sample

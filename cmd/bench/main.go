@@ -8,8 +8,8 @@
 //	bench queries -gleif FILE... -o QUERIES.jsonl [-profiles PROFILES.txt] CORPUS...
 //	bench ingest  -bin BIN -data-dir DIR FILE...
 //	bench search  -bin BIN -data-dir DIR -queries QUERIES.jsonl
-//	bench orders  -bin BIN -data-dir DIR -profiles PROFILES.txt
-//	bench lifecycle -bin BIN -data-dir DIR -profiles PROFILES.txt
+//	bench orders  -bin BIN -data-dir DIR -profiles PROFILES.txt [-store postgres -nodes N -pool-size P]
+//	bench lifecycle -bin BIN -data-dir DIR -profiles PROFILES.txt [-store postgres -nodes N -pool-size P]
 //	bench pg      -bin BIN -data-dir DIR -queries QUERIES.jsonl CORPUS...
 //	bench profile -data-dir DIR -queries QUERIES.jsonl -cpu CPU.pprof -mem MEM.pprof
 //
@@ -32,8 +32,8 @@ const usage = `bench measures companydocs. Commands:
   queries   build a labelled query set (and orderable profile ids) from a corpus
   ingest    time an ingest: records/s, peak RSS, bytes on disk
   search    search latency over HTTP at 1, 4 and 16 clients, per query kind; serving RSS
-  orders    order creation throughput and latency with 32 clients
-  lifecycle complete order lifecycles (create, pay, request, deliver a PDF) with webhooks to a local receiver
+  orders    order creation throughput and latency with 32 clients (bbolt, or PostgreSQL on one or more nodes)
+  lifecycle complete order lifecycles (create, pay, request, deliver a PDF) with webhooks to a local receiver (same stores)
   pg        the same name queries against PostgreSQL pg_trgm and companydocs, side by side
   profile   CPU and allocation profiles of the search path (in process)
 Run "bench COMMAND -h" for the flags of a command.

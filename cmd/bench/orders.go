@@ -17,11 +17,13 @@ import (
 )
 
 type ordersResult struct {
-	Machine machine         `json:"machine"`
-	Command string          `json:"command"`
-	Clients int             `json:"clients"`
-	Runs    []bench.Latency `json:"runs"`
-	Median  bench.Latency   `json:"median"`
+	Machine  machine         `json:"machine"`
+	Command  string          `json:"command"`
+	Store    string          `json:"store"`
+	Clients  int             `json:"clients"`
+	Runs     []bench.Latency `json:"runs"`
+	Median   bench.Latency   `json:"median"`
+	Postgres pgInsight       `json:"postgres"`
 }
 
 func runOrders(ctx context.Context, args []string) error {
@@ -34,6 +36,7 @@ func runOrders(ctx context.Context, args []string) error {
 	requests := fs.Int("requests", 6000, "order creates per run")
 	duration := fs.Duration("duration", 60*time.Second, "longest run")
 	jsonOut := fs.String("json", "", "write the result as JSON here")
+	sf := addStoreFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,41 +47,52 @@ func runOrders(ctx context.Context, args []string) error {
 	if 2*len(profiles)**clients < *requests {
 		return fmt.Errorf("%d profiles allow at most %d distinct orders per run with %d clients", len(profiles), 2*len(profiles)**clients, *clients)
 	}
-	keys, err := createAccounts(*bin, *dataDir, *clients**runs)
+	nodes, err := newOrderNodes(ctx, *bin, *dataDir, sf)
 	if err != nil {
 		return err
 	}
-	srv, err := bench.StartServer(ctx, *bin, *dataDir, "--session-rate", "0") // every account logs in from 127.0.0.1
+	defer nodes.close()
+	keys, err := createAccounts(*bin, nodes.storeArgs(), *clients**runs)
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
-	res := ordersResult{Machine: describeMachine(), Clients: *clients, Command: "bench orders " + strings.Join(args, " ")}
+	if err := nodes.start(ctx, "--session-rate", "0"); err != nil { // every account logs in from 127.0.0.1
+		return err
+	}
+	res := ordersResult{Machine: describeMachine(), Store: nodes.describe(), Clients: *clients, Command: "bench orders " + strings.Join(args, " ")}
 	client := bench.NewClient(*clients)
+	fmt.Fprintf(os.Stderr, "servers: pid %s\n", nodes.pids())
+	insight, err := nodes.observe(ctx)
+	if err != nil {
+		return err
+	}
 	for r := range *runs {
-		tokens, err := login(ctx, client, srv.URL, keys[r**clients:(r+1)**clients])
+		tokens, err := login(ctx, client, nodes, keys[r**clients:(r+1)**clients])
 		if err != nil {
 			return err
 		}
-		samples, wall := createOrders(ctx, client, srv.URL, tokens, profiles, *requests, *duration)
+		samples, wall := createOrders(ctx, client, nodes, tokens, profiles, *requests, *duration)
 		res.Runs = append(res.Runs, bench.Summarise(samples, wall))
 	}
+	res.Postgres = insight()
 	res.Median = medianLatency(res.Runs)
 	printMachine(res.Machine)
 	m := res.Median
-	fmt.Printf("Order creation, %d clients, medians of %d runs:\n\n", *clients, *runs)
+	fmt.Printf("Order creation (%s), %d clients, medians of %d runs:\n\n", res.Store, *clients, *runs)
 	fmt.Println("| creates | p50 ms | p95 ms | p99 ms | max ms | creates/s | errors |\n|---:|---:|---:|---:|---:|---:|---:|")
 	fmt.Printf("| %d | %s | %s | %s | %s | %.0f | %d |\n", m.N, ms(m.P50), ms(m.P95), ms(m.P99), ms(m.Max), m.PerSec, m.Errors)
+	printInsight(res.Postgres)
 	return writeJSON(*jsonOut, res)
 }
 
-// createAccounts creates n accounts with the CLI (the server must not
-// run) and returns their API keys.
-func createAccounts(bin, dataDir string, n int) ([]string, error) {
+// createAccounts creates n accounts with the CLI (on orders.db the
+// server must not run) and returns their API keys; store are the flags
+// naming the store.
+func createAccounts(bin string, store []string, n int) ([]string, error) {
 	keys := make([]string, n)
 	stamp := time.Now().UTC().Format("20060102T150405")
 	for i := range keys {
-		out, err := exec.Command(bin, "accounts", "create", "--data-dir", dataDir, "--name", fmt.Sprintf("bench-%s-%d", stamp, i), "--credits", "1000000", "--json").Output()
+		out, err := exec.Command(bin, append([]string{"accounts", "create", "--name", fmt.Sprintf("bench-%s-%d", stamp, i), "--credits", "1000000", "--json"}, store...)...).Output()
 		if err != nil {
 			return nil, fmt.Errorf("create account: %w", err)
 		}
@@ -93,13 +107,14 @@ func createAccounts(bin, dataDir string, n int) ([]string, error) {
 	return keys, nil
 }
 
-func login(ctx context.Context, c *http.Client, base string, keys []string) ([]string, error) {
+// login opens a session for each key, key i on the node client i uses.
+func login(ctx context.Context, c *http.Client, nodes *orderNodes, keys []string) ([]string, error) {
 	tokens := make([]string, len(keys))
 	for i, k := range keys {
 		var s struct {
 			Token string `json:"token"`
 		}
-		status, err := bench.Post(ctx, c, base+"/api/v1/auth/sessions/", "", map[string]string{"api_key": k}, &s)
+		status, err := bench.Post(ctx, c, nodes.url(i)+"/api/v1/auth/sessions/", "", map[string]string{"api_key": k}, &s)
 		if err != nil || status >= 300 || s.Token == "" {
 			return nil, fmt.Errorf("log in: status %d: %v", status, err)
 		}
@@ -109,8 +124,9 @@ func login(ctx context.Context, c *http.Client, base string, keys []string) ([]s
 }
 
 // createOrders sends up to total creates; client i uses token i and
-// orders AD and CD for its next profile, so no order repeats.
-func createOrders(ctx context.Context, c *http.Client, base string, tokens, profiles []string, total int, limit time.Duration) ([]bench.Sample, time.Duration) {
+// orders AD and CD for its next profile, so no order repeats; clients are
+// spread over the nodes.
+func createOrders(ctx context.Context, c *http.Client, nodes *orderNodes, tokens, profiles []string, total int, limit time.Duration) ([]bench.Sample, time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var sent atomic.Int64
@@ -119,6 +135,7 @@ func createOrders(ctx context.Context, c *http.Client, base string, tokens, prof
 	start := time.Now()
 	for i, tok := range tokens {
 		wg.Add(1)
+		base := nodes.url(i)
 		go func() {
 			defer wg.Done()
 			for j := 0; ctx.Err() == nil && sent.Add(1) <= int64(total); j++ {
