@@ -33,7 +33,7 @@ func (r *OrderRecord) order() *companydocs.Order {
 
 // fingerprint identifies what a create asked for.
 func fingerprint(req companydocs.OrderRequest) string {
-	return string(key(req.CompanyProfileID, req.DiscoveryCandidateID, string(req.DocumentType), req.PlanID))
+	return strings.Join([]string{req.CompanyProfileID, req.DiscoveryCandidateID, string(req.DocumentType), req.PlanID}, "\x00")
 }
 
 // CreateOrder orders a document for a verified company profile (strict).

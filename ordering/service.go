@@ -189,22 +189,6 @@ func (s *Orders) CheckDocuments(ctx context.Context) error {
 	})
 }
 
-// key joins parts with a zero byte.
-func key(parts ...string) []byte {
-	n := len(parts)
-	for _, p := range parts {
-		n += len(p)
-	}
-	b := make([]byte, 0, n)
-	for i, p := range parts {
-		if i > 0 {
-			b = append(b, 0)
-		}
-		b = append(b, p...)
-	}
-	return b
-}
-
 // idGenerator issues order ids that sort by creation time: 48 bits of
 // milliseconds and 80 random bits, in lower-case Crockford base32 (whose
 // alphabet is in ASCII order). Within one millisecond the random part is
