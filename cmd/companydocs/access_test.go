@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,9 @@ import (
 	"companydocs"
 	"companydocs/bbolt"
 	"companydocs/ordering"
+	"companydocs/postgres"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // accessEndpoint is one route with a request that is valid for the
@@ -28,12 +32,19 @@ type accessEndpoint struct {
 // an unknown, an expired and a revoked token, and another account's token:
 // public endpoints stay public, gated ones answer 401 with a challenge,
 // another account's order is 404 without its content. Then no key or
-// token is in any log line, metric, error message or in orders.db.
-func TestAccessControl(t *testing.T) {
+// token is in any log line, metric, error message or in the store
+// (orders.db, or every table of the PostgreSQL database).
+func TestAccessControl(t *testing.T) { forEachServerStore(t, testAccessControl) }
+
+func testAccessControl(t *testing.T, storeFlags ...string) {
 	dir := t.TempDir()
 	mustBuild(t, dir, 0, offeneRegister(t, "fixtures_665.jsonl"))
-	keyA, keyB, expired := accessAccounts(t, dir)
-	s := startServer(t, dir, "--log-level", "debug")
+	store := accessStore{dir: dir}
+	if len(storeFlags) == 2 {
+		store.url = storeFlags[1]
+	}
+	keyA, keyB, expired := store.accounts(t)
+	s := startServer(t, dir, append([]string{"--log-level", "debug"}, storeFlags...)...)
 	tokenA, tokenB, revoked := accessLogin(t, s, keyA), accessLogin(t, s, keyB), accessLogin(t, s, keyB)
 	s.mustJSON(t, http.StatusNoContent, nil, "DELETE", "/api/v1/auth/sessions/current", "", "Authorization", "Bearer "+revoked)
 
@@ -101,7 +112,7 @@ func TestAccessControl(t *testing.T) {
 	}
 	checkRoles(t, s, tokenA, clientOnly, operatorOnly)
 	checkOtherAccount(t, s, tokenA, tokenB, own.ID, own.CompanyProfileID)
-	checkNoSecrets(t, s, dir, []string{keyA, keyB, tokenA, tokenB, revoked, expired})
+	checkNoSecrets(t, s, store.contents(t), []string{keyA, keyB, tokenA, tokenB, revoked, expired})
 	t.Logf("access control: %d endpoint x credential combinations tried", tried)
 }
 
@@ -150,19 +161,36 @@ func checkRoles(t *testing.T, s *testServer, clientToken string, clientOnly, ope
 
 // accessAccounts creates two accounts, and a session of the second that
 // expired yesterday, in the order database before the server opens it.
-func accessAccounts(t *testing.T, dir string) (keyA, keyB, expired string) {
+// accessStore is the order store of the access test: orders.db in dir,
+// or the PostgreSQL database at url.
+type accessStore struct{ dir, url string }
+
+// accounts makes two client accounts and a session of the second that
+// expired, made with a clock a day and a half behind.
+func (st accessStore) accounts(t *testing.T) (keyA, keyB, expired string) {
 	t.Helper()
-	yesterday := func() time.Time { return time.Now().Add(-36 * time.Hour) }
-	svc, _ := openOrderService(t, dir, ordering.Options{Now: yesterday})
-	defer svc.Close()
+	opts := ordering.Options{Now: func() time.Time { return time.Now().Add(-36 * time.Hour) }, SweepInterval: -1}
+	var accounts *ordering.Accounts
+	if st.url == "" {
+		svc, _ := openOrderService(t, st.dir, opts)
+		defer svc.Close()
+		accounts = svc.Accounts
+	} else {
+		db, err := postgres.Open(context.Background(), st.url, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		accounts = ordering.NewAccounts(db, opts)
+	}
 	var err error
-	if keyA, err = svc.CreateAccount("alpha", 10); err != nil {
+	if keyA, err = accounts.CreateAccount("alpha", 10); err != nil {
 		t.Fatal(err)
 	}
-	if keyB, err = svc.CreateAccount("beta", 10); err != nil {
+	if keyB, err = accounts.CreateAccount("beta", 10); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := svc.CreateSession(context.Background(), keyB)
+	sess, err := accounts.CreateSession(context.Background(), keyB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +198,42 @@ func accessAccounts(t *testing.T, dir string) (keyA, keyB, expired string) {
 		t.Fatalf("the session made yesterday expires at %v", sess.ExpiresAt)
 	}
 	return keyA, keyB, sess.Token
+}
+
+// contents returns what the store holds: the bytes of orders.db, or the
+// text of every row of every table (bytea as hex).
+func (st accessStore) contents(t *testing.T) []byte {
+	t.Helper()
+	if st.url == "" {
+		b, err := os.ReadFile(filepath.Join(st.dir, bbolt.DatabaseFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, st.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT quote_ident(table_name) FROM information_schema.tables WHERE table_schema = 'public'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	for _, table := range tables {
+		var text string
+		if err := conn.QueryRow(ctx, "SELECT coalesce(string_agg(t::text, E'\\n'), '') FROM "+table+" t").Scan(&text); err != nil {
+			t.Fatal(err)
+		}
+		all.WriteString(text)
+	}
+	return all.Bytes()
 }
 
 func accessLogin(t *testing.T, s *testServer, key string) string {
@@ -226,14 +290,10 @@ func checkOtherAccount(t *testing.T, s *testServer, tokenA, tokenB, orderID, pro
 // checkNoSecrets looks for every key and token (whole, and without its
 // prefix) in the logs, /metrics, every response body and header seen,
 // and orders.db; the database must hold the hash of each key instead.
-func checkNoSecrets(t *testing.T, s *testServer, dir string, secrets []string) {
+func checkNoSecrets(t *testing.T, s *testServer, db []byte, secrets []string) {
 	t.Helper()
 	_, metrics, _ := s.do(t, "GET", "/metrics", "")
-	db, err := os.ReadFile(filepath.Join(dir, bbolt.DatabaseFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	places := map[string][]byte{"logs": []byte(s.logs.String()), "metrics": metrics, "orders.db": db}
+	places := map[string][]byte{"logs": []byte(s.logs.String()), "metrics": metrics, "the store": db}
 	s.mu.Lock()
 	for _, ex := range s.exchanges {
 		if strings.HasPrefix(ex.path, "/api/v1/auth/sessions") && ex.method == "POST" {
@@ -255,8 +315,8 @@ func checkNoSecrets(t *testing.T, s *testServer, dir string, secrets []string) {
 	}
 	for _, key := range secrets[:2] {
 		h := sha256.Sum256([]byte(key))
-		if !bytes.Contains(db, h[:]) {
-			t.Errorf("orders.db does not hold the hash of key %.8s...: how is it stored?", key)
+		if !bytes.Contains(db, h[:]) && !bytes.Contains(db, []byte(hex.EncodeToString(h[:]))) {
+			t.Errorf("the store does not hold the hash of key %.8s...: how is it stored?", key)
 		}
 	}
 }

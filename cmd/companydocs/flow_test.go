@@ -29,6 +29,17 @@ func flowServer(t *testing.T, flags ...string) (*testServer, string) {
 	return startServer(t, dir, flags...), dir
 }
 
+// forEachServerStore runs fn against a server on orders.db and against
+// one on a fresh PostgreSQL database, passing the flags that choose the
+// store.
+func forEachServerStore(t *testing.T, fn func(t *testing.T, storeFlags ...string)) {
+	t.Run("bbolt", func(t *testing.T) { fn(t) })
+	t.Run("postgres", func(t *testing.T) {
+		_, url := startTestCluster(t)
+		fn(t, "--store", url)
+	})
+}
+
 // flowSearch returns candidates and query understanding of a search.
 func (s *testServer) flowSearch(t *testing.T, query string) searchResult {
 	t.Helper()

@@ -55,8 +55,10 @@ var lifecyclePDF = []byte("%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\
 // one-off order paid, requested and delivered by an operator and
 // downloaded by its owner; a credit order paid at creation, cancelled with
 // a refund (once), re-ordered and failed with a refund.
-func TestLifecycleEndToEnd(t *testing.T) {
-	ts, _ := flowServer(t)
+func TestLifecycleEndToEnd(t *testing.T) { forEachServerStore(t, testLifecycleEndToEnd) }
+
+func testLifecycleEndToEnd(t *testing.T, storeFlags ...string) {
+	ts, _ := flowServer(t, storeFlags...)
 	profile := ts.flowSearch(t, "HRB 562 Düsseldorf").Candidates[0].ProfileID
 	client := ts.session(t, "acme", 10)
 	other := ts.session(t, "other", 10)

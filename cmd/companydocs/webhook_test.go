@@ -202,8 +202,10 @@ func webhookServer(t *testing.T, extra ...string) (*testServer, string) {
 // client and one of an operator get: signed, with the payload of each
 // transition, retried with the same webhook-id after a 500 and after a
 // timeout, a client's endpoint only its own orders, the operator's all.
-func TestWebhooksEndToEnd(t *testing.T) {
-	ts, _ := webhookServer(t)
+func TestWebhooksEndToEnd(t *testing.T) { forEachServerStore(t, testWebhooksEndToEnd) }
+
+func testWebhooksEndToEnd(t *testing.T, storeFlags ...string) {
+	ts, _ := webhookServer(t, storeFlags...)
 	rcv := newReceiver(t)
 	profile := ts.flowSearch(t, "HRB 562 Düsseldorf").Candidates[0].ProfileID
 	client, other, op := ts.session(t, "acme", 10), ts.session(t, "other", 10), ts.operatorSession(t, "ops")
