@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -10,11 +9,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -82,46 +79,7 @@ func TestTwoNodes(t *testing.T) {
 // it listens.
 func startNode(tb testing.TB, dir, url string) *crashServer {
 	tb.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd := exec.Command(exe, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--store", url, "--store-pool-size", "8",
-		"--search-rate", "0", "--session-rate", "0", "--log-format", "json", "--log-level", "warn", "--poll-interval", "1h")
-	cmd.Env = append(os.Environ(), runMainEnv+"=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s := &crashServer{cmd: cmd, stderr: &syncBuffer{},
-		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-		close(found)
-	}()
-	select {
-	case base, ok := <-found:
-		if !ok {
-			_ = cmd.Wait()
-			tb.Fatalf("the node exited before serving:\n%s", s.stderr.String())
-		}
-		s.base = base
-	case <-time.After(crashStartLimit): // a hang guard
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-		tb.Fatalf("the node did not start within %v:\n%s", crashStartLimit, s.stderr.String())
-	}
-	return s
+	return startCrashServer(tb, dir, "--store", url, "--store-pool-size", "8")
 }
 
 // call sends a request and returns the status and the raw body; status 0
