@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"companydocs/internal/pgcluster"
 )
 
 // TestServeOnPostgres: serve --store postgres://... keeps accounts and
@@ -18,15 +16,7 @@ import (
 // down, and serves again once it is back, without a restart.
 func TestServeOnPostgres(t *testing.T) {
 	ctx := context.Background()
-	cluster, err := pgcluster.Start(ctx, pgcluster.TestSettings...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	url, err := cluster.CreateDatabase(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, url := startTestCluster(t)
 	dir := t.TempDir()
 	mustBuild(t, dir, 200, offeneRegister(t, "fixtures_665.jsonl"))
 	s := startServer(t, dir, "--store", url, "--store-pool-size", "3")

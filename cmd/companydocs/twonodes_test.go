@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"companydocs"
-	"companydocs/internal/pgcluster"
 	"companydocs/ordering"
 	"companydocs/postgres"
 )
@@ -39,15 +38,7 @@ const twoNodesRecords = 300
 //     operator API, and its PDF downloads from A byte for byte.
 func TestTwoNodes(t *testing.T) {
 	ctx := context.Background()
-	cluster, err := pgcluster.Start(ctx, pgcluster.TestSettings...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	url, err := cluster.CreateDatabase(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, url := startTestCluster(t)
 	dirA := t.TempDir()
 	mustBuild(t, dirA, twoNodesRecords, sampleFile(t))
 	dirB := filepath.Join(t.TempDir(), "b")
