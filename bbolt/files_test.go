@@ -6,35 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"companydocs"
+	"companydocs/internal/testclock"
 	"companydocs/ordering"
 
 	bolt "go.etcd.io/bbolt"
 )
-
-// clock is an adjustable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 func fileSize(t *testing.T, path string) int64 {
 	t.Helper()
@@ -85,7 +65,7 @@ func TestSecretsAreStoredOnlyAsHashes(t *testing.T) {
 // doubled every few thousand sessions (256 KiB after 1,000, 2 MiB after
 // 5,000); now it stays at its size after the first thousand.
 func TestOneKeyCannotGrowTheFile(t *testing.T) {
-	c := newClock()
+	c := testclock.New()
 	s := mustService(t, nil, nil, c.Now)
 	key, _ := s.CreateAccount("acme", 0)
 	var sizes []int64
@@ -126,7 +106,7 @@ func TestSweepKeepsTheFileFromGrowing(t *testing.T) {
 // the file size after each round. The sweep runs in batches as the
 // service's sweeper does.
 func sessionLoad(t *testing.T, accounts, rounds int, sweep bool) []int64 {
-	c := newClock()
+	c := testclock.New()
 	s := mustService(t, nil, nil, c.Now)
 	keys := make([]string, accounts)
 	for i := range keys {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"companydocs"
 	"companydocs/internal/realprofiles"
@@ -80,26 +79,6 @@ func (fx *fixture) add(p *companydocs.Profile) {
 	case p.Removed && !ad && !cd && fx.removedNo == nil:
 		fx.removedNo = p
 	}
-}
-
-// clock is an adjustable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 // shippedPlans loads the example plans file of the repository.

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/internal/testclock"
 )
 
 // node is one process of a deployment over a shared store: its own pool
 // on the database, its own data directory, its own session cache.
-func openNode(t *testing.T, storeDir string, fx *fixture, c *clock) *service {
+func openNode(t *testing.T, storeDir string, fx *fixture, c *testclock.Clock) *service {
 	t.Helper()
 	store, err := openStore(t, storeDir) // the same database for the same storeDir
 	if err != nil {
@@ -36,7 +37,7 @@ func TestNodesShareDocuments(t *testing.T) { t.Run("postgres", testNodesShareDoc
 
 func testNodesShareDocuments(t *testing.T) {
 	fx := realFixture(t)
-	dir, c := t.TempDir(), newClock()
+	dir, c := t.TempDir(), testclock.New()
 	a, b := openNode(t, dir, fx, c), openNode(t, dir, fx, c)
 	MustAccount(t, a, "acme", 0)
 	if _, err := a.CreateAccountWithRole("op", companydocs.RoleOperator, 0); err != nil {
@@ -78,7 +79,7 @@ func TestSessionEndedOnOneNodeIsRefusedOnEvery(t *testing.T) {
 
 func testSessionEndedOnOneNodeIsRefusedOnEvery(t *testing.T) {
 	fx := realFixture(t)
-	dir, c := t.TempDir(), newClock()
+	dir, c := t.TempDir(), testclock.New()
 	a, b := openNode(t, dir, fx, c), openNode(t, dir, fx, c)
 	key, _, err := a.EnsureDemoAccount(5)
 	if err != nil {

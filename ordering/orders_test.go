@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/internal/testclock"
 )
 
 func TestCreateOrderStoresVerifiedSnapshot(t *testing.T) {
@@ -20,7 +21,7 @@ func TestCreateOrderStoresVerifiedSnapshot(t *testing.T) {
 
 func testCreateOrderStoresVerifiedSnapshot(t *testing.T) {
 	fx := realFixture(t)
-	c := newClock()
+	c := testclock.New()
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{Now: c.Now})
 	acct := MustAccount(t, s, "acme", 3)
 	live := fx.live[2]
@@ -270,7 +271,7 @@ func TestOrdersNewestFirstPaginated(t *testing.T) { forEachStore(t, testOrdersNe
 
 func testOrdersNewestFirstPaginated(t *testing.T) {
 	fx := realFixture(t)
-	c := newClock()
+	c := testclock.New()
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{Now: c.Now})
 	acct := MustAccount(t, s, "acme", 0)
 	other := MustAccount(t, s, "acmf", 0) // sorts right after "acme"
@@ -359,7 +360,7 @@ func testOrdersSurviveReopen(t *testing.T) {
 }
 
 func TestOrderIDsSortByTime(t *testing.T) {
-	c := newClock()
+	c := testclock.New()
 	g := idGenerator{now: c.Now}
 	prev := ""
 	for i := range 1000 {

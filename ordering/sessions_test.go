@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/internal/testclock"
 )
 
 func TestSessions(t *testing.T) { forEachStore(t, testSessions) }
 
 func testSessions(t *testing.T) {
-	c := newClock()
+	c := testclock.New()
 	s := MustOpen(t, nil, nil, Options{Now: c.Now, SessionTTL: time.Hour})
 	key, err := s.CreateAccount("acme", 0)
 	if err != nil {
@@ -127,7 +128,7 @@ func testRevocationWinsOverConcurrentChecks(t *testing.T) {
 func TestSessionsPerAccountAreCapped(t *testing.T) { forEachStore(t, testSessionsPerAccountAreCapped) }
 
 func testSessionsPerAccountAreCapped(t *testing.T) {
-	c := newClock()
+	c := testclock.New()
 	s := MustOpen(t, nil, nil, Options{Now: c.Now, SweepInterval: -1})
 	key, _ := s.CreateAccount("acme", 0)
 	other, _ := s.CreateAccount("beta", 0)
@@ -171,7 +172,7 @@ func testSessionsPerAccountAreCapped(t *testing.T) {
 func TestBackgroundSweep(t *testing.T) { forEachStore(t, testBackgroundSweep) }
 
 func testBackgroundSweep(t *testing.T) {
-	c := newClock()
+	c := testclock.New()
 	dir := t.TempDir()
 	s, err := OpenAt(t, dir, nil, nil, Options{Now: c.Now, SessionTTL: time.Minute, SweepInterval: 5 * time.Millisecond})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/internal/testclock"
 )
 
 // The tests in this file hold each registered store to the contract the
@@ -291,7 +292,7 @@ func TestStoreOrders(t *testing.T) { forEachStore(t, testStoreOrders) }
 func testStoreOrders(t *testing.T) {
 	st := mustStore(t)
 	seedAccounts(t, st, "acme", "beta")
-	g := idGenerator{now: newClock().Now}
+	g := idGenerator{now: testclock.New().Now}
 	var ids []string
 	update(t, st, func(tx Tx) error {
 		ids = nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/internal/testclock"
 )
 
 // TestWebhookFanOut: one transaction turns each outbox event into one
@@ -106,7 +107,7 @@ func TestFinishedDeliveriesArePruned(t *testing.T) { forEachStore(t, testFinishe
 
 func testFinishedDeliveriesArePruned(t *testing.T) {
 	fx := realFixture(t)
-	clk := newClock()
+	clk := testclock.New()
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{Now: clk.Now})
 	MustAccount(t, s, "acme", 10)
 	ep, _ := s.CreateWebhook(ctx, "acme", "https://hooks.example/", "")
