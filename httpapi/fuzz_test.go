@@ -66,10 +66,15 @@ func FuzzEndpoints(f *testing.F) {
 		f.Add(route, []byte(`{"api_key":"cdk_x","api_key":"cdk_y"}`), "application/json")
 		f.Add(route, []byte("{\"query\":\"Bau\xff\"}"), "text/plain")
 		f.Add(route, []byte(`{"company_profile_id":7,"document_type":["AD"],"plan_id":null}`), "application/json")
+		f.Add(route, []byte(`{"query":"Bau"}`), "application/js"+strings.Repeat("\xee", 5000))
 	}
 	f.Fuzz(func(t *testing.T, route byte, body []byte, contentType string) {
 		r := fuzzRoutes[int(route)%len(fuzzRoutes)]
 		req := httptest.NewRequest(r.method, r.path, strings.NewReader(string(body)))
+		// app.Test reads the request with fasthttp's 4 KiB header buffer and
+		// returns an error for larger headers instead of the server's 413;
+		// TestHostileRequests sends oversized headers to a real listener.
+		contentType = contentType[:min(len(contentType), 1<<10)]
 		if contentType != "" && !strings.ContainsAny(contentType, "\r\n\x00") {
 			req.Header.Set("Content-Type", contentType)
 		}
