@@ -125,9 +125,18 @@ func TestEvaluation(t *testing.T) {
 // checkLimitIndependence asks every query of the set with limits 1, 5 and
 // 50 (pages holds its answers with the default limit, 10): the candidates
 // of a smaller limit must be the first ones of the larger, in the same
-// order and with the same confidence.
+// order and with the same confidence. Some pages of 50 must reach past
+// the 30 hits a name search ranks together, so that the hits ranked after
+// them are checked too.
 func checkLimitIndependence(t *testing.T, gen resolver.Index, cases []evalCase, pages [][]companydocs.Candidate) {
 	limits := []int{50, resolver.DefaultLimit, 5, 1}
+	pastWindow := 0
+	defer func() {
+		if pastWindow == 0 {
+			t.Error("no page of 50 holds more than 30 candidates: the hits after the ranked window went unchecked")
+		}
+		t.Logf("%d of %d pages of 50 hold more than 30 candidates", pastWindow, len(cases))
+	}()
 	for ci, c := range cases {
 		var longest []companydocs.Candidate
 		for _, limit := range limits {
@@ -143,6 +152,9 @@ func checkLimitIndependence(t *testing.T, gen resolver.Index, cases []evalCase, 
 			}
 			if longest == nil {
 				longest = res.Candidates
+				if len(longest) > 30 {
+					pastWindow++
+				}
 				continue
 			}
 			if len(res.Candidates) != min(limit, len(longest)) {

@@ -51,14 +51,14 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
 	}
+	var ranked []*scored
 	if len(found) == 0 && len(pq.tokens) > 0 {
-		text, err := resolveText(ctx, idx, pq, req)
-		if err != nil {
+		if ranked, err = resolveText(ctx, idx, pq, req); err != nil {
 			return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
 		}
-		found = append(found, text...)
+	} else {
+		ranked = rank(found, pq, nil)
 	}
-	ranked := rank(found, pq, req)
 	return &Result{
 		Candidates:    candidates(ranked, req.Limit),
 		Understanding: understand(pq, ranked, notes),
@@ -188,44 +188,120 @@ func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bo
 	return false
 }
 
-// resolveText finds candidates by name, seat and the other text fields.
+// resolveText finds candidates by name, seat and the other text fields,
+// and ranks them.
+//
+// The first rankWindowOf hits are ranked together; when they hold fewer
+// candidates than the page asks for, the hits after them, up to
+// recallSize, are ranked among themselves and follow (the index orders
+// its hits by score and profile id, so the first hits of a larger recall
+// are those of a smaller one). A page of N is thus the first N of a page
+// of MaxLimit, and a search costs what its window costs.
+//
+// Outside deep mode, former names are searched only when no candidate's
+// current name, officer or address holds every word of the query: a name
+// that some company bears today is answered by the name, and a former
+// name's clauses would make every such search walk more postings.
 func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) ([]*scored, error) {
+	q := textQueryOf(pq, req)
+	window, err := searchWindow(ctx, idx, q, pq, 0, rankWindowOf(pq, req))
+	if err == nil && !q.PreviousNames && !window.covered() {
+		q.PreviousNames = true
+		window, err = searchWindow(ctx, idx, q, pq, 0, window.size)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ranked := rank(window.found, pq, nil)
+	if window.full && window.size < recallSize && len(ranked) < req.Limit {
+		rest, err := searchWindow(ctx, idx, q, pq, window.size, recallSize)
+		if err != nil {
+			return nil, err
+		}
+		ranked = append(ranked, rank(rest.found, pq, ranked)...)
+	}
+	return ranked, nil
+}
+
+// rankWindowOf is how many hits are ranked together for a query. Names
+// and seats are what the index's score orders best; a person, an address
+// and deep mode's wider net match fields that score below a name word of
+// some other company, so their answer may come later in the index's order.
+func rankWindowOf(pq *parsedQuery, req Request) int {
+	if req.Mode == ModeDeep || len(pq.person) > 0 || pq.address || pq.houseNumber {
+		return recallSize
+	}
+	return rankWindow
+}
+
+// textQueryOf is the index query of a text search, without former names
+// outside deep mode.
+func textQueryOf(pq *parsedQuery, req Request) companydocs.TextQuery {
 	q := companydocs.TextQuery{
 		NameTerms:     pq.tokens,
 		SeatWords:     append(append([]string{}, pq.tokens...), placeSpellings(pq.tokens)...),
 		Fuzzy:         true,
 		Deep:          req.Mode == ModeDeep,
-		PreviousNames: true,
+		PreviousNames: req.Mode == ModeDeep,
 		Officers:      len(pq.person) > 0,
 		Address:       pq.address || pq.houseNumber,
 		Discover:      req.Discover,
-		Limit:         recallSize,
 	}
 	if pq.hasForm {
 		q.LegalFormTerms = pq.form.Words
 	}
 	pq.deep = q.Deep
+	return q
+}
+
+// A textWindow holds the candidates scored from a range of a text
+// search's hits; full reports that the index had hits for the whole
+// range, and may have more.
+type textWindow struct {
+	found []*scored
+	size  int
+	full  bool
+}
+
+// covered reports whether some candidate's name, officer or address holds
+// every word of the query.
+func (w textWindow) covered() bool {
+	for _, s := range w.found {
+		if s.covers {
+			return true
+		}
+	}
+	return false
+}
+
+// searchWindow scores the index's hits from to to.
+func searchWindow(ctx context.Context, idx Index, q companydocs.TextQuery, pq *parsedQuery, from, to int) (textWindow, error) {
+	q.Limit = to
 	hits, err := idx.SearchText(ctx, q)
 	if err != nil {
-		return nil, err
+		return textWindow{}, err
 	}
 	var out []*scored
-	for _, h := range hits {
+	for _, h := range hits[min(from, len(hits)):] {
 		// The index casts a wide net (fuzzy, phonetic); a hit in which the
 		// resolver finds no evidence at all is noise.
 		if s := scoreText(pq, h.Profile); s.evidence {
 			out = append(out, s)
 		}
 	}
-	markExactNameSeat(out, pq)
-	return out, nil
+	if from == 0 {
+		// an exact name and seat anchors only when it is unique among the
+		// hits ranked first; one found after them never does
+		markExactNameSeat(out, pq)
+	}
+	return textWindow{found: out, size: to, full: len(hits) >= to}, nil
 }
 
 // scoreText scores a candidate found by text.
 func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
 	ev := textEvidence(pq, p)
 	s := &scored{p: p, confidence: ev.score, reasons: ev.reasons, seatMatched: ev.seat, nameExact: ev.exact,
-		evidence: ev.score > 0, field: ev.field, person: ev.person}
+		evidence: ev.score > 0, field: ev.field, person: ev.person, covers: ev.covers}
 	legalFormEvidence(pq, p, s)
 	statusEvidence(p, s)
 	if pq.leiShape && pq.leiErr != nil {
@@ -273,16 +349,18 @@ func legalFormAgrees(pq *parsedQuery, p *companydocs.Profile) bool {
 // rank applies the short-query cap, keeps at most one exact candidate and
 // orders: exact register matches first, then by confidence, verified
 // registry-cache before verified discovery before the rest, live before
-// removed.
-func rank(found []*scored, pq *parsedQuery, req Request) []*scored {
-	found = dedupe(found)
+// removed. ahead are candidates ranked before found, left as they are:
+// found leaves out their profiles, and the shared-officer and exact rules
+// count them.
+func rank(found []*scored, pq *parsedQuery, ahead []*scored) []*scored {
+	found = dedupe(found, ahead)
 	if pq.isShort() {
 		for _, s := range found {
 			s.anchored = false
 			s.cap(ShortQueryCap, ReasonShortQueryCap, companydocs.ReasonParams{})
 		}
 	}
-	if person, n := sharedPerson(found); n > 1 {
+	if person, n := sharedPerson(append(append([]*scored(nil), ahead...), found...)); n > 1 {
 		// a person who is an officer of several companies names none of
 		// them: the query is as ambiguous as a short one
 		for _, s := range found {
@@ -291,7 +369,7 @@ func rank(found []*scored, pq *parsedQuery, req Request) []*scored {
 		}
 	}
 	sort.SliceStable(found, func(i, j int) bool { return less(found[i], found[j]) })
-	exactSeen := false
+	exactSeen := len(ahead) > 0 && ahead[0].anchored && ahead[0].confidence >= ExactThreshold
 	for _, s := range found {
 		if s.anchored && s.confidence >= ExactThreshold {
 			if exactSeen {
@@ -365,8 +443,13 @@ func sourceRank(p *companydocs.Profile) int {
 	return 2
 }
 
-func dedupe(found []*scored) []*scored {
+// dedupe keeps the first candidate of each profile, and none of a profile
+// among ahead.
+func dedupe(found, ahead []*scored) []*scored {
 	seen := map[string]bool{}
+	for _, s := range ahead {
+		seen[s.p.ID] = true
+	}
 	out := found[:0]
 	for _, s := range found {
 		if !seen[s.p.ID] {

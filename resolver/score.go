@@ -26,6 +26,9 @@ type scored struct {
 	uncapped float64
 	// evidence is set when the query's text supports the candidate at all.
 	evidence bool
+	// covers is set when the current name, an officer or the address
+	// holds every word of the query (in some reading of it).
+	covers bool
 	// field is where a text candidate's evidence came from, person the
 	// folded name of the officer who matched.
 	field, person string
@@ -69,6 +72,7 @@ type evidence struct {
 	reasons []companydocs.ReasonDetail
 	seat    bool
 	exact   bool
+	covers  bool // the current name, an officer or the address holds every word of the query
 	// field says where the evidence came from; person is the folded name
 	// of the officer who matched.
 	field  string
@@ -81,7 +85,9 @@ type evidence struct {
 // returns the best explanation.
 func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 	var best evidence
+	covers := false
 	consider := func(e evidence) {
+		covers = covers || e.covers
 		if e.score > best.score {
 			best = e
 		}
@@ -104,6 +110,7 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 			fieldEvidence(pq, p, f, tokens, seatOK, consider)
 		}
 	}
+	best.covers = covers
 	return best
 }
 
@@ -154,7 +161,7 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, to
 	}
 	query := newTokenList(tokens)
 	m := matchName(query, f.base)
-	e := evidence{score: NameWeight*m.score + seatBonus, seat: seatOK, field: fieldName}
+	e := evidence{score: NameWeight*m.score + seatBonus, seat: seatOK, field: fieldName, covers: m.score >= closeNameMatch && !m.numberConflict}
 	e.reasons = append(nameReasons(m, tokens, f.base.words), seatReasons...)
 	if m.numberConflict {
 		e.score -= NumberMismatchPenalty
@@ -180,14 +187,14 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, to
 		if om.recall < fullRecall {
 			continue
 		}
-		consider(evidence{score: NameWeight*om.score*officerFactor + seatBonus, seat: seatOK, field: fieldOfficer,
+		consider(evidence{score: NameWeight*om.score*officerFactor + seatBonus, seat: seatOK, field: fieldOfficer, covers: true,
 			person:  strings.Join(officer.words, " "),
 			reasons: with(ReasonOfficerMatches, companydocs.ReasonParams{Person: o.Name, Position: o.Position})})
 	}
 	if (pq.address || pq.houseNumber) && len(f.address.words) > 0 {
 		am := matchName(query, f.address)
 		if am.recall >= closeNameMatch && !numbersDiffer(query.words, f.address.words) {
-			consider(evidence{score: NameWeight*am.recall*AddressFactor + seatBonus, seat: seatOK, field: fieldAddress,
+			consider(evidence{score: NameWeight*am.recall*AddressFactor + seatBonus, seat: seatOK, field: fieldAddress, covers: am.recall >= closeNameMatch,
 				reasons: with(ReasonAddressMatches, companydocs.ReasonParams{Address: strings.TrimSuffix(strings.TrimSpace(p.Address), ".")})})
 		}
 	}

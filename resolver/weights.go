@@ -112,13 +112,18 @@ const (
 
 // Retrieval: how many hits the index hands to the ranking stage.
 const (
-	// recallSize hits are asked of the index whatever the requested
-	// limit: a recall that grew with the limit let the page size decide
-	// which candidates came first (limit 5 and limit 20 disagreeing). The
-	// largest limit is enough: three times as many cost 90% more per query
-	// at 36,599 records (profiles loaded and scored) and found no more in
-	// the evaluation once address clues weigh as much as they do
-	// (BENCHMARKS.md, "Fifth pass").
+	// rankWindow hits are asked of the index and ranked together whatever
+	// the requested limit: a recall that grew with the limit let the page
+	// size decide which candidates came first (limit 5 and limit 20
+	// disagreeing). Thirty hold every labelled answer of the evaluation
+	// within the first ten candidates; each hit more is a profile loaded
+	// and scored in every search (50 cost 25% more CPU per search at 5M
+	// than 30, BENCHMARKS.md, "Search at 5M").
+	rankWindow = 30
+	// recallSize is the most hits a search looks at: when the ranked
+	// window holds fewer candidates than the page asks for, the hits after
+	// it, up to recallSize, are ranked among themselves and follow. A page
+	// of N is thus always the first N of a page of MaxLimit.
 	recallSize = MaxLimit
 )
 
