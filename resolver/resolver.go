@@ -199,15 +199,18 @@ func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bo
 // of MaxLimit, and a search costs what its window costs.
 //
 // Outside deep mode, former names are searched only when no candidate's
-// current name, officer or address holds every word of the query: a name
-// that some company bears today is answered by the name, and a former
-// name's clauses would make every such search walk more postings.
+// current name matches the query closely (or an officer or the address
+// holds every word of it): a name that some company bears today is
+// answered by the name, and a former name's clauses would make every such
+// search walk more postings. That second search ranks 50
+// hits, since a former name scores below a current name word of another
+// company.
 func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) ([]*scored, error) {
 	q := textQueryOf(pq, req)
 	window, err := searchWindow(ctx, idx, q, pq, 0, rankWindowOf(pq, req))
 	if err == nil && !q.PreviousNames && !window.covered() {
 		q.PreviousNames = true
-		window, err = searchWindow(ctx, idx, q, pq, 0, window.size)
+		window, err = searchWindow(ctx, idx, q, pq, 0, recallSize)
 	}
 	if err != nil {
 		return nil, err
@@ -263,8 +266,8 @@ type textWindow struct {
 	full  bool
 }
 
-// covered reports whether some candidate's name, officer or address holds
-// every word of the query.
+// covered reports whether some candidate answers the query by its current
+// name, an officer or its address (scored.covers).
 func (w textWindow) covered() bool {
 	for _, s := range w.found {
 		if s.covers {

@@ -26,8 +26,10 @@ type scored struct {
 	uncapped float64
 	// evidence is set when the query's text supports the candidate at all.
 	evidence bool
-	// covers is set when the current name, an officer or the address
-	// holds every word of the query (in some reading of it).
+	// covers is set when the current name matches the query closely
+	// (closeNameMatch: a spelling variant, a typo or an extra generic word
+	// apart), or an officer or the address holds every word of it (in some
+	// reading of the query).
 	covers bool
 	// field is where a text candidate's evidence came from, person the
 	// folded name of the officer who matched.
@@ -72,7 +74,7 @@ type evidence struct {
 	reasons []companydocs.ReasonDetail
 	seat    bool
 	exact   bool
-	covers  bool // the current name, an officer or the address holds every word of the query
+	covers  bool // see scored.covers
 	// field says where the evidence came from; person is the folded name
 	// of the officer who matched.
 	field  string
