@@ -47,7 +47,16 @@ func TestClaimsTakeEveryCommittedEventOnceAcrossNodes(t *testing.T) {
 	newAccount(t, nodes[0], "acme", 0)
 	mustUpdate(t, nodes[0], func(tx ordering.Tx) error { return tx.InsertOrder(testOrder("ord_1", "acme")) })
 	appended, release, late := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	var once sync.Once
+	var once, released sync.Once
+	var done atomic.Bool
+	var writers, claimers sync.WaitGroup
+	// On any failure, let every transaction end before the nodes close.
+	t.Cleanup(func() {
+		released.Do(func() { close(release) })
+		done.Store(true)
+		writers.Wait()
+		claimers.Wait()
+	})
 	go func() {
 		late <- nodes[1].Update(context.Background(), func(tx ordering.Tx) error {
 			if err := appendTestEvent(tx, "evt_000"); err != nil {
@@ -59,7 +68,6 @@ func TestClaimsTakeEveryCommittedEventOnceAcrossNodes(t *testing.T) {
 		})
 	}()
 	<-appended
-	var writers, claimers sync.WaitGroup
 	errs := make([]error, 32)
 	for i := range errs {
 		writers.Go(func() {
@@ -68,7 +76,6 @@ func TestClaimsTakeEveryCommittedEventOnceAcrossNodes(t *testing.T) {
 			})
 		})
 	}
-	var done atomic.Bool
 	var taken atomic.Int64
 	claimed := make([][]string, 2)
 	claimErrs := make([]error, 2)
@@ -103,7 +110,7 @@ func TestClaimsTakeEveryCommittedEventOnceAcrossNodes(t *testing.T) {
 			t.Fatalf("the claims took %d of the %d committed events", taken.Load(), len(errs))
 		}
 	}
-	close(release)
+	released.Do(func() { close(release) })
 	if err := <-late; err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +155,8 @@ func TestClaimsKeepAnOrdersEventsInOrder(t *testing.T) {
 		return appendTestEvent(tx, "evt_2")
 	})
 	holding, release, first := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	var once sync.Once
+	var once, released sync.Once
+	t.Cleanup(func() { released.Do(func() { close(release) }) }) // before the nodes close
 	go func() {
 		first <- nodes[0].Update(context.Background(), func(tx ordering.Tx) error {
 			events, err := tx.ClaimEvents(1)
@@ -177,7 +185,6 @@ func TestClaimsKeepAnOrdersEventsInOrder(t *testing.T) {
 	for deadline := time.Now().Add(hangGuard); !waitingForALock(t, nodes[0]); time.Sleep(time.Millisecond) {
 		select {
 		case r := <-second:
-			close(release)
 			t.Fatalf("a second claim took %v (%v) while the first held evt_1", r.ids, r.err)
 		default:
 		}
@@ -185,7 +192,7 @@ func TestClaimsKeepAnOrdersEventsInOrder(t *testing.T) {
 			t.Fatal("the second claim neither waited nor returned")
 		}
 	}
-	close(release)
+	released.Do(func() { close(release) })
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
