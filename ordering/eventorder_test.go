@@ -1,7 +1,9 @@
 package ordering
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -136,4 +138,35 @@ func checkOrderEvents(t *testing.T, s *service, account, orderID, endpointID str
 			t.Fatal(err)
 		}
 	}
+}
+
+// failingUpdateStore is a store whose UpdateOrder fails with errLostStore,
+// as a connection lost in the middle of a transaction does.
+type failingUpdateStore struct{ Store }
+
+type failingUpdateTx struct{ Tx }
+
+var errLostStore = errors.New("connection reset by peer")
+
+func (s failingUpdateStore) Update(ctx context.Context, fn func(Tx) error) error {
+	return s.Store.Update(ctx, func(tx Tx) error { return fn(failingUpdateTx{tx}) })
+}
+
+func (failingUpdateTx) UpdateOrder(*OrderRecord, string) error { return errLostStore }
+
+// TestStoreFailureAtPaymentKeepsItsCause: a store failure in the payment
+// made at creation reaches the caller with its cause, so that a lost
+// connection there answers service_unavailable (the store classifies it
+// by the cause), not internal.
+func TestStoreFailureAtPaymentKeepsItsCause(t *testing.T) {
+	forEachStore(t, func(t *testing.T) {
+		fx := realFixture(t)
+		s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
+		MustAccount(t, s, "acme", 5)
+		s.Orders.store = failingUpdateStore{s.store}
+		_, err := s.CreateOrder(ctx, "acme", request(fx.live[0], "AD", "subscription-basic"), "")
+		if !errors.Is(err, errLostStore) {
+			t.Errorf("create whose payment failed: %v; want the store's error wrapped", err)
+		}
+	})
 }

@@ -159,7 +159,7 @@ func (s *Orders) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition
 			text: fmt.Sprintf("Paid at creation: %s charged.", credits(c.a.plan.CreditCost))}
 		tr, err := s.move(tx, &rec, companydocs.OrderStatusPaid, companydocs.ActorSystem, note, rec.Order.CreatedAt)
 		if err != nil {
-			return nil, nil, fmt.Errorf("pay order %s at creation: %v", rec.Order.ID, err)
+			return nil, nil, fmt.Errorf("pay order %s at creation: %w", rec.Order.ID, err)
 		}
 		trs = append(trs, tr)
 	}
