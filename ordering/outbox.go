@@ -72,8 +72,8 @@ func (s *Orders) nextEventID(tx Tx, rec *OrderRecord) (string, error) {
 	return id, nil
 }
 
-// writeEvent appends the event id of the order's current status, its
-// payload the order as GET shows it now.
+// writeEvent appends the event of the order's current status under id,
+// its payload the order as GET shows it now.
 func writeEvent(tx Tx, rec *OrderRecord, id string, at time.Time) error {
 	payload, err := json.Marshal(rec.order())
 	if err != nil {
