@@ -24,7 +24,7 @@ type groupCommit struct {
 	wake chan struct{}
 	done chan struct{}
 	// lastEvent is the highest outbox event id stored or appended; only
-	// the committing goroutine uses it (see tx.LastEventID).
+	// the committing goroutine uses it (see tx.EventIDFloor).
 	lastEvent string
 
 	mu      sync.Mutex

@@ -43,6 +43,6 @@
 // commit or an fsync. Since one process holds the file, ClaimEvents and
 // ClaimDueDeliveries need no row locks, and the latter leaves the schedule
 // alone (the dispatcher's busy set keeps one attempt per endpoint).
-// LastEventID answers from memory inside a write: bbolt's Cursor.Last does
+// EventIDFloor answers from memory inside a write: bbolt's Cursor.Last does
 // not return on a bucket whose leaves the same transaction emptied.
 package bbolt

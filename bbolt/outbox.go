@@ -9,12 +9,13 @@ import (
 	"companydocs/ordering"
 )
 
-// LastEventID returns the last key of the outbox, or "". A write
+// EventIDFloor returns the last key of the outbox, or "": writes run one
+// at a time here, so ids above it sort in commit order. A write
 // transaction answers from memory: bbolt's Cursor.Last never returns on a
 // bucket whose leaves this transaction emptied (a fan-out that took every
 // event, then a create, in one group). The remembered id may be above the
 // last stored one (after a rollback), which only moves new ids up.
-func (t *tx) LastEventID() (string, error) {
+func (t *tx) EventIDFloor() (string, error) {
 	if t.group != nil {
 		return t.group.lastEvent, nil
 	}

@@ -145,23 +145,44 @@
 // deleted). The download_url comes from Options.DocumentURL, since this
 // package knows no routes.
 //
-// # Outbox: the contract for an event dispatcher
+// # Outbox
 //
 // The creation and each transition write one Event to the outbox in
-// their own transaction: id "evt_" + 26 base32 characters, taken inside
-// the write transaction and above the last stored id, so ids sort in
-// commit order (also across a clock going back between runs); type
+// their own transaction: id "evt_" + 26 base32 characters; type
 // order.created, order.paid, order.requested, order.delivered,
 // order.failed or order.cancelled; the order id and account; the time;
 // and the payload, the order JSON exactly as GET shows it after the
 // change. Events survive restarts and kills like every committed write.
-// A dispatcher reads PendingEvents(after, limit) in id order, delivers
-// each (keeping the event id as the webhook id across retries, and its
-// per-endpoint state itself), then calls MarkEventDelivered(id), which
-// removes it; after a restart it starts from "" again, so delivery is at
-// least once. Options.OnTransition is called after each commit (metrics,
-// and a cheap wake-up for the dispatcher); OutboxStats gives the depth and
-// the oldest event's time.
+// Options.OnTransition is called after each commit (metrics, and a cheap
+// wake-up for the dispatcher); OutboxStats gives the depth and the oldest
+// event's time.
+//
+// Order of events. The events of one order sort in the order of its
+// changes, by id and by time: the order record keeps its last event id
+// (OrderRecord.LastEventID) and the next id is taken above it, under the
+// order's row lock, and a change is dated no earlier than the order's
+// previous one. That holds across nodes whose clocks differ, across a
+// clock going back between runs, and after the outbox let the earlier
+// events go (the highest stored id, which ids were once taken above, is
+// gone then). Across orders, ids follow creation time and, on bbolt,
+// commit order (its writes run one at a time and it returns the highest
+// stored id as Tx.EventIDFloor); on PostgreSQL, event-writing
+// transactions of all nodes overlap, so a lower id may commit after a
+// higher one. Making ids follow commit order there took a lock held from
+// the id to the commit: every event-writing transaction of every node
+// committed one at a time (issue 19's benchmark), for a promise only an
+// id-paging reader needed, and none was left in use.
+//
+// Readers therefore never page by id across transactions: FanOutEvents
+// claims the oldest events it sees (again on every call, so an event
+// committed late is taken by the next claim, never skipped) and deletes
+// them in the same transaction; claims run one at a time across nodes
+// (Tx.ClaimEvents), so no event is claimed twice and no claim takes an
+// order's later event while another holds its earlier one. Copy reads
+// every event in one snapshot. The id-paging PendingEvents and
+// MarkEventDelivered are gone: only tests used them, and keeping their
+// "never skips a late commit" would have cost a transaction-id column
+// and a horizon filter on a reader nobody calls.
 //
 // # Webhooks
 //
@@ -173,16 +194,19 @@
 // CreateWebhook checks the URL's shape here and its network rules through
 // Options.CheckWebhookURL (package webhook, wired by cmd/companydocs).
 //
-// The webhook dispatcher uses FanOutEvents instead of MarkEventDelivered:
-// one write transaction reads outbox events, writes one delivery per
-// matching endpoint (per endpoint and event, with the signed body
-// {"type","timestamp","data"} fixed once, so every retry sends the same
-// bytes) plus its due time, and deletes the events (claimed, so that two
-// nodes never fan one event out twice); a kill leaves either the event or
-// its deliveries, never both nor neither. DueWebhooks claims at most one
-// due delivery per endpoint that is not busy, oldest due first (a store
-// shared by several nodes leases it for Options.DeliveryLease);
-// RecordWebhookAttempt appends the attempt (the last 20 are kept) and
-// sets pending with the next time, delivered or failed. DeleteWebhook
-// drops the endpoint's deliveries with it.
+// The webhook dispatcher uses FanOutEvents: one write transaction claims
+// outbox events, writes one delivery per matching endpoint (per endpoint
+// and event, with the signed body {"type","timestamp","data"} fixed once,
+// so every retry sends the same bytes) plus its due time (the event's
+// time), and deletes the events (claimed, so that two nodes never fan one
+// event out twice); a kill leaves either the event or its deliveries,
+// never both nor neither. DueWebhooks claims at most one due delivery per
+// endpoint that is not busy, oldest due first, then by event id (a store
+// shared by several nodes leases it for Options.DeliveryLease): so the
+// first attempts of one order's deliveries to an endpoint go out in the
+// order of its events; a retried delivery waits for its next time and may
+// be overtaken by a later event of the same order. RecordWebhookAttempt
+// appends the attempt (the last 20 are kept) and sets pending with the
+// next time, delivered or failed. DeleteWebhook drops the endpoint's
+// deliveries with it.
 package ordering

@@ -219,3 +219,18 @@ func wantCode(tb testing.TB, err error, code string) *companydocs.Error {
 }
 
 var ctx = context.Background()
+
+// storedEvents returns every event in the outbox, in id order, read in
+// one snapshot.
+func storedEvents(tb testing.TB, s *service) []Event {
+	tb.Helper()
+	var events []Event
+	err := s.store.View(context.Background(), func(tx Tx) (err error) {
+		events, err = tx.Events("", 100000)
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return events
+}

@@ -50,6 +50,7 @@ func (s *Orders) move(tx Tx, rec *OrderRecord, to, actor string, n historyNote, 
 		ended.Note = n.text
 	}
 	note := n.text
+	at = notBefore(at, rec)
 	if to == companydocs.OrderStatusCancelled || to == companydocs.OrderStatusFailed {
 		refund, err := s.refund(tx, rec, from)
 		if err != nil {
@@ -62,14 +63,29 @@ func (s *Orders) move(tx Tx, rec *OrderRecord, to, actor string, n historyNote, 
 	o.History = append(rec.history(), companydocs.HistoryEntry{Status: to, At: at, Actor: actor, Note: note, Code: n.code, Params: &n.params})
 	o.Status, o.WorkflowStatus = to, companydocs.WorkflowOf(to)
 	o.NextStep = s.nextStepAfter(rec, note, ended)
-	if err := s.reindex(tx, rec, from); err != nil {
-		return Transition{}, err
-	}
-	evt, err := s.writeEvent(tx, rec, at)
+	evt, err := s.nextEventID(tx, rec) // stored with the order
 	if err != nil {
 		return Transition{}, err
 	}
+	if err := s.reindex(tx, rec, from); err != nil {
+		return Transition{}, err
+	}
+	if err := writeEvent(tx, rec, evt, at); err != nil {
+		return Transition{}, err
+	}
 	return Transition{OrderID: o.ID, Account: rec.Account, From: from, To: to, Actor: actor, EventID: evt}, nil
+}
+
+// notBefore returns at, or the time of the order's latest history entry
+// if that is later: a node whose clock is behind the one that wrote the
+// previous change must not date the next one, and its event (the first
+// attempt of a webhook delivery is due at the event's time), before it.
+func notBefore(at time.Time, rec *OrderRecord) time.Time {
+	h := rec.history()
+	if last := h[len(h)-1].At; at.Before(last) {
+		return last
+	}
+	return at
 }
 
 // refund gives the credits of a cancelled or failed order back and

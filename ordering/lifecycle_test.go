@@ -75,10 +75,7 @@ func testLifecycle(t *testing.T) {
 			t.Errorf("downloaded %q", b)
 		}
 	}
-	events, err := s.PendingEvents("", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := storedEvents(t, s)
 	want := []string{EventOrderCreated, EventOrderCreated, EventOrderPaid, EventOrderPaid, EventOrderRequested, EventOrderDelivered, EventOrderRequested, EventOrderDelivered}
 	if len(events) != len(want) {
 		t.Fatalf("%d events, want %d", len(events), len(want))
@@ -92,15 +89,11 @@ func testLifecycle(t *testing.T) {
 			t.Errorf("event ids not increasing: %s after %s", e.ID, events[i-1].ID)
 		}
 	}
-	page, _ := s.PendingEvents(events[2].ID, 2)
-	if len(page) != 2 || page[0].ID != events[3].ID {
-		t.Errorf("page after %s = %v", events[2].ID, page)
+	if n, err := s.FanOutEvents(1); n != 1 || err != nil {
+		t.Fatalf("fan-out of one event: %d, %v", n, err)
 	}
-	if err := s.MarkEventDelivered(events[0].ID); err != nil {
-		t.Fatal(err)
-	}
-	if n, _, _ := s.OutboxStats(); n != len(want)-1 {
-		t.Errorf("outbox depth %d after marking one, want %d", n, len(want)-1)
+	if n, oldest, _ := s.OutboxStats(); n != len(want)-1 || !oldest.Equal(events[1].At) {
+		t.Errorf("outbox depth %d, oldest %v after taking one, want %d and %v", n, oldest, len(want)-1, events[1].At)
 	}
 }
 
@@ -211,7 +204,7 @@ func testEveryIllegalTransitionRefused(t *testing.T) {
 		}
 	}
 	// One event per committed change: the histories and the outbox agree.
-	events, _ := s.PendingEvents("", 10000)
+	events := storedEvents(t, s)
 	orders, _, _ := s.List(ctx, acct, "", "", 100)
 	n := 0
 	for _, o := range orders {
@@ -300,7 +293,7 @@ func testDeliveryFileDurableBeforeCommit(t *testing.T) {
 	}
 	mustAct(t, s, "op", o.ID, ActionPay, "")
 	mustAct(t, s, "op", o.ID, ActionRequest, "")
-	before, _ := s.PendingEvents("", 100)
+	before := storedEvents(t, s)
 	s.failDelivery = func() error { return errors.New("simulated crash before the commit") }
 	if _, err := s.Deliver(ctx, "op", o.ID, testPDF); err == nil {
 		t.Fatal("delivery succeeded despite the failed commit")
@@ -318,7 +311,7 @@ func testDeliveryFileDurableBeforeCommit(t *testing.T) {
 	if len(orphans) != 1 {
 		t.Fatalf("document files after the failed commit: %v, want the one written before it", orphans)
 	}
-	after, _ := s.PendingEvents("", 100)
+	after := storedEvents(t, s)
 	if got, _ := s.Order(ctx, "acme", o.ID); got.Status != companydocs.OrderStatusRequested || len(after) != len(before) {
 		t.Errorf("after the failed commit: %s, %d events (were %d)", got.Status, len(after), len(before))
 	}

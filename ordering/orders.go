@@ -22,6 +22,12 @@ type OrderRecord struct {
 	// Fingerprint identifies the request an Idempotency-Key was used
 	// with; orders stored before it existed have none.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// LastEventID is the id of the order's latest outbox event: the
+	// next event of the order takes an id above it, so that the events
+	// of one order sort in the order they happened, whichever node wrote
+	// them and after the outbox let them go. Orders stored before it
+	// existed have none until their next event.
+	LastEventID string `json:"last_event_id,omitempty"`
 }
 
 func (r *OrderRecord) order() *companydocs.Order {
@@ -136,12 +142,15 @@ func (s *Orders) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition
 	rec.Order.CreatedAt = s.now().UTC()
 	rec.Order.NextStep = nextStep(rec.Order.ID, c.req.DocumentType, c.a)
 	rec.Order.History = []companydocs.HistoryEntry{createdEntry(rec.Order.CreatedAt)}
+	evt, err := s.nextEventID(tx, &rec) // stored with the order
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := s.insertOrder(tx, &rec, c); err != nil {
 		return nil, nil, err
 	}
 	created := rec.order()
-	evt, err := s.writeEvent(tx, &rec, rec.Order.CreatedAt)
-	if err != nil {
+	if err := writeEvent(tx, &rec, evt, rec.Order.CreatedAt); err != nil {
 		return nil, nil, err
 	}
 	trs := []Transition{{OrderID: rec.Order.ID, Account: rec.Account, To: rec.Order.Status, Actor: companydocs.ActorClient, EventID: evt}}
@@ -150,7 +159,7 @@ func (s *Orders) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition
 			text: fmt.Sprintf("Paid at creation: %s charged.", credits(c.a.plan.CreditCost))}
 		tr, err := s.move(tx, &rec, companydocs.OrderStatusPaid, companydocs.ActorSystem, note, rec.Order.CreatedAt)
 		if err != nil {
-			return nil, nil, fmt.Errorf("pay order %s at creation: %v", rec.Order.ID, err)
+			return nil, nil, fmt.Errorf("pay order %s at creation: %w", rec.Order.ID, err)
 		}
 		trs = append(trs, tr)
 	}

@@ -34,9 +34,10 @@ var eventOfStatus = map[string]string{
 const eventIDPrefix = "evt_"
 
 // Event is an outbox entry: written in the same transaction as the
-// creation or transition it reports, kept until MarkEventDelivered.
+// creation or transition it reports, kept until FanOutEvents takes it.
 type Event struct {
-	// ID is "evt_" and 26 base32 characters; ids sort in commit order.
+	// ID is "evt_" and 26 base32 characters; the ids of one order's
+	// events sort in the order of its changes.
 	ID      string    `json:"id"`
 	Type    string    `json:"type"`
 	OrderID string    `json:"order_id"`
@@ -46,28 +47,43 @@ type Event struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// writeEvent appends the event of the order's current status. Ids are
-// taken inside the write transaction, so their order is the commit
-// order; each is above the last id stored, even if the clock went back
-// across a restart.
-func (s *Orders) writeEvent(tx Tx, rec *OrderRecord, at time.Time) (string, error) {
-	payload, err := json.Marshal(rec.order())
-	if err != nil {
-		return "", fmt.Errorf("encode event payload of order %s: %w", rec.Order.ID, err)
-	}
-	last, err := tx.LastEventID()
+// nextEventID takes the id of the order's next event and records it in
+// rec (the caller stores rec in the same transaction). The id is above
+// every id this process issued, above the order's previous event
+// (OrderRecord.LastEventID, read under the order's row lock) and above
+// the store's floor (a store whose writes run one at a time returns its
+// highest stored id there, so that its ids sort in commit order). So the
+// events of one order sort in the order they happened, also when nodes'
+// clocks differ, a clock went back across a restart or the outbox let
+// the earlier events go; across orders, ids sort by creation time but
+// not necessarily by commit (see OutboxTx).
+func (s *Orders) nextEventID(tx Tx, rec *OrderRecord) (string, error) {
+	floor, err := tx.EventIDFloor()
 	if err != nil {
 		return "", err
 	}
 	id := s.eventIDs.nextWithPrefix(eventIDPrefix)
-	if last != "" && id <= last {
-		id = idAfter(last)
+	for _, below := range []string{floor, rec.LastEventID} {
+		if below != "" && id <= below {
+			id = idAfter(below)
+		}
+	}
+	rec.LastEventID = id
+	return id, nil
+}
+
+// writeEvent appends the event of the order's current status under id,
+// its payload the order as GET shows it now.
+func writeEvent(tx Tx, rec *OrderRecord, id string, at time.Time) error {
+	payload, err := json.Marshal(rec.order())
+	if err != nil {
+		return fmt.Errorf("encode event payload of order %s: %w", rec.Order.ID, err)
 	}
 	e := Event{ID: id, Type: eventOfStatus[rec.Order.Status], OrderID: rec.Order.ID, Account: rec.Account, At: at, Payload: payload}
 	if err := tx.AppendEvent(&e); err != nil {
-		return "", fmt.Errorf("store event %s: %w", id, err)
+		return fmt.Errorf("store event %s: %w", id, err)
 	}
-	return id, nil
+	return nil
 }
 
 // idAfter returns the id just above id (same prefix).
@@ -90,29 +106,6 @@ func decodeID(s string) [16]byte {
 	binary.BigEndian.PutUint64(b[:8], hi)
 	binary.BigEndian.PutUint64(b[8:], lo)
 	return b
-}
-
-// PendingEvents returns up to limit outbox events with ids above after
-// ("" for the start), oldest first. This and MarkEventDelivered are the
-// contract for an event dispatcher: read a page, hand each event on
-// (keeping its id across retries), then mark it; after a restart, start
-// again from "": what was not marked is still there.
-func (s *Orders) PendingEvents(after string, limit int) ([]Event, error) {
-	var out []Event
-	err := s.store.View(context.Background(), func(tx Tx) (err error) {
-		out, err = tx.Events(after, limit)
-		return err
-	})
-	return out, err
-}
-
-// MarkEventDelivered removes an event from the outbox once the dispatcher
-// has taken it over for good. An unknown id is not an error (marking
-// twice, after a retry, is harmless).
-func (s *Orders) MarkEventDelivered(id string) error {
-	return s.store.Update(context.Background(), func(tx Tx) error {
-		return tx.DeleteEvent(id)
-	})
 }
 
 // OutboxStats returns the number of pending events and the time of the

@@ -175,22 +175,37 @@ type OrderTx interface {
 }
 
 // OutboxTx holds the events written with each creation and transition
-// until they are taken for delivery.
+// until they are taken for delivery. Event ids are made by the rules
+// (Orders.nextEventID): the ids of one order's events ascend in the order
+// of its changes, since each is taken under the order's row lock and above
+// the order's previous one. Across orders, ids follow creation time, not
+// necessarily commit order: on a store whose write transactions overlap
+// (PostgreSQL), an event with a lower id may commit after one with a
+// higher id, so no reader may page through the outbox by id across
+// transactions and trust it skipped nothing. Readers either claim
+// (ClaimEvents, the oldest visible events, again on every call) or read
+// in one snapshot (Events inside one View, as Copy does).
 type OutboxTx interface {
-	// LastEventID returns the highest stored event id, or "". A new
-	// event's id is above it, so that ids sort in commit order.
-	LastEventID() (string, error)
+	// EventIDFloor returns an id every new event id must be above, or
+	// "". A store whose write transactions run one at a time (bbolt)
+	// returns its highest stored id, so that its ids sort in commit order
+	// as long as events are stored; a store whose transactions overlap
+	// returns "", since no floor short of a lock held to the commit would
+	// order them, and such a lock would make every event-writing
+	// transaction of every node commit one at a time.
+	EventIDFloor() (string, error)
 	// AppendEvent stores an event: ErrExists when its id is taken.
-	// A store whose transactions run concurrently serializes the appends
-	// (a lock taken here), so that ids still sort in commit order.
 	AppendEvent(e *Event) error
 	// Events returns up to limit events with ids above after ("" for the
 	// start), in id order.
 	Events(after string, limit int) ([]Event, error)
-	// ClaimEvents returns up to limit of the oldest events, locked until
-	// the transaction ends so that another node's transaction skips them
-	// (FOR UPDATE SKIP LOCKED). Only in Update; the caller deletes them
-	// in the same transaction.
+	// ClaimEvents returns up to limit of the oldest events (by id) this
+	// transaction sees, locked until it ends. Only in Update; the caller
+	// deletes them in the same transaction. Claims run one at a time:
+	// a store shared by several processes makes a second claim wait for
+	// the first transaction to end and then read afresh, so that no
+	// event is claimed twice and no claim takes an order's later event
+	// while another holds its earlier one.
 	ClaimEvents(limit int) ([]Event, error)
 	// DeleteEvent removes an event; an unknown id is not an error.
 	DeleteEvent(id string) error

@@ -450,11 +450,11 @@ func testStoreOutbox(t *testing.T) {
 		return tx.DeleteEvent("evt_unknown")
 	})
 	view(t, st, func(tx Tx) error {
-		last, _ := tx.LastEventID()
+		floor, _ := tx.EventIDFloor() // "" from a store whose transactions overlap
 		after, _ := tx.Events("evt_00000000000000000000000002", 10)
 		depth, oldest, err := tx.OutboxStats()
-		if last != "evt_00000000000000000000000004" || len(after) != 2 || after[0].ID != "evt_00000000000000000000000003" || depth != 3 || !oldest.Equal(at.Add(time.Second)) || err != nil {
-			t.Errorf("last %s, after the 2nd %d events, depth %d, oldest %v, %v", last, len(after), depth, oldest, err)
+		if (floor != "" && floor != "evt_00000000000000000000000004") || len(after) != 2 || after[0].ID != "evt_00000000000000000000000003" || depth != 3 || !oldest.Equal(at.Add(time.Second)) || err != nil {
+			t.Errorf("floor %s, after the 2nd %d events, depth %d, oldest %v, %v", floor, len(after), depth, oldest, err)
 		}
 		return nil
 	})

@@ -183,9 +183,12 @@ func errNoWebhook(id string) error {
 // FanOutEvents takes up to limit events from the outbox and, in one write
 // transaction, makes one delivery per matching endpoint and removes the
 // events: an event is never lost or fanned out twice, whenever the
-// process dies. It returns how many events it took.
+// process dies. Claims run one at a time across processes and take the
+// oldest events, so an order's deliveries are made in the order of its
+// events (an event commits only after the order's previous one). It
+// returns how many events it took.
 func (s *Orders) FanOutEvents(limit int) (int, error) {
-	if depth, _, err := s.OutboxStats(); err != nil || depth == 0 {
+	if empty, err := s.outboxEmpty(); err != nil || empty {
 		return 0, err // no empty commit (and fsync) per wake-up
 	}
 	n := 0
@@ -211,6 +214,17 @@ func (s *Orders) FanOutEvents(limit int) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// outboxEmpty reports whether the outbox holds no event: a read of its
+// first event, where counting would walk them all on every wake-up.
+func (s *Orders) outboxEmpty() (bool, error) {
+	var first []Event
+	err := s.store.View(context.Background(), func(tx Tx) (err error) {
+		first, err = tx.Events("", 1)
+		return err
+	})
+	return len(first) == 0, err
 }
 
 // fanOut writes the deliveries of one event, due at once.

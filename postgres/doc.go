@@ -49,19 +49,31 @@
 // and then read the holder; the INSERT waits for a concurrent claim on
 // another node to commit or roll back, so exactly one wins.
 //
-// Event ids sort in commit order: LastEventID and AppendEvent take a
-// transaction-level advisory lock, held to commit, so appends are
-// serialised across nodes (the price of a reader that pages by id and
-// never skips an event committed late). That lock bounds how many
-// event-writing transactions commit per second across all nodes (one
-// at a time, each with its WAL flush), so the lock and the read of the
-// last id go out as one pipelined batch, and a transaction takes the lock
-// once: what remains under it is the event's INSERT and the COMMIT. Due webhook deliveries are
-// claimed with FOR UPDATE SKIP LOCKED and a lease (claimed_by,
-// claimed_until): while another node's claim is live a node leaves that
-// endpoint alone, the claiming node finds its own claim again (its
-// dispatcher keeps one attempt per endpoint), and the claim of a node
-// that died runs out after the lease.
+// Appending an event takes no lock: the event-writing transactions of
+// every node overlap and commit as they finish, so PostgreSQL flushes
+// their commits to the WAL together. Ids therefore do not sort in commit
+// order across orders (EventIDFloor is ""); those of one order do, since
+// the rules take each above the order's last event id, kept in its
+// record and read under its row lock. Until this release, a
+// transaction-level advisory lock held from the id to the commit made
+// ids follow commit order (migration 00001 still says so in a comment),
+// for a reader paging by id; it made every event-writing transaction of
+// every node commit one at a time, and no such reader is left. Readers
+// claim instead: ClaimEvents takes the claim lock (a transaction-level
+// advisory lock, pipelined with the read), so claims run one at a time
+// across nodes, each reads the oldest events at READ COMMITTED after the
+// previous claim ended, and an event committed late is taken by the next
+// claim. One claim moves a batch (the dispatcher's 256), so their queue
+// is short. Keeping an id-paging reader exact would have needed a
+// pg_current_xact_id() column and a filter against
+// pg_snapshot_xmin(pg_current_snapshot()), paging by (xid, id); without
+// a caller, it was not worth a column on every event.
+//
+// Due webhook deliveries are claimed with FOR UPDATE SKIP LOCKED and a
+// lease (claimed_by, claimed_until): while another node's claim is live
+// a node leaves that endpoint alone, the claiming node finds its own
+// claim again (its dispatcher keeps one attempt per endpoint), and the
+// claim of a node that died runs out after the lease.
 //
 // # Records
 //

@@ -9,68 +9,24 @@ import (
 	"companydocs/ordering"
 )
 
-// outboxLockID names the transaction-level advisory lock that serialises
-// appends to the outbox across nodes: held from LastEventID to commit, so
-// that event ids, taken above the last one, sort in commit order and a
-// reader paging by id never skips an event committed late.
-const outboxLockID = 0x6f75_7462_6f78 // "outbox"
+// claimLockID names the transaction-level advisory lock a claim of
+// outbox events takes (ClaimEvents): claims run one at a time across
+// nodes, in batches, so that no two take one event and none takes an
+// order's later event while another holds its earlier one. Appends take
+// no lock: event-writing transactions of every node overlap and commit
+// in whatever order they finish, and PostgreSQL can flush their commits
+// together.
+const claimLockID = 0x6f75_7462_6f78 // "outbox"
 
-// lockOutbox takes the outbox lock unless the transaction holds it.
-func (t *txn) lockOutbox() error {
-	if t.outboxLocked {
-		return nil
-	}
-	_, err := t.tx.Exec(t.ctx, "SELECT pg_advisory_xact_lock($1)", int64(outboxLockID))
-	t.outboxLocked = err == nil
-	return wrap(err, "lock the outbox")
-}
+// EventIDFloor returns "": transactions here overlap, so a floor read
+// without a lock held to the commit would order nothing. The order's own
+// last event id (ordering.OrderRecord, read under its row lock) keeps the
+// events of one order in order.
+func (t *txn) EventIDFloor() (string, error) { return "", nil }
 
-const lastEventSQL = "SELECT max(id) FROM outbox"
-
-// LastEventID returns the highest event id; in Update it first takes the
-// outbox lock. Every event-writing transaction holds that lock until its
-// commit, so the round trips made under it bound the rate of creations
-// and transitions across all nodes: the lock and the read go out as one
-// pipelined batch. The read is a statement of its own, run after the
-// lock is granted, so at READ COMMITTED its snapshot sees every event
-// committed by the lock's previous holders.
-func (t *txn) LastEventID() (string, error) {
-	var id *string
-	var err error
-	if t.write && !t.outboxLocked {
-		id, err = t.lockAndReadLastEvent()
-	} else {
-		_, err = t.one(lastEventSQL, nil, &id)
-	}
-	if err != nil || id == nil {
-		return "", wrap(err, "read the last event id")
-	}
-	return *id, nil
-}
-
-func (t *txn) lockAndReadLastEvent() (*string, error) {
-	b := &pgx.Batch{}
-	b.Queue("SELECT pg_advisory_xact_lock($1)", int64(outboxLockID))
-	b.Queue(lastEventSQL)
-	br := t.tx.SendBatch(t.ctx, b)
-	var id *string
-	_, err := br.Exec()
-	if err == nil {
-		t.outboxLocked = true
-		err = br.QueryRow().Scan(&id)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return id, err
-}
-
-// AppendEvent stores an event under the outbox lock.
+// AppendEvent stores an event.
 func (t *txn) AppendEvent(e *ordering.Event) error {
 	if err := t.needWrite(); err != nil {
-		return err
-	}
-	if err := t.lockOutbox(); err != nil {
 		return err
 	}
 	n, err := t.exec("INSERT INTO outbox (id, type, order_id, account, at, payload) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
@@ -102,13 +58,33 @@ func (t *txn) Events(after string, limit int) ([]ordering.Event, error) {
 	return t.events("list events", "SELECT "+eventColumns+" FROM outbox WHERE id > $1 ORDER BY id LIMIT $2", after, limit)
 }
 
-// ClaimEvents returns the oldest events that no other transaction holds,
-// locked until this one ends.
+const claimEventsSQL = "SELECT " + eventColumns + " FROM outbox ORDER BY id LIMIT $1 FOR UPDATE"
+
+// ClaimEvents returns the oldest events, locked until this transaction
+// ends. It first waits for the claim lock (see claimLockID); the lock
+// and the read go out as one pipelined batch, the read a statement of its
+// own, so that at READ COMMITTED it sees what the previous claim deleted
+// and every event committed before the lock was granted.
 func (t *txn) ClaimEvents(limit int) ([]ordering.Event, error) {
 	if err := t.needWrite(); err != nil {
 		return nil, err
 	}
-	return t.events("claim events", "SELECT "+eventColumns+" FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED", limit)
+	b := &pgx.Batch{}
+	b.Queue("SELECT pg_advisory_xact_lock($1)", int64(claimLockID))
+	b.Queue(claimEventsSQL, limit)
+	br := t.tx.SendBatch(t.ctx, b)
+	_, err := br.Exec()
+	var list []ordering.Event
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			list, err = pgx.CollectRows(rows, scanEvent)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return list, wrap(err, "claim events")
 }
 
 // DeleteEvent removes an event.

@@ -38,9 +38,6 @@ type txn struct {
 	tx    pgx.Tx
 	write bool
 	node  string // the store's node id, for delivery claims
-	// outboxLocked is set once the transaction holds the outbox lock
-	// (held to its end): taking it again would cost a round trip.
-	outboxLocked bool
 }
 
 var _ ordering.Tx = (*txn)(nil)
