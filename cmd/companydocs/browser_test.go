@@ -425,6 +425,7 @@ func (p *pageDriver) checkGerman() {
 		p.t.Fatalf("German page: heading %q, badge %q, lang %q", heading, badge, lang)
 	}
 	p.checkGermanReasons()
+	p.checkGermanPlans()
 	p.checkGermanNote()
 	p.checkGermanDiscovery()
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
@@ -445,6 +446,23 @@ func (p *pageDriver) checkGermanNote() {
 	p.typeClue("Rheinbahn AG Düsseldorf")
 	p.waitJS("results for Rheinbahn again", `document.querySelector("#understanding").textContent.includes("AG") &&
 		document.querySelector("#understanding .note") === null && document.querySelectorAll("#results > li.card").length > 0`)
+}
+
+// checkGermanPlans reads the plans of the order panel and the plan of the
+// order in "My orders" on the German page: each is named in German from
+// its documents and kind, not by the plan file's English name.
+func (p *pageDriver) checkGermanPlans() {
+	p.t.Helper()
+	options := eval[[]string](p, "read the plan options", `[...document.querySelectorAll("#order-plan option")].map(o => o.textContent)`)
+	want := []string{"Aktueller Abdruck (AD), Einzelbestellung (4,50\u00a0€)", "Chronologischer Abdruck (CD), Einzelbestellung (4,50\u00a0€)",
+		"Aktueller Abdruck (AD) und Chronologischer Abdruck (CD), Abonnement (1 Guthabenpunkt)"}
+	if !slices.Equal(options, want) {
+		p.t.Errorf("German plan options %q, want %q", options, want)
+	}
+	orders := p.text("read my orders", "#orders-list")
+	if !strings.Contains(orders, "Aktueller Abdruck (AD), Einzelbestellung") || strings.Contains(orders, "single order") {
+		p.t.Errorf("German orders list names the plan in English or not at all: %q", orders)
+	}
 }
 
 // checkGermanDiscovery searches the LEI of a real GLEIF record of the

@@ -833,9 +833,18 @@
   }
 
   function planLabel(p) {
+    const credits = p.credit_cost === 1 ? t("plan.credits.one") : t("plan.credits", { n: p.credit_cost });
+    const price = p.credit_cost > 0 && Number(p.price) === 0 ? credits : formatMoney(p.price, p.currency);
+    return t("plan.option", { name: planWords(p), price });
+  }
+
+  // planWords names a plan in the page's language from what it is, its
+  // documents and kind: the name in the plan file is the operator's, in
+  // one language.
+  function planWords(p) {
+    const documents = (p.document_types || []).map(docName).join(t("plan.and"));
     const kind = has("plan." + p.kind) ? t("plan." + p.kind) : p.kind;
-    const price = p.credit_cost > 0 && Number(p.price) === 0 ? t("plan.credits", { n: p.credit_cost }) : formatMoney(p.price, p.currency);
-    return t("plan.option", { name: p.name, price: kind + ", " + price });
+    return documents ? t("plan.name", { documents, kind }) : p.name;
   }
 
   function fillDocumentSelect() {
@@ -1143,7 +1152,7 @@
 
   function planName(id) {
     const p = Array.isArray(state.plans) ? state.plans.find((x) => x.id === id) : null;
-    return p ? p.name : id;
+    return p ? planWords(p) : id;
   }
 
   function renderOrderPanelTexts() {

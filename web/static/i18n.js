@@ -166,7 +166,10 @@ window.companydocsTexts = {
     "plan.one_off": "one-off",
     "plan.subscription": "subscription",
     "plan.option": "{name} ({price})",
-    "plan.credits": "{n} credit(s)",
+    "plan.credits": "{n} credits",
+    "plan.credits.one": "1 credit",
+    "plan.name": "{documents}, {kind}",
+    "plan.and": " and ",
 
     "blocker.company_profile_id_missing": "No company was chosen. Pick an orderable search result.",
     "blocker.company_not_found": "This company profile is not known (any more). Search for the company again.",
@@ -477,7 +480,10 @@ window.companydocsTexts = {
     "plan.one_off": "Einzelbestellung",
     "plan.subscription": "Abonnement",
     "plan.option": "{name} ({price})",
-    "plan.credits": "{n} Guthabenpunkt(e)",
+    "plan.credits": "{n} Guthabenpunkte",
+    "plan.credits.one": "1 Guthabenpunkt",
+    "plan.name": "{documents}, {kind}",
+    "plan.and": " und ",
 
     "blocker.company_profile_id_missing": "Es wurde kein Unternehmen gewählt. Bitte einen bestellbaren Treffer auswählen.",
     "blocker.company_not_found": "Dieses Unternehmensprofil ist nicht (mehr) bekannt. Bitte das Unternehmen erneut suchen.",
