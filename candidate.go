@@ -74,9 +74,9 @@ type ReasonParams struct {
 	Address  string `json:"address,omitempty"`
 	// Percent is the share of the query's words the name agrees with.
 	Percent int `json:"percent,omitempty"`
-	// Missing lists what keeps a discovery record from being verified,
-	// in English words from the ingest.
-	Missing []string `json:"missing,omitempty"`
+	// Gaps list what keeps a discovery record from being verified, each
+	// as a code with params (companydocs.VerificationGap).
+	Gaps []VerificationGap `json:"gaps,omitempty"`
 	// Companies counts the candidates an officer's name was found at.
 	Companies int `json:"companies,omitempty"`
 }

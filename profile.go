@@ -65,8 +65,10 @@ type Discovery struct {
 	RegistrationStatus string `json:"registration_status,omitempty"`
 	EntityStatus       string `json:"entity_status,omitempty"`
 	RegistrationRaw    string `json:"registration_raw,omitempty"`
-	// Missing lists, in words, what keeps the record from being verified.
-	Missing []string `json:"missing,omitempty"`
+	// Missing lists what keeps the record from being verified, as codes
+	// with params (an English sentence each in generations before
+	// IndexVersion 7, read as described gaps).
+	Missing []VerificationGap `json:"missing,omitempty"`
 }
 
 // Profile is one register entry: the full record the resolver scores and the

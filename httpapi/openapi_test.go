@@ -211,7 +211,8 @@ func TestOpenAPIServed(t *testing.T) {
 }
 
 // TestOpenAPIListsTheReasonCodes checks the document against the
-// resolver's tables of reason and note codes: the enums hold every code, the code's
+// resolver's tables of reason and note codes and the verification gaps of
+// discovery_unverified: the enums hold every code, the code's
 // description names each code's params, and the params schema has exactly
 // the fields a client receives.
 func TestOpenAPIListsTheReasonCodes(t *testing.T) {
@@ -220,7 +221,8 @@ func TestOpenAPIListsTheReasonCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for schema, codes := range map[string][]string{"ReasonDetail": table.ReasonCodes(), "NoteDetail": table.NoteCodes()} {
+	params := map[string]func(string) ([]string, bool){"ReasonDetail": table.Params, "NoteDetail": table.Params, "VerificationGap": table.GapParams}
+	for schema, codes := range map[string][]string{"ReasonDetail": table.ReasonCodes(), "NoteDetail": table.NoteCodes(), "VerificationGap": table.GapCodes()} {
 		code := doc.Components.Schemas[schema].Value.Properties["code"].Value
 		var enum []string
 		for _, v := range code.Enum {
@@ -231,19 +233,21 @@ func TestOpenAPIListsTheReasonCodes(t *testing.T) {
 			t.Errorf("%s.code enum %v, want %v", schema, enum, codes)
 		}
 		for _, c := range codes {
-			names, _ := table.Params(c)
+			names, _ := params[schema](c)
 			if len(names) > 0 && !strings.Contains(code.Description, c+" "+strings.Join(names, ", ")+";") {
 				t.Errorf("the description of %s.code does not say %q", schema, c+" "+strings.Join(names, ", "))
 			}
 		}
 	}
-	var documented []string
-	for name := range doc.Components.Schemas["ReasonParams"].Value.Properties {
-		documented = append(documented, name)
-	}
-	slices.Sort(documented)
-	if want := jsonFields(reflect.TypeFor[companydocs.ReasonParams]()); !slices.Equal(documented, want) {
-		t.Errorf("ReasonParams properties %v, want %v", documented, want)
+	for schema, typ := range map[string]reflect.Type{"ReasonParams": reflect.TypeFor[companydocs.ReasonParams](), "GapParams": reflect.TypeFor[companydocs.GapParams]()} {
+		var documented []string
+		for name := range doc.Components.Schemas[schema].Value.Properties {
+			documented = append(documented, name)
+		}
+		slices.Sort(documented)
+		if want := jsonFields(typ); !slices.Equal(documented, want) {
+			t.Errorf("%s properties %v, want %v", schema, documented, want)
+		}
 	}
 }
 

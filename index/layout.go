@@ -20,7 +20,11 @@ import (
 // instead of JSON (see encodeProfile). Version 6 gives verified discovery
 // profiles their own source term (sourceVerifiedDiscovery); a version 5
 // generation still serves, but finds them by text only with Discover.
-const IndexVersion = 6
+// Version 7 stores what keeps a discovery profile unverified as codes with
+// params (companydocs.VerificationGap) instead of English sentences; older
+// generations still serve, their sentences read as described gaps
+// (decodeGap).
+const IndexVersion = 7
 
 // oldestReadableVersion is the oldest generation Open still reads: version
 // 4 differs only in the profile values, which decodeProfile reads in both

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
@@ -89,6 +91,39 @@ func decodeProfile(id string, b []byte) (*companydocs.Profile, error) {
 	// the ingest stores it.
 	p.RetrievedAt = p.RetrievedAt.UTC()
 	return p, nil
+}
+
+// Generations before IndexVersion 7 store each verification gap of a
+// discovery profile as an English sentence (a MessagePack string); they
+// are read as described gaps, so that a server keeps serving such a
+// generation until the next ingest. (Their JSON, IndexVersion 4, is read
+// by companydocs.VerificationGap.UnmarshalJSON.)
+func init() {
+	msgpack.Register(companydocs.VerificationGap{}, nil, decodeGap)
+}
+
+// storedGap is a VerificationGap without the decoder registered for it.
+type storedGap companydocs.VerificationGap
+
+func decodeGap(d *msgpack.Decoder, v reflect.Value) error {
+	c, err := d.PeekCode()
+	if err != nil {
+		return err
+	}
+	if msgpcode.IsString(c) {
+		text, err := d.DecodeString()
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(companydocs.DescribedGap(text)))
+		return nil
+	}
+	var g storedGap
+	if err := d.Decode(&g); err != nil {
+		return err
+	}
+	v.Set(reflect.ValueOf(companydocs.VerificationGap(g)))
+	return nil
 }
 
 type profileEncoder struct {

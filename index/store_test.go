@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
@@ -31,7 +33,12 @@ func fullProfile() *companydocs.Profile {
 		LEIs:          []companydocs.LEILink{{LEI: "1595V5RSFXE206C87Y17", LegalName: "Müller & Söhne", Method: "gleif_record", Status: "ISSUED"}},
 		Verified:      true,
 		Discovery: &companydocs.Discovery{ValidationSources: "PARTIALLY_CORROBORATED", RegistrationStatus: "ISSUED",
-			EntityStatus: "ACTIVE", RegistrationRaw: "RA000224 HRB 35630", Missing: []string{"validation sources are PARTIALLY_CORROBORATED"}},
+			EntityStatus: "ACTIVE", RegistrationRaw: "RA000224 HRB 35630", Missing: []companydocs.VerificationGap{
+				{Code: companydocs.GapNotFullyCorroborated, Params: companydocs.GapParams{ValidationSources: "PARTIALLY_CORROBORATED"}},
+				{Code: companydocs.GapSeveralRegisterEntries, Params: companydocs.GapParams{Court: "München", RegisterNumber: "HRB 1", Entries: 2, Live: 1, Listed: []string{`München HRB 1 "A GmbH"`}}},
+				{Code: companydocs.GapRegisterNameDiffers, Params: companydocs.GapParams{GLEIFName: "A", Entry: "München HRB 1", Name: "B", Percent: 40, RACode: "RA000224",
+					Reference: "HRB 1", Status: "LAPSED", Text: "t"}},
+			}},
 		RetrievedAt: time.Date(2026, 5, 1, 16, 16, 26, 0, time.UTC),
 	}
 }
@@ -85,16 +92,70 @@ func TestDecodeJSONProfile(t *testing.T) {
 	}
 }
 
+// TestDecodeOlderGaps reads the gaps of generations before IndexVersion 7,
+// English sentences, as described gaps that say the same: the MessagePack
+// of versions 5 and 6 and the JSON of version 4.
+func TestDecodeOlderGaps(t *testing.T) {
+	sentences := []string{"registration authority RA000737 is not a known German register court", "no register reference"}
+	want := fullProfile()
+	want.Discovery.Missing = []companydocs.VerificationGap{companydocs.DescribedGap(sentences[0]), companydocs.DescribedGap(sentences[1])}
+	// version 6: the profile's fields in order, Missing a []string
+	old := *want
+	old.ID = ""
+	v6 := struct {
+		ID, Source                                   string
+		Ref                                          companydocs.RegisterRef
+		Name, LegalForm, Seat, Address, FederalState string
+		Officers                                     []companydocs.Officer
+		PreviousNames                                []string
+		Removed                                      bool
+		Documents                                    []companydocs.DocumentType
+		LEIs                                         []companydocs.LEILink
+		Verified                                     bool
+		Discovery                                    struct {
+			ValidationSources, RegistrationStatus, EntityStatus, RegistrationRaw string
+			Missing                                                              []string
+		}
+		RetrievedAt time.Time
+	}{old.ID, old.Source, old.Ref, old.Name, old.LegalForm, old.Seat, old.Address, old.FederalState, old.Officers, old.PreviousNames,
+		old.Removed, old.Documents, old.LEIs, old.Verified, struct {
+			ValidationSources, RegistrationStatus, EntityStatus, RegistrationRaw string
+			Missing                                                              []string
+		}{
+			old.Discovery.ValidationSources, old.Discovery.RegistrationStatus, old.Discovery.EntityStatus, old.Discovery.RegistrationRaw, sentences}, old.RetrievedAt}
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseArrayEncodedStructs(true)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(&v6); err != nil {
+		t.Fatal(err)
+	}
+	v4, _ := json.Marshal(map[string]any{"discovery": map[string]any{"missing": sentences}})
+	for name, value := range map[string][]byte{"version 6": buf.Bytes(), "version 4": v4} {
+		got, err := decodeProfile(want.ID, value)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(got.Discovery.Missing, want.Discovery.Missing) || companydocs.GapsText(got.Discovery.Missing) != strings.Join(sentences, "; ") {
+			t.Errorf("%s: gaps %#v, want %#v", name, got.Discovery.Missing, want.Discovery.Missing)
+		}
+		if name == "version 6" && !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %+v\nwant %+v", name, got, want)
+		}
+	}
+}
+
 // profileLayout is the field order of companydocs.Profile that the stored
-// values of IndexVersion 5 and 6 follow (MessagePack arrays carry no field
-// names).
-const profileLayout = `Profile{ID string, Source string, Ref RegisterRef{Court string, FormerCourt string, Type RegisterType string, Number string, Suffix string}, Name string, LegalForm string, Seat string, Address string, FederalState string, Officers []Officer{Name string, FirstName string, LastName string, Position string, City string, StartDate string, EndDate string, Dismissed bool}, PreviousNames []string, Removed bool, Documents []DocumentType string, LEIs []LEILink{LEI LEI string, LegalName string, Method string, Status string}, Verified bool, Discovery *Discovery{ValidationSources string, RegistrationStatus string, EntityStatus string, RegistrationRaw string, Missing []string}, RetrievedAt Time}`
+// values of IndexVersion 7 follow (MessagePack arrays carry no field
+// names). Versions 5 and 6 differ in Discovery.Missing only, a []string
+// (TestDecodeOlderGaps).
+const profileLayout = `Profile{ID string, Source string, Ref RegisterRef{Court string, FormerCourt string, Type RegisterType string, Number string, Suffix string}, Name string, LegalForm string, Seat string, Address string, FederalState string, Officers []Officer{Name string, FirstName string, LastName string, Position string, City string, StartDate string, EndDate string, Dismissed bool}, PreviousNames []string, Removed bool, Documents []DocumentType string, LEIs []LEILink{LEI LEI string, LegalName string, Method string, Status string}, Verified bool, Discovery *Discovery{ValidationSources string, RegistrationStatus string, EntityStatus string, RegistrationRaw string, Missing []VerificationGap{Code string, Params GapParams{RACode string, Reference string, ValidationSources string, Status string, Court string, RegisterNumber string, Entries int, Live int, Listed []string, GLEIFName string, Entry string, Name string, Percent int, Text string}}}, RetrievedAt Time}`
 
 // TestProfileLayout fails when companydocs.Profile changes shape: stored
 // values would then decode into the wrong fields. Bump IndexVersion and
 // update profileLayout together.
 func TestProfileLayout(t *testing.T) {
-	if IndexVersion != 6 {
+	if IndexVersion != 7 {
 		t.Fatalf("IndexVersion is %d: check that profileLayout is the layout of that version, then update this test", IndexVersion)
 	}
 	if got := layoutOf(reflect.TypeOf(companydocs.Profile{})); got != profileLayout {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,8 +64,13 @@ func TestGLEIFLinksRealPairs(t *testing.T) {
 			t.Errorf("conflict %s: %s (%s)", c.LEI, c.Reason, c.Detail)
 		}
 		d := sink.mustGet(t, companydocs.DiscoveryID(c.LEI))
-		if d.Verified || d.OrderingEligible() || len(d.Documents) != 0 || !strings.Contains(strings.Join(d.Discovery.Missing, "; "), "conflicts with the register") {
-			t.Errorf("conflict %s stored as %+v, want an unverified discovery candidate saying why", c.LEI, d.Discovery)
+		if d.Verified || d.OrderingEligible() || len(d.Documents) != 0 || len(d.Discovery.Missing) == 0 {
+			t.Fatalf("conflict %s stored as %+v, want an unverified discovery candidate saying why", c.LEI, d.Discovery)
+		}
+		// the gap says in English what the ingest summary says
+		gap := d.Discovery.Missing[len(d.Discovery.Missing)-1]
+		if want := "conflicts with the register: " + c.Reason + " (" + c.Detail + ")"; gap.Code != companydocs.GapRegisterNameDiffers || gap.String() != want {
+			t.Errorf("conflict %s: gap %+v says %q, want %s saying %q", c.LEI, gap, gap.String(), companydocs.GapRegisterNameDiffers, want)
 		}
 	}
 }
@@ -91,22 +97,34 @@ func TestGLEIFDiscoveryProfiles(t *testing.T) {
 		if p.Verified || len(p.Documents) != 0 || p.Ref.Number != "8076" {
 			t.Errorf("profile = %+v", p)
 		}
-		if want := []string{"validation sources are PARTIALLY_CORROBORATED, not FULLY_CORROBORATED"}; !reflect.DeepEqual(p.Discovery.Missing, want) {
-			t.Errorf("missing = %q, want %q", p.Discovery.Missing, want)
+		want := []companydocs.VerificationGap{{Code: companydocs.GapNotFullyCorroborated, Params: companydocs.GapParams{ValidationSources: "PARTIALLY_CORROBORATED"}}}
+		if !reflect.DeepEqual(p.Discovery.Missing, want) {
+			t.Errorf("missing = %+v, want %+v", p.Discovery.Missing, want)
+		}
+		if got := companydocs.GapsText(p.Discovery.Missing); got != "validation sources are PARTIALLY_CORROBORATED, not FULLY_CORROBORATED" {
+			t.Errorf("in English %q", got)
 		}
 	})
 	t.Run("foreign authority and unparsable reference", func(t *testing.T) {
 		p := sink.mustGet(t, companydocs.DiscoveryID("529900IH9V4I3VHQVO92")) // Deutsche Bank AG, Paris RA000192 "310 327 481"
-		missing := strings.Join(p.Discovery.Missing, "; ")
+		missing := companydocs.GapsText(p.Discovery.Missing)
 		if p.Verified || !strings.Contains(missing, "registration authority RA000192 is not a known German register court") ||
 			!strings.Contains(missing, "register reference '310 327 481' does not parse") || p.Ref != (companydocs.RegisterRef{}) {
 			t.Errorf("profile = %+v, missing %q", p, missing)
 		}
+		want := []companydocs.VerificationGap{
+			{Code: companydocs.GapCourtUnknown, Params: companydocs.GapParams{RACode: "RA000192"}},
+			{Code: companydocs.GapRegisterReferenceUnparsed, Params: companydocs.GapParams{Reference: "310 327 481"}},
+		}
+		if !reflect.DeepEqual(p.Discovery.Missing[:min(2, len(p.Discovery.Missing))], want) {
+			t.Errorf("gaps %+v, want %+v first", p.Discovery.Missing, want)
+		}
 	})
 	t.Run("foundation without register reference", func(t *testing.T) {
 		p := sink.mustGet(t, companydocs.DiscoveryID("3912007KGGUR8HY25C94"))
-		if p.Verified || !strings.Contains(strings.Join(p.Discovery.Missing, "; "), "no register reference") {
-			t.Errorf("missing = %q", p.Discovery.Missing)
+		if p.Verified || !slices.ContainsFunc(p.Discovery.Missing, func(g companydocs.VerificationGap) bool { return g.Code == companydocs.GapNoRegisterReference }) ||
+			!strings.Contains(companydocs.GapsText(p.Discovery.Missing), "no register reference") {
+			t.Errorf("missing = %+v", p.Discovery.Missing)
 		}
 	})
 }
@@ -184,6 +202,15 @@ func TestGLEIFSuffixRules(t *testing.T) {
 	}
 	if sum.GLEIF.Linked != 1 || sum.GLEIF.Conflicts != 1 || sum.GLEIF.Discovery != 1 || sum.Reason(KindConflict, ReasonSeveralEntries) != 1 {
 		t.Errorf("GLEIF counts = %+v\n%s", sum.GLEIF, sum)
+	}
+	if d := sink.mustGet(t, companydocs.DiscoveryID("529900SUFFIXCASE0293")); len(sum.Conflicts) == 1 && len(d.Discovery.Missing) == 1 {
+		gap, c := d.Discovery.Missing[0], sum.Conflicts[0]
+		if want := "conflicts with the register: " + c.Reason + " (" + c.Detail + ")"; gap.Code != companydocs.GapSeveralRegisterEntries || gap.String() != want ||
+			gap.Params.Entries != 4 || gap.Params.Live != 2 || len(gap.Params.Listed) != 4 {
+			t.Errorf("Pinneberg HRB 1279 gap %#v says %q, want %q", gap, gap.String(), want)
+		}
+	} else {
+		t.Errorf("Pinneberg HRB 1279 discovery gaps %+v, conflicts %+v", d.Discovery.Missing, sum.Conflicts)
 	}
 	if d := sink.mustGet(t, companydocs.DiscoveryID("529900SUFFIXCASE0390")); !d.Verified || d.Ref.Suffix != "XY" {
 		t.Errorf("Kiel HRB 53 XY discovery = %+v", d)

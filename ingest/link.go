@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -27,13 +28,6 @@ const DiscoveryMethod = "gleif_record"
 // score 0.9 and more, different companies under one number below 0.5.
 const NameMatchThreshold = 0.7
 
-// GLEIF values that make a discovery record verified.
-const (
-	gleifFullyCorroborated = "FULLY_CORROBORATED"
-	gleifIssued            = "ISSUED"
-	gleifActive            = "ACTIVE"
-)
-
 // gleifMatch is the outcome of matching a GLEIF record against the sink.
 type gleifMatch struct {
 	court    companydocs.Court
@@ -43,6 +37,8 @@ type gleifMatch struct {
 	target   *companydocs.Profile // set when the record links
 	conflict string               // conflict reason, if any
 	detail   string
+	// conflictGap says the conflict as a verification gap.
+	conflictGap companydocs.VerificationGap
 }
 
 // matchGLEIF finds the registry-cache profile a GLEIF record belongs to.
@@ -74,6 +70,8 @@ func (m *gleifMatch) pick(candidates []*companydocs.Profile, r *GLEIFRecord) {
 		if len(live) != 1 {
 			m.conflict = ReasonSeveralEntries
 			m.detail = fmt.Sprintf("%s %s matches %d entries (%d live): %s", m.court.Name, m.ref.NumberKey(), len(candidates), len(live), describeProfiles(candidates, 4))
+			m.conflictGap = companydocs.VerificationGap{Code: companydocs.GapSeveralRegisterEntries, Params: companydocs.GapParams{
+				Court: m.court.Name, RegisterNumber: m.ref.NumberKey(), Entries: len(candidates), Live: len(live), Listed: listProfiles(candidates, 4)}}
 			return
 		}
 		target = live[0]
@@ -81,6 +79,8 @@ func (m *gleifMatch) pick(candidates []*companydocs.Profile, r *GLEIFRecord) {
 	if sim := bestNameSimilarity(r.LegalName, target); sim < NameMatchThreshold {
 		m.conflict = ReasonNameDiffers
 		m.detail = fmt.Sprintf("GLEIF name %q, register entry %s is %q (similarity %.2f)", r.LegalName, target.Ref.String(), target.Name, sim)
+		m.conflictGap = companydocs.VerificationGap{Code: companydocs.GapRegisterNameDiffers, Params: companydocs.GapParams{
+			GLEIFName: r.LegalName, Entry: target.Ref.String(), Name: target.Name, Percent: int(math.Round(100 * sim))}}
 		return
 	}
 	m.target = target
@@ -131,15 +131,21 @@ func liveProfiles(ps []*companydocs.Profile) []*companydocs.Profile {
 }
 
 func describeProfiles(ps []*companydocs.Profile, max int) string {
-	var parts []string
-	for i, p := range ps {
-		if i == max {
-			parts = append(parts, fmt.Sprintf("and %d more", len(ps)-max))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %q", p.Ref.String(), p.Name))
+	parts := listProfiles(ps, max)
+	if len(ps) > max {
+		parts = append(parts, fmt.Sprintf("and %d more", len(ps)-max))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// listProfiles names the first max profiles by register reference and
+// quoted name.
+func listProfiles(ps []*companydocs.Profile, max int) []string {
+	var parts []string
+	for _, p := range ps[:min(max, len(ps))] {
+		parts = append(parts, fmt.Sprintf("%s %q", p.Ref.String(), p.Name))
+	}
+	return parts
 }
 
 // bestNameSimilarity compares a GLEIF legal name with the profile's name
@@ -244,30 +250,33 @@ func discoveryProfile(r *GLEIFRecord, m gleifMatch) *companydocs.Profile {
 	return p
 }
 
-// missingForVerification lists, in words, what keeps a discovery record
-// from being verified. An empty list means verified.
-func missingForVerification(r *GLEIFRecord, m gleifMatch) []string {
-	var missing []string
+// missingForVerification lists what keeps a discovery record from being
+// verified. An empty list means verified.
+func missingForVerification(r *GLEIFRecord, m gleifMatch) []companydocs.VerificationGap {
+	var missing []companydocs.VerificationGap
+	gap := func(code string, params companydocs.GapParams) {
+		missing = append(missing, companydocs.VerificationGap{Code: code, Params: params})
+	}
 	if !m.courtOK {
-		missing = append(missing, fmt.Sprintf("registration authority %s is not a known German register court", orNone(r.RACode)))
+		gap(companydocs.GapCourtUnknown, companydocs.GapParams{RACode: r.RACode})
 	}
 	switch {
 	case strings.TrimSpace(r.RAEntityID) == "":
-		missing = append(missing, "no register reference")
+		gap(companydocs.GapNoRegisterReference, companydocs.GapParams{})
 	case m.refErr != nil:
-		missing = append(missing, fmt.Sprintf("register reference '%s' does not parse", r.RAEntityID))
+		gap(companydocs.GapRegisterReferenceUnparsed, companydocs.GapParams{Reference: r.RAEntityID})
 	}
-	if r.ValidationSources != gleifFullyCorroborated {
-		missing = append(missing, fmt.Sprintf("validation sources are %s, not %s", orNone(r.ValidationSources), gleifFullyCorroborated))
+	if r.ValidationSources != companydocs.GLEIFFullyCorroborated {
+		gap(companydocs.GapNotFullyCorroborated, companydocs.GapParams{ValidationSources: r.ValidationSources})
 	}
-	if r.RegistrationStatus != gleifIssued {
-		missing = append(missing, fmt.Sprintf("registration status is %s", orNone(r.RegistrationStatus)))
+	if r.RegistrationStatus != companydocs.GLEIFIssued {
+		gap(companydocs.GapRegistrationNotIssued, companydocs.GapParams{Status: r.RegistrationStatus})
 	}
-	if r.EntityStatus != gleifActive {
-		missing = append(missing, fmt.Sprintf("entity status is %s", orNone(r.EntityStatus)))
+	if r.EntityStatus != companydocs.GLEIFActive {
+		gap(companydocs.GapEntityNotActive, companydocs.GapParams{Status: r.EntityStatus})
 	}
 	if m.conflict != "" {
-		missing = append(missing, fmt.Sprintf("conflicts with the register: %s (%s)", m.conflict, m.detail))
+		missing = append(missing, m.conflictGap)
 	}
 	return missing
 }

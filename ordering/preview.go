@@ -217,7 +217,7 @@ func missingSuffix(p *companydocs.Profile) string {
 	if p.Discovery == nil || len(p.Discovery.Missing) == 0 {
 		return ""
 	}
-	return " (" + strings.Join(p.Discovery.Missing, "; ") + ")"
+	return " (" + companydocs.GapsText(p.Discovery.Missing) + ")"
 }
 
 func heldSuffix(p *companydocs.Profile) string {

@@ -7,15 +7,17 @@ import (
 	"os"
 	"testing"
 
+	"companydocs"
 	"companydocs/internal/reasoncodes"
 )
 
 var updateCodes = flag.Bool("update-codes", false, "rewrite "+reasoncodes.File+" from the tables")
 
 // TestReasonCodesFile keeps the file the page's and the OpenAPI
-// document's tests read equal to the tables of reason and note codes.
+// document's tests read equal to the tables of reason and note codes and
+// of the verification gaps (companydocs.GapParamNames).
 func TestReasonCodesFile(t *testing.T) {
-	table := reasoncodes.Table{Reasons: map[string][]string{}, Notes: map[string][]string{}}
+	table := reasoncodes.Table{Reasons: map[string][]string{}, Notes: map[string][]string{}, Gaps: companydocs.GapParamNames()}
 	for code, e := range reasonTable {
 		table.Reasons[code] = e.params
 	}

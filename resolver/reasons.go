@@ -124,9 +124,10 @@ var reasonTable = map[string]reasonSentence{
 	ReasonLegalFormDiffers: {[]string{"legal_form", "query_legal_form"}, func(p rp) string {
 		return "Legal form differs: " + p.LegalForm + ", not " + p.QueryLegalForm
 	}},
-	// missing: the ingest's English words, left out when it listed none
-	ReasonDiscoveryUnverified: {[]string{"missing?"}, func(p rp) string {
-		return "Discovery record not verified: " + missingText(p.Missing)
+	// gaps: what the ingest found missing (companydocs.VerificationGap),
+	// left out when it listed nothing
+	ReasonDiscoveryUnverified: {[]string{"gaps?"}, func(p rp) string {
+		return "Discovery record not verified: " + missingText(p.Gaps)
 	}},
 	ReasonDiscoveryVerified:   {nil, fixed("Verified discovery record (GLEIF, fully corroborated)")},
 	ReasonRemoved:             {nil, fixed("Removed from the register: not orderable")},
@@ -223,11 +224,11 @@ func positionText(position string) string {
 	return "Officer (" + position + ")"
 }
 
-func missingText(missing []string) string {
-	if len(missing) == 0 {
+func missingText(gaps []companydocs.VerificationGap) string {
+	if len(gaps) == 0 {
 		return "no authoritative register confirms it"
 	}
-	return strings.Join(missing, "; ")
+	return companydocs.GapsText(gaps)
 }
 
 // suffixText names a suffix in a reason: "suffix KI", or "no suffix".

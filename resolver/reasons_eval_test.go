@@ -145,11 +145,51 @@ func checkReasonParams(t *testing.T, where string, d companydocs.ReasonDetail, s
 		if name == "position" {
 			continue // the register's German word; English names the common ones
 		}
+		if name == "gaps" {
+			checkGaps(t, where, d.Params.Gaps, sentence)
+			continue
+		}
 		for _, word := range words(v) {
 			// name_conflict quotes the name as Go does (%q)
 			if !strings.Contains(sentence, word) && !strings.Contains(sentence, strconv.Quote(word)) {
 				t.Errorf("%s: %s param %s=%q is not in the sentence %q", where, d.Code, name, word, sentence)
 			}
+		}
+	}
+}
+
+// checkGaps checks the gaps of discovery_unverified: each gap's code is
+// in the table with the params it names, and its English is part of the
+// sentence.
+func checkGaps(t *testing.T, where string, gaps []companydocs.VerificationGap, sentence string) {
+	t.Helper()
+	table := companydocs.GapParamNames()
+	for _, g := range gaps {
+		names, ok := table[g.Code]
+		if !ok {
+			t.Errorf("%s: gap code %q is not in the table", where, g.Code)
+			continue
+		}
+		var params map[string]any
+		raw, _ := json.Marshal(g.Params)
+		if err := json.Unmarshal(raw, &params); err != nil {
+			t.Fatal(err)
+		}
+		wanted := map[string]bool{}
+		for _, n := range names {
+			name, optional := strings.CutSuffix(n, "?")
+			wanted[name] = true
+			if _, ok := params[name]; !ok && !optional {
+				t.Errorf("%s: gap %s params %s lack %s", where, g.Code, raw, name)
+			}
+		}
+		for name := range params {
+			if !wanted[name] {
+				t.Errorf("%s: gap %s params %s carry %s, which the table does not name", where, g.Code, raw, name)
+			}
+		}
+		if !strings.Contains(sentence, g.String()) {
+			t.Errorf("%s: gap %s says %q, not part of %q", where, g.Code, g.String(), sentence)
 		}
 	}
 }

@@ -247,7 +247,7 @@ func statusEvidence(p *companydocs.Profile, s *scored) {
 	}
 	switch {
 	case p.Source == companydocs.SourceDiscovery && !p.Verified:
-		s.reason(ReasonDiscoveryUnverified, companydocs.ReasonParams{Missing: missing(p)})
+		s.reason(ReasonDiscoveryUnverified, companydocs.ReasonParams{Gaps: missing(p)})
 		s.cap(UnverifiedCap, ReasonUnverifiedCap, companydocs.ReasonParams{})
 	case p.Source == companydocs.SourceDiscovery:
 		s.reason(ReasonDiscoveryVerified, companydocs.ReasonParams{})
@@ -261,11 +261,11 @@ func statusEvidence(p *companydocs.Profile, s *scored) {
 
 // missing is what keeps a discovery record from being verified, as the
 // ingest wrote it down.
-func missing(p *companydocs.Profile) []string {
+func missing(p *companydocs.Profile) []companydocs.VerificationGap {
 	if p.Discovery == nil {
 		return nil
 	}
-	return append([]string(nil), p.Discovery.Missing...)
+	return append([]companydocs.VerificationGap(nil), p.Discovery.Missing...)
 }
 
 // label turns a confidence into a label; only anchored candidates can be

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"companydocs"
 	"companydocs/internal/reasoncodes"
 )
 
@@ -123,8 +124,9 @@ func TestContentType(t *testing.T) {
 }
 
 // TestReasonCodesHaveWords checks that the page says every reason and note
-// code of the resolver's tables in English and German, with placeholders that are
-// the code's params or words reasonWords (app.js) makes of them.
+// code of the resolver's tables, and every verification gap code, in
+// English and German, with placeholders that are the code's params or
+// words reasonWords or gapWords (app.js) make of them.
 func TestReasonCodesHaveWords(t *testing.T) {
 	texts := languageTexts(t)
 	derived := map[string]bool{}
@@ -139,18 +141,24 @@ func TestReasonCodesHaveWords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := map[string]string{} // i18n key -> code
+	keys := map[string][]string{} // i18n key -> the code's params
 	for _, code := range codes.ReasonCodes() {
-		keys["reason."+code] = code
+		keys["reason."+code], _ = codes.Params(code)
 	}
 	for _, code := range codes.NoteCodes() {
-		keys["note."+code] = code
+		keys["note."+code], _ = codes.Params(code)
 	}
-	if len(keys) < 40 {
-		t.Fatalf("only %d reason and note codes", len(keys))
+	for _, code := range codes.GapCodes() {
+		// a described gap is an older ingest's English sentence: the page
+		// shows the service's English reason for it
+		if code != companydocs.GapDescribed {
+			keys["gap."+code], _ = codes.GapParams(code)
+		}
 	}
-	for key, code := range keys {
-		names, _ := codes.Params(code)
+	if len(keys) < 45 {
+		t.Fatalf("only %d reason, note and gap codes", len(keys))
+	}
+	for key, names := range keys {
 		params := map[string]bool{}
 		for _, n := range names {
 			params[strings.TrimSuffix(n, "?")] = true

@@ -425,7 +425,9 @@ func (p *pageDriver) checkGerman() {
 		p.t.Fatalf("German page: heading %q, badge %q, lang %q", heading, badge, lang)
 	}
 	p.checkGermanReasons()
+	p.checkGermanPlans()
 	p.checkGermanNote()
+	p.checkGermanDiscovery()
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
 }
 
@@ -444,6 +446,52 @@ func (p *pageDriver) checkGermanNote() {
 	p.typeClue("Rheinbahn AG Düsseldorf")
 	p.waitJS("results for Rheinbahn again", `document.querySelector("#understanding").textContent.includes("AG") &&
 		document.querySelector("#understanding .note") === null && document.querySelectorAll("#results > li.card").length > 0`)
+}
+
+// checkGermanPlans reads the plans of the order panel and the plan of the
+// order in "My orders" on the German page: each is named in German from
+// its documents and kind, not by the plan file's English name.
+func (p *pageDriver) checkGermanPlans() {
+	p.t.Helper()
+	options := eval[[]string](p, "read the plan options", `[...document.querySelectorAll("#order-plan option")].map(o => o.textContent)`)
+	want := []string{"Aktueller Abdruck (AD), Einzelbestellung (4,50\u00a0€)", "Chronologischer Abdruck (CD), Einzelbestellung (4,50\u00a0€)",
+		"Aktueller Abdruck (AD) und Chronologischer Abdruck (CD), Abonnement (1 Guthabenpunkt)"}
+	if !slices.Equal(options, want) {
+		p.t.Errorf("German plan options %q, want %q", options, want)
+	}
+	orders := p.text("read my orders", "#orders-list")
+	if !strings.Contains(orders, "Aktueller Abdruck (AD), Einzelbestellung") || strings.Contains(orders, "single order") {
+		p.t.Errorf("German orders list names the plan in English or not at all: %q", orders)
+	}
+}
+
+// checkGermanDiscovery searches the LEI of a real GLEIF record of the
+// embedded LEI sample that stays unverified (Franz-Dürk-Stiftung: its
+// registration authority is no register court, it names no register
+// number, and GLEIF corroborated it only partly). On the German page the
+// card says what is missing in German, without the service's English
+// sentence; then the search for Rheinbahn is restored.
+func (p *pageDriver) checkGermanDiscovery() {
+	p.t.Helper()
+	p.typeClue("159559AIRJTK5Q44LO95")
+	p.waitJS("the discovery card", `document.querySelector("#results > li.card .reasons li[data-code=discovery_unverified]") !== null`)
+	reason := p.text("read the discovery reason", "#results > li.card .reasons li[data-code=discovery_unverified]")
+	lang := eval[string](p, "read the discovery reason's language", `document.querySelector("#results > li.card .reasons li[data-code=discovery_unverified]").lang`)
+	want := "Eintrag aus dem LEI-Register nicht bestätigt: Die Registrierungsstelle RA000737 bei GLEIF ist kein deutsches Registergericht; " +
+		"GLEIF nennt keine Registernummer; Prüfung durch GLEIF: teilweise bestätigt, nicht vollständig bestätigt"
+	if reason != want || lang != "de" {
+		p.t.Errorf("German discovery reason = %q (lang %q), want %q", reason, lang, want)
+	}
+	card := p.text("read the discovery card", "#results > li.card")
+	for _, english := range []string{"registration authority", "is not a known", "no register reference", "validation sources", "CORROBORATED", "not verified"} {
+		if strings.Contains(card, english) {
+			p.t.Errorf("German discovery card has the English %q: %q", english, card)
+		}
+	}
+	p.typeClue("Rheinbahn AG Düsseldorf")
+	p.waitJS("results for Rheinbahn again", `document.querySelector("#understanding").textContent.includes("AG") &&
+		document.querySelector("#understanding .note") === null && document.querySelectorAll("#results > li.card").length > 0 &&
+		document.querySelector("#results > li.card h3").textContent === "Rheinbahn AG"`)
 }
 
 // checkGermanReasons reads the reasons of the top card (Rheinbahn AG,
@@ -554,7 +602,8 @@ func checkPageHeaders(t *testing.T, base string) {
 }
 
 // startBrowserServer ingests part of the embedded sample plus the fixture
-// file into a temp data directory and starts the real server on it.
+// file and the embedded LEI sample into a temp data directory and starts
+// the real server on it.
 func startBrowserServer(t *testing.T, fixtures string) *Main {
 	t.Helper()
 	dir := t.TempDir()
@@ -562,9 +611,13 @@ func startBrowserServer(t *testing.T, fixtures string) *Main {
 	if err := os.WriteFile(sample, data.Sample, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	leiSample := filepath.Join(t.TempDir(), "lei_sample.csv")
+	if err := os.WriteFile(leiSample, data.LEISample, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	logs := &bytes.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	inputs := []ingest.Input{{Path: sample}, {Path: fixtures}}
+	inputs := []ingest.Input{{Path: sample}, {Path: fixtures}, {Path: leiSample}}
 	start := time.Now()
 	defer func() { t.Logf("ingest and start took %s", time.Since(start).Round(time.Millisecond)) }()
 	if _, _, err := buildGeneration(context.Background(), dir, inputs, index.DefaultKeep, browserSampleRecords, false, nil, logger); err != nil {

@@ -435,8 +435,12 @@ func pickCompanies(tb testing.TB, s *testServer, recs []record) (live, removed c
 // against the OpenAPI document.
 func TestEndToEnd(t *testing.T) {
 	sample := sampleFile(t)
+	leiSample := filepath.Join(t.TempDir(), "lei_sample.csv")
+	if err := os.WriteFile(leiSample, data.LEISample, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	meta := mustBuild(t, dir, e2eRecords, sample)
+	meta := mustBuild(t, dir, e2eRecords, sample, leiSample)
 	s := startServer(t, dir, "--demo", "--demo-credits", "1")
 	if s.DemoKey == "" || !strings.Contains(s.stdout.String(), s.DemoKey) {
 		t.Fatal("--demo printed no API key")
@@ -497,6 +501,12 @@ func checkSearch(t *testing.T, s *testServer, live candidate, rec record) {
 	s.mustJSON(t, http.StatusOK, &deep, "POST", "/api/v1/documents/companies/search", `{"query":"`+rec.Name+`","mode":"deep","discover":true,"limit":3}`)
 	if len(deep.Candidates) == 0 || len(deep.Candidates) > 3 {
 		t.Errorf("deep search with limit 3: %d candidates", len(deep.Candidates))
+	}
+	// a real unverified GLEIF record of the embedded LEI sample: its
+	// verification gaps as codes, checked against the document with every
+	// other answer
+	if c := s.search(t, "159559AIRJTK5Q44LO95"); len(c) != 1 || c[0].Status != "unverified" || c[0].OrderingEligible {
+		t.Errorf("unverified GLEIF record: candidates %+v", c)
 	}
 	var lei struct {
 		Understanding struct {

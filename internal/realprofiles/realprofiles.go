@@ -125,7 +125,7 @@ func Discovery(tb testing.TB) *companydocs.Profile {
 		Name: row[col["Entity.LegalName"]], Seat: row[col["Entity.LegalAddress.City"]],
 		Discovery: &companydocs.Discovery{
 			ValidationSources: row[col["Registration.ValidationSources"]],
-			Missing:           []string{"its register reference was not matched to a register entry"},
+			Missing:           []companydocs.VerificationGap{companydocs.DescribedGap("its register reference was not matched to a register entry")},
 		},
 	}
 }

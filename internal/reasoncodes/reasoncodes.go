@@ -1,6 +1,6 @@
-// Package reasoncodes reads the codes of search reasons and notes, with
-// their params, from the file the resolver's tests keep equal to its
-// tables, so that the tests of the page and of the OpenAPI document check
+// Package reasoncodes reads the codes of search reasons, notes and
+// verification gaps, with their params, from the file the resolver's tests
+// keep equal to its tables, so that the tests of the page and of the OpenAPI document check
 // against the same list without the resolver exporting it. It is test
 // support only.
 package reasoncodes
@@ -22,6 +22,10 @@ const File = "resolver/testdata/reason_codes.json"
 type Table struct {
 	Reasons map[string][]string `json:"reasons"`
 	Notes   map[string][]string `json:"notes"`
+	// Gaps are the codes of what keeps a discovery record from being
+	// verified (companydocs.VerificationGap), the gaps param of
+	// discovery_unverified.
+	Gaps map[string][]string `json:"gaps"`
 }
 
 // Load reads the file.
@@ -40,6 +44,16 @@ func (t *Table) ReasonCodes() []string { return sortedKeys(t.Reasons) }
 
 // NoteCodes returns the note codes, sorted.
 func (t *Table) NoteCodes() []string { return sortedKeys(t.Notes) }
+
+// GapCodes returns the verification gap codes, sorted.
+func (t *Table) GapCodes() []string { return sortedKeys(t.Gaps) }
+
+// GapParams returns the params of a gap code; ok is false for an unknown
+// code.
+func (t *Table) GapParams(code string) (names []string, ok bool) {
+	names, ok = t.Gaps[code]
+	return slices.Clone(names), ok
+}
 
 // Params returns the params of a reason or note code; ok is false for an
 // unknown code.

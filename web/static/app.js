@@ -661,9 +661,57 @@
     vars.query_suffix = p.query_suffix ? t("reason.suffix", { suffix: p.query_suffix }) : t("reason.noSuffix");
     vars.former_court = p.former_court || t("reason.noFormerCourt");
     vars.at_court = p.court ? t("note.atCourt", { court: p.court }) : "";
-    vars.missing = (p.missing || []).length ? p.missing.join("; ") : t("reason.notConfirmed");
+    const missing = gapsWords(p.gaps || []);
+    if (missing !== null) {
+      vars.missing = missing;
+    }
     vars.position = positionWords(p.position);
     return vars;
+  }
+
+  // gapsWords says what keeps a discovery record unverified (the gaps of
+  // discovery_unverified), each gap from its code and params; null when
+  // the page cannot say one of them (an unknown code, or a gap an older
+  // ingest wrote down in English only), so that the reason falls back to
+  // the service's English sentence.
+  function gapsWords(gaps) {
+    if (gaps.length === 0) {
+      return t("reason.notConfirmed");
+    }
+    const said = gaps.map((g) => coded("gap.", { code: g.code, params: g.params || {} }, gapWords));
+    return said.every((w) => w.text !== "") ? said.map((w) => w.text).join("; ") : null;
+  }
+
+  // gapWords turns the params of a verification gap into the words its
+  // sentence uses: GLEIF's status values in the page's language, a
+  // similarity as a decimal.
+  function gapWords(p) {
+    const vars = {};
+    for (const [name, value] of Object.entries(p)) {
+      if (typeof value === "string" || typeof value === "number") {
+        vars[name] = value;
+      }
+    }
+    vars.authority = p.ra_code || t("gap.notStated");
+    vars.validation = gleifWord("validation", p.validation_sources);
+    vars.registration = gleifWord("registration", p.status);
+    vars.entity = gleifWord("entity", p.status);
+    vars.live = p.live || 0;
+    const more = (p.entries || 0) - (p.listed || []).length;
+    const listed = (p.listed || []).concat(p.listed && more > 0 ? [t("gap.more", { n: more })] : []);
+    vars.listed = listed.length ? ": " + listed.join(", ") : "";
+    vars.similarity = ((p.percent || 0) / 100).toLocaleString(state.lang === "de" ? "de-DE" : "en-GB", { minimumFractionDigits: 2 });
+    return vars;
+  }
+
+  // gleifWord names a GLEIF status value in the page's language, or as
+  // GLEIF writes it when the page does not know it.
+  function gleifWord(kind, value) {
+    if (!value) {
+      return t("gap.notStated");
+    }
+    const key = "gleif." + kind + "." + value;
+    return has(key) ? t(key) : value;
   }
 
   // positionWords names an officer's position: the common ones in the
@@ -785,9 +833,18 @@
   }
 
   function planLabel(p) {
+    const credits = p.credit_cost === 1 ? t("plan.credits.one") : t("plan.credits", { n: p.credit_cost });
+    const price = p.credit_cost > 0 && Number(p.price) === 0 ? credits : formatMoney(p.price, p.currency);
+    return t("plan.option", { name: planWords(p), price });
+  }
+
+  // planWords names a plan in the page's language from what it is, its
+  // documents and kind: the name in the plan file is the operator's, in
+  // one language.
+  function planWords(p) {
+    const documents = (p.document_types || []).map(docName).join(t("plan.and"));
     const kind = has("plan." + p.kind) ? t("plan." + p.kind) : p.kind;
-    const price = p.credit_cost > 0 && Number(p.price) === 0 ? t("plan.credits", { n: p.credit_cost }) : formatMoney(p.price, p.currency);
-    return t("plan.option", { name: p.name, price: kind + ", " + price });
+    return documents ? t("plan.name", { documents, kind }) : p.name;
   }
 
   function fillDocumentSelect() {
@@ -1095,7 +1152,7 @@
 
   function planName(id) {
     const p = Array.isArray(state.plans) ? state.plans.find((x) => x.id === id) : null;
-    return p ? p.name : id;
+    return p ? planWords(p) : id;
   }
 
   function renderOrderPanelTexts() {

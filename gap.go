@@ -1,0 +1,167 @@
+package companydocs
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Verification gap codes: what keeps a discovery record (a GLEIF record)
+// from being verified, one code per check of the ingest, so that a client
+// can say each gap in its own language from the code and its params.
+const (
+	GapCourtUnknown              = "court_unknown"
+	GapNoRegisterReference       = "no_register_reference"
+	GapRegisterReferenceUnparsed = "register_reference_unparsed"
+	GapNotFullyCorroborated      = "not_fully_corroborated"
+	GapRegistrationNotIssued     = "registration_not_issued"
+	GapEntityNotActive           = "entity_not_active"
+	GapSeveralRegisterEntries    = "several_register_entries"
+	GapRegisterNameDiffers       = "register_name_differs"
+	// GapDescribed is a gap an ingest before IndexVersion 7 wrote down in
+	// English words only; it is read from such generations, never made.
+	GapDescribed = "described"
+)
+
+// GLEIF values a verified discovery record has.
+const (
+	GLEIFFullyCorroborated = "FULLY_CORROBORATED"
+	GLEIFIssued            = "ISSUED"
+	GLEIFActive            = "ACTIVE"
+)
+
+// VerificationGap is one thing that keeps a discovery record from being
+// verified, as a stable code and the values its sentence names.
+type VerificationGap struct {
+	Code   string    `json:"code"`
+	Params GapParams `json:"params"`
+}
+
+// GapParams are the values a gap's sentence names; each code sets only the
+// fields its sentence uses (gapTable). Values are GLEIF's and the
+// register's own words, never English sentences.
+type GapParams struct {
+	// RACode is GLEIF's registration authority code, e.g. "RA000999".
+	RACode string `json:"ra_code,omitempty"`
+	// Reference is GLEIF's register reference as written.
+	Reference string `json:"reference,omitempty"`
+	// ValidationSources is GLEIF's value, e.g. "PARTIALLY_CORROBORATED".
+	ValidationSources string `json:"validation_sources,omitempty"`
+	// Status is GLEIF's registration or entity status, e.g. "LAPSED".
+	Status string `json:"status,omitempty"`
+	// Court (display name) and RegisterNumber ("HRB 1234") name the
+	// register number that matches several entries: Entries of them,
+	// Live not removed; Listed names the first of them, each as its
+	// register reference and quoted name.
+	Court          string   `json:"court,omitempty"`
+	RegisterNumber string   `json:"register_number,omitempty"`
+	Entries        int      `json:"entries,omitempty"`
+	Live           int      `json:"live,omitempty"`
+	Listed         []string `json:"listed,omitempty"`
+	// GLEIFName is GLEIF's legal name, Name the register entry's, Entry
+	// its register reference, Percent their similarity in percent.
+	GLEIFName string `json:"gleif_name,omitempty"`
+	Entry     string `json:"entry,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Percent   int    `json:"percent,omitempty"`
+	// Text is the English of a described gap.
+	Text string `json:"text,omitempty"`
+}
+
+type gapSentence struct {
+	// params are the JSON names of the params the code carries; a trailing
+	// ? marks one left out when GLEIF gives none (or, for listed, when no
+	// entry is listed; for live and percent, when it is 0).
+	params  []string
+	english func(GapParams) string
+}
+
+type gp = GapParams
+
+// gapTable is the one table of gap codes: their params and the English
+// sentence, which is what ingests before IndexVersion 7 stored (and what
+// the confidence reason and the order blocker say in English).
+var gapTable = map[string]gapSentence{
+	GapCourtUnknown: {[]string{"ra_code?"}, func(p gp) string {
+		return "registration authority " + orMissing(p.RACode) + " is not a known German register court"
+	}},
+	GapNoRegisterReference:       {nil, func(gp) string { return "no register reference" }},
+	GapRegisterReferenceUnparsed: {[]string{"reference"}, func(p gp) string { return "register reference '" + p.Reference + "' does not parse" }},
+	GapNotFullyCorroborated: {[]string{"validation_sources?"}, func(p gp) string {
+		return "validation sources are " + orMissing(p.ValidationSources) + ", not " + GLEIFFullyCorroborated
+	}},
+	GapRegistrationNotIssued: {[]string{"status?"}, func(p gp) string { return "registration status is " + orMissing(p.Status) }},
+	GapEntityNotActive:       {[]string{"status?"}, func(p gp) string { return "entity status is " + orMissing(p.Status) }},
+	GapSeveralRegisterEntries: {[]string{"court", "register_number", "entries", "live?", "listed?"}, func(p gp) string {
+		return fmt.Sprintf("conflicts with the register: register number matches several entries (%s %s matches %d entries (%d live): %s)",
+			p.Court, p.RegisterNumber, p.Entries, p.Live, listedText(p))
+	}},
+	GapRegisterNameDiffers: {[]string{"gleif_name", "entry", "name", "percent?"}, func(p gp) string {
+		return fmt.Sprintf("conflicts with the register: name clearly differs from the register entry (GLEIF name %q, register entry %s is %q (similarity %.2f))",
+			p.GLEIFName, p.Entry, p.Name, float64(p.Percent)/100)
+	}},
+	GapDescribed: {[]string{"text"}, func(p gp) string { return p.Text }},
+}
+
+// String says the gap in English. An unknown code is a programming error
+// and panics, so that a gap without a sentence cannot reach a client.
+func (g VerificationGap) String() string {
+	e, ok := gapTable[g.Code]
+	if !ok {
+		panic(fmt.Sprintf("companydocs: gap code %q has no sentence", g.Code))
+	}
+	return e.english(g.Params)
+}
+
+// GapsText says gaps in English, separated by "; ".
+func GapsText(gaps []VerificationGap) string {
+	out := make([]string, len(gaps))
+	for i, g := range gaps {
+		out[i] = g.String()
+	}
+	return strings.Join(out, "; ")
+}
+
+// GapParamNames maps each gap code to the JSON names of its params, for
+// the documents and tests that list them.
+func GapParamNames() map[string][]string {
+	out := make(map[string][]string, len(gapTable))
+	for code, e := range gapTable {
+		out[code] = append([]string(nil), e.params...)
+	}
+	return out
+}
+
+// UnmarshalJSON also reads a gap of an IndexVersion 4 generation, stored
+// as an English sentence, as a described gap.
+func (g *VerificationGap) UnmarshalJSON(b []byte) error {
+	var text string
+	if json.Unmarshal(b, &text) == nil {
+		*g = DescribedGap(text)
+		return nil
+	}
+	type plain VerificationGap // without this method
+	return json.Unmarshal(b, (*plain)(g))
+}
+
+// DescribedGap is the gap an older ingest stored as the English sentence
+// text.
+func DescribedGap(text string) VerificationGap {
+	return VerificationGap{Code: GapDescribed, Params: GapParams{Text: text}}
+}
+
+// listedText lists the named entries and says how many more there are.
+func listedText(p GapParams) string {
+	parts := append([]string(nil), p.Listed...)
+	if more := p.Entries - len(p.Listed); more > 0 && len(p.Listed) > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orMissing(s string) string {
+	if s == "" {
+		return "missing"
+	}
+	return s
+}
