@@ -108,10 +108,14 @@ type TextQuery struct {
 	Fuzzy bool
 	// Deep adds previous names, officers, address tokens and phonetic keys.
 	Deep bool
-	// PreviousNames, Officers and Address add those fields outside deep
-	// mode, without its typo and phonetic matches: the resolver sets them
-	// when the query reads as a former name, a person or an address.
-	PreviousNames, Officers, Address bool
+	// Officers and Address add those fields outside deep mode, without
+	// its typo and phonetic matches: the resolver sets them when the query
+	// reads as a person or an address.
+	Officers, Address bool
+	// FormerNamesOnly matches the name terms against former names alone,
+	// without current names, typos or the whole-name clauses: the
+	// resolver's second search when no current name answers the query.
+	FormerNamesOnly bool
 	// Discover includes unverified discovery profiles; verified ones are
 	// always included (Profile.NeedsDiscover).
 	Discover bool

@@ -265,6 +265,36 @@ func TestSearchDeep(t *testing.T) {
 	})
 }
 
+// A search of former names alone finds a company by its former name and
+// returns only profiles that have former names: a current name never
+// matches it.
+func TestSearchFormerNamesOnly(t *testing.T) {
+	g := sharedGeneration(t)
+	checked := 0
+	for _, p := range loadRealProfiles(t) {
+		if len(p.PreviousNames) == 0 || companydocs.NameKey(p.PreviousNames[0]) == companydocs.NameKey(p.Name) {
+			continue
+		}
+		q := nameQueryOf(p.PreviousNames[0])
+		q.FormerNamesOnly, q.Limit = true, 30
+		hits := search(t, g, q)
+		if !containsID(hits, p.ID) {
+			t.Errorf("former name %q does not find %q", p.PreviousNames[0], p.Name)
+		}
+		for _, h := range hits {
+			if len(h.PreviousNames) == 0 {
+				t.Fatalf("former name %q found %q, which has none", p.PreviousNames[0], h.Name)
+			}
+		}
+		if checked++; checked == 50 {
+			break
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("only %d profiles with a former name of their own", checked)
+	}
+}
+
 func TestSearchBounds(t *testing.T) {
 	g := sharedGeneration(t)
 	if got := search(t, g, companydocs.TextQuery{}); len(got) != 0 {

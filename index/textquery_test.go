@@ -86,7 +86,12 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 	}
 	short := companydocs.TextQuery{NameTerms: base.NameTerms[:1], LegalFormTerms: base.LegalFormTerms, SeatWords: base.NameTerms[:1]}
 	city := companydocs.TextQuery{SeatWords: strings.Fields(companydocs.Fold(p.Seat))}
-	return []companydocs.TextQuery{base, withCity, deep, court, discover, typoed, short, city}
+	formers := withCity
+	formers.FormerNamesOnly = true
+	if len(p.PreviousNames) > 0 {
+		formers.NameTerms = nameQueryOf(p.PreviousNames[0]).NameTerms
+	}
+	return []companydocs.TextQuery{base, withCity, deep, court, discover, typoed, short, city, formers}
 }
 
 // textMatches returns the score of every hit of q by internal id.

@@ -202,20 +202,29 @@ func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bo
 // current name matches the query closely (or an officer or the address
 // holds every word of it): a name that some company bears today is
 // answered by the name, and a former name's clauses would make every such
-// search walk more postings. That second search ranks 50
-// hits, since a former name scores below a current name word of another
-// company.
+// search walk more postings. That second search looks at former names
+// alone, so that another company's current name words do not crowd them
+// out, and its best rankWindow hits join the first search's.
 func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) ([]*scored, error) {
 	q := textQueryOf(pq, req)
 	window, err := searchWindow(ctx, idx, q, pq, 0, rankWindowOf(pq, req))
-	if err == nil && !q.PreviousNames && !window.covered() {
-		q.PreviousNames = true
-		window, err = searchWindow(ctx, idx, q, pq, 0, recallSize)
-	}
 	if err != nil {
 		return nil, err
 	}
-	ranked := rank(window.found, pq, nil)
+	found := window.found
+	if !q.Deep && !window.covered() {
+		formers := q
+		formers.FormerNamesOnly = true
+		more, err := searchWindow(ctx, idx, formers, pq, 0, rankWindow)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, more.found...)
+	}
+	// an exact name and seat anchors only when it is unique among the
+	// hits ranked first; one found after them never does
+	markExactNameSeat(found, pq)
+	ranked := rank(found, pq, nil)
 	if window.full && window.size < recallSize && len(ranked) < req.Limit {
 		rest, err := searchWindow(ctx, idx, q, pq, window.size, recallSize)
 		if err != nil {
@@ -237,18 +246,16 @@ func rankWindowOf(pq *parsedQuery, req Request) int {
 	return rankWindow
 }
 
-// textQueryOf is the index query of a text search, without former names
-// outside deep mode.
+// textQueryOf is the index query of a text search.
 func textQueryOf(pq *parsedQuery, req Request) companydocs.TextQuery {
 	q := companydocs.TextQuery{
-		NameTerms:     pq.tokens,
-		SeatWords:     append(append([]string{}, pq.tokens...), placeSpellings(pq.tokens)...),
-		Fuzzy:         true,
-		Deep:          req.Mode == ModeDeep,
-		PreviousNames: req.Mode == ModeDeep,
-		Officers:      len(pq.person) > 0,
-		Address:       pq.address || pq.houseNumber,
-		Discover:      req.Discover,
+		NameTerms: pq.tokens,
+		SeatWords: append(append([]string{}, pq.tokens...), placeSpellings(pq.tokens)...),
+		Fuzzy:     true,
+		Deep:      req.Mode == ModeDeep,
+		Officers:  len(pq.person) > 0,
+		Address:   pq.address || pq.houseNumber,
+		Discover:  req.Discover,
 	}
 	if pq.hasForm {
 		q.LegalFormTerms = pq.form.Words
@@ -291,11 +298,6 @@ func searchWindow(ctx context.Context, idx Index, q companydocs.TextQuery, pq *p
 		if s := scoreText(pq, h.Profile); s.evidence {
 			out = append(out, s)
 		}
-	}
-	if from == 0 {
-		// an exact name and seat anchors only when it is unique among the
-		// hits ranked first; one found after them never does
-		markExactNameSeat(out, pq)
 	}
 	return textWindow{found: out, size: to, full: len(hits) >= to}, nil
 }
