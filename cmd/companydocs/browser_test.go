@@ -429,6 +429,11 @@ func (p *pageDriver) checkGerman() {
 	p.checkGermanNote()
 	p.checkGermanDiscovery()
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+	// On the English page a plan keeps the operator's name from the plan file.
+	options := eval[[]string](p, "read the English plan options", `[...document.querySelectorAll("#order-plan option")].map(o => o.textContent)`)
+	if len(options) == 0 || options[0] != "Current register printout (AD), single order (€4.50)" {
+		p.t.Errorf("English plan options %q, want the plan file's names", options)
+	}
 }
 
 // checkGermanNote searches a number the register court does not have: the

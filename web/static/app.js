@@ -838,10 +838,13 @@
     return t("plan.option", { name: planWords(p), price });
   }
 
-  // planWords names a plan in the page's language from what it is, its
-  // documents and kind: the name in the plan file is the operator's, in
-  // one language.
+  // planWords names a plan in the page's language: on the English page the
+  // operator's name from the plan file, which is English; in German from
+  // what the plan is, its documents and kind.
   function planWords(p) {
+    if (state.lang === "en" && p.name) {
+      return p.name;
+    }
     const documents = (p.document_types || []).map(docName).join(t("plan.and"));
     const kind = has("plan." + p.kind) ? t("plan." + p.kind) : p.kind;
     return documents ? t("plan.name", { documents, kind }) : p.name;
