@@ -122,16 +122,6 @@ func GapsText(gaps []VerificationGap) string {
 	return strings.Join(out, "; ")
 }
 
-// GapParamNames maps each gap code to the JSON names of its params, for
-// the documents and tests that list them.
-func GapParamNames() map[string][]string {
-	out := make(map[string][]string, len(gapTable))
-	for code, e := range gapTable {
-		out[code] = append([]string(nil), e.params...)
-	}
-	return out
-}
-
 // UnmarshalJSON also reads a gap of an IndexVersion 4 generation, stored
 // as an English sentence, as a described gap.
 func (g *VerificationGap) UnmarshalJSON(b []byte) error {

@@ -5,7 +5,31 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"companydocs/internal/reasoncodes"
 )
+
+// gapParamNames maps each gap code to the JSON names of its params.
+func gapParamNames() map[string][]string {
+	out := make(map[string][]string, len(gapTable))
+	for code, e := range gapTable {
+		out[code] = append([]string(nil), e.params...)
+	}
+	return out
+}
+
+// TestGapCodesFile keeps the gaps section of the file the resolver's, the
+// page's and the OpenAPI document's tests read (reasoncodes.File) equal
+// to the gap table; the resolver's TestReasonCodesFile keeps the rest.
+func TestGapCodesFile(t *testing.T) {
+	table, err := reasoncodes.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := gapParamNames(); !reflect.DeepEqual(table.Gaps, want) {
+		t.Fatalf("the gaps of %s are %v, the gap table says %v: edit the file's gaps section", reasoncodes.File, table.Gaps, want)
+	}
+}
 
 // TestGapTable checks that every gap code says itself in English from its
 // params, and that the table names exactly JSON fields of GapParams.
@@ -15,7 +39,7 @@ func TestGapTable(t *testing.T) {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		fields[name] = true
 	}
-	for code, names := range GapParamNames() {
+	for code, names := range gapParamNames() {
 		for _, n := range names {
 			if !fields[strings.TrimSuffix(n, "?")] {
 				t.Errorf("%s names %s, which GapParams lacks", code, n)

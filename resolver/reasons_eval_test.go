@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/internal/reasoncodes"
 	"companydocs/resolver"
 )
 
@@ -163,9 +164,12 @@ func checkReasonParams(t *testing.T, where string, d companydocs.ReasonDetail, s
 // sentence.
 func checkGaps(t *testing.T, where string, gaps []companydocs.VerificationGap, sentence string) {
 	t.Helper()
-	table := companydocs.GapParamNames()
+	table, err := reasoncodes.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, g := range gaps {
-		names, ok := table[g.Code]
+		names, ok := table.GapParams(g.Code)
 		if !ok {
 			t.Errorf("%s: gap code %q is not in the table", where, g.Code)
 			continue
