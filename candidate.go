@@ -112,16 +112,26 @@ type TextQuery struct {
 	// its typo and phonetic matches: the resolver sets them when the query
 	// reads as a person or an address.
 	Officers, Address bool
-	// FormerNamesOnly matches the name terms against former names alone,
+	// Only, when set, matches the name terms against that one field alone,
 	// without current names, typos or the whole-name clauses: the
-	// resolver's second search when no current name answers the query.
-	FormerNamesOnly bool
+	// resolver's further searches for a former name or a person, whose
+	// matches would otherwise rank below other companies' name words.
+	Only SearchField
 	// Discover includes unverified discovery profiles; verified ones are
 	// always included (Profile.NeedsDiscover).
 	Discover bool
 	// Limit is the number of hits wanted.
 	Limit int
 }
+
+// A SearchField is a field a text query can search alone (TextQuery.Only).
+type SearchField string
+
+// The fields a text query can search alone.
+const (
+	OnlyFormerNames SearchField = "former_names"
+	OnlyOfficers    SearchField = "officers"
+)
 
 // Hit is a profile found by a text query. The index is the recall stage:
 // it hands over the best hits by its own score, best first, and the

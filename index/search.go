@@ -32,9 +32,9 @@ const (
 	boostNameForm      = 2.0  // name token of a name with the query's legal form
 	boostSeatKey       = 6.0  // whole seat equals the city
 	boostSeat          = 3.0  // seat token equals a city token
-	boostPreviousNames = 5.0  // token of a former name (deep, or a former-name search)
+	boostPreviousNames = 5.0  // token of a former name (deep, or a search of former names alone)
 	boostOfficers      = 3.0  // deep: token of an officer's name
-	boostPerson        = 12.0 // token of an officer's name when the query reads as a person
+	boostPerson        = 12.0 // token of an officer's name when the query reads as a person (or officers alone)
 	boostAddress       = 1.5  // deep: address token
 	boostAddressClue   = 6.0  // address token when the query may hold an address
 	boostPhonetic      = 2.0  // deep: same Kölner Phonetik code
@@ -64,8 +64,8 @@ func fuzzyDistance(term string) (distance, prefix int) {
 // not common, or the whole name; common tokens, the city and the legal form
 // only raise scores. q.Fuzzy adds typo matches for tokens rarely or never
 // seen in names; q.Deep adds typo matches for every uncommon token, former
-// names, officers, address and Kölner Phonetik codes; q.FormerNamesOnly
-// matches former names alone. Without q.Discover
+// names, officers, address and Kölner Phonetik codes; q.Only matches one
+// field alone. Without q.Discover
 // discovery profiles are left out. An empty query gives no hits.
 func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) (_ []companydocs.Hit, err error) {
 	if err := g.usable(); err != nil {
@@ -303,7 +303,7 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 			score = append(score, tq.scoreClauses())
 		}
 	}
-	if q.FormerNamesOnly {
+	if q.Only != "" {
 		return drive, score
 	}
 	// the whole name as written: "Müller & Müller" is "mueller mueller",
@@ -367,8 +367,12 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 	// clauses match; its documents count towards the order of tokens, so
 	// that a company's own name words drive the search before a city word.
 	tq.order = stats.docFreq(fieldSeat, t)
-	if q.FormerNamesOnly {
+	switch q.Only {
+	case companydocs.OnlyFormerNames:
 		add(fieldPreviousNames, t, boostPreviousNames)
+		return tq
+	case companydocs.OnlyOfficers:
+		add(fieldOfficers, t, boostPerson)
 		return tq
 	}
 	tq.known = add(fieldName, t, boostName)

@@ -265,33 +265,49 @@ func TestSearchDeep(t *testing.T) {
 	})
 }
 
-// A search of former names alone finds a company by its former name and
-// returns only profiles that have former names: a current name never
-// matches it.
-func TestSearchFormerNamesOnly(t *testing.T) {
+// A search of one field alone finds a company by its former name or its
+// officer, and returns only profiles that have that field: a current name
+// never matches it.
+func TestSearchOneFieldAlone(t *testing.T) {
 	g := sharedGeneration(t)
-	checked := 0
-	for _, p := range loadRealProfiles(t) {
-		if len(p.PreviousNames) == 0 || companydocs.NameKey(p.PreviousNames[0]) == companydocs.NameKey(p.Name) {
-			continue
-		}
-		q := nameQueryOf(p.PreviousNames[0])
-		q.FormerNamesOnly, q.Limit = true, 30
-		hits := search(t, g, q)
-		if !containsID(hits, p.ID) {
-			t.Errorf("former name %q does not find %q", p.PreviousNames[0], p.Name)
-		}
-		for _, h := range hits {
-			if len(h.PreviousNames) == 0 {
-				t.Fatalf("former name %q found %q, which has none", p.PreviousNames[0], h.Name)
+	fields := []struct {
+		only   companydocs.SearchField
+		values func(*companydocs.Profile) []string
+	}{
+		{companydocs.OnlyFormerNames, func(p *companydocs.Profile) []string { return p.PreviousNames }},
+		{companydocs.OnlyOfficers, func(p *companydocs.Profile) []string {
+			var names []string
+			for _, o := range p.Officers {
+				names = append(names, o.Name)
+			}
+			return names
+		}},
+	}
+	for _, f := range fields {
+		checked := 0
+		for _, p := range loadRealProfiles(t) {
+			values := f.values(p)
+			if len(values) == 0 || companydocs.NameKey(values[0]) == companydocs.NameKey(p.Name) {
+				continue
+			}
+			q := nameQueryOf(values[0])
+			q.Only, q.Limit = f.only, 30
+			hits := search(t, g, q)
+			if !containsID(hits, p.ID) {
+				t.Errorf("%s %q does not find %q", f.only, values[0], p.Name)
+			}
+			for _, h := range hits {
+				if len(f.values(h)) == 0 {
+					t.Fatalf("%s %q found %q, which has none", f.only, values[0], h.Name)
+				}
+			}
+			if checked++; checked == 50 {
+				break
 			}
 		}
-		if checked++; checked == 50 {
-			break
+		if checked < 50 {
+			t.Fatalf("%s: only %d profiles to check", f.only, checked)
 		}
-	}
-	if checked < 50 {
-		t.Fatalf("only %d profiles with a former name of their own", checked)
 	}
 }
 

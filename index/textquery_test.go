@@ -87,11 +87,16 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 	short := companydocs.TextQuery{NameTerms: base.NameTerms[:1], LegalFormTerms: base.LegalFormTerms, SeatWords: base.NameTerms[:1]}
 	city := companydocs.TextQuery{SeatWords: strings.Fields(companydocs.Fold(p.Seat))}
 	formers := withCity
-	formers.FormerNamesOnly = true
+	formers.Only = companydocs.OnlyFormerNames
 	if len(p.PreviousNames) > 0 {
 		formers.NameTerms = nameQueryOf(p.PreviousNames[0]).NameTerms
 	}
-	return []companydocs.TextQuery{base, withCity, deep, court, discover, typoed, short, city, formers}
+	officers := withCity
+	officers.Only = companydocs.OnlyOfficers
+	if len(p.Officers) > 0 {
+		officers.NameTerms = companydocs.Tokens(companydocs.Fold(p.Officers[0].Name))
+	}
+	return []companydocs.TextQuery{base, withCity, deep, court, discover, typoed, short, city, formers, officers}
 }
 
 // textMatches returns the score of every hit of q by internal id.

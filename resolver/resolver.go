@@ -198,13 +198,14 @@ func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bo
 // are those of a smaller one). A page of N is thus the first N of a page
 // of MaxLimit, and a search costs what its window costs.
 //
-// Outside deep mode, former names are searched only when no candidate's
-// current name matches the query closely (or an officer or the address
-// holds every word of it): a name that some company bears today is
-// answered by the name, and a former name's clauses would make every such
-// search walk more postings. That second search looks at former names
-// alone, so that another company's current name words do not crowd them
-// out, and its best rankWindow hits join the first search's.
+// Officers and former names are also searched alone (fieldSearches), so
+// that other companies' name words do not crowd their matches out; the
+// best rankWindow hits of each join the first search's. Outside deep
+// mode, former names are searched only when no candidate's current name
+// matches the query closely (or an officer or the address holds every
+// word of it): a name that some company bears today is answered by the
+// name, and a former name's clauses would make every such search walk
+// more postings.
 func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) ([]*scored, error) {
 	q := textQueryOf(pq, req)
 	window, err := searchWindow(ctx, idx, q, pq, 0, rankWindowOf(pq, req))
@@ -212,10 +213,10 @@ func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) (
 		return nil, err
 	}
 	found := window.found
-	if !q.Deep && !window.covered() {
-		formers := q
-		formers.FormerNamesOnly = true
-		more, err := searchWindow(ctx, idx, formers, pq, 0, rankWindow)
+	for _, field := range fieldSearches(q, pq, window) {
+		alone := q
+		alone.Only = field
+		more, err := searchWindow(ctx, idx, alone, pq, 0, fieldWindow)
 		if err != nil {
 			return nil, err
 		}
@@ -233,6 +234,23 @@ func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) (
 		ranked = append(ranked, rank(rest.found, pq, ranked)...)
 	}
 	return ranked, nil
+}
+
+// fieldSearches are the fields searched alone after the first search:
+// officers when the query reads as a person and no candidate of the first
+// search has the person as an officer (in a large register the names that
+// share a first name or the surname outrank the person's companies,
+// deep mode's sound-alikes most of all), and former names outside deep
+// mode when no candidate answers the query (textWindow.covered).
+func fieldSearches(q companydocs.TextQuery, pq *parsedQuery, first textWindow) []companydocs.SearchField {
+	var out []companydocs.SearchField
+	if len(pq.person) > 0 && !first.personFound() {
+		out = append(out, companydocs.OnlyOfficers)
+	}
+	if !q.Deep && !first.covered() {
+		out = append(out, companydocs.OnlyFormerNames)
+	}
+	return out
 }
 
 // rankWindowOf is how many hits are ranked together for a query. Names
@@ -278,6 +296,17 @@ type textWindow struct {
 func (w textWindow) covered() bool {
 	for _, s := range w.found {
 		if s.covers {
+			return true
+		}
+	}
+	return false
+}
+
+// personFound reports whether some candidate's officer holds every word
+// of the query.
+func (w textWindow) personFound() bool {
+	for _, s := range w.found {
+		if s.field == fieldOfficer {
 			return true
 		}
 	}

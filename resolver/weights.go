@@ -125,6 +125,10 @@ const (
 	// it, up to recallSize, are ranked among themselves and follow. A page
 	// of N is thus always the first N of a page of MaxLimit.
 	recallSize = MaxLimit
+	// fieldWindow hits of each search of one field alone (officers,
+	// former names) join the ranking: there the answer competes only with
+	// matches in the same field, and ranks among the first.
+	fieldWindow = 30
 )
 
 // Token similarities: how strongly one query token supports one name token.
