@@ -126,23 +126,8 @@ func checkReasonParams(t *testing.T, where string, d companydocs.ReasonDetail, s
 		t.Errorf("%s: code %q is not in the tables", where, d.Code)
 		return
 	}
-	var params map[string]any
-	raw, _ := json.Marshal(d.Params)
-	if err := json.Unmarshal(raw, &params); err != nil {
-		t.Fatal(err)
-	}
-	wanted := map[string]bool{}
-	for _, n := range names {
-		name, optional := strings.CutSuffix(n, "?")
-		wanted[name] = true
-		if _, ok := params[name]; !ok && !optional {
-			t.Errorf("%s: %s params %s lack %s", where, d.Code, raw, name)
-		}
-	}
+	params := checkParamNames(t, where+": "+d.Code, d.Params, names)
 	for name, v := range params {
-		if !wanted[name] {
-			t.Errorf("%s: %s params %s carry %s, which the table does not name", where, d.Code, raw, name)
-		}
 		if name == "position" {
 			continue // the register's German word; English names the common ones
 		}
@@ -174,28 +159,37 @@ func checkGaps(t *testing.T, where string, gaps []companydocs.VerificationGap, s
 			t.Errorf("%s: gap code %q is not in the table", where, g.Code)
 			continue
 		}
-		var params map[string]any
-		raw, _ := json.Marshal(g.Params)
-		if err := json.Unmarshal(raw, &params); err != nil {
-			t.Fatal(err)
-		}
-		wanted := map[string]bool{}
-		for _, n := range names {
-			name, optional := strings.CutSuffix(n, "?")
-			wanted[name] = true
-			if _, ok := params[name]; !ok && !optional {
-				t.Errorf("%s: gap %s params %s lack %s", where, g.Code, raw, name)
-			}
-		}
-		for name := range params {
-			if !wanted[name] {
-				t.Errorf("%s: gap %s params %s carry %s, which the table does not name", where, g.Code, raw, name)
-			}
-		}
+		checkParamNames(t, where+": gap "+g.Code, g.Params, names)
 		if !strings.Contains(sentence, g.String()) {
 			t.Errorf("%s: gap %s says %q, not part of %q", where, g.Code, g.String(), sentence)
 		}
 	}
+}
+
+// checkParamNames checks that params, as JSON, carry every name of the
+// table (a trailing ? marks one that may be left out) and no other, and
+// returns them decoded.
+func checkParamNames(t *testing.T, what string, params any, names []string) map[string]any {
+	t.Helper()
+	var got map[string]any
+	raw, _ := json.Marshal(params)
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	wanted := map[string]bool{}
+	for _, n := range names {
+		name, optional := strings.CutSuffix(n, "?")
+		wanted[name] = true
+		if _, ok := got[name]; !ok && !optional {
+			t.Errorf("%s: params %s lack %s", what, raw, name)
+		}
+	}
+	for name := range got {
+		if !wanted[name] {
+			t.Errorf("%s: params %s carry %s, which the table does not name", what, raw, name)
+		}
+	}
+	return got
 }
 
 // words are a param's values as a sentence writes them.
