@@ -833,9 +833,13 @@
   }
 
   function planLabel(p) {
-    const credits = p.credit_cost === 1 ? t("plan.credits.one") : t("plan.credits", { n: p.credit_cost });
-    const price = p.credit_cost > 0 && Number(p.price) === 0 ? credits : formatMoney(p.price, p.currency);
+    const price = p.credit_cost > 0 && Number(p.price) === 0 ? creditsText(p.credit_cost) : formatMoney(p.price, p.currency);
     return t("plan.option", { name: planWords(p), price });
+  }
+
+  // creditsText says a number of credits, one in the singular.
+  function creditsText(n) {
+    return n === 1 ? t("plan.credits.one") : t("plan.credits", { n });
   }
 
   // planWords names a plan in the page's language: on the English page the
@@ -1042,7 +1046,7 @@
       ["order.total", formatMoney(o.total, o.currency)],
       ["order.workflow", has("workflow." + o.workflow_status) ? t("workflow." + o.workflow_status) : o.workflow_status],
       ["order.createdAt", o.created_at ? formatTime(o.created_at) : ""],
-      ["order.refunded", o.credits_refunded ? t("order.refundedCredits", { n: o.credits_refunded }) : ""],
+      ["order.refunded", o.credits_refunded ? creditsText(o.credits_refunded) : ""],
       ["order.file", o.document ? t("order.fileSize", { kb: Math.max(1, Math.round(o.document.size / 1024)) }) : ""],
     ].filter(([, v]) => v);
     const dl = el("dl", { className: "facts order-facts" });
