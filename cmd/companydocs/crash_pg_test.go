@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -74,7 +72,7 @@ func TestCrashSafetyPostgres(t *testing.T) {
 			burst = crashMaxBurst + crashPGOutage
 			outage = func() { crashPostgres(t, ctx, cluster) }
 		}
-		crashPGLoad(t, j, nodes, victim, tokens, profiles, rng.Uint64(), burst, outage)
+		crashLoad(t, j, nodes[:], victim, tokens, profiles, rng.Uint64(), burst, outage)
 		nodes[victim].kill(t)
 		if len(j.failures) > 0 {
 			t.Fatalf("after kill %d: %s", kill, strings.Join(j.failures, "\n"))
@@ -83,7 +81,7 @@ func TestCrashSafetyPostgres(t *testing.T) {
 	}
 	// Retry what is pending on a quiet system, then stop both nodes and
 	// check; a last node delivers every event that is left.
-	crashPGLoad(t, j, nodes, -1, tokens, profiles, rng.Uint64(), 0, nil)
+	crashLoad(t, j, nodes[:], -1, tokens, profiles, rng.Uint64(), 0, nil)
 	nodes[0].kill(t)
 	nodes[1].kill(t)
 	loaded := time.Since(began)
@@ -163,51 +161,4 @@ func crashCheckPostgres(tb testing.TB, url, dir string, j *crashJournal) map[str
 	accounts := ordering.NewAccounts(db, opts)
 	defer accounts.Close()
 	return crashCheckStore(tb, accounts, orders, db.Check, ordering.Documents(db, ""), j)
-}
-
-// crashPGLoad retries the pending keyed attempts, then sends new attempts
-// and transitions, each to a random node, from crashWorkers clients until
-// burst has passed, and SIGKILLs node victim at that moment, with
-// requests in flight (none when victim is -1). outage, if set, runs
-// meanwhile.
-func crashPGLoad(tb testing.TB, j *crashJournal, nodes [2]*crashServer, victim int, tokens map[string]string, profiles []string, seed uint64, burst time.Duration, outage func()) {
-	tb.Helper()
-	j.mu.Lock()
-	pending := j.pending
-	j.pending = nil
-	j.mu.Unlock()
-	for i, a := range pending {
-		j.mu.Lock()
-		j.retried++
-		j.mu.Unlock()
-		nodes[i%2].attempt(tb, j, tokens, a)
-	}
-	for i, a := range j.someAcked(5) {
-		nodes[i%2].attempt(tb, j, tokens, a)
-	}
-	if burst == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), burst)
-	defer cancel()
-	var wg sync.WaitGroup
-	if outage != nil {
-		wg.Go(outage)
-	}
-	for w := range crashWorkers {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(seed, uint64(w)))
-			for i := 0; i < 10_000 && ctx.Err() == nil; i++ {
-				s := nodes[rng.IntN(2)]
-				if rng.IntN(5) < 2 || !s.move(tb, j, tokens, rng) {
-					s.attempt(tb, j, tokens, newCrashAttempt(rng, profiles, seed, w, i))
-				}
-			}
-		})
-	}
-	<-ctx.Done()
-	if victim >= 0 {
-		nodes[victim].cmd.Process.Signal(syscall.SIGKILL) // requests are in flight
-	}
-	wg.Wait()
 }

@@ -131,7 +131,7 @@ func TestCrashSafety(t *testing.T) {
 		if kill%6 == 0 {
 			burst = time.Duration(rng.Int64N(int64(5 * time.Millisecond))) // right after start
 		}
-		srv.load(t, j, keys, profiles, rng.Uint64(), burst)
+		crashLoad(t, j, []*crashServer{srv}, 0, srv.login(t, keys), profiles, rng.Uint64(), burst, nil)
 		srv.kill(t)
 		crashCheck(t, dir, j)
 		if t.Failed() {
@@ -141,7 +141,7 @@ func TestCrashSafety(t *testing.T) {
 	// A last start retries whatever is still pending; the one after it
 	// makes no requests and must deliver every event that is left.
 	srv = startCrashServer(t, dir)
-	srv.load(t, j, keys, profiles, rng.Uint64(), 0)
+	crashLoad(t, j, []*crashServer{srv}, 0, srv.login(t, keys), profiles, rng.Uint64(), 0, nil)
 	srv.kill(t)
 	orders := crashCheck(t, dir, j)
 	undelivered := copyOrdersDB(t, dir) // for store migrate, with its outbox and pending deliveries
@@ -297,26 +297,27 @@ func (s *crashServer) kill(tb testing.TB) {
 	}
 }
 
-// load logs every account in, retries the pending keyed attempts, then
-// sends new attempts from crashWorkers clients until burst has passed, and
-// SIGKILLs the server at that moment, with requests in flight.
-func (s *crashServer) load(tb testing.TB, j *crashJournal, keys map[string]string, profiles []string, seed uint64, burst time.Duration) {
+// crashLoad retries the pending keyed attempts, then sends new attempts
+// and transitions, each to a random one of nodes, from crashWorkers
+// clients until burst has passed, and SIGKILLs nodes[victim] at that
+// moment, with requests in flight (none when victim is -1). outage, if
+// set, runs meanwhile.
+func crashLoad(tb testing.TB, j *crashJournal, nodes []*crashServer, victim int, tokens map[string]string, profiles []string, seed uint64, burst time.Duration, outage func()) {
 	tb.Helper()
-	tokens := s.login(tb, keys)
 	j.mu.Lock()
 	pending := j.pending
 	j.pending = nil
 	j.mu.Unlock()
-	for _, a := range pending {
+	for i, a := range pending {
 		j.mu.Lock()
 		j.retried++
 		j.mu.Unlock()
-		s.attempt(tb, j, tokens, a)
+		nodes[i%len(nodes)].attempt(tb, j, tokens, a)
 	}
 	// Also repeat some keys that already have their order: they must
 	// answer duplicate_order with that same order.
-	for _, a := range j.someAcked(5) {
-		s.attempt(tb, j, tokens, a)
+	for i, a := range j.someAcked(5) {
+		nodes[i%len(nodes)].attempt(tb, j, tokens, a)
 	}
 	if burst == 0 {
 		return
@@ -324,20 +325,27 @@ func (s *crashServer) load(tb testing.TB, j *crashJournal, keys map[string]strin
 	ctx, cancel := context.WithTimeout(context.Background(), burst)
 	defer cancel()
 	var wg sync.WaitGroup
+	if outage != nil {
+		wg.Go(outage)
+	}
 	for w := range crashWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(w)))
 			for i := 0; i < 10_000 && ctx.Err() == nil; i++ {
+				s := nodes[0]
+				if len(nodes) > 1 {
+					s = nodes[rng.IntN(len(nodes))]
+				}
 				if rng.IntN(5) < 2 || !s.move(tb, j, tokens, rng) {
 					s.attempt(tb, j, tokens, newCrashAttempt(rng, profiles, seed, w, i))
 				}
 			}
-		}()
+		})
 	}
 	<-ctx.Done()
-	s.cmd.Process.Signal(syscall.SIGKILL) // requests are in flight
+	if victim >= 0 {
+		nodes[victim].cmd.Process.Signal(syscall.SIGKILL) // requests are in flight
+	}
 	wg.Wait()
 }
 
