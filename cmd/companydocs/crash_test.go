@@ -444,12 +444,31 @@ func (s *crashServer) post(tb testing.TB, path, token, body, idemKey string, dst
 
 // send is post with a method and a content type.
 func (s *crashServer) send(tb testing.TB, method, path, contentType, token, body, idemKey string, dst any) int {
-	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
-	if err != nil {
+	status, raw, err := s.exchange(method, path, contentType, token, body, idemKey)
+	switch {
+	case status == -1:
 		tb.Error(err)
 		return -1
+	case err != nil:
+		return 0 // killed: no answer, or not all of it
 	}
-	req.Header.Set("Content-Type", contentType)
+	if err := json.Unmarshal(raw, dst); err != nil {
+		tb.Errorf("%s %s: status %d, body not JSON: %q", method, path, status, raw)
+	}
+	return status
+}
+
+// exchange sends a request and returns the status and the raw body. The
+// status is -1 when the request could not be made, 0 when no answer came;
+// err says why, also when the body was cut off.
+func (s *crashServer) exchange(method, path, contentType, token, body, idemKey string) (status int, raw []byte, err error) {
+	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
+	if err != nil {
+		return -1, nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -458,17 +477,14 @@ func (s *crashServer) send(tb testing.TB, method, path, contentType, token, body
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return 0
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	raw, err = io.ReadAll(resp.Body)
 	if err != nil {
-		return 0
+		return resp.StatusCode, raw, fmt.Errorf("read the body: %w", err)
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		tb.Errorf("%s %s: status %d, body not JSON: %q", method, path, resp.StatusCode, raw)
-	}
-	return resp.StatusCode
+	return resp.StatusCode, raw, nil
 }
 
 // crashCheck opens the order database left by a killed server and checks

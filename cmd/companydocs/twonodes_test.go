@@ -6,11 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -76,30 +74,14 @@ func startNode(tb testing.TB, dir, url string) *crashServer {
 // call sends a request and returns the status and the raw body; status 0
 // is a failed connection.
 func (s *crashServer) call(tb testing.TB, method, path, contentType, token, body, idemKey string) (int, []byte) {
-	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
-	if err != nil {
+	status, raw, err := s.exchange(method, path, contentType, token, body, idemKey)
+	if status == -1 {
 		tb.Fatal(err)
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
-	}
-	resp, err := s.client.Do(req)
 	if err != nil {
 		tb.Errorf("%s %s: %v", method, path, err)
-		return 0, nil
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Errorf("%s %s: read the body: %v", method, path, err)
-	}
-	return resp.StatusCode, raw
+	return status, raw
 }
 
 // twoNodeAccount creates an account in the shared database and opens a
