@@ -2,12 +2,11 @@ package ordering
 
 import (
 	"encoding/json"
-	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
 	"companydocs"
+	"companydocs/internal/reasoncodes"
 )
 
 // paramKeys are the params each blocker and next-step code carries: the
@@ -75,7 +74,7 @@ func checkParamKeys(t *testing.T, code string, keys []string, known bool, params
 		}
 	}
 	for k, v := range params {
-		for _, word := range paramWords(v) {
+		for _, word := range reasoncodes.Words(v) {
 			if !strings.Contains(message, word) {
 				t.Errorf("%s: param %s=%q is not in the sentence %q", code, k, word, message)
 			}
@@ -95,16 +94,4 @@ func asJSON(t *testing.T, p *companydocs.Params) map[string]any {
 		t.Fatal(err)
 	}
 	return m
-}
-
-func paramWords(v any) []string {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Slice {
-		return []string{fmt.Sprint(v)}
-	}
-	var out []string
-	for i := range rv.Len() {
-		out = append(out, fmt.Sprint(rv.Index(i).Interface()))
-	}
-	return out
 }

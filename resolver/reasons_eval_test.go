@@ -9,8 +9,6 @@ package resolver_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,7 +133,7 @@ func checkReasonParams(t *testing.T, where string, d companydocs.ReasonDetail, s
 			checkGaps(t, where, d.Params.Gaps, sentence)
 			continue
 		}
-		for _, word := range words(v) {
+		for _, word := range reasoncodes.Words(v) {
 			// name_conflict quotes the name as Go does (%q)
 			if !strings.Contains(sentence, word) && !strings.Contains(sentence, strconv.Quote(word)) {
 				t.Errorf("%s: %s param %s=%q is not in the sentence %q", where, d.Code, name, word, sentence)
@@ -190,17 +188,4 @@ func checkParamNames(t *testing.T, what string, params any, names []string) map[
 		}
 	}
 	return got
-}
-
-// words are a param's values as a sentence writes them.
-func words(v any) []string {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Slice {
-		return []string{fmt.Sprint(v)}
-	}
-	var out []string
-	for i := range rv.Len() {
-		out = append(out, fmt.Sprint(rv.Index(i).Interface()))
-	}
-	return out
 }

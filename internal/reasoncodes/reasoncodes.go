@@ -1,14 +1,17 @@
 // Package reasoncodes reads the codes of search reasons, notes and
 // verification gaps, with their params, from the file the resolver's tests
 // keep equal to its tables, so that the tests of the page and of the OpenAPI document check
-// against the same list without the resolver exporting it. It is test
-// support only.
+// against the same list without the resolver exporting it; and Words,
+// with which the tests of the resolver and of the ordering service check
+// that a sentence says each param. It is test support only.
 package reasoncodes
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"sort"
@@ -71,4 +74,18 @@ func sortedKeys(m map[string][]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// Words are a param's values as a sentence writes them: each element of a
+// list, or the value itself.
+func Words(v any) []string {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice {
+		return []string{fmt.Sprint(v)}
+	}
+	var out []string
+	for i := range rv.Len() {
+		out = append(out, fmt.Sprint(rv.Index(i).Interface()))
+	}
+	return out
 }
