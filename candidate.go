@@ -122,6 +122,9 @@ type TextQuery struct {
 	Discover bool
 	// Limit is the number of hits wanted.
 	Limit int
+	// Offset is the number of best hits left out of those Limit (hits a
+	// caller already has): their profiles are not loaded.
+	Offset int
 }
 
 // A SearchField is a field a text query can search alone (TextQuery.Only).

@@ -60,13 +60,14 @@ func fuzzyDistance(term string) (distance, prefix int) {
 }
 
 // SearchText finds the profiles best matching q, best first, at most
-// q.Limit (default 10, capped at 200). A hit matches a name token that is
-// not common, or the whole name; common tokens, the city and the legal form
-// only raise scores. q.Fuzzy adds typo matches for tokens rarely or never
-// seen in names; q.Deep adds typo matches for every uncommon token, former
-// names, officers, address and Kölner Phonetik codes; q.Only matches one
-// field alone. Without q.Discover
-// discovery profiles are left out. An empty query gives no hits.
+// q.Limit (default 10, capped at 200), less the q.Offset best. A hit
+// matches a name token that is not common, or the whole name; common
+// tokens, the city and the legal form only raise scores. q.Fuzzy adds
+// typo matches for tokens rarely or never seen in names; q.Deep adds typo
+// matches for every uncommon token, former names, officers, address and
+// Kölner Phonetik codes; q.Only matches one field alone. Without
+// q.Discover discovery profiles are left out. An empty query gives no
+// hits.
 func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) (_ []companydocs.Hit, err error) {
 	if err := g.usable(); err != nil {
 		return nil, err
@@ -88,6 +89,7 @@ func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) (_
 	if err != nil {
 		return nil, fmt.Errorf("search index %s: %w", g.ID(), err)
 	}
+	found = found[min(max(q.Offset, 0), len(found)):]
 	hits := make([]companydocs.Hit, 0, len(found))
 	err = g.db.View(func(tx *bolt.Tx) error {
 		for _, h := range found {

@@ -311,6 +311,24 @@ func TestSearchOneFieldAlone(t *testing.T) {
 	}
 }
 
+// An offset leaves out the best hits and nothing else: the hits from 30
+// to 50 are the end of the 50 best.
+func TestSearchOffset(t *testing.T) {
+	g := sharedGeneration(t)
+	q := companydocs.TextQuery{NameTerms: []string{"bau", "gmbh"}, Fuzzy: true, Limit: 50}
+	all := search(t, g, q)
+	q.Offset = 30
+	rest := search(t, g, q)
+	if len(all) != 50 || len(rest) != 20 {
+		t.Fatalf("%d hits, %d after the offset; want 50 and 20", len(all), len(rest))
+	}
+	for i, p := range rest {
+		if p.ID != all[30+i].ID {
+			t.Fatalf("hit %d after the offset is %s, the 50 best have %s there", i, p.ID, all[30+i].ID)
+		}
+	}
+}
+
 func TestSearchBounds(t *testing.T) {
 	g := sharedGeneration(t)
 	if got := search(t, g, companydocs.TextQuery{}); len(got) != 0 {

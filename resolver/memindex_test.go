@@ -121,5 +121,5 @@ func (m *memIndex) SearchText(ctx context.Context, q companydocs.TextQuery) ([]c
 	if len(hits) > q.Limit {
 		hits = hits[:q.Limit]
 	}
-	return hits, nil
+	return hits[min(q.Offset, len(hits)):], nil
 }

@@ -315,20 +315,20 @@ func (w textWindow) personFound() bool {
 
 // searchWindow scores the index's hits from to to.
 func searchWindow(ctx context.Context, idx Index, q companydocs.TextQuery, pq *parsedQuery, from, to int) (textWindow, error) {
-	q.Limit = to
+	q.Limit, q.Offset = to, from
 	hits, err := idx.SearchText(ctx, q)
 	if err != nil {
 		return textWindow{}, err
 	}
 	var out []*scored
-	for _, h := range hits[min(from, len(hits)):] {
+	for _, h := range hits {
 		// The index casts a wide net (fuzzy, phonetic); a hit in which the
 		// resolver finds no evidence at all is noise.
 		if s := scoreText(pq, h.Profile); s.evidence {
 			out = append(out, s)
 		}
 	}
-	return textWindow{found: out, size: to, full: len(hits) >= to}, nil
+	return textWindow{found: out, size: to, full: from+len(hits) >= to}, nil
 }
 
 // scoreText scores a candidate found by text.
