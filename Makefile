@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-crash eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg clean
+.PHONY: run build test test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down)
@@ -21,6 +21,13 @@ test: vet fmt-check
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
 	$(GO) test -count=1 -run 'TestManyLargeValidLines' ./cmd/companydocs/
+
+## test-resources: the resource scenarios of RELIABILITY.md, attacks at the probe's scale on 127.0.0.1
+## (tag resources, without the race detector: they bound the server's resident memory)
+test-resources:
+	scripts/postgres.sh
+	$(GO) vet -tags resources ./cmd/companydocs/
+	$(GO) test -tags resources -count=1 -timeout 15m -v -run 'TestResources' ./cmd/companydocs/
 
 ## eval: the ranking evaluation alone, verbose (misses are listed)
 eval:
