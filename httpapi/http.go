@@ -37,6 +37,11 @@ type Config struct {
 	SessionBurst int
 	// TrustedProxies lists proxy addresses whose X-Forwarded-For is believed.
 	TrustedProxies []string
+	// MaxConnections bounds the connections held at once, and
+	// MaxConnectionsPerAddr those from one client address (trusted proxies
+	// exempt); a connection over either is answered 503 and closed. 0
+	// turns a cap off.
+	MaxConnections, MaxConnectionsPerAddr int
 }
 
 // DefaultConfig returns the settings used when nothing is configured.
@@ -50,6 +55,9 @@ func DefaultConfig() Config {
 		SearchBurst:   40,
 		SessionRate:   1,
 		SessionBurst:  20,
+
+		MaxConnections:        DefaultMaxConnections,
+		MaxConnectionsPerAddr: DefaultMaxConnectionsPerAddr,
 	}
 }
 
@@ -142,7 +150,7 @@ func proxyHeader(trusted []string) string {
 func (s *Server) Serve(ln net.Listener) error {
 	l := newLingerListener(ln)
 	s.ln.Store(l)
-	return s.app.Listener(l)
+	return s.app.Listener(newConnLimiter(l, s.config.MaxConnections, s.config.MaxConnectionsPerAddr, s.proxies, s.Metrics.observeConnRefused))
 }
 
 // Shutdown stops accepting connections and waits for in-flight requests

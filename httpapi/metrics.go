@@ -33,6 +33,7 @@ type Metrics struct {
 	errors      *prometheus.CounterVec
 	orders      *prometheus.CounterVec
 	rateLimited prometheus.Counter
+	connRefused prometheus.Counter
 
 	handler fiber.Handler
 }
@@ -61,7 +62,11 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		Namespace: metricsNamespace, Name: "search_rate_limited_total",
 		Help: "Searches rejected with rate_limited.",
 	})
-	reg.MustRegister(m.requests, m.duration, m.errors, m.orders, m.rateLimited)
+	m.connRefused = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "http_connections_refused_total",
+		Help: "Connections answered 503 and closed because the server or the client address held the most connections allowed.",
+	})
+	reg.MustRegister(m.requests, m.duration, m.errors, m.orders, m.rateLimited, m.connRefused)
 	m.handler = adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
@@ -74,6 +79,14 @@ func (m *Metrics) ObserveRateLimited() {
 		return
 	}
 	m.rateLimited.Inc()
+}
+
+// observeConnRefused counts a connection refused over a cap.
+func (m *Metrics) observeConnRefused() {
+	if m == nil {
+		return
+	}
+	m.connRefused.Inc()
 }
 
 // observeRequest records one answered request. code is the error code of an

@@ -163,6 +163,9 @@ func (c *Config) Validate() error {
 	if c.Keep < 1 {
 		bad("keep", "must be 1 or more, got %d", c.Keep)
 	}
+	if c.MaxConnections < 0 || c.MaxConnectionsPerAddr < 0 {
+		bad("max-connections", "--max-connections and --max-connections-per-addr must be 0 (no cap) or more, got %d and %d", c.MaxConnections, c.MaxConnectionsPerAddr)
+	}
 	for _, p := range splitList(c.TrustedProxies) {
 		if !validProxy(p) {
 			bad("trusted-proxies", "lists %q, which is neither an IP address nor a CIDR range", p)

@@ -37,6 +37,7 @@ func TestServeRejectsInvalidConfiguration(t *testing.T) {
 		{"negative poll interval", []string{"--poll-interval", "-1s"}, [2]string{}, "--poll-interval"},
 		{"zero poll interval", []string{"--poll-interval", "0s"}, [2]string{}, "--poll-interval"},
 		{"keep 0", []string{"--keep", "0"}, [2]string{}, "--keep"},
+		{"negative connection cap", []string{"--max-connections-per-addr", "-1"}, [2]string{}, "--max-connections"},
 		{"unknown log format", []string{"--log-format", "yaml"}, [2]string{}, "--log-format"},
 		{"unknown log level", []string{"--log-level", "verbose"}, [2]string{}, "--log-level"},
 		{"unknown log level from the environment", nil, [2]string{"COMPANYDOCS_LOG_LEVEL", "loud"}, "COMPANYDOCS_LOG_LEVEL"},

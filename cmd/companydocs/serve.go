@@ -42,8 +42,12 @@ type Config struct {
 	PollInterval   time.Duration
 	Keep           int
 	TrustedProxies string
-	LogFormat      string
-	LogLevel       string
+	// MaxConnections and MaxConnectionsPerAddr cap the connections held
+	// at once, in all and per client address (httpapi.Config).
+	MaxConnections        int
+	MaxConnectionsPerAddr int
+	LogFormat             string
+	LogLevel              string
 	// StoreCheckTimeout bounds the check of orders.db at start;
 	// SkipStoreCheck skips it (see ordering.Options).
 	StoreCheckTimeout time.Duration
@@ -132,6 +136,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Duration(&c.PollInterval, "poll-interval", index.DefaultPollInterval, "how often the server looks for a newly published index generation")
 	fs.Int(&c.Keep, "keep", index.DefaultKeep, "index generations kept when the embedded sample is ingested")
 	fs.String(&c.TrustedProxies, "trusted-proxies", "", "comma-separated proxy addresses whose X-Forwarded-For is trusted")
+	fs.Int(&c.MaxConnections, "max-connections", def.MaxConnections, "connections held at once; one more is answered 503 and closed; 0 turns the cap off")
+	fs.Int(&c.MaxConnectionsPerAddr, "max-connections-per-addr", def.MaxConnectionsPerAddr, "connections held at once from one client address (trusted proxies exempt); 0 turns the cap off")
 	fs.String(&c.LogFormat, "log-format", "auto", "log format: auto (text on a terminal, JSON otherwise), text or json")
 	fs.String(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Duration(&c.StoreCheckTimeout, "store-check-timeout", bbolt.DefaultCheckTimeout, "how long the check of orders.db at start may take before the start is refused")
@@ -209,6 +215,7 @@ func (m *Main) listen() error {
 	cfg.SessionRate, cfg.SessionBurst = m.Config.SessionRate, m.Config.SessionBurst
 	cfg.SearchTimeout = m.Config.SearchTimeout
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
+	cfg.MaxConnections, cfg.MaxConnectionsPerAddr = m.Config.MaxConnections, m.Config.MaxConnectionsPerAddr
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
 		Searcher: liveSearcher{m.Live}, Sessions: m.Accounts, Ordering: m.Orders, Ready: m.ready,
