@@ -156,4 +156,3 @@ func TestCleanText(t *testing.T) {
 		}
 	}
 }
-
