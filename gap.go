@@ -18,6 +18,9 @@ const (
 	GapEntityNotActive           = "entity_not_active"
 	GapSeveralRegisterEntries    = "several_register_entries"
 	GapRegisterNameDiffers       = "register_name_differs"
+	// GapLEIRecordsDiffer: the GLEIF files of one ingest hold records of
+	// this LEI with different names or register references.
+	GapLEIRecordsDiffer = "lei_records_differ"
 	// GapDescribed is a gap an ingest before IndexVersion 7 wrote down in
 	// English words only; it is read from such generations, never made.
 	GapDescribed = "described"
@@ -52,7 +55,9 @@ type GapParams struct {
 	// Court (display name) and RegisterNumber ("HRB 1234") name the
 	// register number that matches several entries: Entries of them,
 	// Live not removed; Listed names the first of them, each as its
-	// register reference and quoted name.
+	// register reference and quoted name. For lei_records_differ, Listed
+	// names each differing GLEIF record as its quoted legal name and its
+	// registration (RA code and entity id).
 	Court          string   `json:"court,omitempty"`
 	RegisterNumber string   `json:"register_number,omitempty"`
 	Entries        int      `json:"entries,omitempty"`
@@ -99,6 +104,9 @@ var gapTable = map[string]gapSentence{
 	GapRegisterNameDiffers: {[]string{"gleif_name", "entry", "name", "percent?"}, func(p gp) string {
 		return fmt.Sprintf("conflicts with the register: name clearly differs from the register entry (GLEIF name %q, register entry %s is %q (similarity %.2f))",
 			p.GLEIFName, p.Entry, p.Name, float64(p.Percent)/100)
+	}},
+	GapLEIRecordsDiffer: {[]string{"listed"}, func(p gp) string {
+		return "the GLEIF files hold different records for this LEI: " + strings.Join(p.Listed, ", ")
 	}},
 	GapDescribed: {[]string{"text"}, func(p gp) string { return p.Text }},
 }

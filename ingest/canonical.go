@@ -72,7 +72,7 @@ func (rec *CanonicalRecord) Profile() (*companydocs.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := collapseSpace(rec.Name)
+	name := cleanText(rec.Name)
 	if name == "" {
 		return nil, skipf(ReasonNoName, "%s", ref.NumberKey())
 	}
@@ -82,13 +82,13 @@ func (rec *CanonicalRecord) Profile() (*companydocs.Profile, error) {
 		Ref:           ref,
 		Name:          name,
 		LegalForm:     strings.TrimSpace(rec.LegalForm),
-		Seat:          collapseSpace(rec.Seat),
+		Seat:          cleanText(rec.Seat),
 		Address:       cleanAddress(rec.Address),
-		FederalState:  collapseSpace(rec.FederalState),
-		Officers:      rec.Officers,
-		PreviousNames: rec.PreviousNames,
+		FederalState:  cleanText(rec.FederalState),
+		Officers:      cleanOfficers(rec.Officers),
+		PreviousNames: cleanNames(rec.PreviousNames),
 		Removed:       strings.EqualFold(strings.TrimSpace(rec.Status), canonicalStatusRemoved),
-		LEIs:          rec.LEIs,
+		LEIs:          cleanLEILinks(rec.LEIs),
 		Verified:      completeIdentity(ref),
 		RetrievedAt:   parseTime(rec.RetrievedAt),
 	}

@@ -85,11 +85,11 @@ func DecodeGLEIFJSONLine(line []byte) (GLEIFRecord, error) {
 		return GLEIFRecord{}, skipf(ReasonInvalidJSON, "%v", err)
 	}
 	rec := GLEIFRecord{
-		LegalName:          collapseSpace(raw.LegalName),
-		City:               collapseSpace(raw.City),
+		LegalName:          cleanText(raw.LegalName),
+		City:               cleanText(raw.City),
 		Country:            strings.TrimSpace(raw.Country),
 		RACode:             strings.ToUpper(strings.TrimSpace(raw.RegisteredAt)),
-		RAEntityID:         collapseSpace(raw.RegisteredAs),
+		RAEntityID:         cleanText(raw.RegisteredAs),
 		EntityStatus:       upperTrim(raw.EntityStatus),
 		RegistrationStatus: upperTrim(raw.RegistrationStatus),
 		ValidationSources:  upperTrim(raw.Corroboration),
@@ -166,11 +166,11 @@ func (c *GLEIFColumns) Record(row []string) (GLEIFRecord, error) {
 		return ""
 	}
 	rec := GLEIFRecord{
-		LegalName:          collapseSpace(get(colLegalName)),
-		City:               collapseSpace(get(colCity)),
+		LegalName:          cleanText(get(colLegalName)),
+		City:               cleanText(get(colCity)),
 		Country:            get(colCountry),
 		RACode:             strings.ToUpper(get(colRACode)),
-		RAEntityID:         collapseSpace(get(colRAEntityID)),
+		RAEntityID:         cleanText(get(colRAEntityID)),
 		EntityStatus:       strings.ToUpper(get(colEntityStatus)),
 		RegistrationStatus: strings.ToUpper(get(colRegistrationStatus)),
 		ValidationSources:  strings.ToUpper(get(colValidationSources)),

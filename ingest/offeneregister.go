@@ -90,7 +90,7 @@ func (rec *offeneRegisterRecord) profile() (*companydocs.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := collapseSpace(rec.Name)
+	name := cleanText(rec.Name)
 	if name == "" {
 		return nil, skipf(ReasonNoName, "%s", rec.CompanyNumber)
 	}
@@ -101,9 +101,9 @@ func (rec *offeneRegisterRecord) profile() (*companydocs.Profile, error) {
 		Ref:          ref,
 		Name:         name,
 		LegalForm:    legalFormCode(name),
-		Seat:         collapseSpace(a.RegisteredOffice),
+		Seat:         cleanText(a.RegisteredOffice),
 		Address:      cleanAddress(rec.RegisteredAddress),
-		FederalState: collapseSpace(a.FederalState),
+		FederalState: cleanText(a.FederalState),
 		Officers:     rec.officers(),
 		Removed:      strings.EqualFold(strings.TrimSpace(rec.CurrentStatus), "removed"),
 		Documents:    documentsHeld(a.AdditionalData),
@@ -111,7 +111,7 @@ func (rec *offeneRegisterRecord) profile() (*companydocs.Profile, error) {
 		RetrievedAt:  parseTime(rec.RetrievedAt),
 	}
 	for _, n := range rec.PreviousNames {
-		if s := collapseSpace(n.CompanyName); s != "" && s != name {
+		if s := cleanText(n.CompanyName); s != "" && s != name {
 			p.PreviousNames = append(p.PreviousNames, s)
 		}
 	}
@@ -149,16 +149,16 @@ func (rec *offeneRegisterRecord) officers() []companydocs.Officer {
 	}
 	out := make([]companydocs.Officer, 0, len(rec.Officers))
 	for _, o := range rec.Officers {
-		name := collapseSpace(o.Name)
+		name := cleanText(o.Name)
 		if name == "" {
 			continue
 		}
 		out = append(out, companydocs.Officer{
 			Name:      name,
-			FirstName: collapseSpace(o.Other.FirstName),
-			LastName:  collapseSpace(o.Other.LastName),
-			Position:  collapseSpace(o.Position),
-			City:      collapseSpace(o.Other.City),
+			FirstName: cleanText(o.Other.FirstName),
+			LastName:  cleanText(o.Other.LastName),
+			Position:  cleanText(o.Position),
+			City:      cleanText(o.Other.City),
 			StartDate: strings.TrimSpace(o.StartDate),
 			EndDate:   strings.TrimSpace(o.EndDate),
 			Dismissed: o.Other.Dismissed,
@@ -196,32 +196,11 @@ func legalFormCode(name string) string {
 	return ""
 }
 
-// collapseSpace trims s and collapses runs of white space to one space.
-func collapseSpace(s string) string {
-	if !needsCollapse(s) {
-		return s
-	}
-	return strings.Join(strings.Fields(s), " ")
-}
-
-func needsCollapse(s string) bool {
-	prevSpace := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		isSpace := c == ' '
-		if c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= 0x80 || (isSpace && prevSpace) {
-			return true
-		}
-		prevSpace = isSpace
-	}
-	return prevSpace && len(s) > 0
-}
-
 // cleanAddress trims the full stop the register prints after an address
 // ("Siemensstraße 10, 79331 Teningen."), but not the one of an abbreviated
 // street that ends an incomplete address ("Oststr.").
 func cleanAddress(s string) string {
-	s = strings.TrimRight(collapseSpace(s), " ")
+	s = strings.TrimRight(cleanText(s), " ")
 	if strings.HasSuffix(s, ".") && !strings.HasSuffix(strings.ToLower(s), "str.") {
 		s = strings.TrimRight(s, ". ")
 	}

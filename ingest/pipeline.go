@@ -65,7 +65,7 @@ type Progress struct {
 // compression, mostly unreadable lines); the caller must then not publish
 // what the sink holds.
 func Run(ctx context.Context, files []Input, sink Sink, opts Options) (*Summary, error) {
-	r := &run{sink: sink, opts: opts, sum: newSummary(opts.MaxExamples), start: time.Now(), seenLEI: map[companydocs.LEI]bool{}}
+	r := &run{sink: sink, opts: opts, sum: newSummary(opts.MaxExamples), start: time.Now(), seenLEI: map[companydocs.LEI]*seenLEI{}}
 	ordered, err := detectAll(files)
 	if err != nil {
 		return r.sum, err
@@ -112,7 +112,7 @@ type run struct {
 	sum     *Summary
 	start   time.Time
 	records int
-	seenLEI map[companydocs.LEI]bool
+	seenLEI map[companydocs.LEI]*seenLEI
 }
 
 func (r *run) file(ctx context.Context, index, total int, in Input) error {
@@ -251,7 +251,9 @@ func (r *run) put(p *companydocs.Profile, at Location) error {
 
 // gleif links a GLEIF record to its registry profile or stores it as a
 // discovery candidate. A second record with the same LEI (the CSV and the
-// API file often overlap) is applied again, idempotently, and counted as merged.
+// API file often overlap) is applied again, idempotently, and counted as
+// merged, unless it differs from the first in name or registration (see
+// recordsDiffer).
 func (r *run) gleif(rec *GLEIFRecord, at Location) error {
 	if !rec.IsGerman() {
 		at.Detail = fmt.Sprintf("%s %s, jurisdiction %s", rec.LEI, rec.RACode, orNone(rec.Jurisdiction))
@@ -259,37 +261,50 @@ func (r *run) gleif(rec *GLEIFRecord, at Location) error {
 		r.sum.count(KindSkipped, ReasonNotGerman, at)
 		return nil
 	}
+	seen := r.seenLEI[rec.LEI]
+	switch {
+	case seen != nil && seen.differs:
+		r.countAfterDiffering(seen, rec, at)
+		return nil
+	case seen != nil && !sameGLEIFRecord(&seen.first, rec):
+		return r.recordsDiffer(seen, rec, at)
+	}
 	m, err := matchGLEIF(r.sink, rec)
 	if err != nil {
 		return fmt.Errorf("%s: line %d: %w", at.File, at.Line, err)
 	}
-	duplicate := r.seenLEI[rec.LEI]
-	r.seenLEI[rec.LEI] = true
+	duplicate := seen != nil
 	if duplicate {
 		at.Detail = string(rec.LEI)
 		r.sum.GLEIF.Merged++
 		r.sum.count(KindMerged, ReasonDuplicateLEI, at)
+	} else {
+		seen = &seenLEI{first: *rec, at: at, match: m}
+		seen.match.target = nil // the profile may be stored again; only the identity is kept
+		r.seenLEI[rec.LEI] = seen
 	}
 	if m.target != nil {
-		return r.link(m.target, rec, at, duplicate)
+		return r.link(m.target, rec, at, seen, duplicate)
 	}
-	return r.discover(rec, m, at, duplicate)
+	return r.discover(rec, m, at, seen, duplicate)
 }
 
-func (r *run) link(p *companydocs.Profile, rec *GLEIFRecord, at Location, duplicate bool) error {
+func (r *run) link(p *companydocs.Profile, rec *GLEIFRecord, at Location, seen *seenLEI, duplicate bool) error {
 	if !duplicate {
 		r.sum.GLEIF.Linked++
+		seen.outcome = outcomeLinked
 	}
 	if !addLEI(p, rec) {
 		return nil
 	}
+	seen.linkedTo = p.ID
 	return r.put(p, at)
 }
 
-func (r *run) discover(rec *GLEIFRecord, m gleifMatch, at Location, duplicate bool) error {
+func (r *run) discover(rec *GLEIFRecord, m gleifMatch, at Location, seen *seenLEI, duplicate bool) error {
 	p := discoveryProfile(rec, m)
 	if !duplicate {
-		r.countDiscovery(rec, m, p, at)
+		seen.outcome = r.countDiscovery(rec, m, p, at)
 	}
 	existing, err := r.sink.Get(p.ID)
 	if err != nil {
@@ -301,19 +316,27 @@ func (r *run) discover(rec *GLEIFRecord, m gleifMatch, at Location, duplicate bo
 	return r.put(p, at)
 }
 
-func (r *run) countDiscovery(rec *GLEIFRecord, m gleifMatch, p *companydocs.Profile, at Location) {
+// countDiscovery counts a discovery candidate and returns how it was counted.
+func (r *run) countDiscovery(rec *GLEIFRecord, m gleifMatch, p *companydocs.Profile, at Location) gleifOutcome {
 	if m.conflict == "" {
 		r.sum.GLEIF.Discovery++
 		if p.Verified {
 			r.sum.GLEIF.DiscoveryVerified++
+			return outcomeDiscoveryVerified
 		}
-		return
+		return outcomeDiscovery
 	}
 	at.Detail = fmt.Sprintf("%s: %s", rec.LEI, m.detail)
+	r.addConflict(rec.LEI, m.conflict, m.detail, at)
+	return outcomeConflict
+}
+
+// addConflict counts one conflicting GLEIF record and lists it.
+func (r *run) addConflict(lei companydocs.LEI, reason, detail string, at Location) {
 	r.sum.GLEIF.Conflicts++
-	r.sum.count(KindConflict, m.conflict, at)
+	r.sum.count(KindConflict, reason, at)
 	if len(r.sum.Conflicts) < MaxConflictsListed {
-		r.sum.Conflicts = append(r.sum.Conflicts, Conflict{LEI: rec.LEI, Reason: m.conflict, Detail: m.detail, Location: at})
+		r.sum.Conflicts = append(r.sum.Conflicts, Conflict{LEI: lei, Reason: reason, Detail: detail, Location: at})
 	}
 }
 

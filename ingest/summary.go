@@ -18,7 +18,8 @@ const (
 	KindConflict = "conflict"
 )
 
-// Conflict reasons: a GLEIF record that matches register entries but is not linked.
+// Conflict reasons: a GLEIF record that matches register entries but is
+// not linked (and ReasonLEIRecordsDiffer, an LEI whose records differ).
 const (
 	ReasonSeveralEntries = "register number matches several entries"
 	ReasonNameDiffers    = "name clearly differs from the register entry"
@@ -36,8 +37,8 @@ type Summary struct {
 	// the order each reason first occurred.
 	Reasons []*ReasonStats
 	// Conflicts lists GLEIF records that were not linked because the
-	// register says otherwise (up to MaxConflictsListed; GLEIF.Conflicts
-	// has the full count).
+	// register says otherwise, or because another record of their LEI
+	// differs (up to MaxConflictsListed; GLEIF.Conflicts has the full count).
 	Conflicts []Conflict
 	Elapsed   time.Duration
 

@@ -302,6 +302,9 @@ func TestServeRefusesDamagedStore(t *testing.T) {
 				if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "store backup") || !strings.Contains(err.Error(), "move") {
 					t.Errorf("refusal does not name the file and what to do: %v", err)
 				}
+				if strings.Contains(err.Error(), "panic") {
+					t.Errorf("refusal passes on a panic of bbolt instead of saying what is damaged: %v", err)
+				}
 				if after, _ := os.ReadFile(path); !bytes.Equal(after, damaged) {
 					t.Errorf("the refused file was changed")
 				}
@@ -379,6 +382,7 @@ func serveDamageCases(t *testing.T, path string, good []byte) []serveDamage {
 	cases := []serveDamage{
 		{"zero-length", cut(0)}, {"truncated to half", cut(len(good) / 2)}, {"truncated one page short", cut(len(good) - ps)},
 		{"truncated inside the meta pages", cut(ps + 200)}, {"meta page 0 flipped", flip(16 + 40)},
+		{"meta page 0 header id flipped", flip(0)}, {"meta page 0 checksum and header flags flipped", func(b []byte) []byte { return flip(8)(flip(16 + 56)(b)) }},
 	}
 	var pages []boltfile.Page
 	if err := bf.Walk(time.Time{}, func(p boltfile.Page) { pages = append(pages, p) }); err != nil {

@@ -126,7 +126,10 @@ func (bf *File) readMeta() error {
 	if bf.size == 0 {
 		return damaged("the file is empty (0 bytes)")
 	}
-	first, err0 := bf.metaAt(0)
+	first, err0 := bf.metaAt(0, 0)
+	if errors.Is(err0, errMetaHeader) {
+		return damaged("%v", err0)
+	}
 	ps := first.PageSize
 	if err0 != nil {
 		// bbolt looks for the second meta page at every page size from
@@ -136,7 +139,10 @@ func (bf *File) readMeta() error {
 			return damaged("neither meta page is valid (first: %v); the file is not a readable bbolt database", err0)
 		}
 	}
-	second, err1 := bf.metaAt(int64(ps))
+	second, err1 := bf.metaAt(int64(ps), 1)
+	if errors.Is(err1, errMetaHeader) {
+		return damaged("%v", err1)
+	}
 	if err1 == nil && second.PageSize != ps {
 		err1 = fmt.Errorf("page size %d differs from the first meta page's %d", second.PageSize, ps)
 	}
@@ -161,21 +167,34 @@ func (bf *File) readMeta() error {
 // at 1 KiB, 2 KiB ... 64 KiB, or 0.
 func (bf *File) findSecondMeta() uint32 {
 	for ps := int64(minPageSize); ps <= maxPageSize; ps *= 2 {
-		if m, err := bf.metaAt(ps); err == nil && int64(m.PageSize) == ps {
+		if m, err := bf.metaAt(ps, 1); err == nil && int64(m.PageSize) == ps {
 			return m.PageSize
 		}
 	}
 	return 0
 }
 
-// metaAt reads and validates the meta page at offset off, as bbolt's
+// errMetaHeader is wrapped by the error of a meta page whose page header
+// is not the one bbolt writes there. bbolt writes the same header (its own
+// id, the meta flag, no elements, no overflow) on every commit of that meta
+// page, so an interrupted write cannot change it: a changed header is damage
+// to the file, not a torn commit. bbolt's Tx.Check asserts on that header
+// (it panics "Page expected to be: 0"), so such a file can be neither
+// checked nor trusted, and is refused even when the other meta page is
+// intact.
+var errMetaHeader = errors.New("the header of a meta page is damaged")
+
+// metaAt reads and validates meta page id at offset off, as bbolt's
 // Meta.Validate does (magic, version, checksum) and a little more.
-func (bf *File) metaAt(off int64) (Meta, error) {
+func (bf *File) metaAt(off int64, id uint64) (Meta, error) {
 	buf := make([]byte, pageHeaderSize+metaSize)
 	if n, err := bf.f.ReadAt(buf, off); n < len(buf) {
 		if err == nil || err == io.EOF {
 			return Meta{}, fmt.Errorf("the file ends at byte %d, inside the meta page at %d", bf.size, off)
 		}
+		return Meta{}, err
+	}
+	if err := metaHeader(buf[:pageHeaderSize], id); err != nil {
 		return Meta{}, err
 	}
 	m := buf[pageHeaderSize:]
@@ -190,14 +209,21 @@ func (bf *File) metaAt(off int64) (Meta, error) {
 	if h.Sum64() != le.Uint64(m[56:]) {
 		return Meta{}, errors.New("checksum mismatch")
 	}
-	if le.Uint16(buf[8:]) != flagMeta {
-		return Meta{}, fmt.Errorf("page flags %#x, want meta", le.Uint16(buf[8:]))
-	}
 	meta := Meta{PageSize: le.Uint32(m[8:]), Root: le.Uint64(m[16:]), Freelist: le.Uint64(m[32:]), HighMark: le.Uint64(m[40:]), Txid: le.Uint64(m[48:])}
 	if ps := meta.PageSize; ps < minPageSize || ps > maxPageSize || ps&(ps-1) != 0 {
 		return Meta{}, fmt.Errorf("page size %d is not a power of two between %d and %d", ps, minPageSize, maxPageSize)
 	}
 	return meta, nil
+}
+
+// metaHeader checks the page header of meta page id: bbolt writes id, the
+// meta flag, and zero elements and overflow pages.
+func metaHeader(head []byte, id uint64) error {
+	got, flags, count, overflow := le.Uint64(head), le.Uint16(head[8:]), le.Uint16(head[10:]), le.Uint32(head[12:])
+	if got == id && flags == flagMeta && count == 0 && overflow == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: meta page %d calls itself page %d with flags %#x, %d elements and %d overflow pages, where bbolt always writes page %d, flags %#x (meta), 0 and 0; bbolt cannot check a file with this damage", errMetaHeader, id, got, flags, count, overflow, id, flagMeta)
 }
 
 // checkMeta checks the chosen meta page against the file's size.
