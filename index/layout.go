@@ -23,8 +23,10 @@ import (
 // Version 7 stores what keeps a discovery profile unverified as codes with
 // params (companydocs.VerificationGap) instead of English sentences; older
 // generations still serve, their sentences read as described gaps
-// (decodeGap).
-const IndexVersion = 7
+// (decodeGap). Version 8 has no bidirectional control characters in its
+// texts and may carry the gap lei_records_differ, which a binary reading
+// at most version 7 does not know: it refuses the generation instead.
+const IndexVersion = 8
 
 // oldestReadableVersion is the oldest generation Open still reads: version
 // 4 differs only in the profile values, which decodeProfile reads in both

@@ -146,7 +146,7 @@ func TestDecodeOlderGaps(t *testing.T) {
 }
 
 // profileLayout is the field order of companydocs.Profile that the stored
-// values of IndexVersion 7 follow (MessagePack arrays carry no field
+// values of IndexVersion 7 and 8 follow (MessagePack arrays carry no field
 // names). Versions 5 and 6 differ in Discovery.Missing only, a []string
 // (TestDecodeOlderGaps).
 const profileLayout = `Profile{ID string, Source string, Ref RegisterRef{Court string, FormerCourt string, Type RegisterType string, Number string, Suffix string}, Name string, LegalForm string, Seat string, Address string, FederalState string, Officers []Officer{Name string, FirstName string, LastName string, Position string, City string, StartDate string, EndDate string, Dismissed bool}, PreviousNames []string, Removed bool, Documents []DocumentType string, LEIs []LEILink{LEI LEI string, LegalName string, Method string, Status string}, Verified bool, Discovery *Discovery{ValidationSources string, RegistrationStatus string, EntityStatus string, RegistrationRaw string, Missing []VerificationGap{Code string, Params GapParams{RACode string, Reference string, ValidationSources string, Status string, Court string, RegisterNumber string, Entries int, Live int, Listed []string, GLEIFName string, Entry string, Name string, Percent int, Text string}}}, RetrievedAt Time}`
@@ -155,7 +155,7 @@ const profileLayout = `Profile{ID string, Source string, Ref RegisterRef{Court s
 // values would then decode into the wrong fields. Bump IndexVersion and
 // update profileLayout together.
 func TestProfileLayout(t *testing.T) {
-	if IndexVersion != 7 {
+	if IndexVersion != 8 {
 		t.Fatalf("IndexVersion is %d: check that profileLayout is the layout of that version, then update this test", IndexVersion)
 	}
 	if got := layoutOf(reflect.TypeOf(companydocs.Profile{})); got != profileLayout {
