@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -14,10 +15,10 @@ import (
 	"companydocs"
 )
 
-// rawReceiver listens on 127.0.0.1 and answers every connection with
+// rawReceiver listens on 127.0.0.1 and answers every request with
 // answer, which writes until the connection fails or ctx ends (at the
-// end of the test); the request is read and thrown away meanwhile. It
-// returns the receiver's URL.
+// end of the test); the request's body is read and thrown away
+// meanwhile. It returns the receiver's URL.
 func rawReceiver(t *testing.T, answer func(ctx context.Context, conn net.Conn) error) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -40,12 +41,30 @@ func rawReceiver(t *testing.T, answer func(ctx context.Context, conn net.Conn) e
 			conns.Go(func() {
 				defer conn.Close()
 				conn.SetDeadline(time.Now().Add(30 * time.Second)) // a bound on the test, not an assertion
-				go io.Copy(io.Discard, conn)
-				answer(ctx, conn)
+				if readRequestHead(conn) {
+					go io.Copy(io.Discard, conn) // the body
+					answer(ctx, conn)
+				}
 			})
 		}
 	}()
 	return "http://" + ln.Addr().String() + "/hook"
+}
+
+// readRequestHead reads up to the blank line that ends a request's
+// headers, so that the answer comes after the request (an answer before
+// it is an unsolicited response, which the transport reports as such).
+func readRequestHead(conn net.Conn) bool {
+	br := bufio.NewReader(io.LimitReader(conn, 64<<10))
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return false
+		}
+		if line == "\r\n" {
+			return true
+		}
+	}
 }
 
 // trickle writes s one byte every interval.
