@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,9 +49,22 @@ const (
 	// idlePoll bounds the sleep between two looks at the store, so that a
 	// missed wake-up costs at most this much delay.
 	idlePoll = 5 * time.Second
-	// maxResponseRead is how much of a receiver's answer is read (and
-	// thrown away) so that the connection can be reused.
-	maxResponseRead = 64 << 10
+)
+
+// Bounds of what one attempt reads from a receiver, whoever runs it: an
+// attempt costs at most these bytes of the answer, and all of it ends
+// within Options.Timeout (one deadline covers dialling, the TLS
+// handshake, sending, the headers and the body).
+const (
+	// maxResponseHeader caps the status line and headers of an answer,
+	// interim 1xx answers included. Go's default is 10 MB, which a
+	// receiver sending endless headers made every attempt allocate;
+	// receivers answering a webhook need a few hundred bytes.
+	maxResponseHeader = 4 << 10
+	// maxResponseRead is how much of an answer's body is read (and
+	// thrown away) so that the connection can be reused; a longer body
+	// closes the connection instead.
+	maxResponseRead = 4 << 10
 )
 
 // Outcomes of an attempt, as Options.OnOutcome reports them.
@@ -134,16 +148,23 @@ func New(store Store, opts Options) *Dispatcher {
 }
 
 // newClient dials only what the policy allows, through no proxy, and
-// follows no redirect.
+// follows no redirect. It speaks HTTP/1.1 only, so that
+// maxResponseHeader is the cap that applies, and keeps at most one idle
+// connection per worker.
 func newClient(opts Options) *http.Client {
 	dialer := &net.Dialer{Timeout: opts.Timeout, Control: opts.Policy.control}
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
 	transport := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   opts.Timeout,
-		ResponseHeaderTimeout: opts.Timeout,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       90 * time.Second,
+		Proxy:                  nil,
+		DialContext:            dialer.DialContext,
+		Protocols:              protocols,
+		TLSHandshakeTimeout:    opts.Timeout,
+		ResponseHeaderTimeout:  opts.Timeout,
+		MaxResponseHeaderBytes: maxResponseHeader,
+		MaxIdleConns:           opts.Workers,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        90 * time.Second,
 	}
 	return &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
@@ -316,7 +337,10 @@ func (d *Dispatcher) retry(t companydocs.WebhookTask, at time.Time) (state strin
 	return companydocs.DeliveryPending, next, OutcomeRetry
 }
 
-// send makes the signed POST and returns the receiver's status.
+// send makes the signed POST and returns the receiver's status. The
+// attempt's deadline covers the whole exchange, reading the body too, so
+// a receiver trickling its answer a byte at a time is cut off at
+// Options.Timeout.
 func (d *Dispatcher) send(t companydocs.WebhookTask, at time.Time) (int, error) {
 	if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && d.opts.Policy.AllowHTTP)) {
 		return 0, fmt.Errorf("the url is not https, and http is not allowed")
@@ -345,8 +369,15 @@ func (d *Dispatcher) send(t companydocs.WebhookTask, at time.Time) (int, error) 
 		return 0, attemptError(ctx, err)
 	}
 	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseRead))
+	drain(resp.Body)
 	return resp.StatusCode, nil
+}
+
+// drain reads and throws away at most maxResponseRead bytes of an
+// answer's body, so that a short body leaves the connection reusable; an
+// error reading it changes nothing, the status has come.
+func drain(body io.Reader) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxResponseRead))
 }
 
 // attemptError says why no answer came, without the URL (the client
@@ -359,8 +390,18 @@ func attemptError(ctx context.Context, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ue) && ue.Timeout() {
 		return fmt.Errorf("no answer within the timeout")
 	}
+	if headersTooLarge(err) {
+		return fmt.Errorf("the receiver's status line and headers were longer than %d bytes, the most that is read; the answer was dropped", maxResponseHeader)
+	}
 	if ue != nil {
 		err = ue.Err
 	}
 	return err
+}
+
+// headersTooLarge reports whether the transport gave up on an answer's
+// headers at MaxResponseHeaderBytes. net/http has no error value for
+// it, only this text; TestEndlessHeadersAreCutOff fails if it changes.
+func headersTooLarge(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "server response headers exceeded")
 }

@@ -45,8 +45,15 @@ func newTask(url string) *companydocs.WebhookTask {
 
 func attemptOnce(t *testing.T, policy Policy, url string) companydocs.WebhookResult {
 	t.Helper()
+	return attemptWithin(t, policy, url, 5*time.Second)
+}
+
+// attemptWithin makes one attempt with the given timeout and returns
+// what was recorded.
+func attemptWithin(t *testing.T, policy Policy, url string, timeout time.Duration) companydocs.WebhookResult {
+	t.Helper()
 	store := &oneTask{task: newTask(url), results: make(chan companydocs.WebhookResult, 1)}
-	d := New(store, Options{Policy: policy, Timeout: 5 * time.Second})
+	d := New(store, Options{Policy: policy, Timeout: timeout})
 	d.Start()
 	defer d.Close()
 	select {

@@ -42,15 +42,83 @@ var nonGlobal = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"), // documentation
 	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
-	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: may map to a private IPv4
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local NAT64
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64: the network's own translator
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
 }
 
-// refusal names why an address may not be dialled, "" when it may.
+// discardPrefix (RFC 6666) is refused whatever the flags: traffic to it
+// is thrown away, so no receiver can be there.
+var discardPrefix = netip.MustParsePrefix("100::/64")
+
+// carrier is an IPv6 form that carries IPv4 addresses: a dial to it
+// reaches, through a tunnel or a translator, the IPv4 addresses it
+// carries, so it is judged by them.
+type carrier struct {
+	prefix netip.Prefix
+	name   string
+	// carried returns the IPv4 addresses inside a (16 bytes).
+	carried func(a [16]byte) []netip.Addr
+}
+
+// carriers are judged by the IPv4 addresses they carry. IPv4-mapped
+// addresses (::ffff:0:0/96) are not among them: Unmap makes them IPv4
+// before any rule is applied.
+var carriers = []carrier{
+	{netip.MustParsePrefix("::/96"), "an IPv4-compatible address", lastIPv4},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "an IPv4-translated address", lastIPv4},
+	{netip.MustParsePrefix("64:ff9b::/96"), "a NAT64 address", lastIPv4},
+	{netip.MustParsePrefix("2002::/16"), "a 6to4 address", sixToFourIPv4},
+	{netip.MustParsePrefix("2001::/32"), "a Teredo address", teredoIPv4s},
+}
+
+// lastIPv4 is the IPv4 address in the last 32 bits (RFC 4291, 6052).
+func lastIPv4(a [16]byte) []netip.Addr {
+	return []netip.Addr{netip.AddrFrom4([4]byte(a[12:16]))}
+}
+
+// sixToFourIPv4 is the IPv4 address in bits 16 to 48 (RFC 3056).
+func sixToFourIPv4(a [16]byte) []netip.Addr {
+	return []netip.Addr{netip.AddrFrom4([4]byte(a[2:6]))}
+}
+
+// teredoIPv4s are the server's IPv4 address (bits 32 to 64) and the
+// client's (the last 32 bits, inverted) (RFC 4380).
+func teredoIPv4s(a [16]byte) []netip.Addr {
+	client := [4]byte(a[12:16])
+	for i := range client {
+		client[i] ^= 0xff
+	}
+	return []netip.Addr{netip.AddrFrom4([4]byte(a[4:8])), netip.AddrFrom4(client)}
+}
+
+// refusal names why an address may not be dialled, "" when it may: the
+// discard prefix always; an address by its own range; and an IPv6 form
+// that carries IPv4 addresses by each of those too, so that
+// [::127.0.0.1] is refused as 127.0.0.1 is.
 func (p Policy) refusal(a netip.Addr) string {
 	a = a.Unmap()
+	if discardPrefix.Contains(a) {
+		return "an address of the discard prefix " + discardPrefix.String() + ", whose traffic is dropped"
+	}
+	if why := p.rangeRefusal(a); why != "" {
+		return why
+	}
+	for _, c := range carriers {
+		if !c.prefix.Contains(a) {
+			continue
+		}
+		for _, v4 := range c.carried(a.As16()) {
+			if why := p.rangeRefusal(v4); why != "" {
+				return fmt.Sprintf("%s carrying %s, %s", c.name, v4, why)
+			}
+		}
+	}
+	return ""
+}
+
+// rangeRefusal names why an address's own range may not be dialled.
+func (p Policy) rangeRefusal(a netip.Addr) string {
 	switch {
 	case !a.IsValid():
 		return "an invalid address"

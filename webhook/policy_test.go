@@ -67,7 +67,7 @@ func TestCheckURL(t *testing.T) {
 		{"https://mixed.example/", strict, "loopback"},
 		{"https://metadata.google/", strict, "link-local"},
 		{"https://v6local.example/", strict, "link-local"},
-		{"https://nat64.example/", strict, "non-public"},
+		{"https://nat64.example/", strict, "NAT64 address carrying 10.0.0.1, a private"},
 		{"https://unknown.example/", strict, "resolved"},
 		{"https://localhost/", Policy{}, "loopback"}, // the system resolver
 	} {
@@ -78,6 +78,56 @@ func TestCheckURL(t *testing.T) {
 		case c.rule != "" && (companydocs.ErrorCode(err) != companydocs.EVALIDATION || !strings.Contains(companydocs.ErrorMessage(err), c.rule)):
 			t.Errorf("%s: %v, want validation_error naming %q", c.url, err, c.rule)
 		}
+	}
+}
+
+// TestIPv6CarryingIPv4: the IPv6 forms that carry an IPv4 address are
+// judged by it (each form with a private or loopback and a public one),
+// and the discard prefix is refused whatever the flags.
+func TestIPv6CarryingIPv4(t *testing.T) {
+	strict := Policy{}
+	open := Policy{AllowHTTP: true, AllowPrivate: true}
+	for _, c := range []struct {
+		name, host string
+		policy     Policy
+		rule       string // "" when accepted
+	}{
+		{"IPv4-mapped, loopback", "::ffff:127.0.0.1", strict, "loopback"},
+		{"IPv4-mapped, public", "::ffff:93.184.216.34", strict, ""},
+		{"IPv4-compatible, loopback", "::127.0.0.1", strict, "IPv4-compatible address carrying 127.0.0.1, a loopback address"},
+		{"IPv4-compatible, private", "::10.1.2.3", strict, "carrying 10.1.2.3, a private address"},
+		{"IPv4-compatible, public", "::93.184.216.34", strict, ""},
+		{"IPv4-compatible, loopback, allow-private", "::127.0.0.1", open, ""},
+		{"IPv4-translated, loopback", "::ffff:0:127.0.0.1", strict, "IPv4-translated address carrying 127.0.0.1, a loopback address"},
+		{"IPv4-translated, link-local", "::ffff:0:169.254.169.254", strict, "carrying 169.254.169.254, a link-local address"},
+		{"IPv4-translated, public", "::ffff:0:93.184.216.34", strict, ""},
+		{"NAT64, private", "64:ff9b::192.168.1.1", strict, "NAT64 address carrying 192.168.1.1, a private address"},
+		{"NAT64, public", "64:ff9b::93.184.216.34", strict, ""},
+		{"local-use NAT64", "64:ff9b:1::5db8:d822", strict, "non-public"},
+		{"local-use NAT64, allow-private", "64:ff9b:1::5db8:d822", open, ""},
+		{"6to4, loopback", "2002:7f00:1::", strict, "6to4 address carrying 127.0.0.1, a loopback address"},
+		{"6to4, CGNAT", "2002:6440:1::1", strict, "carrying 100.64.0.1, a reserved, non-public address"},
+		{"6to4, public", "2002:5db8:d822::1", strict, ""},
+		{"6to4, multicast, allow-private", "2002:e000:1::", open, "carrying 224.0.0.1, a multicast address"},
+		{"Teredo, loopback client", "2001:0:4136:e378:8000:63bf:80ff:fffe", strict, "Teredo address carrying 127.0.0.1, a loopback address"},
+		{"Teredo, private server", "2001:0:a00:1:8000:63bf:a247:27dd", strict, "Teredo address carrying 10.0.0.1, a private address"},
+		{"Teredo, public server and client", "2001:0:4136:e378:8000:63bf:a247:27dd", strict, ""},
+		{"discard prefix", "100::1", strict, "discard prefix 100::/64"},
+		{"discard prefix, allow-private", "100::1", open, "discard prefix 100::/64"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.policy.CheckURL(context.Background(), "https://["+c.host+"]/hook")
+			switch {
+			case c.rule == "" && err != nil:
+				t.Errorf("%s: %v, want accepted", c.host, err)
+			case c.rule != "" && (companydocs.ErrorCode(err) != companydocs.EVALIDATION || !strings.Contains(companydocs.ErrorMessage(err), c.rule)):
+				t.Errorf("%s: %v, want validation_error naming %q", c.host, err, c.rule)
+			}
+			err = c.policy.control("tcp", "["+c.host+"]:443", nil)
+			if (c.rule == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.rule) {
+				t.Errorf("dialling %s: %v, want %q", c.host, err, c.rule)
+			}
+		})
 	}
 }
 

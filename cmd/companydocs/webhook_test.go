@@ -474,7 +474,9 @@ func containsValue(m map[event]string, v string) bool {
 // registered (literal IPs and names resolving to private ones refused,
 // naming the rule); an endpoint stored under --webhook-allow-private is
 // refused at dial time once the server runs without it, and its receiver
-// gets nothing.
+// gets nothing. IPv6 literals that carry 127.0.0.1 (IPv4-compatible,
+// IPv4-translated, 6to4, Teredo, NAT64) and the discard prefix are
+// refused under --webhook-allow-http alone.
 func TestWebhookSSRF(t *testing.T) {
 	ts, dir := flowServer(t)
 	key, err := ts.Accounts.CreateAccount("acme", 10)
@@ -482,7 +484,7 @@ func TestWebhookSSRF(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := accessLogin(t, ts, key)
-	for url, rule := range map[string]string{
+	refuseWebhooks(t, ts, client, map[string]string{
 		"http://example.com/hook":              "https",
 		"https://127.0.0.1/hook":               "loopback",
 		"https://10.1.2.3/hook":                "private",
@@ -499,15 +501,7 @@ func TestWebhookSSRF(t *testing.T) {
 		"ftp://example.com/hook":               "http",
 		"https://no-such-host.invalid/hook":    "resolved",
 		"https://" + strings.Repeat("a", 2001): "longer",
-	} {
-		var out struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
-		status, _ := ts.call(t, "POST", "/api/v1/webhooks/", client, map[string]string{"url": url}, &out)
-		if status != 422 || out.Error.Code != "validation_error" || !strings.Contains(out.Error.Message, rule) {
-			t.Errorf("%s: %d %+v, want validation_error naming %q", url, status, out.Error, rule)
-		}
-	}
+	})
 	ts.checkAgainstOpenAPI(t)
 	if err := ts.shutdown(); err != nil {
 		t.Fatal(err)
@@ -522,6 +516,7 @@ func TestWebhookSSRF(t *testing.T) {
 	}
 	ts = startServer(t, dir, "--webhook-allow-http", "--webhook-retry-for", "1ms")
 	client = accessLogin(t, ts, key)
+	refuseWebhooks(t, ts, client, ipv6CarryingInside)
 	profile := ts.flowSearch(t, "HRB 562 Düsseldorf").Candidates[0].ProfileID
 	ts.act(t, 201, "POST", "/api/v1/documents/orders/", client, orderJSON(profile, "AD", "ad-single"))
 	var ds []companydocs.WebhookDelivery
@@ -534,5 +529,33 @@ func TestWebhookSSRF(t *testing.T) {
 	}
 	if n := rcv.count("/inside"); n != 0 {
 		t.Errorf("the receiver on 127.0.0.1 got %d requests", n)
+	}
+}
+
+// ipv6CarryingInside are IPv6 literals that reach 127.0.0.1 through a
+// tunnel or a translator, and the discard prefix, with the rule each
+// refusal must name.
+var ipv6CarryingInside = map[string]string{
+	"http://[::127.0.0.1]/hook":                           "IPv4-compatible address carrying 127.0.0.1, a loopback address",
+	"http://[::ffff:0:127.0.0.1]/":                        "IPv4-translated address carrying 127.0.0.1, a loopback address",
+	"http://[2002:7f00:1::]/":                             "6to4 address carrying 127.0.0.1, a loopback address",
+	"http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/":      "Teredo address carrying 127.0.0.1, a loopback address",
+	"http://[64:ff9b::7f00:1]/":                           "NAT64 address carrying 127.0.0.1, a loopback address",
+	"http://[100::1]/":                                    "discard prefix 100::/64",
+	"https://[2001:0:4136:e378:8000:63bf:80ff:fffe]:443/": "Teredo address carrying 127.0.0.1",
+}
+
+// refuseWebhooks registers each url and wants a validation_error whose
+// sentence names the rule.
+func refuseWebhooks(t *testing.T, ts *testServer, token string, rules map[string]string) {
+	t.Helper()
+	for url, rule := range rules {
+		var out struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		status, _ := ts.call(t, "POST", "/api/v1/webhooks/", token, map[string]string{"url": url}, &out)
+		if status != 422 || out.Error.Code != "validation_error" || !strings.Contains(out.Error.Message, rule) {
+			t.Errorf("%s: %d %+v, want validation_error naming %q", url, status, out.Error, rule)
+		}
 	}
 }
