@@ -26,7 +26,6 @@ test: vet fmt-check
 ## (tag resources, without the race detector: they bound the server's resident memory)
 test-resources:
 	scripts/postgres.sh
-	$(GO) vet -tags resources ./cmd/companydocs/
 	$(GO) test -tags resources -count=1 -timeout 15m -v -run 'TestResources' ./cmd/companydocs/
 
 ## eval: the ranking evaluation alone, verbose (misses are listed)
