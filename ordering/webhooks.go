@@ -14,11 +14,8 @@ import (
 
 // Limits of webhook endpoints.
 const (
-	// MaxWebhooksPerAccount caps the endpoints of one account, so that no
-	// account multiplies the deliveries of every event.
-	MaxWebhooksPerAccount = 10
-	maxWebhookURL         = 2000
-	maxWebhookDescription = 200
+	// MaxWebhooksPerAccount is companydocs.MaxWebhooksPerAccount.
+	MaxWebhooksPerAccount = companydocs.MaxWebhooksPerAccount
 	// webhookSecretBytes is the key size: 32 random bytes (Standard
 	// Webhooks asks for 24 to 64).
 	webhookSecretBytes = 32
@@ -71,8 +68,8 @@ func (s *Orders) CreateWebhook(ctx context.Context, account, rawURL, description
 	if err := s.checkWebhookURL(ctx, rawURL); err != nil {
 		return nil, err
 	}
-	if len(description) > maxWebhookDescription {
-		return nil, companydocs.Errorf(companydocs.EVALIDATION, "The description is longer than %d bytes.", maxWebhookDescription)
+	if err := companydocs.CheckLength("description", description, companydocs.MaxWebhookDescription); err != nil {
+		return nil, err
 	}
 	var key [webhookSecretBytes]byte
 	rand.Read(key[:])
@@ -103,12 +100,13 @@ func (s *Orders) CreateWebhook(ctx context.Context, account, rawURL, description
 // checkWebhookURL checks the shape here and the network rules (scheme,
 // addresses) through Options.CheckWebhookURL.
 func (s *Orders) checkWebhookURL(ctx context.Context, rawURL string) error {
+	if err := companydocs.CheckLength("url", rawURL, companydocs.MaxWebhookURL); err != nil {
+		return err
+	}
 	u, err := url.Parse(rawURL)
 	switch {
 	case rawURL == "":
 		return companydocs.Errorf(companydocs.EVALIDATION, "The field \"url\" is required: the https URL that receives the events.")
-	case len(rawURL) > maxWebhookURL:
-		return companydocs.Errorf(companydocs.EVALIDATION, "The url is longer than %d bytes.", maxWebhookURL)
 	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		return companydocs.Errorf(companydocs.EVALIDATION, "The url %q is not an absolute http(s) URL.", rawURL)
 	case u.User != nil:
