@@ -14,17 +14,20 @@ import (
 // the one check: a text over its cap is refused with validation_error,
 // never shortened.
 //
-// The worst disk one account can fill with them, per order it makes:
-// a note (cancel note, fail reason) is kept four times in the order
-// (history note and params.note, next_step message and params.note), so
-// at most 4 x 6 x MaxNote = 24 kB, and once more in the transition's
-// event: the outbox event until fan-out, then one webhook body per
-// event (not per endpoint). An order takes at most 5 transitions with
-// one note at most (fail and cancel end it), so the notes of one order
-// come to at most 2 x 24 kB (order and body) = 48 kB, plus the ids
-// (3 x MaxRequestField) and the Idempotency-Key in the order and its
-// key index. Orders per hour are bounded by what the store commits,
-// not by a rate: see RELIABILITY.md for the hourly figure.
+// The worst disk one account can fill with them, per free one-off order
+// it creates and cancels with a note at the cap (JSON bytes): the order
+// keeps the note 4 times (history note and params.note, next_step message
+// and params.note), 4 x 6 x MaxNote = 24 kB, plus about 1.2 kB of its own
+// and the Idempotency-Key twice (record, index): about 26 kB. Its two
+// events leave the outbox at fan-out; each leaves one signed body (the
+// order again: about 1.3 and 25 kB), stored once however many endpoints
+// get it, and one delivery record per endpoint: 2 x MaxWebhooksPerAccount
+// records of 0.3 kB, up to 5 kB each when the receiver fails every
+// attempt (20 kept). So 58 kB a cycle (158 kB with a failing receiver),
+// up to twice that in bbolt's half-full pages; orders stay, finished
+// deliveries and their bodies 30 days. Nothing bounds cycles per hour but
+// the store's commit rate (75 a second measured over one connection, no
+// rate limit on creates and cancels): see RELIABILITY.md.
 const (
 	// MaxNote caps a note or reason a person gives with a transition:
 	// a client's cancel note, an operator's note, a fail reason.

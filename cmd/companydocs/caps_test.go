@@ -63,7 +63,10 @@ func TestTextCapsOverHTTP(t *testing.T) {
 		ts.act(t, 200, "POST", operator+id+"/pay", op, nil)
 		return id
 	}
-	body := func(field, value string) string { b, _ := json.Marshal(map[string]string{field: value}); return string(b) }
+	body := func(field, value string) string {
+		b, _ := json.Marshal(map[string]string{field: value})
+		return string(b)
+	}
 	post := func(path, token, b string, headers ...string) func(*testing.T, int) (int, []byte) {
 		return func(t *testing.T, _ int) (int, []byte) { return ts.call(t, "POST", path, token, b, nil, headers...) }
 	}

@@ -129,6 +129,7 @@ func TestResourcesCappedCancelNotes(t *testing.T) {
 	tenCopies := int64(noteEndpoints * (a.createdBytes + a.cancelledBytes))
 	t.Logf("capped cancel notes: %d cycles; orders.db grew by %s (%s allocated), %s allocated a cycle; the created and cancelled order are %s and %s, ten copies of both %s; bound %s a cycle",
 		a.cycles, mb(after.size-before.size), mb(after.allocated-before.allocated), kb(perCycle), kb(int64(a.createdBytes)), kb(int64(a.cancelledBytes)), kb(tenCopies), kb(cycleBound(companydocs.MaxNote)))
+	t.Logf("capped cancel notes: at %s", a.perHour(perCycle))
 	if a.cancelledBytes > orderBaseBytes+noteCopyBytes {
 		t.Errorf("a cancelled order is %d bytes, over the %d cycleBound assumes", a.cancelledBytes, orderBaseBytes+noteCopyBytes)
 	}
@@ -148,7 +149,15 @@ type noteAttack struct {
 	refused        int // cancels with the note refused with 422
 	createdBytes   int // the JSON of a created order, as the create answered
 	cancelledBytes int // the JSON of a cancelled order, as the cancel answered
+	took           time.Duration
 	failures       string
+}
+
+// perHour is the disk the attack would fill in an hour at its pace,
+// cycle bytes a cycle: no rate limit bounds creates and cancels.
+func (a *noteAttack) perHour(cycle int64) string {
+	rate := float64(a.cycles) / a.took.Seconds()
+	return fmt.Sprintf("%.0f cycles/s, %.1f GiB an hour", rate, rate*3600*float64(cycle)/(1<<30))
 }
 
 // events is how many events the cycles made: created and cancelled.
@@ -168,6 +177,8 @@ func (a *noteAttack) fail(format string, args ...any) {
 // stop (the old code's file outgrows the bound within a few hundred).
 func (s *resourceServer) cancelCycles(t *testing.T, n int, note string, over func() bool) *noteAttack {
 	a := &noteAttack{}
+	began := time.Now()
+	defer func() { a.took = time.Since(began) }()
 	noteBody, _ := json.Marshal(map[string]string{"note": note})
 	var wg sync.WaitGroup
 	var stop sync.Once
