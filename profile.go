@@ -151,15 +151,15 @@ func DiscoveryID(lei LEI) string {
 	return "dc_" + strings.ToLower(profileIDEncoding.EncodeToString(sum[:12]))
 }
 
-// discoveryIDLength is the length of a DiscoveryID: "dc_" and 96 bits in
+// DiscoveryIDLength is the length of a DiscoveryID: "dc_" and 96 bits in
 // 20 unpadded base32 characters.
-const discoveryIDLength = 3 + 20
+const DiscoveryIDLength = 3 + 20
 
 // IsDiscoveryID reports whether id has the form DiscoveryID gives: "dc_"
 // and 20 lower-case base32 characters (a to z, 2 to 7).
 func IsDiscoveryID(id string) bool {
 	rest, ok := strings.CutPrefix(id, "dc_")
-	if !ok || len(id) != discoveryIDLength {
+	if !ok || len(id) != DiscoveryIDLength {
 		return false
 	}
 	for _, r := range rest {

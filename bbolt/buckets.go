@@ -32,12 +32,21 @@ var (
 	bucketWebhookDue        = []byte("webhook_due")        // endpoint id 0 next attempt (8 bytes) event id -> nothing: each endpoint's pending deliveries in due order
 )
 
+// The signed body of each event with deliveries, stored once however many
+// endpoints receive it, and how many deliveries refer to it: the last
+// delivery deleted deletes the body. Open moves the bodies of a database
+// written before these buckets out of its delivery records.
+var (
+	bucketWebhookBodies   = []byte("webhook_bodies")    // event id -> signed body
+	bucketWebhookBodyRefs = []byte("webhook_body_refs") // event id -> deliveries referring to the body (4 bytes)
+)
+
 // bucketAccountSessions indexes sessions by account, oldest first: key
 // account 0 created (8 bytes) sha256(token), no value. Open builds it for
 // a database written before it existed.
 var bucketAccountSessions = []byte("account_sessions")
 
-var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox, bucketWebhooks, bucketWebhookDeliveries, bucketWebhookPending, bucketWebhookDue}
+var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox, bucketWebhooks, bucketWebhookDeliveries, bucketWebhookPending, bucketWebhookDue, bucketWebhookBodies, bucketWebhookBodyRefs}
 
 // createBuckets creates the buckets a file lacks and builds the indexes
 // that files written before them lack.
@@ -45,6 +54,7 @@ func createBuckets(tx *bolt.Tx) error {
 	indexed := tx.Bucket(bucketAccountSessions) != nil
 	statusIndexed := tx.Bucket(bucketOrderStatus) != nil
 	dueIndexed := tx.Bucket(bucketWebhookDue) != nil
+	bodiesApart := tx.Bucket(bucketWebhookBodies) != nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("bucket %s: %w", name, err)
@@ -57,6 +67,11 @@ func createBuckets(tx *bolt.Tx) error {
 	}
 	if !dueIndexed {
 		if err := indexDueWebhooks(tx); err != nil {
+			return err
+		}
+	}
+	if !bodiesApart {
+		if err := moveDeliveryBodies(tx); err != nil {
 			return err
 		}
 	}
@@ -138,4 +153,77 @@ func dueKey(k, at []byte) []byte {
 
 func nanos(t time.Time) []byte {
 	return binary.BigEndian.AppendUint64(nil, uint64(t.UnixNano()))
+}
+
+// bodyMoveBatch is how many delivery records moveDeliveryBodies reads
+// before it writes them back: a bucket must not change under ForEach.
+const bodyMoveBatch = 1000
+
+// moveDeliveryBodies moves the signed body out of every delivery record
+// of a database written before bucketWebhookBodies: each event's body is
+// stored once, with a reference per delivery, and the records are
+// written back without it. The body's bytes are kept as they were
+// stored, so that its signature does not change.
+func moveDeliveryBodies(tx *bolt.Tx) error {
+	deliveries := tx.Bucket(bucketWebhookDeliveries)
+	var after []byte
+	for {
+		batch, err := deliveriesAfter(deliveries, after, bodyMoveBatch)
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		for _, d := range batch {
+			if err := moveBody(tx, d.key, &d.rec); err != nil {
+				return err
+			}
+		}
+		after = batch[len(batch)-1].key
+	}
+}
+
+type storedDelivery struct {
+	key []byte
+	rec ordering.DeliveryRecord
+}
+
+// deliveriesAfter decodes up to limit delivery records with keys above
+// after (nil for the first).
+func deliveriesAfter(b *bolt.Bucket, after []byte, limit int) ([]storedDelivery, error) {
+	var out []storedDelivery
+	c := b.Cursor()
+	k, v := c.First()
+	if after != nil {
+		if k, v = c.Seek(after); bytes.Equal(k, after) {
+			k, v = c.Next()
+		}
+	}
+	for ; k != nil && len(out) < limit; k, v = c.Next() {
+		d := storedDelivery{key: bytes.Clone(k)}
+		if err := json.Unmarshal(v, &d.rec); err != nil {
+			return nil, fmt.Errorf("decode delivery %q: %w", k, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// moveBody stores the record's body as its event's (or counts one more
+// reference to the one stored) and writes the record back without it.
+func moveBody(btx *bolt.Tx, k []byte, d *ordering.DeliveryRecord) error {
+	if len(d.Body) == 0 {
+		return fmt.Errorf("delivery %q carries no body", k)
+	}
+	t := &tx{tx: btx}
+	id := []byte(d.EventID)
+	refs := bodyRefs(t, id)
+	if refs == 0 {
+		if err := btx.Bucket(bucketWebhookBodies).Put(id, d.Body); err != nil {
+			return fmt.Errorf("store the body of event %s: %w", id, err)
+		}
+	}
+	if err := t.setBodyRefs(id, refs+1); err != nil {
+		return err
+	}
+	d.Body = nil
+	return putJSON(btx.Bucket(bucketWebhookDeliveries), k, d)
 }

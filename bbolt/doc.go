@@ -24,11 +24,15 @@
 // their indexes (per account, by status for the operator queue, the
 // Idempotency-Key per account, the open order per slot), document
 // references, the outbox, webhook endpoints, deliveries and their
-// schedule (pending, and each endpoint's due order). Keys built from
+// schedule (pending, and each endpoint's due order), and the signed body
+// of each event with deliveries, once, with the count of deliveries that
+// refer to it. Keys built from
 // several parts join them with a zero byte. Records are the ordering
 // types in JSON. Open builds the indexes a file written before them lacks
 // (session index, status index, due order) in the transaction that creates
-// their buckets.
+// their buckets, and moves the bodies out of the delivery records of a
+// file written when each carried its own; a file opened read-only is read
+// as it is.
 //
 // # Writes share commits
 //

@@ -1,6 +1,8 @@
 package bbolt
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -271,4 +273,152 @@ func TestEventAfterEmptiedOutbox(t *testing.T) {
 	case <-time.After(time.Minute): // a hang guard, not a timing check
 		t.Fatal("EventIDFloor did not return on an outbox emptied in the same transaction")
 	}
+}
+
+// TestOldFileMovesDeliveryBodies opens a file written when every
+// delivery record carried its own copy of the signed body. Read-only, it
+// is read as it is: it passes the check and copies into a new store with
+// one body per event. Opened for writing, Open moves the bodies out of
+// the records, one per event with a reference per delivery; the check
+// passes and every attempt carries the bytes it carried before.
+func TestOldFileMovesDeliveryBodies(t *testing.T) {
+	fx := realFixture(t)
+	path := filepath.Join(t.TempDir(), DatabaseFile)
+	s, err := openService(path, fx.profiles, shippedPlans(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.CreateAccount("acme", 3)
+	for i := range 3 {
+		if _, err := s.CreateWebhook(ctx, "acme", fmt.Sprintf("https://hooks.example/%d", i), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := s.CreateOrder(ctx, "acme", request(fx.live[0], "AD", "ad-single"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CancelOrder(ctx, "acme", o.ID, "<\u0000 \u2028 ä>"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.FanOutEvents(100); err != nil {
+		t.Fatal(err)
+	}
+	before := dueBodies(t, s.Orders)
+	s.Close()
+	inline := inlineBodies(t, path)
+
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.Check(); err != nil {
+		t.Errorf("check of the old file, read-only: %v", err)
+	}
+	copied, err := Open(filepath.Join(t.TempDir(), DatabaseFile), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ordering.Copy(ctx, ro, copied, nil); err != nil {
+		t.Fatalf("copy of the old file: %v", err)
+	}
+	ro.Close()
+	if err := copied.Check(); err != nil {
+		t.Errorf("check of its copy: %v", err)
+	}
+	copied.Close()
+
+	s, err = openService(path, fx.profiles, shippedPlans(t), nil)
+	if err != nil {
+		t.Fatalf("open the old file: %v", err)
+	}
+	defer s.Close()
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	after := dueBodies(t, s.Orders)
+	if len(after) != len(before) {
+		t.Fatalf("%d due attempts after the move, %d before", len(after), len(before))
+	}
+	for k, body := range before {
+		if string(after[k]) != string(body) {
+			t.Errorf("attempt %v carries %s after the move, %s before", k, after[k], body)
+		}
+	}
+	err = s.db.db.View(func(tx *bolt.Tx) error {
+		if n := tx.Bucket(bucketWebhookBodies).Stats().KeyN; n != 2 || len(inline) != 2 {
+			t.Errorf("%d bodies stored, want one per event (%d)", n, len(inline))
+		}
+		for id, body := range inline {
+			if got := tx.Bucket(bucketWebhookBodies).Get([]byte(id)); !bytes.Equal(got, body) {
+				t.Errorf("body of %s moved as %s, was %s", id, got, body)
+			}
+		}
+		return tx.Bucket(bucketWebhookDeliveries).ForEach(func(k, v []byte) error {
+			if strings.Contains(string(v), `"body"`) {
+				t.Errorf("delivery %q still carries its body", k)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dueBodies returns the body of each endpoint's first due attempt.
+func dueBodies(t *testing.T, s *ordering.Orders) map[[2]string][]byte {
+	t.Helper()
+	tasks, _, err := s.DueWebhooks(time.Now().Add(time.Hour), func(string) bool { return false }, 100)
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("due attempts: %d, %v", len(tasks), err)
+	}
+	out := map[[2]string][]byte{}
+	for _, tk := range tasks {
+		out[[2]string{tk.EndpointID, tk.EventID}] = tk.Body
+	}
+	return out
+}
+
+// inlineBodies turns a closed file into the layout written before bodies
+// were stored apart: each delivery record carries its event's body, and
+// the body buckets do not exist. It returns the bodies by event id.
+func inlineBodies(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	inline := map[string][]byte{}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		bodies, deliveries := tx.Bucket(bucketWebhookBodies), tx.Bucket(bucketWebhookDeliveries)
+		var old []storedDelivery
+		err := deliveries.ForEach(func(k, v []byte) error {
+			d := storedDelivery{key: bytes.Clone(k)}
+			if err := json.Unmarshal(v, &d.rec); err != nil {
+				return err
+			}
+			d.rec.Body = bytes.Clone(bodies.Get([]byte(d.rec.EventID)))
+			inline[d.rec.EventID] = d.rec.Body
+			old = append(old, d)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, d := range old {
+			if err := putJSON(deliveries, d.key, &d.rec); err != nil {
+				return err
+			}
+		}
+		if err := tx.DeleteBucket(bucketWebhookBodies); err != nil {
+			return err
+		}
+		return tx.DeleteBucket(bucketWebhookBodyRefs)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inline
 }

@@ -2,6 +2,7 @@ package bbolt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -201,7 +202,8 @@ func checkOrderIndexes(tx *bolt.Tx, orders map[string]string) error {
 }
 
 // checkWebhooks checks that every endpoint belongs to an account, every
-// delivery to an endpoint, and every pending entry to a pending delivery.
+// delivery to an endpoint, every pending entry to a pending delivery, and
+// that each stored body is counted with the deliveries that refer to it.
 func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 	endpoints := map[string]bool{}
 	err := forEach(tx, bucketWebhooks, func(k, v []byte) error {
@@ -218,6 +220,7 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 	if err != nil {
 		return err
 	}
+	refs := map[string]uint32{} // event id -> deliveries without a body of their own
 	err = forEach(tx, bucketWebhookDeliveries, func(k, v []byte) error {
 		var d ordering.DeliveryRecord
 		if err := json.Unmarshal(v, &d); err != nil {
@@ -226,9 +229,15 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 		if ep, id, _ := bytes.Cut(k, []byte{0}); !endpoints[string(ep)] || string(id) != d.EventID {
 			return fmt.Errorf("the delivery of event %q names a missing endpoint or another event", d.EventID)
 		}
+		if len(d.Body) == 0 {
+			refs[d.EventID]++
+		}
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := checkBodies(tx, refs); err != nil {
 		return err
 	}
 	err = forEach(tx, bucketWebhookPending, func(k, v []byte) error {
@@ -261,4 +270,34 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 // storedOrder reads an order an entry names; a missing one is an error.
 func storedOrder(btx *bolt.Tx, id string) (*ordering.OrderRecord, error) {
 	return (&tx{tx: btx}).mustOrder(id)
+}
+
+// checkBodies checks that every body has its count of references, which
+// is the number of deliveries of its event (refs), and that no delivery
+// refers to a body that is missing. A database written before bodies
+// were stored apart (opened read-only, not yet moved) has neither bucket,
+// and its deliveries carry their bodies.
+func checkBodies(tx *bolt.Tx, refs map[string]uint32) error {
+	err := forEach(tx, bucketWebhookBodyRefs, func(k, v []byte) error {
+		if len(v) != 4 || binary.BigEndian.Uint32(v) != refs[string(k)] {
+			return fmt.Errorf("the body is counted with %x references, and %d deliveries refer to it", v, refs[string(k)])
+		}
+		if b := tx.Bucket(bucketWebhookBodies); b == nil || b.Get(k) == nil {
+			return fmt.Errorf("the count names a body that is not stored")
+		}
+		delete(refs, string(k))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for id := range refs {
+		return fmt.Errorf("a delivery of event %q refers to a body that is not stored", id)
+	}
+	return forEach(tx, bucketWebhookBodies, func(k, _ []byte) error {
+		if b := tx.Bucket(bucketWebhookBodyRefs); b == nil || b.Get(k) == nil {
+			return fmt.Errorf("the body is stored without its count of references")
+		}
+		return nil
+	})
 }

@@ -46,9 +46,16 @@ func (t *tx) InsertWebhookEndpoint(rec *ordering.EndpointRecord) error {
 	return putJSON(t.write(bucketWebhooks), []byte(rec.ID), rec)
 }
 
-// DeleteWebhookEndpoint removes the endpoint, its deliveries and their
-// schedule.
+// DeleteWebhookEndpoint removes the endpoint, its deliveries (releasing
+// their bodies) and their schedule.
 func (t *tx) DeleteWebhookEndpoint(id string) error {
+	prefix := []byte(id + "\x00")
+	c := t.read(bucketWebhookDeliveries).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if err := t.releaseBody(k[len(prefix):]); err != nil {
+			return err
+		}
+	}
 	for _, name := range [][]byte{bucketWebhookDeliveries, bucketWebhookPending, bucketWebhookDue} {
 		if err := deletePrefix(t.write(name), []byte(id+"\x00")); err != nil {
 			return err
@@ -105,6 +112,9 @@ func (t *tx) PruneDeliveries(endpointID string, before time.Time, limit int) err
 		}
 		if err := t.write(bucketWebhookDeliveries).Delete(k); err != nil {
 			return fmt.Errorf("prune delivery %q: %w", k, err)
+		}
+		if err := t.releaseBody([]byte(d.EventID)); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -185,4 +195,63 @@ func (t *tx) earliestDue(now time.Time, busy func(string) bool) (due []ordering.
 		due = append(due, ordering.DueDelivery{EndpointID: string(ep), EventID: string(k[len(prefix)+8:]), At: at})
 	}
 	return due, next
+}
+
+// PutEventBody stores the body and its count of references.
+func (t *tx) PutEventBody(eventID string, body []byte, refs int) error {
+	id := []byte(eventID)
+	if refs <= 0 {
+		return fmt.Errorf("store the body of event %s with %d references", eventID, refs)
+	}
+	if t.read(bucketWebhookBodies).Get(id) != nil {
+		return ordering.ErrExists
+	}
+	bodies := t.write(bucketWebhookBodies)
+	bodies.FillPercent = 1 // ids grow: fill pages before they split
+	if err := bodies.Put(id, body); err != nil {
+		return fmt.Errorf("store the body of event %s: %w", eventID, err)
+	}
+	return t.setBodyRefs(id, uint32(refs))
+}
+
+// EventBody returns a copy of the event's body, or nil.
+func (t *tx) EventBody(eventID string) ([]byte, error) {
+	return bytes.Clone(t.read(bucketWebhookBodies).Get([]byte(eventID))), nil
+}
+
+// releaseBody drops a deleted delivery's reference to its event's body,
+// and the body with the last reference.
+func (t *tx) releaseBody(eventID []byte) error {
+	refs := bodyRefs(t, eventID)
+	switch {
+	case refs == 0:
+		return fmt.Errorf("a delivery of event %s refers to no stored body", eventID)
+	case refs > 1:
+		return t.setBodyRefs(eventID, refs-1)
+	}
+	if err := t.write(bucketWebhookBodyRefs).Delete(eventID); err != nil {
+		return fmt.Errorf("release the body of event %s: %w", eventID, err)
+	}
+	if err := t.write(bucketWebhookBodies).Delete(eventID); err != nil {
+		return fmt.Errorf("delete the body of event %s: %w", eventID, err)
+	}
+	return nil
+}
+
+// bodyRefs returns how many deliveries refer to the event's body (0 when
+// none is stored).
+func bodyRefs(t *tx, eventID []byte) uint32 {
+	if v := t.read(bucketWebhookBodyRefs).Get(eventID); len(v) == 4 {
+		return binary.BigEndian.Uint32(v)
+	}
+	return 0
+}
+
+func (t *tx) setBodyRefs(eventID []byte, refs uint32) error {
+	refsBucket := t.write(bucketWebhookBodyRefs)
+	refsBucket.FillPercent = 1
+	if err := refsBucket.Put(eventID, binary.BigEndian.AppendUint32(nil, refs)); err != nil {
+		return fmt.Errorf("count the references to the body of event %s: %w", eventID, err)
+	}
+	return nil
 }

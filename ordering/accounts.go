@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"time"
@@ -27,7 +28,7 @@ const DemoAccount = "demo"
 // DemoCredits is the balance the demo account starts with.
 const DemoCredits = 100
 
-var accountNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
+var accountNamePattern = regexp.MustCompile(fmt.Sprintf(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,%d}$`, companydocs.MaxAccountName-1))
 
 // Account is a client of the service as operators see it. The API key is
 // not part of it: only its hash is stored.
@@ -58,8 +59,11 @@ func (s *Accounts) CreateAccountWithRole(name, role string, credits int64) (apiK
 	if role != companydocs.RoleClient && role != companydocs.RoleOperator {
 		return "", companydocs.Errorf(companydocs.EVALIDATION, "Role %q is not valid: use %q or %q.", role, companydocs.RoleClient, companydocs.RoleOperator)
 	}
+	if err := companydocs.CheckLength("name", name, companydocs.MaxAccountName); err != nil {
+		return "", err // before the name is repeated in a sentence
+	}
 	if !accountNamePattern.MatchString(name) {
-		return "", companydocs.Errorf(companydocs.EVALIDATION, "Account name %q is not valid: use 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit.", name)
+		return "", companydocs.Errorf(companydocs.EVALIDATION, "Account name %q is not valid: use 1 to %d letters, digits, '.', '_', '@' or '-', starting with a letter or digit.", name, companydocs.MaxAccountName)
 	}
 	if credits < 0 {
 		return "", companydocs.Errorf(companydocs.EVALIDATION, "Starting credits must not be negative.")

@@ -316,24 +316,59 @@ func copyEvents(src, dst Tx) error {
 	})
 }
 
+// copyWebhooks copies the endpoints, then the body of each event with
+// deliveries (once, counting the deliveries that refer to it), then the
+// deliveries.
 func copyWebhooks(src, dst Tx) error {
 	endpoints, err := src.WebhookEndpoints("")
 	if err != nil {
 		return err
 	}
+	deliveries := make([][]DeliveryRecord, len(endpoints))
 	for i := range endpoints {
 		ep := &endpoints[i]
 		if err := dst.InsertWebhookEndpoint(ep); err != nil {
 			return fmt.Errorf("copy webhook endpoint %s: %w", ep.ID, err)
 		}
-		list, err := src.RecentDeliveries(ep.ID, allDeliveries)
-		if err != nil {
+		if deliveries[i], err = src.RecentDeliveries(ep.ID, allDeliveries); err != nil {
 			return err
 		}
-		for j := range list {
-			if err := copyDelivery(dst, ep.ID, &list[j]); err != nil {
+	}
+	if err := copyBodies(src, dst, deliveries); err != nil {
+		return err
+	}
+	for i := range endpoints {
+		for j := range deliveries[i] {
+			d := &deliveries[i][j]
+			d.Body = nil // stored once, above
+			if err := copyDelivery(dst, endpoints[i].ID, d); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// copyBodies stores the body of each event the deliveries name, with as
+// many references as deliveries name it: the source's stored body, or
+// the one an old delivery record carries itself.
+func copyBodies(src, dst Tx, deliveries [][]DeliveryRecord) error {
+	refs, first := map[string]int{}, map[string]*DeliveryRecord{}
+	for i := range deliveries {
+		for j := range deliveries[i] {
+			d := &deliveries[i][j]
+			if refs[d.EventID]++; first[d.EventID] == nil || len(d.Body) > 0 {
+				first[d.EventID] = d
+			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(refs)) {
+		body, err := deliveryBody(src, first[id])
+		if err != nil {
+			return fmt.Errorf("copy webhook body: %w", err)
+		}
+		if err := dst.PutEventBody(id, body, refs[id]); err != nil {
+			return fmt.Errorf("copy the webhook body of event %s: %w", id, err)
 		}
 	}
 	return nil

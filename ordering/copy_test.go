@@ -116,6 +116,7 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 	} else if pdf, _ := io.ReadAll(r); !bytes.Equal(pdf, testPDF) {
 		t.Errorf("the copy's document of %s differs from the delivered one", delivered)
 	}
+	checkCopiedBodies(t, s.store, orders)
 	before, _, _ := s.List(ctx, acct, "", "", 100)
 	after, _, err := orders.List(ctx, acct, "", "", 100)
 	if err != nil || !reflect.DeepEqual(jsonOf(t, before), jsonOf(t, after)) {
@@ -151,5 +152,24 @@ func moveDocumentFiles(t *testing.T, s *service, docs documentStore) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkCopiedBodies: the copy's due deliveries carry the bodies the
+// source stored for their events, byte for byte.
+func checkCopiedBodies(t *testing.T, src Store, copied *Orders) {
+	t.Helper()
+	tasks, _, err := copied.DueWebhooks(time.Now().Add(time.Hour), func(string) bool { return false }, 100)
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("the copy's due deliveries: %d, %v", len(tasks), err)
+	}
+	for _, tk := range tasks {
+		var want []byte
+		if err := src.View(ctx, func(tx Tx) (err error) { want, err = tx.EventBody(tk.EventID); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(tk.Body, want) {
+			t.Errorf("the copy sends %s for %s, the source stored %s", tk.Body, tk.EventID, want)
+		}
 	}
 }

@@ -37,8 +37,9 @@
 //     layer rejects unknown fields and names them, so that a misspelt
 //     "companyProfileId" is not silently read as "no company"), a missing
 //     document_type or one that is not a register document type (AD, CD,
-//     HD, DK, SI, UT, VÖ), a missing plan_id, any field over 200 bytes, an
-//     Idempotency-Key over 255 bytes or with non-printable characters.
+//     HD, DK, SI, UT, VÖ), a missing plan_id, any field over its cap
+//     (companydocs.MaxRequestField, DiscoveryIDLength), an Idempotency-Key
+//     over companydocs.MaxIdempotencyKey or with non-printable characters.
 //   - Blockers (Preview: ordering_eligible false with the Blocker* codes;
 //     CreateOrder: an error): company_profile_id missing or unknown,
 //     company not verified, removed, document not held by the register
@@ -195,10 +196,12 @@
 // Options.CheckWebhookURL (package webhook, wired by cmd/companydocs).
 //
 // The webhook dispatcher uses FanOutEvents: one write transaction claims
-// outbox events, writes one delivery per matching endpoint (per endpoint
-// and event, with the signed body {"type","timestamp","data"} fixed once,
-// so every retry sends the same bytes) plus its due time (the event's
-// time), and deletes the events (claimed, so that two nodes never fan one
+// outbox events, writes the signed body {"type","timestamp","data"} of
+// each once (WebhookTx.PutEventBody: fixed once, so every retry to every
+// endpoint sends the same bytes, and stored once, not once per endpoint,
+// counted with the deliveries that refer to it), one delivery per
+// matching endpoint plus its due time (the event's time), and deletes
+// the events (claimed, so that two nodes never fan one
 // event out twice); a kill leaves either the event or its deliveries,
 // never both nor neither. DueWebhooks claims at most one due delivery per
 // endpoint that is not busy, oldest due first, then by event id (a store
@@ -208,5 +211,13 @@
 // be overtaken by a later event of the same order. RecordWebhookAttempt
 // appends the attempt (the last 20 are kept) and sets pending with the
 // next time, delivered or failed. DeleteWebhook drops the endpoint's
-// deliveries with it.
+// deliveries with it; a body goes with the last delivery referring to it.
+//
+// # Caps
+//
+// Every text a client or operator writes that is stored has one cap in
+// the root package (limits.go: notes and reasons, account names, webhook
+// url and description, the Idempotency-Key, the ids of an order request),
+// checked by companydocs.CheckLength before anything is written; so are
+// the counts per account (MaxWebhooksPerAccount, MaxSessionsPerAccount).
 package ordering

@@ -163,6 +163,9 @@ func (s *Orders) CancelOrder(ctx context.Context, account, id, note string) (*co
 	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
 		return nil, err
 	}
+	if err := companydocs.CheckLength("note", note, companydocs.MaxNote); err != nil {
+		return nil, err
+	}
 	return s.change(ctx, account, id, companydocs.OrderStatusCancelled, companydocs.ActorClient, noteOr(note, HistoryCancelledByClient, noteClientCancel), nil)
 }
 
@@ -192,10 +195,14 @@ func (s *Orders) OperatorAction(ctx context.Context, operator, id, action, note 
 	if !ok {
 		return nil, fmt.Errorf("unknown operator action %q", action)
 	}
-	note = strings.TrimSpace(note)
-	if len(note) > maxNote {
-		return nil, companydocs.Errorf(companydocs.EVALIDATION, "The note is longer than %d bytes.", maxNote)
+	field := "note"
+	if action == ActionFail {
+		field = "reason"
 	}
+	if err := companydocs.CheckLength(field, note, companydocs.MaxNote); err != nil {
+		return nil, err
+	}
+	note = strings.TrimSpace(note)
 	if action == ActionFail && note == "" {
 		return nil, companydocs.Errorf(companydocs.EVALIDATION, "Field \"reason\" is required: say why the order failed, the client reads it.")
 	}
@@ -207,9 +214,6 @@ func (s *Orders) OperatorAction(ctx context.Context, operator, id, action, note 
 	d := defaults[action]
 	return s.change(ctx, "", id, to, companydocs.ActorOperator, noteOr(note, d.code, d.text), nil)
 }
-
-// maxNote bounds a note or reason.
-const maxNote = 1000
 
 // The notes the service writes into the history when none is given. A
 // next step's params leave them out: a client says the step in its own

@@ -10,9 +10,6 @@ import (
 	"companydocs"
 )
 
-// maxIdempotencyKey bounds the Idempotency-Key header.
-const maxIdempotencyKey = 255
-
 // OrderRecord is the stored form of an order, with the fields that never
 // leave the service.
 type OrderRecord struct {
@@ -346,8 +343,8 @@ func duplicate(tx Tx, id, format string) error {
 }
 
 func validateIdempotencyKey(k string) error {
-	if len(k) > maxIdempotencyKey {
-		return companydocs.Errorf(companydocs.EVALIDATION, "The Idempotency-Key header is longer than %d bytes.", maxIdempotencyKey)
+	if err := companydocs.CheckHeaderLength("Idempotency-Key", k, companydocs.MaxIdempotencyKey); err != nil {
+		return err
 	}
 	for i := 0; i < len(k); i++ {
 		if k[i] < 0x20 || k[i] > 0x7e {

@@ -27,9 +27,6 @@ const (
 	BlockerOpenOrderExists      = "duplicate_order"
 )
 
-// maxFieldLength bounds every string field of a request.
-const maxFieldLength = 200
-
 // assessment is what the gate found out about a request before touching
 // the account: the plan, the profile and the blockers in the order the
 // client should fix them.
@@ -91,14 +88,17 @@ func (a *assessment) preview(req companydocs.OrderRequest) *companydocs.Preview 
 // validateRequest rejects what is malformed rather than not orderable: a
 // missing or unknown document type, a missing plan id, overlong fields.
 func validateRequest(req *companydocs.OrderRequest) error {
-	for _, f := range []struct{ name, value string }{
-		{"company_profile_id", req.CompanyProfileID},
-		{"discovery_candidate_id", req.DiscoveryCandidateID},
-		{"document_type", string(req.DocumentType)},
-		{"plan_id", req.PlanID},
+	for _, f := range []struct {
+		name, value string
+		limit       int
+	}{
+		{"company_profile_id", req.CompanyProfileID, companydocs.MaxRequestField},
+		{"discovery_candidate_id", req.DiscoveryCandidateID, companydocs.DiscoveryIDLength},
+		{"document_type", string(req.DocumentType), companydocs.MaxRequestField},
+		{"plan_id", req.PlanID, companydocs.MaxRequestField},
 	} {
-		if len(f.value) > maxFieldLength {
-			return companydocs.Errorf(companydocs.EVALIDATION, "Field %q is longer than %d bytes.", f.name, maxFieldLength)
+		if err := companydocs.CheckLength(f.name, f.value, f.limit); err != nil {
+			return err
 		}
 	}
 	switch {

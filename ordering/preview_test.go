@@ -98,7 +98,7 @@ func testPreviewRejectsMalformedRequests(t *testing.T) {
 	fx := realFixture(t)
 	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
 	acct := MustAccount(t, s, "acme", 0)
-	long := string(make([]byte, maxFieldLength+1))
+	long := string(make([]byte, companydocs.MaxRequestField+1))
 	for name, req := range map[string]companydocs.OrderRequest{
 		"document type missing":       {CompanyProfileID: fx.live[0].ID, PlanID: "ad-single"},
 		"document type unknown":       {CompanyProfileID: fx.live[0].ID, DocumentType: "XY", PlanID: "ad-single"},

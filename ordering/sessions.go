@@ -115,13 +115,10 @@ func getSession(tx Tx, hash [32]byte) (*SessionRecord, error) {
 	return rec, err
 }
 
-// maxSessionsPerAccount bounds the sessions one account keeps. A client
-// needs one session per process and renews it once per TTL, so 100 leaves
-// room for a fleet of workers on one key; a client that creates a session
-// per request, or a leaked key run in a loop, ends its own oldest sessions
-// instead of growing orders.db. Expired and revoked sessions not yet swept
-// count too, and being the oldest they are the first to go.
-const maxSessionsPerAccount = 100
+// maxSessionsPerAccount is companydocs.MaxSessionsPerAccount. Expired and
+// revoked sessions not yet swept count too, and being the oldest they are
+// the first to go.
+const maxSessionsPerAccount = companydocs.MaxSessionsPerAccount
 
 // capSessions deletes the oldest sessions of an account beyond
 // maxSessionsPerAccount and returns their hashes.

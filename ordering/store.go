@@ -215,7 +215,12 @@ type OutboxTx interface {
 }
 
 // WebhookTx holds webhook endpoints, one delivery per event and endpoint,
-// and the schedule of the pending deliveries.
+// the schedule of the pending deliveries, and the signed body of each
+// event that has deliveries, stored once however many endpoints receive
+// it. A body lives as long as a delivery refers to it: the deliveries of
+// an event count their references (PutEventBody), each delivery deleted
+// (PruneDeliveries, DeleteWebhookEndpoint) releases its own, and the
+// last one deletes the body.
 type WebhookTx interface {
 	// WebhookEndpoint returns the endpoint with the id, or nil.
 	WebhookEndpoint(id string) (*EndpointRecord, error)
@@ -226,8 +231,16 @@ type WebhookTx interface {
 	// is taken.
 	InsertWebhookEndpoint(rec *EndpointRecord) error
 	// DeleteWebhookEndpoint removes the endpoint with its deliveries and
-	// their schedule; an unknown id is not an error.
+	// their schedule, releasing their bodies; an unknown id is not an
+	// error.
 	DeleteWebhookEndpoint(id string) error
+	// PutEventBody stores the signed body of the event's deliveries,
+	// which refs > 0 deliveries (one per endpoint) refer to: ErrExists
+	// when the event has one. It is stored before its deliveries.
+	PutEventBody(eventID string, body []byte, refs int) error
+	// EventBody returns the signed body of the event's deliveries, or nil
+	// when none is stored.
+	EventBody(eventID string) ([]byte, error)
 	// Delivery returns the delivery of the event to the endpoint, or nil.
 	Delivery(endpointID, eventID string) (*DeliveryRecord, error)
 	// PutDelivery stores the delivery of an event to an endpoint, new or
@@ -238,7 +251,8 @@ type WebhookTx interface {
 	RecentDeliveries(endpointID string, limit int) ([]DeliveryRecord, error)
 	// PruneDeliveries deletes up to limit of the endpoint's oldest
 	// deliveries (by event id) that are no longer pending and were created
-	// before before; it stops at the first one that is pending or newer.
+	// before before, releasing their bodies; it stops at the first one
+	// that is pending or newer.
 	PruneDeliveries(endpointID string, before time.Time, limit int) error
 	// ScheduleDelivery sets when the pending delivery is tried next,
 	// replacing the time it had.

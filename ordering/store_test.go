@@ -484,7 +484,10 @@ func testStoreWebhooks(t *testing.T) {
 		}
 		for i, ep := range []string{"wh_a", "wh_a", "wh_a", "wh_b"} {
 			ev := fmt.Sprintf("evt_%026d", i+1)
-			d := DeliveryRecord{Body: []byte(`{}`), WebhookDelivery: companydocs.WebhookDelivery{EventID: ev, OrderID: "ord_x", State: companydocs.DeliveryPending, CreatedAt: now.Add(-60 * 24 * time.Hour)}}
+			if err := tx.PutEventBody(ev, []byte(`{}`), 1); err != nil {
+				return err
+			}
+			d := DeliveryRecord{WebhookDelivery: companydocs.WebhookDelivery{EventID: ev, OrderID: "ord_x", State: companydocs.DeliveryPending, CreatedAt: now.Add(-60 * 24 * time.Hour)}}
 			if err := tx.PutDelivery(ep, &d); err != nil {
 				return err
 			}
@@ -546,4 +549,60 @@ func testStoreWebhooks(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestStoreWebhookBodies: an event's body is stored once for all its
+// deliveries, read back byte for byte, and deleted with the last delivery
+// that refers to it, whether pruned or deleted with its endpoint.
+func TestStoreWebhookBodies(t *testing.T) { forEachStore(t, testStoreWebhookBodies) }
+
+func testStoreWebhookBodies(t *testing.T) {
+	st := mustStore(t)
+	seedAccounts(t, st, "acme")
+	seedOrders(t, st, "acme", "ord_x")
+	now := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
+	shared, alone := "evt_00000000000000000000000001", "evt_00000000000000000000000002"
+	body := []byte(`{"type":"order.created","data":{"note":"<\u0000 \u2028 ä>"}}`)
+	update(t, st, func(tx Tx) error {
+		for _, id := range []string{"wh_a", "wh_b"} {
+			if err := tx.InsertWebhookEndpoint(&EndpointRecord{Account: "acme", WebhookEndpoint: companydocs.WebhookEndpoint{ID: id, URL: "https://a.example", Secret: "whsec_a"}}); err != nil {
+				return err
+			}
+		}
+		if err := tx.PutEventBody(shared, body, 2); err != nil {
+			return err
+		}
+		if err := tx.PutEventBody(alone, []byte(`{}`), 1); err != nil {
+			return err
+		}
+		for _, d := range []struct{ ep, ev string }{{"wh_a", shared}, {"wh_b", shared}, {"wh_b", alone}} {
+			rec := DeliveryRecord{WebhookDelivery: companydocs.WebhookDelivery{EventID: d.ev, OrderID: "ord_x", State: companydocs.DeliveryDelivered, CreatedAt: now.Add(-60 * 24 * time.Hour)}}
+			if err := tx.PutDelivery(d.ep, &rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := st.Update(ctx, func(tx Tx) error { return tx.PutEventBody(shared, body, 1) }); !errors.Is(err, ErrExists) {
+		t.Errorf("a second body for one event: %v, want ErrExists", err)
+	}
+	stored := func(ev string) []byte {
+		var got []byte
+		view(t, st, func(tx Tx) (err error) {
+			got, err = tx.EventBody(ev)
+			return err
+		})
+		return got
+	}
+	if got := stored(shared); string(got) != string(body) {
+		t.Errorf("body read back as %s, want the bytes stored: %s", got, body)
+	}
+	update(t, st, func(tx Tx) error { return tx.PruneDeliveries("wh_a", now, 10) })
+	if got := stored(shared); string(got) != string(body) {
+		t.Errorf("after one of two deliveries is pruned the body is %q, want it kept", got)
+	}
+	update(t, st, func(tx Tx) error { return tx.DeleteWebhookEndpoint("wh_b") })
+	if got, other := stored(shared), stored(alone); got != nil || other != nil {
+		t.Errorf("after the last deliveries went with their endpoint the bodies are %q and %q, want none", got, other)
+	}
 }

@@ -14,11 +14,8 @@ import (
 
 // Limits of webhook endpoints.
 const (
-	// MaxWebhooksPerAccount caps the endpoints of one account, so that no
-	// account multiplies the deliveries of every event.
-	MaxWebhooksPerAccount = 10
-	maxWebhookURL         = 2000
-	maxWebhookDescription = 200
+	// MaxWebhooksPerAccount is companydocs.MaxWebhooksPerAccount.
+	MaxWebhooksPerAccount = companydocs.MaxWebhooksPerAccount
 	// webhookSecretBytes is the key size: 32 random bytes (Standard
 	// Webhooks asks for 24 to 64).
 	webhookSecretBytes = 32
@@ -46,11 +43,16 @@ type EndpointRecord struct {
 	AllAccounts bool `json:"all_accounts,omitempty"`
 }
 
-// DeliveryRecord is one event at one endpoint; Body is the signed
-// request body, the same on every retry.
+// DeliveryRecord is one event at one endpoint. Its signed request body,
+// the same on every retry and at every endpoint, is stored once per event
+// (WebhookTx.PutEventBody).
 type DeliveryRecord struct {
 	companydocs.WebhookDelivery
-	Body json.RawMessage `json:"body"`
+	// Body is set only in a record stored before bodies were kept once
+	// per event, as a bbolt file opened read-only still holds them
+	// (opened for writing, the store moves them; PostgreSQL's migration
+	// 00004 does). New records leave it out.
+	Body json.RawMessage `json:"body,omitempty"`
 }
 
 // webhookBody is the Standard Webhooks payload shape: type, timestamp and
@@ -71,8 +73,8 @@ func (s *Orders) CreateWebhook(ctx context.Context, account, rawURL, description
 	if err := s.checkWebhookURL(ctx, rawURL); err != nil {
 		return nil, err
 	}
-	if len(description) > maxWebhookDescription {
-		return nil, companydocs.Errorf(companydocs.EVALIDATION, "The description is longer than %d bytes.", maxWebhookDescription)
+	if err := companydocs.CheckLength("description", description, companydocs.MaxWebhookDescription); err != nil {
+		return nil, err
 	}
 	var key [webhookSecretBytes]byte
 	rand.Read(key[:])
@@ -103,12 +105,13 @@ func (s *Orders) CreateWebhook(ctx context.Context, account, rawURL, description
 // checkWebhookURL checks the shape here and the network rules (scheme,
 // addresses) through Options.CheckWebhookURL.
 func (s *Orders) checkWebhookURL(ctx context.Context, rawURL string) error {
+	if err := companydocs.CheckLength("url", rawURL, companydocs.MaxWebhookURL); err != nil {
+		return err
+	}
 	u, err := url.Parse(rawURL)
 	switch {
 	case rawURL == "":
 		return companydocs.Errorf(companydocs.EVALIDATION, "The field \"url\" is required: the https URL that receives the events.")
-	case len(rawURL) > maxWebhookURL:
-		return companydocs.Errorf(companydocs.EVALIDATION, "The url is longer than %d bytes.", maxWebhookURL)
 	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		return companydocs.Errorf(companydocs.EVALIDATION, "The url %q is not an absolute http(s) URL.", rawURL)
 	case u.User != nil:
@@ -227,23 +230,33 @@ func (s *Orders) outboxEmpty() (bool, error) {
 	return len(first) == 0, err
 }
 
-// fanOut writes the deliveries of one event, due at once.
+// fanOut writes the deliveries of one event, due at once, and the body
+// they share.
 func fanOut(tx Tx, endpoints []EndpointRecord, e *Event) error {
+	var receivers []string
+	for _, ep := range endpoints {
+		if ep.AllAccounts || ep.Account == e.Account {
+			receivers = append(receivers, ep.ID)
+		}
+	}
+	if len(receivers) == 0 {
+		return nil
+	}
 	body, err := json.Marshal(webhookBody{Type: e.Type, Timestamp: e.At, Data: e.Payload})
 	if err != nil {
 		return fmt.Errorf("encode webhook body of %s: %w", e.ID, err)
 	}
-	for _, ep := range endpoints {
-		if !ep.AllAccounts && ep.Account != e.Account {
-			continue
-		}
+	if err := tx.PutEventBody(e.ID, body, len(receivers)); err != nil {
+		return fmt.Errorf("store webhook body of %s: %w", e.ID, err)
+	}
+	for _, id := range receivers {
 		next := e.At
-		d := DeliveryRecord{Body: body, WebhookDelivery: companydocs.WebhookDelivery{EventID: e.ID, EventType: e.Type,
+		d := DeliveryRecord{WebhookDelivery: companydocs.WebhookDelivery{EventID: e.ID, EventType: e.Type,
 			OrderID: e.OrderID, State: companydocs.DeliveryPending, CreatedAt: e.At, NextAttempt: &next, Attempts: []companydocs.WebhookAttempt{}}}
-		if err := tx.PutDelivery(ep.ID, &d); err != nil {
+		if err := tx.PutDelivery(id, &d); err != nil {
 			return err
 		}
-		if err := tx.ScheduleDelivery(ep.ID, e.ID, next); err != nil {
+		if err := tx.ScheduleDelivery(id, e.ID, next); err != nil {
 			return err
 		}
 	}
@@ -287,8 +300,25 @@ func task(tx Tx, due DueDelivery) (companydocs.WebhookTask, error) {
 	if ep == nil || d == nil {
 		return companydocs.WebhookTask{}, fmt.Errorf("scheduled delivery %s of event %s is missing", due.EndpointID, due.EventID)
 	}
+	body, err := deliveryBody(tx, d)
+	if err != nil {
+		return companydocs.WebhookTask{}, err
+	}
 	return companydocs.WebhookTask{EndpointID: ep.ID, URL: ep.URL, Secret: ep.Secret, EventID: d.EventID,
-		Body: d.Body, Attempt: attemptsMade(d) + 1, CreatedAt: d.CreatedAt}, nil
+		Body: body, Attempt: attemptsMade(d) + 1, CreatedAt: d.CreatedAt}, nil
+}
+
+// deliveryBody returns the signed body of a delivery: its event's, or
+// the one an old record carries itself.
+func deliveryBody(tx Tx, d *DeliveryRecord) ([]byte, error) {
+	if len(d.Body) > 0 {
+		return d.Body, nil
+	}
+	body, err := tx.EventBody(d.EventID)
+	if err == nil && body == nil {
+		err = fmt.Errorf("the body of event %s, which a delivery refers to, is missing", d.EventID)
+	}
+	return body, err
 }
 
 func attemptsMade(d *DeliveryRecord) int {

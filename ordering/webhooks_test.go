@@ -1,6 +1,8 @@
 package ordering
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -184,4 +186,93 @@ func testDueOrderWithABacklog(t *testing.T) {
 	if next.Sub(retry).Abs() > time.Microsecond {
 		t.Errorf("next due %v, want the retry at %v", next, retry)
 	}
+}
+
+// TestWebhookBodyStoredOnce: fan-out stores each event's signed body once
+// however many endpoints receive it; every endpoint's attempt carries
+// exactly the bytes the body always had (type, timestamp, the order as
+// GET shows it), and the body goes with the last delivery of its event.
+func TestWebhookBodyStoredOnce(t *testing.T) { forEachStore(t, testWebhookBodyStoredOnce) }
+
+func testWebhookBodyStoredOnce(t *testing.T) {
+	s, fx, acct, op := lifecycleService(t)
+	var endpoints []string
+	for i := range 3 {
+		ep, err := s.CreateWebhook(ctx, acct, fmt.Sprintf("https://hooks.example/%d", i), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		endpoints = append(endpoints, ep.ID)
+	}
+	ops, _ := s.CreateWebhook(ctx, op, "https://hooks.example/ops", "")
+	endpoints = append(endpoints, ops.ID)
+	o, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "ad-single"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CancelOrder(ctx, acct, o.ID, strings.Repeat("<ä\u2028", companydocs.MaxNote/3)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{}
+	for _, e := range storedEvents(t, s) {
+		want[e.ID], _ = json.Marshal(webhookBody{Type: e.Type, Timestamp: e.At, Data: e.Payload})
+	}
+	if n, err := s.FanOutEvents(100); n != 2 || err != nil {
+		t.Fatalf("fan-out took %d events (%v), want created and cancelled", n, err)
+	}
+	view := func(fn func(tx Tx) error) {
+		if err := s.store.View(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view(func(tx Tx) error {
+		for id, body := range want {
+			got, err := tx.EventBody(id)
+			if err != nil || !bytes.Equal(got, body) {
+				t.Errorf("stored body of %s: %s (%v), want %s", id, got, err, body)
+			}
+			for _, ep := range endpoints {
+				if d, _ := tx.Delivery(ep, id); d == nil || len(d.Body) != 0 {
+					t.Errorf("delivery of %s to %s: %+v, want one without a body of its own", id, ep, d)
+				}
+			}
+		}
+		return nil
+	})
+	sent := 0
+	for range 2 {
+		tasks, _, err := s.DueWebhooks(time.Now(), func(string) bool { return false }, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range tasks {
+			if !bytes.Equal(tk.Body, want[tk.EventID]) {
+				t.Errorf("attempt at %s of %s carries %s, want %s", tk.EndpointID, tk.EventID, tk.Body, want[tk.EventID])
+			}
+			sent++
+			s.RecordWebhookAttempt(companydocs.WebhookResult{EndpointID: tk.EndpointID, EventID: tk.EventID,
+				Attempt: companydocs.WebhookAttempt{Attempt: 1, At: time.Now(), StatusCode: 204}, State: companydocs.DeliveryDelivered})
+		}
+	}
+	if sent != 2*len(endpoints) {
+		t.Errorf("%d attempts, want 2 events x %d endpoints", sent, len(endpoints))
+	}
+	mustCheck(t, s)
+	for _, ep := range endpoints[:3] {
+		if err := s.DeleteWebhook(ctx, acct, ep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteWebhook(ctx, op, ops.ID); err != nil {
+		t.Fatal(err)
+	}
+	view(func(tx Tx) error {
+		for id := range want {
+			if got, err := tx.EventBody(id); got != nil || err != nil {
+				t.Errorf("body of %s after its last delivery went: %s (%v), want none", id, got, err)
+			}
+		}
+		return nil
+	})
+	mustCheck(t, s)
 }

@@ -31,6 +31,11 @@ var checks = []struct{ what, sql string }{
 			WHERE o.account <> k.account OR o.idempotency_key IS DISTINCT FROM k.key`},
 	{"an event names an order of another account",
 		`SELECT e.id FROM outbox e JOIN orders o ON o.id = e.order_id WHERE o.account <> e.account`},
+	{"a webhook body is counted with another number of references than it has deliveries",
+		`SELECT b.event_id FROM webhook_bodies b
+			WHERE b.refs <> (SELECT count(*) FROM webhook_deliveries d WHERE d.event_id = b.event_id)`},
+	{"a delivery record carries its own body",
+		`SELECT event_id FROM webhook_deliveries WHERE strpos(record::text, ',"body":') > 0`},
 	{"a delivery that is no longer pending is scheduled",
 		`SELECT event_id FROM webhook_deliveries WHERE scheduled_at IS NOT NULL AND state <> 'pending'`},
 	{"an order refers to a document that is not stored",

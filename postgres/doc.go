@@ -78,7 +78,9 @@
 // # Records
 //
 // Orders and webhook deliveries keep the record the rules wrote (json,
-// its bytes as written, times to the nanosecond) beside the columns that
+// its bytes as written, times to the nanosecond; a delivery's signed body
+// is kept once per event in webhook_bodies, migration 00004) beside the
+// columns that
 // constraints, indexes and queries need, derived from it in one place
 // (orderColumns, PutDelivery); Check compares them. Accounts, sessions,
 // endpoints and events are plain columns; their times are kept to the

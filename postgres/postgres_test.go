@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"testing"
@@ -28,8 +29,8 @@ func TestMigrationsApplyOnAnEmptyDatabaseAndAgain(t *testing.T) {
 		}
 		applied := countApplied(t, db)
 		db.Close()
-		if applied != SchemaVersion() {
-			t.Fatalf("open %d: %d versions recorded, want %d (one each)", i+1, applied, SchemaVersion())
+		if applied != migrationFiles(t) {
+			t.Fatalf("open %d: %d versions recorded, want %d (one each)", i+1, applied, migrationFiles(t))
 		}
 	}
 }
@@ -51,8 +52,8 @@ func TestConcurrentOpensApplyTheSchemaOnce(t *testing.T) {
 		}
 		defer dbs[i].Close()
 	}
-	if applied := countApplied(t, dbs[0]); applied != SchemaVersion() {
-		t.Fatalf("%d versions recorded after two concurrent opens, want %d", applied, SchemaVersion())
+	if applied := countApplied(t, dbs[0]); applied != migrationFiles(t) {
+		t.Fatalf("%d versions recorded after two concurrent opens, want %d", applied, migrationFiles(t))
 	}
 }
 
@@ -78,6 +79,17 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(companydocs.ErrorMessage(err), want) {
 		t.Fatalf("open of a newer schema: %v; want a refusal saying %q", err, want)
 	}
+}
+
+// migrationFiles counts the migrations this binary has (versions may
+// skip a number).
+func migrationFiles(t *testing.T) int64 {
+	t.Helper()
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("migrations: %v, %v", files, err)
+	}
+	return int64(len(files))
 }
 
 func countApplied(t *testing.T, db *DB) int64 {

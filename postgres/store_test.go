@@ -286,7 +286,10 @@ func scheduleDeliveries(t *testing.T, db *DB, endpoints, perEndpoint int) {
 			}
 			for d := range perEndpoint {
 				ev := fmt.Sprintf("evt_%d_%d", e, d)
-				rec := &ordering.DeliveryRecord{Body: []byte(`{"type":"order.created"}`), WebhookDelivery: companydocs.WebhookDelivery{
+				if err := tx.PutEventBody(ev, []byte(`{"type":"order.created"}`), 1); err != nil {
+					return err
+				}
+				rec := &ordering.DeliveryRecord{WebhookDelivery: companydocs.WebhookDelivery{
 					EventID: ev, EventType: "order.created", OrderID: "ord_1", State: companydocs.DeliveryPending, CreatedAt: t0}}
 				if err := tx.PutDelivery(ep.ID, rec); err != nil {
 					return err

@@ -61,14 +61,68 @@ func (t *txn) InsertWebhookEndpoint(rec *ordering.EndpointRecord) error {
 	return inserted(n, err, fmt.Sprintf("store webhook endpoint %s", rec.ID))
 }
 
-// DeleteWebhookEndpoint removes the endpoint; its deliveries go with it
-// (ON DELETE CASCADE).
+// DeleteWebhookEndpoint removes the endpoint and its deliveries,
+// releasing their bodies.
 func (t *txn) DeleteWebhookEndpoint(id string) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
-	_, err := t.exec("DELETE FROM webhook_endpoints WHERE id = $1", id)
+	events, err := t.deleteDeliveries("DELETE FROM webhook_deliveries WHERE endpoint_id = $1 RETURNING event_id", id)
+	if err != nil {
+		return wrap(err, "delete the deliveries of webhook endpoint "+id)
+	}
+	if err := t.releaseBodies(events); err != nil {
+		return err
+	}
+	_, err = t.exec("DELETE FROM webhook_endpoints WHERE id = $1", id)
 	return wrap(err, "delete webhook endpoint "+id)
+}
+
+// deleteDeliveries runs a DELETE ... RETURNING event_id and returns the
+// event ids of the deliveries it deleted.
+func (t *txn) deleteDeliveries(sql string, args ...any) ([]string, error) {
+	rows, err := t.tx.Query(t.ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// PutEventBody stores the body with its count of references.
+func (t *txn) PutEventBody(eventID string, body []byte, refs int) error {
+	if err := t.needWrite(); err != nil {
+		return err
+	}
+	if refs <= 0 {
+		return fmt.Errorf("store the body of event %s with %d references", eventID, refs)
+	}
+	n, err := t.exec("INSERT INTO webhook_bodies (event_id, refs, body) VALUES ($1, $2, $3) ON CONFLICT (event_id) DO NOTHING", eventID, refs, body)
+	return inserted(n, err, "store the webhook body of event "+eventID)
+}
+
+// EventBody returns the event's body, or nil.
+func (t *txn) EventBody(eventID string) ([]byte, error) {
+	var body []byte
+	_, err := t.one("SELECT body FROM webhook_bodies WHERE event_id = $1", []any{eventID}, &body)
+	return body, wrap(err, "read the webhook body of event "+eventID)
+}
+
+// releaseBodies drops the references of deleted deliveries (one event id
+// each) and deletes the bodies left with none. The decrement locks each
+// body's row, so that two nodes releasing the last two references of one
+// body one after the other leave it with none, and the second deletes it.
+func (t *txn) releaseBodies(events []string) error {
+	if len(events) == 0 {
+		return nil
+	}
+	_, err := t.exec(`UPDATE webhook_bodies b SET refs = b.refs - r.n
+		FROM (SELECT event_id, count(*) AS n FROM unnest($1::text[]) AS event_id GROUP BY event_id) r
+		WHERE b.event_id = r.event_id`, events)
+	if err != nil {
+		return wrap(err, "release webhook bodies")
+	}
+	_, err = t.exec("DELETE FROM webhook_bodies WHERE event_id = ANY($1) AND refs <= 0", events)
+	return wrap(err, "delete released webhook bodies")
 }
 
 // Delivery returns the delivery of the event to the endpoint, or nil.
@@ -108,14 +162,18 @@ func (t *txn) PruneDeliveries(endpointID string, before time.Time, limit int) er
 	if err := t.needWrite(); err != nil {
 		return err
 	}
-	_, err := t.exec(`WITH oldest AS (
+	events, err := t.deleteDeliveries(`WITH oldest AS (
 			SELECT event_id, state <> 'pending' AND created_at < $2 AS old FROM webhook_deliveries
 			WHERE endpoint_id = $1 ORDER BY event_id LIMIT $3),
 		stop AS (SELECT min(event_id) AS at FROM oldest WHERE NOT old)
 		DELETE FROM webhook_deliveries WHERE endpoint_id = $1
-			AND event_id IN (SELECT event_id FROM oldest, stop WHERE old AND (stop.at IS NULL OR event_id < stop.at))`,
+			AND event_id IN (SELECT event_id FROM oldest, stop WHERE old AND (stop.at IS NULL OR event_id < stop.at))
+		RETURNING event_id`,
 		endpointID, before, limit)
-	return wrap(err, "prune webhook deliveries")
+	if err != nil {
+		return wrap(err, "prune webhook deliveries")
+	}
+	return t.releaseBodies(events)
 }
 
 // ScheduleDelivery sets when the delivery is tried next and ends a claim.
