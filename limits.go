@@ -25,9 +25,11 @@ import (
 // records of 0.3 kB, up to 5 kB each when the receiver fails every
 // attempt (20 kept). So 58 kB a cycle (158 kB with a failing receiver),
 // up to twice that in bbolt's half-full pages; orders stay, finished
-// deliveries and their bodies 30 days. Nothing bounds cycles per hour but
-// the store's commit rate (75 a second measured over one connection, no
-// rate limit on creates and cancels): see RELIABILITY.md.
+// deliveries and their bodies 30 days. A cycle is two changes, which
+// the server's per-account write rate bounds (serve --write-rate, 1 a
+// second with a burst of 30 by default: 1,815 cycles in the first hour,
+// so at most 1,815 x 316 kB = 574 MB an hour with a failing receiver, 210
+// MB with an answering one): see RELIABILITY.md.
 const (
 	// MaxNote caps a note or reason a person gives with a transition:
 	// a client's cancel note, an operator's note, a fail reason.

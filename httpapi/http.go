@@ -35,6 +35,12 @@ type Config struct {
 	// off. SessionBurst is the bucket size.
 	SessionRate  float64
 	SessionBurst int
+	// WriteRate is the number of changes per second allowed per account
+	// (order creations, a client's cancels, webhook endpoints created or
+	// deleted); 0 turns the limit off. WriteBurst is the bucket size. It
+	// bounds the disk one account can fill per hour (RELIABILITY.md).
+	WriteRate  float64
+	WriteBurst int
 	// TrustedProxies lists proxy addresses whose X-Forwarded-For is believed.
 	TrustedProxies []string
 	// MaxConnections bounds the connections held at once, and
@@ -55,6 +61,8 @@ func DefaultConfig() Config {
 		SearchBurst:   40,
 		SessionRate:   1,
 		SessionBurst:  20,
+		WriteRate:     1,
+		WriteBurst:    30,
 
 		MaxConnections:        DefaultMaxConnections,
 		MaxConnectionsPerAddr: DefaultMaxConnectionsPerAddr,
@@ -72,6 +80,7 @@ type Server struct {
 	limiter      *rateLimiter
 	sessionAddrs *rateLimiter
 	sessionKeys  *rateLimiter
+	writes       *rateLimiter
 	ln           atomic.Pointer[lingerListener]
 	proxies      []netip.Prefix
 }
@@ -120,6 +129,7 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
 	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
+	s.writes = newRateLimiter(config.WriteRate, config.WriteBurst)
 	s.app = fiber.New(fiber.Config{
 		AppName:                 "companydocs",
 		BodyLimit:               config.BodyLimit,

@@ -119,6 +119,17 @@ func (s *Server) limitSessionKey(c *fiber.Ctx, apiKey string) error {
 	return throttle(c, s.sessionKeys, string(sum[:]), "Too many sessions requested with this API key.")
 }
 
+// limitWrites charges a change to the session's account (after
+// requireSession): order creations, cancels and webhook endpoint changes
+// share one budget, so that no account fills the store at the speed of
+// its commits.
+func (s *Server) limitWrites(c *fiber.Ctx) error {
+	if err := throttle(c, s.writes, currentSession(c).account, "Too many orders, cancellations and webhook changes by your account."); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
 // throttle takes a token of id's bucket in l (nil: no limit). Without one
 // it sets Retry-After and returns rate_limited, with what in the message.
 func throttle(c *fiber.Ctx, l *rateLimiter, id, what string) error {

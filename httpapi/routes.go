@@ -68,10 +68,10 @@ func (s *Server) routes() {
 	api.Post("/auth/sessions", noStore, s.limitSessionAddress, s.handleCreateSession)
 	api.Delete("/auth/sessions/current", s.requireSession, s.handleDeleteSession)
 	api.Post("/documents/orders/preview", s.requireSession, s.handlePreview)
-	api.Post("/documents/orders", s.requireSession, s.handleCreateOrder)
+	api.Post("/documents/orders", s.requireSession, s.limitWrites, s.handleCreateOrder)
 	api.Get("/documents/orders", s.requireSession, s.handleListOrders)
 	api.Get("/documents/orders/:id", s.requireSession, s.handleGetOrder)
-	api.Post("/documents/orders/:id/cancel", s.requireSession, s.handleCancelOrder)
+	api.Post("/documents/orders/:id/cancel", s.requireSession, s.limitWrites, s.handleCancelOrder)
 	api.Get("/documents/orders/:id/document", s.requireSession, s.handleDownload)
 	api.Get("/operator/orders", s.requireSession, s.handleOperatorOrders)
 	api.Get("/operator/orders/:id", s.requireSession, s.handleOperatorOrder)
@@ -79,9 +79,9 @@ func (s *Server) routes() {
 		api.Post("/operator/orders/:id/"+action, s.requireSession, s.handleOperatorAction(action))
 	}
 	api.Put(routeUpload, s.requireSession, s.handleDeliver)
-	api.Post("/webhooks", s.requireSession, s.handleCreateWebhook)
+	api.Post("/webhooks", s.requireSession, s.limitWrites, s.handleCreateWebhook)
 	api.Get("/webhooks", s.requireSession, s.handleListWebhooks)
-	api.Delete("/webhooks/:id", s.requireSession, s.handleDeleteWebhook)
+	api.Delete("/webhooks/:id", s.requireSession, s.limitWrites, s.handleDeleteWebhook)
 	api.Get("/webhooks/:id/deliveries", s.requireSession, s.handleWebhookDeliveries)
 }
 

@@ -141,6 +141,12 @@ func (c *Config) Validate() error {
 	if c.SessionRate > 0 && c.SessionBurst < 1 {
 		bad("session-burst", "must be 1 or more while --session-rate is on, got %d", c.SessionBurst)
 	}
+	if !(c.WriteRate >= 0) || math.IsInf(c.WriteRate, 0) {
+		bad("write-rate", "must be a number of 0 or more (0 turns the limit off), got %v", c.WriteRate)
+	}
+	if c.WriteRate > 0 && c.WriteBurst < 1 {
+		bad("write-burst", "must be 1 or more while --write-rate is on, got %d", c.WriteBurst)
+	}
 	if c.WebhookTimeout <= 0 || c.WebhookRetryBase <= 0 || c.WebhookRetryFor <= 0 {
 		bad("webhook-timeout", "--webhook-timeout, --webhook-retry-base and --webhook-retry-for must be longer than 0")
 	}

@@ -37,6 +37,8 @@ func TestServeRejectsInvalidConfiguration(t *testing.T) {
 		{"negative poll interval", []string{"--poll-interval", "-1s"}, [2]string{}, "--poll-interval"},
 		{"zero poll interval", []string{"--poll-interval", "0s"}, [2]string{}, "--poll-interval"},
 		{"keep 0", []string{"--keep", "0"}, [2]string{}, "--keep"},
+		{"negative write rate", []string{"--write-rate", "-1"}, [2]string{}, "--write-rate"},
+		{"write burst 0 with a rate", []string{"--write-rate", "1", "--write-burst", "0"}, [2]string{}, "--write-burst"},
 		{"negative connection cap", []string{"--max-connections-per-addr", "-1"}, [2]string{}, "--max-connections"},
 		{"unknown log format", []string{"--log-format", "yaml"}, [2]string{}, "--log-format"},
 		{"unknown log level", []string{"--log-level", "verbose"}, [2]string{}, "--log-level"},

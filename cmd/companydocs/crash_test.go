@@ -245,7 +245,7 @@ func startCrashServer(tb testing.TB, dir string, extra ...string) *crashServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(exe, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--search-rate", "0", "--session-rate", "0",
+	cmd := exec.Command(exe, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--search-rate", "0", "--session-rate", "0", "--write-rate", "0",
 		"--log-format", "json", "--log-level", "warn", "--poll-interval", "1h",
 		"--webhook-allow-http", "--webhook-allow-private", "--webhook-retry-base", "20ms", "--webhook-timeout", "5s")
 	cmd.Args = append(cmd.Args, extra...)

@@ -171,7 +171,7 @@ func startServer(tb testing.TB, dataDir string, args ...string) *testServer {
 		client: &http.Client{Timeout: 30 * time.Second}}
 	s.Stdout, s.Stderr = s.stdout, s.logs
 	base := []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--poll-interval", "100ms",
-		"--search-rate", "0", "--session-rate", "0", "--log-format", "json", "--log-level", "debug"}
+		"--search-rate", "0", "--session-rate", "0", "--write-rate", "0", "--log-format", "json", "--log-level", "debug"}
 	if err := s.ParseFlags(append(base, args...)); err != nil {
 		tb.Fatal(err)
 	}

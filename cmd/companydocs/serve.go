@@ -37,6 +37,8 @@ type Config struct {
 	SearchBurst    int
 	SessionRate    float64
 	SessionBurst   int
+	WriteRate      float64
+	WriteBurst     int
 	SearchTimeout  time.Duration
 	ShutdownGrace  time.Duration
 	PollInterval   time.Duration
@@ -131,6 +133,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Int(&c.SearchBurst, "search-burst", def.SearchBurst, "burst of searches allowed per client address")
 	fs.Float(&c.SessionRate, "session-rate", def.SessionRate, "session creations per second allowed per client address and per API key; 0 turns the limits off")
 	fs.Int(&c.SessionBurst, "session-burst", def.SessionBurst, "burst of session creations allowed per client address and per API key")
+	fs.Float(&c.WriteRate, "write-rate", def.WriteRate, "order creations, cancellations and webhook endpoint changes per second allowed per account; 0 turns the limit off")
+	fs.Int(&c.WriteBurst, "write-burst", def.WriteBurst, "burst of order creations, cancellations and webhook endpoint changes allowed per account")
 	fs.Duration(&c.SearchTimeout, "search-timeout", def.SearchTimeout, "deadline of one search")
 	fs.Duration(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.Duration(&c.PollInterval, "poll-interval", index.DefaultPollInterval, "how often the server looks for a newly published index generation")
@@ -213,6 +217,7 @@ func (m *Main) listen() error {
 	cfg := httpapi.DefaultConfig()
 	cfg.SearchRate, cfg.SearchBurst = m.Config.SearchRate, m.Config.SearchBurst
 	cfg.SessionRate, cfg.SessionBurst = m.Config.SessionRate, m.Config.SessionBurst
+	cfg.WriteRate, cfg.WriteBurst = m.Config.WriteRate, m.Config.WriteBurst
 	cfg.SearchTimeout = m.Config.SearchTimeout
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
 	cfg.MaxConnections, cfg.MaxConnectionsPerAddr = m.Config.MaxConnections, m.Config.MaxConnectionsPerAddr
