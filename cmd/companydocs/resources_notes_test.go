@@ -19,6 +19,7 @@ import (
 	"companydocs"
 	"companydocs/bbolt"
 	"companydocs/bench"
+	"companydocs/httpapi"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
@@ -157,7 +158,10 @@ type noteAttack struct {
 // cycle bytes a cycle: no rate limit bounds creates and cancels.
 func (a *noteAttack) perHour(cycle int64) string {
 	rate := float64(a.cycles) / a.took.Seconds()
-	return fmt.Sprintf("%.0f cycles/s, %.1f GiB an hour", rate, rate*3600*float64(cycle)/(1<<30))
+	def := httpapi.DefaultConfig()
+	budget := def.WriteRate*3600/2 + float64(def.WriteBurst)/2 // a cycle is two changes
+	return fmt.Sprintf("%.0f cycles/s without the write budget (the scenario runs with --write-rate 0), %.1f GiB an hour; with the default budget (%g changes/s, burst %d) %.0f cycles and %.0f MiB in the first hour",
+		rate, rate*3600*float64(cycle)/(1<<30), def.WriteRate, def.WriteBurst, budget, budget*float64(cycle)/(1<<20))
 }
 
 // events is how many events the cycles made: created and cancelled.
