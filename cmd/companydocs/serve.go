@@ -42,8 +42,13 @@ type Config struct {
 	PollInterval   time.Duration
 	Keep           int
 	TrustedProxies string
-	LogFormat      string
-	LogLevel       string
+	// Transfers in flight at most: uploads per node, downloads per node
+	// and per account (see httpapi.Config).
+	UploadsInFlight     int
+	DownloadsInFlight   int
+	DownloadsPerAccount int
+	LogFormat           string
+	LogLevel            string
 	// StoreCheckTimeout bounds the check of orders.db at start;
 	// SkipStoreCheck skips it (see ordering.Options).
 	StoreCheckTimeout time.Duration
@@ -131,6 +136,9 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Duration(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.Duration(&c.PollInterval, "poll-interval", index.DefaultPollInterval, "how often the server looks for a newly published index generation")
 	fs.Int(&c.Keep, "keep", index.DefaultKeep, "index generations kept when the embedded sample is ingested")
+	fs.Int(&c.UploadsInFlight, "uploads-in-flight", def.UploadsInFlight, "document uploads this node reads at once; one more is answered 503 with Retry-After")
+	fs.Int(&c.DownloadsInFlight, "downloads-in-flight", def.DownloadsInFlight, "document downloads this node sends at once; one more is answered 503 with Retry-After")
+	fs.Int(&c.DownloadsPerAccount, "downloads-per-account", def.DownloadsPerAccount, "document downloads one account may have in flight on this node; one more is answered 429 with Retry-After")
 	fs.String(&c.TrustedProxies, "trusted-proxies", "", "comma-separated proxy addresses whose X-Forwarded-For is trusted")
 	fs.String(&c.LogFormat, "log-format", "auto", "log format: auto (text on a terminal, JSON otherwise), text or json")
 	fs.String(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -209,10 +217,12 @@ func (m *Main) listen() error {
 	cfg.SessionRate, cfg.SessionBurst = m.Config.SessionRate, m.Config.SessionBurst
 	cfg.SearchTimeout = m.Config.SearchTimeout
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
+	cfg.UploadsInFlight, cfg.DownloadsInFlight, cfg.DownloadsPerAccount = m.Config.UploadsInFlight, m.Config.DownloadsInFlight, m.Config.DownloadsPerAccount
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
 		Searcher: liveSearcher{m.Live}, Sessions: m.Accounts, Ordering: m.Orders, Ready: m.ready,
 		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
+		OnTransfer: m.Metrics.SetTransfersInFlight, OnTransferRefused: m.Metrics.ObserveTransferRefused,
 	})
 	if err != nil {
 		return err

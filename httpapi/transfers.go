@@ -1,0 +1,216 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+
+	"companydocs"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Transfer kinds, the label of the metrics hooks.
+const (
+	TransferUpload   = "upload"
+	TransferDownload = "download"
+)
+
+// Refusal reasons of the metrics hooks: the node's bound or the account's.
+const (
+	RefusedNode    = "node"
+	RefusedAccount = "account"
+)
+
+// transferRetryAfter is the Retry-After, in seconds, of a transfer refused
+// for want of a slot: a slot is held at most the read timeout (uploads) or
+// the write timeout (downloads), 10 s by default, and most for far less.
+const transferRetryAfter = 5
+
+// transfers bounds the uploads or downloads in flight on this node and,
+// when perAccount > 0, per account. A slot is taken before the body is
+// read or the document opened and given back when the transfer ends,
+// however it ends.
+type transfers struct {
+	kind       string
+	perNode    int
+	perAccount int
+	onChange   func(kind string, inFlight int)
+	onRefuse   func(kind, reason string)
+
+	mu        sync.Mutex
+	inFlight  int
+	byAccount map[string]int
+}
+
+func newTransfers(kind string, perNode, perAccount int, deps Deps) *transfers {
+	return &transfers{kind: kind, perNode: perNode, perAccount: perAccount,
+		onChange: deps.OnTransfer, onRefuse: deps.OnTransferRefused, byAccount: map[string]int{}}
+}
+
+// acquire takes a slot for account, or answers rate_limited (the
+// account's bound) or service_unavailable (the node's), each with
+// Retry-After. release gives the slot back; calls after the first do
+// nothing.
+func (t *transfers) acquire(c *fiber.Ctx, account string) (release func(), err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.perAccount > 0 && t.byAccount[account] >= t.perAccount {
+		return nil, t.refuse(c, RefusedAccount, companydocs.Errorf(companydocs.ERATELIMITED,
+			"This account has %d %ss in flight, the most it may have at once. Retry once one has finished.", t.perAccount, t.kind))
+	}
+	if t.inFlight >= t.perNode {
+		return nil, t.refuse(c, RefusedNode, companydocs.Errorf(companydocs.EUNAVAILABLE,
+			"This server has %d %ss in flight, the most it takes at once. Retry in a few seconds.", t.perNode, t.kind))
+	}
+	t.inFlight++
+	t.byAccount[account]++
+	t.changed()
+	var once sync.Once
+	return func() { once.Do(func() { t.release(account) }) }, nil
+}
+
+func (t *transfers) refuse(c *fiber.Ctx, reason string, err error) error {
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(transferRetryAfter))
+	if t.onRefuse != nil {
+		t.onRefuse(t.kind, reason)
+	}
+	return err
+}
+
+func (t *transfers) release(account string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.inFlight--
+	if t.byAccount[account]--; t.byAccount[account] <= 0 {
+		delete(t.byAccount, account)
+	}
+	t.changed()
+}
+
+// changed reports the count; called with mu held, so that the hook sees
+// the counts in order.
+func (t *transfers) changed() {
+	if t.onChange != nil {
+		t.onChange(t.kind, t.inFlight)
+	}
+}
+
+// releasingReader gives a download's slot back when the HTTP server
+// closes the body stream: after the last byte, and also when writing it
+// failed (the client went away, or the write timeout passed).
+type releasingReader struct {
+	io.ReadCloser
+	release func()
+}
+
+func (r releasingReader) Close() error {
+	defer r.release()
+	return r.ReadCloser.Close()
+}
+
+// requestBody reads a streamed request body and remembers whether it was
+// read to its end: a connection whose body was left unread carries the
+// rest of it where the next request would start, so it is closed after
+// the answer (the lingering close still lets the client read the answer).
+type requestBody struct {
+	r    io.Reader
+	done bool
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	n, err := b.r.Read(p)
+	switch {
+	case errors.Is(err, io.EOF):
+		b.done = true
+	case errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
+		err = companydocs.Errorf(companydocs.ETIMEOUT, "The request body did not arrive within the read timeout.")
+	case err != nil:
+		err = companydocs.Errorf(companydocs.EVALIDATION, "The request body could not be read to its end: send it with a Content-Length, or in valid chunks.")
+	}
+	return n, err
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// streamBody hands the route a requestBody (Fiber's c.Body would read the
+// whole body into memory) and closes the connection after the answer when
+// the body was not read to its end: refused before it was read (no
+// session, not an operator, too large, no slot) or cut off.
+func streamBody(c *fiber.Ctx) error {
+	body := &requestBody{r: c.Context().RequestBodyStream(), done: c.Request().Header.ContentLength() == 0}
+	if body.r == nil {
+		body.r, body.done = eofReader{}, true
+	}
+	c.Locals(bodyKey{}, body)
+	err := c.Next()
+	if !body.done {
+		c.Context().SetConnectionClose()
+	}
+	return err
+}
+
+type bodyKey struct{}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// boundBody reads the body of every route but the upload into memory
+// before any handler runs, as the HTTP server did before bodies were
+// streamed, refusing one over Config.BodyLimit: by its Content-Length
+// before a byte of it is read, and a chunked one as soon as it passes the
+// limit. (c.Body would read a streamed body of any length, and put a read
+// error's text in the place of the body.)
+func (s *Server) boundBody(c *fiber.Ctx) error {
+	stream := c.Context().RequestBodyStream()
+	if stream == nil || isUpload(c) {
+		return c.Next()
+	}
+	body, err := readBounded(&requestBody{r: stream}, c.Request().Header.ContentLength(), s.config.BodyLimit)
+	if err != nil {
+		c.Context().SetConnectionClose()
+		return err
+	}
+	c.Request().SetBodyRaw(body)
+	return c.Next()
+}
+
+// readBounded reads a body of length n (-1: chunked, length unknown) of
+// at most limit bytes.
+func readBounded(r io.Reader, n, limit int) ([]byte, error) {
+	if n > limit {
+		return nil, errBodyTooLarge()
+	}
+	if n >= 0 {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, companydocs.Errorf(companydocs.EVALIDATION, "The request body ended before its Content-Length.")
+		} else if err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err == nil && len(body) > limit {
+		err = errBodyTooLarge()
+	}
+	return body, err
+}
+
+func errBodyTooLarge() error {
+	return companydocs.Errorf(companydocs.ETOOLARGE, "The request body is too large: at most 64 KiB of JSON, or 20 MiB for a document upload.")
+}
+
+func isUpload(c *fiber.Ctx) bool {
+	return c.Method() == fiber.MethodPut && uploadPath.MatchString(c.Path())
+}
