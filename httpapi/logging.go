@@ -160,13 +160,29 @@ type requestLines struct{ m sync.Map }
 // requestLine is what the log and the metrics need of a request line.
 type requestLine struct{ method, path string }
 
-// remember is the HTTP server's HeaderReceived hook; its zero
-// RequestConfig keeps the server's settings.
+// remember is the HTTP server's HeaderReceived hook. It also sets how
+// much of an upload's body the HTTP server reads before the handler runs
+// (see uploadPrefetch); every other request keeps the server's settings.
 func (l *requestLines) remember(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
-	l.m.Store(h, requestLine{method: knownMethod(string(h.Method())), path: truncate(path, maxLoggedPath)})
+	method := knownMethod(string(h.Method()))
+	l.m.Store(h, requestLine{method: method, path: truncate(path, maxLoggedPath)})
+	if method == fiber.MethodPut && uploadPath.MatchString(path) {
+		return fasthttp.RequestConfig{MaxRequestBodySize: uploadPrefetch}
+	}
 	return fasthttp.RequestConfig{}
 }
+
+// uploadPrefetch is the MaxRequestBodySize of an upload. With streamed
+// bodies the HTTP server reads min(MaxRequestBodySize, Content-Length,
+// 8 KiB) of a body before the handler runs, and waits for them; for an
+// upload it waits only for its first 2 bytes (fasthttp's readBodyIdentity
+// reads until it has more than this), so that a client without a session
+// is answered 401 at once instead of after 8 KiB or the read timeout.
+// Such a prefetch may read up to 1 KiB past a short body, which is why an
+// upload's body is cut at its Content-Length and its connection closed
+// after the answer (streamBody).
+const uploadPrefetch = 1
 
 // forgetAfter wraps the HTTP server's handler: once a request was
 // handled, its line is not needed.

@@ -112,23 +112,16 @@ func (r releasingReader) Close() error {
 	return r.ReadCloser.Close()
 }
 
-// requestBody reads a streamed request body and remembers whether it was
-// read to its end: a connection whose body was left unread carries the
-// rest of it where the next request would start, so it is closed after
-// the answer (the lingering close still lets the client read the answer).
+// requestBody reads a streamed request body, turning a failed read into
+// the error the client is answered.
 type requestBody struct {
-	r    io.Reader
-	done bool
+	r io.Reader
 }
 
 func (b *requestBody) Read(p []byte) (int, error) {
-	if b.done {
-		return 0, io.EOF
-	}
 	n, err := b.r.Read(p)
 	switch {
-	case errors.Is(err, io.EOF):
-		b.done = true
+	case err == nil || errors.Is(err, io.EOF):
 	case errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
 		err = companydocs.Errorf(companydocs.ETIMEOUT, "The request body did not arrive within the read timeout.")
 	case err != nil:
@@ -142,21 +135,23 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// streamBody hands the route a requestBody (Fiber's c.Body would read the
-// whole body into memory) and closes the connection after the answer when
-// the body was not read to its end: refused before it was read (no
-// session, not an operator, too large, no slot) or cut off.
+// streamBody hands the upload route a requestBody (Fiber's c.Body would
+// read the whole body into memory), cut at the Content-Length, and closes
+// the connection after the answer: a body refused before it was read (no
+// session, not an operator, too large, no slot) or cut off would be read
+// as the next request, and the prefetch may have read past a short one
+// (uploadPrefetch). The lingering close lets the client read the answer.
 func streamBody(c *fiber.Ctx) error {
-	body := &requestBody{r: c.Context().RequestBodyStream(), done: c.Request().Header.ContentLength() == 0}
-	if body.r == nil {
-		body.r, body.done = eofReader{}, true
+	var r io.Reader = eofReader{}
+	if stream := c.Context().RequestBodyStream(); stream != nil {
+		r = stream
+		if n := c.Request().Header.ContentLength(); n >= 0 {
+			r = io.LimitReader(stream, int64(n))
+		}
 	}
-	c.Locals(bodyKey{}, body)
-	err := c.Next()
-	if !body.done {
-		c.Context().SetConnectionClose()
-	}
-	return err
+	c.Locals(bodyKey{}, &requestBody{r: r})
+	c.Context().SetConnectionClose()
+	return c.Next()
 }
 
 type bodyKey struct{}
