@@ -47,4 +47,8 @@ func TestUploadRefusedBeforeTheBody(t *testing.T) {
 	if got := ts.act(t, 200, "GET", "/api/v1/operator/orders/"+o.ID+"/", op, nil); got.Status != "REQUESTED" {
 		t.Errorf("after the refused uploads the order is %s, want REQUESTED", got.Status)
 	}
+	ts.act(t, 200, "PUT", "/api/v1/operator/orders/"+o.ID+"/document", op, string(lifecyclePDF), "Content-Type", "application/pdf")
+	if n, found := ts.metric(t, "companydocs_document_transfers_in_flight", "kind", "upload"); !found || n != 0 {
+		t.Errorf("document_transfers_in_flight{kind=upload} = %v (found %v) after the delivery, want 0", n, found)
+	}
 }
