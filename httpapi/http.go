@@ -48,6 +48,13 @@ type Config struct {
 	// exempt); a connection over either is answered 503 and closed. 0
 	// turns a cap off.
 	MaxConnections, MaxConnectionsPerAddr int
+	// UploadsInFlight bounds the document uploads this node reads at once
+	// (503 beyond). DownloadsInFlight bounds the downloads it sends at
+	// once (503 beyond), DownloadsPerAccount those of one account (429
+	// beyond).
+	UploadsInFlight     int
+	DownloadsInFlight   int
+	DownloadsPerAccount int
 }
 
 // DefaultConfig returns the settings used when nothing is configured.
@@ -66,6 +73,9 @@ func DefaultConfig() Config {
 
 		MaxConnections:        DefaultMaxConnections,
 		MaxConnectionsPerAddr: DefaultMaxConnectionsPerAddr,
+		UploadsInFlight:       4,
+		DownloadsInFlight:     32,
+		DownloadsPerAccount:   4,
 	}
 }
 
@@ -83,6 +93,9 @@ type Server struct {
 	writes       *rateLimiter
 	ln           atomic.Pointer[lingerListener]
 	proxies      []netip.Prefix
+	uploads      *transfers
+	downloads    *transfers
+	requestLines requestLines
 }
 
 // Deps are what a Server serves. Every one is required but OnSearch, so
@@ -104,6 +117,12 @@ type Deps struct {
 	Logger *slog.Logger
 	// OnSearch observes answered searches (for metrics); optional.
 	OnSearch func(*resolver.Result)
+	// OnTransfer observes the uploads or downloads (kind TransferUpload,
+	// TransferDownload) in flight each time their number changes, and
+	// OnTransferRefused each one refused for want of a slot (reason
+	// RefusedNode, RefusedAccount); both optional (for metrics).
+	OnTransfer        func(kind string, inFlight int)
+	OnTransferRefused func(kind, reason string)
 }
 
 // missing names the required dependencies that are nil.
@@ -125,13 +144,24 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 	if missing := deps.missing(); len(missing) > 0 {
 		return nil, fmt.Errorf("http server: missing %s", strings.Join(missing, ", "))
 	}
+	if config.UploadsInFlight < 1 || config.DownloadsInFlight < 1 || config.DownloadsPerAccount < 1 {
+		return nil, fmt.Errorf("http server: UploadsInFlight (%d), DownloadsInFlight (%d) and DownloadsPerAccount (%d) must be 1 or more",
+			config.UploadsInFlight, config.DownloadsInFlight, config.DownloadsPerAccount)
+	}
 	s := &Server{Deps: deps, config: config, logger: deps.Logger, proxies: trustedProxies(config.TrustedProxies)}
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
 	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.writes = newRateLimiter(config.WriteRate, config.WriteBurst)
+	s.uploads = newTransfers(TransferUpload, config.UploadsInFlight, 0, deps)
+	s.downloads = newTransfers(TransferDownload, config.DownloadsInFlight, config.DownloadsPerAccount, deps)
 	s.app = fiber.New(fiber.Config{
-		AppName:                 "companydocs",
+		AppName: "companydocs",
+		// Bodies are streamed: the HTTP server reads at most 8 KiB of one
+		// before a handler runs, boundBody reads the rest of every body but
+		// the upload's up to BodyLimit, and the upload route streams its
+		// own after authentication (see fasthttp's ContinueReadBodyStream).
+		StreamRequestBody:       true,
 		BodyLimit:               config.BodyLimit,
 		ReadTimeout:             config.ReadTimeout,
 		WriteTimeout:            config.WriteTimeout,
@@ -144,8 +174,8 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 		ProxyHeader:             proxyHeader(config.TrustedProxies),
 	})
 	s.routes()
-	s.app.Server().HeaderReceived = uploadBodyLimit
-	s.app.Server().Handler = s.answerUnknownMethods(s.app.Server().Handler)
+	s.app.Server().HeaderReceived = s.requestLines.remember
+	s.app.Server().Handler = s.requestLines.forgetAfter(s.answerUnknownMethods(s.app.Server().Handler))
 	return s, nil
 }
 
@@ -248,7 +278,7 @@ func translateFiberError(err error) error {
 	case fiber.StatusMethodNotAllowed:
 		return errMethodNotAllowed()
 	case fiber.StatusRequestEntityTooLarge:
-		return companydocs.Errorf(companydocs.ETOOLARGE, "The request body is too large: at most 64 KiB of JSON, or 20 MiB for a document upload.")
+		return errBodyTooLarge()
 	case fiber.StatusRequestTimeout:
 		return companydocs.Errorf(companydocs.ETIMEOUT, "The request did not arrive within the read timeout.")
 	case fiber.StatusRequestHeaderFieldsTooLarge:

@@ -8,27 +8,17 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
-	"github.com/valyala/fasthttp"
 )
 
 // routeUpload is the one route that takes a large body: the delivered PDF.
 const routeUpload = "/operator/orders/:id/document"
 
-// MaxUploadSize bounds the body of the upload route (20 MiB); every other
-// route keeps Config.BodyLimit.
+// MaxUploadSize bounds the body of the upload route (20 MiB, the
+// ordering service's MaxDocumentSize); every other route keeps
+// Config.BodyLimit.
 const MaxUploadSize = 20 << 20
 
 var uploadPath = regexp.MustCompile(`^/api/v1/operator/orders/[^/]+/document/?$`)
-
-// uploadBodyLimit raises the body limit for the upload route only. Fiber's
-// BodyLimit is server-wide and the body is read before any handler runs,
-// so the decision is made on the request line, when the header arrives.
-func uploadBodyLimit(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	if string(h.Method()) == fiber.MethodPut && uploadPath.Match(h.RequestURI()) {
-		return fasthttp.RequestConfig{MaxRequestBodySize: MaxUploadSize}
-	}
-	return fasthttp.RequestConfig{}
-}
 
 // DocumentURL is the download_url of an order's document.
 func DocumentURL(orderID string) string {
@@ -70,21 +60,32 @@ func (s *Server) handleCancelOrder(c *fiber.Ctx) error {
 	return c.JSON(o)
 }
 
-// handleDownload streams the delivered PDF to the order's owner.
+// handleDownload streams the delivered PDF to the order's owner, as it
+// is read: from the file, or chunk by chunk from a shared store. A
+// download holds a slot of the account's and of the node's bound until
+// the HTTP server closes the stream: after the last byte, when the
+// client went away, or when the write timeout cut a slow reader off.
 func (s *Server) handleDownload(c *fiber.Ctx) error {
-	o, r, err := s.Ordering.Document(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
+	account := currentSession(c).account
+	release, err := s.downloads.acquire(c, account)
 	if err != nil {
+		return err
+	}
+	o, r, err := s.Ordering.Document(c.UserContext(), account, utils.CopyString(c.Params("id")))
+	if err != nil {
+		release()
 		return err
 	}
 	etag := `"` + o.Document.SHA256 + `"`
 	c.Set(fiber.HeaderETag, etag)
 	if c.Get(fiber.HeaderIfNoneMatch) == etag {
 		r.Close()
+		release()
 		return c.SendStatus(fiber.StatusNotModified)
 	}
 	c.Set(fiber.HeaderContentType, "application/pdf")
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+DocumentFileName(o)+`"`)
-	return c.SendStream(r, int(o.Document.Size)) // fasthttp closes r
+	return c.SendStream(releasingReader{r, release}, int(o.Document.Size)) // fasthttp closes it
 }
 
 // DocumentFileName is "<court>_<register number>_<document type>_<date
@@ -178,12 +179,30 @@ func (s *Server) handleOperatorAction(action string) fiber.Handler {
 }
 
 // handleDeliver takes the PDF as the raw body (Content-Type
-// application/pdf) and delivers the order.
+// application/pdf) and delivers the order. Nothing but the request line
+// and headers is read before the session (requireSession), the role and
+// the order's state (CheckDelivery), the Content-Length and a slot of the
+// node's upload bound are checked; then the body is streamed into the
+// ordering service, which keeps it in a temporary file, never whole in
+// memory, and stops it at MaxUploadSize.
 func (s *Server) handleDeliver(c *fiber.Ctx) error {
+	account, id := currentSession(c).account, utils.CopyString(c.Params("id"))
+	if err := s.Ordering.CheckDelivery(c.UserContext(), account, id); err != nil {
+		return err
+	}
 	if ct := c.Get(fiber.HeaderContentType); !strings.HasPrefix(strings.ToLower(ct), "application/pdf") {
 		return companydocs.Errorf(companydocs.EVALIDATION, "Send the PDF as the raw body with Content-Type: application/pdf (got %q).", ct)
 	}
-	o, err := s.Ordering.Deliver(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), c.Body())
+	if n := c.Request().Header.ContentLength(); n > MaxUploadSize {
+		return companydocs.Errorf(companydocs.ETOOLARGE, "The document is %d bytes; at most %d bytes (20 MiB) are accepted.", n, MaxUploadSize)
+	}
+	release, err := s.uploads.acquire(c, account)
+	if err != nil {
+		return err
+	}
+	defer release()
+	body, _ := c.Locals(bodyKey{}).(*requestBody)
+	o, err := s.Ordering.Deliver(c.UserContext(), account, id, body)
 	if err != nil {
 		return err
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"companydocs"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 )
 
 // observe is the outermost middleware: it turns a handler's error into the
@@ -47,9 +50,13 @@ func (s *Server) handleServerError(c *fiber.Ctx, err error) error {
 	setNoSniff(c)
 	code := companydocs.ErrorCode(translateFiberError(err))
 	herr := s.handleError(c, err)
-	method, status := methodOf(c), c.Response().StatusCode()
-	s.Metrics.observeRequest(unmatchedRoute, method, status, code, 0)
-	s.logRequest(c, unmatchedRoute, method, status, code, 0)
+	line, ok := s.requestLines.take(c)
+	if !ok {
+		line = requestLine{method: methodOf(c), path: truncate(c.Path(), maxLoggedPath)}
+	}
+	status := c.Response().StatusCode()
+	s.Metrics.observeRequest(unmatchedRoute, line.method, status, code, 0)
+	s.logLine(c, unmatchedRoute, line, status, code, 0)
 	return herr
 }
 
@@ -63,6 +70,10 @@ func setNoSniff(c *fiber.Ctx) {
 // logRequest writes the request's log line; probes and scrapes go to the
 // debug level so that they do not drown the real traffic.
 func (s *Server) logRequest(c *fiber.Ctx, route, method string, status int, code string, elapsed time.Duration) {
+	s.logLine(c, route, requestLine{method: method, path: truncate(c.Path(), maxLoggedPath)}, status, code, elapsed)
+}
+
+func (s *Server) logLine(c *fiber.Ctx, route string, line requestLine, status int, code string, elapsed time.Duration) {
 	level := slog.LevelInfo
 	switch {
 	case status >= fiber.StatusInternalServerError:
@@ -75,8 +86,8 @@ func (s *Server) logRequest(c *fiber.Ctx, route, method string, status int, code
 	}
 	attrs := []slog.Attr{
 		slog.String("route", route),
-		slog.String("method", method),
-		slog.String("path", truncate(c.Path(), maxLoggedPath)),
+		slog.String("method", line.method),
+		slog.String("path", line.path),
 		slog.Int("status", status),
 		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 		slog.Int("bytes", len(c.Response().Body())),
@@ -102,7 +113,11 @@ func truncate(s string, n int) string {
 // request: Fiber's c.Method() shares a buffer that the next request on the
 // connection overwrites, and metric labels are kept.
 func methodOf(c *fiber.Ctx) string {
-	m := c.Method()
+	return knownMethod(c.Method())
+}
+
+// knownMethod returns m as a constant string, or "other".
+func knownMethod(m string) string {
 	for _, known := range []string{fiber.MethodGet, fiber.MethodPost, fiber.MethodDelete, fiber.MethodHead,
 		fiber.MethodPut, fiber.MethodPatch, fiber.MethodOptions} {
 		if m == known {
@@ -130,4 +145,59 @@ func routeOf(c *fiber.Ctx, err error) string {
 		return unmatchedRoute
 	}
 	return r.Path
+}
+
+// requestLines keeps the method and path of each request whose headers
+// arrived until its handler has run. When the HTTP server fails a request
+// before any handler runs (a body that stops arriving within the read
+// timeout while the server reads its first bytes), it resets the request
+// before it calls the error handler, which would then log and count
+// "GET /"; handleServerError takes the real ones from here. The key is
+// the request's header, which the HTTP server hands to HeaderReceived and
+// keeps in the context the error handler gets.
+type requestLines struct{ m sync.Map }
+
+// requestLine is what the log and the metrics need of a request line.
+type requestLine struct{ method, path string }
+
+// remember is the HTTP server's HeaderReceived hook. It also sets how
+// much of an upload's body the HTTP server reads before the handler runs
+// (see uploadPrefetch); every other request keeps the server's settings.
+func (l *requestLines) remember(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
+	method := knownMethod(string(h.Method()))
+	l.m.Store(h, requestLine{method: method, path: truncate(path, maxLoggedPath)})
+	if method == fiber.MethodPut && uploadPath.MatchString(path) {
+		return fasthttp.RequestConfig{MaxRequestBodySize: uploadPrefetch}
+	}
+	return fasthttp.RequestConfig{}
+}
+
+// uploadPrefetch is the MaxRequestBodySize of an upload. With streamed
+// bodies the HTTP server reads min(MaxRequestBodySize, Content-Length,
+// 8 KiB) of a body before the handler runs, and waits for them; for an
+// upload it waits only for its first 2 bytes (fasthttp's readBodyIdentity
+// reads until it has more than this), so that a client without a session
+// is answered 401 at once instead of after 8 KiB or the read timeout.
+// Such a prefetch may read up to 1 KiB past a short body, which is why an
+// upload's body is cut at its Content-Length and its connection closed
+// after the answer (streamBody).
+const uploadPrefetch = 1
+
+// forgetAfter wraps the HTTP server's handler: once a request was
+// handled, its line is not needed.
+func (l *requestLines) forgetAfter(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		defer l.m.Delete(&ctx.Request.Header)
+		next(ctx)
+	}
+}
+
+// take returns and forgets the line of the request in c, if it is known.
+func (l *requestLines) take(c *fiber.Ctx) (requestLine, bool) {
+	v, ok := l.m.LoadAndDelete(&c.Context().Request.Header)
+	if !ok {
+		return requestLine{}, false
+	}
+	return v.(requestLine), true
 }

@@ -43,7 +43,12 @@ type Ordering interface {
 	OperatorOrders(ctx context.Context, operator, status, cursor string, limit int) (orders []*companydocs.Order, next string, err error)
 	OperatorOrder(ctx context.Context, operator, id string) (*companydocs.Order, error)
 	OperatorAction(ctx context.Context, operator, id, action, note string) (*companydocs.Order, error)
-	Deliver(ctx context.Context, operator, id string, pdf []byte) (*companydocs.Order, error)
+	// CheckDelivery refuses, before any byte of the PDF is read, what
+	// Deliver would refuse for the operator and the order (role, state).
+	CheckDelivery(ctx context.Context, operator, id string) error
+	// Deliver reads the PDF from pdf, at most MaxUploadSize bytes, never
+	// whole into memory, and delivers the order.
+	Deliver(ctx context.Context, operator, id string, pdf io.Reader) (*companydocs.Order, error)
 	// Webhook endpoints of the account (clients and operators alike).
 	CreateWebhook(ctx context.Context, account, url, description string) (*companydocs.WebhookEndpoint, error)
 	Webhooks(ctx context.Context, account string) ([]companydocs.WebhookEndpoint, error)
@@ -56,6 +61,7 @@ type Ordering interface {
 func (s *Server) routes() {
 	s.app.Use(s.observe)
 	s.app.Use(s.recoverPanics)
+	s.app.Use(s.boundBody)
 	s.app.Get("/healthz", s.handleHealth)
 	s.app.Get("/readyz", s.handleReady)
 	s.routeWeb()
@@ -78,7 +84,7 @@ func (s *Server) routes() {
 	for _, action := range []string{"pay", "request", "fail", "cancel"} {
 		api.Post("/operator/orders/:id/"+action, s.requireSession, s.handleOperatorAction(action))
 	}
-	api.Put(routeUpload, s.requireSession, s.handleDeliver)
+	api.Put(routeUpload, streamBody, s.requireSession, s.handleDeliver)
 	api.Post("/webhooks", s.requireSession, s.limitWrites, s.handleCreateWebhook)
 	api.Get("/webhooks", s.requireSession, s.handleListWebhooks)
 	api.Delete("/webhooks/:id", s.requireSession, s.limitWrites, s.handleDeleteWebhook)

@@ -21,6 +21,12 @@ import (
 // request of the test reaches, always ready, fresh metrics, no log.
 func newTestServer(tb testing.TB, deps Deps) *Server {
 	tb.Helper()
+	return newTestServerWith(tb, DefaultConfig(), deps)
+}
+
+// newTestServerWith is newTestServer with config.
+func newTestServerWith(tb testing.TB, config Config, deps Deps) *Server {
+	tb.Helper()
 	if deps.Searcher == nil {
 		deps.Searcher = unavailableSearcher{}
 	}
@@ -39,7 +45,7 @@ func newTestServer(tb testing.TB, deps Deps) *Server {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	s, err := NewServer(DefaultConfig(), deps)
+	s, err := NewServer(config, deps)
 	if err != nil {
 		tb.Fatal(err)
 	}

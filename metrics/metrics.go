@@ -1,10 +1,12 @@
 // Package metrics holds the Prometheus collectors of what the service does
 // beyond HTTP: the index generation being served and its swaps, the
 // ingest, searches, orders and their transitions, the outbox and webhook
-// deliveries. The packages they describe know nothing of it: cmd/companydocs
-// feeds it from their hooks (index.LiveOptions, ordering.Options, the
-// webhook dispatcher's callbacks, httpapi.Server.OnSearch). httpapi adds
-// its request collectors to the same registry and serves it at /metrics.
+// deliveries, the document uploads and downloads in flight and refused.
+// The packages they describe know nothing of it: cmd/companydocs feeds it
+// from their hooks (index.LiveOptions, ordering.Options, the webhook
+// dispatcher's callbacks, httpapi.Deps.OnSearch, OnTransfer and
+// OnTransferRefused). httpapi adds its request collectors to the same
+// registry and serves it at /metrics.
 package metrics
 
 import (
@@ -47,6 +49,9 @@ type Registry struct {
 
 	ingestRecords prometheus.Gauge
 	ingestRunning prometheus.Gauge
+
+	transfersInFlight *prometheus.GaugeVec
+	transfersRefused  *prometheus.CounterVec
 }
 
 // New returns the collectors registered on a new private registry.
@@ -70,7 +75,38 @@ func New() *Registry {
 	m.registerWebhooks()
 	m.registerGeneration()
 	m.registerIngest()
+	m.registerTransfers()
 	return m
+}
+
+func (m *Registry) registerTransfers() {
+	m.transfersInFlight = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "document_transfers_in_flight",
+		Help: "Document uploads (kind upload) and downloads (kind download) this node is reading or sending.",
+	}, []string{"kind"})
+	m.transfersRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "document_transfers_refused_total",
+		Help: "Document uploads and downloads refused for want of a slot, by kind and by the bound that was full (node: 503, account: 429).",
+	}, []string{"kind", "bound"})
+	m.Prometheus.MustRegister(m.transfersInFlight, m.transfersRefused)
+}
+
+// SetTransfersInFlight records how many transfers of a kind (upload,
+// download) are in flight; it fits httpapi.Deps.OnTransfer.
+func (m *Registry) SetTransfersInFlight(kind string, n int) {
+	if m == nil {
+		return
+	}
+	m.transfersInFlight.WithLabelValues(kind).Set(float64(n))
+}
+
+// ObserveTransferRefused counts a transfer refused because the bound
+// named (node, account) was full; it fits httpapi.Deps.OnTransferRefused.
+func (m *Registry) ObserveTransferRefused(kind, bound string) {
+	if m == nil {
+		return
+	}
+	m.transfersRefused.WithLabelValues(kind, bound).Inc()
 }
 
 func (m *Registry) registerGeneration() {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -188,8 +189,8 @@ func Copy(ctx context.Context, from, to Store, documents DocumentReader) error {
 	})
 }
 
-// A DocumentReader returns a delivered PDF by its SHA-256 (hex).
-type DocumentReader func(ctx context.Context, sha256 string) ([]byte, error)
+// A DocumentReader opens a delivered PDF by its SHA-256 (hex).
+type DocumentReader func(ctx context.Context, sha256 string) (io.ReadCloser, error)
 
 // Documents reads the delivered PDFs of s: a SharedStore's own, or else
 // the files under dir (the store's Options.DocumentsDir).
@@ -198,11 +199,11 @@ func Documents(s Store, dir string) DocumentReader {
 		return shared.Document
 	}
 	files := documentStore{dir: dir}
-	return func(_ context.Context, sha string) ([]byte, error) {
+	return func(_ context.Context, sha string) (io.ReadCloser, error) {
 		if b, err := hex.DecodeString(sha); err != nil || len(b) != sha256.Size {
 			return nil, fmt.Errorf("%w: %q is no SHA-256", ErrDamaged, sha)
 		}
-		return os.ReadFile(files.path(sha))
+		return os.Open(files.path(sha))
 	}
 }
 
@@ -293,18 +294,37 @@ func copyDocuments(ctx context.Context, read DocumentReader) func(src, dst Tx) e
 	}
 }
 
+// copyDocument reads the document twice, never whole into memory: once
+// to check its bytes against its SHA-256, then into the target.
 func copyDocument(ctx context.Context, read DocumentReader, dst DocumentTx, sha string) error {
 	if read == nil {
 		return errors.New("the target keeps documents itself, and nothing reads the source's")
 	}
-	pdf, err := read(ctx, sha)
+	if err := checkDocumentHash(ctx, read, sha); err != nil {
+		return err
+	}
+	r, err := read(ctx, sha)
 	if err != nil {
 		return err
 	}
-	if sum := sha256.Sum256(pdf); hex.EncodeToString(sum[:]) != sha {
+	defer r.Close()
+	return dst.PutDocument(sha, r)
+}
+
+func checkDocumentHash(ctx context.Context, read DocumentReader, sha string) error {
+	r, err := read(ctx, sha)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, r); err != nil {
+		return err
+	}
+	if hex.EncodeToString(sum.Sum(nil)) != sha {
 		return fmt.Errorf("%w: its bytes do not match its SHA-256", ErrDamaged)
 	}
-	return dst.PutDocument(sha, pdf)
+	return nil
 }
 
 func copyEvents(src, dst Tx) error {

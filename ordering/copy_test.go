@@ -58,7 +58,7 @@ func testCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustAct(t, s, op, delivered.ID, ActionRequest, "")
-	if _, err := s.Deliver(ctx, op, delivered.ID, testPDF); err != nil {
+	if _, err := s.Deliver(ctx, op, delivered.ID, bytes.NewReader(testPDF)); err != nil {
 		t.Fatal(err)
 	}
 	second, err := s.CreateOrder(ctx, acct, request(fx.live[1], "CD", "subscription-basic"), "")
@@ -147,7 +147,13 @@ func moveDocumentFiles(t *testing.T, s *service, docs documentStore) {
 			if err != nil {
 				return err
 			}
-			return docs.write(sha, pdf)
+			defer pdf.Close()
+			in, err := receive(docs.dir, pdf)
+			if err != nil {
+				return err
+			}
+			defer in.discard()
+			return docs.keep(in)
 		})
 	})
 	if err != nil {

@@ -131,17 +131,27 @@
 //
 // # Documents
 //
-// Deliver takes the PDF (at most MaxDocumentSize, starting "%PDF-") and
-// stores it as DocumentsDir/<2 hex>/<sha256>.pdf: temp file, fsync,
-// rename, directory fsync, all before the DELIVERED transition commits,
+// CheckDelivery refuses, before a byte of the PDF is read, what Deliver
+// would refuse for the operator and the order (a front end calls it
+// before it accepts a large body). Deliver reads the PDF from an
+// io.Reader into a temporary file in DocumentsDir/incoming/ (the system's
+// temporary directory for a SharedStore without DocumentsDir), never
+// whole into memory: the magic "%PDF-" is checked on the first bytes and
+// MaxDocumentSize while the bytes arrive (at most the cap plus one byte
+// is read), the SHA-256 on the way. It then stores the PDF as
+// DocumentsDir/<2 hex>/<sha256>.pdf: fsync, rename (same file system),
+// directory fsync, all before the DELIVERED transition commits,
 // which records the document reference. A crash in between leaves an
 // unreferenced file; New removes those (and temp files) and refuses, with
 // ErrDamaged, a store that refers to a missing file; CheckDocuments does
-// the same. A SharedStore keeps the PDFs itself instead (DocumentTx: put
-// in the transaction of the DELIVERED transition, so both commit or
+// the same. A SharedStore keeps the PDFs itself instead (DocumentTx: put,
+// read from the temporary file in bounded chunks, in the transaction of
+// the DELIVERED transition, so both commit or
 // neither, with no orphan to sweep), so every node serves what any node
 // delivered; a start that finds a reference without its document is
-// refused with ErrDamaged. Backups: orders.db first, then documents/ (every
+// refused with ErrDamaged. Document hands out a reader, never the bytes:
+// the file, or the SharedStore's reader, which must hold no pooled
+// connection while its caller reads slowly. Backups: orders.db first, then documents/ (every
 // file the copy refers to existed before it was taken and is never
 // deleted). The download_url comes from Options.DocumentURL, since this
 // package knows no routes.

@@ -3,6 +3,8 @@ package ordering
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -36,22 +38,109 @@ func (d documentStore) path(sha string) string {
 	return filepath.Join(d.dir, sha[:2], sha+".pdf")
 }
 
-// validPDF checks what a delivery uploads.
-func validPDF(pdf []byte) error {
-	if len(pdf) > MaxDocumentSize {
-		return companydocs.Errorf(companydocs.ETOOLARGE, "The document is %d bytes; at most %d bytes (20 MiB) are accepted.", len(pdf), MaxDocumentSize)
+// incomingDir holds the PDFs of deliveries on their way in, inside
+// DocumentsDir so that keeping one is a rename on the same file system.
+// prepare empties it at start, with every other file no order refers to.
+const incomingDir = "incoming"
+
+// incoming is a delivered PDF received into a temporary file: never held
+// whole in memory, hashed on the way, at most MaxDocumentSize bytes and
+// starting with the PDF magic. discard removes the file unless keep
+// renamed it into the store.
+type incoming struct {
+	f    *os.File
+	sha  string
+	size int64
+}
+
+// receive streams pdf into a temporary file in the incoming directory
+// (dir, or the system's when the store keeps the documents itself and no
+// DocumentsDir is set). The magic is checked on the first bytes, before
+// anything is written; the size cap while the bytes arrive, so that a
+// body that lies about its length stops at the cap plus one byte.
+func receive(dir string, pdf io.Reader) (*incoming, error) {
+	head := make([]byte, len(pdfMagic))
+	if n, err := io.ReadFull(pdf, head); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	} else if string(head[:n]) != pdfMagic {
+		return nil, companydocs.Errorf(companydocs.EVALIDATION, "The document is not a PDF: a PDF file starts with %q. Upload the register's PDF file as the raw body.", pdfMagic)
 	}
-	if !bytes.HasPrefix(pdf, []byte(pdfMagic)) {
-		return companydocs.Errorf(companydocs.EVALIDATION, "The document is not a PDF: a PDF file starts with %q. Upload the register's PDF file as the raw body.", pdfMagic)
+	f, err := createIncoming(dir)
+	if err != nil {
+		return nil, err
+	}
+	in := &incoming{f: f}
+	sum := sha256.New()
+	w := io.MultiWriter(f, sum)
+	n, err := io.Copy(w, io.MultiReader(bytes.NewReader(head), io.LimitReader(pdf, MaxDocumentSize+1-int64(len(head)))))
+	if err == nil && n > MaxDocumentSize {
+		err = companydocs.Errorf(companydocs.ETOOLARGE, "The document is larger than %d bytes (20 MiB), the most that is accepted.", MaxDocumentSize)
+	}
+	if err != nil {
+		in.discard()
+		return nil, err
+	}
+	in.sha, in.size = hex.EncodeToString(sum.Sum(nil)), n
+	return in, nil
+}
+
+// sweepIncoming removes what deliveries that never finished (a crash)
+// left in the incoming directory of a SharedStore's node; with the files
+// store, prepare's sweep does it.
+func (d documentStore) sweepIncoming() error {
+	if d.dir == "" {
+		return nil
+	}
+	dir := filepath.Join(d.dir, incomingDir)
+	files, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", dir, err)
+	}
+	for _, f := range files {
+		if err := os.Remove(filepath.Join(dir, f.Name())); err != nil {
+			return fmt.Errorf("remove an unfinished upload: %w", err)
+		}
 	}
 	return nil
 }
 
-// write stores pdf durably under sha, its SHA-256 in hex. A file that is
-// there already has the same content (its name is its hash) and was
-// synced before it got that name.
-func (d documentStore) write(sha string, pdf []byte) error {
-	final := d.path(sha)
+func createIncoming(dir string) (*os.File, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	} else {
+		dir = filepath.Join(dir, incomingDir)
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	f, err := os.CreateTemp(dir, "upload-*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("create upload file: %w", err)
+	}
+	return f, nil
+}
+
+// reader reads the received PDF from its start; each call is a new
+// reader, for a transaction that runs more than once.
+func (in *incoming) reader() io.Reader {
+	return io.NewSectionReader(in.f, 0, in.size)
+}
+
+// discard closes and removes the temporary file (gone already once kept).
+func (in *incoming) discard() {
+	in.f.Close()
+	os.Remove(in.f.Name())
+}
+
+// keep stores the received PDF durably under its SHA-256: synced, renamed
+// into place and its directory synced. A file that is there already has
+// the same content (its name is its hash) and was synced before it got
+// that name.
+func (d documentStore) keep(in *incoming) error {
+	final := d.path(in.sha)
 	if _, err := os.Stat(final); err == nil {
 		return nil
 	}
@@ -64,23 +153,12 @@ func (d documentStore) write(sha string, pdf []byte) error {
 			return err
 		}
 	}
-	tmp, err := os.CreateTemp(sub, sha+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("create document file: %w", err)
-	}
-	_, err = tmp.Write(pdf)
+	err := in.f.Sync()
 	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), final)
+		err = os.Rename(in.f.Name(), final)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("store document %s: %w", sha, err)
+		return fmt.Errorf("store document %s: %w", in.sha, err)
 	}
 	return syncDir(sub)
 }
@@ -115,18 +193,22 @@ func (d documentStore) open(sha string) (*os.File, error) {
 // Options.DocumentsDir.
 type SharedStore interface {
 	Store
-	// Document returns the PDF stored under its SHA-256 (hex): an error
-	// wrapping ErrNotFound when there is none.
-	Document(ctx context.Context, sha256 string) ([]byte, error)
+	// Document opens the PDF stored under its SHA-256 (hex), or returns an
+	// error wrapping ErrNotFound when there is none. The reader must not
+	// hold a pooled connection, or more than a bounded chunk of the PDF in
+	// memory, while its caller reads slowly: a download may take as long
+	// as the HTTP write timeout.
+	Document(ctx context.Context, sha256 string) (io.ReadCloser, error)
 }
 
 // DocumentTx stores a delivered PDF in the transaction of the DELIVERED
 // transition, so that the document and the order that refers to it commit
 // together or not at all: no orphan, no reference to a missing document.
 type DocumentTx interface {
-	// PutDocument stores pdf under sha256 (hex, its SHA-256); a document
-	// stored already under that hash is left as it is (same content).
-	PutDocument(sha256 string, pdf []byte) error
+	// PutDocument stores what pdf reads under sha256 (hex, its SHA-256),
+	// reading it in bounded chunks; a document stored already under that
+	// hash is left as it is (same content) and pdf is not read.
+	PutDocument(sha256 string, pdf io.Reader) error
 	// MissingDocuments calls fn with every document reference whose
 	// document is not stored, until fn returns an error, which it returns.
 	MissingDocuments(fn func(sha256, orderID string) error) error
@@ -216,7 +298,8 @@ func checkDocumentFiles(tx Tx, dir string) error {
 	})
 }
 
-// Document opens the delivered PDF of one of the client's own orders.
+// Document opens the delivered PDF of one of the client's own orders, to
+// be read as it is sent: a file, or a SharedStore's chunk reader.
 // Before delivery, and for anyone but the owner, it is not_found.
 func (s *Orders) Document(ctx context.Context, account, id string) (*companydocs.Order, io.ReadCloser, error) {
 	o, err := s.Order(ctx, account, id)
@@ -227,11 +310,11 @@ func (s *Orders) Document(ctx context.Context, account, id string) (*companydocs
 		return nil, nil, companydocs.Errorf(companydocs.ENOTFOUND, "Order %s has no document yet: it is %s.", id, o.Status)
 	}
 	if s.shared != nil {
-		pdf, err := s.shared.Document(ctx, o.Document.SHA256)
+		r, err := s.shared.Document(ctx, o.Document.SHA256)
 		if err != nil {
 			return nil, nil, fmt.Errorf("order %s: %w", id, err)
 		}
-		return o, io.NopCloser(bytes.NewReader(pdf)), nil
+		return o, r, nil
 	}
 	f, err := s.docs.open(o.Document.SHA256)
 	if err != nil {

@@ -1,6 +1,7 @@
 package ordering
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,7 +75,7 @@ func testEventsOfAnOrderStayInOrderAcrossNodes(t *testing.T) {
 	events := takeEvents(t, b)
 	mustAct(t, b, "op", o.ID, ActionRequest, "")
 	events = append(events, takeEvents(t, a)...)
-	if _, err := b.Deliver(ctx, "op", o.ID, testPDF); err != nil {
+	if _, err := b.Deliver(ctx, "op", o.ID, bytes.NewReader(testPDF)); err != nil {
 		t.Fatal(err)
 	}
 	events = append(events, takeEvents(t, b)...)

@@ -2,9 +2,8 @@ package ordering
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -257,18 +256,14 @@ func noteOr(note, code, fallback string) historyNote {
 	return historyNote{code: code, text: fallback}
 }
 
-// Deliver stores the PDF durably, then moves the REQUESTED order to
-// DELIVERED with the document. In the data directory the file is on disk
-// (synced, renamed, directory synced) before the transition commits; a
-// crash in between leaves an unreferenced file that New removes at the
-// next start. A SharedStore keeps the PDF in the transition's own
-// transaction: both commit, or neither.
-func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf []byte) (*companydocs.Order, error) {
+// CheckDelivery refuses what Deliver would refuse before it reads a byte
+// of the PDF: an account that is not an operator, an order that does not
+// exist or cannot move to DELIVERED (it must be REQUESTED). A front end
+// calls it before it accepts a large body; Deliver checks again, in its
+// transaction, since the order may change in between.
+func (s *Orders) CheckDelivery(ctx context.Context, operator, id string) error {
 	if err := s.requireRole(operator, companydocs.RoleOperator); err != nil {
-		return nil, err
-	}
-	if err := validPDF(pdf); err != nil {
-		return nil, err
+		return err
 	}
 	var from string
 	if err := s.store.View(ctx, func(tx Tx) error {
@@ -278,29 +273,47 @@ func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf []byte) (
 		}
 		return err
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	if !companydocs.CanTransition(from, companydocs.OrderStatusDelivered, companydocs.ActorOperator) {
-		return nil, companydocs.ErrInvalidTransition(id, from, companydocs.OrderStatusDelivered, companydocs.ActorOperator)
+		return companydocs.ErrInvalidTransition(id, from, companydocs.OrderStatusDelivered, companydocs.ActorOperator)
 	}
-	sum := sha256.Sum256(pdf)
-	sha := hex.EncodeToString(sum[:])
+	return nil
+}
+
+// Deliver reads the PDF from pdf into a temporary file (see receive: at
+// most MaxDocumentSize, starting "%PDF-", hashed on the way), stores it
+// durably, then moves the REQUESTED order to DELIVERED with the document.
+// In the data directory the file is on disk (synced, renamed, directory
+// synced) before the transition commits; a crash in between leaves an
+// unreferenced file that New removes at the next start. A SharedStore
+// keeps the PDF in the transition's own transaction, read from the
+// temporary file chunk by chunk: both commit, or neither.
+func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf io.Reader) (*companydocs.Order, error) {
+	if err := s.CheckDelivery(ctx, operator, id); err != nil {
+		return nil, err
+	}
+	in, err := receive(s.docs.dir, pdf)
+	if err != nil {
+		return nil, err
+	}
+	defer in.discard()
 	if s.shared == nil {
-		if err := s.docs.write(sha, pdf); err != nil {
+		if err := s.docs.keep(in); err != nil {
 			return nil, err
 		}
 	}
-	doc := &companydocs.OrderDocument{SHA256: sha, Size: int64(len(pdf)), ContentType: "application/pdf"}
+	doc := &companydocs.OrderDocument{SHA256: in.sha, Size: in.size, ContentType: "application/pdf"}
 	if s.docs.url != nil {
 		doc.DownloadURL = s.docs.url(id)
 	}
-	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, historyNote{code: HistoryDelivered, text: "Delivered."}, &delivery{doc, pdf})
+	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, historyNote{code: HistoryDelivered, text: "Delivered."}, &delivery{doc, in})
 }
 
 // delivery is the document a DELIVERED transition attaches.
 type delivery struct {
 	doc *companydocs.OrderDocument
-	pdf []byte // stored in the transaction by a SharedStore
+	pdf *incoming // stored in the transaction by a SharedStore
 }
 
 // change runs one transition in a shared write transaction. owner, when
@@ -354,7 +367,7 @@ func (s *Orders) attach(tx Tx, rec *OrderRecord, d *delivery) error {
 		if !ok {
 			return fmt.Errorf("ordering: the transaction of a SharedStore (%T) is not a DocumentTx", tx)
 		}
-		if err := dtx.PutDocument(doc.SHA256, d.pdf); err != nil {
+		if err := dtx.PutDocument(doc.SHA256, d.pdf.reader()); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"companydocs"
@@ -58,7 +59,7 @@ func testLifecycle(t *testing.T) {
 	mustAct(t, s, op, one.ID, ActionPay, "")
 	for _, id := range []string{one.ID, credit.ID} {
 		mustAct(t, s, op, id, ActionRequest, "")
-		o, err := s.Deliver(ctx, op, id, testPDF)
+		o, err := s.Deliver(ctx, op, id, bytes.NewReader(testPDF))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func testEveryIllegalTransitionRefused(t *testing.T) {
 			_, err := s.CancelOrder(ctx, acct, id, "")
 			return err
 		case action == "deliver":
-			_, err := s.Deliver(ctx, op, id, testPDF)
+			_, err := s.Deliver(ctx, op, id, bytes.NewReader(testPDF))
 			return err
 		}
 		_, err := s.OperatorAction(ctx, op, id, action, "reason")
@@ -233,7 +234,7 @@ func testRolesAreEnforced(t *testing.T) {
 	wantCode(t, err, companydocs.EFORBIDDEN)
 	_, _, err = s.OperatorOrders(ctx, acct, "", "", 10)
 	wantCode(t, err, companydocs.EFORBIDDEN)
-	_, err = s.Deliver(ctx, acct, o.ID, testPDF)
+	_, err = s.Deliver(ctx, acct, o.ID, bytes.NewReader(testPDF))
 	wantCode(t, err, companydocs.EFORBIDDEN)
 	MustAccount(t, s, "other", 0)
 	_, err = s.CancelOrder(ctx, "other", o.ID, "")
@@ -295,7 +296,7 @@ func testDeliveryFileDurableBeforeCommit(t *testing.T) {
 	mustAct(t, s, "op", o.ID, ActionRequest, "")
 	before := storedEvents(t, s)
 	s.failDelivery = func() error { return errors.New("simulated crash before the commit") }
-	if _, err := s.Deliver(ctx, "op", o.ID, testPDF); err == nil {
+	if _, err := s.Deliver(ctx, "op", o.ID, bytes.NewReader(testPDF)); err == nil {
 		t.Fatal("delivery succeeded despite the failed commit")
 	}
 	orphans, _ := filepath.Glob(filepath.Join(dir, DocumentsDir, "*", "*.pdf"))
@@ -323,7 +324,7 @@ func testDeliveryFileDurableBeforeCommit(t *testing.T) {
 	if _, err := os.Stat(orphans[0]); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("orphan %s not swept at open: %v", orphans[0], err)
 	}
-	d, err := s.Deliver(ctx, "op", o.ID, testPDF)
+	d, err := s.Deliver(ctx, "op", o.ID, bytes.NewReader(testPDF))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func testSharedDeliveryAfterFailure(t *testing.T, s *service, id string) {
 		t.Errorf("after the failed commit: %s with %+v", got.Status, got.Document)
 	}
 	s.failDelivery = nil
-	if _, err := s.Deliver(ctx, "op", id, testPDF); err != nil {
+	if _, err := s.Deliver(ctx, "op", id, bytes.NewReader(testPDF)); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
@@ -397,4 +398,69 @@ func testOldOrderRecordsMoveOn(t *testing.T) {
 	if a, _ := s.Account("acme"); a.Credits != 3 {
 		t.Errorf("credits %d, want 3", a.Credits)
 	}
+}
+
+// TestDeliveryRefusesBeforeReading: CheckDelivery (and Deliver) refuse a
+// client and an order that is not REQUESTED without reading a byte of the
+// PDF; a body over MaxDocumentSize stops at the cap plus one byte and one
+// that is no PDF at its first bytes, and neither leaves a file behind.
+func TestDeliveryRefusesBeforeReading(t *testing.T) {
+	forEachStore(t, testDeliveryRefusesBeforeReading)
+}
+
+func testDeliveryRefusesBeforeReading(t *testing.T) {
+	s, fx, acct, op := lifecycleService(t)
+	o, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "ad-single"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := &countingReader{r: bytes.NewReader(testPDF)}
+	wantCode(t, s.CheckDelivery(ctx, acct, o.ID), companydocs.EFORBIDDEN)
+	wantCode(t, s.CheckDelivery(ctx, op, o.ID), companydocs.EINVALIDTRANSITION)
+	_, err = s.Deliver(ctx, op, o.ID, body)
+	wantCode(t, err, companydocs.EINVALIDTRANSITION)
+	wantCode(t, s.CheckDelivery(ctx, op, "ord_missing"), companydocs.ENOTFOUND)
+	if body.n != 0 {
+		t.Errorf("the refused deliveries read %d bytes of the PDF", body.n)
+	}
+	mustAct(t, s, op, o.ID, ActionPay, "")
+	mustAct(t, s, op, o.ID, ActionRequest, "")
+	if err := s.CheckDelivery(ctx, op, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	huge := &countingReader{r: io.MultiReader(strings.NewReader(pdfMagic), endless{})}
+	_, err = s.Deliver(ctx, op, o.ID, huge)
+	wantCode(t, err, companydocs.ETOOLARGE)
+	if huge.n > MaxDocumentSize+32<<10 {
+		t.Errorf("read %d bytes of an endless body, want the cap (%d) and a buffer at most", huge.n, MaxDocumentSize)
+	}
+	_, err = s.Deliver(ctx, op, o.ID, strings.NewReader("<html>not a pdf"))
+	wantCode(t, err, companydocs.EVALIDATION)
+	if left, _ := filepath.Glob(filepath.Join(s.docs.dir, incomingDir, "*")); len(left) != 0 {
+		t.Errorf("refused uploads left %v", left)
+	}
+	if _, err := s.Deliver(ctx, op, o.ID, bytes.NewReader(testPDF)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// endless reads spaces for ever.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
 }

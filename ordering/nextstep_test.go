@@ -1,6 +1,7 @@
 package ordering
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func testNextStepsReadAsWords(t *testing.T) {
 	seen(s.Order(ctx, acct, credit.ID))
 	seen(s.OperatorAction(ctx, op, one.ID, ActionPay, ""))
 	seen(s.OperatorAction(ctx, op, one.ID, ActionRequest, ""))
-	seen(s.Deliver(ctx, op, one.ID, testPDF))
+	seen(s.Deliver(ctx, op, one.ID, bytes.NewReader(testPDF)))
 	seen(s.OperatorAction(ctx, op, credit.ID, ActionRequest, ""))
 	seen(s.OperatorAction(ctx, op, credit.ID, ActionFail, "The register has no such entry."))
 	cancelled := seen(s.CreateOrder(ctx, acct, request(fx.live[2], "AD", "ad-single"), ""))
@@ -96,7 +97,7 @@ func testHistorySaysCodes(t *testing.T) {
 	one := keep(s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "ad-single"), ""))
 	keep(s.OperatorAction(ctx, op, one.ID, ActionPay, ""))
 	keep(s.OperatorAction(ctx, op, one.ID, ActionRequest, ""))
-	keep(s.Deliver(ctx, op, one.ID, testPDF))
+	keep(s.Deliver(ctx, op, one.ID, bytes.NewReader(testPDF)))
 	credit := keep(s.CreateOrder(ctx, acct, request(fx.live[1], "AD", "subscription-basic"), ""))
 	keep(s.OperatorAction(ctx, op, credit.ID, ActionFail, "The register has no such entry."))
 	mine := keep(s.CreateOrder(ctx, acct, request(fx.live[2], "AD", "ad-single"), ""))

@@ -49,7 +49,7 @@ func testNodesShareDocuments(t *testing.T) {
 	}
 	mustAct(t, b, "op", o.ID, ActionPay, "")
 	mustAct(t, b, "op", o.ID, ActionRequest, "")
-	if _, err := b.Deliver(ctx, "op", o.ID, testPDF); err != nil {
+	if _, err := b.Deliver(ctx, "op", o.ID, bytes.NewReader(testPDF)); err != nil {
 		t.Fatal(err)
 	}
 	got, r, err := a.Document(ctx, "acme", o.ID)

@@ -155,6 +155,9 @@ func NewOrders(store Store, profiles Profiles, plans *Plans, opts Options) (*Ord
 	var err error
 	if shared != nil {
 		err = sharedDocuments(shared)
+		if err == nil {
+			err = docs.sweepIncoming()
+		}
 	} else {
 		err = docs.prepare(store)
 	}

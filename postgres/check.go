@@ -40,8 +40,13 @@ var checks = []struct{ what, sql string }{
 		`SELECT event_id FROM webhook_deliveries WHERE scheduled_at IS NOT NULL AND state <> 'pending'`},
 	{"an order refers to a document that is not stored",
 		`SELECT r.order_id FROM document_refs r WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.sha256 = r.sha256)`},
+	{"a stored document's chunks are not numbered 0, 1, ... or do not add up to its size",
+		`SELECT d.sha256 FROM documents d LEFT JOIN (SELECT sha256, count(*) AS n, max(seq) AS last, sum(octet_length(data)) AS size
+			FROM document_chunks GROUP BY sha256) c ON c.sha256 = d.sha256
+			WHERE c.size IS DISTINCT FROM d.size OR c.n <> c.last + 1`},
 	{"a stored document's SHA-256 is not its name",
-		`SELECT sha256 FROM documents WHERE encode(sha256(pdf), 'hex') <> sha256`},
+		`SELECT sha256 FROM document_chunks GROUP BY sha256
+			HAVING encode(sha256(string_agg(data, ''::bytea ORDER BY seq)), 'hex') <> sha256`},
 }
 
 // Check verifies what the schema's constraints leave to the code: that

@@ -88,26 +88,34 @@
 //
 // # Documents
 //
-// The delivered PDFs are in the database too (migration 00002, table
-// documents: bytea under the SHA-256, STORAGE EXTERNAL since PDFs are
-// compressed already), so that every node serves what any node delivered,
-// and the nodes' data directories hold only the index. DB is an
-// ordering.SharedStore: the PDF is inserted in the transaction of the
-// DELIVERED transition (ordering.DocumentTx), so the document, its
-// document_refs row and the order commit together or not at all; nothing
-// is ever orphaned, and a start (or Check) that finds a reference without
-// its document refuses. The choice has limits:
-//   - a PDF is at most ordering.MaxDocumentSize (20 MiB; a CHECK says so
-//     too), far below bytea's 1 GB;
-//   - the bytes travel through the pool: an upload holds one connection,
-//     and the order's row lock, while up to 20 MiB go in, and a download
-//     holds one while the PDF is read whole into the node's memory (20
-//     MiB per download in flight at most); both count against the
-//     statement timeout (5 s by default: 20 MiB took 0.3-0.4 s each way on
-//     127.0.0.1 in the two-node test);
+// The delivered PDFs are in the database too (migration 00002; since
+// 00003 in chunks: table document_chunks holds each PDF in rows of at
+// most ChunkSize, 256 KiB, STORAGE EXTERNAL since PDFs are compressed
+// already, and documents one row per PDF with its size), so that every
+// node serves what any node delivered, and the nodes' data directories
+// hold only the index and the temporary files of uploads in flight. DB is
+// an ordering.SharedStore: the chunks, then the documents row, are
+// inserted in the transaction of the DELIVERED transition
+// (ordering.DocumentTx; the chunks' foreign key is checked at the
+// commit), so the document, its document_refs row and the order commit
+// together or not at all; nothing is ever orphaned, and a start (or
+// Check) that finds a reference without its document refuses. Check also
+// verifies that each document's chunks are numbered without a gap, add
+// up to its size and hash to its name. The choice has limits:
+//   - a PDF is at most ordering.MaxDocumentSize (20 MiB, 80 chunks; CHECKs
+//     say so too);
+//   - an upload holds one connection, and the order's row lock, while its
+//     chunks go in one by one from the temporary file (one chunk in
+//     memory); it counts against the statement timeout per chunk;
+//   - a download (Document) reads one chunk per short read-only
+//     transaction: it holds a pooled connection only for that query,
+//     never while its client reads, and one chunk in the node's memory;
 //   - the database grows by every delivered PDF, once per distinct
 //     content, and its backup (pg_dump, or the server's own backups) holds
 //     orders and documents together, consistent by construction.
+//
+// Chunk rows rather than substring() reads of one bytea (the migration
+// says why): a read streams either way, a write only in chunks.
 //
 // Bytes in PostgreSQL rather than files behind a shared file system or an
 // object store: nothing else to run, and one transaction for the document

@@ -4,27 +4,36 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/jackc/pgx/v5"
 
 	"companydocs/ordering"
 )
 
-// DB keeps the delivered PDFs itself (table documents), so that every
-// node serves what any node delivered.
+// DB keeps the delivered PDFs itself (tables documents and
+// document_chunks, migration 00003), so that every node serves what any
+// node delivered.
 var (
 	_ ordering.SharedStore = (*DB)(nil)
 	_ ordering.DocumentTx  = (*txn)(nil)
 )
 
-// Document returns the PDF stored under sha256, read whole: a download
-// holds one pooled connection while the bytes (at most
-// ordering.MaxDocumentSize) travel, and the memory they take until the
-// response is written.
-func (db *DB) Document(ctx context.Context, sha256 string) ([]byte, error) {
-	var pdf []byte
+// ChunkSize is the most a row of document_chunks holds (256 KiB; the
+// migration's CHECK says so too): the most of a PDF a download or a
+// delivery holds in memory at once, besides the driver's buffer for the
+// row. ordering.MaxDocumentSize (20 MiB) is 80 chunks.
+const ChunkSize = 256 << 10
+
+// Document opens the PDF stored under sha256. Each Read that needs the
+// next chunk runs one short read-only transaction for it: a download
+// holds a pooled connection only for a chunk's query, never while its
+// client reads, and one chunk in memory. Documents are never changed, so
+// chunks read in different transactions belong together.
+func (db *DB) Document(ctx context.Context, sha256 string) (io.ReadCloser, error) {
+	var size int64
 	err := db.view(ctx, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, "SELECT pdf FROM documents WHERE sha256 = $1", sha256).Scan(&pdf)
+		return tx.QueryRow(ctx, "SELECT size FROM documents WHERE sha256 = $1", sha256).Scan(&size)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("document %s: %w: it is not in the database", sha256, ordering.ErrNotFound)
@@ -32,18 +41,89 @@ func (db *DB) Document(ctx context.Context, sha256 string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read document %s: %w", sha256, err)
 	}
-	return pdf, nil
+	return &chunkReader{db: db, sha: sha256, left: size}, nil
+}
+
+// chunkReader reads a document chunk by chunk. Its reads outlive the
+// request that opened it (the HTTP server writes the body after the
+// handler returned), so they run under their own context, bounded by the
+// statement timeout.
+type chunkReader struct {
+	db    *DB
+	sha   string
+	seq   int
+	left  int64 // bytes of the document not yet fetched
+	chunk []byte
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.chunk) == 0 {
+		if r.left == 0 {
+			return 0, io.EOF
+		}
+		if err := r.fetch(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, r.chunk)
+	r.chunk = r.chunk[n:]
+	return n, nil
+}
+
+func (r *chunkReader) fetch() error {
+	ctx := context.Background()
+	var data []byte
+	err := r.db.view(ctx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, "SELECT data FROM document_chunks WHERE sha256 = $1 AND seq = $2", r.sha, r.seq).Scan(&data)
+	})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) || err == nil && (len(data) == 0 || int64(len(data)) > r.left):
+		return fmt.Errorf("%w: chunk %d of document %s is missing or longer than the document", ordering.ErrDamaged, r.seq, r.sha)
+	case err != nil:
+		return fmt.Errorf("read chunk %d of document %s: %w", r.seq, r.sha, err)
+	}
+	r.chunk, r.left, r.seq = data, r.left-int64(len(data)), r.seq+1
+	return nil
+}
+
+// Close drops the chunk in hand; the reader holds nothing else.
+func (r *chunkReader) Close() error {
+	r.chunk, r.left = nil, 0
+	return nil
 }
 
 // PutDocument stores the PDF in the transaction of the transition that
-// refers to it. ON CONFLICT DO NOTHING: the same hash is the same content,
-// and another node delivering it at once waits for this insert's outcome
-// instead of failing.
-func (t *txn) PutDocument(sha256 string, pdf []byte) error {
+// refers to it, one chunk at a time, then its documents row (the chunks'
+// foreign key is checked at the commit). A hash stored already is the
+// same content: pdf is not read. Another node delivering the same hash at
+// once waits on the chunks' primary key for this transaction's outcome
+// (ON CONFLICT DO NOTHING) instead of failing.
+func (t *txn) PutDocument(sha256 string, pdf io.Reader) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
-	_, err := t.exec("INSERT INTO documents (sha256, pdf) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING", sha256, pdf)
+	var stored bool
+	if _, err := t.one("SELECT true FROM documents WHERE sha256 = $1", []any{sha256}, &stored); err != nil || stored {
+		return wrap(err, "store document "+sha256)
+	}
+	buf := make([]byte, ChunkSize)
+	var size int64
+	for seq := 0; ; seq++ {
+		n, err := io.ReadFull(pdf, buf)
+		if n > 0 {
+			if _, err := t.exec("INSERT INTO document_chunks (sha256, seq, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", sha256, seq, buf[:n]); err != nil {
+				return wrap(err, "store document "+sha256)
+			}
+			size += int64(n)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("store document %s: %w", sha256, err)
+		}
+	}
+	_, err := t.exec("INSERT INTO documents (sha256, size) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING", sha256, size)
 	return wrap(err, "store document "+sha256)
 }
 

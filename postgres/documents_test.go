@@ -6,8 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
+	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 
 	"companydocs"
 	"companydocs/ordering"
@@ -47,9 +53,9 @@ func TestDocumentsLiveInTheDatabase(t *testing.T) {
 		t.Fatalf("a missing document: %v, want ErrNotFound", err)
 	}
 	for range 2 { // the second put of the same hash changes nothing
-		mustUpdate(t, nodes[0], func(tx ordering.Tx) error { return tx.(ordering.DocumentTx).PutDocument(sha, pdf) })
+		mustUpdate(t, nodes[0], func(tx ordering.Tx) error { return tx.(ordering.DocumentTx).PutDocument(sha, bytes.NewReader(pdf)) })
 	}
-	got, err := nodes[1].Document(ctx, sha)
+	got, err := readDocument(nodes[1], sha)
 	if err != nil || !bytes.Equal(got, pdf) {
 		t.Fatalf("document read on the other node: %q, %v", got, err)
 	}
@@ -59,12 +65,129 @@ func TestDocumentsLiveInTheDatabase(t *testing.T) {
 	if err := nodes[1].Check(); err != nil {
 		t.Fatal(err)
 	}
-	err = nodes[0].View(ctx, func(tx ordering.Tx) error { return tx.(ordering.DocumentTx).PutDocument(sha, pdf) })
+	err = nodes[0].View(ctx, func(tx ordering.Tx) error { return tx.(ordering.DocumentTx).PutDocument(sha, bytes.NewReader(pdf)) })
 	if !errors.Is(err, errReadOnly) {
 		t.Errorf("PutDocument in View: %v, want a refusal", err)
 	}
-	mustExec(t, nodes[0], "UPDATE documents SET pdf = '\\x25504446'::bytea")
+	mustExec(t, nodes[0], "UPDATE document_chunks SET data = '\\x25504446'::bytea")
 	if err := nodes[1].Check(); err == nil || !strings.Contains(err.Error(), sha) {
 		t.Fatalf("check with a document whose bytes changed: %v", err)
 	}
+}
+
+func readDocument(db *DB, sha string) ([]byte, error) {
+	r, err := db.Document(context.Background(), sha)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// bigPDF is a PDF of n bytes whose chunks differ.
+func bigPDF(n int) ([]byte, string) {
+	pdf := []byte("%PDF-1.7\n")
+	for i := 0; len(pdf) < n; i++ {
+		pdf = append(pdf, byte(i), byte(i>>8), byte(i>>16))
+	}
+	pdf = pdf[:n]
+	sum := sha256.Sum256(pdf)
+	return pdf, hex.EncodeToString(sum[:])
+}
+
+// TestDocumentsStoredInChunks: a PDF of several chunks, the last one
+// partial, goes in chunk by chunk (ChunkSize at most each) and reads back
+// whole, each chunk in a transaction of its own: with a pool of one
+// connection, a reader that has read one chunk holds no connection, so
+// another query runs while it waits.
+func TestDocumentsStoredInChunks(t *testing.T) {
+	db, err := Open(context.Background(), newDatabase(t), Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	pdf, sha := bigPDF(2*ChunkSize + 1000)
+	mustUpdate(t, db, func(tx ordering.Tx) error { return tx.(ordering.DocumentTx).PutDocument(sha, bytes.NewReader(pdf)) })
+	var chunks, longest int
+	mustQuery(t, db, "SELECT count(*), max(octet_length(data)) FROM document_chunks WHERE sha256 = '"+sha+"'", &chunks, &longest)
+	if chunks != 3 || longest != ChunkSize {
+		t.Errorf("%d chunks, the longest %d bytes; want 3 of at most %d", chunks, longest, ChunkSize)
+	}
+	r, err := db.Document(context.Background(), sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 10)
+	if _, err := io.ReadFull(r, head); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	mustQuery(t, db, "SELECT count(*) FROM documents", &n) // the pool's one connection is free
+	rest, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || !bytes.Equal(append(head, rest...), pdf) {
+		t.Fatalf("read back %d bytes (%v), want the %d stored", len(head)+len(rest), err, len(pdf))
+	}
+	if err := db.Check(); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, "DELETE FROM document_chunks WHERE seq = 1")
+	if err := db.Check(); err == nil || !strings.Contains(err.Error(), sha) {
+		t.Errorf("check with a chunk missing: %v", err)
+	}
+	if _, err := readDocument(db, sha); !errors.Is(err, ordering.ErrDamaged) {
+		t.Errorf("read with a chunk missing: %v, want ErrDamaged", err)
+	}
+}
+
+// TestMigrationMovesDocumentsIntoChunks: documents stored whole at schema
+// version 2 are in chunks after Open migrates, and read back equal.
+func TestMigrationMovesDocumentsIntoChunks(t *testing.T) {
+	ctx := context.Background()
+	url := newDatabase(t)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB := stdlib.OpenDB(*cfg)
+	defer sqlDB.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, mustSub(t), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	small, smallSHA := bigPDF(100)
+	big, bigSHA := bigPDF(3*ChunkSize + 7)
+	for _, d := range []struct {
+		pdf []byte
+		sha string
+	}{{small, smallSHA}, {big, bigSHA}} {
+		if _, err := sqlDB.ExecContext(ctx, "INSERT INTO documents (sha256, pdf) VALUES ($1, $2)", d.sha, d.pdf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := Open(ctx, url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for sha, want := range map[string][]byte{smallSHA: small, bigSHA: big} {
+		if got, err := readDocument(db, sha); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("document %s after the migration: %d bytes (%v), want %d", sha[:8], len(got), err, len(want))
+		}
+	}
+	if err := db.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustSub(t *testing.T) fs.FS {
+	t.Helper()
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fsys
 }

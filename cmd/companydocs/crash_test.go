@@ -632,10 +632,15 @@ func checkDocument(tb testing.TB, documents ordering.DocumentReader, o *companyd
 		return
 	}
 	sha := o.Document.SHA256
-	b, err := documents(context.Background(), sha)
+	r, err := documents(context.Background(), sha)
 	if err != nil {
 		tb.Errorf("order %s points at a missing document: %v", o.ID, err)
 		return
+	}
+	b, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		tb.Errorf("order %s: reading its document: %v", o.ID, err)
 	}
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != sha || int64(len(b)) != o.Document.Size {
 		tb.Errorf("order %s: the document file of %s has %d bytes and the SHA-256 %x, the order says %d bytes", o.ID, sha, len(b), sum, o.Document.Size)

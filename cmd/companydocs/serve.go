@@ -48,8 +48,13 @@ type Config struct {
 	// at once, in all and per client address (httpapi.Config).
 	MaxConnections        int
 	MaxConnectionsPerAddr int
-	LogFormat             string
-	LogLevel              string
+	// Transfers in flight at most: uploads per node, downloads per node
+	// and per account (see httpapi.Config).
+	UploadsInFlight     int
+	DownloadsInFlight   int
+	DownloadsPerAccount int
+	LogFormat           string
+	LogLevel            string
 	// StoreCheckTimeout bounds the check of orders.db at start;
 	// SkipStoreCheck skips it (see ordering.Options).
 	StoreCheckTimeout time.Duration
@@ -139,6 +144,9 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Duration(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.Duration(&c.PollInterval, "poll-interval", index.DefaultPollInterval, "how often the server looks for a newly published index generation")
 	fs.Int(&c.Keep, "keep", index.DefaultKeep, "index generations kept when the embedded sample is ingested")
+	fs.Int(&c.UploadsInFlight, "uploads-in-flight", def.UploadsInFlight, "document uploads this node reads at once; one more is answered 503 with Retry-After")
+	fs.Int(&c.DownloadsInFlight, "downloads-in-flight", def.DownloadsInFlight, "document downloads this node sends at once; one more is answered 503 with Retry-After")
+	fs.Int(&c.DownloadsPerAccount, "downloads-per-account", def.DownloadsPerAccount, "document downloads one account may have in flight on this node; one more is answered 429 with Retry-After")
 	fs.String(&c.TrustedProxies, "trusted-proxies", "", "comma-separated proxy addresses whose X-Forwarded-For is trusted")
 	fs.Int(&c.MaxConnections, "max-connections", def.MaxConnections, "connections held at once; one more is answered 503 and closed; 0 turns the cap off")
 	fs.Int(&c.MaxConnectionsPerAddr, "max-connections-per-addr", def.MaxConnectionsPerAddr, "connections held at once from one client address (trusted proxies exempt); 0 turns the cap off")
@@ -221,10 +229,12 @@ func (m *Main) listen() error {
 	cfg.SearchTimeout = m.Config.SearchTimeout
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
 	cfg.MaxConnections, cfg.MaxConnectionsPerAddr = m.Config.MaxConnections, m.Config.MaxConnectionsPerAddr
+	cfg.UploadsInFlight, cfg.DownloadsInFlight, cfg.DownloadsPerAccount = m.Config.UploadsInFlight, m.Config.DownloadsInFlight, m.Config.DownloadsPerAccount
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
 		Searcher: liveSearcher{m.Live}, Sessions: m.Accounts, Ordering: m.Orders, Ready: m.ready,
 		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
+		OnTransfer: m.Metrics.SetTransfersInFlight, OnTransferRefused: m.Metrics.ObserveTransferRefused,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,211 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+
+	"companydocs"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Transfer kinds, the label of the metrics hooks.
+const (
+	TransferUpload   = "upload"
+	TransferDownload = "download"
+)
+
+// Refusal reasons of the metrics hooks: the node's bound or the account's.
+const (
+	RefusedNode    = "node"
+	RefusedAccount = "account"
+)
+
+// transferRetryAfter is the Retry-After, in seconds, of a transfer refused
+// for want of a slot: a slot is held at most the read timeout (uploads) or
+// the write timeout (downloads), 10 s by default, and most for far less.
+const transferRetryAfter = 5
+
+// transfers bounds the uploads or downloads in flight on this node and,
+// when perAccount > 0, per account. A slot is taken before the body is
+// read or the document opened and given back when the transfer ends,
+// however it ends.
+type transfers struct {
+	kind       string
+	perNode    int
+	perAccount int
+	onChange   func(kind string, inFlight int)
+	onRefuse   func(kind, reason string)
+
+	mu        sync.Mutex
+	inFlight  int
+	byAccount map[string]int
+}
+
+func newTransfers(kind string, perNode, perAccount int, deps Deps) *transfers {
+	return &transfers{kind: kind, perNode: perNode, perAccount: perAccount,
+		onChange: deps.OnTransfer, onRefuse: deps.OnTransferRefused, byAccount: map[string]int{}}
+}
+
+// acquire takes a slot for account, or answers rate_limited (the
+// account's bound) or service_unavailable (the node's), each with
+// Retry-After. release gives the slot back; calls after the first do
+// nothing.
+func (t *transfers) acquire(c *fiber.Ctx, account string) (release func(), err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.perAccount > 0 && t.byAccount[account] >= t.perAccount {
+		return nil, t.refuse(c, RefusedAccount, companydocs.Errorf(companydocs.ERATELIMITED,
+			"This account has %d %ss in flight, the most it may have at once. Retry once one has finished.", t.perAccount, t.kind))
+	}
+	if t.inFlight >= t.perNode {
+		return nil, t.refuse(c, RefusedNode, companydocs.Errorf(companydocs.EUNAVAILABLE,
+			"This server has %d %ss in flight, the most it takes at once. Retry in a few seconds.", t.perNode, t.kind))
+	}
+	t.inFlight++
+	t.byAccount[account]++
+	t.changed()
+	var once sync.Once
+	return func() { once.Do(func() { t.release(account) }) }, nil
+}
+
+func (t *transfers) refuse(c *fiber.Ctx, reason string, err error) error {
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(transferRetryAfter))
+	if t.onRefuse != nil {
+		t.onRefuse(t.kind, reason)
+	}
+	return err
+}
+
+func (t *transfers) release(account string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.inFlight--
+	if t.byAccount[account]--; t.byAccount[account] <= 0 {
+		delete(t.byAccount, account)
+	}
+	t.changed()
+}
+
+// changed reports the count; called with mu held, so that the hook sees
+// the counts in order.
+func (t *transfers) changed() {
+	if t.onChange != nil {
+		t.onChange(t.kind, t.inFlight)
+	}
+}
+
+// releasingReader gives a download's slot back when the HTTP server
+// closes the body stream: after the last byte, and also when writing it
+// failed (the client went away, or the write timeout passed).
+type releasingReader struct {
+	io.ReadCloser
+	release func()
+}
+
+func (r releasingReader) Close() error {
+	defer r.release()
+	return r.ReadCloser.Close()
+}
+
+// requestBody reads a streamed request body, turning a failed read into
+// the error the client is answered.
+type requestBody struct {
+	r io.Reader
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	switch {
+	case err == nil || errors.Is(err, io.EOF):
+	case errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
+		err = companydocs.Errorf(companydocs.ETIMEOUT, "The request body did not arrive within the read timeout.")
+	case err != nil:
+		err = companydocs.Errorf(companydocs.EVALIDATION, "The request body could not be read to its end: send it with a Content-Length, or in valid chunks.")
+	}
+	return n, err
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// streamBody hands the upload route a requestBody (Fiber's c.Body would
+// read the whole body into memory), cut at the Content-Length, and closes
+// the connection after the answer: a body refused before it was read (no
+// session, not an operator, too large, no slot) or cut off would be read
+// as the next request, and the prefetch may have read past a short one
+// (uploadPrefetch). The lingering close lets the client read the answer.
+func streamBody(c *fiber.Ctx) error {
+	var r io.Reader = eofReader{}
+	if stream := c.Context().RequestBodyStream(); stream != nil {
+		r = stream
+		if n := c.Request().Header.ContentLength(); n >= 0 {
+			r = io.LimitReader(stream, int64(n))
+		}
+	}
+	c.Locals(bodyKey{}, &requestBody{r: r})
+	c.Context().SetConnectionClose()
+	return c.Next()
+}
+
+type bodyKey struct{}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// boundBody reads the body of every route but the upload into memory
+// before any handler runs, as the HTTP server did before bodies were
+// streamed, refusing one over Config.BodyLimit: by its Content-Length
+// before a byte of it is read, and a chunked one as soon as it passes the
+// limit. (c.Body would read a streamed body of any length, and put a read
+// error's text in the place of the body.)
+func (s *Server) boundBody(c *fiber.Ctx) error {
+	stream := c.Context().RequestBodyStream()
+	if stream == nil || isUpload(c) {
+		return c.Next()
+	}
+	body, err := readBounded(&requestBody{r: stream}, c.Request().Header.ContentLength(), s.config.BodyLimit)
+	if err != nil {
+		c.Context().SetConnectionClose()
+		return err
+	}
+	c.Request().SetBodyRaw(body)
+	return c.Next()
+}
+
+// readBounded reads a body of length n (-1: chunked, length unknown) of
+// at most limit bytes.
+func readBounded(r io.Reader, n, limit int) ([]byte, error) {
+	if n > limit {
+		return nil, errBodyTooLarge()
+	}
+	if n >= 0 {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, companydocs.Errorf(companydocs.EVALIDATION, "The request body ended before its Content-Length.")
+		} else if err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err == nil && len(body) > limit {
+		err = errBodyTooLarge()
+	}
+	return body, err
+}
+
+func errBodyTooLarge() error {
+	return companydocs.Errorf(companydocs.ETOOLARGE, "The request body is too large: at most 64 KiB of JSON, or 20 MiB for a document upload.")
+}
+
+func isUpload(c *fiber.Ctx) bool {
+	return c.Method() == fiber.MethodPut && uploadPath.MatchString(c.Path())
+}
