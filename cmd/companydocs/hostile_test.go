@@ -29,6 +29,7 @@ type hostileCase struct {
 	body        string
 	wantStatus  int
 	wantCode    string
+	chunked     bool // sent without Content-Length, in chunks
 }
 
 // hostileBodies are malformed bodies for an endpoint whose JSON object has
@@ -85,6 +86,8 @@ func hostileBodies(field, valid, code string) []hostileCase {
 		hostileCase{name: "10 MB body", body: obj(`"` + strings.Repeat("a", 10<<20) + `"`),
 			wantStatus: http.StatusRequestEntityTooLarge, wantCode: companydocs.ETOOLARGE},
 		hostileCase{name: "10 MB line of garbage", body: strings.Repeat("\x00\xff{[", 10<<18),
+			wantStatus: http.StatusRequestEntityTooLarge, wantCode: companydocs.ETOOLARGE},
+		hostileCase{name: "chunked 10 MB body", body: obj(`"` + strings.Repeat("a", 10<<20) + `"`), chunked: true,
 			wantStatus: http.StatusRequestEntityTooLarge, wantCode: companydocs.ETOOLARGE},
 	)
 }
@@ -181,7 +184,11 @@ func hostileOtherRequests() []hostileCase {
 // checkHostile sends c and checks the answer's status and error shape.
 func checkHostile(t *testing.T, client *http.Client, base string, c hostileCase, hdr http.Header) {
 	t.Helper()
-	req, err := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
+	var body io.Reader = strings.NewReader(c.body)
+	if c.chunked {
+		body = io.MultiReader(body) // no length: the client sends chunks
+	}
+	req, err := http.NewRequest(c.method, base+c.path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
