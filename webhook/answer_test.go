@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/internal/rawhttp"
 )
 
 // rawReceiver listens on 127.0.0.1 and answers every request with
@@ -41,7 +41,7 @@ func rawReceiver(t *testing.T, answer func(ctx context.Context, conn net.Conn) e
 			conns.Go(func() {
 				defer conn.Close()
 				conn.SetDeadline(time.Now().Add(30 * time.Second)) // a bound on the test, not an assertion
-				if readRequestHead(conn) {
+				if rawhttp.ReadRequestHead(conn) {
 					go io.Copy(io.Discard, conn) // the body
 					answer(ctx, conn)
 				}
@@ -49,22 +49,6 @@ func rawReceiver(t *testing.T, answer func(ctx context.Context, conn net.Conn) e
 		}
 	}()
 	return "http://" + ln.Addr().String() + "/hook"
-}
-
-// readRequestHead reads up to the blank line that ends a request's
-// headers, so that the answer comes after the request (an answer before
-// it is an unsolicited response, which the transport reports as such).
-func readRequestHead(conn net.Conn) bool {
-	br := bufio.NewReader(io.LimitReader(conn, 64<<10))
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return false
-		}
-		if line == "\r\n" {
-			return true
-		}
-	}
 }
 
 // trickle writes s one byte every interval.

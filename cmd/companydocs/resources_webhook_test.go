@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"companydocs"
 	"companydocs/bench"
+	"companydocs/internal/rawhttp"
 	"companydocs/ordering"
 )
 
@@ -142,7 +142,7 @@ func (f *headerFlood) answer(conn net.Conn) {
 	// A small send buffer keeps the receiver's own work (it shares the
 	// machine's cores with the server) to about what the sender reads.
 	conn.(*net.TCPConn).SetWriteBuffer(8 << 10)
-	if !readRequestHead(conn) {
+	if !rawhttp.ReadRequestHead(conn) {
 		return
 	}
 	go io.Copy(io.Discard, conn) // the body
@@ -160,21 +160,6 @@ func (f *headerFlood) answer(conn net.Conn) {
 		f.written.Add(int64(n))
 		if err != nil {
 			return
-		}
-	}
-}
-
-// readRequestHead reads up to the blank line that ends a request's
-// headers, so that the answer comes to a sender that waits for it.
-func readRequestHead(conn net.Conn) bool {
-	br := bufio.NewReader(io.LimitReader(conn, 64<<10))
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return false
-		}
-		if line == "\r\n" {
-			return true
 		}
 	}
 }
