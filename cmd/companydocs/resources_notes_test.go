@@ -75,11 +75,7 @@ func cycleBound(noteChars int) int64 {
 // times in the order, once in each event's payload and once more per
 // endpoint in each delivery record: 3.4 MB a cycle.
 func TestResourcesLongCancelNotes(t *testing.T) {
-	s := startResourceServer(t, "")
-	recv := newNoteReceiver(t)
-	recv.register(t, s, noteEndpoints)
-	db := filepath.Join(s.dir, bbolt.DatabaseFile)
-	before := diskUse(t, db)
+	s, recv, db, before := startNoteScenario(t)
 	note := strings.Repeat("x", 65000)
 	const cycles = 1000
 	bound := int64(cycles)*cycleBound(companydocs.MaxNote) + bboltAllocStep
@@ -106,6 +102,18 @@ func TestResourcesLongCancelNotes(t *testing.T) {
 	recv.check(t)
 }
 
+// startNoteScenario starts the server with noteEndpoints webhook
+// endpoints of the attacker on a receiver, and returns orders.db and its
+// size before the attack.
+func startNoteScenario(t *testing.T) (*resourceServer, *noteReceiver, string, disk) {
+	t.Helper()
+	s := startResourceServer(t, "")
+	recv := newNoteReceiver(t)
+	recv.register(t, s, noteEndpoints)
+	db := filepath.Join(s.dir, bbolt.DatabaseFile)
+	return s, recv, db, diskUse(t, db)
+}
+
 // TestResourcesCappedCancelNotes: the same attacker cancels 300 orders
 // with notes at the cap (1,000 characters). Each event's payload is
 // stored once, however many endpoints receive it, so a cycle costs about
@@ -114,11 +122,7 @@ func TestResourcesLongCancelNotes(t *testing.T) {
 // under the ten copies of the two events' payloads that per-delivery
 // bodies stored.
 func TestResourcesCappedCancelNotes(t *testing.T) {
-	s := startResourceServer(t, "")
-	recv := newNoteReceiver(t)
-	recv.register(t, s, noteEndpoints)
-	db := filepath.Join(s.dir, bbolt.DatabaseFile)
-	before := diskUse(t, db)
+	s, recv, db, before := startNoteScenario(t)
 	const cycles = 300
 	var a *noteAttack
 	s.underAttack(t, "capped cancel notes", func() {
