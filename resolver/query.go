@@ -133,6 +133,9 @@ type parsedQuery struct {
 	readings []reading
 	// deep is set for a deep-mode search.
 	deep bool
+	// block is the pasted block the query was read from, nil for a typed
+	// one.
+	block *block
 }
 
 // reading is one way of reading the query's tokens, with their plain
@@ -249,6 +252,9 @@ func (pq *parsedQuery) distinctiveTokens() int {
 // nothing to cap.
 func (pq *parsedQuery) isShort() bool {
 	if pq.hasRef || (pq.leiShape && pq.leiErr == nil) {
+		return false
+	}
+	if b := pq.block; b != nil && (len(b.persons) > 0 || b.street != "") {
 		return false
 	}
 	return pq.distinctiveTokens() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes
