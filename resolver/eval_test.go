@@ -52,7 +52,7 @@ type evalSummary struct {
 
 // clueFloors are the least hit@3 of kinds of clue (issue 17).
 var clueFloors = map[string]float64{
-	"director": 0.90, "former_name": 0.95,
+	"director": 0.90, "former_name": 0.95, "director_typo": 0.90,
 	"address": 0.90, "address_postcode": 0.90, "address_deep": 0.90, "address_postcode_deep": 0.90,
 }
 
