@@ -79,6 +79,8 @@ type ReasonParams struct {
 	Gaps []VerificationGap `json:"gaps,omitempty"`
 	// Companies counts the candidates an officer's name was found at.
 	Companies int `json:"companies,omitempty"`
+	// Text is a line of a pasted block as it was pasted.
+	Text string `json:"text,omitempty"`
 }
 
 // Status values of a candidate.

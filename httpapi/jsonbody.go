@@ -23,6 +23,14 @@ import (
 // Control characters in strings, which no name, id or key holds, are the
 // one check of our own.
 func decodeObject(body []byte, dst any, fields string) string {
+	return decodeObjectAllowing(body, dst, fields, nil)
+}
+
+// decodeObjectAllowing is decodeObject with the control characters allowed
+// leaves in the body's strings: a search's pasted block keeps its line
+// breaks and tabs, and the resolver refuses the other control characters
+// with its own sentence.
+func decodeObjectAllowing(body []byte, dst any, fields string, allowed func(rune) bool) string {
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	if err := json.UnmarshalDecode(dec, dst, json.RejectUnknownMembers(true)); err != nil {
 		return decodeMessage(err, body, fields)
@@ -30,7 +38,7 @@ func decodeObject(body []byte, dst any, fields string) string {
 	if _, err := dec.ReadToken(); err != io.EOF {
 		return "The body must hold exactly one JSON object, with nothing after it."
 	}
-	return checkStrings(body)
+	return checkStrings(body, allowed)
 }
 
 // decodeMessage describes a decoding error, naming the field or the
@@ -93,7 +101,7 @@ func goKindName(t reflect.Type) string {
 }
 
 // checkStrings walks the strings of a decoded body, member names included.
-func checkStrings(body []byte) string {
+func checkStrings(body []byte, allowed func(rune) bool) string {
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	for {
 		tok, err := dec.ReadToken()
@@ -101,7 +109,7 @@ func checkStrings(body []byte) string {
 			return "" // the end: the body decoded before
 		}
 		if tok.Kind() == '"' {
-			if msg := checkJSONString(tok.String()); msg != "" {
+			if msg := checkJSONString(tok.String(), allowed); msg != "" {
 				return msg
 			}
 		}
@@ -109,14 +117,14 @@ func checkStrings(body []byte) string {
 }
 
 // checkJSONString rejects control characters, which no name, id or key
-// holds, and the replacement character, which stands for text that was
-// broken before it was sent.
-func checkJSONString(s string) string {
+// holds (but those allowed, when it is not nil), and the replacement
+// character, which stands for text that was broken before it was sent.
+func checkJSONString(s string, allowed func(rune) bool) string {
 	for _, r := range s {
 		if r == utf8.RuneError {
 			return "The body holds a broken character (a replacement character): send clean UTF-8 text."
 		}
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) && (allowed == nil || !allowed(r)) {
 			return "The body holds a control character in a string: send plain text."
 		}
 	}

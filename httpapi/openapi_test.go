@@ -221,8 +221,8 @@ func TestOpenAPIListsTheReasonCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	params := map[string]func(string) ([]string, bool){"ReasonDetail": table.Params, "NoteDetail": table.Params, "VerificationGap": table.GapParams}
-	for schema, codes := range map[string][]string{"ReasonDetail": table.ReasonCodes(), "NoteDetail": table.NoteCodes(), "VerificationGap": table.GapCodes()} {
+	params := map[string]func(string) ([]string, bool){"ReasonDetail": table.Params, "NoteDetail": table.Params, "LineDetail": table.Params, "VerificationGap": table.GapParams}
+	for schema, codes := range map[string][]string{"ReasonDetail": table.ReasonCodes(), "NoteDetail": table.NoteCodes(), "LineDetail": table.LineCodes(), "VerificationGap": table.GapCodes()} {
 		code := doc.Components.Schemas[schema].Value.Properties["code"].Value
 		var enum []string
 		for _, v := range code.Enum {

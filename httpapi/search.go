@@ -55,7 +55,7 @@ func decodeSearch(body []byte) (resolver.Request, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return req, invalidQuery("The body must be a JSON object such as {\"query\": \"HRB 6684 München\"}.")
 	}
-	if msg := decodeObject(body, &b, searchFields); msg != "" {
+	if msg := decodeObjectAllowing(body, &b, searchFields, lineSeparator); msg != "" {
 		return req, invalidQuery(msg)
 	}
 	if len(b.Query) == 0 || string(b.Query) == "null" {
@@ -78,6 +78,10 @@ func decodeSearch(body []byte) (resolver.Request, error) {
 	}
 	return req, nil
 }
+
+// lineSeparator reports whether r separates the lines of a pasted block
+// (resolver.Request): a line break or a tab.
+func lineSeparator(r rune) bool { return r == '\n' || r == '\r' || r == '\t' }
 
 func decodeOptional(raw jsontext.Value, dst any, field, want string) error {
 	if len(raw) == 0 || string(raw) == "null" {

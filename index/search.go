@@ -375,6 +375,7 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 		return tq
 	case companydocs.OnlyOfficers:
 		add(fieldOfficers, t, boostPerson)
+		addOfficerTypos(t, stats, add)
 		return tq
 	}
 	tq.known = add(fieldName, t, boostName)
@@ -396,6 +397,7 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 	switch {
 	case q.Officers:
 		add(fieldOfficers, t, boostPerson)
+		addOfficerTypos(t, stats, add)
 	case q.Deep:
 		add(fieldOfficers, t, boostOfficers)
 	}
@@ -411,6 +413,25 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 		}
 	}
 	return tq
+}
+
+// addOfficerTypos adds the officers' name words within the typo budget of
+// a person's name word that no officer bears (companydocs.TypoBudget, as
+// for company names): "Beeir" finds "Beier". A word officers bear is
+// taken as written.
+func addOfficerTypos(t string, stats *termStats, add func(field, value string, boost float64) bool) {
+	if stats.docFreq(fieldOfficers, t) > 0 {
+		return
+	}
+	distance, _ := fuzzyDistance(t)
+	if distance == 0 {
+		return
+	}
+	// persons' names are short, and their second letter is mistyped as
+	// often as any other ("Suegmund"): only the first must be right
+	for _, e := range stats.fuzzyTerms(fieldOfficers, t, distance, 1) {
+		add(fieldOfficers, e.term, boostPerson/float64(e.distance+1))
+	}
 }
 
 // typoTerms returns the name terms within the edit distance of t. Outside

@@ -2,11 +2,15 @@ package resolver
 
 import (
 	_ "embed"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"companydocs"
+
+	"github.com/agnivade/levenshtein"
 )
 
 // The kinds of clue a query can carry beside a company name, and the word
@@ -114,7 +118,7 @@ const (
 // name.
 func personName(tokens []string) []string {
 	n, common := 0, true
-	for n < len(tokens) && firstNames[tokens[n]] >= knownName {
+	for n < len(tokens) && firstNameCount(tokens[n], n == 0) >= knownName {
 		common = common && commonFirst(tokens[n])
 		n++
 	}
@@ -134,9 +138,56 @@ func personName(tokens []string) []string {
 }
 
 // commonFirst reports whether t is a common first name, seen more often
-// as a first than as a last name.
+// as a first than as a last name (or a common one mistyped).
 func commonFirst(t string) bool {
-	return firstNames[t] >= commonFirstName && firstNames[t] >= lastNames[t]
+	if n, ok := firstNames[t]; ok {
+		return n >= commonFirstName && n >= lastNames[t]
+	}
+	return firstNameCount(t, true) >= commonFirstName
+}
+
+// firstNameCount is how often t is seen as a first name. A first word of
+// a query that is no known first name counts as the common first name
+// (commonFirstName) within the typo budget of it, if there is one
+// ("Juutta", "Frak"): people mistype persons' names as they do companies'.
+func firstNameCount(t string, typo bool) int {
+	if n, ok := firstNames[t]; ok || !typo || lastNames[t] > 0 || tokenWeight(t) < 1 {
+		return n
+	}
+	budget := companydocs.TypoBudget(utf8.RuneCountInString(t))
+	for _, name := range commonFirstNames[firstByte(t)] {
+		if abs(len(name)-len(t)) <= budget && levenshtein.ComputeDistance(name, t) <= budget {
+			return firstNames[name]
+		}
+	}
+	return 0
+}
+
+// commonFirstNames are the common first names by their first byte, the
+// most common first, which a mistyped first name is compared with.
+var commonFirstNames = func() map[byte][]string {
+	m := map[byte][]string{}
+	for name, n := range firstNames {
+		if n >= commonFirstName && n >= lastNames[name] {
+			m[firstByte(name)] = append(m[firstByte(name)], name)
+		}
+	}
+	for _, names := range m {
+		sort.Slice(names, func(i, j int) bool {
+			if firstNames[names[i]] != firstNames[names[j]] {
+				return firstNames[names[i]] > firstNames[names[j]]
+			}
+			return names[i] < names[j]
+		})
+	}
+	return m
+}()
+
+func firstByte(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[0]
 }
 
 // isAddress reports whether tokens hold an address: a street word ending

@@ -52,8 +52,14 @@ type evalSummary struct {
 
 // clueFloors are the least hit@3 of kinds of clue (issue 17).
 var clueFloors = map[string]float64{
-	"director": 0.90, "former_name": 0.95,
+	"director": 0.90, "former_name": 0.95, "director_typo": 0.90,
 	"address": 0.90, "address_postcode": 0.90, "address_deep": 0.90, "address_postcode_deep": 0.90,
+}
+
+// pasteFloors are the least top-1 of pasted blocks (issue 24): with a
+// register line (which must also be exact, exact_recall) and without.
+var pasteFloors = map[string]float64{
+	"paste_register": 0.99, "paste_register_oneline": 0.99, "paste_text": 0.97, "paste_text_oneline": 0.97,
 }
 
 // mustBuildSampleIndex ingests the embedded sample into a real generation.
@@ -211,6 +217,11 @@ func checkFloors(t *testing.T, got evalSummary) {
 	for kind, hit3 := range want.ClueHit3ByKind {
 		if got.ClueHit3ByKind[kind]+1e-9 < hit3 {
 			t.Errorf("%s hit@3 = %.4f, committed %.4f", kind, got.ClueHit3ByKind[kind], hit3)
+		}
+	}
+	for kind, floor := range pasteFloors {
+		if got.ClueTop1ByKind[kind]+1e-9 < floor {
+			t.Errorf("%s top-1 = %.4f, floor %.2f", kind, got.ClueTop1ByKind[kind], floor)
 		}
 	}
 	for kind, floor := range clueFloors {

@@ -63,6 +63,10 @@ func TestGenerateEvalSet(t *testing.T) {
 	g.noiseCases(80)
 	g.placeASCIICases(80)
 	g.leiPrefixCases()
+	// Pasted blocks and persons' names with a typo (issue 24), drawn
+	// after the others so that those stay as they were.
+	g.pasteCases(200)
+	g.directorTypoCases(80)
 	f, err := os.Create(evalFile)
 	if err != nil {
 		t.Fatal(err)
@@ -395,6 +399,8 @@ var clueKinds = map[string]bool{
 	"director": true, "director_seat": true, "former_name": true,
 	"address": true, "address_postcode": true, "address_deep": true, "address_postcode_deep": true,
 	"name_noise": true, "place_ascii": true, "lei_prefix": true,
+	"paste_register": true, "paste_register_oneline": true, "paste_text": true, "paste_text_oneline": true,
+	"director_typo": true,
 }
 
 // personKey is an officer's folded first and last name.

@@ -8,6 +8,9 @@ func ReasonCodes() []string { return sortedKeys(reasonTable) }
 // NoteCodes returns every note code, sorted.
 func NoteCodes() []string { return sortedKeys(noteTable) }
 
+// LineCodes returns every line code of a pasted block, sorted.
+func LineCodes() []string { return sortedKeys(lineTable) }
+
 func sortedKeys(table map[string]reasonSentence) []string {
 	codes := make([]string, 0, len(table))
 	for c := range table {
@@ -24,6 +27,9 @@ func ReasonParamNames(code string) (names []string, ok bool) {
 	e, ok := reasonTable[code]
 	if !ok {
 		e, ok = noteTable[code]
+	}
+	if !ok {
+		e, ok = lineTable[code]
 	}
 	return slices.Clone(e.params), ok
 }

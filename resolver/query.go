@@ -8,9 +8,11 @@ import (
 	"companydocs"
 )
 
-// MaxQueryRunes bounds the length of a query. The longest real company
-// names have about 200 characters; a clue longer than this is not a clue.
-const MaxQueryRunes = 300
+// MaxQueryRunes bounds the length of a query. A typed clue has at most
+// about 200 characters (the longest real company names); a pasted imprint,
+// letterhead or e-mail signature of a dozen lines stays well under 1,000.
+// A text longer than this is a document, not a clue.
+const MaxQueryRunes = 2000
 
 // Modes of a search.
 const (
@@ -58,17 +60,29 @@ func validateQuery(q string) error {
 		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query is empty. Send a company name, city, register number (e.g. \"HRB 6684 München\"), LEI or director's name.")
 	}
 	if utf8.RuneCountInString(q) > MaxQueryRunes {
-		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query is longer than %d characters. Send a company name, city or register number, not a document.", MaxQueryRunes)
+		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query is longer than %d characters. Send a company name, city, register number or a pasted imprint, not a whole document.", MaxQueryRunes)
 	}
-	for _, r := range q {
-		if unicode.IsControl(r) && r != '\t' {
-			return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query contains control characters. Send plain text: a company name, city or register number.")
-		}
+	if hasControl(q) {
+		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query contains control characters. Send plain text: a company name, city or register number, or a pasted block whose lines are separated by line breaks or tabs.")
 	}
 	if !strings.ContainsFunc(q, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query has no letters or digits. Send a company name, city or register number.")
 	}
 	return nil
+}
+
+// hasControl reports whether q holds a control character other than the
+// separators of a pasted block: line breaks (\n, \r\n) and tabs.
+func hasControl(q string) bool {
+	for i, r := range q {
+		switch {
+		case r == '\n' || r == '\t':
+		case r == '\r' && strings.HasPrefix(q[i+1:], "\n"):
+		case unicode.IsControl(r):
+			return true
+		}
+	}
+	return false
 }
 
 func truncate(s string, n int) string {
@@ -119,6 +133,9 @@ type parsedQuery struct {
 	readings []reading
 	// deep is set for a deep-mode search.
 	deep bool
+	// block is the pasted block the query was read from, nil for a typed
+	// one.
+	block *block
 }
 
 // reading is one way of reading the query's tokens, with their plain
@@ -235,6 +252,9 @@ func (pq *parsedQuery) distinctiveTokens() int {
 // nothing to cap.
 func (pq *parsedQuery) isShort() bool {
 	if pq.hasRef || (pq.leiShape && pq.leiErr == nil) {
+		return false
+	}
+	if b := pq.block; b != nil && (len(b.persons) > 0 || b.street != "") {
 		return false
 	}
 	return pq.distinctiveTokens() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes

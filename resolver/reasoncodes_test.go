@@ -22,12 +22,15 @@ func TestReasonCodesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the gaps section is the root package's (TestGapCodesFile)
-	table := reasoncodes.Table{Reasons: map[string][]string{}, Notes: map[string][]string{}, Gaps: kept.Gaps}
+	table := reasoncodes.Table{Reasons: map[string][]string{}, Notes: map[string][]string{}, Lines: map[string][]string{}, Gaps: kept.Gaps}
 	for code, e := range reasonTable {
 		table.Reasons[code] = e.params
 	}
 	for code, e := range noteTable {
 		table.Notes[code] = e.params
+	}
+	for code, e := range lineTable {
+		table.Lines[code] = e.params
 	}
 	want, err := json.MarshalIndent(table, "", "\t")
 	if err != nil {

@@ -53,6 +53,7 @@ const (
 	ReasonShortQueryCap    = "short_query_cap"
 	ReasonSharedOfficerCap = "shared_officer_cap"
 	ReasonSecondExactCap   = "second_exact_cap"
+	ReasonPastedTextCap    = "pasted_text_cap"
 )
 
 // reasonSentence is a code's entry in reasonTable or noteTable.
@@ -144,6 +145,7 @@ var reasonTable = map[string]reasonSentence{
 		return fmt.Sprintf("%s is an officer of %d companies found: confidence capped", p.Person, p.Companies)
 	}},
 	ReasonSecondExactCap: {nil, fixed("Another candidate matches exactly: confidence capped")},
+	ReasonPastedTextCap:  {nil, fixed("Pasted text without a register line or LEI: confidence capped below exact")},
 }
 
 // Note codes: one per sentence of query_understanding's notes, which say
@@ -173,6 +175,54 @@ var noteTable = map[string]reasonSentence{
 	}},
 }
 
+// lineTable is the table of line codes (LineName ... AsideUnknown): what
+// each line of a pasted block was used as, or why it was set aside, in
+// query_understanding's lines and line_details. The page says them as
+// "line.<code>". text is the line as pasted.
+var lineTable = map[string]reasonSentence{
+	LineName: {[]string{"text"}, func(p rp) string { return "Used as the company's name: " + p.Text }},
+	// register_number and court are left out when the line names none
+	// (a court line, a number line)
+	LineRegister: {[]string{"text", "register_number?", "court?"}, func(p rp) string {
+		return "Used as a register line" + registerLineText(p) + ": " + p.Text
+	}},
+	LineSeat: {[]string{"text", "seat"}, func(p rp) string { return "Used as the seat " + p.Seat + ": " + p.Text }},
+	// one per person the line names; position is the line's label, left
+	// out when it has none
+	LinePerson: {[]string{"text", "person", "position?"}, func(p rp) string {
+		return "Used as the person " + p.Person + ": " + p.Text
+	}},
+	LineAddress:       {[]string{"text", "address"}, func(p rp) string { return "Used as the address: " + p.Address }},
+	LineLEI:           {[]string{"text", "lei"}, func(p rp) string { return "Used as the LEI " + p.LEI + ": " + p.Text }},
+	AsidePhone:        {[]string{"text"}, func(p rp) string { return "Set aside, a phone number: " + p.Text }},
+	AsideFax:          {[]string{"text"}, func(p rp) string { return "Set aside, a fax number: " + p.Text }},
+	AsideEmail:        {[]string{"text"}, func(p rp) string { return "Set aside, an e-mail address: " + p.Text }},
+	AsideWeb:          {[]string{"text"}, func(p rp) string { return "Set aside, a web address: " + p.Text }},
+	AsideVATID:        {[]string{"text"}, func(p rp) string { return "Set aside, a VAT ID (not in the register): " + p.Text }},
+	AsideTaxNumber:    {[]string{"text"}, func(p rp) string { return "Set aside, a tax number (not in the register): " + p.Text }},
+	AsideBank:         {[]string{"text"}, func(p rp) string { return "Set aside, bank details: " + p.Text }},
+	AsideGreeting:     {[]string{"text"}, func(p rp) string { return "Set aside, a greeting: " + p.Text }},
+	AsideOpeningHours: {[]string{"text"}, func(p rp) string { return "Set aside, opening hours: " + p.Text }},
+	AsideHeading:      {[]string{"text"}, func(p rp) string { return "Set aside, a heading: " + p.Text }},
+	AsideUnknown:      {[]string{"text"}, func(p rp) string { return "Set aside, not used: " + p.Text }},
+}
+
+// registerLineText names what a register line gives: " (HRB 6684, court
+// München)", " (court München)", or nothing.
+func registerLineText(p rp) string {
+	var parts []string
+	if p.RegisterNumber != "" {
+		parts = append(parts, p.RegisterNumber)
+	}
+	if p.Court != "" {
+		parts = append(parts, "court "+p.Court)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
 func fixed(sentence string) func(rp) string {
 	return func(rp) string { return sentence }
 }
@@ -184,6 +234,9 @@ func ReasonText(d companydocs.ReasonDetail) string { return say(reasonTable, d) 
 
 // NoteText says a note of query_understanding in English.
 func NoteText(d companydocs.ReasonDetail) string { return say(noteTable, d) }
+
+// LineText says in English what a line of a pasted block was used as.
+func LineText(d companydocs.ReasonDetail) string { return say(lineTable, d) }
 
 func say(table map[string]reasonSentence, d companydocs.ReasonDetail) string {
 	e, ok := table[d.Code]

@@ -24,8 +24,9 @@ import (
 // one that differs, a name that has the shape of an LEI (20 letters and
 // digits ending in two digits) whose checksum fails; a valid LEI no record
 // carries, a register number no entry has (with and without a court), a
-// number known at other courts only.
+// number known at other courts only; a pasted block with an LEI line.
 var reasonQueries = []resolver.Request{
+	{Query: "Landeskreditbank Baden-Württemberg -Förderbank-\nLEI: 0SK1ILSPWNVBNQWU0W18", Discover: true},
 	{Query: "Kehl", Mode: resolver.ModeDeep},
 	{Query: "Stendal früher Salzwedel VR 53"},
 	{Query: "Stendal früher Gardelegen VR 53"},
@@ -66,7 +67,8 @@ func TestEvaluationReasons(t *testing.T) {
 		}
 		u := res.Understanding
 		checkDetails(t, req.Query+" notes", u.NoteDetails, u.Notes, resolver.NoteText)
-		details := u.NoteDetails
+		checkDetails(t, req.Query+" lines", u.LineDetails, u.Lines, resolver.LineText)
+		details := append(u.NoteDetails, u.LineDetails...)
 		for _, c := range res.Candidates {
 			checkDetails(t, req.Query+" "+c.Name, c.ReasonDetails, c.ConfidenceReasons, resolver.ReasonText)
 			details = append(details, c.ReasonDetails...)
@@ -77,7 +79,7 @@ func TestEvaluationReasons(t *testing.T) {
 			}
 		}
 	}
-	for _, code := range append(resolver.ReasonCodes(), resolver.NoteCodes()...) {
+	for _, code := range slices.Concat(resolver.ReasonCodes(), resolver.NoteCodes(), resolver.LineCodes()) {
 		_, reached := seen[code]
 		switch unreachable := slices.Contains(unreachableReasons, code); {
 		case unreachable && reached:

@@ -4,6 +4,7 @@ package resolver_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -36,6 +37,33 @@ func BenchmarkResolve(b *testing.B) {
 			}
 		}
 		b.Run(set.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := resolver.Resolve(context.Background(), benchLive, qs[i%len(qs)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkResolvePasted compares pasted blocks (issue 24: imprints,
+// letterheads and signatures built from real records, with and without
+// register lines, multi-line and one-line) with the name queries of the
+// evaluation set (name_*: exact, with city, without or with another legal
+// form, umlauts, typos, lower case), one query per iteration in turn.
+func BenchmarkResolvePasted(b *testing.B) {
+	benchOnce.Do(func() { benchLive = mustBuildSampleIndex(b) })
+	cases := loadEval(b)
+	for _, prefix := range []string{"name_", "paste_"} {
+		var qs []resolver.Request
+		for _, c := range cases {
+			if strings.HasPrefix(c.Kind, prefix) && c.Kind != "name_noise" {
+				qs = append(qs, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover})
+			}
+		}
+		b.Run(strings.TrimSuffix(prefix, "_"), func(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				if _, err := resolver.Resolve(context.Background(), benchLive, qs[i%len(qs)]); err != nil {

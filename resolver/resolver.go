@@ -35,6 +35,9 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 	if err := req.validate(); err != nil {
 		return nil, err
 	}
+	if lines := splitBlock(req.Query); isBlock(lines) {
+		return resolveBlock(ctx, idx, req, lines)
+	}
 	pq := parseQuery(req.Query)
 	var (
 		found []*scored
@@ -356,7 +359,7 @@ func markExactNameSeat(found []*scored, pq *parsedQuery) {
 			n++
 		}
 	}
-	if n != 1 || pq.isShort() || personAlone(pq, hit.p) || !hit.p.Verified {
+	if n != 1 || pq.isShort() || personAlone(pq, hit.p) || !hit.p.Verified || pq.block != nil {
 		return
 	}
 	hit.anchored = true

@@ -45,15 +45,17 @@ func checkInvariants(tb testing.TB, query string, res *resolver.Result) {
 func TestResolveRejectsBadQueries(t *testing.T) {
 	idx := mustSample(t)
 	for name, req := range map[string]resolver.Request{
-		"empty":            {Query: ""},
-		"whitespace":       {Query: "  \t "},
-		"control":          {Query: "Müller\x00GmbH"},
-		"invalid utf-8":    {Query: "M\xffller"},
-		"too long":         {Query: strings.Repeat("Müller ", 60)},
-		"punctuation only": {Query: "?!.,"},
-		"unknown mode":     {Query: "Müller", Mode: "fuzzy"},
-		"limit too large":  {Query: "Müller", Limit: 51},
-		"negative limit":   {Query: "Müller", Limit: -1},
+		"empty":                {Query: ""},
+		"whitespace":           {Query: "  \t "},
+		"control":              {Query: "Müller\x00GmbH"},
+		"escape in a block":    {Query: "Müller GmbH\n\x1b[31mHRB 1"},
+		"lone carriage return": {Query: "Müller GmbH\rHRB 1"},
+		"invalid utf-8":        {Query: "M\xffller"},
+		"too long":             {Query: strings.Repeat("Müller ", 300)},
+		"punctuation only":     {Query: "?!.,"},
+		"unknown mode":         {Query: "Müller", Mode: "fuzzy"},
+		"limit too large":      {Query: "Müller", Limit: 51},
+		"negative limit":       {Query: "Müller", Limit: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := resolver.Resolve(context.Background(), idx, req)
@@ -62,6 +64,24 @@ func TestResolveRejectsBadQueries(t *testing.T) {
 			}
 			if msg := companydocs.ErrorMessage(err); !strings.HasSuffix(msg, ".") || len(msg) < 20 {
 				t.Errorf("message %q is not a sentence", msg)
+			}
+		})
+	}
+}
+
+// TestResolveTakesPastedBlocks: line breaks (\n, \r\n) and tabs separate
+// the lines of a pasted block, which may be up to MaxQueryRunes long.
+func TestResolveTakesPastedBlocks(t *testing.T) {
+	idx := mustSample(t)
+	for name, q := range map[string]string{
+		"lines":      "Müller GmbH\nHauptstraße 1\n12345 Berlin",
+		"crlf":       "Müller GmbH\r\nHauptstraße 1\r\n12345 Berlin",
+		"tabs":       "Müller GmbH\tHauptstraße 1",
+		"long block": strings.Repeat("Müller GmbH\n", 150),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := resolver.Resolve(context.Background(), idx, resolver.Request{Query: q}); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

@@ -186,7 +186,7 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, to
 	for i, officer := range f.officers {
 		o := p.Officers[i]
 		om := matchName(query, officer)
-		if om.recall < fullRecall {
+		if om.recall < fullRecall && !(len(pq.person) > 0 && personMatches(query, officer)) {
 			continue
 		}
 		consider(evidence{score: NameWeight*om.score*officerFactor + seatBonus, seat: seatOK, field: fieldOfficer, covers: true,

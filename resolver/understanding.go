@@ -36,6 +36,12 @@ type Understanding struct {
 	// as codes with params, one per note and in the same order.
 	Notes       []string                   `json:"notes,omitempty"`
 	NoteDetails []companydocs.ReasonDetail `json:"note_details,omitempty"`
+	// Lines say, for a pasted block, what each line was used as or why it
+	// was set aside; LineDetails say them as codes with params (lineTable),
+	// one per line and in the same order. A line naming two persons
+	// counts once per person.
+	Lines       []string                   `json:"lines,omitempty"`
+	LineDetails []companydocs.ReasonDetail `json:"line_details,omitempty"`
 }
 
 // RegisterUnderstanding is a register reference as understood.

@@ -71,6 +71,19 @@ const (
 	// address alone is at most possible, never exact.
 	AddressFactor = 0.85
 
+	// PastedOfficerWeight and PastedAddressWeight are added to a
+	// candidate of a pasted block without a register line or LEI when one
+	// of its officers bears the name of a person the block names, and when
+	// its registered address holds the block's street, house number and
+	// postcode: a name with its seat (0.95 with a verified entry) and
+	// either reaches PastedTextCap; a name partly matching needs both.
+	PastedOfficerWeight = 0.10
+	PastedAddressWeight = 0.10
+	// PastedTextCap caps every candidate of a pasted block found without a
+	// register line or LEI: possible at best, never exact, however well
+	// the text matches (text alone never makes a candidate exact).
+	PastedTextCap = 0.90
+
 	// ExactThreshold is the least confidence an exact candidate has;
 	// PossibleThreshold the least a possible one has.
 	ExactThreshold    = 0.95

@@ -148,6 +148,9 @@ func TestReasonCodesHaveWords(t *testing.T) {
 	for _, code := range codes.NoteCodes() {
 		keys["note."+code], _ = codes.Params(code)
 	}
+	for _, code := range codes.LineCodes() {
+		keys["line."+code], _ = codes.Params(code)
+	}
 	for _, code := range codes.GapCodes() {
 		// a described gap is an older ingest's English sentence: the page
 		// shows the service's English reason for it

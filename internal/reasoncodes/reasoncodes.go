@@ -25,6 +25,9 @@ const File = "resolver/testdata/reason_codes.json"
 type Table struct {
 	Reasons map[string][]string `json:"reasons"`
 	Notes   map[string][]string `json:"notes"`
+	// Lines are the codes of what a line of a pasted block was used as
+	// or why it was set aside (query_understanding's line_details).
+	Lines map[string][]string `json:"lines"`
 	// Gaps are the codes of what keeps a discovery record from being
 	// verified (companydocs.VerificationGap), the gaps param of
 	// discovery_unverified.
@@ -48,6 +51,9 @@ func (t *Table) ReasonCodes() []string { return sortedKeys(t.Reasons) }
 // NoteCodes returns the note codes, sorted.
 func (t *Table) NoteCodes() []string { return sortedKeys(t.Notes) }
 
+// LineCodes returns the line codes of pasted blocks, sorted.
+func (t *Table) LineCodes() []string { return sortedKeys(t.Lines) }
+
 // GapCodes returns the verification gap codes, sorted.
 func (t *Table) GapCodes() []string { return sortedKeys(t.Gaps) }
 
@@ -63,6 +69,9 @@ func (t *Table) GapParams(code string) (names []string, ok bool) {
 func (t *Table) Params(code string) (names []string, ok bool) {
 	if names, ok = t.Reasons[code]; !ok {
 		names, ok = t.Notes[code]
+	}
+	if !ok {
+		names, ok = t.Lines[code]
 	}
 	return slices.Clone(names), ok
 }

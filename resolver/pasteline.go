@@ -1,0 +1,364 @@
+package resolver
+
+import (
+	"regexp"
+	"strings"
+
+	"companydocs"
+)
+
+// block is a pasted block as read: the evidence each line gives.
+type block struct {
+	// lines say what each line was used as, or why it was set aside.
+	lines []companydocs.ReasonDetail
+	// name is the company's name line; register the register lines
+	// joined, court the court one of them names.
+	name, register, court string
+	// seat is the city of the seat or the postcode line; street the
+	// street with house number, postcode its postcode.
+	seat, street, postcode string
+	// persons are the folded names of the persons the block names.
+	persons [][]string
+	lei     string
+	// loose are the lines no rule read, in order, with their index in
+	// lines: the name and persons without a label are among them.
+	loose []looseLine
+}
+
+type looseLine struct {
+	text string
+	at   int
+}
+
+// Labels of used lines, folded (foldLabel).
+var (
+	personLabels = wordSetLines(`geschaeftsfuehrer
+		geschaeftsfuehrerin
+		geschaeftsfuehrung
+		geschaeftsfuehrende gesellschafter
+		geschaeftsfuehrender gesellschafter
+		geschaeftsfuehrende gesellschafterin
+		vertretungsberechtigter geschaeftsfuehrer
+		vertretungsberechtigte geschaeftsfuehrer
+		vertretungsberechtigt
+		vertretungsberechtigte
+		vertreten durch
+		vertreten durch den geschaeftsfuehrer
+		vertreten durch die geschaeftsfuehrer
+		vertreten durch den vorstand
+		vorstand
+		vorstaende
+		vorstandsmitglieder
+		vorstandsvorsitzender
+		vorstandsvorsitzende
+		vorsitzender des vorstands
+		vorsitzende des vorstands
+		vorsitzender des aufsichtsrats
+		vorsitzende des aufsichtsrats
+		vorsitzender des aufsichtsrates
+		aufsichtsratsvorsitzender
+		aufsichtsratsvorsitzende
+		aufsichtsrat
+		inhaber
+		inhaberin
+		prokurist
+		prokuristin
+		prokura
+		partner
+		komplementaer
+		persoenlich haftende gesellschafterin
+		persoenlich haftender gesellschafter
+		liquidator
+		ceo
+		managing director
+		managing directors
+		geschaeftsleitung
+		verantwortlich
+		vorsitzender
+		vorsitzende
+		1 vorsitzender
+		1 vorsitzende`)
+	seatLabels     = wordSetLines("sitz\nsitz der gesellschaft\nsitz des vereins\nsitz der genossenschaft\ngesellschaftssitz\nsatzungssitz\nsitz des unternehmens")
+	nameLabels     = wordSetLines("firma\nname\nfirmenname\nunternehmen\nanbieter\ndiensteanbieter\nbetreiber\nherausgeber\ngesellschaft\nverein")
+	registerLabels = wordSetLines(`registergericht
+		register
+		registernummer
+		registernr
+		regnr
+		handelsregister
+		handelsregisternummer
+		handelsregistereintrag
+		handelsregistereintragung
+		eintragung
+		eingetragen
+		registereintrag
+		registereintragung
+		amtsgericht
+		vereinsregister
+		vereinsregisternummer
+		genossenschaftsregister
+		partnerschaftsregister
+		hrb
+		hra
+		vr
+		eintragung im handelsregister
+		eintragung im vereinsregister
+		eingetragen im handelsregister
+		eingetragen im vereinsregister
+		eingetragen beim amtsgericht
+		registergericht und registernummer
+		handelsregister und registernummer`)
+	// registerWords start a register line without a colon.
+	registerWords = wordSet(`registergericht amtsgericht handelsregister vereinsregister genossenschaftsregister
+		partnerschaftsregister eingetragen eintragung registernummer registereintrag ag hrb hra vr gnr pr`)
+)
+
+func wordSetLines(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			m[l] = true
+		}
+	}
+	return m
+}
+
+// Address lines: a street with house number, a postcode with city.
+var (
+	streetPattern   = regexp.MustCompile(`^(\p{L}[\p{L}\p{M}.'\- ]{1,60}?)\s+(\d{1,4}\s?[a-zA-Z]?(\s?[-–/]\s?\d{1,4}\s?[a-zA-Z]?)?)$`)
+	postcodePattern = regexp.MustCompile(`^(?:D\s?-\s?)?(\d{5})\s+(\p{L}[\p{L}\p{M} .()/\-]{1,50})$`)
+	streetPrefixes  = wordSet(`am an auf im in zum zur unter hinter vor bei alte alter altes neue neuer neues grosse grosser kleine kleiner ober unter obere untere`)
+)
+
+// readBlock reads the lines of a pasted block.
+func readBlock(lines []string) *block {
+	b := &block{}
+	for _, line := range lines {
+		b.readLine(strings.Trim(line, " \u00a0-–—*•>"))
+	}
+	b.readLoose()
+	return b
+}
+
+// use notes what a line was used as or why it was set aside.
+func (b *block) use(code string, params companydocs.ReasonParams) {
+	b.lines = append(b.lines, companydocs.ReasonDetail{Code: code, Params: params})
+}
+
+func (b *block) readLine(line string) {
+	if line == "" {
+		return
+	}
+	text := rp{Text: line}
+	if lei := trimLEIPrefix(line); companydocs.LooksLikeLEI(lei) && (lei != line || validLEI(lei)) {
+		b.lei = lei
+		b.use(LineLEI, rp{Text: line, LEI: strings.ToUpper(strings.Join(strings.Fields(lei), ""))})
+		return
+	}
+	if code, ok := setAside(line); ok {
+		b.use(code, text)
+		return
+	}
+	label, value, labelled := cutLabel(line)
+	switch {
+	case labelled && personLabels[label]:
+		b.readPersons(line, value, label)
+	case labelled && seatLabels[label] && value != "":
+		b.readSeat(line, value)
+	case labelled && nameLabels[label] && value != "":
+		b.name = value
+		b.use(LineName, text)
+	case labelled && registerLabels[label] || registerLine(line):
+		b.readRegister(line)
+	case b.readAddress(line):
+	default:
+		b.loose = append(b.loose, looseLine{line, len(b.lines)})
+		b.use(AsideUnknown, text) // until readLoose decides
+	}
+}
+
+// validLEI reports whether an unlabelled line is an LEI: its checksum
+// holds ("Registernummer HRB 987" has the shape of one too).
+func validLEI(s string) bool {
+	_, err := companydocs.ParseLEI(s)
+	return err == nil
+}
+
+// registerLine reports whether an unlabelled line is a register line:
+// it starts with a register word ("Amtsgericht München HRB 6684",
+// "eingetragen im Handelsregister ...") or is a register reference alone.
+func registerLine(line string) bool {
+	words := strings.Fields(foldLabel(line))
+	if len(words) == 0 {
+		return false
+	}
+	if registerWords[words[0]] {
+		_, _, ok := companydocs.FindRegisterRef(line)
+		return ok || words[0] != "ag" && words[0] != "vr" && words[0] != "pr" && len(words) <= 6
+	}
+	_, rest, ok := companydocs.FindRegisterRef(line)
+	return ok && strings.TrimSpace(strings.Trim(rest, ",;:()")) == ""
+}
+
+// readRegister keeps a register line for the reference the lines give
+// together, and the court it names.
+func (b *block) readRegister(line string) {
+	params := rp{Text: line}
+	if ref, _, ok := companydocs.FindRegisterRef(line); ok {
+		params.RegisterNumber = ref.NumberKey()
+		params.Court = courtNameOrEmpty(ref.Court)
+	}
+	if court, ok := courtIn(line); ok && params.Court == "" {
+		params.Court = court.Name
+		if b.court == "" {
+			b.court = court.Code
+		}
+	}
+	b.register = strings.TrimSpace(b.register + " " + line)
+	b.use(LineRegister, params)
+}
+
+// courtIn finds the court a register line names after "Amtsgericht",
+// "AG" or a label ("Registergericht: München"), in one to three words.
+func courtIn(line string) (companydocs.Court, bool) {
+	_, value, labelled := cutLabel(line)
+	words := strings.Fields(strings.NewReplacer(",", " ", ";", " ", "(", " ( ", ")", " ) ").Replace(value))
+	for i := range words {
+		w := foldLabel(words[i])
+		if !(labelled && i == 0) && !strings.HasPrefix(w, "amtsgericht") && w != "ag" && !strings.HasPrefix(w, "registergericht") {
+			continue
+		}
+		from := i + 1
+		if labelled && i == 0 && !strings.HasPrefix(w, "amtsgericht") && w != "ag" {
+			from = i
+		}
+		for n := min(len(words)-from, 4); n >= 1; n-- {
+			if c, ok := companydocs.LookupCourt(strings.Join(words[from:from+n], " ")); ok {
+				return c, true
+			}
+		}
+	}
+	return companydocs.Court{}, false
+}
+
+func (b *block) readSeat(line, value string) {
+	seat := strings.TrimSpace(strings.Split(value, ",")[0])
+	if b.seat == "" {
+		b.seat = seat
+	}
+	b.use(LineSeat, rp{Text: line, Seat: seat})
+}
+
+// readAddress reads a street with house number, a postcode with city, or
+// both after a comma ("Hauptstr. 5, 12345 Berlin").
+func (b *block) readAddress(line string) bool {
+	street, place, _ := strings.Cut(line, ",")
+	street, place = strings.TrimSpace(street), strings.TrimSpace(place)
+	switch {
+	case place != "" && isStreet(street) && postcodePattern.MatchString(place):
+		b.street = street
+		b.readPostcode(place)
+	case place == "" && isStreet(street):
+		b.street = street
+	case place == "" && postcodePattern.MatchString(street):
+		b.readPostcode(street)
+	default:
+		return false
+	}
+	b.use(LineAddress, rp{Text: line, Address: line})
+	return true
+}
+
+func (b *block) readPostcode(s string) {
+	m := postcodePattern.FindStringSubmatch(s)
+	b.postcode = m[1]
+	if b.seat == "" {
+		b.seat = strings.TrimSpace(m[2])
+	}
+}
+
+// isStreet reports whether s is a street with house number: its street
+// word ends in a street suffix ("Hauptstr. 5") or it starts with a
+// preposition ("Am Markt 1", "In der Aue 3").
+func isStreet(s string) bool {
+	m := streetPattern.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	words := companydocs.Tokens(companydocs.Fold(m[1]))
+	if len(words) == 0 || len(words) > 5 {
+		return false
+	}
+	if streetPrefixes[words[0]] && len(words) >= 2 {
+		return true
+	}
+	last := words[len(words)-1]
+	for _, suffix := range streetSuffixes {
+		if strings.HasSuffix(last, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// readPersons reads a person line: "Geschäftsführer: Dr. Hans Müller, Eva
+// Schmidt".
+func (b *block) readPersons(line, value, label string) {
+	persons := personsIn(value)
+	if len(persons) == 0 {
+		b.use(AsideUnknown, rp{Text: line})
+		return
+	}
+	for _, p := range persons {
+		b.persons = append(b.persons, p)
+		b.use(LinePerson, rp{Text: line, Person: strings.Join(p, " "), Position: label})
+	}
+}
+
+// readLoose decides the lines no rule read: the first that names a legal
+// form is the name (else the first that is no person's name), lines that
+// read as a person's name are persons ("Hans Müller" over
+// "Geschäftsführer"), the rest identifies nothing.
+func (b *block) readLoose() {
+	name := -1
+	if b.name == "" {
+		name = b.nameLine()
+	}
+	for i, l := range b.loose {
+		switch {
+		case i == name:
+			b.name = l.text
+			b.lines[l.at] = companydocs.ReasonDetail{Code: LineName, Params: rp{Text: l.text}}
+		case readsAsPerson(l.text) != nil:
+			p := readsAsPerson(l.text)
+			b.persons = append(b.persons, p)
+			b.lines[l.at] = companydocs.ReasonDetail{Code: LinePerson, Params: rp{Text: l.text, Person: strings.Join(p, " ")}}
+		}
+	}
+}
+
+// nameLine returns the index among the loose lines of the company's name.
+func (b *block) nameLine() int {
+	first := -1
+	for i, l := range b.loose {
+		if _, _, ok := companydocs.SplitLegalForm(l.text); ok {
+			return i
+		}
+		if first < 0 && readsAsPerson(l.text) == nil && !positionLine(l.text) {
+			first = i
+		}
+	}
+	return first
+}
+
+// positionLine reports whether a line only names a position
+// ("Geschäftsführer", "Managing Director").
+func positionLine(line string) bool {
+	words := companydocs.Tokens(companydocs.Fold(line))
+	for _, w := range words {
+		if !positionWords[w] {
+			return false
+		}
+	}
+	return len(words) > 0
+}
