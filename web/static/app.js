@@ -12,6 +12,7 @@
   const SESSION_KEY = "companydocs.session";
   const LANG_KEY = "companydocs.lang";
   const MIN_QUERY = 2;
+  const QUOTED_CLUE_CHARS = 80; // a pasted block is quoted in the status line up to this length
   const TYPING_DELAY_MS = 300;
 
   const texts = window.companydocsTexts;
@@ -384,7 +385,33 @@
 
   // ---- search ----
 
+  // fitQuery makes the search box as high as its text: one line while a
+  // clue is typed, more when a block is pasted or lines are added, up to
+  // the max-height of app.css, beyond which the box scrolls.
+  function fitQuery() {
+    const q = $("query");
+    q.style.height = "auto";
+    q.style.height = q.scrollHeight + (q.offsetHeight - q.clientHeight) + "px";
+  }
+
+  // onQueryKey: Enter searches, as in a one-line box; Shift+Enter adds a
+  // line. An Enter that ends an input method's composition is left alone.
+  function onQueryKey(event) {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      onSearchSubmit(event);
+    }
+  }
+
+  // quotedClue is the clue as the status line quotes it: the lines of a
+  // pasted block on one line, separated by " / ", cut after
+  // QUOTED_CLUE_CHARS characters.
+  function quotedClue(q) {
+    const s = q.split(/[\r\n\t]+/).map((line) => line.trim()).filter(Boolean).join(" / ");
+    return s.length > QUOTED_CLUE_CHARS ? s.slice(0, QUOTED_CLUE_CHARS - 1) + "…" : s;
+  }
+
   function onQueryInput() {
+    fitQuery();
     // The results on screen belong to the previous clue: take them away at
     // once, and stop the search that is still running for it.
     cancelSearch();
@@ -425,6 +452,7 @@
       return;
     }
     $("query").value = button.dataset.example;
+    fitQuery();
     if (button.dataset.exampleDeep === "true") {
       $("opt-deep").checked = true;
     }
@@ -466,7 +494,7 @@
       body.discover = true;
     }
     $("results").setAttribute("aria-busy", "true");
-    setStatus("search-status", t("search.searching", { q }));
+    setStatus("search-status", t("search.searching", { q: quotedClue(q) }));
     try {
       const result = await api("POST", "/documents/companies/search/", body, { signal: controller.signal });
       if (seq !== state.search.seq) {
@@ -494,7 +522,7 @@
     if (!result) {
       return;
     }
-    const q = state.search.query;
+    const q = quotedClue(state.search.query);
     const candidates = result.candidates || [];
     if (candidates.length === 0) {
       setStatus("search-status", t("search.none", { q }));
@@ -503,7 +531,7 @@
     } else {
       setStatus("search-status", t("search.results.many", { n: candidates.length, q }));
     }
-    renderUnderstanding(result.query_understanding, q);
+    renderUnderstanding(result.query_understanding, state.search.query);
     $("results").replaceChildren(...candidates.map((c, i) => candidateCard(c, i)));
   }
 
@@ -1507,6 +1535,8 @@
     $("signout-button").addEventListener("click", signOut);
     $("search-form").addEventListener("submit", onSearchSubmit);
     $("query").addEventListener("input", onQueryInput);
+    $("query").addEventListener("keydown", onQueryKey);
+    window.addEventListener("resize", fitQuery);
     $("opt-deep").addEventListener("change", onOptionChange);
     $("opt-discover").addEventListener("change", onOptionChange);
     document.querySelector(".examples").addEventListener("click", onExample);
@@ -1525,6 +1555,7 @@
     $("queue-refresh").addEventListener("click", () => loadQueue(false));
     $("queue-more").addEventListener("click", () => loadQueue(true));
     applyLanguage();
+    fitQuery(); // a clue the browser kept from before a reload
     loadPlans().then(() => {
       if (state.order) {
         fillPlanSelect();

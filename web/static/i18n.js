@@ -25,7 +25,7 @@ window.companydocsTexts = {
 
     "search.heading": "Search",
     "search.label": "Company clue",
-    "search.hint": "A name (typos are fine), a city, a register number with its court, an LEI or a director's name.",
+    "search.hint": "A name (typos are fine), a city, a register number with its court, an LEI or a director's name; a pasted imprint, letterhead or e-mail signature works too. Enter searches, Shift+Enter starts a new line.",
     "search.examples": "Try:",
     "search.deep": "Deep search",
     "search.deepHint": "also previous names, directors, addresses and sound-alike spellings; slower",
@@ -357,7 +357,7 @@ window.companydocsTexts = {
 
     "search.heading": "Suche",
     "search.label": "Hinweis auf das Unternehmen",
-    "search.hint": "Ein Name (Tippfehler sind in Ordnung), ein Ort, eine Registernummer mit Gericht, eine LEI oder der Name einer Geschäftsführerin oder eines Geschäftsführers.",
+    "search.hint": "Ein Name (Tippfehler sind in Ordnung), ein Ort, eine Registernummer mit Gericht, eine LEI oder der Name einer Geschäftsführerin oder eines Geschäftsführers; auch ein eingefügtes Impressum, ein Briefkopf oder eine E-Mail-Signatur. Eingabe sucht, Umschalt+Eingabe beginnt eine neue Zeile.",
     "search.examples": "Beispiele:",
     "search.deep": "Tiefe Suche",
     "search.deepHint": "auch frühere Namen, Geschäftsführung, Adressen und ähnlich klingende Schreibweisen; langsamer",
