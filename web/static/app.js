@@ -479,6 +479,7 @@
     $("results").replaceChildren();
     $("understanding").hidden = true;
     $("understanding").replaceChildren();
+    renderPastedLines(null);
     setStatus("search-status", "");
   }
 
@@ -533,6 +534,30 @@
     }
     renderUnderstanding(result.query_understanding, state.search.query);
     $("results").replaceChildren(...candidates.map((c, i) => candidateCard(c, i)));
+    renderPastedLines(result.query_understanding);
+  }
+
+  // renderPastedLines lists, under the results, the lines of a pasted
+  // block the service used and those it set aside (line_* and aside_*
+  // codes): each said from its code and params (line_details) in the
+  // page's language, or the service's English sentence where the page
+  // does not know the code. The pasted line goes on the page as text.
+  function renderPastedLines(u) {
+    const sentences = (u && u.lines) || [];
+    const details = (u && u.line_details) || [];
+    const used = [];
+    const aside = [];
+    sentences.forEach((sentence, i) => {
+      const d = details.length === sentences.length ? details[i] : {};
+      const words = coded("line.", { code: d.code, params: d.params, message: sentence }, reasonWords);
+      const item = el("li", { lang: words.lang, "data-code": d.code || "", text: words.text });
+      (String(d.code || "").startsWith("aside_") ? aside : used).push(item);
+    });
+    $("lines-used").replaceChildren(...used);
+    $("lines-aside").replaceChildren(...aside);
+    $("lines-used").parentElement.hidden = used.length === 0;
+    $("lines-aside").parentElement.hidden = aside.length === 0;
+    $("pasted-lines").hidden = sentences.length === 0;
   }
 
   // foldWord folds one word as the service folds name tokens (fold.go):
@@ -670,8 +695,8 @@
     }));
   }
 
-  // reasonWords turns the params of a reason or of a note of the
-  // understanding into the words its sentence uses.
+  // reasonWords turns the params of a reason, or of a note or a pasted
+  // line of the understanding, into the words its sentence uses.
   function reasonWords(p) {
     const vars = {};
     for (const [name, value] of Object.entries(p)) {
