@@ -30,7 +30,8 @@ import (
 const browserSampleRecords = 1000
 
 // TestBrowserPage drives the web page in headless Chromium against the real
-// server on real register records: search, labels and reasons, sign-in,
+// server on real register records: search, labels and reasons, a pasted
+// imprint with the lines used and set aside, sign-in,
 // preview with blockers, order, duplicate, orders list, language, sign-out;
 // then the order's life: an operator confirms the payment, marks it
 // requested and uploads a PDF, the client sees it delivered (in English
@@ -61,6 +62,7 @@ func TestBrowserPage(t *testing.T) {
 	p.searchRegisterNumber()
 	p.typeNewClueClearsResults()
 	p.searchRheinbahn()
+	p.pasteImprint()
 	p.signIn(key)
 	orderID := p.orderAndDuplicate()
 	p.checkOrdersList(orderID)
