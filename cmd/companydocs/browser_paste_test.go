@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
@@ -49,6 +50,19 @@ func pressEnter(shift bool) chromedp.Action[chromedp.Void] {
 		}
 		key.Type, key.Text, key.UnmodifiedText = input.DispatchKeyEventTypeKeyUp, "", ""
 		_, err := cdp.Call(ctx, t, input.DispatchKeyEvent, key)
+		return err
+	})
+}
+
+// leavePhone ends the phone emulation and gives the page the browser
+// window's size again (chromedp.ResetViewport leaves it 375 px wide), so
+// that the steps after run, and take their screenshots, at desktop width.
+func leavePhone() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, t, emulation.ClearDeviceMetricsOverride, cdp.Empty{}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, t, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: false})
 		return err
 	})
 }
@@ -142,7 +156,7 @@ func (p *pageDriver) pasteImprint() {
 	p.fitsPhone("browser-paste-phone-de.png")
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.waitJS("the page in English", `document.documentElement.lang === "en"`)
-	p.run("leave the phone view", chromedp.ResetViewport())
+	p.run("leave the phone view", leavePhone())
 	p.waitJS("the search box shows its lines again", queryShowsAllLines)
 
 	p.typeClue("Rheinbahn AG Düsseldorf")
