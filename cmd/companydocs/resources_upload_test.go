@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs/httpapi"
 )
 
 // uploadPath is the upload route of an order.
@@ -46,7 +48,7 @@ func TestResourcesUnauthenticatedUploads(t *testing.T) {
 		var wg sync.WaitGroup
 		for range conns {
 			wg.Go(func() {
-				status := holdUpload(t, s.addr(), rawUploadHead("ord_00000000000000000000000000", "", 20<<20)+"%PDF-", until)
+				status := holdUpload(t, uploadAttacker, s.addr(), rawUploadHead("ord_00000000000000000000000000", "", 20<<20)+"%PDF-", until)
 				mu.Lock()
 				statuses[status]++
 				mu.Unlock()
@@ -55,18 +57,30 @@ func TestResourcesUnauthenticatedUploads(t *testing.T) {
 		wg.Wait()
 	})
 	t.Logf("answers to %d unauthenticated 20 MiB uploads: %v (0: closed without an answer, -1: no answer within %v)", conns, statuses, hold)
+	// All come from one address: those over the connection cap per
+	// address are refused 503 before their request is read, the others
+	// 401 before their body is.
 	for status, n := range statuses {
-		if status != http.StatusUnauthorized && status != 0 {
-			t.Errorf("%d unauthenticated uploads got %d, want 401 or a closed connection", n, status)
+		if status != http.StatusUnauthorized && status != 0 && status != http.StatusServiceUnavailable {
+			t.Errorf("%d unauthenticated uploads got %d, want 401, a closed connection or 503 over the connection cap", n, status)
 		}
+	}
+	if statuses[http.StatusUnauthorized] == 0 || statuses[http.StatusServiceUnavailable] > conns-min(conns, httpapi.DefaultMaxConnectionsPerAddr) {
+		t.Errorf("%d answered 401 and %d 503: want 401 for the connections within the cap per address", statuses[http.StatusUnauthorized], statuses[http.StatusServiceUnavailable])
 	}
 }
 
-// holdUpload writes raw, reads the answer's status (0 when the server
+// uploadAttacker is the loopback address the unauthenticated uploads come
+// from, so that the connection cap per address falls on them, not on the
+// bystander.
+const uploadAttacker = "127.0.0.3"
+
+// holdUpload writes raw from the loopback address local, reads the answer's status (0 when the server
 // closed the connection, -1 when none came by until) and keeps the
 // connection open until then.
-func holdUpload(t *testing.T, addr, raw string, until time.Time) int {
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+func holdUpload(t *testing.T, local, addr, raw string, until time.Time) int {
+	dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: 5 * time.Second}
+	conn, err := dialer.Dial("tcp", addr)
 	if err != nil {
 		t.Error(err)
 		return -2
