@@ -311,7 +311,7 @@ func (b *block) readPersons(line, value, label string) {
 	}
 	for _, p := range persons {
 		b.persons = append(b.persons, p)
-		b.use(LinePerson, rp{Text: line, Person: strings.Join(p, " "), Position: label})
+		b.use(LinePerson, rp{Text: line, Person: displayName(value, p), Position: label})
 	}
 }
 
@@ -332,7 +332,7 @@ func (b *block) readLoose() {
 		case readsAsPerson(l.text) != nil:
 			p := readsAsPerson(l.text)
 			b.persons = append(b.persons, p)
-			b.lines[l.at] = companydocs.ReasonDetail{Code: LinePerson, Params: rp{Text: l.text, Person: strings.Join(p, " ")}}
+			b.lines[l.at] = companydocs.ReasonDetail{Code: LinePerson, Params: rp{Text: l.text, Person: displayName(l.text, p)}}
 		}
 	}
 }

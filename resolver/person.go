@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"regexp"
+	"strings"
 
 	"companydocs"
 )
@@ -89,6 +90,26 @@ func readsAsPerson(line string) []string {
 		return words
 	}
 	return nil
+}
+
+// displayName is the person of folded words as text writes them ("Hans
+// Müller" for [hans mueller] in "Dr. Hans Müller, Geschäftsführer"),
+// for a person to read; the folded words when text does not hold them
+// one by one.
+func displayName(text string, words []string) string {
+	var out []string
+	next := 0
+	for _, field := range strings.Fields(text) {
+		w := strings.Trim(field, ".,;:()[]\"'")
+		if next < len(words) && len(companydocs.Tokens(companydocs.Fold(w))) == 1 && companydocs.Fold(w) == words[next] {
+			out = append(out, w)
+			next++
+		}
+	}
+	if next < len(words) {
+		return strings.Join(words, " ")
+	}
+	return strings.Join(out, " ")
 }
 
 // personMatches reports whether an officer bears the person's name: every

@@ -145,7 +145,7 @@ var reasonTable = map[string]reasonSentence{
 		return fmt.Sprintf("%s is an officer of %d companies found: confidence capped", p.Person, p.Companies)
 	}},
 	ReasonSecondExactCap: {nil, fixed("Another candidate matches exactly: confidence capped")},
-	ReasonPastedTextCap:  {nil, fixed("Pasted text without a register line or LEI: confidence capped below exact")},
+	ReasonPastedTextCap:  {nil, fixed("Pasted text without a register entry or LEI that anchors it: confidence capped below exact")},
 }
 
 // Note codes: one per sentence of query_understanding's notes, which say
