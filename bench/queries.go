@@ -8,9 +8,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"companydocs"
 	"companydocs/ingest"
+	"companydocs/internal/imprint"
+	"companydocs/resolver"
 )
 
 // Query kinds of a query set.
@@ -31,6 +34,11 @@ const (
 	KindAddress    = "address"     // the registered address as registered
 	KindNoise      = "noise"       // the name with the words people type around it
 	KindLEIPrefix  = "lei_prefix"  // an LEI pasted with its "LEI:" label
+
+	// Pasted blocks: an imprint, a letter's footer or an e-mail signature
+	// of several lines, laid out by package imprint, in standard mode.
+	KindPasteRegister = "paste_register" // a block with a register line
+	KindPasteText     = "paste_text"     // a block without one
 )
 
 // NameKinds are the kinds answered by name similarity alone, the ones a
@@ -39,7 +47,7 @@ var NameKinds = []string{KindNameExact, KindNameTypo, KindNameForm, KindNameCity
 
 // ClueKinds are measured alone, outside the mixed workload, so that the
 // mix stays comparable with figures taken before they existed.
-var ClueKinds = []string{KindDirector, KindFormerName, KindAddress, KindNoise, KindLEIPrefix}
+var ClueKinds = []string{KindDirector, KindFormerName, KindAddress, KindNoise, KindLEIPrefix, KindPasteRegister, KindPasteText}
 
 // Query is one labelled search of a query set.
 type Query struct {
@@ -82,6 +90,7 @@ type candidate struct {
 	ref        companydocs.RegisterRef
 	nameKey    uint64
 	officers   [][2]string
+	positions  []string // of officers
 	officerKey []uint64
 	live       bool
 	previous   []string
@@ -168,6 +177,7 @@ func (s *scanState) add(seed uint64, r *Record, gleifKeys map[string]bool) {
 		k := hashOf(0, companydocs.Fold(first+" "+last))
 		s.officers[k]++
 		c.officers = append(c.officers, [2]string{first, last})
+		c.positions = append(c.positions, o.Position)
 		c.officerKey = append(c.officerKey, k)
 	}
 	if key := registerKey(ref.Court, ref.Type, ref.Number); gleifKeys[key] {
@@ -279,6 +289,38 @@ func (b *setBuilder) build(gleif []ingest.GLEIFRecord) {
 		return b.named(c, KindNoise, "Firma "+c.name+" in "+c.seat)
 	})
 	b.leiPrefixes()
+	// pasted blocks after the clue kinds, which stay as they were drawn
+	b.each(KindPasteRegister, func(c candidate) (Query, bool) { return b.pasted(c, KindPasteRegister) })
+	b.each(KindPasteText, func(c candidate) (Query, bool) { return b.pasted(c, KindPasteText) })
+}
+
+// pasted lays out a block from the record, with a register line for
+// KindPasteRegister, where the name is unique in the corpus (and, with a
+// register line, the reference too).
+func (b *setBuilder) pasted(c candidate, kind string) (Query, bool) {
+	register := kind == KindPasteRegister
+	if b.s.names[c.nameKey] != 1 || register && !b.uniqueRef(c.ref) {
+		return Query{}, false
+	}
+	r := imprint.Record{Name: c.name, Ref: c.ref, Seat: c.seat, Address: strings.TrimSuffix(strings.TrimSpace(c.address), ".")}
+	for i, o := range c.officers {
+		r.Officers = append(r.Officers, companydocs.Officer{FirstName: o[0], LastName: o[1], Position: c.positions[i]})
+	}
+	if !imprint.Usable(&r) {
+		return Query{}, false
+	}
+	q := imprint.Block(&r, b.rnd, imprint.Options{Register: register})
+	if utf8.RuneCountInString(q) > resolver.MaxQueryRunes {
+		return Query{}, false
+	}
+	return Query{Kind: kind, Query: q, Want: c.id, WantName: c.name}, true
+}
+
+// uniqueRef reports whether a reference names one entry of the corpus, at
+// a known court and without a former court.
+func (b *setBuilder) uniqueRef(ref companydocs.RegisterRef) bool {
+	_, ok := companydocs.CourtByCode(ref.Court)
+	return ok && ref.FormerCourt == "" && b.s.refs[hashOf(0, refKey(ref))] == 1
 }
 
 // director asks for a company by an officer whose name is unique, in
@@ -343,10 +385,10 @@ func (b *setBuilder) each(kind string, make func(candidate) (Query, bool)) {
 
 // register writes the reference in one of the notations people use.
 func (b *setBuilder) register(c candidate) (Query, bool) {
-	court, ok := companydocs.CourtByCode(c.ref.Court)
-	if !ok || c.ref.FormerCourt != "" || b.s.refs[hashOf(0, refKey(c.ref))] != 1 {
+	if !b.uniqueRef(c.ref) {
 		return Query{}, false
 	}
+	court, _ := companydocs.CourtByCode(c.ref.Court)
 	num := c.ref.Number
 	if c.ref.Suffix != "" {
 		num += " " + c.ref.Suffix
