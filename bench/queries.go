@@ -101,8 +101,12 @@ type candidate struct {
 type scanState struct {
 	names, refs, officers map[uint64]int32
 	cands, orderable      hashHeap[candidate]
-	gleifHits             map[string][]candidate
-	records               int
+	// pasteCands are live records with an address a pasted block can
+	// split (most live records have none): a sample of their own, so that
+	// cands, and the kinds drawn from them, stay as they were.
+	pasteCands hashHeap[candidate]
+	gleifHits  map[string][]candidate
+	records    int
 }
 
 // hashHeap keeps the k entries with the smallest hashes: a sample that does
@@ -148,9 +152,10 @@ func hashOf(seed uint64, parts ...string) uint64 {
 func newScanState(sample, orderables int) *scanState {
 	return &scanState{
 		names: map[uint64]int32{}, refs: map[uint64]int32{}, officers: map[uint64]int32{},
-		cands:     hashHeap[candidate]{k: sample, hash: func(c *candidate) uint64 { return c.hash }},
-		orderable: hashHeap[candidate]{k: orderables, hash: func(c *candidate) uint64 { return c.hash }},
-		gleifHits: map[string][]candidate{},
+		cands:      hashHeap[candidate]{k: sample, hash: func(c *candidate) uint64 { return c.hash }},
+		orderable:  hashHeap[candidate]{k: orderables, hash: func(c *candidate) uint64 { return c.hash }},
+		pasteCands: hashHeap[candidate]{k: sample / 6, hash: func(c *candidate) uint64 { return c.hash }},
+		gleifHits:  map[string][]candidate{},
 	}
 }
 
@@ -187,6 +192,9 @@ func (s *scanState) add(seed uint64, r *Record, gleifKeys map[string]bool) {
 		c.name = "" // removed records make no labelled queries but count above
 	}
 	s.cands.offer(c)
+	if r.IsLive() && c.seat != "" && imprint.AddressPattern.MatchString(trimAddress(c.address)) {
+		s.pasteCands.offer(c)
+	}
 	d := r.AllAttributes.AdditionalData
 	if r.IsLive() && d["AD"] && d["CD"] {
 		s.orderable.offer(candidate{hash: c.hash, id: c.id})
@@ -210,6 +218,9 @@ func (s *scanState) merge(o *scanState) {
 	}
 	for _, c := range o.orderable.items {
 		s.orderable.offer(c)
+	}
+	for _, c := range o.pasteCands.items {
+		s.pasteCands.offer(c)
 	}
 	for k, cs := range o.gleifHits {
 		s.gleifHits[k] = append(s.gleifHits[k], cs...)
@@ -245,6 +256,7 @@ func BuildQuerySet(corpus []string, opts QueryOptions) (*QuerySet, error) {
 	}
 	b := &setBuilder{s: s, rnd: rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), per: opts.PerKind, used: map[string]bool{}}
 	b.cands = sortedByHash(s.cands.items)
+	b.pasteCands = sortedByHash(s.pasteCands.items)
 	b.build(gleif)
 	set := &QuerySet{Queries: b.out, Records: s.records}
 	for _, c := range sortedByHash(s.orderable.items) {
@@ -265,8 +277,10 @@ type setBuilder struct {
 	rnd   *rand.Rand
 	per   int
 	cands []candidate
-	used  map[string]bool
-	out   []Query
+	// pasteCands are the candidates of the pasted kinds.
+	pasteCands []candidate
+	used       map[string]bool
+	out        []Query
 }
 
 func (b *setBuilder) build(gleif []ingest.GLEIFRecord) {
@@ -290,8 +304,8 @@ func (b *setBuilder) build(gleif []ingest.GLEIFRecord) {
 	})
 	b.leiPrefixes()
 	// pasted blocks after the clue kinds, which stay as they were drawn
-	b.each(KindPasteRegister, func(c candidate) (Query, bool) { return b.pasted(c, KindPasteRegister) })
-	b.each(KindPasteText, func(c candidate) (Query, bool) { return b.pasted(c, KindPasteText) })
+	b.eachOf(b.pasteCands, KindPasteRegister, func(c candidate) (Query, bool) { return b.pasted(c, KindPasteRegister) })
+	b.eachOf(b.pasteCands, KindPasteText, func(c candidate) (Query, bool) { return b.pasted(c, KindPasteText) })
 }
 
 // pasted lays out a block from the record, with a register line for
@@ -302,7 +316,7 @@ func (b *setBuilder) pasted(c candidate, kind string) (Query, bool) {
 	if b.s.names[c.nameKey] != 1 || register && !b.uniqueRef(c.ref) {
 		return Query{}, false
 	}
-	r := imprint.Record{Name: c.name, Ref: c.ref, Seat: c.seat, Address: strings.TrimSuffix(strings.TrimSpace(c.address), ".")}
+	r := imprint.Record{Name: c.name, Ref: c.ref, Seat: c.seat, Address: trimAddress(c.address)}
 	for i, o := range c.officers {
 		r.Officers = append(r.Officers, companydocs.Officer{FirstName: o[0], LastName: o[1], Position: c.positions[i]})
 	}
@@ -315,6 +329,10 @@ func (b *setBuilder) pasted(c candidate, kind string) (Query, bool) {
 	}
 	return Query{Kind: kind, Query: q, Want: c.id, WantName: c.name}, true
 }
+
+// trimAddress is the registered address without the full stop the
+// register prints after it.
+func trimAddress(a string) string { return strings.TrimSuffix(strings.TrimSpace(a), ".") }
 
 // uniqueRef reports whether a reference names one entry of the corpus, at
 // a known court and without a former court.
@@ -346,7 +364,7 @@ func (b *setBuilder) formerName(c candidate) (Query, bool) {
 
 // address asks by the registered address as the register writes it.
 func (b *setBuilder) address(c candidate) (Query, bool) {
-	a := strings.TrimSuffix(strings.TrimSpace(c.address), ".")
+	a := trimAddress(c.address)
 	if a == "" || !strings.ContainsAny(a, "0123456789") {
 		return Query{}, false
 	}
@@ -367,8 +385,13 @@ func (b *setBuilder) leiPrefixes() {
 
 // each makes up to b.per queries of one kind from unused candidates.
 func (b *setBuilder) each(kind string, make func(candidate) (Query, bool)) {
+	b.eachOf(b.cands, kind, make)
+}
+
+// eachOf makes up to b.per queries of one kind from unused candidates of cands.
+func (b *setBuilder) eachOf(cands []candidate, kind string, make func(candidate) (Query, bool)) {
 	n := 0
-	for _, c := range b.cands {
+	for _, c := range cands {
 		if n == b.per {
 			return
 		}
