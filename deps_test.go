@@ -12,7 +12,8 @@ import (
 // resolver, ordering and ingest independent of each other and of index and
 // httpapi (the consumer declares the interface, cmd/companydocs wires the
 // concrete types), and ordering free of any store (a store implements
-// ordering.Store and imports ordering, never the other way).
+// ordering.Store and imports ordering, never the other way); the binary
+// links no test or benchmark support (bench, internal/imprint ...).
 func TestDependencyDirection(t *testing.T) {
 	rules := []struct {
 		pkg       string
@@ -28,6 +29,8 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/httpapi", []string{"companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/bbolt", "companydocs/postgres", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
 		{"companydocs/postgres", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
+		// the binary links no test or benchmark support
+		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

@@ -8,9 +8,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"companydocs"
 	"companydocs/ingest"
+	"companydocs/internal/imprint"
+	"companydocs/resolver"
 )
 
 // Query kinds of a query set.
@@ -31,6 +34,11 @@ const (
 	KindAddress    = "address"     // the registered address as registered
 	KindNoise      = "noise"       // the name with the words people type around it
 	KindLEIPrefix  = "lei_prefix"  // an LEI pasted with its "LEI:" label
+
+	// Pasted blocks: an imprint, a letter's footer or an e-mail signature
+	// of several lines, laid out by package imprint, in standard mode.
+	KindPasteRegister = "paste_register" // a block with a register line
+	KindPasteText     = "paste_text"     // a block without one
 )
 
 // NameKinds are the kinds answered by name similarity alone, the ones a
@@ -39,7 +47,7 @@ var NameKinds = []string{KindNameExact, KindNameTypo, KindNameForm, KindNameCity
 
 // ClueKinds are measured alone, outside the mixed workload, so that the
 // mix stays comparable with figures taken before they existed.
-var ClueKinds = []string{KindDirector, KindFormerName, KindAddress, KindNoise, KindLEIPrefix}
+var ClueKinds = []string{KindDirector, KindFormerName, KindAddress, KindNoise, KindLEIPrefix, KindPasteRegister, KindPasteText}
 
 // Query is one labelled search of a query set.
 type Query struct {
@@ -82,6 +90,7 @@ type candidate struct {
 	ref        companydocs.RegisterRef
 	nameKey    uint64
 	officers   [][2]string
+	positions  []string // of officers
 	officerKey []uint64
 	live       bool
 	previous   []string
@@ -92,8 +101,12 @@ type candidate struct {
 type scanState struct {
 	names, refs, officers map[uint64]int32
 	cands, orderable      hashHeap[candidate]
-	gleifHits             map[string][]candidate
-	records               int
+	// pasteCands are live records with an address a pasted block can
+	// split (most live records have none): a sample of their own, so that
+	// cands, and the kinds drawn from them, stay as they were.
+	pasteCands hashHeap[candidate]
+	gleifHits  map[string][]candidate
+	records    int
 }
 
 // hashHeap keeps the k entries with the smallest hashes: a sample that does
@@ -139,9 +152,10 @@ func hashOf(seed uint64, parts ...string) uint64 {
 func newScanState(sample, orderables int) *scanState {
 	return &scanState{
 		names: map[uint64]int32{}, refs: map[uint64]int32{}, officers: map[uint64]int32{},
-		cands:     hashHeap[candidate]{k: sample, hash: func(c *candidate) uint64 { return c.hash }},
-		orderable: hashHeap[candidate]{k: orderables, hash: func(c *candidate) uint64 { return c.hash }},
-		gleifHits: map[string][]candidate{},
+		cands:      hashHeap[candidate]{k: sample, hash: func(c *candidate) uint64 { return c.hash }},
+		orderable:  hashHeap[candidate]{k: orderables, hash: func(c *candidate) uint64 { return c.hash }},
+		pasteCands: hashHeap[candidate]{k: sample / 6, hash: func(c *candidate) uint64 { return c.hash }},
+		gleifHits:  map[string][]candidate{},
 	}
 }
 
@@ -168,6 +182,7 @@ func (s *scanState) add(seed uint64, r *Record, gleifKeys map[string]bool) {
 		k := hashOf(0, companydocs.Fold(first+" "+last))
 		s.officers[k]++
 		c.officers = append(c.officers, [2]string{first, last})
+		c.positions = append(c.positions, o.Position)
 		c.officerKey = append(c.officerKey, k)
 	}
 	if key := registerKey(ref.Court, ref.Type, ref.Number); gleifKeys[key] {
@@ -177,6 +192,9 @@ func (s *scanState) add(seed uint64, r *Record, gleifKeys map[string]bool) {
 		c.name = "" // removed records make no labelled queries but count above
 	}
 	s.cands.offer(c)
+	if r.IsLive() && c.seat != "" && imprint.AddressPattern.MatchString(trimAddress(c.address)) {
+		s.pasteCands.offer(c)
+	}
 	d := r.AllAttributes.AdditionalData
 	if r.IsLive() && d["AD"] && d["CD"] {
 		s.orderable.offer(candidate{hash: c.hash, id: c.id})
@@ -200,6 +218,9 @@ func (s *scanState) merge(o *scanState) {
 	}
 	for _, c := range o.orderable.items {
 		s.orderable.offer(c)
+	}
+	for _, c := range o.pasteCands.items {
+		s.pasteCands.offer(c)
 	}
 	for k, cs := range o.gleifHits {
 		s.gleifHits[k] = append(s.gleifHits[k], cs...)
@@ -235,6 +256,7 @@ func BuildQuerySet(corpus []string, opts QueryOptions) (*QuerySet, error) {
 	}
 	b := &setBuilder{s: s, rnd: rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), per: opts.PerKind, used: map[string]bool{}}
 	b.cands = sortedByHash(s.cands.items)
+	b.pasteCands = sortedByHash(s.pasteCands.items)
 	b.build(gleif)
 	set := &QuerySet{Queries: b.out, Records: s.records}
 	for _, c := range sortedByHash(s.orderable.items) {
@@ -255,8 +277,10 @@ type setBuilder struct {
 	rnd   *rand.Rand
 	per   int
 	cands []candidate
-	used  map[string]bool
-	out   []Query
+	// pasteCands are the candidates of the pasted kinds.
+	pasteCands []candidate
+	used       map[string]bool
+	out        []Query
 }
 
 func (b *setBuilder) build(gleif []ingest.GLEIFRecord) {
@@ -279,6 +303,42 @@ func (b *setBuilder) build(gleif []ingest.GLEIFRecord) {
 		return b.named(c, KindNoise, "Firma "+c.name+" in "+c.seat)
 	})
 	b.leiPrefixes()
+	// pasted blocks after the clue kinds, which stay as they were drawn
+	b.eachOf(b.pasteCands, KindPasteRegister, func(c candidate) (Query, bool) { return b.pasted(c, KindPasteRegister) })
+	b.eachOf(b.pasteCands, KindPasteText, func(c candidate) (Query, bool) { return b.pasted(c, KindPasteText) })
+}
+
+// pasted lays out a block from the record, with a register line for
+// KindPasteRegister, where the name is unique in the corpus (and, with a
+// register line, the reference too).
+func (b *setBuilder) pasted(c candidate, kind string) (Query, bool) {
+	register := kind == KindPasteRegister
+	if b.s.names[c.nameKey] != 1 || register && !b.uniqueRef(c.ref) {
+		return Query{}, false
+	}
+	r := imprint.Record{Name: c.name, Ref: c.ref, Seat: c.seat, Address: trimAddress(c.address)}
+	for i, o := range c.officers {
+		r.Officers = append(r.Officers, companydocs.Officer{FirstName: o[0], LastName: o[1], Position: c.positions[i]})
+	}
+	if !imprint.Usable(&r) {
+		return Query{}, false
+	}
+	q := imprint.Block(&r, b.rnd, imprint.Options{Register: register})
+	if utf8.RuneCountInString(q) > resolver.MaxQueryRunes {
+		return Query{}, false
+	}
+	return Query{Kind: kind, Query: q, Want: c.id, WantName: c.name}, true
+}
+
+// trimAddress is the registered address without the full stop the
+// register prints after it.
+func trimAddress(a string) string { return strings.TrimSuffix(strings.TrimSpace(a), ".") }
+
+// uniqueRef reports whether a reference names one entry of the corpus, at
+// a known court and without a former court.
+func (b *setBuilder) uniqueRef(ref companydocs.RegisterRef) bool {
+	_, ok := companydocs.CourtByCode(ref.Court)
+	return ok && ref.FormerCourt == "" && b.s.refs[hashOf(0, refKey(ref))] == 1
 }
 
 // director asks for a company by an officer whose name is unique, in
@@ -304,7 +364,7 @@ func (b *setBuilder) formerName(c candidate) (Query, bool) {
 
 // address asks by the registered address as the register writes it.
 func (b *setBuilder) address(c candidate) (Query, bool) {
-	a := strings.TrimSuffix(strings.TrimSpace(c.address), ".")
+	a := trimAddress(c.address)
 	if a == "" || !strings.ContainsAny(a, "0123456789") {
 		return Query{}, false
 	}
@@ -325,8 +385,13 @@ func (b *setBuilder) leiPrefixes() {
 
 // each makes up to b.per queries of one kind from unused candidates.
 func (b *setBuilder) each(kind string, make func(candidate) (Query, bool)) {
+	b.eachOf(b.cands, kind, make)
+}
+
+// eachOf makes up to b.per queries of one kind from unused candidates of cands.
+func (b *setBuilder) eachOf(cands []candidate, kind string, make func(candidate) (Query, bool)) {
 	n := 0
-	for _, c := range b.cands {
+	for _, c := range cands {
 		if n == b.per {
 			return
 		}
@@ -343,10 +408,10 @@ func (b *setBuilder) each(kind string, make func(candidate) (Query, bool)) {
 
 // register writes the reference in one of the notations people use.
 func (b *setBuilder) register(c candidate) (Query, bool) {
-	court, ok := companydocs.CourtByCode(c.ref.Court)
-	if !ok || c.ref.FormerCourt != "" || b.s.refs[hashOf(0, refKey(c.ref))] != 1 {
+	if !b.uniqueRef(c.ref) {
 		return Query{}, false
 	}
+	court, _ := companydocs.CourtByCode(c.ref.Court)
 	num := c.ref.Number
 	if c.ref.Suffix != "" {
 		num += " " + c.ref.Suffix

@@ -73,7 +73,7 @@ func TestQuerySetLabelsPointAtTheRightRecords(t *testing.T) {
 		}
 		checkLabel(t, q, r)
 	}
-	for _, k := range []string{KindRegister, KindNameExact, KindNameTypo, KindNameForm, KindNameCity, KindOfficer, KindShort, KindDirector, KindAddress, KindNoise} {
+	for _, k := range []string{KindRegister, KindNameExact, KindNameTypo, KindNameForm, KindNameCity, KindOfficer, KindShort, KindDirector, KindAddress, KindNoise, KindPasteRegister, KindPasteText} {
 		if kinds[k] != 25 {
 			t.Errorf("%d queries of kind %s, want 25", kinds[k], k)
 		}
@@ -121,6 +121,15 @@ func checkLabel(t *testing.T, q Query, r *Record) {
 	case KindAddress:
 		if !strings.HasPrefix(r.RegisteredAddress, q.Query) {
 			t.Errorf("address %q is not the address %q", q.Query, r.RegisteredAddress)
+		}
+	case KindPasteRegister, KindPasteText:
+		ref, _ := companydocs.ParseCompanyNumber(r.CompanyNumber)
+		lines := strings.Split(q.Query, "\n")
+		if !slices.Contains(lines, r.Name) || len(lines) < 4 {
+			t.Errorf("%s %q has no line with the name %q, or under four lines", q.Kind, q.Query, r.Name)
+		}
+		if got := strings.Contains(q.Query, ref.NumberKey()); got != (q.Kind == KindPasteRegister) {
+			t.Errorf("%s %q: register number %q in it: %v", q.Kind, q.Query, ref.NumberKey(), got)
 		}
 	case KindDirector:
 		if !slices.ContainsFunc(r.Officers, func(o Officer) bool {

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/internal/imprint"
 )
 
 var updateEval = flag.Bool("update-eval", false, "regenerate resolver/testdata/eval.jsonl from the embedded sample")
@@ -408,13 +408,6 @@ func personKey(o companydocs.Officer) string {
 	return companydocs.Fold(o.FirstName + " " + o.LastName)
 }
 
-// realPerson reports whether o is a person with a first and a last name
-// as people write them (not "Manuela Gertrud geborene Jentzsch").
-func realPerson(o companydocs.Officer) bool {
-	return o.FirstName != "" && o.LastName != "" && len(strings.Fields(o.FirstName)) <= 2 &&
-		!strings.Contains(o.FirstName, "geb") && len(strings.Fields(o.LastName)) == 1
-}
-
 // directorCases ask for a company by its officer's name in standard mode,
 // alone and with the seat, where the person is an officer of one company
 // of the sample (a person of several companies names none of them).
@@ -430,7 +423,7 @@ func (g *evalGen) directorCases(n int) {
 		}
 	}
 	ps := g.pick(2*n, func(p *companydocs.Profile) bool {
-		return len(p.Officers) > 0 && realPerson(p.Officers[0]) && people[personKey(p.Officers[0])] == 1 && p.Seat != ""
+		return len(p.Officers) > 0 && imprint.RealPerson(p.Officers[0]) && people[personKey(p.Officers[0])] == 1 && p.Seat != ""
 	})
 	for i, p := range ps {
 		o := p.Officers[0]
@@ -452,22 +445,18 @@ func (g *evalGen) formerNameCases(n int) {
 	}
 }
 
-// addressPattern splits a registered address: street, house number,
-// postcode, place ("Siemensstraße 10, 79331 Teningen").
-var addressPattern = regexp.MustCompile(`^(.+?) (\d+ ?[a-zA-Z]?), (\d{5}) ([^,:;]{2,40})$`)
-
 // addressCases ask for a company by its registered address, with and
 // without the postcode, in both modes, where no other company of the
 // sample has the same street and house number.
 func (g *evalGen) addressCases(n int) {
 	streets := map[string]int{}
 	for _, p := range g.idx.all {
-		if m := addressPattern.FindStringSubmatch(p.Address); m != nil {
+		if m := imprint.AddressPattern.FindStringSubmatch(p.Address); m != nil {
 			streets[companydocs.Fold(m[1]+" "+m[2]+" "+m[4])]++
 		}
 	}
 	ps := g.pick(n, func(p *companydocs.Profile) bool {
-		m := addressPattern.FindStringSubmatch(p.Address)
+		m := imprint.AddressPattern.FindStringSubmatch(p.Address)
 		return m != nil && streets[companydocs.Fold(m[1]+" "+m[2]+" "+m[4])] == 1
 	})
 	kinds := []struct {
@@ -475,7 +464,7 @@ func (g *evalGen) addressCases(n int) {
 		postcode   bool
 	}{{"address", "", false}, {"address_postcode", "", true}, {"address_deep", "deep", false}, {"address_postcode_deep", "deep", true}}
 	for i, p := range ps {
-		m := addressPattern.FindStringSubmatch(p.Address)
+		m := imprint.AddressPattern.FindStringSubmatch(p.Address)
 		k := kinds[i%len(kinds)]
 		q := m[1] + " " + m[2] + " " + m[4]
 		if k.postcode {

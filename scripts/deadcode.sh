@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when deadcode finds a function that no command reaches, outside the
 # benchmark commands (bench, cmd/bench, cmd/corpusgen) and the test support
-# package internal/realdata, which only tests and benchmarks use.
+# packages (internal/realdata, internal/imprint ...), which only tests and
+# benchmarks use.
 set -euo pipefail
 GO="${GO:-go}"
 out=$("$GO" run golang.org/x/tools/cmd/deadcode@v0.52.0 \

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"companydocs/bench"
@@ -26,12 +27,18 @@ func runProfile(ctx context.Context, args []string) error {
 	memOut := fs.String("mem", "allocs.pprof", "allocation profile output")
 	requests := fs.Int("requests", 4000, "queries to resolve")
 	clients := fs.Int("clients", 4, "concurrent resolvers")
+	kinds := fs.String("kinds", "", "comma-separated query kinds to resolve (default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	qs, err := readQueries(*queriesPath)
 	if err != nil {
 		return err
+	}
+	if *kinds != "" {
+		if qs = filterKinds(qs, strings.Split(*kinds, ",")...); len(qs) == 0 {
+			return fmt.Errorf("no query of the kinds %s in %s", *kinds, *queriesPath)
+		}
 	}
 	live, err := index.OpenLive(*dataDir, index.LiveOptions{PollInterval: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
