@@ -136,6 +136,7 @@ type SearchField string
 const (
 	OnlyFormerNames SearchField = "former_names"
 	OnlyOfficers    SearchField = "officers"
+	OnlyAddress     SearchField = "address"
 )
 
 // Hit is a profile found by a text query. The index is the recall stage:

@@ -377,6 +377,9 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 		add(fieldOfficers, t, boostPerson)
 		addOfficerTypos(t, stats, add)
 		return tq
+	case companydocs.OnlyAddress:
+		add(fieldAddress, t, boostAddressClue)
+		return tq
 	}
 	tq.known = add(fieldName, t, boostName)
 	add(fieldNamePlain, t, boostNamePlain)

@@ -88,12 +88,15 @@ func (b *block) text() string {
 
 // resolveBlockText searches the block's text as typed, then its persons
 // among officers and its street among addresses, and ranks the
-// candidates of all with the block's evidence. The text search asks for
-// every candidate (MaxLimit), so that the other searches' candidates join
-// the same ranking whatever the page size.
+// candidates of all with the block's evidence. The text search ranks its
+// window (rankWindow) whatever the page size, so that the other searches'
+// candidates join one ranking that does not depend on the limit; the
+// hits after the window, which a typed name's longer page reaches for,
+// are left out: a block's answer is confirmed by its persons and address,
+// which their own searches find.
 func resolveBlockText(ctx context.Context, idx Index, pq *parsedQuery, b *block, req Request) ([]*scored, error) {
 	all := req
-	all.Limit = MaxLimit
+	all.Limit = rankWindow
 	var found []*scored
 	if len(pq.tokens) > 0 {
 		ranked, err := resolveText(ctx, idx, pq, all)
@@ -102,7 +105,7 @@ func resolveBlockText(ctx context.Context, idx Index, pq *parsedQuery, b *block,
 		}
 		found = ranked
 	}
-	for _, q := range blockSearches(b, req) {
+	for _, q := range blockSearches(b, req, found) {
 		q.Limit = fieldWindow
 		hits, err := idx.SearchText(ctx, q)
 		if err != nil {
@@ -123,21 +126,41 @@ func resolveBlockText(ctx context.Context, idx Index, pq *parsedQuery, b *block,
 }
 
 // blockSearches are the searches of a block beside its text: each of its
-// first persons among officers, its street among addresses.
-func blockSearches(b *block, req Request) []companydocs.TextQuery {
+// first persons among officers, its street among addresses (that field
+// alone: a street's words in other fields, names above all, are what
+// made this the dearest search of a block). A search is left out when a
+// candidate the text found by its name already bears that person or
+// address: it would add only other companies of the same director or at
+// the same address, which the block's name outranks, at the cost of a
+// search each.
+func blockSearches(b *block, req Request, found []*scored) []companydocs.TextQuery {
 	var out []companydocs.TextQuery
 	for i, p := range b.persons {
 		if i == maxPersonSearches {
 			break
 		}
-		out = append(out, companydocs.TextQuery{NameTerms: p, Only: companydocs.OnlyOfficers, Fuzzy: true, Discover: req.Discover})
+		if !anyNamed(found, func(s *scored) bool { _, ok := officerNamed(s.p, p); return ok }) {
+			out = append(out, companydocs.TextQuery{NameTerms: p, Only: companydocs.OnlyOfficers, Fuzzy: true, Discover: req.Discover})
+		}
 	}
-	if b.street != "" {
-		words := companydocs.Tokens(companydocs.Fold(b.street + " " + b.postcode + " " + b.seat))
+	street := b.street + " " + b.postcode
+	if b.street != "" && !anyNamed(found, func(s *scored) bool { return addressHolds(s.p, street) }) {
+		words := companydocs.Tokens(companydocs.Fold(street + " " + b.seat))
 		out = append(out, companydocs.TextQuery{NameTerms: words, SeatWords: companydocs.Tokens(companydocs.Fold(b.seat)),
-			Address: true, Fuzzy: true, Discover: req.Discover})
+			Only: companydocs.OnlyAddress, Discover: req.Discover})
 	}
 	return out
+}
+
+// anyNamed reports whether a candidate found by its name (text evidence)
+// satisfies holds.
+func anyNamed(found []*scored, holds func(*scored) bool) bool {
+	for _, s := range found {
+		if s.evidence && holds(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxPersonSearches is how many of a block's persons are searched among
@@ -170,11 +193,19 @@ func blockEvidence(b *block, s *scored) bool {
 // block's persons.
 func officerOf(b *block, p *companydocs.Profile) (companydocs.Officer, bool) {
 	for _, person := range b.persons {
-		pl := newTokenList(person)
-		for _, o := range p.Officers {
-			if personMatches(pl, newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))) {
-				return o, true
-			}
+		if o, ok := officerNamed(p, person); ok {
+			return o, true
+		}
+	}
+	return companydocs.Officer{}, false
+}
+
+// officerNamed returns the officer of p who bears the person's name.
+func officerNamed(p *companydocs.Profile, person []string) (companydocs.Officer, bool) {
+	pl := newTokenList(person)
+	for _, o := range p.Officers {
+		if personMatches(pl, newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))) {
+			return o, true
 		}
 	}
 	return companydocs.Officer{}, false
