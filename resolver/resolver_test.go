@@ -2,8 +2,12 @@ package resolver_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/agnivade/levenshtein"
 
 	"companydocs"
 	"companydocs/resolver"
@@ -273,4 +277,54 @@ func TestReasonWording(t *testing.T) {
 	if long.Understanding.Short {
 		t.Error("a 300-letter run of one word is read as a short query")
 	}
+}
+
+// TestPersonQueryLeavesOutFirstNameCompanies runs the evaluation's
+// person queries (real officers' names, as written and with one typo):
+// no candidate may be there for its name alone when that name shares the
+// person's first name but not the surname ("Gerhard GmbH" for "Gerhard
+// Quas"); its officers, former names or address may still bring it.
+func TestPersonQueryLeavesOutFirstNameCompanies(t *testing.T) {
+	idx := mustSample(t)
+	n := 0
+	for _, c := range loadEval(t) {
+		if c.Kind != "director" && c.Kind != "director_typo" {
+			continue
+		}
+		words := companydocs.Tokens(companydocs.Fold(c.Query))
+		first, surname := words[0], words[len(words)-1]
+		n++
+		for _, cand := range mustResolve(t, idx, resolver.Request{Query: c.Query, Limit: resolver.MaxLimit}).Candidates {
+			name := companydocs.Tokens(companydocs.Fold(cand.Name))
+			if slices.Contains(name, first) && !holdsWithinBudget(name, surname) && onlyNameEvidence(cand) {
+				t.Errorf("%q: %s is a candidate by the first name alone", c.Query, cand.Name)
+			}
+		}
+	}
+	if n < 100 {
+		t.Fatalf("only %d person queries in the evaluation set", n)
+	}
+}
+
+// holdsWithinBudget reports whether a word of name is word, or within
+// its typo budget (companydocs.TypoBudget).
+func holdsWithinBudget(name []string, word string) bool {
+	for _, w := range name {
+		if levenshtein.ComputeDistance(w, word) <= companydocs.TypoBudget(utf8.RuneCountInString(word)) {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyNameEvidence reports whether no officer, former name or address
+// brought the candidate.
+func onlyNameEvidence(c companydocs.Candidate) bool {
+	for _, r := range c.ReasonDetails {
+		switch r.Code {
+		case resolver.ReasonOfficerMatches, resolver.ReasonAddressMatches, resolver.ReasonFormerNameMatches:
+			return false
+		}
+	}
+	return true
 }

@@ -116,6 +116,24 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 	return best
 }
 
+// sharesOnlyFirstName reports whether the query reads as a person whose
+// surname the company's name does not hold, as written or within the typo
+// budget ("Helmut Bachmann KG" for "Helmut Siegmund"): that name is
+// another person's, and a first name in common is no evidence of it. Its
+// officers, former names and address may still be.
+func sharesOnlyFirstName(pq *parsedQuery, base tokenList) bool {
+	if len(pq.person) < 2 {
+		return false
+	}
+	surname := newTokenList(pq.person[len(pq.person)-1:]).toks[0]
+	for _, w := range base.toks {
+		if sim, _ := tokenSims(surname, w); sim > simPrefix {
+			return false
+		}
+	}
+	return true
+}
+
 // profileFields are a profile's names folded once, not once per reading
 // of the query.
 type profileFields struct {
@@ -162,15 +180,17 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, to
 		return append([]companydocs.ReasonDetail{{Code: code, Params: params}}, seatReasons...)
 	}
 	query := newTokenList(tokens)
-	m := matchName(query, f.base)
-	e := evidence{score: NameWeight*m.score + seatBonus, seat: seatOK, field: fieldName, covers: m.score >= closeNameMatch && !m.numberConflict}
-	e.reasons = append(nameReasons(m, tokens, f.base.words), seatReasons...)
-	if m.numberConflict {
-		e.score -= NumberMismatchPenalty
-		e.reasons = append(e.reasons, companydocs.ReasonDetail{Code: ReasonNameNumbersDiffer})
+	if !sharesOnlyFirstName(pq, f.base) {
+		m := matchName(query, f.base)
+		e := evidence{score: NameWeight*m.score + seatBonus, seat: seatOK, field: fieldName, covers: m.score >= closeNameMatch && !m.numberConflict}
+		e.reasons = append(nameReasons(m, tokens, f.base.words), seatReasons...)
+		if m.numberConflict {
+			e.score -= NumberMismatchPenalty
+			e.reasons = append(e.reasons, companydocs.ReasonDetail{Code: ReasonNameNumbersDiffer})
+		}
+		e.exact = m.score >= fullNameMatch && strings.Join(tokens, " ") == strings.Join(f.base.words, " ")
+		consider(e)
 	}
-	e.exact = m.score >= fullNameMatch && strings.Join(tokens, " ") == strings.Join(f.base.words, " ")
-	consider(e)
 	for i, prev := range p.PreviousNames {
 		pm := matchName(query, f.previous[i])
 		if pm.score < partialNameMatch || pm.numberConflict {
