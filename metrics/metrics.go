@@ -59,7 +59,7 @@ func New() *Registry {
 	m := &Registry{Prometheus: prometheus.NewRegistry()}
 	m.searches = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "searches_total",
-		Help: "Answered searches by how the query was read (lei, register_reference, text) and the confidence label of the top candidate (none when nothing was found).",
+		Help: "Answered searches by how the query was read (lei, register_reference, text; a pasted block of several lines as pasted_lei, pasted_register_reference, pasted_text) and the confidence label of the top candidate (none when nothing was found).",
 	}, []string{"kind", "top_label"})
 	m.ordersByStatus = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "orders_by_status",

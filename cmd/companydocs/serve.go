@@ -314,7 +314,11 @@ func (m *Main) observeSearch(res *resolver.Result) {
 	if len(res.Candidates) > 0 {
 		label = res.Candidates[0].ConfidenceLabel
 	}
-	m.Metrics.ObserveSearch(res.Understanding.Kind, label)
+	kind := res.Understanding.Kind
+	if len(res.Understanding.LineDetails) > 0 {
+		kind = "pasted_" + kind // a pasted block, read by its register line, its LEI or as text
+	}
+	m.Metrics.ObserveSearch(kind, label)
 }
 
 // observeSwap records a newly swapped-in generation in the metrics.
