@@ -408,10 +408,9 @@ func personKey(o companydocs.Officer) string {
 	return companydocs.Fold(o.FirstName + " " + o.LastName)
 }
 
-// directorCases ask for a company by its officer's name in standard mode,
-// alone and with the seat, where the person is an officer of one company
-// of the sample (a person of several companies names none of them).
-func (g *evalGen) directorCases(n int) {
+// companiesPerPerson counts, per officer (personKey), the companies of the
+// sample the person is an officer of.
+func (g *evalGen) companiesPerPerson() map[string]int {
 	people := map[string]int{}
 	for _, p := range g.idx.all {
 		seen := map[string]bool{}
@@ -422,6 +421,14 @@ func (g *evalGen) directorCases(n int) {
 			}
 		}
 	}
+	return people
+}
+
+// directorCases ask for a company by its officer's name in standard mode,
+// alone and with the seat, where the person is an officer of one company
+// of the sample (a person of several companies names none of them).
+func (g *evalGen) directorCases(n int) {
+	people := g.companiesPerPerson()
 	ps := g.pick(2*n, func(p *companydocs.Profile) bool {
 		return len(p.Officers) > 0 && imprint.RealPerson(p.Officers[0]) && people[personKey(p.Officers[0])] == 1 && p.Seat != ""
 	})

@@ -44,16 +44,7 @@ func imprintRecord(p *companydocs.Profile) *imprint.Record {
 // (a letter replaced, dropped or added, never the first) in standard mode,
 // where the person is an officer of one company of the sample.
 func (g *evalGen) directorTypoCases(n int) {
-	people := map[string]int{}
-	for _, p := range g.idx.all {
-		seen := map[string]bool{}
-		for _, o := range p.Officers {
-			if k := personKey(o); !seen[k] {
-				seen[k] = true
-				people[k]++
-			}
-		}
-	}
+	people := g.companiesPerPerson()
 	ps := g.pick(n, func(p *companydocs.Profile) bool {
 		if len(p.Officers) == 0 || !imprint.RealPerson(p.Officers[0]) || people[personKey(p.Officers[0])] != 1 {
 			return false

@@ -3,9 +3,7 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -38,7 +36,7 @@ func TestResourcesSlowDownloadsPostgres(t *testing.T) {
 		var wg sync.WaitGroup
 		for range conns {
 			wg.Go(func() {
-				status := stallDownload(t, downloadAttacker, s.addr(), raw, until)
+				status := holdRequest(t, downloadAttacker, s.addr(), raw, until, 4<<10)
 				mu.Lock()
 				statuses[status]++
 				mu.Unlock()
@@ -60,28 +58,3 @@ func TestResourcesSlowDownloadsPostgres(t *testing.T) {
 // so that the connection cap per address falls on them, not on the
 // bystander.
 const downloadAttacker = "127.0.0.2"
-
-// stallDownload sends raw from the loopback address local on a connection
-// with a small receive buffer,
-// reads the answer's status line and headers, then stops reading until
-// until, as a slow client does. It returns the status (-1: none came).
-func stallDownload(t *testing.T, local, addr, raw string, until time.Time) int {
-	dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: 5 * time.Second}
-	conn, err := dialer.Dial("tcp", addr)
-	if err != nil {
-		t.Error(err)
-		return -2
-	}
-	defer conn.Close()
-	conn.(*net.TCPConn).SetReadBuffer(4 << 10)
-	conn.SetDeadline(until)
-	if _, err := conn.Write([]byte(raw)); err != nil {
-		return 0
-	}
-	status := -1
-	if resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 4<<10), nil); err == nil {
-		status = resp.StatusCode
-	}
-	time.Sleep(time.Until(until)) // stall with the body unread
-	return status
-}

@@ -48,7 +48,7 @@ func TestResourcesUnauthenticatedUploads(t *testing.T) {
 		var wg sync.WaitGroup
 		for range conns {
 			wg.Go(func() {
-				status := holdUpload(t, uploadAttacker, s.addr(), rawUploadHead("ord_00000000000000000000000000", "", 20<<20)+"%PDF-", until)
+				status := holdRequest(t, uploadAttacker, s.addr(), rawUploadHead("ord_00000000000000000000000000", "", 20<<20)+"%PDF-", until, 0)
 				mu.Lock()
 				statuses[status]++
 				mu.Unlock()
@@ -75,10 +75,13 @@ func TestResourcesUnauthenticatedUploads(t *testing.T) {
 // bystander.
 const uploadAttacker = "127.0.0.3"
 
-// holdUpload writes raw from the loopback address local, reads the answer's status (0 when the server
-// closed the connection, -1 when none came by until) and keeps the
-// connection open until then.
-func holdUpload(t *testing.T, local, addr, raw string, until time.Time) int {
+// holdRequest dials addr from the loopback address local (with a receive
+// buffer of readBuffer bytes when not 0), sends raw and reads the answer's
+// status line and headers, then keeps the connection open, its body
+// unread, until until, as an attacker does. It returns the status: 0 when
+// the server closed the connection first, -1 when no answer came, -2
+// when the dial failed.
+func holdRequest(t *testing.T, local, addr, raw string, until time.Time, readBuffer int) int {
 	dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: 5 * time.Second}
 	conn, err := dialer.Dial("tcp", addr)
 	if err != nil {
@@ -86,19 +89,22 @@ func holdUpload(t *testing.T, local, addr, raw string, until time.Time) int {
 		return -2
 	}
 	defer conn.Close()
+	if readBuffer > 0 {
+		conn.(*net.TCPConn).SetReadBuffer(readBuffer)
+	}
 	conn.SetDeadline(until)
 	if _, err := conn.Write([]byte(raw)); err != nil {
 		return 0
 	}
 	status := -1
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 4<<10), nil)
 	switch {
 	case err == nil:
 		status = resp.StatusCode
 	case !isTimeoutErr(err):
 		status = 0
 	}
-	time.Sleep(time.Until(until)) // hold the connection as the attacker does
+	time.Sleep(time.Until(until))
 	return status
 }
 
