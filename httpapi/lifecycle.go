@@ -71,20 +71,25 @@ func (s *Server) handleDownload(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	streaming := false
+	defer func() {
+		if !streaming { // an error, a 304 or a panic: the slot is free again
+			release()
+		}
+	}()
 	o, r, err := s.Ordering.Document(c.UserContext(), account, utils.CopyString(c.Params("id")))
 	if err != nil {
-		release()
 		return err
 	}
 	etag := `"` + o.Document.SHA256 + `"`
 	c.Set(fiber.HeaderETag, etag)
 	if c.Get(fiber.HeaderIfNoneMatch) == etag {
 		r.Close()
-		release()
 		return c.SendStatus(fiber.StatusNotModified)
 	}
 	c.Set(fiber.HeaderContentType, "application/pdf")
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+DocumentFileName(o)+`"`)
+	streaming = true
 	return c.SendStream(releasingReader{r, release}, int(o.Document.Size)) // fasthttp closes it
 }
 
