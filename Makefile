@@ -6,9 +6,11 @@ DATA    ?= ../shared/data
 .PHONY: run build test test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
-## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down)
+## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
+## ARGS adds serve flags: make run ARGS='--addr 127.0.0.1:9090'
+ARGS ?=
 run: build
-	exec bin/companydocs serve --demo
+	exec bin/companydocs serve --demo $(ARGS)
 
 ## build: build the binary into bin/companydocs
 build:
