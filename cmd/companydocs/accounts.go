@@ -39,7 +39,7 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "create", "list", "credit":
 	case "help", "-h", "-help", "--help":
-		fmt.Fprintln(stderr, accountsUsage)
+		fmt.Fprintln(stdout, accountsUsage)
 		return flag.ErrHelp
 	default:
 		fmt.Fprintf(stderr, "unknown accounts command %q\n%s\n", args[0], accountsUsage)
@@ -52,15 +52,24 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 		asJSON        bool
 		operator      bool
 	)
-	fs := newFlagSet("accounts " + args[0])
-	fs.SetOutput(stderr)
+	fs := newFlagSet("accounts "+args[0], stdout, stderr)
 	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory holding orders.db")
 	fs.StringVar(&store, "store", "", "the PostgreSQL store (postgres://...) instead of orders.db (env "+envName("store")+", then DATABASE_URL)")
-	fs.StringVar(&name, "name", "", "account name")
-	fs.IntVar(&credits, "credits", 0, "starting credits (create)")
-	fs.IntVar(&add, "add", 0, "credits to add (credit)")
-	fs.BoolVar(&asJSON, "json", false, "print JSON")
-	fs.BoolVar(&operator, "operator", false, "create an operator account (create)")
+	switch args[0] {
+	case "create":
+		fs.Synopsis = "usage:\n  companydocs accounts create --name N --credits C [--json]\n  companydocs accounts create --operator --name N [--credits C] [--json]"
+		fs.StringVar(&name, "name", "", "account name")
+		fs.IntVar(&credits, "credits", 0, "starting credits")
+		fs.BoolVar(&operator, "operator", false, "create an operator account")
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+	case "list":
+		fs.Synopsis = "usage: companydocs accounts list [--json]"
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+	case "credit":
+		fs.Synopsis = "usage: companydocs accounts credit --name N --add C"
+		fs.StringVar(&name, "name", "", "account name")
+		fs.IntVar(&add, "add", 0, "credits to add, negative to take away")
+	}
 	if err := fs.parse(args[1:]); err != nil {
 		return err
 	}

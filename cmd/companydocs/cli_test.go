@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"compress/bzip2"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/data"
 	"companydocs/index"
 )
 
@@ -26,40 +31,132 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr, line string, code int
 	return out.String(), errOut.String(), errorLine(err), exitCode(err)
 }
 
-// TestCommandLineExitCodes: 0 for success, 1 for failure, 2 for usage,
-// whatever the command; a usage error prints the usage once and no
-// "usage error" line after it.
+// TestCommandLineExitCodes: 0 for success and asked-for help, 1 for
+// failure, 2 for usage, whatever the command; a usage error prints the
+// usage once and no "usage error" line after it. Help goes to stdout,
+// everything else to stderr.
 func TestCommandLineExitCodes(t *testing.T) {
 	t.Chdir(t.TempDir())
 	for _, tc := range []struct {
-		args       []string
-		code       int
-		wantStderr string
+		args   []string
+		code   int
+		phrase string // in stdout for help, else in stderr or the error line
 	}{
-		{[]string{"help"}, 0, ""},
+		{[]string{"help"}, 0, "Usage:"},
+		{[]string{"-h"}, 0, "Usage:"},
+		{[]string{"--help"}, 0, "Usage:"},
 		{[]string{}, 2, "Usage:"},
 		{[]string{"frob"}, 2, `unknown command "frob"`},
-		{[]string{"ingest", "--bogus", "x"}, 2, "flag provided but not defined: -bogus"},
-		{[]string{"ingest"}, 2, ""},
-		{[]string{"search", "--bogus"}, 2, "flag provided but not defined"},
-		{[]string{"accounts"}, 2, "companydocs accounts list"},
-		{[]string{"accounts", "list", "--bogus"}, 2, "flag provided but not defined"},
+
+		{[]string{"serve", "-h"}, 0, "-addr"},
+		{[]string{"serve", "--help"}, 0, "usage: companydocs serve"},
 		{[]string{"serve", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"serve", "extra"}, 2, "serve takes no arguments"},
+		{[]string{"serve", "--search-burst", "0"}, 2, "--search-burst"},
+
+		{[]string{"ingest", "-h"}, 0, "usage: companydocs ingest [flags] FILE..."},
+		{[]string{"ingest", "--bogus", "x"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"ingest"}, 2, "ingest needs at least one dump file"},
+		{[]string{"ingest", "--format", "xml", "x.jsonl"}, 2, `unknown format "xml"`},
+		{[]string{"ingest", "missing.jsonl"}, 1, "missing.jsonl"},
+
+		{[]string{"accounts"}, 2, "companydocs accounts list"},
+		{[]string{"accounts", "help"}, 0, "companydocs accounts list"},
+		{[]string{"accounts", "--help"}, 0, "companydocs accounts list"},
+		{[]string{"accounts", "frob"}, 2, `unknown accounts command "frob"`},
+		{[]string{"accounts", "create", "-h"}, 0, "-operator"},
+		{[]string{"accounts", "create", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"accounts", "create"}, 2, "accounts create needs --name"},
+		{[]string{"accounts", "create", "--name", "x", "--credits", "-1"}, 2, "--credits of 0 or more"},
+		{[]string{"accounts", "list", "--help"}, 0, "usage: companydocs accounts list"},
+		{[]string{"accounts", "list", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"accounts", "list", "extra"}, 2, "takes no arguments"},
+		{[]string{"accounts", "list"}, 1, "data directory"},
+		{[]string{"accounts", "credit", "-h"}, 0, "-add"},
+		{[]string{"accounts", "credit", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"accounts", "credit", "--name", "x"}, 2, "non-zero --add"},
+
+		{[]string{"search", "-h"}, 0, "usage: companydocs search [flags] QUERY"},
+		{[]string{"search", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"search"}, 2, "search needs a query"},
+		{[]string{"search", " "}, 2, "search needs a query"},
+		{[]string{"search", "--limit", "0", "acme"}, 2, "--limit must be 1 to 50, got 0"},
+		{[]string{"search", "--limit", "51", "acme"}, 2, "--limit must be 1 to 50, got 51"},
+		{[]string{"search", "--limit", "x", "acme"}, 2, "invalid value"},
+		{[]string{"search", "--mode", "fast", "acme"}, 2, "--mode must be standard or deep"},
+		{[]string{"search", "acme"}, 1, ""},
+
+		{[]string{"store"}, 2, "companydocs store check"},
+		{[]string{"store", "help"}, 0, "companydocs store backup"},
+		{[]string{"store", "-h"}, 0, "companydocs store backup"},
+		{[]string{"store", "frob"}, 2, `unknown store command "frob"`},
+		{[]string{"store", "check", "-h"}, 0, "-store-check-timeout"},
 		{[]string{"store", "check", "--bogus"}, 2, "flag provided but not defined"},
-		{[]string{"store", "backup"}, 2, ""},
-		{[]string{"ingest", "missing.jsonl"}, 1, ""},
-		{[]string{"accounts", "list"}, 1, ""},
+		{[]string{"store", "check", "extra"}, 2, "takes no arguments"},
+		{[]string{"store", "check"}, 1, "no order database to check"},
+		{[]string{"store", "backup", "--help"}, 0, "-force"},
+		{[]string{"store", "backup", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"store", "backup"}, 2, "store backup needs --to FILE"},
+		{[]string{"store", "migrate", "-h"}, 0, "migrate copies an orders.db"},
+		{[]string{"store", "migrate", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"store", "migrate"}, 2, "store migrate needs --from FILE"},
+		{[]string{"store", "migrate", "--from", "orders.db"}, 2, "needs --to postgres://"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			_, stderr, line, code := runCLI(t, tc.args...)
+			stdout, stderr, line, code := runCLI(t, tc.args...)
 			if code != tc.code {
-				t.Fatalf("exit code %d, want %d (stderr %q, line %q)", code, tc.code, stderr, line)
+				t.Fatalf("exit code %d, want %d (stdout %q, stderr %q, line %q)", code, tc.code, stdout, stderr, line)
 			}
-			if !strings.Contains(stderr, tc.wantStderr) {
-				t.Errorf("stderr %q, want it to contain %q", stderr, tc.wantStderr)
+			where, got := "stderr and the error line", stderr+line
+			if code == 0 {
+				where, got = "stdout", stdout
+				if stderr != "" || line != "" {
+					t.Errorf("help wrote to stderr: %q, %q", stderr, line)
+				}
 			}
-			if strings.Contains(line, "usage error") || strings.Count(stderr+line, "Usage") > 1 {
+			if !strings.Contains(got, tc.phrase) {
+				t.Errorf("%s %q, want it to contain %q", where, got, tc.phrase)
+			}
+			if strings.Contains(line, "usage error") || strings.Count(stdout+stderr+line, "Usage") > 1 {
 				t.Errorf("stderr %q then %q: the usage or a bare \"usage error\" is printed twice", stderr, line)
+			}
+		})
+	}
+}
+
+// TestCommandLineHelpListsOwnFlags: the help of a subcommand lists its
+// own flags, not those of its siblings.
+func TestCommandLineHelpListsOwnFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"accounts", "create", "-h"}, []string{"-name", "-credits", "-operator", "-json", "-data-dir"}, []string{"-add"}},
+		{[]string{"accounts", "list", "-h"}, []string{"-json", "-data-dir"}, []string{"-name", "-credits", "-add", "-operator"}},
+		{[]string{"accounts", "credit", "-h"}, []string{"-name", "-add"}, []string{"-credits", "-operator", "-json"}},
+		{[]string{"store", "check", "-h"}, []string{"-data-dir", "-store"}, []string{"-to", "-force", "-from"}},
+		{[]string{"store", "backup", "-h"}, []string{"-to", "-force"}, []string{"-from"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			stdout, _, _, code := runCLI(t, tc.args...)
+			if code != 0 {
+				t.Fatalf("exit code %d, want 0", code)
+			}
+			listed := map[string]bool{}
+			for _, line := range strings.Split(stdout, "\n") {
+				if fields := strings.Fields(line); len(fields) > 0 && strings.HasPrefix(line, "  -") {
+					listed[fields[0]] = true
+				}
+			}
+			for _, f := range tc.want {
+				if !listed[f] {
+					t.Errorf("help lacks %s:\n%s", f, stdout)
+				}
+			}
+			for _, f := range tc.not {
+				if listed[f] {
+					t.Errorf("help lists %s of another command:\n%s", f, stdout)
+				}
 			}
 		})
 	}
@@ -179,4 +276,65 @@ func TestCommandLineLogsDurationsInMilliseconds(t *testing.T) {
 	if line["duration_ms"] != 8600.0 || line["wait_ms"] != 1.5 || line["duration"] != nil {
 		t.Fatalf("logged %s, want duration_ms 8600 and wait_ms 1.5", buf.Bytes())
 	}
+}
+
+// TestCommandLineSearchTableFits: the search table fits tableWidth with
+// the longest company name of the embedded sample: the name is cut short
+// with "…", the columns stay aligned and every reason is printed.
+func TestCommandLineSearchTableFits(t *testing.T) {
+	dir := t.TempDir()
+	line, name := longestSampleRecord(t)
+	dump := filepath.Join(dir, "long.jsonl")
+	if err := os.WriteFile(dump, line, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustBuild(t, filepath.Join(dir, "var"), 0, dump)
+	query := strings.Join(strings.Fields(name)[:4], " ")
+	stdout, _, errLine, code := runCLI(t, "search", "--data-dir", filepath.Join(dir, "var"), query)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errLine)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("stdout %q, want a header, a candidate and its reasons", stdout)
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > tableWidth {
+			t.Errorf("line of %d characters, want at most %d: %q", n, tableWidth, l)
+		}
+	}
+	header, row := []rune(lines[0]), []rune(lines[1])
+	if !strings.Contains(lines[1], "…") || strings.Contains(lines[1], name) {
+		t.Errorf("row %q, want the name cut short with …", lines[1])
+	}
+	for _, col := range []string{"NAME", "COURT", "NUMBER", "SEAT"} {
+		at := utf8.RuneCountInString(lines[0][:strings.Index(lines[0], col)])
+		if at >= len(row) || row[at-1] != ' ' || row[at-2] != ' ' || row[at] == ' ' {
+			t.Errorf("column %s starts at %d in %q but not in %q", col, at, string(header), string(row))
+		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(strings.Join(lines[2:], " ")), " "), "Name contains every word of the query") {
+		t.Errorf("the reasons are missing: %q", stdout)
+	}
+}
+
+// longestSampleRecord returns the line of the embedded sample whose
+// company name is longest, and that name.
+func longestSampleRecord(t *testing.T) (line []byte, name string) {
+	t.Helper()
+	sc := bufio.NewScanner(bzip2.NewReader(bytes.NewReader(data.Sample)))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r struct{ Name string }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if utf8.RuneCountInString(r.Name) > utf8.RuneCountInString(name) {
+			line, name = append([]byte(nil), sc.Bytes()...), r.Name
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return append(line, '\n'), name
 }

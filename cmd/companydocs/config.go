@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/netip"
@@ -22,14 +23,33 @@ const envPrefix = "COMPANYDOCS_"
 
 // flagSet wraps flag.FlagSet so that every flag can also be set by an
 // environment variable: flags win, then COMPANYDOCS_<NAME>, then defaults.
+// Asked-for help (-h, --help) goes to stdout; a bad flag's line and the
+// usage after it go to stderr.
 type flagSet struct {
 	*flag.FlagSet
-	envErr error
+	// Synopsis is printed above the flags: the command's usage lines.
+	Synopsis       string
+	stdout, stderr io.Writer
+	envErr         error
 }
 
-func newFlagSet(name string) *flagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	return &flagSet{FlagSet: fs}
+func newFlagSet(name string, stdout, stderr io.Writer) *flagSet {
+	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), stdout: stdout, stderr: stderr,
+		Synopsis: "usage: companydocs " + name + " [flags]"}
+	fs.SetOutput(stderr)
+	// The flag package calls Usage both for -h and after a bad flag; parse
+	// prints it instead, on the stream that fits.
+	fs.Usage = func() {}
+	return fs
+}
+
+// printUsage writes the synopsis and the flags to w.
+func (fs *flagSet) printUsage(w io.Writer) {
+	fmt.Fprintln(w, strings.TrimRight(fs.Synopsis, "\n"))
+	fmt.Fprintln(w, "\nflags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(fs.stderr)
 }
 
 // envName maps a flag name to its environment variable: data-dir ->
@@ -97,13 +117,16 @@ func (fs *flagSet) note(name, value string, err error) {
 	}
 }
 
-// parse parses args and reports the first bad environment value.
-// The flag package has printed a bad flag and the usage already, so that
-// error becomes a bare errUsage (exit code 2, nothing more printed).
+// parse parses args and reports the first bad environment value. Help
+// is printed on stdout and returned as flag.ErrHelp (exit code 0). The
+// flag package has printed a bad flag's line, then the usage follows, so
+// that error becomes a bare errUsage (exit code 2, nothing more printed).
 func (fs *flagSet) parse(args []string) error {
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fs.printUsage(fs.stdout)
 		return err
 	} else if err != nil {
+		fs.printUsage(fs.stderr)
 		return errUsage
 	}
 	if fs.envErr != nil {

@@ -26,8 +26,8 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		keep, maxRecords                       int
 		allowShrink                            bool
 	)
-	fs := newFlagSet("ingest")
-	fs.SetOutput(stderr)
+	fs := newFlagSet("ingest", stdout, stderr)
+	fs.Synopsis = "usage: companydocs ingest [flags] FILE..."
 	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory")
 	fs.String(&format, "format", "auto", "input format: auto, offeneregister, canonical, gleif-csv or gleif-json")
 	fs.Int(&keep, "keep", index.DefaultKeep, "number of published index generations to keep")
@@ -41,19 +41,19 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkIngestFlags(keep, maxRecords, logFormat); err != nil {
 		return err
 	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("ingest needs at least one dump file: %w", errUsage)
+	}
+	f, err := ingest.ParseFormat(format)
+	if err != nil {
+		return fmt.Errorf("--format (%s): %w: %w", envName("format"), err, errUsage)
+	}
 	if cpuProfile != "" {
 		stop, err := startCPUProfile(cpuProfile)
 		if err != nil {
 			return err
 		}
 		defer stop()
-	}
-	if fs.NArg() == 0 {
-		return fmt.Errorf("ingest needs at least one dump file: %w", errUsage)
-	}
-	f, err := ingest.ParseFormat(format)
-	if err != nil {
-		return err
 	}
 	inputs, err := ingestInputs(fs.Args(), f)
 	if err != nil {

@@ -34,8 +34,8 @@ environment variable COMPANYDOCS_<FLAG> (e.g. COMPANYDOCS_DATA_DIR), which the
 flag's help names; flags of one invocation (--name, --credits, --to, --json,
 --max-records ...) cannot.
 
-Exit codes: 0 success, 1 failure, 2 usage (help, an unknown command or flag,
-a missing or out-of-range argument).
+Exit codes: 0 success (help included), 1 failure, 2 usage (an unknown
+command or flag, a missing or out-of-range argument).
 `
 
 func main() {
@@ -49,10 +49,14 @@ func main() {
 	}
 }
 
-// Exit codes: 0 success, 1 failure, 2 usage (a help request, an unknown
-// command or flag, a missing or out-of-range argument).
+// Exit codes: 0 success or asked-for help (-h, --help, help), 1 failure,
+// 2 usage (an unknown command or flag, a missing or out-of-range
+// argument).
 func exitCode(err error) int {
-	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
 		return 2
 	}
 	return 1

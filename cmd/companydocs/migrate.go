@@ -37,9 +37,8 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		allowExisting  bool
 		timeout        time.Duration
 	)
-	fs := newFlagSet("store migrate")
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, migrateUsage); fs.PrintDefaults() }
+	fs := newFlagSet("store migrate", stdout, stderr)
+	fs.Synopsis = migrateUsage
 	fs.StringVar(&from, "from", "", "the orders.db to copy (not in use by a server)")
 	fs.StringVar(&to, "to", "", "the PostgreSQL database to copy into: postgres://user:password@host/db")
 	fs.StringVar(&docs, "documents", "", "the directory of the delivered PDFs (default: documents/ beside --from)")

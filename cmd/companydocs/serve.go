@@ -126,8 +126,7 @@ func NewMain() *Main {
 func (m *Main) ParseFlags(args []string) error {
 	c := &m.Config
 	def := httpapi.DefaultConfig()
-	fs := newFlagSet("serve")
-	fs.SetOutput(m.Stderr)
+	fs := newFlagSet("serve", m.Stdout, m.Stderr)
 	fs.String(&c.DataDir, "data-dir", defaultDataDir, "data directory: index generations and orders.db")
 	fs.String(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.String(&c.Plans, "plans", "", "plans file (JSON); empty uses the embedded example plans")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -58,8 +59,15 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 && args[0] == "migrate" {
 		return runMigrate(ctx, args[1:], stdout, stderr)
 	}
-	if len(args) == 0 || (args[0] != "check" && args[0] != "backup") {
+	switch {
+	case len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+		fmt.Fprintln(stdout, storeUsage)
+		return flag.ErrHelp
+	case len(args) == 0:
 		fmt.Fprintln(stderr, storeUsage)
+		return errUsage
+	case args[0] != "check" && args[0] != "backup":
+		fmt.Fprintf(stderr, "unknown store command %q\n%s\n", args[0], storeUsage)
 		return errUsage
 	}
 	var (
@@ -67,12 +75,13 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		force              bool
 		timeout            time.Duration
 	)
-	fs := newFlagSet("store " + args[0])
-	fs.SetOutput(stderr)
+	fs := newFlagSet("store "+args[0], stdout, stderr)
+	fs.Synopsis = "usage:\n  companydocs store check  [--data-dir D] [--store-check-timeout T]\n  companydocs store check  --store postgres://..."
 	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory holding orders.db")
 	fs.Duration(&timeout, "store-check-timeout", 10*time.Minute, "how long the check may take")
 	fs.StringVar(&store, "store", "", "the PostgreSQL store (postgres://...) instead of orders.db (env "+envName("store")+", then DATABASE_URL)")
 	if args[0] == "backup" {
+		fs.Synopsis = "usage: companydocs store backup --to FILE [--force] [--data-dir D] [--store-check-timeout T]"
 		fs.StringVar(&to, "to", "", "file to write the backup to")
 		fs.BoolVar(&force, "force", false, "replace --to if it exists")
 	}
