@@ -1,6 +1,8 @@
 module companydocs
 
-go 1.26.8
+go 1.26.0
+
+toolchain go1.26.8
 
 require (
 	github.com/RoaringBitmap/roaring/v2 v2.14.5
