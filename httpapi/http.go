@@ -55,6 +55,9 @@ type Config struct {
 	UploadsInFlight     int
 	DownloadsInFlight   int
 	DownloadsPerAccount int
+	// Version and Revision name the build (module version, VCS commit);
+	// /readyz reports them.
+	Version, Revision string
 }
 
 // DefaultConfig returns the settings used when nothing is configured.

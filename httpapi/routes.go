@@ -109,7 +109,9 @@ func (s *Server) handleHealth(c *fiber.Ctx) error {
 
 func (s *Server) handleReady(c *fiber.Ctx) error {
 	if missing := s.Ready(); len(missing) > 0 {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "not ready", "missing": missing})
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "not ready", "missing": missing,
+			"version": s.config.Version, "revision": s.config.Revision})
 	}
-	return c.JSON(fiber.Map{"status": "ready", "time": time.Now().UTC()})
+	return c.JSON(fiber.Map{"status": "ready", "time": time.Now().UTC(),
+		"version": s.config.Version, "revision": s.config.Revision})
 }

@@ -1,7 +1,8 @@
 // Package metrics holds the Prometheus collectors of what the service does
 // beyond HTTP: the index generation being served and its swaps, the
 // ingest, searches, orders and their transitions, the outbox and webhook
-// deliveries, the document uploads and downloads in flight and refused.
+// deliveries, the document uploads and downloads in flight and refused,
+// and the build being served.
 // The packages they describe know nothing of it: cmd/companydocs feeds it
 // from their hooks (index.LiveOptions, ordering.Options, the webhook
 // dispatcher's callbacks, httpapi.Deps.OnSearch, OnTransfer and
@@ -52,6 +53,8 @@ type Registry struct {
 
 	transfersInFlight *prometheus.GaugeVec
 	transfersRefused  *prometheus.CounterVec
+
+	buildInfo *prometheus.GaugeVec
 }
 
 // New returns the collectors registered on a new private registry.
@@ -76,7 +79,21 @@ func New() *Registry {
 	m.registerGeneration()
 	m.registerIngest()
 	m.registerTransfers()
+	m.buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info",
+		Help: "The build being served (value 1): module version, VCS revision and Go release as labels.",
+	}, []string{"version", "revision", "goversion"})
+	m.Prometheus.MustRegister(m.buildInfo)
 	return m
+}
+
+// SetBuildInfo records the build being served; a later call replaces it.
+func (m *Registry) SetBuildInfo(version, revision, goVersion string) {
+	if m == nil {
+		return
+	}
+	m.buildInfo.Reset()
+	m.buildInfo.WithLabelValues(version, revision, goVersion).Set(1)
 }
 
 func (m *Registry) registerTransfers() {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,12 @@ func TestCommandLineExitCodes(t *testing.T) {
 		{[]string{"store", "migrate", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"store", "migrate"}, 2, "store migrate needs --from FILE"},
 		{[]string{"store", "migrate", "--from", "orders.db"}, 2, "needs --to postgres://"},
+
+		{[]string{"version"}, 0, "companydocs (devel) revision unknown " + runtime.Version()},
+		{[]string{"--version"}, 0, "companydocs (devel) revision unknown"},
+		{[]string{"version", "-h"}, 0, "usage: companydocs version"},
+		{[]string{"version", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"version", "extra"}, 2, "version takes no arguments"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			stdout, stderr, line, code := runCLI(t, tc.args...)
@@ -337,4 +344,21 @@ func longestSampleRecord(t *testing.T) (line []byte, name string) {
 		t.Fatal(err)
 	}
 	return append(line, '\n'), name
+}
+
+// TestVersionLine: the version line names the module version, the
+// revision with its time and whether the tree was modified, and Go.
+func TestVersionLine(t *testing.T) {
+	for _, tc := range []struct {
+		build buildInfo
+		want  string
+	}{
+		{buildInfo{Version: "(devel)", Revision: "unknown", GoVersion: "go1.26.8"}, "companydocs (devel) revision unknown go1.26.8"},
+		{buildInfo{Version: "v1.2.0", Revision: "0123abc", Time: "2026-03-01T10:00:00Z", GoVersion: "go1.26.8"}, "companydocs v1.2.0 revision 0123abc (2026-03-01T10:00:00Z) go1.26.8"},
+		{buildInfo{Version: "(devel)", Revision: "0123abc", Time: "2026-03-01T10:00:00Z", Modified: true, GoVersion: "go1.26.8"}, "companydocs (devel) revision 0123abc (2026-03-01T10:00:00Z, modified) go1.26.8"},
+	} {
+		if got := tc.build.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.build, got, tc.want)
+		}
+	}
 }

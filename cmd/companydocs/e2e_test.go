@@ -474,6 +474,14 @@ func checkOperations(t *testing.T, s *testServer, meta index.Meta) {
 	if health["status"] != "ok" || ready["status"] != "ready" {
 		t.Errorf("healthz %v, readyz %v", health, ready)
 	}
+	build := readBuildInfo()
+	if ready["version"] != build.Version || ready["revision"] != build.Revision {
+		t.Errorf("readyz %v, want version %q and revision %q", ready, build.Version, build.Revision)
+	}
+	_, scrape, _ := s.do(t, "GET", "/metrics", "")
+	if want := fmt.Sprintf("companydocs_build_info{goversion=%q,revision=%q,version=%q} 1", build.GoVersion, build.Revision, build.Version); !bytes.Contains(scrape, []byte(want)) {
+		t.Errorf("/metrics lacks %s", want)
+	}
 	_, body, _ := s.do(t, "GET", "/api/v1/openapi.json", "")
 	if !bytes.Equal(body, httpapi.OpenAPI) {
 		t.Error("GET /api/v1/openapi.json does not serve the document")

@@ -1,7 +1,8 @@
 // Command companydocs resolves German companies from any clue and orders
 // official register documents for verified company profiles.
 //
-// Subcommands: serve, ingest, accounts, store, search. Run "companydocs help".
+// Subcommands: serve, ingest, accounts, store, search, version. Run
+// "companydocs help".
 package main
 
 import (
@@ -26,6 +27,7 @@ Usage:
   companydocs store check --store postgres://...     check the PostgreSQL store
   companydocs store migrate --from FILE --to postgres://...  copy an orders.db into PostgreSQL and verify the copy
   companydocs search   [flags] QUERY      print the candidates for a query
+  companydocs version                     print the version and VCS revision (also --version)
   companydocs help                        show this text
 
 Run "companydocs COMMAND -h" for the flags of a command. Flags that set up a
@@ -99,6 +101,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runSearch(ctx, args, stdout, stderr)
 	case "store":
 		return runStore(ctx, args, stdout, stderr)
+	case "version", "--version", "-version":
+		return runVersion(args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

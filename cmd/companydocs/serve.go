@@ -105,6 +105,7 @@ type Main struct {
 	// DemoKey is the API key of the demo account when --demo created it.
 	DemoKey string
 
+	build   buildInfo // read once by NewMain
 	ln      net.Listener
 	serveCh chan error
 	store   *storeSocket
@@ -116,7 +117,7 @@ type Main struct {
 
 // NewMain returns a Main with the default configuration.
 func NewMain() *Main {
-	return &Main{Stdout: os.Stdout, Stderr: os.Stderr, Config: Config{
+	return &Main{Stdout: os.Stdout, Stderr: os.Stderr, build: readBuildInfo(), Config: Config{
 		DataDir: defaultDataDir, Addr: "127.0.0.1:8080",
 	}}
 }
@@ -175,6 +176,7 @@ func (m *Main) ParseFlags(args []string) error {
 func (m *Main) Run(ctx context.Context) error {
 	m.Logger = newLogger(m.Stderr, m.Config.LogFormat, m.Config.LogLevel)
 	m.Metrics = metrics.New()
+	m.Metrics.SetBuildInfo(m.build.Version, m.build.Revision, m.build.GoVersion)
 	if err := m.lockDataDir(); err != nil {
 		return err
 	}
@@ -229,6 +231,7 @@ func (m *Main) listen() error {
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
 	cfg.MaxConnections, cfg.MaxConnectionsPerAddr = m.Config.MaxConnections, m.Config.MaxConnectionsPerAddr
 	cfg.UploadsInFlight, cfg.DownloadsInFlight, cfg.DownloadsPerAccount = m.Config.UploadsInFlight, m.Config.DownloadsInFlight, m.Config.DownloadsPerAccount
+	cfg.Version, cfg.Revision = m.build.Version, m.build.Revision
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
 		Searcher: liveSearcher{m.Live}, Sessions: m.Accounts, Ordering: m.Orders, Ready: m.ready,
@@ -246,7 +249,8 @@ func (m *Main) listen() error {
 	m.serveCh = make(chan error, 1)
 	go func() { m.serveCh <- m.Server.Serve(ln) }()
 	id, count, _ := m.Live.Current()
-	m.Logger.Info("serving", "url", "http://"+m.Addr()+"/", "generation", id, "profiles", count)
+	m.Logger.Info("serving", "url", "http://"+m.Addr()+"/", "generation", id, "profiles", count,
+		"version", m.build.Version, "revision", m.build.Revision)
 	fmt.Fprintf(m.Stdout, "companydocs is serving %d company profiles on http://%s/\n", count, m.Addr())
 	return nil
 }
