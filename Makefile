@@ -16,15 +16,16 @@ run: build
 build:
 	$(GO) build -o bin/companydocs ./cmd/companydocs
 
-## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation and the ingest's memory test (both without it);
+## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation, the ingest's memory test and the resource scenarios (all three without it);
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters)
 test: vet fmt-check
 	scripts/postgres.sh
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
 	$(GO) test -count=1 -run 'TestManyLargeValidLines' ./cmd/companydocs/
+	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
 
-## test-resources: the resource scenarios of RELIABILITY.md, attacks at the probe's scale on 127.0.0.1
+## test-resources: the resource scenarios of RELIABILITY.md alone, verbose, with their figures (attacks at the probe's scale on 127.0.0.1)
 ## (tag resources, without the race detector: they bound the server's resident memory)
 test-resources:
 	scripts/postgres.sh
