@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"companydocs/internal/realdata"
 )
 
 func TestParseRegisterType(t *testing.T) {
@@ -202,7 +204,7 @@ type ocRecord struct {
 // readOCRecords reads the first n records of a real OffeneRegister chunk.
 func readOCRecords(tb testing.TB, chunk string, n int) []ocRecord {
 	tb.Helper()
-	f, err := os.Open(sharedData(tb, "offeneregister/"+chunk))
+	f, err := os.Open(realdata.Chunk(tb, chunk, n))
 	if err != nil {
 		tb.Fatal(err)
 	}
