@@ -30,6 +30,7 @@ const repoDir = "testdata/realdata"
 var chunkPrefixes = map[string]int{
 	"ocdata.chunk1.jsonl.bz2":  20000,
 	"ocdata.chunk13.jsonl.bz2": 50000,
+	"ocdata.chunk17.jsonl.bz2": 5000,
 	"ocdata.chunk22.jsonl.bz2": 5000,
 }
 
