@@ -235,7 +235,14 @@ func TestParseCompanyNumberRealRecords(t *testing.T) {
 	if raceEnabled {
 		n = 5000
 	}
-	recs := readOCRecords(t, "ocdata.chunk13.jsonl.bz2", n)
+	checkCompanyNumbers(t, readOCRecords(t, "ocdata.chunk13.jsonl.bz2", n))
+}
+
+// checkCompanyNumbers parses the company numbers of real records and
+// checks them against the records' own fields (see
+// TestParseCompanyNumberRealRecords).
+func checkCompanyNumbers(t *testing.T, recs []ocRecord) {
+	t.Helper()
 	failed := map[string]int{}
 	shape := func(s string) string {
 		return strings.Map(func(r rune) rune {
