@@ -2,8 +2,8 @@
 // run on. Most tests read the copy kept in the repository under
 // testdata/realdata (see its README: sources, licences, how it was cut), so
 // a fresh clone tests itself. Only the national-data tests (build tag
-// national, make test-national) read the whole dump, from $DATA or the
-// shared/data directory next to or above the repository. It is test
+// national, make test-national) and the benchmarks over more records than
+// the repository keeps read the whole dump (see National). It is test
 // support only.
 package realdata
 
