@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg clean
+.PHONY: run build test test-national test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -24,6 +24,11 @@ test: vet fmt-check
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
 	$(GO) test -count=1 -run 'TestManyLargeValidLines' ./cmd/companydocs/
 	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
+
+## test-national: the tests over the whole national dump (1.2M records of ocdata chunks, build tag national);
+## needs DATA (default ../shared/data; without it they skip, under CI=true they fail)
+test-national:
+	COMPANYDOCS_NATIONAL_DATA=$(abspath $(DATA)) $(GO) test -tags national -count=1 -timeout 60m -run 'National' $(PKGS)
 
 ## test-resources: the resource scenarios of RELIABILITY.md alone, verbose, with their figures (attacks at the probe's scale on 127.0.0.1)
 ## (tag resources, without the race detector: they bound the server's resident memory)

@@ -82,7 +82,7 @@ func TestCourtTableGenerated(t *testing.T) {
 
 func readCSV(tb testing.TB, rel string) []map[string]string {
 	tb.Helper()
-	f, err := os.Open(sharedData(tb, rel))
+	f, err := os.Open(realFile(tb, rel))
 	if err != nil {
 		tb.Fatal(err)
 	}

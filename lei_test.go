@@ -11,7 +11,7 @@ import (
 // realLEIs reads the LEI column of the GLEIF golden-copy sample.
 func realLEIs(tb testing.TB) []string {
 	tb.Helper()
-	f, err := os.Open(sharedData(tb, "gleif/lei_records_de_goldencopy.csv"))
+	f, err := os.Open(realFile(tb, "gleif/lei_records_de_goldencopy.csv"))
 	if err != nil {
 		tb.Fatal(err)
 	}

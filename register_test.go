@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"companydocs/internal/realdata"
 )
 
 func TestParseRegisterType(t *testing.T) {
@@ -202,7 +204,7 @@ type ocRecord struct {
 // readOCRecords reads the first n records of a real OffeneRegister chunk.
 func readOCRecords(tb testing.TB, chunk string, n int) []ocRecord {
 	tb.Helper()
-	f, err := os.Open(sharedData(tb, "offeneregister/"+chunk))
+	f, err := os.Open(realdata.Chunk(tb, chunk, n))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -233,7 +235,14 @@ func TestParseCompanyNumberRealRecords(t *testing.T) {
 	if raceEnabled {
 		n = 5000
 	}
-	recs := readOCRecords(t, "ocdata.chunk13.jsonl.bz2", n)
+	checkCompanyNumbers(t, readOCRecords(t, "ocdata.chunk13.jsonl.bz2", n))
+}
+
+// checkCompanyNumbers parses the company numbers of real records and
+// checks them against the records' own fields (see
+// TestParseCompanyNumberRealRecords).
+func checkCompanyNumbers(t *testing.T, recs []ocRecord) {
+	t.Helper()
 	failed := map[string]int{}
 	shape := func(s string) string {
 		return strings.Map(func(r rune) rune {

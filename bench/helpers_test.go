@@ -10,12 +10,6 @@ import (
 	"companydocs/internal/realdata"
 )
 
-// sharedData is the shared/data directory with the real records.
-func sharedData(tb testing.TB) string {
-	tb.Helper()
-	return realdata.Dir(tb)
-}
-
 var (
 	plainOnce sync.Once
 	plainPath string
@@ -37,7 +31,7 @@ func TestMain(m *testing.M) {
 // per test run: bzip2 is slow under the race detector.
 func smallChunk(tb testing.TB) string {
 	tb.Helper()
-	src := filepath.Join(sharedData(tb), "offeneregister", "ocdata.chunk53.jsonl.bz2")
+	src := realdata.Chunk(tb, "ocdata.chunk53.jsonl.bz2", 0)
 	plainOnce.Do(func() {
 		rc, err := OpenDump(src)
 		if err != nil {
@@ -72,7 +66,7 @@ func mustModel(tb testing.TB) *Model {
 	tb.Helper()
 	chunk := smallChunk(tb)
 	modelOnce.Do(func() {
-		model, modelErr = LearnModel([]string{chunk}, filepath.Join(sharedData(tb), "names"), 2)
+		model, modelErr = LearnModel([]string{chunk}, realdata.Path(tb, "names"), 2)
 	})
 	if modelErr != nil {
 		tb.Fatal(modelErr)

@@ -2,8 +2,9 @@ package bench
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
+
+	"companydocs/internal/realdata"
 )
 
 // TestTrigramBaselineFindsExactNames starts a real PostgreSQL cluster,
@@ -22,7 +23,7 @@ func TestTrigramBaselineFindsExactNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	fixtures := filepath.Join(sharedData(t), "offeneregister", "fixtures_665.jsonl")
+	fixtures := realdata.Path(t, "offeneregister", "fixtures_665.jsonl")
 	load, err := LoadCorpus(ctx, conn, []string{smallChunk(t), fixtures}, 2)
 	if err != nil {
 		t.Fatal(err)

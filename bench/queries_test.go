@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -9,6 +8,8 @@ import (
 	"testing"
 
 	"companydocs"
+
+	"companydocs/internal/realdata"
 )
 
 type setKey struct {
@@ -30,10 +31,9 @@ func buildSmallSet(tb testing.TB, seed uint64, workers int) *QuerySet {
 	if set := sets[setKey{seed, workers}]; set != nil {
 		return set
 	}
-	data := sharedData(tb)
-	set, err := BuildQuerySet([]string{smallChunk(tb), filepath.Join(data, "offeneregister", "fixtures_665.jsonl")}, QueryOptions{
+	set, err := BuildQuerySet([]string{smallChunk(tb), realdata.Path(tb, "offeneregister", "fixtures_665.jsonl")}, QueryOptions{
 		Seed: seed, PerKind: 25, Workers: workers, Orderable: 50,
-		GLEIF: []string{filepath.Join(data, "gleif", "lei_records_de_goldencopy.csv"), filepath.Join(data, "gleif", "lei_records_api.jsonl")},
+		GLEIF: []string{realdata.Path(tb, "gleif", "lei_records_de_goldencopy.csv"), realdata.Path(tb, "gleif", "lei_records_api.jsonl")},
 	})
 	if err != nil {
 		tb.Fatal(err)

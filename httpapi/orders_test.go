@@ -17,12 +17,6 @@ import (
 	"companydocs/ordering"
 )
 
-// orderTestData finds shared/data above the package, or skips.
-func orderTestData(tb testing.TB) string {
-	tb.Helper()
-	return realdata.Dir(tb)
-}
-
 // orderProfiles serves registry-cache profiles made from real
 // OffeneRegister records.
 type orderProfiles map[string]*companydocs.Profile
@@ -33,7 +27,7 @@ func (p orderProfiles) Profile(id string) (*companydocs.Profile, error) { return
 // with one live record (AD and CD held) and one removed record.
 func loadOrderProfiles(tb testing.TB) (profiles orderProfiles, live, removed *companydocs.Profile) {
 	tb.Helper()
-	f, err := os.Open(filepath.Join(orderTestData(tb), "offeneregister", "fixtures_665.jsonl"))
+	f, err := os.Open(realdata.Path(tb, "offeneregister", "fixtures_665.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -18,12 +18,6 @@ import (
 	"companydocs"
 )
 
-// sharedData walks up from the package directory to find shared/data.
-func sharedData(tb testing.TB) string {
-	tb.Helper()
-	return realdata.Dir(tb)
-}
-
 // ocRecord is the part of an OffeneRegister record the tests need.
 type ocRecord struct {
 	CompanyNumber     string `json:"company_number"`
@@ -109,11 +103,10 @@ const realSampleSize = 3000
 // ingest). Callers must not modify the profiles.
 func loadRealProfiles(tb testing.TB) []*companydocs.Profile {
 	tb.Helper()
-	data := sharedData(tb)
 	realOnce.Do(func() {
 		realProfiles = dedupe(append(
-			readFile(tb, filepath.Join(data, "offeneregister", "fixtures_665.jsonl"), 1000),
-			readFile(tb, filepath.Join(data, "offeneregister", "ocdata.chunk1.jsonl.bz2"), realSampleSize)...))
+			readFile(tb, realdata.Path(tb, "offeneregister", "fixtures_665.jsonl"), 1000),
+			readFile(tb, realdata.Chunk(tb, "ocdata.chunk1.jsonl.bz2", realSampleSize), realSampleSize)...))
 	})
 	if len(realProfiles) < 1000 {
 		tb.Fatalf("only %d real profiles parsed: register number parsing is not available", len(realProfiles))
@@ -121,9 +114,11 @@ func loadRealProfiles(tb testing.TB) []*companydocs.Profile {
 	return realProfiles
 }
 
-// readChunk reads n profiles from a chunk of the real dump (for benchmarks).
+// readChunk reads n profiles from a chunk of the real dump: the repository
+// holds the first 50,000 lines of chunk 13; the benchmarks that read more
+// need the national data.
 func readChunk(tb testing.TB, chunk string, n int) []*companydocs.Profile {
-	return dedupe(readFile(tb, filepath.Join(sharedData(tb), "offeneregister", chunk), n))
+	return dedupe(readFile(tb, realdata.Chunk(tb, chunk, n), n))
 }
 
 func readFile(tb testing.TB, path string, n int) []*companydocs.Profile {

@@ -5,10 +5,11 @@ import (
 	"compress/bzip2"
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"companydocs"
+
+	"companydocs/internal/realdata"
 )
 
 // benchmarkPrefix is how many lines of a real chunk the benchmarks decode.
@@ -17,7 +18,7 @@ const benchmarkPrefix = 20000
 // readChunkPrefix returns the first n decompressed lines of a real chunk.
 func readChunkPrefix(b *testing.B, n int) [][]byte {
 	b.Helper()
-	f, err := os.Open(filepath.Join(sharedData(b), "offeneregister", "ocdata.chunk1.jsonl.bz2"))
+	f, err := os.Open(realdata.Chunk(b, "ocdata.chunk1.jsonl.bz2", n))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func (nullSink) ByNumber(companydocs.RegisterType, string) ([]*companydocs.Profi
 // BenchmarkRunChunk measures the whole pipeline over a real bz2 chunk
 // (decompression included) into a sink that stores nothing.
 func BenchmarkRunChunk(b *testing.B) {
-	path := filepath.Join(sharedData(b), "offeneregister", "ocdata.chunk53.jsonl.bz2")
+	path := realdata.Chunk(b, "ocdata.chunk53.jsonl.bz2", 0)
 	for i := 0; i < b.N; i++ {
 		sum, err := Run(context.Background(), []Input{{Path: path}}, nullSink{}, Options{})
 		if err != nil {

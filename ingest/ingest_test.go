@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"companydocs"
+
+	"companydocs/internal/realdata"
 )
 
 // sampleFile is the committed real sample (see testdata/make_sample.py):
@@ -17,15 +18,15 @@ import (
 const sampleFile = "testdata/sample.jsonl.bz2"
 
 func fixturesFile(t testing.TB) string {
-	return filepath.Join(sharedData(t), "offeneregister", "fixtures_665.jsonl")
+	return realdata.Path(t, "offeneregister", "fixtures_665.jsonl")
 }
 
 func gleifAPIFile(t testing.TB) string {
-	return filepath.Join(sharedData(t), "gleif", "lei_records_api.jsonl")
+	return realdata.Path(t, "gleif", "lei_records_api.jsonl")
 }
 
 func gleifCSVFile(t testing.TB) string {
-	return filepath.Join(sharedData(t), "gleif", "lei_records_de_goldencopy.csv")
+	return realdata.Path(t, "gleif", "lei_records_de_goldencopy.csv")
 }
 
 func inputs(paths ...string) []Input {

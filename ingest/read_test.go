@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"companydocs/internal/realdata"
 )
 
 func writeTemp(t *testing.T, name string, data []byte) string {
@@ -200,12 +202,12 @@ func TestLineReaderLastLineWithoutNewline(t *testing.T) {
 }
 
 func TestRealChunkPrefix(t *testing.T) {
-	path := filepath.Join(sharedData(t), "offeneregister", "ocdata.chunk1.jsonl.bz2")
-	var reports []Progress
-	sink := newMemSink()
 	// The first 20,000 lines of chunk 1 hold 20,000 distinct company
 	// numbers (fewer lines under the race detector, which is slow).
 	n := chunkPrefixLines
+	path := realdata.Chunk(t, "ocdata.chunk1.jsonl.bz2", n)
+	var reports []Progress
+	sink := newMemSink()
 	sum := mustRun(t, sink, Options{MaxRecords: n, ProgressInterval: 1, Progress: func(p Progress) { reports = append(reports, p) }}, path)
 	if want := (RegistryCounts{Read: n, Indexed: n}); sum.Registry != want {
 		t.Errorf("registry counts = %+v, want %+v", sum.Registry, want)
@@ -214,7 +216,7 @@ func TestRealChunkPrefix(t *testing.T) {
 		t.Fatalf("progress reported %d times", len(reports))
 	}
 	last := reports[len(reports)-1]
-	if !last.FileDone || last.Records != n || last.TotalBytes != 4152534 || last.Bytes <= 0 || last.Bytes > last.TotalBytes || last.RecordsPerSec <= 0 {
+	if !last.FileDone || last.Records != n || last.TotalBytes != 899836 || last.Bytes <= 0 || last.Bytes > last.TotalBytes || last.RecordsPerSec <= 0 {
 		t.Errorf("last progress = %+v", last)
 	}
 	for i := 1; i < len(reports); i++ {

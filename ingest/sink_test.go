@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"companydocs/internal/realdata"
-
 	"encoding/json"
 	"sort"
 	"testing"
@@ -94,13 +92,6 @@ func (s *memSink) mustGet(t testing.TB, id string) *companydocs.Profile {
 		t.Fatalf("profile %s not in sink (err %v)", id, err)
 	}
 	return p
-}
-
-// sharedData finds the shared real-data directory by walking up from the
-// package directory, or skips the test.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	return realdata.Dir(t)
 }
 
 // Reason returns the count of one kind and reason (0 if it never occurred).

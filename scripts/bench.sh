@@ -13,6 +13,9 @@
 set -euo pipefail
 
 DATA=${DATA:-../shared/data}
+# The index benchmarks read more of chunk 13 than the repository keeps.
+export COMPANYDOCS_NATIONAL_DATA
+COMPANYDOCS_NATIONAL_DATA=$(realpath -m "$DATA")
 OUT=${BENCH_DIR:-var/bench}
 SCALES=${BENCH_SCALES:-1.2m 5m}
 SEED=${SEED:-1}

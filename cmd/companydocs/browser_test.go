@@ -40,7 +40,7 @@ const browserSampleRecords = 1000
 // with a note, and the client reads both.
 func TestBrowserPage(t *testing.T) {
 	chrome := browserExecutable(t)
-	fixtures := filepath.Join(browserSharedData(t), "offeneregister", "fixtures_665.jsonl")
+	fixtures := realdata.Path(t, "offeneregister", "fixtures_665.jsonl")
 	m := startBrowserServer(t, fixtures)
 	base := "http://" + m.Addr() + "/"
 	checkPageHeaders(t, base)
@@ -699,10 +699,4 @@ func browserExecutable(t *testing.T) string {
 	}
 	t.Skip(msg)
 	return ""
-}
-
-// browserSharedData finds shared/data by walking up from the package.
-func browserSharedData(t *testing.T) string {
-	t.Helper()
-	return realdata.Dir(t)
 }

@@ -44,16 +44,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// sharedData finds shared/data (the real register records) above the
-// package, or skips.
-func sharedData(tb testing.TB) string {
-	tb.Helper()
-	return realdata.Dir(tb)
-}
-
+// offeneRegister returns a file of the repository's real OffeneRegister
+// records (testdata/realdata/offeneregister), e.g. fixtures_665.jsonl.
 func offeneRegister(tb testing.TB, name string) string {
 	tb.Helper()
-	return filepath.Join(sharedData(tb), "offeneregister", name)
+	return realdata.Path(tb, "offeneregister", name)
 }
 
 // sampleFile writes the embedded real sample to a file.

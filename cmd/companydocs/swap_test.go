@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"companydocs/index"
+
+	"companydocs/internal/realdata"
 )
 
 // Bounds of the search load that runs during a re-ingest.
@@ -137,7 +139,7 @@ func TestHotSwapUnderLoad(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	load, wait := searchLoad(ctx, s.base, queries)
 	start := time.Now()
-	second := mustBuild(t, dir, 1500, fixtures, offeneRegister(t, "ocdata.chunk13.jsonl.bz2"))
+	second := mustBuild(t, dir, 1500, fixtures, realdata.Chunk(t, "ocdata.chunk13.jsonl.bz2", 1500))
 	waitFor(t, "the new company to be found", func() bool {
 		_, ok := findByName(s.search(t, newcomer.Name), newcomer.Name)
 		return ok
@@ -206,7 +208,8 @@ func TestKilledIngestKeepsServing(t *testing.T) {
 	first := mustBuild(t, dir, len(oldRecs), sample)
 	s := startServer(t, dir)
 
-	cmd, _, stderr := ingestCommand(t, dir, offeneRegister(t, "ocdata.chunk1.jsonl.bz2"))
+	// The repository's 70,000 chunk lines take several seconds to ingest.
+	cmd, _, stderr := ingestCommand(t, dir, realdata.Chunk(t, "ocdata.chunk1.jsonl.bz2", 20000), realdata.Chunk(t, "ocdata.chunk13.jsonl.bz2", 50000))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

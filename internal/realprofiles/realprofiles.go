@@ -1,5 +1,5 @@
 // Package realprofiles turns the real register and LEI records that
-// package realdata finds into company profiles for the order tests. It is
+// package realdata keeps into company profiles for the order tests. It is
 // test support only, apart from realdata because the root package's tests
 // use realdata and this package uses the root package.
 package realprofiles
@@ -9,7 +9,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -74,16 +73,16 @@ var (
 // binary. Callers must not change them.
 func Registry(tb testing.TB) []*companydocs.Profile {
 	tb.Helper()
-	dir := realdata.Dir(tb)
-	profilesOnce.Do(func() { profiles, profilesErr = loadProfiles(dir) })
+	path := realdata.Path(tb, "offeneregister", "fixtures_665.jsonl")
+	profilesOnce.Do(func() { profiles, profilesErr = loadProfiles(path) })
 	if profilesErr != nil {
 		tb.Fatal(profilesErr)
 	}
 	return profiles
 }
 
-func loadProfiles(dir string) ([]*companydocs.Profile, error) {
-	f, err := os.Open(filepath.Join(dir, "offeneregister", "fixtures_665.jsonl"))
+func loadProfiles(path string) ([]*companydocs.Profile, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +104,7 @@ func loadProfiles(dir string) ([]*companydocs.Profile, error) {
 // record; discovery profiles start unverified until corroborated.
 func Discovery(tb testing.TB) *companydocs.Profile {
 	tb.Helper()
-	f, err := os.Open(filepath.Join(realdata.Dir(tb), "gleif", "lei_records_de_goldencopy.csv"))
+	f, err := os.Open(realdata.Path(tb, "gleif", "lei_records_de_goldencopy.csv"))
 	if err != nil {
 		tb.Fatal(err)
 	}
