@@ -84,11 +84,12 @@ test-crash:
 	scripts/postgres.sh
 	$(GO) test -count=1 -v -run 'TestCrashSafety' ./cmd/companydocs/
 
-## lint: go vet, staticcheck (configured in staticcheck.conf; also over the resource scenarios, tag resources) and deadcode
+## lint: go vet, staticcheck (configured in staticcheck.conf; also over the resource scenarios, tag resources, and the national tests' vet, tag national) and deadcode
 lint: vet
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 	$(GO) vet -tags resources ./cmd/companydocs/
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags resources ./cmd/companydocs/
+	$(GO) vet -tags national .
 	GO=$(GO) scripts/deadcode.sh
 
 ## vuln: govulncheck; fails on a known vulnerability in called code
