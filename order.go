@@ -148,6 +148,17 @@ type OrderRequest struct {
 	PlanID               string       `json:"plan_id"`
 }
 
+// AccountSummary is what an account sees of itself.
+type AccountSummary struct {
+	Name    string `json:"name"`
+	Role    string `json:"role"`    // RoleClient or RoleOperator
+	Credits int64  `json:"credits"` // the balance
+	// Plans are the ids of the plans the account may order with, in the
+	// order of the plans file: every configured plan for a client, none
+	// for an operator, who does not order.
+	Plans []string `json:"plans"`
+}
+
 // Session is an authenticated client session.
 type Session struct {
 	Token     string    `json:"token"`

@@ -110,6 +110,28 @@ func (s *Orders) roleOf(account string) (string, error) {
 	return role, nil
 }
 
+// AccountSummary shows an account to itself: name, role, balance and
+// the ids of the plans it may order with (every configured plan for a
+// client; none for an operator, who does not order). A session shows
+// only its own account, so there is nothing else to authorize.
+func (s *Orders) AccountSummary(ctx context.Context, account string) (*companydocs.AccountSummary, error) {
+	var out *companydocs.AccountSummary
+	err := s.store.View(ctx, func(tx Tx) error {
+		rec, err := getAccount(tx, account)
+		if err == nil {
+			out = &companydocs.AccountSummary{Name: rec.Name, Role: rec.role(), Credits: rec.Credits, Plans: []string{}}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out.Role == companydocs.RoleClient {
+		out.Plans = s.plans.ids()
+	}
+	return out, nil
+}
+
 // requireRole is the authorization of every order operation: clients
 // preview, create, list, cancel and download their own orders; operators
 // run the queue. The other role is forbidden.

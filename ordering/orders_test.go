@@ -420,3 +420,48 @@ func benchmarkCreateOrder(b *testing.B, fx *fixture, perCPU int) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
 }
+
+// An account sees its own name, role and balance; a client may order
+// with every configured plan, an operator with none.
+func TestAccountSummary(t *testing.T) { forEachStore(t, testAccountSummary) }
+
+func testAccountSummary(t *testing.T) {
+	fx := realFixture(t)
+	s := MustOpen(t, fx.profiles, shippedPlans(t), Options{})
+	acct := MustAccount(t, s, "acme", 3)
+	if _, err := s.CreateAccountWithRole("ops", companydocs.RoleOperator, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateOrder(ctx, acct, request(fx.live[2], "CD", "subscription-basic"), ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.AccountSummary(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := companydocs.AccountSummary{Name: "acme", Role: companydocs.RoleClient, Credits: 2,
+		Plans: []string{"ad-single", "cd-single", "subscription-basic"}}
+	if !reflect.DeepEqual(*got, want) {
+		t.Errorf("client sees %+v, want %+v", *got, want)
+	}
+	op, err := s.AccountSummary(ctx, "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (companydocs.AccountSummary{Name: "ops", Role: companydocs.RoleOperator, Plans: []string{}}); !reflect.DeepEqual(*op, want) {
+		t.Errorf("operator sees %+v, want %+v", *op, want)
+	}
+	_, err = s.AccountSummary(ctx, "nobody")
+	wantCode(t, err, companydocs.ENOTFOUND)
+}
+
+// Without plans a client may order with none, and still sees itself.
+func TestAccountSummaryWithoutPlans(t *testing.T) { forEachStore(t, testAccountSummaryWithoutPlans) }
+
+func testAccountSummaryWithoutPlans(t *testing.T) {
+	s := MustOpen(t, realFixture(t).profiles, nil, Options{})
+	got, err := s.AccountSummary(ctx, MustAccount(t, s, "acme", 1))
+	if err != nil || got.Credits != 1 || got.Plans == nil || len(got.Plans) != 0 {
+		t.Errorf("without plans: %+v, %v", got, err)
+	}
+}

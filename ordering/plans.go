@@ -156,6 +156,16 @@ func (p *Plans) Len() int {
 	return len(p.list)
 }
 
+// ids returns the ids of the configured plans in file order (empty, not
+// nil, when there is none).
+func (p *Plans) ids() []string {
+	out := make([]string, 0, p.Len())
+	for i := range p.Len() {
+		out = append(out, p.list[i].ID)
+	}
+	return out
+}
+
 // Plans returns a copy of the configured plans in file order, or
 // plan_configuration_missing when there is none.
 func (p *Plans) Plans() ([]companydocs.Plan, error) {
