@@ -95,3 +95,12 @@ func (s *Server) handleDeleteSession(c *fiber.Ctx) error {
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
+
+// handleAccount shows the session's account to itself.
+func (s *Server) handleAccount(c *fiber.Ctx) error {
+	a, err := s.Ordering.AccountSummary(c.UserContext(), currentSession(c).account)
+	if err != nil {
+		return err
+	}
+	return c.JSON(a)
+}

@@ -37,6 +37,8 @@ type Ordering interface {
 	CancelOrder(ctx context.Context, account, id, note string) (*companydocs.Order, error)
 	// Document opens the delivered PDF of the client's own order.
 	Document(ctx context.Context, account, id string) (*companydocs.Order, io.ReadCloser, error)
+	// AccountSummary shows the session's account to itself.
+	AccountSummary(ctx context.Context, account string) (*companydocs.AccountSummary, error)
 	// Operator side: the queue of every account, oldest first, and the
 	// transitions. action is "pay", "request", "fail" (note = reason) or
 	// "cancel". Each refuses a client account with forbidden.
@@ -73,6 +75,7 @@ func (s *Server) routes() {
 	api.Get("/documents/plans", s.handlePlans)
 	api.Post("/auth/sessions", noStore, s.limitSessionAddress, s.handleCreateSession)
 	api.Delete("/auth/sessions/current", s.requireSession, s.handleDeleteSession)
+	api.Get("/account", s.requireSession, s.handleAccount)
 	api.Post("/documents/orders/preview", s.requireSession, s.handlePreview)
 	api.Post("/documents/orders", s.requireSession, s.limitWrites, s.handleCreateOrder)
 	api.Get("/documents/orders", s.requireSession, s.handleListOrders)

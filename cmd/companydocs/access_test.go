@@ -68,6 +68,8 @@ func testAccessControl(t *testing.T, storeFlags ...string) {
 		{"GET", "/api/v1/documents/orders/", "", false},
 		{"GET", "/api/v1/documents/orders/" + own.ID + "/", "", false},
 		{"DELETE", "/api/v1/auth/sessions/current", "", false},
+		{"GET", "/api/v1/account", "", false},
+		{"GET", "/api/v1/account/", "", false},
 	}
 	clientOnly := append(endpoints[7:11:11],
 		accessEndpoint{"POST", "/api/v1/documents/orders/" + own.ID + "/cancel", "", false},
