@@ -64,6 +64,7 @@ func TestBrowserPage(t *testing.T) {
 	p.searchRheinbahn()
 	p.pasteImprint()
 	p.signIn(key)
+	p.waitJS("the balance shows", `document.querySelector("#account-credits").textContent === "Credits: 0"`)
 	orderID := p.orderAndDuplicate()
 	p.checkOrdersList(orderID)
 	p.checkBlockersInWords()
@@ -425,6 +426,9 @@ func (p *pageDriver) checkGerman() {
 	lang := eval[string](p, "read the page language", `document.documentElement.lang`)
 	if heading != "Suche" || badge != "Exakter Treffer" || lang != "de" {
 		p.t.Fatalf("German page: heading %q, badge %q, lang %q", heading, badge, lang)
+	}
+	if credits := p.text("read the balance", "#account-credits"); credits != "Guthaben: 0" {
+		p.t.Errorf("German balance %q, want %q", credits, "Guthaben: 0")
 	}
 	p.checkGermanReasons()
 	p.checkGermanPlans()

@@ -28,6 +28,7 @@
     orders: { cursor: null, items: [] },
     ordersSeq: 0, // the newest request for the client's list; older answers are dropped
     role: null, // "client" or "operator", learnt from the first orders list
+    credits: null, // the account's balance, from GET /account/; null until read
     queue: { status: "PREVIEW_READY", cursor: null, items: [], seq: 0 }, // the operator's view
   };
 
@@ -313,6 +314,7 @@
       renderSession();
       renderSearchResult();
       loadOrders(false);
+      loadAccount();
       focusAfterSignIn();
     } catch (err) {
       const words = err.code === "unauthorized" ? t("account.badKey") : explain(err).text;
@@ -358,6 +360,7 @@
     state.orders = { cursor: null, items: [] };
     state.ordersSeq++;
     state.role = null;
+    state.credits = null;
     state.queue = { status: "PREVIEW_READY", cursor: null, items: [], seq: state.queue.seq + 1 };
     $("queue-status").value = state.queue.status;
     closeOrderPanel(false);
@@ -381,6 +384,26 @@
       words += " " + t("account.operator");
     }
     $("session-text").textContent = words;
+    const credits = $("account-credits");
+    credits.hidden = !signedIn || state.credits === null;
+    credits.textContent = credits.hidden ? "" : t("account.credits", { n: state.credits });
+  }
+
+  // loadAccount reads the account's balance, after sign-in and after each
+  // order created or cancelled; the page shows it as the server last said
+  // it and computes none.
+  async function loadAccount() {
+    const session = state.session;
+    try {
+      const a = await api("GET", "/account/", undefined, { auth: true });
+      if (state.session === session) {
+        state.credits = a.credits;
+        renderSession();
+      }
+    } catch (e) {
+      // A 401 has ended the session already; after any other failure the
+      // line keeps the balance last read, or stays hidden.
+    }
   }
 
   // ---- search ----
@@ -1064,6 +1087,7 @@
     $("order-result").replaceChildren(box, again);
     $("order-heading").focus();
     loadOrders(false);
+    loadAccount();
   }
 
   // ---- one order: facts, status in words, timeline, next step ----
@@ -1330,6 +1354,7 @@
         const changed = await api("POST", "/documents/orders/" + encodeURIComponent(o.id) + "/cancel", {}, { auth: true });
         replaceOrder(state.orders.items, changed);
         renderOrders();
+        loadAccount();
         focusOrder("orders-list", o.id);
         setStatus("orders-status", t("action.cancelled", { id: o.id }));
       }, message));
@@ -1589,6 +1614,7 @@
     });
     if (state.session) {
       loadOrders(false);
+      loadAccount();
     }
     document.body.dataset.ready = "true";
   }
