@@ -49,6 +49,9 @@ func (s *Orders) move(tx Tx, rec *OrderRecord, to, actor string, n historyNote, 
 		ended.Note = n.text
 	}
 	note := n.text
+	if n.code == HistoryNoteGiven {
+		note = quoted(noteLabel(to), n.text)
+	}
 	at = notBefore(at, rec)
 	if to == companydocs.OrderStatusCancelled || to == companydocs.OrderStatusFailed {
 		refund, err := s.refund(tx, rec, from)
@@ -150,9 +153,29 @@ func (s *Orders) nextStepAfter(rec *OrderRecord, note string, ended *companydocs
 	case companydocs.OrderStatusDelivered:
 		return companydocs.NextStep{Kind: NextStepDownload, Code: StepDelivered, Params: &companydocs.Params{}, Message: "Delivered: the document is ready to download."}
 	case companydocs.OrderStatusFailed:
-		return companydocs.NextStep{Kind: NextStepNone, Code: StepFailed, Params: ended, Message: "The order failed: " + note + " Order again once the reason is resolved."}
+		return companydocs.NextStep{Kind: NextStepNone, Code: StepFailed, Params: ended, Message: "The order failed. " + note + " Order again once the reason is resolved."}
 	}
 	return companydocs.NextStep{Kind: NextStepNone, Code: StepCancelled, Params: ended, Message: "The order is cancelled. " + note}
+}
+
+// quoted says a note a person wrote as theirs, after its label, never
+// spliced into the service's own sentence: `Note: “changed my mind”.`,
+// `Note: “Ordered twice.”`.
+func quoted(label, text string) string {
+	q := label + ": “" + text + "”"
+	if !strings.ContainsAny(text[len(text)-1:], ".!?") {
+		q += "."
+	}
+	return q
+}
+
+// noteLabel is what a person's note is to a transition: the reason of a
+// failure, a note otherwise.
+func noteLabel(to string) string {
+	if to == companydocs.OrderStatusFailed {
+		return "Reason"
+	}
+	return "Note"
 }
 
 // CancelOrder cancels one of the client's own orders while it is

@@ -60,6 +60,10 @@ func testNextStepsReadAsWords(t *testing.T) {
 	if failed := steps[7]; failed.Params == nil || failed.Params.Note != "The register has no such entry." || failed.Params.RefundedCredits != 1 {
 		t.Errorf("failed credit order's step params = %v, want the reason as note and 1 credit refunded", failed.Params)
 	}
+	// a person's words are quoted as theirs, never spliced into the sentence
+	if want := "The order failed. Reason: “The register has no such entry.” 1 credit refunded to the account. Order again once the reason is resolved."; steps[7].Message != want {
+		t.Errorf("failed credit order's step says %q, want %q", steps[7].Message, want)
+	}
 }
 
 // historyParamKeys are the params each history code carries beside what a

@@ -373,8 +373,8 @@ func (p *pageDriver) checkStepsInWords() {
 	for _, want := range [][2]string{
 		{"payment_due", "Zahlen Sie 4,50 € für die Bestellung ord_"},
 		{"delivered", "Geliefert: Das Dokument kann heruntergeladen werden."},
-		{"failed", "Grund: The register court does not answer. Die Zahlung von 4,50 € erstattet der Betreiber"},
-		{"cancelled", "Die Bestellung ist storniert. Ordered twice by mistake. |"},
+		{"failed", "Grund: „The register court does not answer.“ Die Zahlung von 4,50 € erstattet der Betreiber"},
+		{"cancelled", "Die Bestellung ist storniert. „Ordered twice by mistake.“ |"},
 		{"cancelled", "Die Bestellung ist storniert. |"},
 	} {
 		if !strings.Contains(codes[want[0]], want[1]) {

@@ -1185,7 +1185,8 @@
     put("amount", p.amount === undefined ? undefined : formatMoney(p.amount, p.currency));
     put("credits", p.credits === undefined ? undefined : creditWords(p.credits));
     put("balance", p.balance === undefined ? undefined : creditWords(p.balance));
-    put("note", p.note ? " " + p.note : "");
+    // a person's words, quoted, never spliced into the sentence
+    put("note", p.note ? t("note.quoted", { text: p.note }) + (/[.!?]$/.test(p.note) ? "" : ".") : "");
     put("refund", refundWords(p));
     return vars;
   }
