@@ -31,17 +31,13 @@ const connRefusalWrite = time.Second
 // per-address cap: their connections carry many clients.
 type connLimiter struct {
 	net.Listener
-	total, perAddr int
-	exempt         []netip.Prefix
-	onRefuse       func()
-
-	mu     sync.Mutex
-	open   int
-	byAddr map[netip.Addr]int
+	conns    *slots[netip.Addr]
+	exempt   func(netip.Addr) bool
+	onRefuse func()
 }
 
-func newConnLimiter(ln net.Listener, total, perAddr int, exempt []netip.Prefix, onRefuse func()) *connLimiter {
-	return &connLimiter{Listener: ln, total: total, perAddr: perAddr, exempt: exempt, onRefuse: onRefuse, byAddr: map[netip.Addr]int{}}
+func newConnLimiter(ln net.Listener, total, perAddr int, exempt func(netip.Addr) bool, onRefuse func()) *connLimiter {
+	return &connLimiter{Listener: ln, conns: newSlots[netip.Addr](total, perAddr, nil), exempt: exempt, onRefuse: onRefuse}
 }
 
 // Accept returns the next connection within the caps; those over a cap
@@ -53,7 +49,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		addr := remoteAddr(c)
-		if l.take(addr) {
+		if addrFull, allFull := l.conns.take(addr, !l.exempt(addr)); !addrFull && !allFull {
 			return &limitedConn{Conn: c, parent: l, addr: addr}, nil
 		}
 		if l.onRefuse != nil {
@@ -70,39 +66,6 @@ func remoteAddr(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// take counts a new connection from addr unless a cap is reached.
-func (l *connLimiter) take(addr netip.Addr) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.total > 0 && l.open >= l.total {
-		return false
-	}
-	if l.perAddr > 0 && l.byAddr[addr] >= l.perAddr && !l.isExempt(addr) {
-		return false
-	}
-	l.open++
-	l.byAddr[addr]++
-	return true
-}
-
-func (l *connLimiter) isExempt(addr netip.Addr) bool {
-	for _, p := range l.exempt {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
-}
-
-func (l *connLimiter) release(addr netip.Addr) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.open--
-	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
-		delete(l.byAddr, addr)
-	}
-}
-
 // limitedConn is a connection within the caps; Close gives its place back.
 type limitedConn struct {
 	net.Conn
@@ -112,7 +75,7 @@ type limitedConn struct {
 }
 
 func (c *limitedConn) Close() error {
-	c.once.Do(func() { c.parent.release(c.addr) })
+	c.once.Do(func() { c.parent.conns.release(c.addr) })
 	return c.Conn.Close()
 }
 

@@ -193,7 +193,7 @@ func proxyHeader(trusted []string) string {
 func (s *Server) Serve(ln net.Listener) error {
 	l := newLingerListener(ln)
 	s.ln.Store(l)
-	return s.app.Listener(newConnLimiter(l, s.config.MaxConnections, s.config.MaxConnectionsPerAddr, s.proxies, s.Metrics.observeConnRefused))
+	return s.app.Listener(newConnLimiter(l, s.config.MaxConnections, s.config.MaxConnectionsPerAddr, s.isTrustedProxy, s.Metrics.observeConnRefused))
 }
 
 // Shutdown stops accepting connections and waits for in-flight requests

@@ -35,20 +35,17 @@ const transferRetryAfter = 5
 // read or the document opened and given back when the transfer ends,
 // however it ends.
 type transfers struct {
-	kind       string
-	perNode    int
-	perAccount int
-	onChange   func(kind string, inFlight int)
-	onRefuse   func(kind, reason string)
-
-	mu        sync.Mutex
-	inFlight  int
-	byAccount map[string]int
+	kind     string
+	slots    *slots[string]
+	onRefuse func(kind, reason string)
 }
 
 func newTransfers(kind string, perNode, perAccount int, deps Deps) *transfers {
-	return &transfers{kind: kind, perNode: perNode, perAccount: perAccount,
-		onChange: deps.OnTransfer, onRefuse: deps.OnTransferRefused, byAccount: map[string]int{}}
+	var onCount func(int)
+	if deps.OnTransfer != nil {
+		onCount = func(n int) { deps.OnTransfer(kind, n) }
+	}
+	return &transfers{kind: kind, slots: newSlots[string](perNode, perAccount, onCount), onRefuse: deps.OnTransferRefused}
 }
 
 // acquire takes a slot for account, or answers rate_limited (the
@@ -56,21 +53,16 @@ func newTransfers(kind string, perNode, perAccount int, deps Deps) *transfers {
 // Retry-After. release gives the slot back; calls after the first do
 // nothing.
 func (t *transfers) acquire(c *fiber.Ctx, account string) (release func(), err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.perAccount > 0 && t.byAccount[account] >= t.perAccount {
+	switch accountFull, nodeFull := t.slots.take(account, true); {
+	case accountFull:
 		return nil, t.refuse(c, RefusedAccount, companydocs.Errorf(companydocs.ERATELIMITED,
-			"This account has %d %ss in flight, the most it may have at once. Retry once one has finished.", t.perAccount, t.kind))
-	}
-	if t.inFlight >= t.perNode {
+			"This account has %d %ss in flight, the most it may have at once. Retry once one has finished.", t.slots.perKey, t.kind))
+	case nodeFull:
 		return nil, t.refuse(c, RefusedNode, companydocs.Errorf(companydocs.EUNAVAILABLE,
-			"This server has %d %ss in flight, the most it takes at once. Retry in a few seconds.", t.perNode, t.kind))
+			"This server has %d %ss in flight, the most it takes at once. Retry in a few seconds.", t.slots.total, t.kind))
 	}
-	t.inFlight++
-	t.byAccount[account]++
-	t.changed()
 	var once sync.Once
-	return func() { once.Do(func() { t.release(account) }) }, nil
+	return func() { once.Do(func() { t.slots.release(account) }) }, nil
 }
 
 func (t *transfers) refuse(c *fiber.Ctx, reason string, err error) error {
@@ -79,24 +71,6 @@ func (t *transfers) refuse(c *fiber.Ctx, reason string, err error) error {
 		t.onRefuse(t.kind, reason)
 	}
 	return err
-}
-
-func (t *transfers) release(account string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.inFlight--
-	if t.byAccount[account]--; t.byAccount[account] <= 0 {
-		delete(t.byAccount, account)
-	}
-	t.changed()
-}
-
-// changed reports the count; called with mu held, so that the hook sees
-// the counts in order.
-func (t *transfers) changed() {
-	if t.onChange != nil {
-		t.onChange(t.kind, t.inFlight)
-	}
 }
 
 // releasingReader gives a download's slot back when the HTTP server
