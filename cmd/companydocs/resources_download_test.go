@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,20 +28,9 @@ func TestResourcesSlowDownloadsPostgres(t *testing.T) {
 		t.Fatalf("delivery: %d %s", status, body)
 	}
 	raw := fmt.Sprintf("GET /api/v1/documents/orders/%s/document HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n", id, s.tokens[attacker])
-	statuses := map[int]int{}
-	var mu sync.Mutex
+	var statuses map[int]int
 	s.underAttack(t, "slow downloads on PostgreSQL", func() {
-		until := time.Now().Add(hold)
-		var wg sync.WaitGroup
-		for range conns {
-			wg.Go(func() {
-				status := holdRequest(t, downloadAttacker, s.addr(), raw, until, 4<<10)
-				mu.Lock()
-				statuses[status]++
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
+		statuses = holdRequests(t, conns, downloadAttacker, s.addr(), raw, time.Now().Add(hold), 4<<10)
 	})
 	t.Logf("answers to %d slow downloads of one account: %v (-1: no answer within %v)", conns, statuses, hold)
 	// The connections past the cap per address are refused before their

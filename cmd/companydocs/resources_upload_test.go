@@ -41,20 +41,10 @@ func rawUploadHead(orderID, token string, length int) string {
 func TestResourcesUnauthenticatedUploads(t *testing.T) {
 	s := startResourceServer(t, "")
 	const conns, hold = 120, 4 * time.Second
-	statuses := map[int]int{}
-	var mu sync.Mutex
+	var statuses map[int]int
 	s.underAttack(t, "unauthenticated uploads", func() {
-		until := time.Now().Add(hold)
-		var wg sync.WaitGroup
-		for range conns {
-			wg.Go(func() {
-				status := holdRequest(t, uploadAttacker, s.addr(), rawUploadHead("ord_00000000000000000000000000", "", 20<<20)+"%PDF-", until, 0)
-				mu.Lock()
-				statuses[status]++
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
+		raw := rawUploadHead("ord_00000000000000000000000000", "", 20<<20) + "%PDF-"
+		statuses = holdRequests(t, conns, uploadAttacker, s.addr(), raw, time.Now().Add(hold), 0)
 	})
 	t.Logf("answers to %d unauthenticated 20 MiB uploads: %v (0: closed without an answer, -1: no answer within %v)", conns, statuses, hold)
 	// All come from one address: those over the connection cap per
@@ -74,6 +64,24 @@ func TestResourcesUnauthenticatedUploads(t *testing.T) {
 // from, so that the connection cap per address falls on them, not on the
 // bystander.
 const uploadAttacker = "127.0.0.3"
+
+// holdRequests sends raw on n connections at once (holdRequest) and
+// counts the answers by status.
+func holdRequests(t *testing.T, n int, local, addr, raw string, until time.Time, readBuffer int) map[int]int {
+	statuses := map[int]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			status := holdRequest(t, local, addr, raw, until, readBuffer)
+			mu.Lock()
+			statuses[status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return statuses
+}
 
 // holdRequest dials addr from the loopback address local (with a receive
 // buffer of readBuffer bytes when not 0), sends raw and reads the answer's
