@@ -123,7 +123,10 @@ type parsedQuery struct {
 	clean, ignored []string
 	// person holds the clean tokens that read as a person's name, address
 	// is set when the clean tokens hold a street and house number.
-	person  []string
+	person []string
+	// surname is the person's last word, folded once for every candidate
+	// (sharesOnlyFirstName); set with person.
+	surname token
 	address bool
 	// houseNumber is set when a word is followed by a number that may be
 	// a house number: the address is searched too.
@@ -189,6 +192,9 @@ func (pq *parsedQuery) readText(rest string) {
 	pq.houseNumber = hasHouseNumber(pq.clean)
 	if !pq.hasForm && !pq.hasRef && !pq.address {
 		pq.person = personName(pq.clean)
+		if len(pq.person) > 0 {
+			pq.surname = newTokenList(pq.person[len(pq.person)-1:]).toks[0]
+		}
 	}
 }
 

@@ -125,9 +125,8 @@ func sharesOnlyFirstName(pq *parsedQuery, base tokenList) bool {
 	if len(pq.person) < 2 {
 		return false
 	}
-	surname := newTokenList(pq.person[len(pq.person)-1:]).toks[0]
 	for _, w := range base.toks {
-		if sim, _ := tokenSims(surname, w); sim > simPrefix {
+		if sim, _ := tokenSims(pq.surname, w); sim > simPrefix {
 			return false
 		}
 	}
