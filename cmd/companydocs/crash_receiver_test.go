@@ -67,11 +67,7 @@ func (r *crashReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(http.StatusBadRequest) // the sender was killed mid-body
 		return
 	}
-	wh, err := standardwebhooks.NewWebhook(r.secrets[req.URL.Path])
-	if err == nil {
-		err = wh.Verify(body, req.Header)
-	}
-	if err != nil {
+	if err := verifyDelivery(r.secrets, req, body); err != nil {
 		fail("the signature of %s does not verify: %v", req.Header.Get("webhook-id"), err)
 		return
 	}
@@ -92,6 +88,16 @@ func (r *crashReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	r.record(req.URL.Path, id, e)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// verifyDelivery checks a delivery's Standard Webhooks signature with the
+// secret of the endpoint its path stands for.
+func verifyDelivery(secrets map[string]string, req *http.Request, body []byte) error {
+	wh, err := standardwebhooks.NewWebhook(secrets[req.URL.Path])
+	if err != nil {
+		return err
+	}
+	return wh.Verify(body, req.Header)
 }
 
 func (r *crashReceiver) record(path, id string, e crashEvent) {

@@ -20,8 +20,6 @@ import (
 	"companydocs/bbolt"
 	"companydocs/bench"
 	"companydocs/httpapi"
-
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // The attacker of the note scenarios: a client with the most webhook
@@ -291,10 +289,7 @@ func (r *noteReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err == nil {
-		var wh *standardwebhooks.Webhook
-		if wh, err = standardwebhooks.NewWebhook(r.secrets[req.URL.Path]); err == nil {
-			err = wh.Verify(body, req.Header)
-		}
+		err = verifyDelivery(r.secrets, req, body)
 	}
 	if err != nil {
 		if len(r.failures) < 5 {
