@@ -11,7 +11,7 @@ import (
 )
 
 // Default connection caps. A connection that sent nothing costs the
-// server about 8 KiB of resident memory (4,000 took it from 33 to 56 MiB),
+// server about 8 KiB of resident memory (RELIABILITY.md, "Resources"),
 // one in a request more, for at most the read timeout, after which a
 // connection that sent nothing is closed. One address may hold 64, so
 // that 16 addresses are needed to fill the server.
