@@ -32,6 +32,26 @@ type Request struct {
 	Mode     string
 	Discover bool
 	Limit    int
+	// Properties is evidence the client holds apart from the query text,
+	// from a spreadsheet's columns or a reconciliation query.
+	Properties Properties
+}
+
+// Properties are structured clues beside a query's text. Each is used as
+// the evidence it is (a register number is looked up, a city confirms a
+// seat, an officer is searched among officers), never appended to the
+// text. Their JSON names are the reconciliation property ids, which users'
+// saved projects keep: city, postal_code, address, court,
+// register_number, lei, officer, legal_form.
+type Properties struct {
+	City           string `json:"city,omitempty"`
+	PostalCode     string `json:"postal_code,omitempty"`
+	Address        string `json:"address,omitempty"`
+	Court          string `json:"court,omitempty"`
+	RegisterNumber string `json:"register_number,omitempty"`
+	LEI            string `json:"lei,omitempty"`
+	Officer        string `json:"officer,omitempty"`
+	LegalForm      string `json:"legal_form,omitempty"`
 }
 
 // validate checks a request and fills in defaults. Errors carry the
