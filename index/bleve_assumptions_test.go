@@ -3,7 +3,10 @@ package index
 import (
 	"encoding/binary"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -93,4 +96,178 @@ func checkInternalIDs(t *testing.T, r bindex.IndexReader) {
 	if seen == 0 {
 		t.Fatal("no registry-cache document found; the check read nothing")
 	}
+}
+
+// TestDictFuzzy checks the typo terms of dictFuzzy against every term of
+// the dictionary measured with the textbook table, and against scorch's
+// own fuzzy dictionary, whose walk it replaces: terms of real names and
+// officers, mistyped in every way an edit can (a letter dropped, added,
+// changed or two swapped, umlauts and ß included), at one and two edits,
+// with the prefixes searches use. scorch reports distance 0 for a match
+// at the start of the walk, the prefix itself ("e" for "e&" with prefix
+// "e"); that, counted, is the one difference allowed.
+func TestDictFuzzy(t *testing.T) {
+	g := sharedGeneration(t)
+	adv, err := g.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	snap := r.(*scorch.IndexSnapshot)
+	lookups, atPrefix := 0, 0
+	for _, field := range []string{fieldName, fieldOfficers} {
+		dictionary := dictionaryOf(t, snap, field)
+		for i, term := range spread(dictionary, 25) {
+			for _, typo := range typosOf(term, i) {
+				for _, c := range []struct{ distance, prefix int }{{1, 0}, {1, 1}, {2, 1}, {2, 2}} {
+					prefix := prefixOf(typo, c.prefix)
+					got, err := dictFuzzy(snap, field, typo, c.distance, prefix)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := bruteFuzzy(dictionary, typo, c.distance, prefix); !slices.Equal(got, want) {
+						t.Fatalf("%s %q at %d edits, prefix %q:\ndictFuzzy %v\nthe table %v", field, typo, c.distance, prefix, got, want)
+					}
+					lookups++
+					for _, f := range symmetricDifference(got, scorchFuzzy(t, snap, field, typo, c.distance, prefix)) {
+						if f.term == prefix {
+							atPrefix++
+							continue
+						}
+						t.Errorf("%s %q at %d edits, prefix %q: scorch differs on %v", field, typo, c.distance, prefix, f)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d lookups; scorch's distance differs at the prefix %d times", lookups, atPrefix)
+}
+
+func dictionaryOf(t *testing.T, r bindex.IndexReader, field string) []string {
+	t.Helper()
+	dict, err := r.FieldDict(field)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dict.Close()
+	var all []string
+	for e, err := dict.Next(); e != nil; e, err = dict.Next() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, e.Term)
+	}
+	return all
+}
+
+// spread returns n terms spread over terms, and two with umlaut and ß.
+func spread(terms []string, n int) []string {
+	out := make([]string, 0, n+2)
+	for i := range n {
+		out = append(out, terms[i*len(terms)/n])
+	}
+	return append(out, "müller", "straße")
+}
+
+// bruteFuzzy measures every term of the dictionary.
+func bruteFuzzy(dictionary []string, term string, distance int, prefix string) []fuzzyTerm {
+	out := []fuzzyTerm{}
+	n := utf8.RuneCountInString(term)
+	for _, d := range dictionary {
+		if !strings.HasPrefix(d, prefix) || abs(utf8.RuneCountInString(d)-n) > distance {
+			continue
+		}
+		if e := osaDistance(term, d); e <= distance {
+			out = append(out, fuzzyTerm{term: d, distance: uint8(e)})
+		}
+	}
+	return out
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// symmetricDifference returns the entries of a or b that the other has
+// not, with a's distance for a term in both.
+func symmetricDifference(a, b []fuzzyTerm) []fuzzyTerm {
+	var out []fuzzyTerm
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	for _, y := range b {
+		if !slices.ContainsFunc(a, func(x fuzzyTerm) bool { return x.term == y.term }) {
+			out = append(out, y)
+		}
+	}
+	return out
+}
+
+// osaDistance is the optimal string alignment distance of a and b in
+// characters, the textbook table.
+func osaDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
+}
+
+// typosOf returns term mistyped: a letter dropped, one added, one
+// changed, two swapped, and an umlaut put in.
+func typosOf(term string, seed int) []string {
+	rs := []rune(term)
+	k := seed % len(rs)
+	edit := func(f func([]rune) []rune) string { return string(f(slices.Clone(rs))) }
+	return []string{
+		term,
+		edit(func(r []rune) []rune { return slices.Delete(r, k, k+1) }),
+		edit(func(r []rune) []rune { return slices.Insert(r, k, 'e') }),
+		edit(func(r []rune) []rune { r[k] = 'ä'; return r }),
+		edit(func(r []rune) []rune {
+			if k+1 < len(r) {
+				r[k], r[k+1] = r[k+1], r[k]
+			}
+			return r
+		}),
+		edit(func(r []rune) []rune { return append(r[:len(r)/2], 'ß', 'x') }),
+	}
+}
+
+func scorchFuzzy(t *testing.T, snap *scorch.IndexSnapshot, field, term string, distance int, prefix string) []fuzzyTerm {
+	t.Helper()
+	dict, err := snap.FieldDictFuzzy(field, term, distance, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dict.Close()
+	out := []fuzzyTerm{}
+	for e, err := dict.Next(); e != nil; e, err = dict.Next() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fuzzyTerm{term: e.Term, distance: uint8(e.EditDistance)})
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
 )
 
@@ -109,34 +110,29 @@ type fuzzyTerm struct {
 }
 
 // fuzzyTerms returns the terms of field within distance edits of term
-// that share its first prefix runes, the term itself left out; nil without
-// statistics, or after a read error, which s.err then holds. scorch's
-// reader has the fuzzy dictionary; a reader without it is an error, not a
-// search without typo matches.
+// that share its first prefix runes, the term itself left out, at most
+// maxFuzzyTerms in term order; nil without statistics, or after a read
+// error, which s.err then holds. The reader must be scorch's (dictFuzzy);
+// another is an error, not a search without typo matches.
 func (s *termStats) fuzzyTerms(field, term string, distance, prefix int) []fuzzyTerm {
 	if s == nil || s.err != nil {
 		return nil
 	}
-	fr, ok := s.r.(bindex.IndexReaderFuzzy)
+	snap, ok := s.r.(*scorch.IndexSnapshot)
 	if !ok {
-		s.fail(fmt.Errorf("index reader %T has no fuzzy dictionary", s.r))
+		s.fail(fmt.Errorf("index reader %T is not scorch's: no fuzzy dictionary", s.r))
 		return nil
 	}
-	dict, err := fr.FieldDictFuzzy(field, term, distance, prefixOf(term, prefix))
+	found, err := dictFuzzy(snap, field, term, distance, prefixOf(term, prefix))
 	if err != nil {
 		s.fail(fmt.Errorf("fuzzy terms of %q in %s: %w", term, field, err))
 		return nil
 	}
-	defer dict.Close()
-	var out []fuzzyTerm
-	e, err := dict.Next()
-	for ; err == nil && e != nil; e, err = dict.Next() {
-		if e.Term != term && len(out) < maxFuzzyTerms {
-			out = append(out, fuzzyTerm{term: e.Term, distance: uint8(e.EditDistance)})
+	out := found[:0]
+	for _, f := range found {
+		if f.term != term && len(out) < maxFuzzyTerms {
+			out = append(out, f)
 		}
-	}
-	if err != nil {
-		s.fail(fmt.Errorf("fuzzy terms of %q in %s: %w", term, field, err))
 	}
 	return out
 }

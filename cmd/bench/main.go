@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	cmds := map[string]func(context.Context, []string) error{
 		"queries": runQueries, "ingest": runIngest, "search": runSearch,
-		"orders": runOrders, "lifecycle": runLifecycle, "pg": runPG, "profile": runProfile,
+		"orders": runOrders, "lifecycle": runLifecycle, "pg": runPG, "profile": runProfile, "costs": runCosts,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {

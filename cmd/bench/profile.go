@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"companydocs/bench"
@@ -68,7 +69,9 @@ func runProfile(ctx context.Context, args []string) error {
 	if err := pprof.StartCPUProfile(cpu); err != nil {
 		return err
 	}
+	before := takeCost()
 	samples, wall := bench.Run(ctx, qs, search, bench.LoadOptions{Clients: *clients, Requests: *requests, Duration: 10 * time.Minute, Seed: 9})
+	spent := takeCost().since(before)
 	pprof.StopCPUProfile()
 	mem, err := os.Create(*memOut)
 	if err != nil {
@@ -81,5 +84,31 @@ func runProfile(ctx context.Context, args []string) error {
 	l := bench.Summarise(samples, wall)
 	fmt.Printf("in process, %d clients: %d queries, p50 %s ms, p99 %s ms, %.0f queries/s, %d errors, top-1 %.3f\n",
 		*clients, l.N, ms(l.P50), ms(l.P99), l.PerSec, l.Errors, l.Top1Accuracy())
+	n := float64(max(l.N, 1))
+	fmt.Printf("per query: %.3f CPU-ms (user+system of the process, %.2f CPU-s in all), %.0f allocations, %.0f KiB allocated\n",
+		spent.cpu.Seconds()*1000/n, spent.cpu.Seconds(), float64(spent.mallocs)/n, float64(spent.bytes)/1024/n)
 	return nil
+}
+
+// A cost is the process's CPU time and heap allocations so far.
+type cost struct {
+	cpu     time.Duration
+	mallocs uint64
+	bytes   uint64
+}
+
+func takeCost() cost {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return cost{
+		cpu:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		mallocs: ms.Mallocs,
+		bytes:   ms.TotalAlloc,
+	}
+}
+
+func (c cost) since(before cost) cost {
+	return cost{cpu: c.cpu - before.cpu, mallocs: c.mallocs - before.mallocs, bytes: c.bytes - before.bytes}
 }
