@@ -961,3 +961,94 @@ func headingAnchors(text string) map[string]bool {
 	}
 	return out
 }
+
+// TestDocumentedFlagTables checks the flag tables of docs/operations.md
+// against the commands' -h: each table lists exactly the flags of its
+// command, so a flag is neither documented without existing nor added
+// without being documented.
+func TestDocumentedFlagTables(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(repoRoot, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tables whose rows name no command: the heading above says it.
+	commandOfHeading := map[string]string{"serve": "serve", "ingest": "ingest", "Migrate orders.db to PostgreSQL": "store migrate"}
+	// A command cell "accounts" stands for all of its subcommands.
+	expand := map[string][]string{"accounts": {"accounts create", "accounts list", "accounts credit"}}
+	flag := regexp.MustCompile("`--([a-z0-9-]+)`")
+	command := regexp.MustCompile("^`?([a-z]+(?: [a-z]+)?)`?$")
+	documented := map[string]map[string]bool{}
+	heading, commandColumn, flagTable, inTable := "", false, false, false
+	for _, line := range strings.Split(string(text), "\n") {
+		if h, ok := strings.CutPrefix(line, "### "); ok {
+			heading = h
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(line, "|") {
+			inTable = false
+			continue
+		}
+		if !inTable { // the header of a table
+			inTable = true
+			commandColumn = strings.HasPrefix(line, "| command | flag |")
+			flagTable = commandColumn || strings.HasPrefix(line, "| flag |")
+			continue
+		}
+		first := strings.TrimSpace(cells[1])
+		if !flagTable || strings.HasPrefix(first, "---") {
+			continue
+		}
+		var commands []string
+		flagCell := first
+		if commandColumn {
+			flagCell = strings.TrimSpace(cells[2])
+			for _, c := range strings.Split(first, ",") {
+				m := command.FindStringSubmatch(strings.TrimSpace(c))
+				if m == nil {
+					t.Fatalf("docs/operations.md: cannot read the command cell %q", first)
+				}
+				commands = append(commands, m[1])
+			}
+		} else if c, ok := commandOfHeading[heading]; ok {
+			commands = []string{c}
+		} else {
+			continue
+		}
+		for _, c := range commands {
+			if documented[c] == nil {
+				documented[c] = map[string]bool{}
+			}
+			for _, m := range flag.FindAllStringSubmatch(flagCell, -1) {
+				documented[c][m[1]] = true
+			}
+		}
+	}
+	d := &docRunner{t: t, help: map[string]map[string]bool{}}
+	for _, c := range []string{"serve", "ingest", "accounts", "search", "store check", "store backup", "store migrate"} {
+		subcommands := expand[c]
+		if subcommands == nil {
+			subcommands = []string{c}
+		}
+		real := map[string]bool{}
+		for _, sub := range subcommands {
+			flags, err := d.flagsOf(strings.Fields(sub))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for f := range flags {
+				real[f] = true
+			}
+		}
+		for f := range real {
+			if !documented[c][f] {
+				t.Errorf("companydocs %s has --%s, which the %s table of docs/operations.md does not list", c, f, c)
+			}
+		}
+		for f := range documented[c] {
+			if !real[f] {
+				t.Errorf("docs/operations.md lists --%s for companydocs %s, which has no such flag", f, c)
+			}
+		}
+	}
+}
