@@ -8,7 +8,7 @@ import (
 )
 
 // CanonicalFormatVersion is the value of the "format" field of every
-// canonical JSONL line (see data/FORMAT.md).
+// canonical JSONL line (see docs/formats.md).
 const CanonicalFormatVersion = "companydocs/v1"
 
 // Canonical status values.
@@ -25,7 +25,7 @@ const (
 
 // CanonicalRecord is one line of our canonical JSONL format: a flat, stable
 // field set for one register entry, so that any source can be converted
-// into it. data/FORMAT.md documents every field.
+// into it. docs/formats.md documents every field.
 type CanonicalRecord struct {
 	Format         string                `json:"format"`
 	ID             string                `json:"id,omitempty"`

@@ -69,7 +69,7 @@ func TestCanonicalLineByHand(t *testing.T) {
 }
 
 // ExampleDecodeCanonicalLine reads one line of the canonical format
-// (data/FORMAT.md).
+// (docs/formats.md).
 func ExampleDecodeCanonicalLine() {
 	p, err := DecodeCanonicalLine([]byte(`{"format":"companydocs/v1","id":"dp_xd6fknwcheqvzkkphrvq","source":"registry_cache","court":"B1204","register_type":"HRB","register_number":"260641","name":"GeVo Zahntechnik GmbH","legal_form":"GmbH","seat":"Emmendingen","federal_state":"Baden-Württemberg","status":"removed","documents":["HD","DK","UT","VÖ"],"retrieved_at":"2018-07-28T03:16:34Z"}`))
 	if err != nil {
