@@ -131,7 +131,11 @@ func (s *Orders) reindex(tx Tx, rec *OrderRecord, from string) error {
 		return nil
 	}
 	slot := OpenSlot{Account: rec.Account, ProfileID: o.CompanyProfileID, DocumentType: o.DocumentType, PlanID: o.PlanID}
-	return tx.ReleaseOpenOrder(slot, o.ID)
+	holder, err := tx.OpenOrder(slot)
+	if err != nil || holder != o.ID {
+		return err // another order's slot (this one's was never claimed, e.g. stored before slots) stays
+	}
+	return tx.ReleaseOpenOrder(slot)
 }
 
 // Next-step kinds after creation.

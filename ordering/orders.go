@@ -218,20 +218,18 @@ func (s *Orders) idempotentRepeat(tx Tx, id string, c *create) error {
 	return err
 }
 
-// debit takes the plan's credits from the account. A plan that costs no
-// credits leaves the account record alone; the account must still exist.
+// debit takes the plan's credits from the account, if its balance holds
+// them. A plan that costs no credits leaves the account record alone; the
+// account must still exist.
 func debit(tx Tx, account string, plan companydocs.Plan) error {
-	if plan.CreditCost == 0 {
-		_, err := getAccount(tx, account)
+	rec, err := getAccount(tx, account) // locks the row: the check holds until the commit
+	if err != nil || plan.CreditCost == 0 {
 		return err
 	}
-	balance, err := tx.DebitCredits(account, plan.CreditCost)
-	switch {
-	case errors.Is(err, ErrInsufficientCredits):
-		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %s; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, credits(plan.CreditCost), balance)
-	case errors.Is(err, ErrNotFound):
-		return errNoAccount(account)
+	if rec.Credits < plan.CreditCost {
+		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %s; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, credits(plan.CreditCost), rec.Credits)
 	}
+	_, err = tx.AddCredits(account, -plan.CreditCost)
 	return err
 }
 
