@@ -131,6 +131,12 @@
 // reason is required) and cancel (OperatorAction, Deliver). The other role
 // is forbidden.
 //
+// Every order this package hands out carries the actions its caller may
+// take now (Order.AllowedActions, from AllowedActions): the transitions
+// the one table lets the caller's role make, and a client's download of
+// its delivered document. A front end offers exactly these; each is
+// checked again when it is taken.
+//
 // # Documents
 //
 // CheckDelivery refuses, before a byte of the PDF is read, what Deliver
