@@ -174,7 +174,7 @@ func openAccountsStore(dataDir, url string) (ordering.Store, func(), error) {
 	path := filepath.Join(dataDir, bbolt.DatabaseFile)
 	db, err := bbolt.Open(path, bbolt.Options{})
 	if errors.Is(err, bbolt.ErrInUse) {
-		err = fmt.Errorf("a running companydocs server holds %s; stop the server, run this command, then start the server again", path)
+		err = fmt.Errorf("a running companydocs server holds %s and does not answer on %s: run this command again once it serves, or stop the server, run it, then start the server again", path, storeSocketFile)
 	} else if err != nil {
 		err = explainStoreError(path, err)
 	}
@@ -209,7 +209,7 @@ func lockAccountsDataDir(dataDir string) (*os.File, error) {
 	lock, err := lockDataDir(dataDir, "accounts")
 	var inUse *dataDirInUseError
 	if errors.As(err, &inUse) {
-		return nil, fmt.Errorf("%w; stop the server, run this command, then start the server again", err)
+		return nil, fmt.Errorf("%w and does not answer on %s yet: run this command again once the server serves (for a server on PostgreSQL, pass --store), or stop the server, run it, then start the server again", err, storeSocketFile)
 	}
 	return lock, err
 }
