@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"companydocs"
 	"companydocs/bbolt"
@@ -30,6 +31,10 @@ change itself (a new key and a new balance count at once), or, with no
 server, on the file directly. With --store postgres://... (COMPANYDOCS_STORE,
 then DATABASE_URL) it works on the PostgreSQL store, also while servers run
 on it.`
+
+// accountsSocketTimeout bounds an accounts command sent to a running
+// server: one small transaction, or a server that hangs.
+const accountsSocketTimeout = 30 * time.Second
 
 // runAccounts administers accounts: through a running server's store
 // socket, else directly in the order database. Help and usage errors
@@ -87,7 +92,9 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	req := accountRequest{Name: name, Role: role, Credits: int64(credits), Add: int64(add)}
 	url := storeURL(fs, store)
 	if url == "" {
-		online, err := accountsOnServer(context.Background(), dataDir, args[0], req, asJSON, stdout)
+		ctx, cancel := context.WithTimeout(context.Background(), accountsSocketTimeout)
+		defer cancel()
+		online, err := accountsOnServer(ctx, dataDir, args[0], req, asJSON, stdout)
 		if online || err != nil {
 			return err
 		}
