@@ -113,9 +113,13 @@ type Order struct {
 	NextStep             NextStep        `json:"next_step"`
 	History              []HistoryEntry  `json:"history"`
 	// Document is set once the order is DELIVERED.
-	Document       *OrderDocument `json:"document,omitempty"`
-	Account        string         `json:"-"`
-	IdempotencyKey string         `json:"-"`
+	Document *OrderDocument `json:"document,omitempty"`
+	// AllowedActions are what the caller of the answer may do with the
+	// order now, by the transition table and the caller's role (see
+	// package ordering's Action names); never null.
+	AllowedActions []string `json:"allowed_actions"`
+	Account        string   `json:"-"`
+	IdempotencyKey string   `json:"-"`
 }
 
 // SnapshotOf copies the order-relevant data of a verified profile.

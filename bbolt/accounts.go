@@ -64,24 +64,11 @@ func (t *tx) SetAccountKey(account string, keyHash []byte) error {
 	})
 }
 
-// AddCredits adds n credits.
+// AddCredits changes the balance by n; the rules checked that it stays
+// at or above zero (one writer at a time: nothing changes it meanwhile).
 func (t *tx) AddCredits(account string, n int64) (balance int64, err error) {
 	err = t.changeAccount(account, func(rec *ordering.AccountRecord) error {
 		rec.Credits += n
-		balance = rec.Credits
-		return nil
-	})
-	return balance, err
-}
-
-// DebitCredits takes cost credits when the balance holds them.
-func (t *tx) DebitCredits(account string, cost int64) (balance int64, err error) {
-	err = t.changeAccount(account, func(rec *ordering.AccountRecord) error {
-		balance = rec.Credits
-		if rec.Credits < cost {
-			return ordering.ErrInsufficientCredits
-		}
-		rec.Credits -= cost
 		balance = rec.Credits
 		return nil
 	})

@@ -91,14 +91,10 @@ func (t *tx) claim(bucket, k []byte, orderID string) (holder string, err error) 
 	return "", nil
 }
 
-// ReleaseOpenOrder frees the slot if orderID holds it.
-func (t *tx) ReleaseOpenOrder(slot ordering.OpenSlot, orderID string) error {
-	k := slotKey(slot)
-	if string(t.read(bucketOpenOrders).Get(k)) != orderID {
-		return nil
-	}
-	if err := t.write(bucketOpenOrders).Delete(k); err != nil {
-		return fmt.Errorf("close order %s: %w", orderID, err)
+// ReleaseOpenOrder frees the slot (the rules checked its holder).
+func (t *tx) ReleaseOpenOrder(slot ordering.OpenSlot) error {
+	if err := t.write(bucketOpenOrders).Delete(slotKey(slot)); err != nil {
+		return fmt.Errorf("free the open-order slot: %w", err)
 	}
 	return nil
 }

@@ -202,13 +202,10 @@ func (s *Accounts) AddCredits(name string, n int64) error {
 			return err
 		case n > 0 && rec.Credits > math.MaxInt64-n:
 			return companydocs.Errorf(companydocs.EVALIDATION, "That many credits do not fit in the balance of %q.", name)
-		case n > 0:
+		case n < 0 && rec.Credits+n < 0: // not -n, which overflows for the smallest int64
+			return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Account %q has only %s; it cannot lose %d.", name, credits(rec.Credits), uint64(-n))
+		case n != 0:
 			_, err = tx.AddCredits(name, n)
-		case n < 0:
-			var balance int64
-			if balance, err = tx.DebitCredits(name, -n); errors.Is(err, ErrInsufficientCredits) {
-				return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Account %q has only %s; it cannot lose %d.", name, credits(balance), -n)
-			}
 		}
 		return err
 	})
@@ -234,7 +231,7 @@ func (s *Accounts) EnsureDemoAccount(credits int64) (apiKey string, created bool
 		}
 		if rec == nil {
 			created = true
-			return tx.CreateAccount(&AccountRecord{Account: Account{Name: DemoAccount, Credits: credits, CreatedAt: s.now().UTC()}, KeyHash: hashSecret(apiKey)})
+			return tx.CreateAccount(&AccountRecord{Account: Account{Name: DemoAccount, Credits: credits, CreatedAt: s.now().UTC(), Role: companydocs.RoleClient}, KeyHash: hashSecret(apiKey)})
 		}
 		ended, err = rotateKey(tx, DemoAccount, apiKey)
 		return err

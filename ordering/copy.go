@@ -214,6 +214,7 @@ func copyAccounts(src, dst Tx) error {
 	}
 	for i := range accounts {
 		a := &accounts[i]
+		a.Role = a.role() // one stored before roles existed is a client
 		if err := dst.CreateAccount(a); err != nil {
 			return fmt.Errorf("copy account %s: %w", a.Name, err)
 		}

@@ -5,10 +5,12 @@
 // bbolt is the embedded store (one file, orders.db); package postgres
 // shares one database between several nodes. A store's Update may run
 // its function more than once (a shared commit run again, a serialization
-// failure retried), so the rules only fill variables inside it; the
-// unique keys (Idempotency-Key per account, one open order per slot) and
-// the debit (never below zero) are claims the store makes atomically, so
-// that the rules hold across processes too.
+// failure retried), so the rules only fill variables inside it. The rules
+// check every invariant themselves (transitions, ownership, a balance
+// never below zero, read with the account's row locked), but for the
+// unique keys (Idempotency-Key per account, one open order per slot, ids,
+// names): those are claims the store makes atomically, since only the
+// database decides two processes claiming one key at once.
 //
 // Two types share a store: Accounts authenticates (accounts, API keys,
 // credits, sessions and their sweep) and Orders orders (plans, previews,
@@ -128,6 +130,12 @@
 // (OperatorOrders), confirm payment, mark requested, deliver, fail (a
 // reason is required) and cancel (OperatorAction, Deliver). The other role
 // is forbidden.
+//
+// Every order this package hands out carries the actions its caller may
+// take now (Order.AllowedActions, from AllowedActions): the transitions
+// the one table lets the caller's role make, and a client's download of
+// its delivered document. A front end offers exactly these; each is
+// checked again when it is taken.
 //
 // # Documents
 //

@@ -131,7 +131,11 @@ func (s *Orders) reindex(tx Tx, rec *OrderRecord, from string) error {
 		return nil
 	}
 	slot := OpenSlot{Account: rec.Account, ProfileID: o.CompanyProfileID, DocumentType: o.DocumentType, PlanID: o.PlanID}
-	return tx.ReleaseOpenOrder(slot, o.ID)
+	holder, err := tx.OpenOrder(slot)
+	if err != nil || holder != o.ID {
+		return err // another order's slot (this one's was never claimed, e.g. stored before slots) stays
+	}
+	return tx.ReleaseOpenOrder(slot)
 }
 
 // Next-step kinds after creation.
@@ -191,21 +195,6 @@ func (s *Orders) CancelOrder(ctx context.Context, account, id, note string) (*co
 	return s.change(ctx, account, id, companydocs.OrderStatusCancelled, companydocs.ActorClient, noteOr(note, HistoryCancelledByClient, noteClientCancel), nil)
 }
 
-// Operator actions, each a transition made by an operator account.
-const (
-	ActionPay     = "pay"
-	ActionRequest = "request"
-	ActionFail    = "fail"
-	ActionCancel  = "cancel"
-)
-
-var actionStatus = map[string]string{
-	ActionPay:     companydocs.OrderStatusPaid,
-	ActionRequest: companydocs.OrderStatusRequested,
-	ActionFail:    companydocs.OrderStatusFailed,
-	ActionCancel:  companydocs.OrderStatusCancelled,
-}
-
 // OperatorAction makes a transition as operator: pay (payment confirmed),
 // request (asked of the register), fail (note is the reason, required)
 // and cancel. Deliver is separate, since it carries the document.
@@ -214,7 +203,7 @@ func (s *Orders) OperatorAction(ctx context.Context, operator, id, action, note 
 		return nil, err
 	}
 	to, ok := actionStatus[action]
-	if !ok {
+	if !ok || action == ActionDeliver {
 		return nil, fmt.Errorf("unknown operator action %q", action)
 	}
 	field := "note"
@@ -371,7 +360,7 @@ func (s *Orders) change(ctx context.Context, owner, id, to, actor string, note h
 		if tr, err = s.move(tx, rec, to, actor, note, s.now().UTC()); err != nil {
 			return err
 		}
-		out = rec.order()
+		out = rec.orderFor(roleOfActor(actor))
 		return nil
 	})
 	if err != nil {
@@ -379,6 +368,15 @@ func (s *Orders) change(ctx context.Context, owner, id, to, actor string, note h
 	}
 	s.notify(tr)
 	return out, nil
+}
+
+// roleOfActor is the role of the account that made a change: the
+// answer shows the order as that account sees it.
+func roleOfActor(actor string) string {
+	if actor == companydocs.ActorOperator {
+		return companydocs.RoleOperator
+	}
+	return companydocs.RoleClient
 }
 
 // attach records the delivered document (a SharedStore stores it here);

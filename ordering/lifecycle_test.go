@@ -154,7 +154,7 @@ func testEveryIllegalTransitionRefused(t *testing.T) {
 		companydocs.OrderStatusPreviewReady: nil,
 		companydocs.OrderStatusPaid:         {ActionPay},
 		companydocs.OrderStatusRequested:    {ActionPay, ActionRequest},
-		companydocs.OrderStatusDelivered:    {ActionPay, ActionRequest, "deliver"},
+		companydocs.OrderStatusDelivered:    {ActionPay, ActionRequest, ActionDeliver},
 		companydocs.OrderStatusFailed:       {ActionPay, ActionFail},
 		companydocs.OrderStatusCancelled:    {ActionCancel},
 	}
@@ -163,16 +163,16 @@ func testEveryIllegalTransitionRefused(t *testing.T) {
 		case actor == companydocs.ActorClient:
 			_, err := s.CancelOrder(ctx, acct, id, "")
 			return err
-		case action == "deliver":
+		case action == ActionDeliver:
 			_, err := s.Deliver(ctx, op, id, bytes.NewReader(testPDF))
 			return err
 		}
 		_, err := s.OperatorAction(ctx, op, id, action, "reason")
 		return err
 	}
-	target := map[string]string{ActionPay: companydocs.OrderStatusPaid, ActionRequest: companydocs.OrderStatusRequested, ActionFail: companydocs.OrderStatusFailed, ActionCancel: companydocs.OrderStatusCancelled, "deliver": companydocs.OrderStatusDelivered}
+	target := map[string]string{ActionPay: companydocs.OrderStatusPaid, ActionRequest: companydocs.OrderStatusRequested, ActionFail: companydocs.OrderStatusFailed, ActionCancel: companydocs.OrderStatusCancelled, ActionDeliver: companydocs.OrderStatusDelivered}
 	tries := []struct{ actor, action string }{{companydocs.ActorClient, ActionCancel}}
-	for _, a := range []string{ActionPay, ActionRequest, "deliver", ActionFail, ActionCancel} {
+	for _, a := range []string{ActionPay, ActionRequest, ActionDeliver, ActionFail, ActionCancel} {
 		tries = append(tries, struct{ actor, action string }{companydocs.ActorOperator, a})
 	}
 	for from, path := range paths {

@@ -24,7 +24,7 @@ func (s *Orders) OperatorOrder(ctx context.Context, operator, id string) (*compa
 	err := s.store.View(ctx, func(tx Tx) error {
 		rec, err := getOrder(tx, id)
 		if err == nil {
-			out = rec.order()
+			out = rec.orderFor(companydocs.RoleOperator)
 		}
 		return err
 	})

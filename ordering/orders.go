@@ -27,10 +27,14 @@ type OrderRecord struct {
 	LastEventID string `json:"last_event_id,omitempty"`
 }
 
-func (r *OrderRecord) order() *companydocs.Order {
+// orderFor is the order as an account of role sees it, with the actions
+// it may take now. Stored records hold no actions: they depend on who
+// asks.
+func (r *OrderRecord) orderFor(role string) *companydocs.Order {
 	o := r.Order
 	o.Account, o.IdempotencyKey = r.Account, r.IdempotencyKey
 	o.History = r.history()
+	o.AllowedActions = AllowedActions(&o, role)
 	return &o
 }
 
@@ -146,7 +150,7 @@ func (s *Orders) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition
 	if err := s.insertOrder(tx, &rec, c); err != nil {
 		return nil, nil, err
 	}
-	created := rec.order()
+	created := rec.orderFor(companydocs.RoleClient)
 	if err := writeEvent(tx, &rec, evt, rec.Order.CreatedAt); err != nil {
 		return nil, nil, err
 	}
@@ -214,20 +218,18 @@ func (s *Orders) idempotentRepeat(tx Tx, id string, c *create) error {
 	return err
 }
 
-// debit takes the plan's credits from the account. A plan that costs no
-// credits leaves the account record alone; the account must still exist.
+// debit takes the plan's credits from the account, if its balance holds
+// them. A plan that costs no credits leaves the account record alone; the
+// account must still exist.
 func debit(tx Tx, account string, plan companydocs.Plan) error {
-	if plan.CreditCost == 0 {
-		_, err := getAccount(tx, account)
+	rec, err := getAccount(tx, account) // locks the row: the check holds until the commit
+	if err != nil || plan.CreditCost == 0 {
 		return err
 	}
-	balance, err := tx.DebitCredits(account, plan.CreditCost)
-	switch {
-	case errors.Is(err, ErrInsufficientCredits):
-		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %s; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, credits(plan.CreditCost), balance)
-	case errors.Is(err, ErrNotFound):
-		return errNoAccount(account)
+	if rec.Credits < plan.CreditCost {
+		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %s; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, credits(plan.CreditCost), rec.Credits)
 	}
+	_, err = tx.AddCredits(account, -plan.CreditCost)
 	return err
 }
 
@@ -338,7 +340,7 @@ func duplicate(tx Tx, id, format string) error {
 		return err
 	}
 	e := companydocs.Errorf(companydocs.EDUPLICATEORDER, format, id)
-	e.Order = rec.order()
+	e.Order = rec.orderFor(companydocs.RoleClient) // only the owner meets its own duplicate
 	return e
 }
 
@@ -369,7 +371,7 @@ func (s *Orders) Order(ctx context.Context, account, id string) (*companydocs.Or
 		if rec.Account != account {
 			return errOrderNotFound(id)
 		}
-		out = rec.order()
+		out = rec.orderFor(companydocs.RoleClient)
 		return nil
 	})
 	return out, err
@@ -423,7 +425,7 @@ func (s *Orders) ordersPage(ctx context.Context, account, role, status, cursor s
 	}
 	orders = make([]*companydocs.Order, 0, limit)
 	for _, rec := range recs[:min(len(recs), limit)] {
-		orders = append(orders, rec.order())
+		orders = append(orders, rec.orderFor(role))
 	}
 	if len(recs) > limit {
 		next = encodeCursor(orders[limit-1].ID)

@@ -73,9 +73,9 @@ func (s *Orders) nextEventID(tx Tx, rec *OrderRecord) (string, error) {
 }
 
 // writeEvent appends the event of the order's current status under id,
-// its payload the order as GET shows it now.
+// its payload the order as GET shows it to its owner now.
 func writeEvent(tx Tx, rec *OrderRecord, id string, at time.Time) error {
-	payload, err := json.Marshal(rec.order())
+	payload, err := json.Marshal(rec.orderFor(companydocs.RoleClient))
 	if err != nil {
 		return fmt.Errorf("encode event payload of order %s: %w", rec.Order.ID, err)
 	}

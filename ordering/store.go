@@ -10,9 +10,21 @@ import (
 
 // Store persists accounts, sessions, orders, the outbox and webhooks
 // atomically; the rules (the gate, duplicates, idempotency, credits,
-// transitions, refunds, the outbox, the session cap) are this package's
-// and decide the same way over every store. A store is named after its
-// dependency: package bbolt (the embedded default) and package postgres.
+// transitions, refunds, ownership, the outbox, the session cap) are this
+// package's and decide the same way over every store. A store is named
+// after its dependency: package bbolt (the embedded default) and package
+// postgres.
+//
+// A store checks no rule of its own, with one kind of exception: the
+// uniqueness of a key that two transactions may claim at once (an
+// account's name and key hash, an order or event id, an
+// Idempotency-Key, an open-order slot). Across processes sharing one
+// database only the database can decide such a race (a primary key or
+// unique constraint, an INSERT ... ON CONFLICT), so the store answers it
+// (ErrExists, or the holder of a claim) and the rules turn the answer
+// into their error. Constraints a database keeps beyond that (PostgreSQL:
+// CHECK (credits >= 0), the status values) stand behind the rules and
+// never decide in their place.
 //
 // Records cross the interface as this package's types; a store decides
 // how to keep them (JSON in buckets, rows in tables). Byte slices and
@@ -54,8 +66,6 @@ var (
 	ErrNotFound = errors.New("record not found")
 	// ErrExists: a record with that key exists already.
 	ErrExists = errors.New("record exists already")
-	// ErrInsufficientCredits: a debit larger than the balance.
-	ErrInsufficientCredits = errors.New("insufficient credits")
 )
 
 // Tx is one transaction of a Store: typed, record-level reads and writes
@@ -80,7 +90,7 @@ type AccountTx interface {
 	// Accounts returns every account in name order.
 	Accounts() ([]AccountRecord, error)
 	// CreateAccount stores a new account with its key hash: ErrExists when
-	// the name or the key hash is taken.
+	// the name or the key hash is taken. The rules always give it a role.
 	CreateAccount(rec *AccountRecord) error
 	// AccountForKey returns the name of the account whose API key has
 	// hash keyHash, or "" when no account has it.
@@ -88,16 +98,12 @@ type AccountTx interface {
 	// SetAccountKey replaces the account's key hash; the old hash no
 	// longer finds the account. ErrNotFound when there is no account.
 	SetAccountKey(account string, keyHash []byte) error
-	// AddCredits adds n > 0 credits (a grant or a refund) and returns the
-	// new balance. ErrNotFound when there is no account. The caller
-	// checks that the sum fits an int64.
+	// AddCredits changes the balance by n: a grant or a refund (n > 0) or
+	// a debit (n < 0), and returns the new balance. ErrNotFound when there
+	// is no account. The rules read the account first in the same
+	// transaction, which locks its row, and check that the new balance
+	// is neither negative nor past an int64; the store only persists it.
 	AddCredits(account string, n int64) (balance int64, err error)
-	// DebitCredits takes cost > 0 credits if the balance holds them
-	// (UPDATE ... SET credits = credits - cost WHERE credits >= cost) and
-	// returns the new balance. When it does not, nothing changes and the
-	// error is ErrInsufficientCredits with the balance as it is.
-	// ErrNotFound when there is no account.
-	DebitCredits(account string, cost int64) (balance int64, err error)
 }
 
 // SessionTx holds sessions, keyed by the SHA-256 of the token.
@@ -153,9 +159,10 @@ type OrderTx interface {
 	// free and returns ""; when another order holds it, it changes
 	// nothing and returns that order's id.
 	ClaimOpenOrder(slot OpenSlot, orderID string) (holder string, err error)
-	// ReleaseOpenOrder frees the slot if orderID holds it; otherwise it
-	// does nothing.
-	ReleaseOpenOrder(slot OpenSlot, orderID string) error
+	// ReleaseOpenOrder frees the slot. The rules release a slot only for
+	// the order that holds it, read with OpenOrder under that order's row
+	// lock; a slot that is free already is not an error.
+	ReleaseOpenOrder(slot OpenSlot) error
 	// AccountOrders returns up to limit of the account's orders, newest
 	// first (ids sort by creation time), with ids below before ("" for the
 	// newest), only those in status unless status is "".

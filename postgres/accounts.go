@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"companydocs"
 	"companydocs/ordering"
 )
 
@@ -48,18 +47,15 @@ func (t *txn) Accounts() ([]ordering.AccountRecord, error) {
 }
 
 // CreateAccount inserts the account: ErrExists when the name or the key
-// hash is taken. An account without a role (one stored before roles) is
-// a client.
+// hash is taken. The uniqueness stays here: only the database's primary
+// key and unique constraint decide two nodes creating the same name or
+// key at once.
 func (t *txn) CreateAccount(rec *ordering.AccountRecord) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
-	role := rec.Role
-	if role == "" {
-		role = companydocs.RoleClient
-	}
 	n, err := t.exec("INSERT INTO accounts ("+accountColumns+") VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-		rec.Name, role, rec.Credits, rec.KeyHash, rec.CreatedAt)
+		rec.Name, rec.Role, rec.Credits, rec.KeyHash, rec.CreatedAt)
 	return inserted(n, err, fmt.Sprintf("create account %q", rec.Name))
 }
 
@@ -87,7 +83,10 @@ func (t *txn) SetAccountKey(account string, keyHash []byte) error {
 	return nil
 }
 
-// AddCredits adds n credits and returns the new balance.
+// AddCredits changes the balance by n and returns the new one. The rules
+// checked the balance with the account's row locked (Account in Update),
+// so no other node changes it before this commits; CHECK (credits >= 0)
+// stands behind them and is never the answer a client gets.
 func (t *txn) AddCredits(account string, n int64) (int64, error) {
 	if err := t.needWrite(); err != nil {
 		return 0, err
@@ -100,30 +99,6 @@ func (t *txn) AddCredits(account string, n int64) (int64, error) {
 		return 0, fmt.Errorf("add credits to account %q: %w", account, ordering.ErrNotFound)
 	}
 	return balance, nil
-}
-
-// DebitCredits takes cost credits in one conditional UPDATE, so that no
-// interleaving of nodes takes more than the balance (and CHECK (credits
-// >= 0) stands behind it).
-func (t *txn) DebitCredits(account string, cost int64) (int64, error) {
-	if err := t.needWrite(); err != nil {
-		return 0, err
-	}
-	var balance int64
-	found, err := t.one("UPDATE accounts SET credits = credits - $2 WHERE name = $1 AND credits >= $2 RETURNING credits", []any{account, cost}, &balance)
-	if err != nil {
-		return 0, fmt.Errorf("debit account %q: %w", account, err)
-	} else if found {
-		return balance, nil
-	}
-	found, err = t.one("SELECT credits FROM accounts WHERE name = $1", []any{account}, &balance)
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("read the balance of account %q: %w", account, err)
-	case !found:
-		return 0, fmt.Errorf("debit account %q: %w", account, ordering.ErrNotFound)
-	}
-	return balance, ordering.ErrInsufficientCredits
 }
 
 // utc returns t in UTC, as the rules write times (pgx reads them in the

@@ -33,9 +33,9 @@
 // delivery, an order of the account) go on meanwhile: the referenced ids
 // and names never change, and no order or account is deleted. What spans
 // rows is a constraint, so no interleaving can break it: UNIQUE keys for the
-// Idempotency-Key of an account and for the one open order per slot,
-// CHECK (credits >= 0) under debits of the form UPDATE ... WHERE credits
-// >= cost. Deadlocks (40P01) and serialization failures (40001) are run
+// Idempotency-Key of an account and for the one open order per slot. The
+// balance is the rules': they read the account locked, check, then change
+// it; CHECK (credits >= 0) stands behind them. Deadlocks (40P01) and serialization failures (40001) are run
 // again up to maxAttempts times. Read transactions run at REPEATABLE
 // READ, read-only: one snapshot for everything they read.
 //

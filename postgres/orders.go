@@ -119,13 +119,14 @@ func (t *txn) ClaimOpenOrder(slot ordering.OpenSlot, orderID string) (string, er
 	return t.OpenOrder(slot)
 }
 
-// ReleaseOpenOrder frees the slot if orderID holds it.
-func (t *txn) ReleaseOpenOrder(slot ordering.OpenSlot, orderID string) error {
+// ReleaseOpenOrder frees the slot (the rules checked its holder, whose
+// order row they hold locked).
+func (t *txn) ReleaseOpenOrder(slot ordering.OpenSlot) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
-	_, err := t.exec("DELETE FROM open_orders WHERE account = $1 AND profile_id = $2 AND document_type = $3 AND plan_id = $4 AND order_id = $5",
-		slotArgs(slot, orderID)...)
+	_, err := t.exec("DELETE FROM open_orders WHERE account = $1 AND profile_id = $2 AND document_type = $3 AND plan_id = $4",
+		slotArgs(slot)...)
 	return wrap(err, "release the open-order slot")
 }
 

@@ -55,7 +55,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 		if _, err := tx.AddCredits("nobody", 1); !errors.Is(err, ordering.ErrNotFound) {
 			return fmt.Errorf("credits for a missing account: %v, want ErrNotFound", err)
 		}
-		err := tx.CreateAccount(&ordering.AccountRecord{Account: ordering.Account{Name: "other", CreatedAt: t0}, KeyHash: []byte("key of acme")})
+		err := tx.CreateAccount(&ordering.AccountRecord{Account: ordering.Account{Name: "other", CreatedAt: t0, Role: companydocs.RoleClient}, KeyHash: []byte("key of acme")})
 		if !errors.Is(err, ordering.ErrExists) {
 			return fmt.Errorf("an account with a taken key hash: %v, want ErrExists", err)
 		}
@@ -137,31 +137,30 @@ func TestIdempotencyKeyClaimedOnceAcrossNodes(t *testing.T) {
 }
 
 // TestDebitsNeverOverdrawAcrossNodes: 4N debits of one credit on two
-// nodes at once against N credits: exactly N succeed, the rest answer
-// ErrInsufficientCredits with balance 0, and the balance ends at 0.
+// nodes at once against N credits, through the rules (ordering.Accounts,
+// which check the balance with the account's row locked): exactly N
+// succeed, the rest answer insufficient_credits, and the balance ends
+// at 0.
 func TestDebitsNeverOverdrawAcrossNodes(t *testing.T) {
 	const n = 16
 	nodes := openNodes(t, newDatabase(t), 2)
 	newAccount(t, nodes[0], "acme", n)
+	rules := make([]*ordering.Accounts, len(nodes))
+	for i, db := range nodes {
+		rules[i] = ordering.NewAccounts(db, ordering.Options{SweepInterval: -1})
+		t.Cleanup(rules[i].Close)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, 4*n)
 	for i := range errs {
-		wg.Go(func() {
-			errs[i] = nodes[i%2].Update(context.Background(), func(tx ordering.Tx) error {
-				balance, err := tx.DebitCredits("acme", 1)
-				if errors.Is(err, ordering.ErrInsufficientCredits) && balance != 0 {
-					return fmt.Errorf("refused with balance %d", balance)
-				}
-				return err
-			})
-		})
+		wg.Go(func() { errs[i] = rules[i%2].AddCredits("acme", -1) })
 	}
 	wg.Wait()
 	ok := 0
 	for _, err := range errs {
 		if err == nil {
 			ok++
-		} else if !errors.Is(err, ordering.ErrInsufficientCredits) {
+		} else if companydocs.ErrorCode(err) != companydocs.EINSUFFICIENTFUNDS {
 			t.Fatal(err)
 		}
 	}
@@ -477,7 +476,7 @@ func TestCheckFindsWhatConstraintsCannot(t *testing.T) {
 		if err := tx.UpdateOrder(o, companydocs.OrderStatusCancelled); err != nil {
 			return err
 		}
-		return tx.ReleaseOpenOrder(slot, "ord_1")
+		return tx.ReleaseOpenOrder(slot)
 	})
 	if err := db.Check(); err == nil || !strings.Contains(err.Error(), "holds no slot") {
 		t.Fatalf("check of an open order without its slot: %v", err)

@@ -84,7 +84,7 @@ func TestEveryUsedTextExists(t *testing.T) {
 
 // TestCodesHaveWords checks that every error and blocker code, order
 // status, workflow status, actor, next-step kind and history code of the
-// service has plain words on the page.
+// service, and every operator action, has plain words on the page.
 func TestCodesHaveWords(t *testing.T) {
 	en := languageKeys(t)["en"]
 	codes := []string{
@@ -104,6 +104,8 @@ func TestCodesHaveWords(t *testing.T) {
 		"nextStep.payment", "nextStep.delivery", "nextStep.download", "nextStep.none",
 		"history.order_created", "history.paid_at_creation", "history.payment_confirmed", "history.requested_from_register",
 		"history.delivered", "history.cancelled_by_client", "history.cancelled_by_operator", "history.note",
+		// the operator's next step in the queue: its first allowed action, or none
+		"queue.step.pay", "queue.step.request", "queue.step.deliver", "queue.step.fail", "queue.step.cancel", "queue.step.none",
 	}
 	for _, k := range codes {
 		if !en[k] {

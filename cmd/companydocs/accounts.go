@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"companydocs"
 	"companydocs/bbolt"
@@ -23,14 +25,21 @@ const accountsUsage = `usage:
   companydocs accounts list [--json]
   companydocs accounts credit --name N --add C
 
-accounts works on orders.db in the data directory (--data-dir) directly; if a
-server runs on that directory, stop it first. With --store postgres://...
-(COMPANYDOCS_STORE, then DATABASE_URL) it works on the PostgreSQL store,
-also while servers run on it.`
+accounts works on orders.db in the data directory (--data-dir): through the
+socket store.sock of a server running on that directory, which makes the
+change itself (a new key and a new balance count at once), or, with no
+server, on the file directly. With --store postgres://... (COMPANYDOCS_STORE,
+then DATABASE_URL) it works on the PostgreSQL store, also while servers run
+on it.`
 
-// runAccounts administers accounts directly in the order database. Help
-// and usage errors touch nothing; otherwise it holds the data directory's
-// lock, as a server does, while it works.
+// accountsSocketTimeout bounds an accounts command sent to a running
+// server: one small transaction, or a server that hangs.
+const accountsSocketTimeout = 30 * time.Second
+
+// runAccounts administers accounts: through a running server's store
+// socket, else directly in the order database. Help and usage errors
+// touch nothing; working directly, it holds the data directory's lock, as
+// a server does, while it works.
 func runAccounts(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, accountsUsage)
@@ -76,29 +85,79 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	if err := checkAccountsArgs(args[0], fs.Args(), name, credits, add); err != nil {
 		return err
 	}
-	db, release, err := openAccountsStore(dataDir, storeURL(fs, store))
+	role := companydocs.RoleClient
+	if operator {
+		role = companydocs.RoleOperator
+	}
+	req := accountRequest{Name: name, Role: role, Credits: int64(credits), Add: int64(add)}
+	url := storeURL(fs, store)
+	if url == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), accountsSocketTimeout)
+		defer cancel()
+		online, err := accountsOnServer(ctx, dataDir, args[0], req, asJSON, stdout)
+		if online || err != nil {
+			return err
+		}
+	}
+	db, release, err := openAccountsStore(dataDir, url)
 	if err != nil {
 		return err
 	}
 	defer release()
-	svc := ordering.NewAccounts(db, ordering.Options{SweepInterval: -1})
-	switch args[0] {
+	return accountsDirect(ordering.NewAccounts(db, ordering.Options{SweepInterval: -1}), args[0], req, asJSON, stdout)
+}
+
+// accountsDirect runs an accounts command on the store itself.
+func accountsDirect(svc *ordering.Accounts, command string, req accountRequest, asJSON bool, stdout io.Writer) error {
+	switch command {
 	case "create":
-		role := companydocs.RoleClient
-		if operator {
-			role = companydocs.RoleOperator
-		}
-		return createAccount(svc, name, role, int64(credits), asJSON, stdout)
-	case "list":
-		return listAccounts(svc, asJSON, stdout)
-	case "credit":
-		if err := svc.AddCredits(name, int64(add)); err != nil {
+		key, err := svc.CreateAccountWithRole(req.Name, req.Role, req.Credits)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "Added %d credits to %s.\n", add, name)
+		return printCreated(createdAccount{Name: req.Name, APIKey: key, Credits: req.Credits, Role: req.Role}, asJSON, stdout)
+	case "list":
+		accounts, err := svc.All()
+		if err != nil {
+			return err
+		}
+		return printAccounts(accounts, asJSON, stdout)
+	case "credit":
+		if err := svc.AddCredits(req.Name, req.Add); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Added %d credits to %s.\n", req.Add, req.Name)
 		return nil
 	}
-	return fmt.Errorf("unknown accounts command %q: %w", args[0], errUsage)
+	return fmt.Errorf("unknown accounts command %q: %w", command, errUsage)
+}
+
+// accountsOnServer runs an accounts command through the store socket of
+// the server running on dataDir, printing what accountsDirect prints.
+// online is false, and nothing happened, when no server listens.
+func accountsOnServer(ctx context.Context, dataDir, command string, req accountRequest, asJSON bool, stdout io.Writer) (online bool, err error) {
+	switch command {
+	case "create":
+		var created createdAccount
+		if online, err = askServer(ctx, dataDir, http.MethodPost, "/accounts", req, &created); !online || err != nil {
+			return online, err
+		}
+		return true, printCreated(created, asJSON, stdout)
+	case "list":
+		var accounts []ordering.Account
+		if online, err = askServer(ctx, dataDir, http.MethodGet, "/accounts", nil, &accounts); !online || err != nil {
+			return online, err
+		}
+		return true, printAccounts(accounts, asJSON, stdout)
+	case "credit":
+		var done struct{}
+		if online, err = askServer(ctx, dataDir, http.MethodPost, "/accounts/credit", accountRequest{Name: req.Name, Add: req.Add}, &done); !online || err != nil {
+			return online, err
+		}
+		fmt.Fprintf(stdout, "Added %d credits to %s.\n", req.Add, req.Name)
+		return true, nil
+	}
+	return false, fmt.Errorf("unknown accounts command %q: %w", command, errUsage)
 }
 
 // openAccountsStore opens the PostgreSQL store the URL names, which
@@ -122,7 +181,7 @@ func openAccountsStore(dataDir, url string) (ordering.Store, func(), error) {
 	path := filepath.Join(dataDir, bbolt.DatabaseFile)
 	db, err := bbolt.Open(path, bbolt.Options{})
 	if errors.Is(err, bbolt.ErrInUse) {
-		err = fmt.Errorf("a running companydocs server holds %s; stop the server, run this command, then start the server again", path)
+		err = fmt.Errorf("a running companydocs server holds %s and does not answer on %s: run this command again once it serves, or stop the server, run it, then start the server again", path, storeSocketFile)
 	} else if err != nil {
 		err = explainStoreError(path, err)
 	}
@@ -157,28 +216,20 @@ func lockAccountsDataDir(dataDir string) (*os.File, error) {
 	lock, err := lockDataDir(dataDir, "accounts")
 	var inUse *dataDirInUseError
 	if errors.As(err, &inUse) {
-		return nil, fmt.Errorf("%w; stop the server, run this command, then start the server again", err)
+		return nil, fmt.Errorf("%w and does not answer on %s yet: run this command again once the server serves (for a server on PostgreSQL, pass --store), or stop the server, run it, then start the server again", err, storeSocketFile)
 	}
 	return lock, err
 }
 
-func createAccount(svc *ordering.Accounts, name, role string, credits int64, asJSON bool, stdout io.Writer) error {
-	key, err := svc.CreateAccountWithRole(name, role, credits)
-	if err != nil {
-		return err
-	}
+func printCreated(a createdAccount, asJSON bool, stdout io.Writer) error {
 	if asJSON {
-		return json.NewEncoder(stdout).Encode(map[string]any{"name": name, "api_key": key, "credits": credits, "role": role})
+		return json.NewEncoder(stdout).Encode(a)
 	}
-	fmt.Fprintf(stdout, "Created %s account %s with %d credits.\nAPI key (shown only now, store it safely): %s\n", role, name, credits, key)
+	fmt.Fprintf(stdout, "Created %s account %s with %d credits.\nAPI key (shown only now, store it safely): %s\n", a.Role, a.Name, a.Credits, a.APIKey)
 	return nil
 }
 
-func listAccounts(svc *ordering.Accounts, asJSON bool, stdout io.Writer) error {
-	accounts, err := svc.All()
-	if err != nil {
-		return err
-	}
+func printAccounts(accounts []ordering.Account, asJSON bool, stdout io.Writer) error {
 	if asJSON {
 		return json.NewEncoder(stdout).Encode(accounts)
 	}

@@ -91,6 +91,7 @@ func (p *pageDriver) operateOrder(id string, pdf []byte) {
 	if card.Account != "browser-test" || !strings.Contains(card.Words, "Placed") || card.Actions != "pay-order,cancel-order" {
 		p.t.Fatalf("queue card = %+v, want the client's account, \"Placed\", and the actions confirm payment and cancel", card)
 	}
+	p.checkOperatorStep(id)
 
 	p.run("confirm the payment", chromedp.Click(chromedp.CSS(cardSelector("#queue-list", id, ".pay-order"))))
 	p.waitStatus("#queue-list", id, "PAID")
@@ -126,6 +127,29 @@ func (p *pageDriver) operateOrder(id string, pdf []byte) {
 	card = p.readCard("#queue-list", id)
 	if card.Timeline != "PREVIEW_READY/client,PAID/operator,REQUESTED/operator,DELIVERED/operator" || card.Times != 4 || card.Actions != "" {
 		p.t.Fatalf("delivered order in the queue = %+v, want four timeline entries with times and no actions left", card)
+	}
+	if card.NextStep != "operator" || !strings.Contains(card.StepText, "Nothing more to do") || strings.Contains(strings.ToLower(card.StepText), "download") {
+		p.t.Fatalf("delivered order in the queue says %q (%s), want the operator's \"Nothing more to do\" and no download", card.StepText, card.NextStep)
+	}
+}
+
+// checkOperatorStep: the queue says the operator's next step, from the
+// actions the service lists for the operator, in English and German, not
+// the client's ("Pay €4.50 ...").
+func (p *pageDriver) checkOperatorStep(id string) {
+	p.t.Helper()
+	card := p.readCard("#queue-list", id)
+	step := strings.ReplaceAll(card.StepText, "\u00a0", " ")
+	if card.NextStep != "operator" || !strings.Contains(step, "Confirm the payment of €4.50 once it has arrived") || strings.Contains(step, "Pay ") {
+		p.t.Fatalf("a new one-off order in the queue says %q (%s), want the operator's step: confirm the payment of €4.50", step, card.NextStep)
+	}
+	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
+	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
+	card = p.readCard("#queue-list", id)
+	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+	p.waitJS("the page in English", `document.documentElement.lang === "en"`)
+	if step = strings.ReplaceAll(card.StepText, "\u00a0", " "); !strings.Contains(step, "Ihr nächster Schritt: Bestätigen Sie die Zahlung von 4,50 €") {
+		p.t.Fatalf("the operator's step in German = %q, want \"Ihr nächster Schritt: Bestätigen Sie die Zahlung von 4,50 €\"", step)
 	}
 }
 

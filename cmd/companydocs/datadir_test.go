@@ -110,19 +110,27 @@ func wantRefused(tb testing.TB, err error, dir string) {
 	}
 }
 
-// TestAccountsRefusedWhileServing: the accounts command takes the same
-// lock, so it is refused with the holder's pid even before the server has
-// opened orders.db (while it ingests), and works again after the server
-// stops.
+// TestAccountsRefusedWhileServing: a running server answers the accounts
+// command on its socket; where no socket answers (a server still
+// ingesting has the lock but has not opened orders.db yet, simulated by
+// removing the socket file), the command takes the same lock as a server,
+// so it is refused with the holder's pid, and works again after the
+// server stops.
 func TestAccountsRefusedWhileServing(t *testing.T) {
 	dir := t.TempDir()
 	mustBuild(t, dir, 200, sampleFile(t))
 	s := startServer(t, dir)
 	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"accounts", "list", "--data-dir", dir}, &stdout, &stderr); err != nil {
+		t.Fatalf("accounts list through the server's socket: %v", err)
+	}
+	if err := os.Remove(filepath.Join(dir, storeSocketFile)); err != nil {
+		t.Fatal(err)
+	}
 	err := run(context.Background(), []string{"accounts", "list", "--data-dir", dir}, &stdout, &stderr)
 	var inUse *dataDirInUseError
 	if !errors.As(err, &inUse) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) || !strings.Contains(err.Error(), "stop the server") {
-		t.Fatalf("accounts list while serving: %v", err)
+		t.Fatalf("accounts list while serving without its socket: %v", err)
 	}
 	if err := s.shutdown(); err != nil {
 		t.Fatal(err)

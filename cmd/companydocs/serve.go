@@ -210,8 +210,8 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Metrics.SetOrderCounts(counts)
 	}
 	if m.OrderStore != nil {
-		if m.store, err = listenStore(m.Config.DataDir, m.OrderStore, m.Logger); err != nil {
-			m.Logger.Error("online backup and check are off: stop the server to run store backup or store check", "err", err)
+		if m.store, err = listenStore(m.Config.DataDir, m.OrderStore, m.Accounts, m.Logger); err != nil {
+			m.Logger.Error("online backup, check and accounts are off: stop the server to run store backup, store check or accounts", "err", err)
 		}
 	}
 	if m.Config.Demo {

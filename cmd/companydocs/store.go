@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"companydocs/bbolt"
+	"companydocs/ordering"
 )
 
 const storeUsage = `usage:
@@ -223,16 +224,13 @@ func copyOffline(path string, w io.Writer, timeout time.Duration) error {
 // copyFromServer asks a running server for a copy of its database. It
 // returns false, and no error, when no server listens.
 func copyFromServer(ctx context.Context, dataDir string, w io.Writer) (bool, error) {
-	sock := filepath.Join(dataDir, storeSocketFile)
-	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
+	client, sock := socketClient(dataDir)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://store/backup", nil)
 	if err != nil {
 		return false, err
 	}
 	resp, err := client.Do(req)
-	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+	if noServer(err) {
 		return false, nil // no server, or one that was killed and left its socket
 	} else if err != nil {
 		return false, fmt.Errorf("ask the server on %s for a copy: %w", sock, err)
@@ -253,8 +251,9 @@ func copyFromServer(ctx context.Context, dataDir string, w io.Writer) (bool, err
 }
 
 // storeSocket serves consistent copies of the order database to "store
-// backup" and "store check" on a unix socket only the server's user may
-// use (mode 0600, and the peer's uid is checked).
+// backup" and "store check", and the accounts commands (accountsocket.go),
+// on a unix socket only the server's user may use (mode 0600, and the
+// peer's uid is checked).
 type storeSocket struct {
 	srv  *http.Server
 	path string
@@ -262,7 +261,7 @@ type storeSocket struct {
 
 // listenStore starts the socket. The caller holds orders.db's lock, so a
 // socket file left there belongs to a server that is gone.
-func listenStore(dataDir string, db *bbolt.DB, logger *slog.Logger) (*storeSocket, error) {
+func listenStore(dataDir string, db *bbolt.DB, accounts *ordering.Accounts, logger *slog.Logger) (*storeSocket, error) {
 	path := filepath.Join(dataDir, storeSocketFile)
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale %s: %w", path, err)
@@ -283,6 +282,7 @@ func listenStore(dataDir string, db *bbolt.DB, logger *slog.Logger) (*storeSocke
 		}
 		serveBackup(w, db, logger)
 	})
+	serveAccounts(mux, accounts, logger)
 	s := &storeSocket{path: path, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, peerKey{}, c) }}}
 	go func() {

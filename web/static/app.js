@@ -1112,7 +1112,9 @@
     ]);
   }
 
-  function orderDetails(o) {
+  // orderDetails shows an order; step, when given, in place of the
+  // service's next step (the operator's queue says the operator's).
+  function orderDetails(o, step) {
     const company = o.company || {};
     const rows = [
       ["order.id", o.id],
@@ -1133,7 +1135,7 @@
         dl.append(el("div", {}, [el("dt", { text: t("order.status") }), el("dd", { className: "order-status", "data-status": o.status }, [statusBadge(o.status)])]));
       }
     }
-    return el("div", { className: "order-details", "data-order-id": o.id, "data-status": o.status }, [dl, nextStepNode(o), historyNode(o)]);
+    return el("div", { className: "order-details", "data-order-id": o.id, "data-status": o.status }, [dl, step || nextStepNode(o), historyNode(o)]);
   }
 
   // nextStepNode shows the service's next step: its kind in words and its
@@ -1347,10 +1349,17 @@
     }
   }
 
+  // allows reports whether the service lists action among what the
+  // signed-in account may do with the order now (allowed_actions): the
+  // page offers exactly those and keeps no rule of the lifecycle itself.
+  function allows(o, action) {
+    return (o.allowed_actions || []).indexOf(action) >= 0;
+  }
+
   function clientActions(o) {
     const box = el("div", { className: "actions order-actions" });
     const message = el("div", { className: "action-message", role: "status", "aria-live": "polite" });
-    if (o.status === "PREVIEW_READY" || o.status === "PAID") {
+    if (allows(o, "cancel")) {
       box.append(confirmingButton(t("action.cancel"), t("action.cancelQuestion"), t("action.cancelYes"), t("action.cancelNo"), "cancel-order", async () => {
         const changed = await api("POST", "/documents/orders/" + encodeURIComponent(o.id) + "/cancel", {}, { auth: true });
         replaceOrder(state.orders.items, changed);
@@ -1360,7 +1369,7 @@
         setStatus("orders-status", t("action.cancelled", { id: o.id }));
       }, message));
     }
-    if (o.status === "DELIVERED" && o.document) {
+    if (allows(o, "download")) {
       const b = el("button", { type: "button", className: "download-order primary", text: t("action.download") });
       b.addEventListener("click", () => guarded(b, message, () => downloadDocument(o, message)));
       box.append(b);
@@ -1492,12 +1501,27 @@
     const items = state.queue.items;
     const status = state.queue.status ? statusWords(state.queue.status) : t("queue.all");
     setStatus("queue-status-text", items.length === 0 ? t("queue.none", { status }) : t("queue.count", { n: items.length, status }));
-    list.replaceChildren(...items.map((o) => el("li", { className: "order-item", "data-order-id": o.id }, [orderDetails(o), operatorActions(o)])));
+    list.replaceChildren(...items.map((o) => el("li", { className: "order-item", "data-order-id": o.id }, [orderDetails(o, operatorStepNode(o)), operatorActions(o)])));
   }
 
-  // operatorActions offers what the lifecycle allows in the order's
-  // status: confirm payment, mark requested, deliver the PDF, fail with a
-  // reason, cancel. The service checks every transition again.
+  // operatorStepNode says the operator's next step, from the first action
+  // the service lists for the operator, in place of the client's next
+  // step (the client pays, downloads; the operator confirms, delivers).
+  function operatorStepNode(o) {
+    const action = (o.allowed_actions || [])[0] || "none";
+    const company = o.company || {};
+    const words = t("queue.step." + action, {
+      amount: formatMoney(o.total, o.currency), document: docName(o.document_type),
+      company: company.name || "", status: statusWords(o.status),
+    });
+    return el("p", { className: "next-step operator-step", "data-kind": "operator", "data-action": action }, [
+      el("strong", { text: t("queue.nextStep") + ":" }), el("span", { text: " " + words }),
+    ]);
+  }
+
+  // operatorActions offers what the service lists for the operator
+  // (allowed_actions): confirm payment, mark requested, deliver the PDF,
+  // fail with a reason, cancel. The service checks every action again.
   function operatorActions(o) {
     const message = el("div", { className: "action-message", role: "status", "aria-live": "polite" });
     const box = el("div", { className: "actions order-actions" });
@@ -1508,21 +1532,21 @@
       setStatus("queue-status-text", words);
       focusOrder("queue-list", o.id, selector);
     };
-    if (o.status === "PREVIEW_READY") {
+    if (allows(o, "pay")) {
       box.append(actionButton(t("queue.pay"), "pay-order", message, async () =>
         done(await api("POST", path + "pay", {}, { auth: true }), t("queue.paid", { id: o.id }), ".request-order")));
     }
-    if (o.status === "PAID") {
+    if (allows(o, "request")) {
       box.append(actionButton(t("queue.request"), "request-order", message, async () =>
         done(await api("POST", path + "request", {}, { auth: true }), t("queue.requested", { id: o.id }), ".deliver-file")));
     }
-    if (o.status === "REQUESTED") {
+    if (allows(o, "deliver")) {
       box.append(deliverForm(o, path, message, done));
     }
-    if (o.status === "PAID" || o.status === "REQUESTED") {
+    if (allows(o, "fail")) {
       box.append(failForm(o, path, message, done));
     }
-    if (STATUSES.indexOf(o.status) < STATUSES.indexOf("DELIVERED")) {
+    if (allows(o, "cancel")) {
       const noteId = "cancel-note-" + o.id;
       const note = el("input", { id: noteId, type: "text", className: "cancel-note", maxlength: "1000", autocomplete: "off" });
       const noteField = el("div", { className: "field" }, [el("label", { for: noteId, text: t("queue.cancelNote") }), note]);

@@ -1,0 +1,53 @@
+package ordering
+
+import "companydocs"
+
+// Actions a caller may take on an order. Every answer that shows an order
+// lists those its caller may take now (Order.AllowedActions), so that a
+// front end offers exactly these and repeats no rule of the lifecycle.
+const (
+	ActionPay      = "pay"      // operator: payment confirmed
+	ActionRequest  = "request"  // operator: asked of the register
+	ActionDeliver  = "deliver"  // operator: the register's PDF uploaded
+	ActionFail     = "fail"     // operator, with a reason
+	ActionCancel   = "cancel"   // client (its own order) or operator
+	ActionDownload = "download" // client: the delivered PDF of its own order
+)
+
+// actionStatus is the status each transition action moves an order to;
+// whether the caller may is the one transition table's answer
+// (companydocs.CanTransition).
+var actionStatus = map[string]string{
+	ActionPay:     companydocs.OrderStatusPaid,
+	ActionRequest: companydocs.OrderStatusRequested,
+	ActionDeliver: companydocs.OrderStatusDelivered,
+	ActionFail:    companydocs.OrderStatusFailed,
+	ActionCancel:  companydocs.OrderStatusCancelled,
+}
+
+// Actions lists every action in the order a front end offers them: the
+// operator's steps along the lifecycle, then cancel, then download.
+var Actions = []string{ActionPay, ActionRequest, ActionDeliver, ActionFail, ActionCancel, ActionDownload}
+
+// AllowedActions lists what an account of role may do with o now, in the
+// order of Actions: the transitions the table lets its actor make (a
+// client's only is cancel), and for a client the download of a delivered
+// document. An operator does not download: documents are the client's.
+// The list is never nil, so that an answer says [] rather than null.
+func AllowedActions(o *companydocs.Order, role string) []string {
+	actor := companydocs.ActorClient
+	if role == companydocs.RoleOperator {
+		actor = companydocs.ActorOperator
+	}
+	out := []string{}
+	for _, a := range Actions {
+		ok := companydocs.CanTransition(o.Status, actionStatus[a], actor)
+		if a == ActionDownload {
+			ok = actor == companydocs.ActorClient && o.Status == companydocs.OrderStatusDelivered && o.Document != nil
+		}
+		if ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
