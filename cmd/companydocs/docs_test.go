@@ -1,3 +1,9 @@
+//go:build !race
+
+// The documented commands start a server on the whole embedded sample,
+// as make run does; under the race detector its ingest alone takes
+// minutes, so make test runs these tests apart, without it.
+
 package main
 
 import (
@@ -240,14 +246,9 @@ func (d *docRunner) run(line string, env map[string]string) (didRun bool, err er
 
 // runnableCommands are the companydocs commands the test runs: on the
 // embedded sample they need nothing else, and they work while the server
-// runs. The others (serve, accounts) would need the server stopped.
-// Under the race detector an ingest of the whole sample takes minutes, so
-// ingest lines are then only checked; the server's own start-up ingest,
-// as make run does it, still runs.
+// runs. The others (serve, accounts on a data directory of its own) are
+// checked.
 func runnableCommands() []string {
-	if raceEnabled {
-		return []string{"help", "search", "store"}
-	}
 	return []string{"help", "ingest", "search", "store"}
 }
 
