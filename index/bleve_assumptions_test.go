@@ -271,3 +271,36 @@ func scorchFuzzy(t *testing.T, snap *scorch.IndexSnapshot, field, term string, d
 	}
 	return out
 }
+
+// TestCountAgreesWithTermFieldReaders checks that the document frequencies
+// read from the segments' postings lists (termStats.count) are those of
+// scorch's term field readers, for terms of every field a query weighs.
+func TestCountAgreesWithTermFieldReaders(t *testing.T) {
+	g := sharedGeneration(t)
+	adv, err := g.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s := &termStats{ctx: t.Context(), r: r}
+	for _, field := range []string{fieldName, fieldNamePlain, fieldSeat, fieldOfficers, fieldAddress, fieldSource} {
+		for _, term := range append(spread(dictionaryOf(t, r, field), 40), "no-such-term") {
+			got, err := s.count(field, term)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tfr, err := r.TermFieldReader(t.Context(), []byte(term), field, false, false, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := tfr.Count(); got != want {
+				t.Errorf("%s %q: count %d, term field reader %d", field, term, got, want)
+			}
+			tfr.Close()
+		}
+	}
+}

@@ -39,7 +39,12 @@ type termStats struct {
 	r      bindex.IndexReader
 	common uint64
 	err    error
+	// seen holds the frequencies looked up: building a query asks for
+	// some (a token's name and seat frequencies) more than once
+	seen map[fieldTerm]uint64
 }
+
+type fieldTerm struct{ field, term string }
 
 // fail keeps the first read error.
 func (s *termStats) fail(err error) {
@@ -77,13 +82,49 @@ func (s *termStats) docFreq(field, term string) uint64 {
 	if s == nil || s.err != nil {
 		return 0
 	}
-	tfr, err := s.r.TermFieldReader(s.ctx, []byte(term), field, false, false, false)
+	key := fieldTerm{field, term}
+	if n, ok := s.seen[key]; ok {
+		return n
+	}
+	n, err := s.count(field, term)
 	if err != nil {
 		s.fail(fmt.Errorf("document frequency of %q in %s: %w", term, field, err))
 		return 0
 	}
-	defer tfr.Close()
-	return tfr.Count()
+	if s.seen == nil {
+		s.seen = make(map[fieldTerm]uint64, 32)
+	}
+	s.seen[key] = n
+	return n
+}
+
+// count reads the documents holding term in field: from each segment's
+// postings list of the term, less its deleted documents, when the reader
+// is scorch's (a term field reader, which opens iterators too, costs
+// several times more); from a term field reader otherwise.
+func (s *termStats) count(field, term string) (uint64, error) {
+	snap, ok := s.r.(*scorch.IndexSnapshot)
+	if !ok {
+		tfr, err := s.r.TermFieldReader(s.ctx, []byte(term), field, false, false, false)
+		if err != nil {
+			return 0, err
+		}
+		defer tfr.Close()
+		return tfr.Count(), nil
+	}
+	var n uint64
+	for _, seg := range snap.Segments() {
+		dict, err := seg.Segment().Dictionary(field)
+		if err != nil {
+			return 0, err
+		}
+		pl, err := dict.PostingsList([]byte(term), seg.Deleted(), nil)
+		if err != nil {
+			return 0, err
+		}
+		n += pl.Count()
+	}
+	return n, nil
 }
 
 func (s *termStats) threshold() uint64 {
