@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/gob"
 	"encoding/json"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -169,5 +170,61 @@ func BenchmarkDecodeProfile(b *testing.B) {
 	}, func(v []byte) error {
 		var p companydocs.Profile
 		return gob.NewDecoder(bytes.NewReader(v)).Decode(&p)
+	})
+}
+
+// BenchmarkDictFuzzy compares the typo terms of a dictionary walk with
+// editAutomaton (dictFuzzy, used) and with scorch's Levenshtein DFA, for
+// mistyped real name words at the distances and prefixes searches use.
+func BenchmarkDictFuzzy(b *testing.B) {
+	g, _ := benchGeneration(b)
+	adv, err := g.idx.Advanced()
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	snap := r.(*scorch.IndexSnapshot)
+	var typos []string
+	for i, term := range spread(dictionaryOf(b, snap, fieldName), 200) {
+		typos = append(typos, typosOf(term, i)[1:]...)
+	}
+	lookup := func(b *testing.B, find func(typo string, distance int, prefix string) int) {
+		terms := 0
+		for i := 0; i < b.N; i++ {
+			typo := typos[i%len(typos)]
+			distance, prefix := fuzzyDistance(typo)
+			if distance == 0 {
+				continue
+			}
+			terms += find(typo, distance, prefixOf(typo, prefix))
+		}
+		b.ReportMetric(float64(terms)/float64(b.N), "terms/op")
+	}
+	b.Run("walk", func(b *testing.B) {
+		lookup(b, func(typo string, distance int, prefix string) int {
+			found, err := dictFuzzy(snap, fieldName, typo, distance, prefix)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return len(found)
+		})
+	})
+	b.Run("scorch", func(b *testing.B) {
+		lookup(b, func(typo string, distance int, prefix string) int {
+			dict, err := snap.FieldDictFuzzy(fieldName, typo, distance, prefix)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for e, err := dict.Next(); e != nil && err == nil; e, err = dict.Next() {
+				n++
+			}
+			dict.Close()
+			return n
+		})
 	})
 }

@@ -147,7 +147,7 @@ func TestDictFuzzy(t *testing.T) {
 	t.Logf("%d lookups; scorch's distance differs at the prefix %d times", lookups, atPrefix)
 }
 
-func dictionaryOf(t *testing.T, r bindex.IndexReader, field string) []string {
+func dictionaryOf(t testing.TB, r bindex.IndexReader, field string) []string {
 	t.Helper()
 	dict, err := r.FieldDict(field)
 	if err != nil {

@@ -169,6 +169,8 @@ func (a *editAutomaton) Accept(s int, b byte) int {
 	}
 	st := a.slots[s]
 	switch {
+	case st.need == 0 && b < 0x80:
+		return a.step(s, rune(b))
 	case st.need > 0 && b&0xc0 == 0x80:
 		st.partial = st.partial<<6 | rune(b&0x3f)
 		if st.need--; st.need == 0 {
@@ -177,8 +179,6 @@ func (a *editAutomaton) Accept(s int, b byte) int {
 		return a.put(s, st, a.row(s))
 	case st.need > 0:
 		return 0 // not UTF-8: no term of ours
-	case b < 0x80:
-		return a.step(s, rune(b))
 	case b&0xe0 == 0xc0:
 		st.partial, st.need = rune(b&0x1f), 1
 	case b&0xf0 == 0xe0:
@@ -215,13 +215,17 @@ func (a *editAutomaton) step(s int, r rune) int {
 	i := st.chars + 1
 	next := a.put(s, editState{prev: s, last: r, chars: i}, nil)
 	cur, row := a.row(s), a.row(next)
+	n := len(a.query)
+	lo, hi := max(1, i-int(a.max)), min(n, i+int(a.max))
+	// the next step reads this row from lo-1 to hi+1, IsMatch at n;
+	// entries outside lo..hi are past the budget
 	past := a.max + 1
-	for j := range row {
-		row[j] = past
+	row[lo-1], row[n] = past, past
+	if hi < n {
+		row[hi+1] = past
 	}
 	row[0] = a.saturate(i)
 	best := row[0]
-	lo, hi := max(1, i-int(a.max)), min(len(a.query), i+int(a.max))
 	for j := lo; j <= hi; j++ {
 		cost := 1
 		if a.query[j-1] == r {
