@@ -42,13 +42,6 @@ func cloneProfiles(ps []*companydocs.Profile) []*companydocs.Profile {
 	return out
 }
 
-// editCase is one real kind of register edit applied to a generation's
-// profiles, and the entry it must leave in the change record.
-type editCase struct {
-	number string // company_number of the real record edited
-	want   []companydocs.FieldChange
-}
-
 // realEdits builds generation A from chunk 53 and generation B from A's
 // profiles with the register's kinds of edits, and returns both with the
 // expected entries keyed by profile id of A.
