@@ -326,14 +326,11 @@ func successor(ptx, ntx *bolt.Tx, before *companydocs.Profile) (*companydocs.Pro
 	if before.Ref.Type == "" || before.Ref.Number == "" {
 		return nil, nil
 	}
-	same, err := profilesByKey(ntx, bucketNumbers, numberKey(before.Ref.Type, before.Ref.Number))
-	if err != nil {
-		return nil, err
-	}
 	var found *companydocs.Profile
-	for _, p := range same {
-		if ptx.Bucket(bucketProfiles).Get([]byte(p.ID)) != nil {
-			continue // held before: another entry, not a successor
+	for _, id := range newIDs(ptx, ntx, numberKey(before.Ref.Type, before.Ref.Number)) {
+		p, err := getProfile(ntx, id)
+		if err != nil || p == nil {
+			return nil, err
 		}
 		moved := before.Ref.Court != "" && p.Ref.FormerCourt == before.Ref.Court
 		if !moved && companydocs.NameKey(p.Name) != companydocs.NameKey(before.Name) {
@@ -345,6 +342,22 @@ func successor(ptx, ntx *bolt.Tx, before *companydocs.Profile) (*companydocs.Pro
 		found = p
 	}
 	return found, nil
+}
+
+// newIDs lists the ids under number in the new store's numbers bucket that
+// the previous store does not hold. Only they are decoded: a small number
+// ("HRB 5") is held by an entry at nearly every court.
+func newIDs(ptx, ntx *bolt.Tx, number string) []string {
+	prefix := indexEntry(number, "")
+	var ids []string
+	c := ntx.Bucket(bucketNumbers).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		id := k[len(prefix):]
+		if ptx.Bucket(bucketProfiles).Get(id) == nil {
+			ids = append(ids, string(id))
+		}
+	}
+	return ids
 }
 
 // compareKeys orders cursor keys with nil (an exhausted cursor) last.

@@ -356,3 +356,39 @@ func BenchmarkCompareStores(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChangeRecordOfGenerations compares the two newest generations of
+// the data directory $COMPANYDOCS_CHANGES_DATA_DIR (made by scripts/bench.sh
+// changes, say) as the commit of the newer one did, and reports the time
+// per profile of the newer one.
+func BenchmarkChangeRecordOfGenerations(b *testing.B) {
+	dataDir := os.Getenv("COMPANYDOCS_CHANGES_DATA_DIR")
+	if dataDir == "" {
+		msg := "set COMPANYDOCS_CHANGES_DATA_DIR to a data directory with two generations"
+		if os.Getenv("CI") == "true" {
+			b.Fatal(msg)
+		}
+		b.Skip(msg)
+	}
+	names, err := generationNames(dataDir)
+	if err != nil || len(names) < 2 {
+		b.Fatalf("need two generations in %s: %v %v", dataDir, names, err)
+	}
+	prev, next := names[len(names)-2], filepath.Join(indexDir(dataDir), names[len(names)-1])
+	meta, err := ReadMeta(next)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum ChangeSummary
+	for range b.N {
+		dir := b.TempDir()
+		if err := os.Link(filepath.Join(next, profilesName), filepath.Join(dir, profilesName)); err != nil {
+			b.Fatal(err)
+		}
+		if sum, err = writeChanges(dir, dataDir, prev, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*meta.Profiles)/1000, "µs/profile")
+	b.Logf("%s against %s: %d entries %v, %d new", names[len(names)-1], prev, sum.Profiles, sum.ByField, sum.Added)
+}
