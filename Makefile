@@ -55,9 +55,9 @@ bench:
 bench-ingest:
 	DATA=$(DATA) scripts/bench.sh build corpus ingest floor
 
-## bench-search: search latency over HTTP (needs bench-ingest)
+## bench-search: search latency over HTTP, the in-process profile and the cost account per query kind (needs bench-ingest)
 bench-search:
-	DATA=$(DATA) scripts/bench.sh build corpus queries search profile
+	DATA=$(DATA) scripts/bench.sh build corpus queries search profile costs
 
 ## bench-orders: order creation throughput and complete lifecycles with webhooks (needs bench-ingest)
 bench-orders:

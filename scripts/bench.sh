@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # National-scale benchmark of companydocs (see BENCHMARKS.md).
 #
-#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile changes all
+#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile costs changes all
 #
 # Environment: DATA (shared data, default ../shared/data), BENCH_DIR (work
 # directory, default var/bench), BENCH_SCALES (default "1.2m 5m"), SEED
@@ -134,6 +134,15 @@ step_pg() {
 	done
 }
 
+# The cost account of one search per query kind (in process, one client):
+# index searches, CPU time per stage, allocations (BENCHMARKS.md).
+step_costs() {
+	for s in $SCALES; do
+		need_index "$s"
+		record "costs-$s" env GOGC=800 "$BENCH" costs -data-dir "$OUT/data-$s" -queries "$OUT/queries-$s.jsonl"
+	done
+}
+
 step_profile() {
 	for s in $SCALES; do
 		need_index "$s"
@@ -183,8 +192,8 @@ step_floor() {
 [[ $# -gt 0 ]] || set -- all
 for step in "$@"; do
 	case $step in
-	all) step_build; step_corpus; step_queries; step_ingest; step_floor; step_search; step_orders; step_pg; step_profile ;;
-	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile | changes) "step_$step" ;;
+	all) step_build; step_corpus; step_queries; step_ingest; step_floor; step_search; step_orders; step_pg; step_profile; step_costs ;;
+	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile | costs | changes) "step_$step" ;;
 	*) echo "unknown step $step" >&2; exit 2 ;;
 	esac
 done

@@ -13,6 +13,7 @@
 //	bench lifecycle -bin BIN -data-dir DIR -profiles PROFILES.txt [-store postgres -nodes N -pool-size P]
 //	bench pg      -bin BIN -data-dir DIR -queries QUERIES.jsonl CORPUS...
 //	bench profile -data-dir DIR -queries QUERIES.jsonl -cpu CPU.pprof -mem MEM.pprof
+//	bench costs   -data-dir DIR -queries QUERIES.jsonl
 //
 // Every run talks to loopback addresses only and is bounded by a request
 // count and a duration. Results are printed as Markdown tables and, with
@@ -37,7 +38,8 @@ const usage = `bench measures companydocs. Commands:
   orders    order creation throughput and latency with 32 clients (bbolt, or PostgreSQL on one or more nodes)
   lifecycle complete order lifecycles (create, pay, request, deliver a PDF) with webhooks to a local receiver (same stores)
   pg        the same name queries against PostgreSQL pg_trgm and companydocs, side by side
-  profile   CPU and allocation profiles of the search path (in process)
+  profile   CPU and allocation profiles of the search path (in process); CPU time and allocations per query
+  costs     the cost account of one search per query kind: index searches, CPU time by stage, allocations (in process)
 Run "bench COMMAND -h" for the flags of a command.
 `
 
