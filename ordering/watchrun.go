@@ -1,0 +1,196 @@
+package ordering
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"companydocs"
+)
+
+// WatchRun is what comparing the watches with one generation did.
+type WatchRun struct {
+	Generation string
+	// Compared counts the watches compared with the generation by this
+	// run (a watch another node or an earlier run compared is skipped).
+	Compared int
+	// Changes counts the changed fields found, Changed the watches with
+	// at least one but whose profile is still held, Removed (ended) the
+	// watches whose profile is gone.
+	Changes, Changed, Removed int
+	// Events counts the events written, one per changed or removed watch.
+	Events int
+}
+
+func (r *WatchRun) add(o WatchRun) {
+	r.Compared += o.Compared
+	r.Changes += o.Changes
+	r.Changed += o.Changed
+	r.Removed += o.Removed
+	r.Events += o.Events
+}
+
+// ChangedProfiles is what a generation may know of its own changes: the
+// generation it was compared with at ingest and whether a profile
+// differs from that generation's. Watches last compared with previous
+// need a look-up only for the profiles changed reports.
+type ChangedProfiles interface {
+	Previous() string
+	Changed(profileID string) bool
+}
+
+// CompareWatches compares every live watch not yet compared with gen
+// (whose generation sorts before gen's name) with gen's profile: a
+// changed profile writes a company.changed event, a profile gen lacks a
+// company.removed event that ends the watch. Each watch's comparison
+// commits in one transaction with its event, keyed by the watch and the
+// generation: a watch compared once, by this node or another on the same
+// store, is skipped, so a change is reported once however often and on
+// however many nodes the generation is swapped in, and a run cut short
+// (a crash) is finished by the next. changed, when not nil, spares the
+// look-up of the profiles it says are unchanged.
+func (s *Orders) CompareWatches(ctx context.Context, gen WatchGeneration, changed ChangedProfiles) (WatchRun, error) {
+	run := WatchRun{Generation: gen.ID()}
+	err := s.eachWatchPage(ctx, func(page []WatchRecord) error {
+		due := dueWatches(page, gen.ID())
+		if len(due) == 0 {
+			return nil
+		}
+		profiles, err := lookUpWatched(gen, due, changed)
+		if err != nil {
+			return err
+		}
+		var r WatchRun
+		err = s.store.Update(ctx, func(tx Tx) error {
+			r = WatchRun{Generation: gen.ID()}
+			for _, w := range due {
+				if err := s.compareWatch(tx, w.ID, gen.ID(), profiles, &r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		run.add(r)
+		return err
+	})
+	return run, err
+}
+
+// dueWatches picks the live watches of a page not compared with the
+// generation named gen or a later one.
+func dueWatches(page []WatchRecord, gen string) []WatchRecord {
+	var due []WatchRecord
+	for _, w := range page {
+		if !w.Ended && w.Generation < gen {
+			due = append(due, w)
+		}
+	}
+	return due
+}
+
+// watchedProfile is a profile of the new generation as a comparison
+// needs it: the profile (nil when the generation lacks it), or unchanged
+// when the generation's own change list says it did not change since the
+// watch's generation.
+type watchedProfile struct {
+	profile   *companydocs.Profile
+	unchanged string // the generation since which the profile is known unchanged
+}
+
+// lookUpWatched reads the new profiles of the due watches, outside the
+// write transaction.
+func lookUpWatched(gen WatchGeneration, due []WatchRecord, changed ChangedProfiles) (map[string]watchedProfile, error) {
+	out := make(map[string]watchedProfile, len(due))
+	for _, w := range due {
+		id := w.CompanyProfileID
+		if _, ok := out[id]; ok {
+			continue
+		}
+		if changed != nil && w.Generation != "" && w.Generation == changed.Previous() && !changed.Changed(id) {
+			out[id] = watchedProfile{unchanged: w.Generation}
+			continue
+		}
+		p, err := gen.Profile(id)
+		if err != nil {
+			return nil, fmt.Errorf("read profile %s of generation %s: %w", id, gen.ID(), err)
+		}
+		out[id] = watchedProfile{profile: p}
+	}
+	return out, nil
+}
+
+// compareWatch compares one watch, read again under its row lock, with
+// the generation and writes its event and new state.
+func (s *Orders) compareWatch(tx Tx, id, gen string, profiles map[string]watchedProfile, r *WatchRun) error {
+	rec, err := tx.Watch(id)
+	if err != nil || rec == nil || rec.Ended || rec.Generation >= gen {
+		return err // deleted, ended or compared meanwhile
+	}
+	r.Compared++
+	wp := profiles[rec.CompanyProfileID]
+	if wp.unchanged != "" && wp.unchanged != rec.Generation {
+		return nil // compared meanwhile with another generation; the next run looks it up
+	}
+	change := s.changeOf(rec, gen, wp)
+	if change != nil {
+		if err := s.writeWatchEvent(tx, rec, change); err != nil {
+			return err
+		}
+		rec.LastChange = change
+		r.Events++
+		r.Changes += len(change.Changes)
+		if change.WatchEnded {
+			r.Removed++
+		} else {
+			r.Changed++
+		}
+	}
+	rec.Generation = gen
+	if err := tx.UpdateWatch(rec); err != nil {
+		return fmt.Errorf("store watch %s: %w", id, err)
+	}
+	return nil
+}
+
+// changeOf returns what the generation changed in the watched profile,
+// or nil, and moves rec's snapshot to the generation's profile; a
+// profile the generation lacks ends the watch.
+func (s *Orders) changeOf(rec *WatchRecord, gen string, wp watchedProfile) *companydocs.WatchChange {
+	if wp.unchanged != "" {
+		return nil
+	}
+	changes := companydocs.ProfileChanges(rec.Snapshot, wp.profile)
+	if wp.profile != nil {
+		rec.Snapshot = wp.profile
+		rec.Company = companydocs.SnapshotOf(wp.profile)
+	} else {
+		rec.Ended = true
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	return &companydocs.WatchChange{WatchID: rec.ID, CompanyProfileID: rec.CompanyProfileID,
+		GenerationBefore: rec.Generation, GenerationAfter: gen, At: s.now().UTC(), Changes: changes, WatchEnded: rec.Ended}
+}
+
+// writeWatchEvent appends the change's event to the outbox, for the
+// watching account's webhook endpoints.
+func (s *Orders) writeWatchEvent(tx Tx, rec *WatchRecord, change *companydocs.WatchChange) error {
+	floor, err := tx.EventIDFloor()
+	if err != nil {
+		return err
+	}
+	id := s.eventIDs.nextWithPrefix(eventIDPrefix)
+	if floor != "" && id <= floor {
+		id = idAfter(floor)
+	}
+	payload, err := json.Marshal(change)
+	if err != nil {
+		return fmt.Errorf("encode event payload of watch %s: %w", rec.ID, err)
+	}
+	e := Event{ID: id, Type: companydocs.EventCompanyChanged, Account: rec.Account, At: change.At, Payload: payload}
+	if err := tx.AppendEvent(&e); err != nil {
+		return fmt.Errorf("store event %s: %w", id, err)
+	}
+	return nil
+}
