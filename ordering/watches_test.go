@@ -24,7 +24,7 @@ func (g *fakeGeneration) Profile(id string) (*companydocs.Profile, error) {
 // watchCase is one watched real profile and what generation B does to it.
 type watchCase struct {
 	name    string
-	profile *companydocs.Profile // as generation A holds it
+	profile *companydocs.Profile         // as generation A holds it
 	edit    func(p *companydocs.Profile) // nil: B drops the profile
 	fields  []string                     // the changed fields B reports
 }
