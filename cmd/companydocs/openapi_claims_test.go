@@ -287,9 +287,11 @@ func oneWatchPlans(t *testing.T) string {
 
 // otherOrderable finds an orderable profile other than not.
 func otherOrderable(t *testing.T, s *testServer, not string) string {
-	for _, c := range s.flowSearch(t, "Rheinbahn").Candidates {
-		if c.OrderingEligible && c.ProfileID != not {
-			return c.ProfileID
+	for _, q := range []string{"Düsseldorf", "Freiburg GmbH", "Teningen"} {
+		for _, c := range s.flowSearch(t, q).Candidates {
+			if c.OrderingEligible && c.ProfileID != not {
+				return c.ProfileID
+			}
 		}
 	}
 	t.Fatal("no second orderable profile found")

@@ -21,9 +21,9 @@ const watchRecordCount = 1500
 // to it, as the register would.
 type watchCase struct {
 	name   string
-	record map[string]any               // as generation A holds it
-	edit   func(rec map[string]any)     // nil: the later generation drops it
-	fields []string                     // the changed fields the event reports
+	record map[string]any                // as generation A holds it
+	edit   func(rec map[string]any)      // nil: the later generation drops it
+	fields []string                      // the changed fields the event reports
 	check  func(t *testing.T, ch change) // the before and after of the fields
 }
 
