@@ -200,7 +200,7 @@ func testCompareWatches(t *testing.T) {
 	for i, o := range []*Orders{s.Orders, second} {
 		wg.Go(func() {
 			var err error
-			if runs[i], err = o.CompareWatches(ctx, genB, nil); err != nil {
+			if runs[i], err = o.CompareWatches(ctx, genB, nil, nil); err != nil {
 				t.Error(err)
 			}
 		})
@@ -209,7 +209,7 @@ func testCompareWatches(t *testing.T) {
 	if n := runs[0].Events + runs[1].Events; n != 10 {
 		t.Errorf("the runs wrote %d events (%+v, %+v), want 10", n, runs[0], runs[1])
 	}
-	again, err := s.CompareWatches(ctx, genB, nil)
+	again, err := s.CompareWatches(ctx, genB, nil, nil)
 	if err != nil || again.Compared != 0 || again.Events != 0 {
 		t.Errorf("comparing B again: %+v, %v", again, err)
 	}
@@ -329,13 +329,13 @@ func testCompareWatchesSkipped(t *testing.T) {
 		}
 		watchOf[w.ID] = c.name
 	}
-	run, err := s.CompareWatches(ctx, genC, nil)
+	run, err := s.CompareWatches(ctx, genC, nil, nil)
 	if err != nil || run.Events != 5 || run.Removed != 1 || run.Compared != 6 {
 		t.Fatalf("A -> C: %+v, %v", run, err)
 	}
 	checkWatchEvents(t, storedEvents(t, s), cases, watchOf, genA.ID(), genC.ID(), map[string]string{acme: ""})
 	// An older generation swapped in late (a lagging node) changes nothing.
-	if run, err := s.CompareWatches(ctx, genA, nil); err != nil || run.Compared != 0 {
+	if run, err := s.CompareWatches(ctx, genA, nil, nil); err != nil || run.Compared != 0 {
 		t.Errorf("comparing the older A after C: %+v, %v", run, err)
 	}
 }

@@ -48,8 +48,10 @@ type ChangedProfiles interface {
 // store, is skipped, so a change is reported once however often and on
 // however many nodes the generation is swapped in, and a run cut short
 // (a crash) is finished by the next. changed, when not nil, spares the
-// look-up of the profiles it says are unchanged.
-func (s *Orders) CompareWatches(ctx context.Context, gen WatchGeneration, changed ChangedProfiles) (WatchRun, error) {
+// look-up of the profiles it says are unchanged. committed, when not
+// nil, is called after each transaction with what it did, so that the
+// events of a long comparison go out while it runs.
+func (s *Orders) CompareWatches(ctx context.Context, gen WatchGeneration, changed ChangedProfiles, committed func(WatchRun)) (WatchRun, error) {
 	run := WatchRun{Generation: gen.ID()}
 	err := s.eachWatchPage(ctx, func(page []WatchRecord) error {
 		due := dueWatches(page, gen.ID())
@@ -70,8 +72,14 @@ func (s *Orders) CompareWatches(ctx context.Context, gen WatchGeneration, change
 			}
 			return nil
 		})
+		if err != nil {
+			return err
+		}
 		run.add(r)
-		return err
+		if committed != nil {
+			committed(r)
+		}
+		return nil
 	})
 	return run, err
 }

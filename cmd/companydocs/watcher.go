@@ -79,11 +79,7 @@ func (w *watcher) compare() (retry bool) {
 		return false // closing
 	}
 	start := time.Now()
-	run, err := w.orders.CompareWatches(w.ctx, gen, nil)
-	w.metrics.ObserveWatchRun(run.Compared, run.Changes, run.Changed, run.Removed, run.Events)
-	if run.Events > 0 && w.onEvents != nil {
-		w.onEvents()
-	}
+	run, err := w.orders.CompareWatches(w.ctx, gen, nil, w.committed)
 	if err != nil {
 		if w.ctx.Err() == nil {
 			w.logger.Error("comparing the watches with the generation failed; trying again", "generation", run.Generation,
@@ -99,6 +95,16 @@ func (w *watcher) compare() (retry bool) {
 		}
 	}
 	return false
+}
+
+// committed counts what one transaction of a comparison did and sends
+// its events on their way.
+func (w *watcher) committed(r ordering.WatchRun) {
+	w.metrics.ObserveWatchRun(r.Compared, r.Changes, r.Changed, r.Removed, r.Events)
+	w.logger.Debug("watch comparison committed", "generation", r.Generation, "compared", r.Compared, "events", r.Events)
+	if r.Events > 0 && w.onEvents != nil {
+		w.onEvents()
+	}
 }
 
 // Close stops the watcher, cancelling a comparison under way (the
