@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-national test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg clean
+.PHONY: run build test test-national test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -74,6 +74,10 @@ bench-orders-pg:
 ## bench-orders-pg-sample: the same on the embedded sample (minutes; no national corpus needed)
 bench-orders-pg-sample:
 	DATA=$(DATA) BENCH_SCALES=sample scripts/bench.sh build sample orders-pg
+
+## bench-changes: the cost of the change record: ingests of the same and of edited records, with and without it (1.2M and 5M)
+bench-changes:
+	DATA=$(DATA) scripts/bench.sh build corpus changes
 
 ## bench-pg: the same name queries against PostgreSQL pg_trgm (needs bench-ingest)
 bench-pg:

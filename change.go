@@ -21,7 +21,9 @@ const (
 	// FieldRemoved is the one change of a profile the newer generation no
 	// longer holds at all: Before is a RemovedValue, After is nil. A profile
 	// still held but struck off the register is a FieldStatus change to
-	// ProfileStatusRemoved instead.
+	// ProfileStatusRemoved instead, and one that moved to another court (a
+	// new profile id) a FieldRegister change when its successor is known
+	// (see docs/formats-changes.md).
 	FieldRemoved = "removed"
 )
 

@@ -39,6 +39,9 @@ type BuilderOptions struct {
 	// SkipMerge leaves the bleve segments unmerged at commit (faster build,
 	// slower searches); meant for tests.
 	SkipMerge bool
+	// NoChanges leaves the change record (changes.db) out: the commit then
+	// does not compare the new profiles with the previous generation's.
+	NoChanges bool
 	// Logger receives progress; default slog.Default().
 	Logger *slog.Logger
 }
@@ -79,6 +82,12 @@ type Builder struct {
 	flusher      *batchFlusher
 	counts       Meta
 	done         bool
+	// previous is the generation CURRENT named when the build started,
+	// which the change record compares with; previousNote says why there
+	// is none.
+	previous     string
+	previousNote string
+	changes      *ChangeSummary
 }
 
 // NewBuilder takes the build lock of dataDir (ErrBuildInProgress if another
@@ -114,6 +123,7 @@ func (b *Builder) start() error {
 	if orphan != "" {
 		b.opts.Logger.Warn("removed a generation a killed ingest renamed but never published", "generation", orphan)
 	}
+	b.notePrevious()
 	dir, err := os.MkdirTemp(indexDir(b.dataDir), buildingPrefix)
 	if err != nil {
 		return fmt.Errorf("create build dir: %w", err)
@@ -146,6 +156,24 @@ func (b *Builder) start() error {
 	b.flusher = newBatchFlusher(b.idx)
 	return nil
 }
+
+// notePrevious records the generation the change record will compare with:
+// the one CURRENT names now.
+func (b *Builder) notePrevious() {
+	name, err := readCurrent(b.dataDir)
+	switch {
+	case errors.Is(err, ErrNoGeneration):
+		b.previousNote = NoteNoPrevious
+	case err != nil:
+		b.previousNote = err.Error()
+	default:
+		b.previous = name
+	}
+}
+
+// Previous returns the generation the change record compares with, the one
+// CURRENT named when the build started; "" when there was none.
+func (b *Builder) Previous() string { return b.previous }
 
 // Dir returns the temporary directory the generation is built in.
 func (b *Builder) Dir() string { return b.dir }

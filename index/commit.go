@@ -49,7 +49,7 @@ func (b *Builder) commit(meta Meta) (Meta, error) {
 	}
 	m := b.counts
 	m.Version, m.ID, m.CreatedAt = IndexVersion, name, time.Now().UTC()
-	m.Sources, m.Summary = meta.Sources, meta.Summary
+	m.Sources, m.Summary, m.Changes = meta.Sources, meta.Summary, b.changes
 	hashStart := time.Now()
 	if m.Files, err = checksumFiles(b.dir); err != nil {
 		return Meta{}, err
@@ -109,17 +109,39 @@ func (b *Builder) finishStores() error {
 	// the resident memory on top of the mapped segments.
 	debug.FreeOSMemory()
 	// bleve merges on one goroutine: the compaction takes the other core.
+	// The change record reads the compacted store, on the same goroutine.
 	compacted := make(chan error, 1)
 	go func() {
 		start := time.Now()
 		err := compactProfiles(b.dir, compactTxBytes)
 		if err == nil {
 			b.opts.Logger.Info("profile store compacted", "duration", time.Since(start).Round(time.Millisecond))
+			err = b.recordChanges()
 		}
 		compacted <- err
 	}()
 	err := b.finishIndex()
 	return errors.Join(err, <-compacted)
+}
+
+// recordChanges writes the change record unless BuilderOptions.NoChanges.
+func (b *Builder) recordChanges() error {
+	if b.opts.NoChanges {
+		return nil
+	}
+	start := time.Now()
+	sum, err := writeChanges(b.dir, b.dataDir, b.previous, b.previousNote)
+	if err != nil {
+		return err
+	}
+	b.changes = &sum
+	log := b.opts.Logger.Info
+	if sum.Note != "" && sum.Note != NoteNoPrevious {
+		log = b.opts.Logger.Warn
+	}
+	log("changes recorded", "previous", sum.Previous, "note", sum.Note, "profiles", sum.Profiles,
+		"by_field", sum.ByField, "added", sum.Added, "duration", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // finishIndex merges the bleve segments, closes the index and removes the
@@ -411,6 +433,9 @@ func verifyGeneration(dir string, m Meta) error {
 	}
 	defer g.Close()
 	if err := g.checkCounts(true); err != nil {
+		return fmt.Errorf("verify generation: %w", err)
+	}
+	if _, err := g.Changes(); err != nil && (m.Changes != nil || !errors.Is(err, ErrNoChanges)) {
 		return fmt.Errorf("verify generation: %w", err)
 	}
 	if g.meta.Profiles != m.Profiles {

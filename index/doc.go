@@ -10,8 +10,11 @@
 //	  gen-20240102T030405Z-1a2b3c/
 //	    bleve/                 the bleve (scorch) index; only document ids are stored
 //	    profiles.db            bbolt: profiles by id, ids by register number and by LEI
+//	    changes.db             bbolt: what changed in each profile against the previous
+//	                           generation (optional; checked by Changes, not by Open)
 //	    meta.json              IndexVersion, counts, creation time, sources, summary,
-//	                           size and SHA-256 of every other file (checked by Open)
+//	                           size and SHA-256 of every other file (checked by Open),
+//	                           the change record's counts
 //	  .building-.../           a generation under construction
 //
 // A Builder writes a new generation next to the live one and publishes it

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -34,11 +35,17 @@ type Generation struct {
 	lock *os.File
 	// faulted is set by the first call that faulted (see recoverFault).
 	faulted atomic.Bool
+	// changes is the change record, opened by the first Changes.
+	changesOnce sync.Once
+	changes     *ChangeSet
+	changesErr  error
 }
 
 // Open verifies the generation in dir and opens it read-only. With the
 // checksums of meta.json, every file must have its recorded size and
-// SHA-256; a generation written before checksums existed gets structural
+// SHA-256 (but the change record, which Changes checks, so that a damaged
+// one never keeps the generation from serving); a generation written
+// before checksums existed gets structural
 // checks only (see Checksummed). Both bbolt files must hold every page
 // their meta page counts, and the index must hold as many documents as
 // meta.json counts profiles. A refused generation gives a RejectError
@@ -89,7 +96,7 @@ func (g *Generation) Checksummed() bool { return len(g.meta.Files) > 0 }
 // verifyAndOpen checks the files, opens the stores and checks the counts.
 func (g *Generation) verifyAndOpen() error {
 	if g.Checksummed() {
-		if err := verifyFiles(g.dir, g.meta.Files); err != nil {
+		if err := verifyFiles(g.dir, withoutChanges(g.meta.Files)); err != nil {
 			return err
 		}
 	}
@@ -256,6 +263,9 @@ func (g *Generation) Close() error {
 	}
 	if g.idx != nil {
 		errs = append(errs, g.idx.Close())
+	}
+	if g.changes != nil {
+		errs = append(errs, g.changes.close())
 	}
 	if g.db != nil {
 		errs = append(errs, g.db.Close())

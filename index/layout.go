@@ -83,6 +83,10 @@ type Meta struct {
 	// written before it existed lack it (an added field: older programs
 	// ignore it, so IndexVersion stays).
 	Files []FileSum `json:"files,omitempty"`
+	// Changes summarises the change record (changes.db): what this
+	// generation changed against the one current when its ingest started.
+	// Absent in generations without one (an added field, like Files).
+	Changes *ChangeSummary `json:"changes,omitempty"`
 }
 
 func indexDir(dataDir string) string { return filepath.Join(dataDir, indexDirName) }

@@ -306,6 +306,9 @@ func (l *Live) Current() (id string, count int, createdAt time.Time) {
 	return m.ID, m.Profiles, m.CreatedAt
 }
 
+// Meta returns meta.json of the current generation.
+func (l *Live) Meta() Meta { return l.cur.Load().gen.Meta() }
+
 // Profile looks id up in the current generation.
 func (l *Live) Profile(id string) (*companydocs.Profile, error) {
 	g, release, err := l.acquire()

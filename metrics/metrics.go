@@ -47,6 +47,8 @@ type Registry struct {
 	generationCreated prometheus.Gauge
 	swaps             prometheus.Counter
 	rejected          *prometheus.CounterVec
+	changedProfiles   prometheus.Gauge
+	changedFields     *prometheus.GaugeVec
 	createdAt         atomic.Int64 // unix nanoseconds of the current generation
 
 	ingestRecords prometheus.Gauge
@@ -155,7 +157,15 @@ func (m *Registry) registerGeneration() {
 		Namespace: namespace, Name: "index_generations_rejected_total",
 		Help: "Index generations refused before serving, by reason (meta, version, files, structure, open); a generation retried for the same reason counts once.",
 	}, []string{"reason"})
-	m.Prometheus.MustRegister(m.generation, m.generationProfile, m.generationCreated, age, m.swaps, m.rejected)
+	m.changedProfiles = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "index_generation_changed_profiles",
+		Help: "Profiles of the previous generation that the generation being served changed or no longer holds, as its change record counts them (-1 without a change record).",
+	})
+	m.changedFields = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "index_generation_changes",
+		Help: "Changes the change record of the generation being served holds, by field (name, seat, address, legal_form, status, register, officers, previous_names, lei, documents; removed for profiles no longer held).",
+	}, []string{"field"})
+	m.Prometheus.MustRegister(m.generation, m.generationProfile, m.generationCreated, age, m.swaps, m.rejected, m.changedProfiles, m.changedFields)
 }
 
 func (m *Registry) registerIngest() {
@@ -188,6 +198,24 @@ func (m *Registry) SetGeneration(id string, profiles int, createdAt time.Time) {
 	m.generationProfile.Set(float64(profiles))
 	m.generationCreated.Set(float64(createdAt.UnixNano()) / 1e9)
 	m.createdAt.Store(createdAt.UnixNano())
+}
+
+// SetGenerationChanges records the counts of the change record of the
+// generation being served: profiles changed or removed and changes by
+// field; recorded false for a generation without a change record.
+func (m *Registry) SetGenerationChanges(recorded bool, profiles int, byField map[string]int) {
+	if m == nil {
+		return
+	}
+	m.changedFields.Reset()
+	if !recorded {
+		m.changedProfiles.Set(-1)
+		return
+	}
+	m.changedProfiles.Set(float64(profiles))
+	for _, f := range append(append([]string(nil), companydocs.ChangeFields...), companydocs.FieldRemoved) {
+		m.changedFields.WithLabelValues(f).Set(float64(byField[f]))
+	}
 }
 
 // ObserveSwap records that a newly published generation was swapped in.

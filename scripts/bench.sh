@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # National-scale benchmark of companydocs (see BENCHMARKS.md).
 #
-#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile all
+#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile changes all
 #
 # Environment: DATA (shared data, default ../shared/data), BENCH_DIR (work
 # directory, default var/bench), BENCH_SCALES (default "1.2m 5m"), SEED
@@ -144,6 +144,36 @@ step_profile() {
 	done
 }
 
+# The cost of the change record: the corpus ingested into a fresh data
+# directory, again (nothing changed), again without the record
+# (--no-changes), then a copy with every 100th real record edited (bench
+# edits), with and without the record. The "changes recorded" log line of
+# each ingest (its duration and counts) lands next to the results.
+step_changes() {
+	for s in $SCALES; do
+		local edited=$OUT/edited-$s d=$OUT/data-$s-changes
+		[[ -d $edited ]] || record "edits-$s" "$BENCH" edits -every 100 -o "$edited" "${REAL[@]}"
+		local changed=("$edited"/*.edited.jsonl.gz)
+		[[ $s == 5m ]] && changed+=("$SYNTH")
+		rm -rf "$d"
+		# shellcheck disable=SC2046
+		changes_run "$s" first "$d" $(corpus_for "$s") "${GLEIF[@]}"
+		# shellcheck disable=SC2046
+		changes_run "$s" same "$d" $(corpus_for "$s") "${GLEIF[@]}"
+		# shellcheck disable=SC2046
+		changes_run "$s" same-no-changes "$d" --no-changes $(corpus_for "$s") "${GLEIF[@]}"
+		changes_run "$s" edited "$d" "${changed[@]}" "${GLEIF[@]}"
+		changes_run "$s" edited-no-changes "$d" --no-changes "${changed[@]}" "${GLEIF[@]}"
+		rm -rf "$d"
+	done
+}
+
+changes_run() { # scale name data-dir ingest-args...
+	local s=$1 name=$2 d=$3; shift 3
+	record "changes-$s-$name" "$BENCH" ingest -bin "$BIN" -data-dir "$d" -json "$RES/changes-$s-$name.json" -- "$@" 2>"$RES/changes-$s-$name.log"
+	grep '"changes recorded"' "$RES/changes-$s-$name.log" | tee -a "$RES/changes-$s-$name.md" || true
+}
+
 # What bleve alone spends per document (segment build and one merge), the
 # floor under the ingest's CPU per record.
 step_floor() {
@@ -154,7 +184,7 @@ step_floor() {
 for step in "$@"; do
 	case $step in
 	all) step_build; step_corpus; step_queries; step_ingest; step_floor; step_search; step_orders; step_pg; step_profile ;;
-	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile) "step_$step" ;;
+	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile | changes) "step_$step" ;;
 	*) echo "unknown step $step" >&2; exit 2 ;;
 	esac
 done

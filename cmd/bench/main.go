@@ -7,6 +7,7 @@
 //
 //	bench queries -gleif FILE... -o QUERIES.jsonl [-profiles PROFILES.txt] CORPUS...
 //	bench ingest  -bin BIN -data-dir DIR FILE...
+//	bench edits   -every N -o DIR CORPUS...
 //	bench search  -bin BIN -data-dir DIR -queries QUERIES.jsonl
 //	bench orders  -bin BIN -data-dir DIR -profiles PROFILES.txt [-store postgres -nodes N -pool-size P]
 //	bench lifecycle -bin BIN -data-dir DIR -profiles PROFILES.txt [-store postgres -nodes N -pool-size P]
@@ -31,6 +32,7 @@ import (
 const usage = `bench measures companydocs. Commands:
   queries   build a labelled query set (and orderable profile ids) from a corpus
   ingest    time an ingest: records/s, peak RSS, bytes on disk
+  edits     copy OffeneRegister dumps with every n-th record edited as the register edits them (for the change record)
   search    search latency over HTTP at 1, 4 and 16 clients, per query kind; serving RSS
   orders    order creation throughput and latency with 32 clients (bbolt, or PostgreSQL on one or more nodes)
   lifecycle complete order lifecycles (create, pay, request, deliver a PDF) with webhooks to a local receiver (same stores)
@@ -56,7 +58,7 @@ func run(ctx context.Context, args []string) error {
 		return errors.New("no command")
 	}
 	cmds := map[string]func(context.Context, []string) error{
-		"queries": runQueries, "ingest": runIngest, "search": runSearch,
+		"queries": runQueries, "ingest": runIngest, "edits": runEdits, "search": runSearch,
 		"orders": runOrders, "lifecycle": runLifecycle, "pg": runPG, "profile": runProfile,
 	}
 	cmd, ok := cmds[args[0]]

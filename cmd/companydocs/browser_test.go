@@ -631,7 +631,7 @@ func startBrowserServer(t *testing.T, fixtures string) *Main {
 	inputs := []ingest.Input{{Path: sample}, {Path: fixtures}, {Path: leiSample}}
 	start := time.Now()
 	defer func() { t.Logf("ingest and start took %s", time.Since(start).Round(time.Millisecond)) }()
-	if _, _, err := buildGeneration(context.Background(), dir, inputs, index.DefaultKeep, browserSampleRecords, false, nil, logger); err != nil {
+	if _, _, err := buildGeneration(context.Background(), dir, inputs, buildOptions{keep: index.DefaultKeep, maxRecords: browserSampleRecords}, nil, logger); err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
 	m := NewMain()

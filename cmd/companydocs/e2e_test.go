@@ -100,7 +100,7 @@ func mustBuild(tb testing.TB, dataDir string, maxRecords int, inputs ...string) 
 	for _, p := range inputs {
 		in = append(in, ingest.Input{Path: p})
 	}
-	meta, _, err := buildGeneration(context.Background(), dataDir, in, index.DefaultKeep, maxRecords, true, nil, slog.New(slog.DiscardHandler))
+	meta, _, err := buildGeneration(context.Background(), dataDir, in, buildOptions{keep: index.DefaultKeep, maxRecords: maxRecords, allowShrink: true}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		tb.Fatalf("build generation: %v", err)
 	}

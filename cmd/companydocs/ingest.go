@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
+	"strings"
 	"time"
 
 	"companydocs"
@@ -24,7 +26,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var (
 		dataDir, format, logFormat, cpuProfile string
 		keep, maxRecords                       int
-		allowShrink                            bool
+		allowShrink, noChanges                 bool
 	)
 	fs := newFlagSet("ingest", stdout, stderr)
 	fs.Synopsis = "usage: companydocs ingest [flags] FILE..."
@@ -35,6 +37,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.String(&logFormat, "log-format", "auto", "log format: auto, text or json")
 	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the ingest to this file (go tool pprof)")
 	fs.BoolVar(&allowShrink, "allow-shrink", false, "publish even if the new generation holds under half the live generation's profiles")
+	fs.BoolVar(&noChanges, "no-changes", false, "do not compare the new profiles with the live generation's: the generation gets no change record (changes.db)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -61,7 +64,8 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	logger := newLogger(stderr, logFormat, "info")
 	p := newProgressPrinter(stderr, logger)
-	meta, sum, err := buildGeneration(ctx, dataDir, inputs, keep, maxRecords, allowShrink, p.report, logger)
+	opts := buildOptions{keep: keep, maxRecords: maxRecords, allowShrink: allowShrink, noChanges: noChanges}
+	meta, sum, err := buildGeneration(ctx, dataDir, inputs, opts, p.report, logger)
 	p.finish()
 	if sum != nil {
 		sum.Write(stdout)
@@ -70,7 +74,30 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "Published index generation %s with %d profiles.\n", meta.ID, meta.Profiles)
+	writeChangeSummary(stdout, meta.Changes)
 	return nil
+}
+
+// writeChangeSummary tells the operator what the change record holds.
+func writeChangeSummary(w io.Writer, c *index.ChangeSummary) {
+	switch {
+	case c == nil:
+		fmt.Fprintln(w, "No change record (--no-changes).")
+	case c.Previous == "":
+		fmt.Fprintf(w, "No changes recorded: %s.\n", c.Note)
+	default:
+		fields := make([]string, 0, len(c.ByField))
+		for _, f := range append(slices.Clone(companydocs.ChangeFields), companydocs.FieldRemoved) {
+			if n := c.ByField[f]; n > 0 {
+				fields = append(fields, fmt.Sprintf("%s %d", f, n))
+			}
+		}
+		fmt.Fprintf(w, "Changes against %s: %d profiles changed or removed", c.Previous, c.Profiles)
+		if len(fields) > 0 {
+			fmt.Fprintf(w, " (%s)", strings.Join(fields, ", "))
+		}
+		fmt.Fprintf(w, ", %d new.\n", c.Added)
+	}
 }
 
 // ingestInputs checks that every input file can be opened before anything
@@ -122,15 +149,25 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}, nil
 }
 
+// buildOptions are the ingest's choices beside its inputs.
+type buildOptions struct {
+	keep, maxRecords int
+	// allowShrink publishes a generation under companydocs.MinShareOfLive
+	// of the live one's profiles.
+	allowShrink bool
+	// noChanges leaves out the change record.
+	noChanges bool
+}
+
 // buildGeneration ingests inputs into a new generation and publishes it;
 // on any error the build is aborted and the live generation stays current.
-func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input, keep, maxRecords int, allowShrink bool, progress func(ingest.Progress), logger *slog.Logger) (index.Meta, *ingest.Summary, error) {
-	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: keep, Logger: logger})
+func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input, opts buildOptions, progress func(ingest.Progress), logger *slog.Logger) (index.Meta, *ingest.Summary, error) {
+	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: opts.keep, NoChanges: opts.noChanges, Logger: logger})
 	if err != nil {
 		return index.Meta{}, nil, err
 	}
 	restoreGC := relaxGC()
-	sum, err := ingest.Run(ctx, inputs, b, ingest.Options{Progress: progress, MaxRecords: maxRecords})
+	sum, err := ingest.Run(ctx, inputs, b, ingest.Options{Progress: progress, MaxRecords: opts.maxRecords})
 	// The commit merges the index: its heap is live data rather than the
 	// build's short-lived garbage, and at the raised GC target it would
 	// count on top of the mapped segments.
@@ -139,7 +176,7 @@ func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input,
 		err = errors.New("the input holds no usable record; nothing was published")
 	}
 	if err == nil {
-		err = checkShrink(dataDir, b.Count(), allowShrink)
+		err = checkShrink(dataDir, b.Count(), opts.allowShrink)
 	}
 	if err != nil {
 		b.Abort()
@@ -205,7 +242,7 @@ func (m *Main) ensureGeneration(ctx context.Context) error {
 	p := newProgressPrinter(m.Stderr, m.Logger)
 	report := func(pr ingest.Progress) { p.report(pr); m.Metrics.IngestProgress(pr.Records) }
 	m.Metrics.IngestStarted()
-	meta, sum, err := buildGeneration(ctx, m.Config.DataDir, inputs, m.Config.Keep, 0, true, report, m.Logger)
+	meta, sum, err := buildGeneration(ctx, m.Config.DataDir, inputs, buildOptions{keep: m.Config.Keep, allowShrink: true}, report, m.Logger)
 	m.Metrics.IngestFinished()
 	p.finish()
 	if err != nil {

@@ -196,6 +196,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("open index: %w", err)
 	}
 	m.Metrics.SetGeneration(m.Live.Current())
+	m.observeChanges(m.Live.Meta())
 	store, err := m.openOrderStore(ctx)
 	if err != nil {
 		return err
@@ -335,8 +336,18 @@ func (m *Main) observeSearch(res *resolver.Result) {
 // observeSwap records a newly swapped-in generation in the metrics.
 func (m *Main) observeSwap(meta index.Meta) {
 	m.Metrics.ObserveSwap(meta.ID, meta.Profiles, meta.CreatedAt)
+	m.observeChanges(meta)
 	if w := m.watcher.Load(); w != nil {
 		w.Wake()
+	}
+}
+
+// observeChanges records the change counts of the generation being served.
+func (m *Main) observeChanges(meta index.Meta) {
+	if c := meta.Changes; c != nil {
+		m.Metrics.SetGenerationChanges(true, c.Profiles, c.ByField)
+	} else {
+		m.Metrics.SetGenerationChanges(false, 0, nil)
 	}
 }
 
