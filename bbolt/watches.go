@@ -116,10 +116,26 @@ func (t *tx) putWatch(rec *ordering.WatchRecord) error {
 	return putJSON(b, []byte(rec.ID), rec)
 }
 
-// UpdateWatch replaces a stored watch.
+// UpdateWatch replaces a stored watch, moving its profile index entry
+// when its profile changed.
 func (t *tx) UpdateWatch(rec *ordering.WatchRecord) error {
-	if t.read(bucketWatches).Get([]byte(rec.ID)) == nil {
+	old, err := t.Watch(rec.ID)
+	if err != nil {
+		return err
+	} else if old == nil {
 		return ordering.ErrNotFound
+	}
+	if old.CompanyProfileID != rec.CompanyProfileID {
+		byProfile := t.write(bucketProfileWatches)
+		if byProfile.Get(key(rec.Account, rec.CompanyProfileID)) != nil {
+			return ordering.ErrExists
+		}
+		if err := byProfile.Delete(key(rec.Account, old.CompanyProfileID)); err != nil {
+			return fmt.Errorf("move watch %s: %w", rec.ID, err)
+		}
+		if err := byProfile.Put(key(rec.Account, rec.CompanyProfileID), []byte(rec.ID)); err != nil {
+			return fmt.Errorf("move watch %s: %w", rec.ID, err)
+		}
 	}
 	return t.putWatch(rec)
 }

@@ -36,8 +36,10 @@ type WatchTx interface {
 	// InsertWatch stores a new watch: ErrExists when its id is taken or
 	// the account watches the profile already.
 	InsertWatch(rec *WatchRecord) error
-	// UpdateWatch replaces a stored watch (its account and profile never
-	// change): ErrNotFound when there is none.
+	// UpdateWatch replaces a stored watch: ErrNotFound when there is none.
+	// Its account never changes; its profile changes when the watched
+	// entry moved to another court (the caller has checked that the
+	// account watches the new profile with no other watch).
 	UpdateWatch(rec *WatchRecord) error
 	// DeleteWatch removes a watch; an unknown id is not an error.
 	DeleteWatch(id string) error

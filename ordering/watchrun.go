@@ -31,12 +31,16 @@ func (r *WatchRun) add(o WatchRun) {
 }
 
 // ChangedProfiles is what a generation may know of its own changes: the
-// generation it was compared with at ingest and whether a profile
-// differs from that generation's. Watches last compared with previous
-// need a look-up only for the profiles changed reports.
+// generation it was compared with at ingest, whether a profile differs
+// from that generation's, and the profile a register entry moved to
+// (another court gives another profile id). Watches last compared with
+// previous need a look-up only for the profiles changed reports; a
+// watched profile that moved is followed to its new id.
 type ChangedProfiles interface {
 	Previous() string
 	Changed(profileID string) bool
+	// MovedTo returns the id of the profile the entry moved to, or "".
+	MovedTo(profileID string) string
 }
 
 // CompareWatches compares every live watch not yet compared with gen
@@ -103,6 +107,7 @@ func dueWatches(page []WatchRecord, gen string) []WatchRecord {
 type watchedProfile struct {
 	profile   *companydocs.Profile
 	unchanged string // the generation since which the profile is known unchanged
+	moved     bool   // profile is the one the watched entry moved to
 }
 
 // lookUpWatched reads the new profiles of the due watches, outside the
@@ -122,9 +127,63 @@ func lookUpWatched(gen WatchGeneration, due []WatchRecord, changed ChangedProfil
 		if err != nil {
 			return nil, fmt.Errorf("read profile %s of generation %s: %w", id, gen.ID(), err)
 		}
-		out[id] = watchedProfile{profile: p}
+		wp := watchedProfile{profile: p}
+		if p == nil {
+			if wp.profile, err = successorOf(gen, w.Snapshot, changed); err != nil {
+				return nil, err
+			}
+			wp.moved = wp.profile != nil
+		}
+		out[id] = wp
 	}
 	return out, nil
+}
+
+// numberLookup is what a generation offers to find a register entry by
+// its number (index.Generation does).
+type numberLookup interface {
+	ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error)
+}
+
+// successorOf returns the profile a watched entry the generation no
+// longer holds moved to, or nil: the one the generation's change record
+// names, or else (a generation compared with another than the watch's)
+// the one profile of the generation with the entry's register type,
+// number and suffix that names the entry's court as its former court or
+// has its name, the way the register records a move to another court.
+func successorOf(gen WatchGeneration, before *companydocs.Profile, changed ChangedProfiles) (*companydocs.Profile, error) {
+	if before == nil {
+		return nil, nil
+	}
+	if changed != nil {
+		if to := changed.MovedTo(before.ID); to != "" {
+			p, err := gen.Profile(to)
+			if err != nil {
+				return nil, fmt.Errorf("read profile %s of generation %s: %w", to, gen.ID(), err)
+			}
+			return p, nil
+		}
+	}
+	byNumber, ok := gen.(numberLookup)
+	if !ok {
+		return nil, nil
+	}
+	candidates, err := byNumber.ByNumber(before.Ref.Type, before.Ref.Number)
+	if err != nil {
+		return nil, fmt.Errorf("look up %s %s in generation %s: %w", before.Ref.Type, before.Ref.Number, gen.ID(), err)
+	}
+	var found *companydocs.Profile
+	for _, p := range candidates {
+		moved := p.Ref.Suffix == before.Ref.Suffix && p.Ref.Court != before.Ref.Court &&
+			(p.Ref.FormerCourt == before.Ref.Court || p.Name == before.Name)
+		if moved && p.ID != before.ID {
+			if found != nil {
+				return nil, nil // two candidates: no telling which
+			}
+			found = p
+		}
+	}
+	return found, nil
 }
 
 // compareWatch compares one watch, read again under its row lock, with
@@ -139,8 +198,13 @@ func (s *Orders) compareWatch(tx Tx, id, gen string, profiles map[string]watched
 	if wp.unchanged != "" && wp.unchanged != rec.Generation {
 		return nil // compared meanwhile with another generation; the next run looks it up
 	}
+	watchedID := rec.CompanyProfileID
+	if err := followMove(tx, rec, wp); err != nil {
+		return err
+	}
 	change := s.changeOf(rec, gen, wp)
 	if change != nil {
+		change.CompanyProfileID = watchedID
 		if err := s.writeWatchEvent(tx, rec, change); err != nil {
 			return err
 		}
@@ -160,6 +224,25 @@ func (s *Orders) compareWatch(tx Tx, id, gen string, profiles map[string]watched
 	return nil
 }
 
+// followMove makes a watch of an entry that moved to another court watch
+// the entry's new profile, unless the account watches that one already:
+// then the watch ends with the move.
+func followMove(tx Tx, rec *WatchRecord, wp watchedProfile) error {
+	if !wp.moved {
+		return nil
+	}
+	other, err := tx.ProfileWatch(rec.Account, wp.profile.ID)
+	if err != nil {
+		return err
+	}
+	if other != "" {
+		rec.Ended = true
+		return nil
+	}
+	rec.CompanyProfileID = wp.profile.ID
+	return nil
+}
+
 // changeOf returns what the generation changed in the watched profile,
 // or nil, and moves rec's snapshot to the generation's profile; a
 // profile the generation lacks ends the watch.
@@ -168,7 +251,7 @@ func (s *Orders) changeOf(rec *WatchRecord, gen string, wp watchedProfile) *comp
 		return nil
 	}
 	changes := companydocs.ProfileChanges(rec.Snapshot, wp.profile)
-	if wp.profile != nil {
+	if wp.profile != nil && !rec.Ended {
 		rec.Snapshot = wp.profile
 		rec.Company = companydocs.SnapshotOf(wp.profile)
 	} else {
@@ -177,7 +260,7 @@ func (s *Orders) changeOf(rec *WatchRecord, gen string, wp watchedProfile) *comp
 	if len(changes) == 0 {
 		return nil
 	}
-	return &companydocs.WatchChange{WatchID: rec.ID, CompanyProfileID: rec.CompanyProfileID,
+	return &companydocs.WatchChange{WatchID: rec.ID,
 		GenerationBefore: rec.Generation, GenerationAfter: gen, At: s.now().UTC(), Changes: changes, WatchEnded: rec.Ended}
 }
 

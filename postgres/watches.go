@@ -61,7 +61,7 @@ func (t *txn) InsertWatch(rec *ordering.WatchRecord) error {
 	return inserted(n, err, "store watch "+rec.ID)
 }
 
-// UpdateWatch replaces a stored watch.
+// UpdateWatch replaces a stored watch, its profile included (a move).
 func (t *txn) UpdateWatch(rec *ordering.WatchRecord) error {
 	if err := t.needWrite(); err != nil {
 		return err
@@ -70,7 +70,8 @@ func (t *txn) UpdateWatch(rec *ordering.WatchRecord) error {
 	if err != nil {
 		return err
 	}
-	n, err := t.exec("UPDATE watches SET generation = $2, ended = $3, record = $4 WHERE id = $1", rec.ID, rec.Generation, rec.Ended, raw)
+	n, err := t.exec("UPDATE watches SET profile_id = $2, generation = $3, ended = $4, record = $5 WHERE id = $1",
+		rec.ID, rec.CompanyProfileID, rec.Generation, rec.Ended, raw)
 	if err != nil {
 		return fmt.Errorf("update watch %s: %w", rec.ID, err)
 	} else if n == 0 {

@@ -98,14 +98,15 @@ func pickWatchCases(t *testing.T, recs []map[string]any) []watchCase {
 		if len(picked) == 6 && officeOf(r) == officeOf(picked[1]) {
 			continue // the lender's seat must differ from the moved one's
 		}
-		if watchable(r) && !seen[number] && len(picked) < 7 {
+		if watchable(r) && !seen[number] && len(picked) < 8 {
 			seen[number] = true
 			picked = append(picked, r)
 		}
 	}
-	if len(picked) < 7 {
+	if len(picked) < 8 {
 		t.Fatalf("only %d watchable records in the sample's first %d", len(picked), watchRecordCount)
 	}
+
 	lender := picked[6]
 	lenderAttrs := lender["all_attributes"].(map[string]any)
 	lenderOfficer := currentOfficers(lender)[0]
@@ -138,7 +139,28 @@ func pickWatchCases(t *testing.T, recs []map[string]any) []watchCase {
 			}
 		}},
 		{name: "unchanged", record: picked[5], edit: func(map[string]any) {}},
+		{name: "court changed", record: picked[7], edit: moveToCourt, fields: []string{companydocs.FieldRegister}, check: func(t *testing.T, ch change) {
+			before, after := ch.field(companydocs.FieldRegister)
+			if fmt.Sprint(before.(map[string]any)["profile_id"]) != ch.CompanyProfileID || fmt.Sprint(after.(map[string]any)["former_court"]) != fmt.Sprint(before.(map[string]any)["court"]) {
+				t.Errorf("court changed: %v -> %v", before, after)
+			}
+		}},
 	}
+}
+
+// moveToCourt moves a record's entry to the München court, as the
+// register records a move: "München früher Freiburg HRB 260632".
+func moveToCourt(r map[string]any) {
+	number := r["company_number"].(string)
+	court, rest, _ := strings.Cut(number, "_")
+	to := "D2601V" // München
+	if court == to {
+		to = "K1101R" // Hamburg
+	}
+	r["company_number"] = to + "_" + court + "_" + rest
+	attrs := r["all_attributes"].(map[string]any)
+	attrs["native_company_number"] = fmt.Sprint("München früher ", attrs["registrar"], " ", attrs["_registerArt"], " ", attrs["_registerNummer"])
+	attrs["registrar"] = "München"
 }
 
 func officeOf(r map[string]any) string {
@@ -355,6 +377,13 @@ func testWatchesEndToEnd(t *testing.T, storeFlags ...string) {
 		changed := w.LastChange != nil && w.LastChange.GenerationAfter == genB
 		if changed != (c.fields != nil) || w.Ended != (c.edit == nil) || w.Generation != genB {
 			t.Errorf("%s: listed as %+v", c.name, w)
+		}
+		if c.name == "court changed" {
+			moved := cloneRecord(c.record)
+			moveToCourt(moved)
+			if id := profileIDOfRecord(t, moved); w.CompanyProfileID != id || w.Company.CourtCode != "D2601V" {
+				t.Errorf("the watch of the moved entry watches %s at %s, want %s at D2601V", w.CompanyProfileID, w.Company.CourtCode, id)
+			}
 		}
 	}
 	var other struct{ Watches []companydocs.Watch }

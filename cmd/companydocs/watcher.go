@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"time"
 
+	"companydocs"
 	"companydocs/index"
 	"companydocs/metrics"
 	"companydocs/ordering"
@@ -79,7 +82,7 @@ func (w *watcher) compare() (retry bool) {
 		return false // closing
 	}
 	start := time.Now()
-	run, err := w.orders.CompareWatches(w.ctx, gen, nil, w.committed)
+	run, err := w.orders.CompareWatches(w.ctx, gen, w.changesOf(gen), w.committed)
 	if err != nil {
 		if w.ctx.Err() == nil {
 			w.logger.Error("comparing the watches with the generation failed; trying again", "generation", run.Generation,
@@ -95,6 +98,43 @@ func (w *watcher) compare() (retry bool) {
 		}
 	}
 	return false
+}
+
+// changesOf returns the change record of gen, or nil when it has none
+// (built before change records, with --no-changes, or damaged): the
+// comparison then looks every watched profile up.
+func (w *watcher) changesOf(gen *index.Generation) ordering.ChangedProfiles {
+	cs, err := gen.Changes()
+	if err != nil {
+		if !errors.Is(err, index.ErrNoChanges) {
+			w.logger.Warn("the generation's change record cannot be read; every watched profile is looked up", "generation", gen.ID(), "err", err)
+		}
+		return nil
+	}
+	return changeRecord{cs}
+}
+
+// changeRecord is a generation's change record as the watches use it.
+type changeRecord struct{ *index.ChangeSet }
+
+// MovedTo returns the profile id a register change of the entry names,
+// when it is another than the entry's own.
+func (c changeRecord) MovedTo(id string) string {
+	changes, ok, err := c.Lookup(id)
+	if !ok || err != nil {
+		return ""
+	}
+	for _, f := range changes {
+		if f.Field != companydocs.FieldRegister {
+			continue
+		}
+		raw, _ := json.Marshal(f.After)
+		var after companydocs.RegisterValue
+		if json.Unmarshal(raw, &after) == nil && after.ProfileID != id {
+			return after.ProfileID
+		}
+	}
+	return ""
 }
 
 // committed counts what one transaction of a comparison did and sends
