@@ -396,6 +396,21 @@ func testWatchesEndToEnd(t *testing.T, storeFlags ...string) {
 	if account.Watches != (companydocs.WatchCount{Count: len(cases) - 1, Limit: 25}) {
 		t.Errorf("the account shows %+v, want %d watches (one ended) of 25", account.Watches, len(cases)-1)
 	}
+	for _, m := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"companydocs_watches", nil, float64(2 * (len(cases) - 1))},
+		{"companydocs_watch_comparisons_total", nil, float64(2 * len(cases))},
+		{"companydocs_watch_events_total", nil, 12},
+		{"companydocs_watch_changes_total", nil, 2 * 8},
+		{"companydocs_watch_changed_total", []string{"outcome", "ended"}, 2},
+	} {
+		if got, ok := s.metric(t, m.name, m.labels...); !ok || got != m.want {
+			t.Errorf("%s%v = %v (found %v), want %v", m.name, m.labels, got, ok, m.want)
+		}
+	}
 	s.checkAgainstOpenAPI(t)
 }
 
