@@ -66,6 +66,11 @@ type Options struct {
 	// OnWatches is called when a watch is created (+1) or stopped (-1)
 	// (Orders; for the gauge).
 	OnWatches func(delta int)
+	// OnWatchBehind is called when a new watch was read from a generation
+	// that is no longer current when it commits (a swap came in between):
+	// the comparison with the new generation may have passed it by, so
+	// the caller runs one again (Orders).
+	OnWatchBehind func()
 }
 
 // DefaultDeliveryLease is the delivery lease when Options name none.
@@ -150,6 +155,7 @@ type Orders struct {
 	// that a new watch records the generation its profile was read from.
 	generation func() (WatchGeneration, func())
 	onWatches  func(delta int) // a watch created (+1) or stopped (-1)
+	onBehind   func()          // a new watch committed behind the current generation
 	// failDelivery, set by tests, fails the delivery transaction after the
 	// document is on disk, as a crash before the commit would.
 	failDelivery func() error
@@ -190,6 +196,7 @@ func NewOrders(store Store, profiles Profiles, plans *Plans, opts Options) (*Ord
 
 		generation: opts.Generation,
 		onWatches:  opts.OnWatches,
+		onBehind:   opts.OnWatchBehind,
 	}, nil
 }
 

@@ -104,7 +104,23 @@ func (s *Orders) CreateWatch(ctx context.Context, account, profileID string) (w 
 	if created && s.onWatches != nil {
 		s.onWatches(1)
 	}
+	if created && s.onBehind != nil && s.currentGeneration() != generation {
+		s.onBehind()
+	}
 	return w, created, nil
+}
+
+// currentGeneration names the generation being served ("" when unknown).
+func (s *Orders) currentGeneration() string {
+	if s.generation == nil {
+		return ""
+	}
+	gen, release := s.generation()
+	defer release()
+	if gen == nil {
+		return ""
+	}
+	return gen.ID()
 }
 
 // watchedProfile returns the profile a new watch starts from and the

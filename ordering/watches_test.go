@@ -339,3 +339,35 @@ func testCompareWatchesSkipped(t *testing.T) {
 		t.Errorf("comparing the older A after C: %+v, %v", run, err)
 	}
 }
+
+// TestWatchCreatedAcrossASwap: a watch read from generation A that
+// commits after B was swapped in asks for a comparison (the one of B may
+// have passed it by); one read and committed on the same generation does
+// not.
+func TestWatchCreatedAcrossASwap(t *testing.T) { forEachStore(t, testWatchCreatedAcrossASwap) }
+
+func testWatchCreatedAcrossASwap(t *testing.T) {
+	fx := realFixture(t)
+	genA := &fakeGeneration{id: "gen-20260101T000000.000Z-aaaaaa", profiles: fx.profiles}
+	genB := &fakeGeneration{id: "gen-20260201T000000.000Z-bbbbbb", profiles: fx.profiles}
+	var mu sync.Mutex
+	calls, behind := 0, 0
+	swapAfterFirstRead := func() (WatchGeneration, func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls == 1 {
+			return genA, func() {}
+		}
+		return genB, func() {}
+	}
+	s := MustOpen(t, fx.profiles, watchPlans(t, 10), Options{Generation: swapAfterFirstRead, OnWatchBehind: func() { behind++ }})
+	acme := MustAccount(t, s, "acme", 0)
+	w, _, err := s.CreateWatch(ctx, acme, fx.live[0].ID)
+	if err != nil || w.Generation != genA.ID() || behind != 1 {
+		t.Fatalf("watch read from A, committed on B: %+v, %v; comparisons asked %d, want 1", w, err, behind)
+	}
+	if _, _, err := s.CreateWatch(ctx, acme, fx.live[1].ID); err != nil || behind != 1 {
+		t.Fatalf("watch read and committed on B: %v; comparisons asked %d, want still 1", err, behind)
+	}
+}

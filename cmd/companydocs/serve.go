@@ -204,7 +204,8 @@ func (m *Main) Run(ctx context.Context) error {
 	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
 		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
 		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL,
-		DeliveryLease: webhookLease(m.Config.WebhookTimeout), Generation: m.currentGeneration, OnWatches: m.Metrics.AddWatches}
+		DeliveryLease: webhookLease(m.Config.WebhookTimeout), Generation: m.currentGeneration, OnWatches: m.Metrics.AddWatches,
+		OnWatchBehind: m.wakeWatcher}
 	if m.Orders, err = ordering.NewOrders(store, m.Live, plans, opts); err != nil {
 		return m.explainOrderStoreError(err) // Close closes the store
 	}
@@ -337,6 +338,12 @@ func (m *Main) observeSearch(res *resolver.Result) {
 func (m *Main) observeSwap(meta index.Meta) {
 	m.Metrics.ObserveSwap(meta.ID, meta.Profiles, meta.CreatedAt)
 	m.observeChanges(meta)
+	m.wakeWatcher()
+}
+
+// wakeWatcher asks the watcher to compare the watches with the current
+// generation.
+func (m *Main) wakeWatcher() {
 	if w := m.watcher.Load(); w != nil {
 		w.Wake()
 	}
