@@ -371,3 +371,78 @@ func testWatchCreatedAcrossASwap(t *testing.T) {
 		t.Fatalf("watch read and committed on B: %v; comparisons asked %d, want still 1", err, behind)
 	}
 }
+
+// changeRecord is a generation's change record as the comparison reads
+// it: the profiles the cases change, against generation previous.
+type changeRecord struct {
+	previous string
+	changed  map[string]bool
+}
+
+func (c changeRecord) Previous() string         { return c.previous }
+func (c changeRecord) Changed(id string) bool   { return c.changed[id] }
+func (c changeRecord) MovedTo(id string) string { return "" }
+func (g *countingGeneration) ID() string        { return g.gen.ID() }
+func (g *countingGeneration) Profile(id string) (*companydocs.Profile, error) {
+	g.mu.Lock()
+	g.lookups[id]++
+	g.mu.Unlock()
+	return g.gen.Profile(id)
+}
+
+// countingGeneration counts the profile look-ups of a generation.
+type countingGeneration struct {
+	gen     *fakeGeneration
+	mu      sync.Mutex
+	lookups map[string]int
+}
+
+// TestCompareWatchesWithChangeRecord: with B's change record, watches
+// compared with A look up only the profiles the record lists and report
+// what they would without it; a watch of the same profile compared with
+// an older generation still looks its profile up.
+func TestCompareWatchesWithChangeRecord(t *testing.T) {
+	forEachStore(t, testCompareWatchesWithChangeRecord)
+}
+
+func testCompareWatchesWithChangeRecord(t *testing.T) {
+	fx := realFixture(t)
+	cases := watchCases(t, fx)
+	genA, genB := generations(fx, cases, "gen-20260101T000000.000Z-aaaaaa", "gen-20260201T000000.000Z-bbbbbb")
+	older := &fakeGeneration{id: "gen-20251201T000000.000Z-000000", profiles: genA.profiles}
+	record := changeRecord{previous: genA.ID(), changed: map[string]bool{}}
+	for _, c := range cases {
+		if c.fields != nil {
+			record.changed[c.profile.ID] = true
+		}
+	}
+	var current WatchGeneration = genA
+	s := MustOpen(t, fx.profiles, watchPlans(t, 10), Options{Generation: func() (WatchGeneration, func()) { return current, func() {} }})
+	acme, other := MustAccount(t, s, "acme", 0), MustAccount(t, s, "other", 0)
+	watchOf := map[string]string{}
+	for _, c := range cases {
+		w, _, err := s.CreateWatch(ctx, acme, c.profile.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		watchOf[w.ID] = c.name
+	}
+	current = older // the other account's watch of the unchanged profile was made on an older node
+	unchanged := cases[len(cases)-1]
+	w, _, err := s.CreateWatch(ctx, other, unchanged.profile.ID)
+	if err != nil || w.Generation != older.ID() {
+		t.Fatalf("watch on the older generation: %+v, %v", w, err)
+	}
+	watchOf[w.ID] = unchanged.name
+	counting := &countingGeneration{gen: genB, lookups: map[string]int{}}
+	run, err := s.CompareWatches(ctx, counting, record, nil)
+	if err != nil || run.Events != 5 || run.Compared != len(cases)+1 {
+		t.Fatalf("compare with the change record: %+v, %v", run, err)
+	}
+	for _, c := range cases {
+		if want := map[bool]int{true: 1, false: 0}[c.fields != nil || c.name == unchanged.name]; counting.lookups[c.profile.ID] != want {
+			t.Errorf("%s: %d look-ups, want %d", c.name, counting.lookups[c.profile.ID], want)
+		}
+	}
+	checkWatchEvents(t, storedEvents(t, s), cases, watchOf, genA.ID(), genB.ID(), map[string]string{acme: ""})
+}

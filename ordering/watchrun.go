@@ -45,11 +45,12 @@ type ChangedProfiles interface {
 
 // CompareWatches compares every live watch not yet compared with gen
 // (whose generation sorts before gen's name) with gen's profile: a
-// changed profile writes a company.changed event, a profile gen lacks a
-// company.removed event that ends the watch. Each watch's comparison
-// commits in one transaction with its event, keyed by the watch and the
-// generation: a watch compared once, by this node or another on the same
-// store, is skipped, so a change is reported once however often and on
+// changed profile writes a company.changed event; a profile gen lacks
+// writes one whose change is FieldRemoved, and ends the watch. A page of
+// watches commits in one transaction, each watch's event with its new
+// snapshot and generation, re-read under the watch's row lock: a watch
+// compared with gen once, by this node or another on the same store, is
+// skipped, so a change is reported once however often and on
 // however many nodes the generation is swapped in, and a run cut short
 // (a crash) is finished by the next. changed, when not nil, spares the
 // look-up of the profiles it says are unchanged. committed, when not
@@ -70,7 +71,7 @@ func (s *Orders) CompareWatches(ctx context.Context, gen WatchGeneration, change
 		err = s.store.Update(ctx, func(tx Tx) error {
 			r = WatchRun{Generation: gen.ID()}
 			for _, w := range due {
-				if err := s.compareWatch(tx, w.ID, gen.ID(), profiles, &r); err != nil {
+				if err := s.compareWatch(tx, w.ID, gen, profiles, &r); err != nil {
 					return err
 				}
 			}
@@ -116,10 +117,12 @@ func lookUpWatched(gen WatchGeneration, due []WatchRecord, changed ChangedProfil
 	out := make(map[string]watchedProfile, len(due))
 	for _, w := range due {
 		id := w.CompanyProfileID
-		if _, ok := out[id]; ok {
-			continue
+		known, ok := out[id]
+		unchanged := changed != nil && w.Generation != "" && w.Generation == changed.Previous() && !changed.Changed(id)
+		if ok && (known.unchanged == "" || unchanged) {
+			continue // looked up already (a profile serves every watch), or known unchanged for this one too
 		}
-		if changed != nil && w.Generation != "" && w.Generation == changed.Previous() && !changed.Changed(id) {
+		if unchanged {
 			out[id] = watchedProfile{unchanged: w.Generation}
 			continue
 		}
@@ -188,21 +191,27 @@ func successorOf(gen WatchGeneration, before *companydocs.Profile, changed Chang
 
 // compareWatch compares one watch, read again under its row lock, with
 // the generation and writes its event and new state.
-func (s *Orders) compareWatch(tx Tx, id, gen string, profiles map[string]watchedProfile, r *WatchRun) error {
+func (s *Orders) compareWatch(tx Tx, id string, gen WatchGeneration, profiles map[string]watchedProfile, r *WatchRun) error {
 	rec, err := tx.Watch(id)
-	if err != nil || rec == nil || rec.Ended || rec.Generation >= gen {
+	if err != nil || rec == nil || rec.Ended || rec.Generation >= gen.ID() {
 		return err // deleted, ended or compared meanwhile
 	}
 	r.Compared++
 	wp := profiles[rec.CompanyProfileID]
 	if wp.unchanged != "" && wp.unchanged != rec.Generation {
-		return nil // compared meanwhile with another generation; the next run looks it up
+		// Another node compared it with another generation meanwhile:
+		// the change record does not speak for it, the profile does.
+		one, err := lookUpWatched(gen, []WatchRecord{*rec}, nil)
+		if err != nil {
+			return err
+		}
+		wp = one[rec.CompanyProfileID]
 	}
 	watchedID := rec.CompanyProfileID
 	if err := followMove(tx, rec, wp); err != nil {
 		return err
 	}
-	change := s.changeOf(rec, gen, wp)
+	change := s.changeOf(rec, gen.ID(), wp)
 	if change != nil {
 		change.CompanyProfileID = watchedID
 		if err := s.writeWatchEvent(tx, rec, change); err != nil {
@@ -217,7 +226,7 @@ func (s *Orders) compareWatch(tx Tx, id, gen string, profiles map[string]watched
 			r.Changed++
 		}
 	}
-	rec.Generation = gen
+	rec.Generation = gen.ID()
 	if err := tx.UpdateWatch(rec); err != nil {
 		return fmt.Errorf("store watch %s: %w", id, err)
 	}
