@@ -181,7 +181,6 @@ func TestWatchesSurviveSIGKILL(t *testing.T) {
 	}
 
 	s = startCrashServer(t, dir, flags...)
-	defer s.kill(t)
 	byWatch := map[string]string{} // watch id -> webhook-id
 	eventually(t, "an event per watch", func() bool {
 		for _, h := range rcv.delivered("/hook") {
@@ -196,6 +195,30 @@ func TestWatchesSurviveSIGKILL(t *testing.T) {
 	time.Sleep(time.Second)
 	if n := len(byWatch); n != len(watched) {
 		t.Errorf("%d watches had an event, want %d", n, len(watched))
+	}
+	s.kill(t)
+	migrateWatches(t, dir, len(watched))
+}
+
+// migrateWatches checks the order database a killed node left, backs it
+// up, and moves it to a fresh PostgreSQL database with store migrate,
+// whose census counts the watches; the database passes store check.
+func migrateWatches(t *testing.T, dir string, watches int) {
+	t.Helper()
+	if out, err := runCmd("store", "check", "--data-dir", dir); err != nil {
+		t.Fatalf("store check: %v\n%s", err, out)
+	}
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if out, err := runCmd("store", "backup", "--data-dir", dir, "--to", backup); err != nil {
+		t.Fatalf("store backup: %v\n%s", err, out)
+	}
+	_, url := startTestCluster(t)
+	out, err := runStoreCommand("migrate", "--from", backup, "--to", url, "--documents", filepath.Join(dir, ordering.DocumentsDir))
+	if err != nil || !strings.Contains(out, fmt.Sprintf("%d watches", watches)) {
+		t.Fatalf("store migrate: %v\n%s", err, out)
+	}
+	if out, err := runStoreCommand("check", "--store", url); err != nil {
+		t.Fatalf("store check --store: %v\n%s", err, out)
 	}
 }
 
