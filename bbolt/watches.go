@@ -119,11 +119,15 @@ func (t *tx) putWatch(rec *ordering.WatchRecord) error {
 // UpdateWatch replaces a stored watch, moving its profile index entry
 // when its profile changed.
 func (t *tx) UpdateWatch(rec *ordering.WatchRecord) error {
-	old, err := t.Watch(rec.ID)
-	if err != nil {
-		return err
-	} else if old == nil {
+	raw := t.read(bucketWatches).Get([]byte(rec.ID))
+	if raw == nil {
 		return ordering.ErrNotFound
+	}
+	var old struct { // its profile only: the snapshot is not decoded again
+		CompanyProfileID string `json:"company_profile_id"`
+	}
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return fmt.Errorf("decode watch %s: %w", rec.ID, err)
 	}
 	if old.CompanyProfileID != rec.CompanyProfileID {
 		byProfile := t.write(bucketProfileWatches)
