@@ -137,6 +137,9 @@ func ProfileChanges(before, after *Profile) []FieldChange {
 			Name: collapseSpace(before.Name), Register: registerValue(before), Status: before.Status(),
 		}}}
 	}
+	if identical(before, after) {
+		return nil
+	}
 	var out []FieldChange
 	add := func(field string, b, a any, changed bool) {
 		if changed {
@@ -163,6 +166,15 @@ func ProfileChanges(before, after *Profile) []FieldChange {
 	db, da := normalDocuments(before.Documents), normalDocuments(after.Documents)
 	add(FieldDocuments, db, da, !slices.Equal(db, da))
 	return out
+}
+
+// identical reports whether a and b agree exactly on every compared field:
+// a profile of a re-ingest whose record only was retrieved again, which
+// needs no normalising and allocates nothing.
+func identical(a, b *Profile) bool {
+	return a.Name == b.Name && a.Seat == b.Seat && a.Address == b.Address && a.LegalForm == b.LegalForm &&
+		a.Removed == b.Removed && a.Ref == b.Ref && slices.Equal(a.Officers, b.Officers) &&
+		slices.Equal(a.PreviousNames, b.PreviousNames) && slices.Equal(a.LEIs, b.LEIs) && slices.Equal(a.Documents, b.Documents)
 }
 
 func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -248,12 +248,7 @@ func compareStores(prev, next *bolt.DB, w *changeWriter) (err error) {
 	defer func(old bool) {
 		debug.SetPanicOnFault(old)
 		if r := recover(); r != nil {
-			if _, ok := r.(runtime.Error); !ok {
-				if _, ok := r.(interface{ Addr() uintptr }); !ok {
-					panic(r)
-				}
-			}
-			err = fmt.Errorf("%w: %v", errPreviousDamaged, r)
+			err = fmt.Errorf("%w: %v", errPreviousDamaged, readFailure(r))
 		}
 	}(debug.SetPanicOnFault(true))
 	err = prev.View(func(ptx *bolt.Tx) error {
@@ -454,16 +449,22 @@ func (c *ChangeSet) read(fn func(*bolt.Tx) error) (err error) {
 	defer func(old bool) {
 		debug.SetPanicOnFault(old)
 		if r := recover(); r != nil {
-			if _, ok := r.(runtime.Error); !ok {
-				if _, ok := r.(interface{ Addr() uintptr }); !ok {
-					panic(r)
-				}
-			}
+			err = fmt.Errorf("%w (generation %s: %v)", ErrChangesDamaged, c.gen, readFailure(r))
 			c.faulted.Store(true)
-			err = fmt.Errorf("%w (generation %s: %v)", ErrChangesDamaged, c.gen, r)
 		}
 	}(debug.SetPanicOnFault(true))
 	return c.db.View(fn)
+}
+
+// readFailure returns a recovered memory fault, runtime error or bbolt
+// assertion (damaged bytes, see fault.go) and panics again with anything
+// else.
+func readFailure(r any) any {
+	switch r.(type) {
+	case runtime.Error, string, interface{ Addr() uintptr }:
+		return r
+	}
+	panic(r)
 }
 
 // storedChange is a FieldChange as changes.db holds it.

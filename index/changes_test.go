@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
 )
@@ -40,13 +43,6 @@ func cloneProfiles(ps []*companydocs.Profile) []*companydocs.Profile {
 		out[i] = &c
 	}
 	return out
-}
-
-// editCase is one real kind of register edit applied to a generation's
-// profiles, and the entry it must leave in the change record.
-type editCase struct {
-	number string // company_number of the real record edited
-	want   []companydocs.FieldChange
 }
 
 // realEdits builds generation A from chunk 53 and generation B from A's
@@ -305,4 +301,58 @@ func TestChangeRecordPreviousUnreadable(t *testing.T) {
 		t.Errorf("previous %q, %d entries, note %q; want none and a note", cs.Previous(), len(got), second.Changes.Note)
 	}
 	t.Logf("note: %s", second.Changes.Note)
+}
+
+// BenchmarkCompareStores measures the comparison of two profile stores of
+// the real chunk 53 (5,727 records): "same" holds the same profiles (equal
+// bytes, nothing decoded), "refreshed" the same profiles retrieved a day
+// later (every profile decoded and compared, none changed), as a dump of
+// the next day would be.
+func BenchmarkCompareStores(b *testing.B) {
+	ps := readChunk(b, "ocdata.chunk53.jsonl.bz2", 5727)
+	refreshed := make([]*companydocs.Profile, len(ps))
+	for i, p := range ps {
+		c := *p
+		c.RetrievedAt = c.RetrievedAt.Add(24 * time.Hour)
+		refreshed[i] = &c
+	}
+	for _, bc := range []struct {
+		name string
+		next []*companydocs.Profile
+	}{{"same", ps}, {"refreshed", refreshed}} {
+		b.Run(bc.name, func(b *testing.B) {
+			dataDir := b.TempDir()
+			first := mustBuild(b, dataDir, ps)
+			second := mustBuild(b, dataDir, bc.next)
+			prev, closePrev, err := openPreviousStore(filepath.Join(indexDir(dataDir), first.ID))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer closePrev()
+			next, err := bolt.Open(filepath.Join(indexDir(dataDir), second.ID, profilesName), 0o444, &bolt.Options{ReadOnly: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer next.Close()
+			out, err := bolt.Open(filepath.Join(b.TempDir(), changesName), 0o644, &bolt.Options{NoSync: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer out.Close()
+			if err := out.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucketChanges); return err }); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				w := &changeWriter{out: out, sum: ChangeSummary{ByField: map[string]int{}}}
+				if err := compareStores(prev, next, w); err != nil {
+					b.Fatal(err)
+				}
+				if w.sum.Profiles != 0 {
+					b.Fatalf("%d profiles changed", w.sum.Profiles)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ps))/1000, "µs/profile")
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -159,12 +160,29 @@ func TestDamagedGenerationIsNeverServed(t *testing.T) {
 					t.Fatal(err)
 				}
 				accepted := swapToDamaged(t, tmpl, dataDir)
-				if file == changesName && !accepted {
-					t.Errorf("a damaged change record kept the generation from serving")
+				if file == changesName {
+					checkDamagedChanges(t, bad, accepted)
 				}
 				startFromDamaged(t, tmpl, dataDir, accepted)
 			})
 		}
+	}
+}
+
+// checkDamagedChanges: a damaged change record leaves the generation
+// served, and Changes reports the damage.
+func checkDamagedChanges(t *testing.T, dir string, accepted bool) {
+	t.Helper()
+	if !accepted {
+		t.Errorf("a damaged change record kept the generation from serving")
+	}
+	g, err := Open(dir)
+	if err != nil {
+		t.Fatalf("open a generation whose change record is damaged: %v", err)
+	}
+	defer g.Close()
+	if _, err := g.Changes(); !errors.Is(err, ErrChangesDamaged) {
+		t.Errorf("Changes of a damaged record: %v, want ErrChangesDamaged", err)
 	}
 }
 
