@@ -11,7 +11,7 @@ import (
 // TestBrowserWatch drives the page in headless Chromium: a client signs
 // in, finds a real company by its register number, watches it; a new
 // generation puts it into liquidation; after the swap the list of watched
-// companies says so in German, on a 375 px screen, and "Order a fresh
+// companies says so in German and in English, on a 375 px screen, and "Order a fresh
 // printout" opens the order panel for it.
 func TestBrowserWatch(t *testing.T) {
 	chrome := browserExecutable(t)
@@ -65,6 +65,12 @@ func TestBrowserWatch(t *testing.T) {
 	p.run("emulate a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
 	p.run("show the watches", chromedp.ScrollIntoView(chromedp.CSS("#watches")))
 	p.fitsPhone("browser-watch-de.png")
+	p.run("switch to English", chromedp.Click(chromedp.CSS("#lang-switch")))
+	p.waitJS("the page in English", `document.documentElement.lang === "en"`)
+	if words := p.text("read the change in English", "#watches-list > li .watch-change"); !strings.Contains(words, "Status: registered → in liquidation") {
+		t.Errorf("the change in English reads %q", words)
+	}
+	p.fitsPhone("browser-watch.png")
 	p.run("order a fresh printout", chromedp.Click(chromedp.CSS("#watches-list > li .order-fresh")), chromedp.WaitVisible(chromedp.CSS("#order-panel")))
 	if got := p.text("read the order panel", "#order-company"); !strings.HasPrefix(got, name+" i.L.") {
 		t.Errorf("the order panel is for %q, want %q", got, name+" i.L.")

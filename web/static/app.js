@@ -70,6 +70,7 @@
     renderSearchResult();
     renderOrderPanelTexts();
     renderOrders();
+    renderWatches();
     fillQueueSelect();
     renderQueue();
   }
