@@ -22,8 +22,9 @@ const (
 	EUNAVAILABLE       = "service_unavailable"
 	ETIMEOUT           = "request_timeout" // no request within the read timeout
 	EINTERNAL          = "internal"
-	EFORBIDDEN         = "forbidden"          // authenticated, but the account's role may not use the route
-	EINVALIDTRANSITION = "invalid_transition" // the order's status does not allow the change
+	EFORBIDDEN         = "forbidden"           // authenticated, but the account's role may not use the route
+	EINVALIDTRANSITION = "invalid_transition"  // the order's status does not allow the change
+	EWATCHLIMIT        = "watch_limit_reached" // the account watches as many companies as its plans allow
 )
 
 // Hints name what a client does next where a message tells it to; the

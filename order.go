@@ -18,6 +18,10 @@ type Plan struct {
 	// Price is a decimal string with two fraction digits, e.g. "4.50".
 	Price      string `json:"price"`
 	CreditCost int64  `json:"credit_cost"`
+	// WatchLimit is how many companies an account using a subscription
+	// plan may watch; absent (0) in a one-off plan and in plan files
+	// written before watches.
+	WatchLimit int `json:"watch_limit,omitempty"`
 }
 
 // Covers reports whether the plan includes document type t.
@@ -161,6 +165,8 @@ type AccountSummary struct {
 	// order of the plans file: every configured plan for a client, none
 	// for an operator, who does not order.
 	Plans []string `json:"plans"`
+	// Watches counts the account's watches and its limit.
+	Watches WatchCount `json:"watches"`
 }
 
 // Session is an authenticated client session.

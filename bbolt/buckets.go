@@ -46,7 +46,15 @@ var (
 // a database written before it existed.
 var bucketAccountSessions = []byte("account_sessions")
 
-var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox, bucketWebhooks, bucketWebhookDeliveries, bucketWebhookPending, bucketWebhookDue, bucketWebhookBodies, bucketWebhookBodyRefs}
+// Watches: the records, each account's in id order, and the one watch of
+// an account and profile.
+var (
+	bucketWatches        = []byte("watches")         // watch id -> WatchRecord JSON
+	bucketAccountWatches = []byte("account_watches") // account 0 watch id -> nothing
+	bucketProfileWatches = []byte("profile_watches") // account 0 profile id -> watch id
+)
+
+var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox, bucketWebhooks, bucketWebhookDeliveries, bucketWebhookPending, bucketWebhookDue, bucketWebhookBodies, bucketWebhookBodyRefs, bucketWatches, bucketAccountWatches, bucketProfileWatches}
 
 // createBuckets creates the buckets a file lacks and builds the indexes
 // that files written before them lack.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"companydocs"
 	"companydocs/ordering"
 
 	bolt "go.etcd.io/bbolt"
@@ -36,7 +37,10 @@ func checkRecords(tx *bolt.Tx) error {
 	if err := checkOrderIndexes(tx, orders); err != nil {
 		return err
 	}
-	if err := checkLifecycle(tx); err != nil {
+	if err := checkLifecycle(tx, accounts); err != nil {
+		return err
+	}
+	if err := checkWatches(tx, accounts); err != nil {
 		return err
 	}
 	return checkWebhooks(tx, accounts)
@@ -45,8 +49,9 @@ func checkRecords(tx *bolt.Tx) error {
 // checkLifecycle checks the buckets of the order lifecycle: every status
 // index entry names an order in that status, every document reference a
 // delivered order with that document, every outbox event an order of its
-// account; and every delivered order has its document reference.
-func checkLifecycle(tx *bolt.Tx) error {
+// account (or, the event of a watch, an account); and every delivered
+// order has its document reference.
+func checkLifecycle(tx *bolt.Tx, accounts map[string]bool) error {
 	err := forEach(tx, bucketOrderStatus, func(k, v []byte) error {
 		status, id, _ := bytes.Cut(k, []byte{0})
 		rec, err := storedOrder(tx, string(id))
@@ -73,6 +78,12 @@ func checkLifecycle(tx *bolt.Tx) error {
 		var e ordering.Event
 		if err := json.Unmarshal(v, &e); err != nil {
 			return err
+		}
+		if e.OrderID == "" {
+			if e.ID != string(k) || e.Type != companydocs.EventCompanyChanged || !accounts[e.Account] {
+				return fmt.Errorf("the event of type %s names no order, and account %q", e.Type, e.Account)
+			}
+			return nil
 		}
 		rec, err := storedOrder(tx, e.OrderID)
 		if e.ID != string(k) || err != nil || rec.Account != e.Account {
@@ -300,4 +311,34 @@ func checkBodies(tx *bolt.Tx, refs map[string]uint32) error {
 		}
 		return nil
 	})
+}
+
+// checkWatches checks that every watch decodes under its id, names an
+// account, and that the two indexes of watches and the records agree.
+func checkWatches(tx *bolt.Tx, accounts map[string]bool) error {
+	byAccount, byProfile := tx.Bucket(bucketAccountWatches), tx.Bucket(bucketProfileWatches)
+	n := 0
+	err := forEach(tx, bucketWatches, func(k, v []byte) error {
+		rec, err := decodeWatch(k, v)
+		switch {
+		case err != nil:
+			return err
+		case rec.ID != string(k) || !accounts[rec.Account]:
+			return fmt.Errorf("the record names watch %q of account %q", rec.ID, rec.Account)
+		case byAccount == nil || byAccount.Get(key(rec.Account, rec.ID)) == nil,
+			byProfile == nil || string(byProfile.Get(key(rec.Account, rec.CompanyProfileID))) != rec.ID:
+			return fmt.Errorf("the watch is missing from its indexes")
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, b := range []*bolt.Bucket{byAccount, byProfile} {
+		if b != nil && b.Stats().KeyN != n {
+			return fmt.Errorf("the watch indexes hold %d entries for %d watches", b.Stats().KeyN, n)
+		}
+	}
+	return nil
 }

@@ -223,6 +223,7 @@ var statusOf = map[string]int{
 	companydocs.EINTERNAL:          fiber.StatusInternalServerError,
 	companydocs.EFORBIDDEN:         fiber.StatusForbidden,
 	companydocs.EINVALIDTRANSITION: fiber.StatusConflict,
+	companydocs.EWATCHLIMIT:        fiber.StatusConflict,
 }
 
 // errorBody is the JSON shape of every error response.

@@ -56,6 +56,11 @@ type Ordering interface {
 	Webhooks(ctx context.Context, account string) ([]companydocs.WebhookEndpoint, error)
 	DeleteWebhook(ctx context.Context, account, id string) error
 	WebhookDeliveries(ctx context.Context, account, id string) ([]companydocs.WebhookDelivery, error)
+	// Watches of the account: created is false when the account watched
+	// the profile already (that watch is returned).
+	CreateWatch(ctx context.Context, account, profileID string) (w *companydocs.Watch, created bool, err error)
+	Watches(ctx context.Context, account string) ([]companydocs.Watch, error)
+	DeleteWatch(ctx context.Context, account, id string) error
 }
 
 // routes registers every route of the service in one place. Paths are
@@ -92,6 +97,9 @@ func (s *Server) routes() {
 	api.Get("/webhooks", s.requireSession, s.handleListWebhooks)
 	api.Delete("/webhooks/:id", s.requireSession, s.limitWrites, s.handleDeleteWebhook)
 	api.Get("/webhooks/:id/deliveries", s.requireSession, s.handleWebhookDeliveries)
+	api.Post("/watches", s.requireSession, s.limitWrites, s.handleCreateWatch)
+	api.Get("/watches", s.requireSession, s.handleListWatches)
+	api.Delete("/watches/:id", s.requireSession, s.limitWrites, s.handleDeleteWatch)
 }
 
 // recoverPanics turns a panic in a handler into an internal error instead

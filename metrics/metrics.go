@@ -2,7 +2,8 @@
 // beyond HTTP: the index generation being served and its swaps, the
 // ingest, searches, orders and their transitions, the outbox and webhook
 // deliveries, the document uploads and downloads in flight and refused,
-// and the build being served.
+// the watches and what their comparisons found, and the build being
+// served.
 // The packages they describe know nothing of it: cmd/companydocs feeds it
 // from their hooks (index.LiveOptions, ordering.Options, the webhook
 // dispatcher's callbacks, httpapi.Deps.OnSearch, OnTransfer and
@@ -56,6 +57,8 @@ type Registry struct {
 	transfersInFlight *prometheus.GaugeVec
 	transfersRefused  *prometheus.CounterVec
 
+	watch watchCollectors
+
 	buildInfo *prometheus.GaugeVec
 }
 
@@ -81,6 +84,7 @@ func New() *Registry {
 	m.registerGeneration()
 	m.registerIngest()
 	m.registerTransfers()
+	m.registerWatches()
 	m.buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info",
 		Help: "The build being served (value 1): module version, VCS revision and Go release as labels.",

@@ -110,9 +110,10 @@ func (s *Orders) roleOf(account string) (string, error) {
 	return role, nil
 }
 
-// AccountSummary shows an account to itself: name, role, balance and
-// the ids of the plans it may order with (every configured plan for a
-// client; none for an operator, who does not order). A session shows
+// AccountSummary shows an account to itself: name, role, balance, the
+// ids of the plans it may order with (every configured plan for a
+// client; none for an operator, who does not order) and its watches
+// with their limit. A session shows
 // only its own account, so there is nothing else to authorize.
 func (s *Orders) AccountSummary(ctx context.Context, account string) (*companydocs.AccountSummary, error) {
 	var out *companydocs.AccountSummary
@@ -128,6 +129,9 @@ func (s *Orders) AccountSummary(ctx context.Context, account string) (*companydo
 	}
 	if out.Role == companydocs.RoleClient {
 		out.Plans = s.plans.ids()
+	}
+	if out.Watches, err = s.WatchCount(ctx, account); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -27,6 +27,7 @@ const allDeliveries = 1 << 30
 type Census struct {
 	Accounts, Sessions, Orders, IdempotencyKeys, OpenOrders int
 	DocumentRefs, Events, Endpoints, Deliveries, Scheduled  int
+	Watches                                                 int
 	// Balances maps each account to its credits; Credits is their sum.
 	Balances map[string]int64
 	Credits  int64
@@ -76,7 +77,36 @@ func (c *Census) take(tx Tx) error {
 	if err := eachEvent(tx, func(*Event) error { c.Events++; return nil }); err != nil {
 		return err
 	}
-	return c.takeWebhooks(tx)
+	if err := c.takeWebhooks(tx); err != nil {
+		return err
+	}
+	return eachWatch(tx, func(*WatchRecord) error { c.Watches++; return nil })
+}
+
+// eachWatch calls fn with every watch in id order, a page at a time.
+func eachWatch(tx Tx, fn func(*WatchRecord) error) error {
+	after := ""
+	for {
+		page, err := tx.Watches(after, copyPage)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		for i := range page {
+			if err := fn(&page[i]); err != nil {
+				return err
+			}
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+func copyWatches(src, dst Tx) error {
+	return eachWatch(src, func(w *WatchRecord) error {
+		if err := dst.InsertWatch(w); err != nil {
+			return fmt.Errorf("copy watch %s: %w", w.ID, err)
+		}
+		return nil
+	})
 }
 
 func (c *Census) takeWebhooks(tx Tx) error {
@@ -168,7 +198,7 @@ func eachEvent(tx Tx, fn func(*Event) error) error {
 // Copy copies every record of from into to: accounts with their key
 // hashes and credits, sessions, orders with their history, their
 // Idempotency-Keys and open-order slots, document references, the outbox,
-// webhook endpoints, deliveries and their schedule. It reads from in one
+// webhook endpoints, deliveries and their schedule, and watches. It reads from in one
 // View and writes to in one Update, so that to gets all of it or nothing.
 // A record to holds already fails the copy with ErrExists. Into a store
 // that keeps documents itself (a SharedStore) it copies each delivered
@@ -178,7 +208,7 @@ func eachEvent(tx Tx, fn func(*Event) error) error {
 func Copy(ctx context.Context, from, to Store, documents DocumentReader) error {
 	return from.View(ctx, func(src Tx) error {
 		return to.Update(ctx, func(dst Tx) error {
-			steps := []func(src, dst Tx) error{copyAccounts, copyOrders, copyDocuments(ctx, documents), copyEvents, copyWebhooks}
+			steps := []func(src, dst Tx) error{copyAccounts, copyOrders, copyDocuments(ctx, documents), copyEvents, copyWebhooks, copyWatches}
 			for _, step := range steps {
 				if err := step(src, dst); err != nil {
 					return err
@@ -417,7 +447,7 @@ func (c Census) Added(before Census) Census {
 		Accounts: before.Accounts + c.Accounts, Sessions: before.Sessions + c.Sessions, Orders: before.Orders + c.Orders,
 		IdempotencyKeys: before.IdempotencyKeys + c.IdempotencyKeys, OpenOrders: before.OpenOrders + c.OpenOrders,
 		DocumentRefs: before.DocumentRefs + c.DocumentRefs, Events: before.Events + c.Events, Endpoints: before.Endpoints + c.Endpoints,
-		Deliveries: before.Deliveries + c.Deliveries, Scheduled: before.Scheduled + c.Scheduled,
+		Deliveries: before.Deliveries + c.Deliveries, Scheduled: before.Scheduled + c.Scheduled, Watches: before.Watches + c.Watches,
 		Balances: maps.Clone(before.Balances), Credits: before.Credits + c.Credits,
 	}
 	if sum.Balances == nil {
@@ -439,7 +469,7 @@ func (c Census) Differences(got Census) []string {
 		{"Idempotency-Keys", c.IdempotencyKeys, got.IdempotencyKeys}, {"open-order slots", c.OpenOrders, got.OpenOrders},
 		{"document references", c.DocumentRefs, got.DocumentRefs}, {"outbox events", c.Events, got.Events},
 		{"webhook endpoints", c.Endpoints, got.Endpoints}, {"webhook deliveries", c.Deliveries, got.Deliveries},
-		{"scheduled deliveries", c.Scheduled, got.Scheduled},
+		{"scheduled deliveries", c.Scheduled, got.Scheduled}, {"watches", c.Watches, got.Watches},
 	} {
 		if f.want != f.got {
 			out = append(out, fmt.Sprintf("%d %s, want %d", f.got, f.what, f.want))
@@ -459,9 +489,9 @@ func (c Census) Differences(got Census) []string {
 // String is the census in one line, for a summary.
 func (c Census) String() string {
 	return fmt.Sprintf("%d accounts (%d credits in all), %d sessions, %d orders, %d Idempotency-Keys, %d open-order slots, "+
-		"%d document references, %d outbox events, %d webhook endpoints, %d deliveries (%d scheduled)",
+		"%d document references, %d outbox events, %d webhook endpoints, %d deliveries (%d scheduled), %d watches",
 		c.Accounts, c.Credits, c.Sessions, c.Orders, c.IdempotencyKeys, c.OpenOrders,
-		c.DocumentRefs, c.Events, c.Endpoints, c.Deliveries, c.Scheduled)
+		c.DocumentRefs, c.Events, c.Endpoints, c.Deliveries, c.Scheduled, c.Watches)
 }
 
 // errCopyMismatch wraps the differences a verification found.

@@ -38,6 +38,7 @@ func testCopy(t *testing.T) {
 	if _, err := s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "subscription-basic"), "k-1"); err != nil {
 		t.Fatal(err)
 	}
+	watchAndChange(t, s, acct, fx.live[3])
 	if n, err := s.FanOutEvents(100); n == 0 || err != nil {
 		t.Fatalf("fan-out: %d, %v", n, err)
 	}
@@ -72,11 +73,27 @@ func testCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want.Sessions != 1 || want.Orders != 3 || want.DocumentRefs != 1 || want.IdempotencyKeys != 1 || want.OpenOrders != 1 || want.Events == 0 || want.Scheduled == 0 || want.Deliveries <= want.Scheduled {
+	if want.Watches != 1 || want.Sessions != 1 || want.Orders != 3 || want.DocumentRefs != 1 || want.IdempotencyKeys != 1 || want.OpenOrders != 1 || want.Events == 0 || want.Scheduled == 0 || want.Deliveries <= want.Scheduled {
 		t.Fatalf("the source lacks a kind of record: %s", want)
 	}
 	for _, kind := range slices.Sorted(maps.Keys(TestStores)) {
 		t.Run("into "+kind, func(t *testing.T) { copyInto(t, s, kind, want, acct, fx, delivered.ID) })
+	}
+}
+
+// watchAndChange watches p for the account and compares the watch with a
+// generation that renames p: a watch with a last change, and an event and
+// its deliveries that name no order.
+func watchAndChange(t *testing.T, s *service, account string, p *companydocs.Profile) {
+	t.Helper()
+	if _, _, err := s.CreateWatch(ctx, account, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	renamed := *p
+	renamed.Name += " i.L."
+	gen := &fakeGeneration{id: "gen-20260101T000000.000Z-aaaaaa", profiles: fakeProfiles{p.ID: &renamed}}
+	if run, err := s.CompareWatches(ctx, gen, nil, nil); err != nil || run.Events != 1 {
+		t.Fatalf("compare: %+v, %v", run, err)
 	}
 }
 
@@ -117,6 +134,11 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 		t.Errorf("the copy's document of %s differs from the delivered one", delivered)
 	}
 	checkCopiedBodies(t, s.store, orders)
+	watchesBefore, _ := s.Watches(ctx, acct)
+	watchesAfter, err := orders.Watches(ctx, acct)
+	if err != nil || len(watchesAfter) != 1 || watchesAfter[0].LastChange == nil || jsonOf(t, watchesBefore) != jsonOf(t, watchesAfter) {
+		t.Errorf("the copy's watches %s (%v), the source's %s", jsonOf(t, watchesAfter), err, jsonOf(t, watchesBefore))
+	}
 	before, _, _ := s.List(ctx, acct, "", "", 100)
 	after, _, err := orders.List(ctx, acct, "", "", 100)
 	if err != nil || !reflect.DeepEqual(jsonOf(t, before), jsonOf(t, after)) {

@@ -435,12 +435,15 @@ func testAccountSummary(t *testing.T) {
 	if _, err := s.CreateOrder(ctx, acct, request(fx.live[2], "CD", "subscription-basic"), ""); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := s.CreateWatch(ctx, acct, fx.live[2].ID); err != nil {
+		t.Fatal(err)
+	}
 	got, err := s.AccountSummary(ctx, acct)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := companydocs.AccountSummary{Name: "acme", Role: companydocs.RoleClient, Credits: 2,
-		Plans: []string{"ad-single", "cd-single", "subscription-basic"}}
+		Plans: []string{"ad-single", "cd-single", "subscription-basic"}, Watches: companydocs.WatchCount{Count: 1, Limit: 25}}
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("client sees %+v, want %+v", *got, want)
 	}

@@ -116,6 +116,10 @@ func validatePlan(plan *companydocs.Plan, seen map[string]int64) error {
 		return fmt.Errorf(`field "currency": %q is not a three-letter upper-case ISO 4217 code such as "EUR"`, plan.Currency)
 	case plan.CreditCost < 0:
 		return fmt.Errorf(`field "credit_cost": %d is negative`, plan.CreditCost)
+	case plan.WatchLimit < 0:
+		return fmt.Errorf(`field "watch_limit": %d is negative`, plan.WatchLimit)
+	case plan.WatchLimit > 0 && plan.Kind != companydocs.PlanSubscription:
+		return fmt.Errorf(`field "watch_limit": only a %q plan includes watches; this plan is %q`, companydocs.PlanSubscription, plan.Kind)
 	}
 	return validateDocumentTypes(plan.DocumentTypes)
 }
@@ -196,4 +200,17 @@ func (p *Plans) Plan(id string) (companydocs.Plan, int64, bool) {
 
 func errPlanMissing() error {
 	return companydocs.Errorf(companydocs.EPLANMISSING, "No plan is configured for this deployment.")
+}
+
+// WatchLimit is how many companies an account that may use every
+// configured plan may watch: the highest watch_limit of the subscription
+// plans, 0 when none includes watches.
+func (p *Plans) WatchLimit() int {
+	limit := 0
+	for i := range p.Len() {
+		if p.list[i].Kind == companydocs.PlanSubscription {
+			limit = max(limit, p.list[i].WatchLimit)
+		}
+	}
+	return limit
 }

@@ -56,6 +56,21 @@ type Options struct {
 	// two run at once, and as short as that allows, since it is how long
 	// a process that died mid-attempt holds its endpoint's deliveries.
 	DeliveryLease time.Duration
+
+	// Generation acquires the current index generation and returns it
+	// with its release (Orders; a nil generation when none is open). A
+	// watch records the generation its profile was read from; without
+	// it a watch starts from Profiles and no generation, and the first
+	// comparison takes it from there.
+	Generation func() (WatchGeneration, func())
+	// OnWatches is called when a watch is created (+1) or stopped (-1)
+	// (Orders; for the gauge).
+	OnWatches func(delta int)
+	// OnWatchBehind is called when a new watch was read from a generation
+	// that is no longer current when it commits (a swap came in between):
+	// the comparison with the new generation may have passed it by, so
+	// the caller runs one again (Orders).
+	OnWatchBehind func()
 }
 
 // DefaultDeliveryLease is the delivery lease when Options name none.
@@ -136,6 +151,11 @@ type Orders struct {
 	onChange func(Transition)
 	checkURL func(ctx context.Context, rawURL string) error
 	lease    time.Duration // of a claimed webhook delivery
+	// generation, when set, acquires the current index generation, so
+	// that a new watch records the generation its profile was read from.
+	generation func() (WatchGeneration, func())
+	onWatches  func(delta int) // a watch created (+1) or stopped (-1)
+	onBehind   func()          // a new watch committed behind the current generation
 	// failDelivery, set by tests, fails the delivery transaction after the
 	// document is on disk, as a crash before the commit would.
 	failDelivery func() error
@@ -173,6 +193,10 @@ func NewOrders(store Store, profiles Profiles, plans *Plans, opts Options) (*Ord
 		onChange: opts.OnTransition,
 		checkURL: opts.CheckWebhookURL,
 		lease:    opts.DeliveryLease,
+
+		generation: opts.Generation,
+		onWatches:  opts.OnWatches,
+		onBehind:   opts.OnWatchBehind,
 	}, nil
 }
 

@@ -80,6 +80,7 @@ type Tx interface {
 	OrderTx
 	OutboxTx
 	WebhookTx
+	WatchTx
 }
 
 // AccountTx holds accounts, their API key hashes and their credits.

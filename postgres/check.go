@@ -29,6 +29,12 @@ var checks = []struct{ what, sql string }{
 	{"an Idempotency-Key names an order of another account or key",
 		`SELECT k.order_id FROM idempotency_keys k JOIN orders o ON o.id = k.order_id
 			WHERE o.account <> k.account OR o.idempotency_key IS DISTINCT FROM k.key`},
+	{"a watch's columns disagree with its record",
+		`SELECT id FROM watches WHERE record->>'id' IS DISTINCT FROM id OR record->>'account' IS DISTINCT FROM account
+			OR record->>'company_profile_id' IS DISTINCT FROM profile_id OR record->>'generation' IS DISTINCT FROM generation
+			OR (record->>'ended')::boolean IS DISTINCT FROM ended`},
+	{"an event names no order and is not the event of a watch",
+		`SELECT id FROM outbox WHERE order_id IS NULL AND type <> 'company.changed'`},
 	{"an event names an order of another account",
 		`SELECT e.id FROM outbox e JOIN orders o ON o.id = e.order_id WHERE o.account <> e.account`},
 	{"a webhook body is counted with another number of references than it has deliveries",

@@ -30,11 +30,20 @@ func (t *txn) AppendEvent(e *ordering.Event) error {
 		return err
 	}
 	n, err := t.exec("INSERT INTO outbox (id, type, order_id, account, at, payload) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
-		e.ID, e.Type, e.OrderID, e.Account, e.At, []byte(e.Payload))
+		e.ID, e.Type, nullIfEmpty(e.OrderID), e.Account, e.At, []byte(e.Payload))
 	return inserted(n, err, fmt.Sprintf("store event %s", e.ID))
 }
 
-const eventColumns = "id, type, order_id, account, at, payload"
+// eventColumns read an event; the event of a watch has no order (NULL).
+const eventColumns = "id, type, coalesce(order_id, ''), account, at, payload"
+
+// nullIfEmpty is NULL for "", the order of an event that concerns none.
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
 
 func scanEvent(row pgx.CollectableRow) (ordering.Event, error) {
 	var e ordering.Event

@@ -146,7 +146,7 @@ func (t *txn) PutDelivery(endpointID string, d *ordering.DeliveryRecord) error {
 	_, err = t.exec(`INSERT INTO webhook_deliveries (endpoint_id, event_id, order_id, state, created_at, record)
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (endpoint_id, event_id) DO UPDATE SET state = excluded.state, record = excluded.record`,
-		endpointID, d.EventID, d.OrderID, d.State, d.CreatedAt, raw)
+		endpointID, d.EventID, nullIfEmpty(d.OrderID), d.State, d.CreatedAt, raw)
 	return wrap(err, "store the delivery of "+d.EventID)
 }
 

@@ -41,7 +41,7 @@ func TestOpenAPIClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustBuild(t, dir, 2000, sampleFile(t), offeneRegister(t, "fixtures_665.jsonl"), leis)
-	s := startServer(t, dir)
+	s := startServer(t, dir, "--plans", oneWatchPlans(t))
 	c := claimClients(t, s)
 
 	t.Run("unknown fields", func(t *testing.T) { checkUnknownFields(t, doc, s, c) })
@@ -112,6 +112,7 @@ func checkUnknownFields(t *testing.T, doc *openapi3.T, s *testServer, c claims) 
 		"NoteRequest":    {"note": "A note."},
 		"FailRequest":    {"reason": "The register has no such entry."},
 		"WebhookRequest": {"url": "https://example.com/hook"},
+		"WatchRequest":   {"company_profile_id": c.profile},
 	}
 	checked := 0
 	for path, item := range doc.Paths.Map() {
@@ -148,7 +149,7 @@ func tokenFor(path string, c claims) string {
 	switch {
 	case strings.HasPrefix(path, "/api/v1/operator/"):
 		return c.operator
-	case strings.HasPrefix(path, "/api/v1/documents/orders"), strings.HasPrefix(path, "/api/v1/webhooks"):
+	case strings.HasPrefix(path, "/api/v1/documents/orders"), strings.HasPrefix(path, "/api/v1/webhooks"), strings.HasPrefix(path, "/api/v1/watches"):
 		return c.client
 	}
 	return ""
@@ -253,7 +254,48 @@ func reachErrorCodes(t *testing.T, s *testServer, c claims) map[string]string {
 	try("POST", "/api/v1/documents/companies/search/", "", `{"query": "`+strings.Repeat("a", 70<<10)+`"}`)
 	try("POST", "/api/v1/documents/orders/preview/", c.client, map[string]any{"document_type": "AD"})
 	try("POST", orders, c.client, orderBody("dp_aaaaaaaaaaaaaaaaaaaa", "AD", "ad-single"))
+	s.act(t, http.StatusCreated, "POST", "/api/v1/watches/", c.client, map[string]any{"company_profile_id": c.profile})
+	try("POST", "/api/v1/watches/", c.client, map[string]any{"company_profile_id": otherOrderable(t, s, c.profile)})
+	try("DELETE", "/api/v1/watches/wat_unknown", c.client, nil)
+	if status, raw := s.call(t, "GET", "/api/v1/watches/", c.client, nil, nil); status != http.StatusOK || !strings.Contains(string(raw), c.profile) {
+		t.Errorf("GET /api/v1/watches/: %d %s", status, raw)
+	}
 	return got
+}
+
+// oneWatchPlans is the shipped plans file with a watch limit of 1, so
+// that a second watch reaches watch_limit_reached.
+func oneWatchPlans(t *testing.T) string {
+	var file struct {
+		Plans []map[string]any `json:"plans"`
+	}
+	if err := json.Unmarshal(data.Plans, &file); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range file.Plans {
+		if p["kind"] == companydocs.PlanSubscription {
+			p["watch_limit"] = 1
+		}
+	}
+	raw, _ := json.Marshal(file)
+	path := filepath.Join(t.TempDir(), "plans.json")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// otherOrderable finds an orderable profile other than not.
+func otherOrderable(t *testing.T, s *testServer, not string) string {
+	for _, q := range []string{"Düsseldorf", "Freiburg GmbH", "Teningen"} {
+		for _, c := range s.flowSearch(t, q).Candidates {
+			if c.OrderingEligible && c.ProfileID != not {
+				return c.ProfileID
+			}
+		}
+	}
+	t.Fatal("no second orderable profile found")
+	return ""
 }
 
 // reachUnavailableCodes uses a server without plans whose search rate is

@@ -110,6 +110,9 @@ type Main struct {
 	serveCh chan error
 	store   *storeSocket
 	lock    *os.File // the data directory's lock, held until Close
+	// watcher compares the watches with each swapped-in generation; the
+	// swap hook, which may run before it exists, reads it.
+	watcher atomic.Pointer[watcher]
 	// dispatcher is read by the transition hook, which may run before
 	// the dispatcher exists (the demo account) and from any goroutine.
 	dispatcher atomic.Pointer[webhook.Dispatcher]
@@ -201,12 +204,14 @@ func (m *Main) Run(ctx context.Context) error {
 	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
 		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
 		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL,
-		DeliveryLease: webhookLease(m.Config.WebhookTimeout)}
+		DeliveryLease: webhookLease(m.Config.WebhookTimeout), Generation: m.currentGeneration, OnWatches: m.Metrics.AddWatches,
+		OnWatchBehind: m.wakeWatcher}
 	if m.Orders, err = ordering.NewOrders(store, m.Live, plans, opts); err != nil {
 		return m.explainOrderStoreError(err) // Close closes the store
 	}
 	m.Accounts = ordering.NewAccounts(store, opts)
 	m.startWebhooks()
+	m.watcher.Store(startWatcher(m.Orders, m.Live, m.Metrics, m.Logger, m.wakeDispatcher))
 	if counts, err := m.Orders.CountByStatus(); err == nil {
 		m.Metrics.SetOrderCounts(counts)
 	}
@@ -281,7 +286,8 @@ func (m *Main) RunUntil(ctx context.Context) error {
 }
 
 // Close shuts down in reverse order: HTTP first (finishing in-flight
-// requests within the grace period), then the webhook dispatcher (its
+// requests within the grace period), then the watcher (a comparison cut
+// short is finished at the next start), then the webhook dispatcher (its
 // attempts in flight are cancelled and made again after the next start),
 // then the index, then the order store;
 // last it releases the data directory.
@@ -291,6 +297,9 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownGrace)
 		errs = append(errs, m.Server.Shutdown(ctx))
 		cancel()
+	}
+	if w := m.watcher.Load(); w != nil {
+		w.Close()
 	}
 	if m.Webhooks != nil {
 		errs = append(errs, m.Webhooks.Close())
@@ -329,6 +338,15 @@ func (m *Main) observeSearch(res *resolver.Result) {
 func (m *Main) observeSwap(meta index.Meta) {
 	m.Metrics.ObserveSwap(meta.ID, meta.Profiles, meta.CreatedAt)
 	m.observeChanges(meta)
+	m.wakeWatcher()
+}
+
+// wakeWatcher asks the watcher to compare the watches with the current
+// generation.
+func (m *Main) wakeWatcher() {
+	if w := m.watcher.Load(); w != nil {
+		w.Wake()
+	}
 }
 
 // observeChanges records the change counts of the generation being served.
@@ -338,6 +356,16 @@ func (m *Main) observeChanges(meta index.Meta) {
 	} else {
 		m.Metrics.SetGenerationChanges(false, 0, nil)
 	}
+}
+
+// currentGeneration acquires the generation being served, for a new
+// watch (ordering.Options.Generation).
+func (m *Main) currentGeneration() (ordering.WatchGeneration, func()) {
+	gen, release := m.Live.Acquire()
+	if gen == nil {
+		return nil, release
+	}
+	return gen, release
 }
 
 // ready names what is missing before the service can serve.
@@ -445,6 +473,11 @@ func isTerminal(w io.Writer) bool {
 // dispatcher, which finds the new event in the outbox.
 func (m *Main) observeTransition(t ordering.Transition) {
 	m.Metrics.ObserveTransition(t.From, t.To, t.Actor)
+	m.wakeDispatcher()
+}
+
+// wakeDispatcher makes the webhook dispatcher look at the outbox now.
+func (m *Main) wakeDispatcher() {
 	if d := m.dispatcher.Load(); d != nil {
 		d.Wake()
 	}

@@ -29,6 +29,7 @@
     ordersSeq: 0, // the newest request for the client's list; older answers are dropped
     role: null, // "client" or "operator", learnt from the first orders list
     credits: null, // the account's balance, from GET /account/; null until read
+    watches: { items: [], count: null, limit: null, seq: 0 }, // the client's watched companies
     queue: { status: "PREVIEW_READY", cursor: null, items: [], seq: 0 }, // the operator's view
   };
 
@@ -69,6 +70,7 @@
     renderSearchResult();
     renderOrderPanelTexts();
     renderOrders();
+    renderWatches();
     fillQueueSelect();
     renderQueue();
   }
@@ -315,6 +317,7 @@
       renderSearchResult();
       loadOrders(false);
       loadAccount();
+      loadWatches();
       focusAfterSignIn();
     } catch (err) {
       const words = err.code === "unauthorized" ? t("account.badKey") : explain(err).text;
@@ -361,12 +364,14 @@
     state.ordersSeq++;
     state.role = null;
     state.credits = null;
+    state.watches = { items: [], count: null, limit: null, seq: state.watches.seq + 1 };
     state.queue = { status: "PREVIEW_READY", cursor: null, items: [], seq: state.queue.seq + 1 };
     $("queue-status").value = state.queue.status;
     closeOrderPanel(false);
     renderSession();
     renderSearchResult();
     renderOrders();
+    renderWatches();
     renderQueue();
     setStatus("account-status", message || "");
   }
@@ -378,6 +383,8 @@
     $("orders-refresh").hidden = !signedIn;
     const operator = signedIn && state.role === "operator";
     $("orders").hidden = operator;
+    $("watches").hidden = operator;
+    $("watches-refresh").hidden = !signedIn;
     $("queue").hidden = !operator;
     let words = signedIn ? t("account.signedIn", { time: formatTime(state.session.expires_at) }) : "";
     if (operator) {
@@ -398,7 +405,12 @@
       const a = await api("GET", "/account/", undefined, { auth: true });
       if (state.session === session) {
         state.credits = a.credits;
+        if (a.watches) {
+          state.watches.count = a.watches.count;
+          state.watches.limit = a.watches.limit;
+        }
         renderSession();
+        renderWatches();
       }
     } catch (e) {
       // A 401 has ended the session already; after any other failure the
@@ -698,7 +710,7 @@
         confidenceBar(pct, headingId),
         el("details", { className: "why", open: true }, [el("summary", { text: t("reasons") }), reasons]),
         orderableMark(c),
-        orderAction(c),
+        el("div", { className: "actions card-actions" }, [orderAction(c), watchAction(c)]),
       ]),
     ]);
     card.dataset.profileId = c.profile_id;
@@ -849,6 +861,149 @@
     const b = el("button", { type: "button", className: "order-button primary", text: t("action.order") });
     b.addEventListener("click", () => openOrderPanel(c, b));
     return b;
+  }
+
+  // ---- watches ----
+
+  // watchAction offers to watch an orderable company: signed in as a
+  // client only (the service lets only clients watch). A company the
+  // account watches already says so instead.
+  function watchAction(c) {
+    if (!c.ordering_eligible || !state.session || state.role === "operator") {
+      return null;
+    }
+    if (watchOf(c.profile_id)) {
+      return el("p", { className: "watching", text: "✓ " + t("watch.watching") });
+    }
+    const message = el("span", { className: "action-message", role: "status", "aria-live": "polite" });
+    const b = el("button", { type: "button", className: "watch-button", text: t("watch.action") });
+    b.addEventListener("click", () => guarded(b, message, async () => {
+      await api("POST", "/watches/", { company_profile_id: c.profile_id }, { auth: true });
+      await loadWatches();
+      loadAccount();
+      renderSearchResult();
+      const card = [...$("results").children].find((x) => x.dataset.profileId === c.profile_id);
+      const done = card && card.querySelector(".watching");
+      if (done) {
+        done.tabIndex = -1;
+        done.focus();
+      }
+    }));
+    return el("span", { className: "watch-action" }, [b, message]);
+  }
+
+  function watchOf(profileId) {
+    return state.watches.items.find((w) => !w.ended && w.company_profile_id === profileId) || null;
+  }
+
+  async function loadWatches() {
+    if (!state.session || state.role === "operator") {
+      return;
+    }
+    const seq = ++state.watches.seq;
+    try {
+      const data = await api("GET", "/watches/", undefined, { auth: true });
+      if (seq === state.watches.seq) {
+        state.watches.items = data.watches || [];
+        renderWatches();
+      }
+    } catch (err) {
+      if (seq === state.watches.seq && state.session) {
+        setStatus("watches-status", explain(err).text, "error");
+      }
+    }
+  }
+
+  function renderWatches() {
+    const list = $("watches-list");
+    if (!state.session) {
+      list.replaceChildren();
+      setStatus("watches-status", t("watches.signIn"));
+      return;
+    }
+    const items = state.watches.items;
+    let words = items.length ? t("watches.count", { n: items.filter((w) => !w.ended).length }) : t("watches.none");
+    if (state.watches.limit !== null) {
+      words += " " + (state.watches.limit > 0 ? t("watches.limit", { limit: state.watches.limit }) : t("watches.noLimit"));
+    }
+    setStatus("watches-status", words);
+    list.replaceChildren(...items.map(watchItem));
+  }
+
+  function watchItem(w) {
+    const c = w.company || {};
+    const change = w.last_change;
+    const box = el("div", { className: "actions watch-actions" });
+    const message = el("div", { className: "action-message", role: "status", "aria-live": "polite" });
+    if (change && !w.ended) {
+      const b = el("button", { type: "button", className: "order-fresh primary", text: t("watch.orderFresh") });
+      b.addEventListener("click", () => openOrderPanel(candidateOfWatch(w), b));
+      box.append(b);
+    }
+    const stop = el("button", { type: "button", className: "unwatch", text: t("watch.stop") });
+    stop.addEventListener("click", () => guarded(stop, message, async () => {
+      await api("DELETE", "/watches/" + encodeURIComponent(w.id), undefined, { auth: true });
+      await loadWatches();
+      loadAccount();
+      renderSearchResult();
+      setStatus("watches-status", t("watch.stopped", { name: c.name || w.company_profile_id }));
+    }));
+    box.append(stop);
+    return el("li", { className: "order-item watch-item", "data-watch-id": w.id, "data-profile-id": w.company_profile_id }, [
+      el("h3", { className: "card-title", text: c.name || w.company_profile_id }),
+      el("p", { className: "hint", text: [c.court, c.registry_number, c.city].filter(Boolean).join(" · ") }),
+      changeNode(w),
+      el("div", { role: "group", "aria-label": t("watch.actionsFor", { name: c.name || w.id }) }, [box, message]),
+    ]);
+  }
+
+  // candidateOfWatch is the watched company as the order panel reads a
+  // search result.
+  function candidateOfWatch(w) {
+    const c = w.company || {};
+    return { profile_id: w.company_profile_id, name: c.name, court: c.court, registry_number: c.registry_number,
+      city: c.city, legal_form: c.legal_form, source: c.source, ordering_eligible: true, documents: ["AD", "CD"] };
+  }
+
+  function changeNode(w) {
+    const change = w.last_change;
+    if (!change) {
+      return el("p", { className: "watch-change none", text: t("watch.noChange", { time: formatTime(w.created_at) }) });
+    }
+    const lines = (change.changes || []).map((f) => el("li", { "data-field": f.field, text: fieldChangeWords(f) }));
+    return el("div", { className: "watch-change" }, [
+      el("p", { className: "watch-change-time", text: t(w.ended ? "watch.ended" : "watch.changed", { time: formatTime(change.at) }) }),
+      el("ul", { className: "watch-change-list" }, lines),
+    ]);
+  }
+
+  // fieldChangeWords says one changed field in the page's language.
+  function fieldChangeWords(f) {
+    const b = f.before, a = f.after;
+    switch (f.field) {
+      case "name":
+      case "seat":
+      case "address":
+      case "legal_form":
+        return t("change." + f.field, { before: b || "–", after: a || "–" });
+      case "status":
+        return t("change.status", { before: t("companyStatus." + b), after: t("companyStatus." + a) });
+      case "register":
+        return t("change.register", { before: (b && b.text) || "–", after: (a && a.text) || "–" });
+      case "officers":
+        return t("change.officers", { left: officerNames(b), joined: officerNames(a) });
+      case "removed":
+        return t("change.removed");
+      default:
+        return has("change." + f.field) ? t("change." + f.field) : f.field;
+    }
+  }
+
+  function officerNames(list) {
+    if (!Array.isArray(list) || list.length === 0) {
+      return t("none");
+    }
+    return list.map((o) => (o.role ? o.name + " (" + o.role + ")" : o.name)).join(", ");
   }
 
   // ---- plans, preview and order ----
@@ -1625,6 +1780,7 @@
       }
     });
     $("orders-refresh").addEventListener("click", () => loadOrders(false));
+    $("watches-refresh").addEventListener("click", () => loadWatches());
     $("orders-more").addEventListener("click", () => loadOrders(true));
     $("queue-status").addEventListener("change", () => loadQueue(false));
     $("queue-refresh").addEventListener("click", () => loadQueue(false));
@@ -1640,6 +1796,7 @@
     if (state.session) {
       loadOrders(false);
       loadAccount();
+      loadWatches();
     }
     document.body.dataset.ready = "true";
   }

@@ -1,0 +1,44 @@
+package httpapi
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+)
+
+// watchRequest is the body of POST /api/v1/watches/.
+type watchRequest struct {
+	CompanyProfileID string `json:"company_profile_id"`
+}
+
+// handleCreateWatch watches a verified profile: 201 with the new watch,
+// or 200 with the account's existing watch of the profile.
+func (s *Server) handleCreateWatch(c *fiber.Ctx) error {
+	var req watchRequest
+	if err := decodeJSON(c, &req, `"company_profile_id"`); err != nil {
+		return err
+	}
+	w, created, err := s.Ordering.CreateWatch(c.UserContext(), currentSession(c).account, req.CompanyProfileID)
+	if err != nil {
+		return err
+	}
+	status := fiber.StatusOK
+	if created {
+		status = fiber.StatusCreated
+	}
+	return c.Status(status).JSON(w)
+}
+
+func (s *Server) handleListWatches(c *fiber.Ctx) error {
+	ws, err := s.Ordering.Watches(c.UserContext(), currentSession(c).account)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"watches": ws})
+}
+
+func (s *Server) handleDeleteWatch(c *fiber.Ctx) error {
+	if err := s.Ordering.DeleteWatch(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
