@@ -3,6 +3,8 @@ package companydocs
 import (
 	"errors"
 	"fmt"
+
+	"companydocs/messages"
 )
 
 // Error codes of the interface specification, plus the ones the service adds.
@@ -42,6 +44,11 @@ type Error struct {
 	Hint string
 	// Order is set for duplicate_order: the order that already exists.
 	Order *Order
+	// Key and Args, when Key is set, are the message catalog's sentence
+	// that Message says in English, so that a front end can say it in
+	// another language (MessageIn).
+	Key  string
+	Args messages.Args
 }
 
 // Error implements the error interface with the sentence alone: it is
@@ -54,6 +61,28 @@ func (e *Error) Error() string {
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Args are the values of a catalog sentence's placeholders.
+type Args = messages.Args
+
+// Refusal returns an *Error with the given code whose message is the
+// catalog's sentence key (messages) with args, said in English.
+func Refusal(code, key string, args messages.Args) *Error {
+	return &Error{Code: code, Message: messages.Say(messages.English, key, args), Key: key, Args: args}
+}
+
+// MessageIn says e in lang, one of the catalog's languages, and returns
+// the language it is said in: the catalog's sentence, or the English
+// message of an error made with Errorf.
+func (e *Error) MessageIn(lang string) (message, saidIn string) {
+	if e.Key == "" {
+		return e.Message, messages.English
+	}
+	if _, ok := messages.Sentence(lang, e.Key); !ok {
+		lang = messages.English
+	}
+	return messages.Say(lang, e.Key, e.Args), lang
 }
 
 // WithHint sets the hint of e and returns it.
@@ -82,8 +111,12 @@ func ErrorMessage(err error) string {
 	} else if errors.As(err, &e) {
 		return e.Message
 	}
-	return "Internal error. Please try again later."
+	return messages.Say(messages.English, KeyInternal, nil)
 }
+
+// KeyInternal is the catalog's sentence for an internal error: it says
+// nothing of the cause.
+const KeyInternal = "refusal.internal"
 
 // Sentinel errors of the parsers.
 var (

@@ -38,7 +38,7 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 	defer cancel()
 	res, err := s.Searcher.Search(ctx, req)
 	if errors.Is(err, context.DeadlineExceeded) {
-		return companydocs.Errorf(companydocs.EUNAVAILABLE, "The search took too long. Try a more specific query.")
+		return companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.search_too_slow", nil)
 	} else if err != nil {
 		return err
 	}

@@ -142,9 +142,9 @@ func (s *Orders) requireRole(account, role string) error {
 	}
 	if got != role {
 		if role == companydocs.RoleOperator {
-			return companydocs.Errorf(companydocs.EFORBIDDEN, "Only operator accounts may do this; account %q is a client.", account)
+			return companydocs.Refusal(companydocs.EFORBIDDEN, "refusal.operators_only", companydocs.Args{"account": account})
 		}
-		return companydocs.Errorf(companydocs.EFORBIDDEN, "Account %q is an operator: operators manage orders through the operator routes and do not order, list or download as clients.", account)
+		return companydocs.Refusal(companydocs.EFORBIDDEN, "refusal.clients_only", companydocs.Args{"account": account})
 	}
 	return nil
 }
@@ -271,7 +271,7 @@ func accountForKey(tx Tx, apiKey string) (*AccountRecord, error) {
 }
 
 func errUnknownKey() error {
-	return companydocs.Errorf(companydocs.EUNAUTHORIZED, "The API key is not valid. Ask the operator for a key of your account.")
+	return companydocs.Refusal(companydocs.EUNAUTHORIZED, "refusal.api_key_unknown", nil)
 }
 
 // getAccount reads an account, or not_found.

@@ -226,7 +226,7 @@ func (s *Orders) OperatorAction(ctx context.Context, operator, id, action, note 
 	}
 	note = strings.TrimSpace(note)
 	if action == ActionFail && note == "" {
-		return nil, companydocs.Errorf(companydocs.EVALIDATION, "Field \"reason\" is required: say why the order failed, the client reads it.")
+		return nil, companydocs.Refusal(companydocs.EVALIDATION, "refusal.reason_required", nil)
 	}
 	defaults := map[string]historyNote{
 		ActionPay:     {code: HistoryPaymentConfirmed, text: notePaid},

@@ -56,7 +56,7 @@ func (s *Orders) CreateOrder(ctx context.Context, account string, req companydoc
 		return nil, errPlanMissing()
 	}
 	if req.CompanyProfileID == "" {
-		return nil, companydocs.Errorf(companydocs.EVERIFIEDREQUIRED, "Field \"company_profile_id\" is required: only a verified company profile can be ordered. Return to search and choose a result with ordering_eligible=true.")
+		return nil, companydocs.Refusal(companydocs.EVERIFIEDREQUIRED, "refusal.company_profile_id_required", nil)
 	}
 	a, err := s.assess(req)
 	if err != nil {
@@ -185,12 +185,12 @@ func (s *Orders) refuseDuplicate(tx Tx, c *create) error {
 		return err
 	}
 	if id != "" {
-		return duplicate(tx, id, msgOpenOrder)
+		return duplicate(tx, id, keyOpenOrder)
 	}
 	return nil
 }
 
-const msgOpenOrder = "Order %s for this company, document and plan is still open."
+const keyOpenOrder = "refusal.open_order"
 
 // paidAtCreation: the debit at creation is the payment of a credit plan
 // (and a plan that costs nothing needs none); a priced one-off plan waits
@@ -203,7 +203,7 @@ func paidAtCreation(a *assessment) bool {
 // before: a replay of the same request, or a different request under the
 // same key; both are duplicate_order with the first order.
 func (s *Orders) idempotentRepeat(tx Tx, id string, c *create) error {
-	err := duplicate(tx, id, "An order with this Idempotency-Key exists already: %s.")
+	err := duplicate(tx, id, "refusal.idempotent_order")
 	var e *companydocs.Error
 	if errors.As(err, &e) && e.Order != nil {
 		rec, gerr := getOrder(tx, id)
@@ -224,7 +224,7 @@ func debit(tx Tx, account string, plan companydocs.Plan) error {
 	balance, err := tx.DebitCredits(account, plan.CreditCost)
 	switch {
 	case errors.Is(err, ErrInsufficientCredits):
-		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %s; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, credits(plan.CreditCost), balance)
+		return companydocs.Refusal(companydocs.EINSUFFICIENTFUNDS, "refusal.insufficient_credits", companydocs.Args{"plan": plan.ID, "cost": plan.CreditCost, "balance": balance})
 	case errors.Is(err, ErrNotFound):
 		return errNoAccount(account)
 	}
@@ -310,7 +310,7 @@ func (s *Orders) insertOrder(tx Tx, rec *OrderRecord, c *create) error {
 		return err
 	}
 	if holder != "" {
-		return duplicate(tx, holder, msgOpenOrder)
+		return duplicate(tx, holder, keyOpenOrder)
 	}
 	if c.idemKey == "" {
 		return nil
@@ -332,12 +332,12 @@ func openSlot(account string, req companydocs.OrderRequest) OpenSlot {
 }
 
 // duplicate builds duplicate_order carrying the existing order.
-func duplicate(tx Tx, id, format string) error {
+func duplicate(tx Tx, id, key string) error {
 	rec, err := getOrder(tx, id)
 	if err != nil {
 		return err
 	}
-	e := companydocs.Errorf(companydocs.EDUPLICATEORDER, format, id)
+	e := companydocs.Refusal(companydocs.EDUPLICATEORDER, key, companydocs.Args{"order": id})
 	e.Order = rec.order()
 	return e
 }
@@ -348,7 +348,7 @@ func validateIdempotencyKey(k string) error {
 	}
 	for i := 0; i < len(k); i++ {
 		if k[i] < 0x20 || k[i] > 0x7e {
-			return companydocs.Errorf(companydocs.EVALIDATION, "The Idempotency-Key header may hold only printable ASCII characters.")
+			return companydocs.Refusal(companydocs.EVALIDATION, "refusal.idempotency_key_ascii", nil)
 		}
 	}
 	return nil
@@ -376,7 +376,7 @@ func (s *Orders) Order(ctx context.Context, account, id string) (*companydocs.Or
 }
 
 func errOrderNotFound(id string) error {
-	return companydocs.Errorf(companydocs.ENOTFOUND, "This account has no order %q.", id)
+	return companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_such_order", companydocs.Args{"order": id})
 }
 
 // getOrder reads an order, or not_found.
@@ -440,7 +440,7 @@ func clampLimit(limit int) int {
 
 func validStatusFilter(status string) error {
 	if status != "" && !companydocs.ValidOrderStatus(status) {
-		return companydocs.Errorf(companydocs.EVALIDATION, "Status %q is not an order status: use one of %s.", status, strings.Join(companydocs.OrderStatuses, ", "))
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.unknown_status", companydocs.Args{"status": status, "statuses": strings.Join(companydocs.OrderStatuses, ", ")})
 	}
 	return nil
 }
@@ -455,7 +455,7 @@ func decodeCursor(cursor string) (string, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil || !validOrderID(string(b)) {
-		return "", companydocs.Errorf(companydocs.EVALIDATION, "The cursor is not valid: pass the next_cursor of the previous page unchanged.")
+		return "", companydocs.Refusal(companydocs.EVALIDATION, "refusal.bad_cursor", nil)
 	}
 	return string(b), nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/messages"
 )
 
 // Blocker codes: why a preview is not orderable. Each comes with a sentence
@@ -103,14 +104,14 @@ func validateRequest(req *companydocs.OrderRequest) error {
 	}
 	switch {
 	case req.DocumentType == "":
-		return companydocs.Errorf(companydocs.EVALIDATION, `Field "document_type" is required: "AD" (current printout) or "CD" (chronological printout).`)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.document_type_required", nil)
 	case !knownDocumentType(req.DocumentType):
-		return companydocs.Errorf(companydocs.EVALIDATION, `Field "document_type": %q is not a register document type; use "AD" (current printout) or "CD" (chronological printout).`, req.DocumentType)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.unknown_document_type", companydocs.Args{"document_type": req.DocumentType})
 	case strings.TrimSpace(req.PlanID) == "":
-		return companydocs.Errorf(companydocs.EVALIDATION, `Field "plan_id" is required: send the id of one of the deployment's plans.`).WithHint(companydocs.HintListPlans)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.plan_id_required", nil).WithHint(companydocs.HintListPlans)
 	case req.DiscoveryCandidateID != "" && !companydocs.IsDiscoveryID(req.DiscoveryCandidateID):
 		// The value is not repeated: it is not an id, and may be markup.
-		return companydocs.Errorf(companydocs.EVALIDATION, `Field "discovery_candidate_id" is not a discovery candidate id ("dc_" and 20 letters and digits). Send the discovery_candidate_id of the search result, or leave the field out.`)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.bad_discovery_id", nil)
 	}
 	return nil
 }
@@ -180,7 +181,7 @@ func checkDiscoveryCandidate(p *companydocs.Profile, req companydocs.OrderReques
 	if p == nil || req.DiscoveryCandidateID == "" || p.HasDiscoveryID(req.DiscoveryCandidateID) {
 		return nil
 	}
-	return companydocs.Errorf(companydocs.EVALIDATION, `Field "discovery_candidate_id": %s is not the discovery candidate of company profile %s. Send the discovery_candidate_id of the same search result as company_profile_id, or leave the field out.`, req.DiscoveryCandidateID, p.ID)
+	return companydocs.Refusal(companydocs.EVALIDATION, "refusal.discovery_id_mismatch", companydocs.Args{"discovery_candidate_id": req.DiscoveryCandidateID, "company_profile_id": p.ID})
 }
 
 // profile looks an id up; ids without a known prefix are not looked up.
@@ -254,7 +255,7 @@ func accountBlockers(tx Tx, account string, req companydocs.OrderRequest, cost i
 		return nil, err
 	}
 	if id != "" {
-		out = append(out, blocker(BlockerOpenOrderExists, &companydocs.Params{OrderID: id}, msgOpenOrder, id))
+		out = append(out, blocker(BlockerOpenOrderExists, &companydocs.Params{OrderID: id}, "%s", messages.Say(messages.English, keyOpenOrder, messages.Args{"order": id})))
 	}
 	return out, nil
 }

@@ -173,7 +173,8 @@
   // PDF upload), with opts.contentType.
   async function send(method, path, body, opts) {
     opts = opts || {};
-    const headers = { Accept: "application/json" };
+    // The service says its refusals in the page's language.
+    const headers = { Accept: "application/json", "Accept-Language": state.lang };
     let payload;
     if (opts.raw) {
       headers["Content-Type"] = opts.contentType;
@@ -224,6 +225,7 @@
     const err = (data && data.error) || {};
     const code = err.code || (resp.status === 429 ? "rate_limited" : "unknown");
     const apiErr = new ApiError(code, err.message || "", {
+      lang: resp.headers.get("Content-Language") || "en",
       status: resp.status,
       order: data && data.order,
       retryAfter: resp.headers.get("Retry-After"),
@@ -261,7 +263,8 @@
     } else {
       text = t("error.unknown");
     }
-    const detail = err.code === "network" ? "" : err.message;
+    // The service's own sentence only when it is in the page's language.
+    const detail = err.code === "network" || err.lang !== state.lang ? "" : err.message;
     return { text, detail };
   }
 
@@ -269,7 +272,7 @@
     const { text, detail } = explain(err);
     return el("div", { className: "message error", "data-code": err.code }, [
       el("p", { text }),
-      detail ? el("p", { className: "detail" }, [t("error.details") + " ", el("span", { lang: "en", text: detail })]) : null,
+      detail ? el("p", { className: "detail" }, [t("error.details") + " ", el("span", { lang: err.lang, text: detail })]) : null,
     ]);
   }
 
@@ -1620,5 +1623,5 @@
     document.body.dataset.ready = "true";
   }
 
-  start();
+  window.companydocsTextsReady.then(start);
 })();
