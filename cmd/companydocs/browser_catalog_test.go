@@ -139,4 +139,3 @@ func (p *pageDriver) noEnglish(where string) {
 		p.t.Errorf("%s: the German page shows English:\n%s", where, strings.Join(found, "\n"))
 	}
 }
-
