@@ -152,8 +152,7 @@ func (s *Orders) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition
 	}
 	trs := []Transition{{OrderID: rec.Order.ID, Account: rec.Account, To: rec.Order.Status, Actor: companydocs.ActorClient, EventID: evt}}
 	if paidAtCreation(c.a) {
-		note := historyNote{code: HistoryPaidAtCreation, params: companydocs.Params{Credits: c.a.plan.CreditCost},
-			text: fmt.Sprintf("Paid at creation: %s charged.", credits(c.a.plan.CreditCost))}
+		note := historyNote{code: HistoryPaidAtCreation, params: companydocs.Params{Credits: c.a.plan.CreditCost}}
 		tr, err := s.move(tx, &rec, companydocs.OrderStatusPaid, companydocs.ActorSystem, note, rec.Order.CreatedAt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("pay order %s at creation: %w", rec.Order.ID, err)
@@ -203,15 +202,11 @@ func paidAtCreation(a *assessment) bool {
 // before: a replay of the same request, or a different request under the
 // same key; both are duplicate_order with the first order.
 func (s *Orders) idempotentRepeat(tx Tx, id string, c *create) error {
-	err := duplicate(tx, id, "refusal.idempotent_order")
-	var e *companydocs.Error
-	if errors.As(err, &e) && e.Order != nil {
-		rec, gerr := getOrder(tx, id)
-		if gerr == nil && rec.Fingerprint != "" && rec.Fingerprint != fingerprint(c.req) {
-			e.Message = fmt.Sprintf("This Idempotency-Key was already used for a different request (another company, document, plan or discovery id), which created order %s. Use a new key for a new order.", id)
-		}
+	key := "refusal.idempotent_order"
+	if rec, err := getOrder(tx, id); err == nil && rec.Fingerprint != "" && rec.Fingerprint != fingerprint(c.req) {
+		key = "refusal.idempotency_key_reused"
 	}
-	return err
+	return duplicate(tx, id, key)
 }
 
 // debit takes the plan's credits from the account. A plan that costs no
@@ -266,17 +261,15 @@ const (
 // or a prepaid credit plan goes straight to delivery.
 func nextStep(id string, t companydocs.DocumentType, a *assessment) companydocs.NextStep {
 	if !paidAtCreation(a) {
-		return companydocs.NextStep{Kind: NextStepPayment, Code: StepPaymentDue,
-			Params: &companydocs.Params{OrderID: id, Amount: formatCents(a.cents), Currency: a.plan.Currency, DocumentType: t, CompanyName: a.profile.Name},
-			Message: fmt.Sprintf(
-				"Pay %s %s for order %s as agreed with the operator of this service; the operator confirms the payment, then requests the %s of %s from the register. Until then you may cancel the order.",
-				formatCents(a.cents), a.plan.Currency, id, documentName(t), a.profile.Name)}
+		return step(NextStepPayment, StepPaymentDue,
+			&companydocs.Params{OrderID: id, Amount: formatCents(a.cents), Currency: a.plan.Currency, DocumentType: t, CompanyName: a.profile.Name})
 	}
-	return companydocs.NextStep{Kind: NextStepDelivery, Code: StepPaidWithCredits,
-		Params: &companydocs.Params{Credits: a.plan.CreditCost, DocumentType: t, CompanyName: a.profile.Name},
-		Message: fmt.Sprintf(
-			"Paid with %s: the operator requests the %s of %s from the register and delivers it; the order then shows the document and its download link.",
-			credits(a.plan.CreditCost), documentName(t), a.profile.Name)}
+	return step(NextStepDelivery, StepPaidWithCredits, &companydocs.Params{Credits: a.plan.CreditCost, DocumentType: t, CompanyName: a.profile.Name})
+}
+
+// step is a next step with its English sentence from the catalog.
+func step(kind, code string, p *companydocs.Params) companydocs.NextStep {
+	return companydocs.NextStep{Kind: kind, Code: code, Params: p, Message: say("step."+code, p)}
 }
 
 // credits counts credits in words: "1 credit", "5 credits".
@@ -285,16 +278,6 @@ func credits(n int64) string {
 		return fmt.Sprintf("%d credit", n)
 	}
 	return fmt.Sprintf("%d credits", n)
-}
-
-func documentName(t companydocs.DocumentType) string {
-	switch t {
-	case companydocs.DocumentAD:
-		return "current printout (AD)"
-	case companydocs.DocumentCD:
-		return "chronological printout (CD)"
-	}
-	return string(t)
 }
 
 // insertOrder stores the order and claims its slot and Idempotency-Key.

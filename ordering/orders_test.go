@@ -62,7 +62,7 @@ func testCreateOrderStoresVerifiedSnapshot(t *testing.T) {
 	for _, h := range paid.History {
 		words += " " + h.Note
 	}
-	if !strings.Contains(words, "Paid with 1 credit:") || !strings.Contains(words, "1 credit charged") || strings.Contains(words, "1 credits") {
+	if !strings.Contains(words, "Paid with 1 credit.") || !strings.Contains(words, "1 credit charged") || strings.Contains(words, "1 credits") {
 		t.Errorf("next step and history %q, want \"1 credit\", never \"1 credits\"", words)
 	}
 	got, err := s.Order(ctx, acct, o.ID)

@@ -1178,6 +1178,7 @@
       }
     };
     put("company", p.company_name);
+    put("profile_id", p.profile_id);
     put("order", p.order_id);
     put("plan_id", p.plan_id);
     put("plan", p.plan_id === undefined ? undefined : planName(p.plan_id));
