@@ -49,6 +49,9 @@ type Error struct {
 	// another language (MessageIn).
 	Key  string
 	Args messages.Args
+	// ArgsIn, when set, gives Args in another language: for values that
+	// are words themselves (a document's name, a blocker's sentence).
+	ArgsIn func(lang string) messages.Args
 }
 
 // Error implements the error interface with the sentence alone: it is
@@ -82,7 +85,11 @@ func (e *Error) MessageIn(lang string) (message, saidIn string) {
 	if _, ok := messages.Sentence(lang, e.Key); !ok {
 		lang = messages.English
 	}
-	return messages.Say(lang, e.Key, e.Args), lang
+	args := e.Args
+	if e.ArgsIn != nil {
+		args = e.ArgsIn(lang)
+	}
+	return messages.Say(lang, e.Key, args), lang
 }
 
 // WithHint sets the hint of e and returns it.

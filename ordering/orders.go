@@ -231,10 +231,10 @@ func debit(tx Tx, account string, plan companydocs.Plan) error {
 // verified_company_required.
 func (a *assessment) gateError() error {
 	if len(a.choice) > 0 {
-		return companydocs.Errorf(companydocs.EVALIDATION, "%s", a.choice[0].Message)
+		return blocked(companydocs.EVALIDATION, a.choice[0], "refusal.plan_blocked")
 	}
 	if len(a.company) > 0 {
-		return companydocs.Errorf(companydocs.EVERIFIEDREQUIRED, "%s Return to search and choose a result with ordering_eligible=true.", a.company[0].Message)
+		return blocked(companydocs.EVERIFIEDREQUIRED, a.company[0], "refusal.company_blocked")
 	}
 	return nil
 }
@@ -270,14 +270,6 @@ func nextStep(id string, t companydocs.DocumentType, a *assessment) companydocs.
 // step is a next step with its English sentence from the catalog.
 func step(kind, code string, p *companydocs.Params) companydocs.NextStep {
 	return companydocs.NextStep{Kind: kind, Code: code, Params: p, Message: say("step."+code, p)}
-}
-
-// credits counts credits in words: "1 credit", "5 credits".
-func credits(n int64) string {
-	if n == 1 || n == -1 {
-		return fmt.Sprintf("%d credit", n)
-	}
-	return fmt.Sprintf("%d credits", n)
 }
 
 // insertOrder stores the order and claims its slot and Idempotency-Key.

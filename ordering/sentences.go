@@ -12,18 +12,25 @@ import (
 // or a history entry, which a client can say in its own language from
 // the same code and params.
 func say(key string, p *companydocs.Params) string {
-	return strings.TrimSpace(messages.Say(messages.English, key, paramArgs(p)))
+	return sayIn(messages.English, key, p)
+}
+
+// sayIn says the sentence key with the params p in lang.
+func sayIn(lang, key string, p *companydocs.Params) string {
+	return strings.TrimSpace(messages.Say(lang, key, paramArgs(lang, p)))
 }
 
 // paramArgs turns the params of a blocker, next step or history entry
-// into the words their sentences use, as the page does (app.js
+// into the words their sentences use in lang, as the page does (app.js
 // paramWords): names of documents, money, credits, and a person's note
 // quoted, never spliced into the sentence.
-func paramArgs(p *companydocs.Params) messages.Args {
+func paramArgs(lang string, p *companydocs.Params) messages.Args {
 	if p == nil {
 		p = &companydocs.Params{}
 	}
-	en := func(key string, args messages.Args) string { return messages.Say(messages.English, key, args) }
+	en := func(key string, args messages.Args) string { return messages.Say(lang, key, args) }
+	documentName := func(t companydocs.DocumentType) string { return documentNameIn(lang, t) }
+	creditWords := func(n int64) string { return creditWordsIn(lang, n) }
 	docs := make([]string, len(p.DocumentTypes))
 	for i, t := range p.DocumentTypes {
 		docs[i] = documentName(t)
@@ -54,12 +61,12 @@ func paramArgs(p *companydocs.Params) messages.Args {
 	return a
 }
 
-// creditWords counts credits in words: "1 credit", "5 credits".
-func creditWords(n int64) string {
+// creditWordsIn counts credits in words: "1 credit", "5 credits".
+func creditWordsIn(lang string, n int64) string {
 	if n == 1 {
-		return messages.Say(messages.English, "credits.one", nil)
+		return messages.Say(lang, "credits.one", nil)
 	}
-	return messages.Say(messages.English, "credits.many", messages.Args{"n": n})
+	return messages.Say(lang, "credits.many", messages.Args{"n": n})
 }
 
 // money writes an amount with its currency: "4.50 EUR".
@@ -67,10 +74,21 @@ func money(amount, currency string) string {
 	return strings.TrimSpace(amount + " " + currency)
 }
 
-// documentName names a document type in English: "Current printout (AD)".
-func documentName(t companydocs.DocumentType) string {
+// documentNameIn names a document type: "Current printout (AD)".
+func documentNameIn(lang string, t companydocs.DocumentType) string {
 	if key := "doc." + string(t); messages.Has(key) {
-		return messages.Say(messages.English, key, nil)
+		return messages.Say(lang, key, nil)
 	}
 	return string(t)
+}
+
+// blocked refuses a strict create with its first blocker, said from the
+// catalog in the language the request asks for.
+func blocked(code string, b companydocs.Blocker, key string) *companydocs.Error {
+	argsIn := func(lang string) messages.Args {
+		return messages.Args{"blocker": sayIn(lang, "blocker."+b.Code, &b.Params)}
+	}
+	e := companydocs.Refusal(code, key, argsIn(messages.English))
+	e.ArgsIn = argsIn
+	return e
 }
