@@ -111,14 +111,14 @@ func (s *Server) handleGetOrder(c *fiber.Ctx) error {
 // fields for the messages. Every failure is validation_error (422).
 func decodeJSON(c *fiber.Ctx, dst any, fields string) error {
 	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
-		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.body_not_json", nil)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.body_not_json_type", nil)
 	}
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
 		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.body_empty", companydocs.Args{"fields": fields})
 	}
-	if msg := decodeObject(body, dst, fields); msg != "" {
-		return companydocs.Errorf(companydocs.EVALIDATION, "%s", msg)
+	if r := decodeObject(body, dst, fields); r != nil {
+		return r.as(companydocs.EVALIDATION)
 	}
 	return nil
 }
