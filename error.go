@@ -61,7 +61,9 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
-// Errorf returns an *Error with the given code and a formatted message.
+// Errorf returns an *Error with the given code and a formatted message
+// that is English only. The service says its refusals with Refusal, from
+// the message catalog; Errorf is for test doubles.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }

@@ -103,8 +103,11 @@ var derivedWords = map[string]bool{
 // TestRefusalKeysExist reads every catalog key the Go sources name
 // literally ("refusal.…", "hint.…") and checks the catalog has it: Say
 // panics on an unknown key, and this finds one before a request does.
+// No source but a test makes an error with an English-only sentence
+// (companydocs.Errorf).
 func TestRefusalKeysExist(t *testing.T) {
 	key := regexp.MustCompile(`"((?:refusal|hint)\.[a-z_]+)"`)
+	englishOnly := regexp.MustCompile(`\bErrorf\((?:companydocs\.)?E[A-Z]+,`)
 	found := 0
 	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
@@ -119,6 +122,9 @@ func TestRefusalKeysExist(t *testing.T) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
+		}
+		if !strings.HasSuffix(path, "_test.go") && englishOnly.Match(b) {
+			t.Errorf("%s refuses with an English-only sentence (Errorf): say it with companydocs.Refusal and a catalog key", path)
 		}
 		for _, m := range key.FindAllStringSubmatch(string(b), -1) {
 			found++

@@ -162,7 +162,7 @@ func (p Policy) CheckURL(ctx context.Context, rawURL string) error {
 	}
 	for _, a := range addrs {
 		if why := p.refusal(a); why != "" {
-			return companydocs.Errorf(companydocs.EVALIDATION, "The url's host %q resolves to %s, %s; webhooks are sent only to public internet addresses.", u.Hostname(), a, why)
+			return companydocs.Refusal(companydocs.EVALIDATION, "refusal.webhook_host_not_public", companydocs.Args{"host": u.Hostname(), "address": a, "why": why})
 		}
 	}
 	return nil
