@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -37,5 +39,24 @@ func TestErrorMessageLanguage(t *testing.T) {
 		if !messages.Has("error." + code) {
 			t.Errorf("error code %s has no words in the catalog (error.%s)", code, code)
 		}
+	}
+}
+
+// TestConnRefusalIsTheCatalogs reads the answer to a connection over a
+// cap as a client does: a 503 whose message is the catalog's English.
+func TestConnRefusalIsTheCatalogs(t *testing.T) {
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(connRefusal)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e errorBody
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+		t.Fatal(err)
+	}
+	want := messages.Say(messages.English, "refusal.too_many_connections", nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || e.Error.Code != "service_unavailable" || e.Error.Message != want ||
+		resp.Header.Get("Content-Language") != "en" || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("connection refusal: %d %+v %v", resp.StatusCode, e.Error, resp.Header)
 	}
 }
