@@ -16,11 +16,12 @@ import (
 )
 
 // TestBrowserGermanSaysNoEnglish runs the page in German on a 375 px
-// phone through a client's orders, a client's cancel note, the operator's
-// queue and a refused upload: every sentence it shows comes from the
-// message catalog in German (the refusal too, which the service says in
-// the language the page asks for), and a person's note is quoted as
-// theirs, never spliced into a sentence.
+// phone through a client's orders, a client's cancel note (sent through
+// the API: the page's cancel takes none), the operator's queue, an
+// operator's cancel note and a refused upload: every sentence it shows
+// comes from the message catalog in German (the refusal too, which the
+// service says in the language the page asks for), and a person's note is
+// quoted as theirs, never spliced into a sentence.
 func TestBrowserGermanSaysNoEnglish(t *testing.T) {
 	chrome := browserExecutable(t)
 	m := startBrowserServer(t, realdata.Path(t, "offeneregister", "fixtures_665.jsonl"))
@@ -60,6 +61,7 @@ func TestBrowserGermanSaysNoEnglish(t *testing.T) {
 	}
 	p.noEnglish("a client's cancel note")
 	p.fitsPhone("browser-catalog-client-de.png")
+	cancelled := p.orderPlan("cd-single").ID // the withdrawn order's slot is free again
 
 	p.run("sign out", chromedp.Click(chromedp.CSS("#signout-button")), chromedp.WaitVisible(chromedp.CSS("#api-key")))
 	p.signInWith(operatorKey)
@@ -73,6 +75,18 @@ func TestBrowserGermanSaysNoEnglish(t *testing.T) {
 	p.run("mark the order requested", chromedp.Click(chromedp.CSS(cardSelector("#queue-list", operated, ".request-order"))))
 	p.waitStatus("#queue-list", operated, "REQUESTED")
 	p.noEnglish("the operator's queue")
+
+	const operatorNote = "Bitte neu bestellen, sobald das Register wieder antwortet"
+	p.run("cancel with a note",
+		chromedp.Click(chromedp.CSS(cardSelector("#queue-list", cancelled, ".cancel-order"))),
+		chromedp.SendKeys(chromedp.CSS(cardSelector("#queue-list", cancelled, ".cancel-note")), operatorNote),
+		chromedp.Click(chromedp.CSS(cardSelector("#queue-list", cancelled, ".cancel-order-yes"))))
+	p.waitStatus("#queue-list", cancelled, "CANCELLED")
+	quoted = strings.TrimSpace(messages.Say(messages.German, "note.quoted", messages.Args{"text": operatorNote}))
+	if card := p.readCard("#queue-list", cancelled); !strings.Contains(card.StepText, "Die Bestellung ist storniert. "+quoted+".") {
+		t.Errorf("order cancelled by the operator = %+v, want the note quoted (%s.) after the German sentence", card, quoted)
+	}
+	p.noEnglish("an operator's cancel note")
 
 	notPDF := filepath.Join(t.TempDir(), "brief.pdf")
 	if err := os.WriteFile(notPDF, []byte("Sehr geehrte Damen und Herren, dies ist kein PDF."), 0o644); err != nil {
