@@ -998,7 +998,7 @@
       return;
     }
     if (!Array.isArray(state.plans) || state.plans.length === 0) {
-      box.replaceChildren(Array.isArray(state.plans) ? el("p", { className: "message error", text: t("order.noPlans") }) : errorNode(state.plans));
+      box.replaceChildren(Array.isArray(state.plans) ? el("p", { className: "message error", text: t("error.plan_configuration_missing") }) : errorNode(state.plans));
       return;
     }
     abortPreview();
