@@ -2,7 +2,6 @@ package companydocs
 
 import (
 	"errors"
-	"fmt"
 
 	"companydocs/messages"
 )
@@ -61,13 +60,6 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
-// Errorf returns an *Error with the given code and a formatted message
-// that is English only. The service says its refusals with Refusal, from
-// the message catalog; Errorf is for test doubles.
-func Errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
 // Args are the values of a catalog sentence's placeholders.
 type Args = messages.Args
 
@@ -78,8 +70,8 @@ func Refusal(code, key string, args messages.Args) *Error {
 }
 
 // MessageIn says e in lang, one of the catalog's languages, and returns
-// the language it is said in: the catalog's sentence, or the English
-// message of an error made with Errorf.
+// the language it is said in: the catalog's sentence, or the message as
+// it is of an *Error made without a key (English).
 func (e *Error) MessageIn(lang string) (message, saidIn string) {
 	if e.Key == "" {
 		return e.Message, messages.English
@@ -111,16 +103,18 @@ func ErrorCode(err error) string {
 	return EINTERNAL
 }
 
-// ErrorMessage returns the message of an application error; internal errors
-// get a generic sentence so that no detail leaks to clients.
-func ErrorMessage(err error) string {
+// ErrorMessageIn says an error to a client in lang and returns the
+// language it is said in: an application error's sentence (MessageIn);
+// internal errors get a generic sentence so that no detail leaks.
+func ErrorMessageIn(err error, lang string) (message, saidIn string) {
 	var e *Error
-	if err == nil {
-		return ""
-	} else if errors.As(err, &e) {
-		return e.Message
+	if errors.As(err, &e) {
+		return e.MessageIn(lang)
 	}
-	return messages.Say(messages.English, KeyInternal, nil)
+	if _, ok := messages.Sentence(lang, KeyInternal); !ok {
+		lang = messages.English
+	}
+	return messages.Say(lang, KeyInternal, nil), lang
 }
 
 // KeyInternal is the catalog's sentence for an internal error: it says

@@ -251,17 +251,14 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	}
 	var body errorBody
 	body.Error.Code = code
-	lang := messages.Pick(c.Get(fiber.HeaderAcceptLanguage))
-	said := messages.English
+	message, said := companydocs.ErrorMessageIn(err, messages.Pick(c.Get(fiber.HeaderAcceptLanguage)))
+	body.Error.Message = message
 	var e *companydocs.Error
 	if errors.As(err, &e) {
-		body.Error.Message, said = e.MessageIn(lang)
 		body.Order = e.Order
 		if e.Hint != "" {
 			body.Error.Message += " " + messages.Say(said, "hint."+e.Hint, nil)
 		}
-	} else {
-		body.Error.Message, said = messages.Say(lang, companydocs.KeyInternal, nil), lang
 	}
 	c.Set(fiber.HeaderContentLanguage, said)
 	c.Vary(fiber.HeaderAcceptLanguage)

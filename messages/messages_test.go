@@ -103,11 +103,11 @@ var derivedWords = map[string]bool{
 // TestRefusalKeysExist reads every catalog key the Go sources name
 // literally ("refusal.…", "hint.…") and checks the catalog has it: Say
 // panics on an unknown key, and this finds one before a request does.
-// No source but a test makes an error with an English-only sentence
-// (companydocs.Errorf).
+// No source but a test makes an error from a sentence of its own (an
+// *Error literal with a Message) instead of a catalog key.
 func TestRefusalKeysExist(t *testing.T) {
 	key := regexp.MustCompile(`"((?:refusal|hint)\.[a-z_]+)"`)
-	englishOnly := regexp.MustCompile(`\bErrorf\((?:companydocs\.)?E[A-Z]+,`)
+	englishOnly := regexp.MustCompile(`\bError\{Code: [^}]*Message: ["` + "`" + `]`)
 	found := 0
 	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
@@ -124,7 +124,7 @@ func TestRefusalKeysExist(t *testing.T) {
 			return err
 		}
 		if !strings.HasSuffix(path, "_test.go") && englishOnly.Match(b) {
-			t.Errorf("%s refuses with an English-only sentence (Errorf): say it with companydocs.Refusal and a catalog key", path)
+			t.Errorf("%s makes an error from a sentence of its own: say it with companydocs.Refusal and a catalog key", path)
 		}
 		for _, m := range key.FindAllStringSubmatch(string(b), -1) {
 			found++

@@ -258,8 +258,8 @@ func testOrdersAreOwnedByTheirAccount(t *testing.T) {
 		t.Errorf("other account got %+v / %+v", got, e)
 	}
 	_, missingErr := s.Order(ctx, other, "ord_0000000000000000000000000z")
-	if companydocs.ErrorMessage(missingErr) != strings.Replace(e.Message, o.ID, "ord_0000000000000000000000000z", 1) {
-		t.Errorf("another account's order and a missing order answer differently: %q vs %q", e.Message, companydocs.ErrorMessage(missingErr))
+	if missingErr.Error() != strings.Replace(e.Message, o.ID, "ord_0000000000000000000000000z", 1) {
+		t.Errorf("another account's order and a missing order answer differently: %q vs %q", e.Message, missingErr.Error())
 	}
 	list, _, err := s.List(ctx, other, "", "", 0)
 	if err != nil || len(list) != 0 {

@@ -66,7 +66,7 @@ func TestResolveRejectsBadQueries(t *testing.T) {
 			if code := companydocs.ErrorCode(err); code != companydocs.EINVALIDQUERY {
 				t.Fatalf("code = %q (%v), want invalid_query", code, err)
 			}
-			if msg := companydocs.ErrorMessage(err); !strings.HasSuffix(msg, ".") || len(msg) < 20 {
+			if msg := err.Error(); !strings.HasSuffix(msg, ".") || len(msg) < 20 {
 				t.Errorf("message %q is not a sentence", msg)
 			}
 		})
