@@ -35,7 +35,7 @@ func classify(ctx context.Context, err error) error {
 	}
 	if unavailable(err) {
 		// the cause stays in the text for the log; a client reads the
-		// message alone (companydocs.ErrorMessage)
+		// message alone (companydocs.ErrorMessageIn)
 		return fmt.Errorf("%w (%w)", companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.database_unavailable", nil), err)
 	}
 	return err
