@@ -2,7 +2,8 @@ package companydocs
 
 import (
 	"errors"
-	"fmt"
+
+	"companydocs/messages"
 )
 
 // Error codes of the interface specification, plus the ones the service adds.
@@ -43,6 +44,14 @@ type Error struct {
 	Hint string
 	// Order is set for duplicate_order: the order that already exists.
 	Order *Order
+	// Key and Args, when Key is set, are the message catalog's sentence
+	// that Message says in English, so that a front end can say it in
+	// another language (MessageIn).
+	Key  string
+	Args messages.Args
+	// ArgsIn, when set, gives Args in another language: for values that
+	// are words themselves (a document's name, a blocker's sentence).
+	ArgsIn func(lang string) messages.Args
 }
 
 // Error implements the error interface with the sentence alone: it is
@@ -52,9 +61,30 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
-// Errorf returns an *Error with the given code and a formatted message.
-func Errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+// Args are the values of a catalog sentence's placeholders.
+type Args = messages.Args
+
+// Refusal returns an *Error with the given code whose message is the
+// catalog's sentence key (messages) with args, said in English.
+func Refusal(code, key string, args messages.Args) *Error {
+	return &Error{Code: code, Message: messages.Say(messages.English, key, args), Key: key, Args: args}
+}
+
+// MessageIn says e in lang, one of the catalog's languages, and returns
+// the language it is said in: the catalog's sentence, or the message as
+// it is of an *Error made without a key (English).
+func (e *Error) MessageIn(lang string) (message, saidIn string) {
+	if e.Key == "" {
+		return e.Message, messages.English
+	}
+	if _, ok := messages.Sentence(lang, e.Key); !ok {
+		lang = messages.English
+	}
+	args := e.Args
+	if e.ArgsIn != nil {
+		args = e.ArgsIn(lang)
+	}
+	return messages.Say(lang, e.Key, args), lang
 }
 
 // WithHint sets the hint of e and returns it.
@@ -74,17 +104,23 @@ func ErrorCode(err error) string {
 	return EINTERNAL
 }
 
-// ErrorMessage returns the message of an application error; internal errors
-// get a generic sentence so that no detail leaks to clients.
-func ErrorMessage(err error) string {
+// ErrorMessageIn says an error to a client in lang and returns the
+// language it is said in: an application error's sentence (MessageIn);
+// internal errors get a generic sentence so that no detail leaks.
+func ErrorMessageIn(err error, lang string) (message, saidIn string) {
 	var e *Error
-	if err == nil {
-		return ""
-	} else if errors.As(err, &e) {
-		return e.Message
+	if errors.As(err, &e) {
+		return e.MessageIn(lang)
 	}
-	return "Internal error. Please try again later."
+	if _, ok := messages.Sentence(lang, KeyInternal); !ok {
+		lang = messages.English
+	}
+	return messages.Say(lang, KeyInternal, nil), lang
 }
+
+// KeyInternal is the catalog's sentence for an internal error: it says
+// nothing of the cause.
+const KeyInternal = "refusal.internal"
 
 // Sentinel errors of the parsers.
 var (

@@ -3,7 +3,10 @@ package companydocs
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+
+	"companydocs/messages"
 )
 
 // Verification gap codes: what keeps a discovery record (a GLEIF record)
@@ -77,48 +80,72 @@ type gapSentence struct {
 	// params are the JSON names of the params the code carries; a trailing
 	// ? marks one left out when GLEIF gives none (or, for listed, when no
 	// entry is listed; for live and percent, when it is 0).
-	params  []string
-	english func(GapParams) string
+	params []string
 }
 
-type gp = GapParams
-
-// gapTable is the one table of gap codes: their params and the English
-// sentence, which is what ingests before IndexVersion 7 stored (and what
-// the confidence reason and the order blocker say in English).
+// gapTable is the one table of gap codes and their params. Each is said
+// from the message catalog ("gap.<code>", package messages) with the
+// words gapArgs makes of its params; a described gap says its own
+// English.
 var gapTable = map[string]gapSentence{
-	GapCourtUnknown: {[]string{"ra_code?"}, func(p gp) string {
-		return "registration authority " + orMissing(p.RACode) + " is not a known German register court"
-	}},
-	GapNoRegisterReference:       {nil, func(gp) string { return "no register reference" }},
-	GapRegisterReferenceUnparsed: {[]string{"reference"}, func(p gp) string { return "register reference '" + p.Reference + "' does not parse" }},
-	GapNotFullyCorroborated: {[]string{"validation_sources?"}, func(p gp) string {
-		return "validation sources are " + orMissing(p.ValidationSources) + ", not " + GLEIFFullyCorroborated
-	}},
-	GapRegistrationNotIssued: {[]string{"status?"}, func(p gp) string { return "registration status is " + orMissing(p.Status) }},
-	GapEntityNotActive:       {[]string{"status?"}, func(p gp) string { return "entity status is " + orMissing(p.Status) }},
-	GapSeveralRegisterEntries: {[]string{"court", "register_number", "entries", "live?", "listed?"}, func(p gp) string {
-		return fmt.Sprintf("conflicts with the register: register number matches several entries (%s %s matches %d entries (%d live): %s)",
-			p.Court, p.RegisterNumber, p.Entries, p.Live, listedText(p))
-	}},
-	GapRegisterNameDiffers: {[]string{"gleif_name", "entry", "name", "percent?"}, func(p gp) string {
-		return fmt.Sprintf("conflicts with the register: name clearly differs from the register entry (GLEIF name %q, register entry %s is %q (similarity %.2f))",
-			p.GLEIFName, p.Entry, p.Name, float64(p.Percent)/100)
-	}},
-	GapLEIRecordsDiffer: {[]string{"listed"}, func(p gp) string {
-		return "the GLEIF files hold different records for this LEI: " + strings.Join(p.Listed, ", ")
-	}},
-	GapDescribed: {[]string{"text"}, func(p gp) string { return p.Text }},
+	GapCourtUnknown:              {[]string{"ra_code?"}},
+	GapNoRegisterReference:       {nil},
+	GapRegisterReferenceUnparsed: {[]string{"reference"}},
+	GapNotFullyCorroborated:      {[]string{"validation_sources?"}},
+	GapRegistrationNotIssued:     {[]string{"status?"}},
+	GapEntityNotActive:           {[]string{"status?"}},
+	GapSeveralRegisterEntries:    {[]string{"court", "register_number", "entries", "live?", "listed?"}},
+	GapRegisterNameDiffers:       {[]string{"gleif_name", "entry", "name", "percent?"}},
+	GapLEIRecordsDiffer:          {[]string{"listed"}},
+	GapDescribed:                 {[]string{"text"}},
 }
 
 // String says the gap in English. An unknown code is a programming error
 // and panics, so that a gap without a sentence cannot reach a client.
 func (g VerificationGap) String() string {
-	e, ok := gapTable[g.Code]
-	if !ok {
+	if _, ok := gapTable[g.Code]; !ok {
 		panic(fmt.Sprintf("companydocs: gap code %q has no sentence", g.Code))
 	}
-	return e.english(g.Params)
+	if g.Code == GapDescribed {
+		return g.Params.Text
+	}
+	return messages.Say(messages.English, "gap."+g.Code, gapArgs(g.Params))
+}
+
+// gapArgs are the values of a gap's placeholders: its params, and the
+// words made of them as the page makes them (app.js gapWords), in English.
+func gapArgs(p GapParams) messages.Args {
+	en := func(key string, args messages.Args) string { return messages.Say(messages.English, key, args) }
+	gleif := func(kind, value string) string {
+		if value == "" {
+			return en("gap.notStated", nil)
+		}
+		if key := "gleif." + kind + "." + value; messages.Has(key) {
+			return en(key, nil)
+		}
+		return value
+	}
+	a := messages.Args{
+		"reference": p.Reference, "court": p.Court, "register_number": p.RegisterNumber, "entries": p.Entries,
+		"live": p.Live, "gleif_name": p.GLEIFName, "entry": p.Entry, "name": p.Name,
+		"authority":    p.RACode,
+		"validation":   gleif("validation", p.ValidationSources),
+		"registration": gleif("registration", p.Status),
+		"entity":       gleif("entity", p.Status),
+		"similarity":   fmt.Sprintf("%.2f", float64(p.Percent)/100),
+		"listed":       "",
+	}
+	if p.RACode == "" {
+		a["authority"] = en("gap.notStated", nil)
+	}
+	listed := slices.Clone(p.Listed)
+	if more := p.Entries - len(p.Listed); more > 0 && len(p.Listed) > 0 {
+		listed = append(listed, en("gap.more", messages.Args{"n": more}))
+	}
+	if len(listed) > 0 {
+		a["listed"] = ": " + strings.Join(listed, ", ")
+	}
+	return a
 }
 
 // GapsText says gaps in English, separated by "; ".
@@ -146,20 +173,4 @@ func (g *VerificationGap) UnmarshalJSON(b []byte) error {
 // text.
 func DescribedGap(text string) VerificationGap {
 	return VerificationGap{Code: GapDescribed, Params: GapParams{Text: text}}
-}
-
-// listedText lists the named entries and says how many more there are.
-func listedText(p GapParams) string {
-	parts := append([]string(nil), p.Listed...)
-	if more := p.Entries - len(p.Listed); more > 0 && len(p.Listed) > 0 {
-		parts = append(parts, fmt.Sprintf("and %d more", more))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func orMissing(s string) string {
-	if s == "" {
-		return "missing"
-	}
-	return s
 }

@@ -129,14 +129,13 @@ func WorkflowOf(status string) string {
 // ErrInvalidTransition is the invalid_transition error for an order in
 // status from that actor tried to move to status to.
 func ErrInvalidTransition(id, from, to, actor string) *Error {
-	var possible string
+	args := Args{"order": id, "from": from, "to": to, "actor": actor}
 	switch next := NextStatuses(from, actor); {
 	case TerminalStatus(from):
-		possible = "it is final and nothing more can happen to it"
+		return Refusal(EINVALIDTRANSITION, "refusal.transition_from_final", args)
 	case len(next) > 0:
-		possible = "as " + actor + " you can move it to " + strings.Join(next, " or ")
-	default:
-		possible = "as " + actor + " you cannot change it now"
+		args["next"] = strings.Join(next, ", ")
+		return Refusal(EINVALIDTRANSITION, "refusal.transition_elsewhere", args)
 	}
-	return Errorf(EINVALIDTRANSITION, "Order %s is %s and cannot become %s: %s.", id, from, to, possible)
+	return Refusal(EINVALIDTRANSITION, "refusal.transition_not_now", args)
 }

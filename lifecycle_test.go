@@ -50,8 +50,11 @@ func TestCanTransition(t *testing.T) {
 
 func TestInvalidTransitionMessage(t *testing.T) {
 	e := ErrInvalidTransition("ord_x", OrderStatusPaid, OrderStatusDelivered, ActorOperator)
-	if e.Code != EINVALIDTRANSITION || !strings.Contains(e.Message, "PAID") || !strings.Contains(e.Message, "REQUESTED or FAILED or CANCELLED") {
+	if e.Code != EINVALIDTRANSITION || !strings.Contains(e.Message, "PAID") || !strings.Contains(e.Message, "REQUESTED, FAILED, CANCELLED") {
 		t.Errorf("message %q", e.Message)
+	}
+	if de, lang := e.MessageIn("de"); lang != "de" || !strings.Contains(de, "Die Bestellung ord_x ist PAID") || !strings.Contains(de, "REQUESTED, FAILED, CANCELLED") {
+		t.Errorf("German message %q (%s)", de, lang)
 	}
 	e = ErrInvalidTransition("ord_x", OrderStatusCancelled, OrderStatusCancelled, ActorClient)
 	if !strings.Contains(e.Message, "final") {

@@ -82,7 +82,7 @@ func checkLength(what, value string, limit int) error {
 		return nil
 	}
 	if n := utf8.RuneCountInString(value); n > limit {
-		return Errorf(EVALIDATION, "%s is longer than %d characters (it has %d); send at most %d.", what, limit, n, limit)
+		return Refusal(EVALIDATION, "refusal.too_long", Args{"what": what, "limit": limit, "length": n})
 	}
 	return nil
 }

@@ -49,12 +49,12 @@ func (s *Server) requireSession(c *fiber.Ctx) error {
 // returns a copy of it.
 func bearerToken(header string) (string, error) {
 	if header == "" {
-		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This endpoint needs a session: create one with POST /api/v1/auth/sessions/ and send Authorization: Bearer <token>.")
+		return "", companydocs.Refusal(companydocs.EUNAUTHORIZED, "refusal.session_required", nil)
 	}
 	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
 	token = strings.TrimSpace(token)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
-		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "The Authorization header must be \"Bearer <token>\" with the token of a session.")
+		return "", companydocs.Refusal(companydocs.EUNAUTHORIZED, "refusal.bad_authorization", nil)
 	}
 	return utils.CopyString(token), nil
 }

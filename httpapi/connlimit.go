@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net"
 	"net/netip"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/messages"
 )
 
 // Default connection caps. A connection that sent nothing costs the
@@ -79,11 +81,17 @@ func (c *limitedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// connRefusal is the whole answer to a connection over a cap.
+// connRefusal is the whole answer to a connection over a cap, in English:
+// it is written before the request, and its Accept-Language, is read.
 var connRefusal = func() []byte {
-	body := `{"error":{"code":"` + companydocs.EUNAVAILABLE + `","message":"The server holds as many connections as it takes, in all or from your address. Close idle connections and retry in a second."}}`
-	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
-		strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+	var e errorBody
+	e.Error.Code, e.Error.Message = companydocs.EUNAVAILABLE, messages.Say(messages.English, "refusal.too_many_connections", nil)
+	body, err := json.Marshal(e)
+	if err != nil {
+		panic(err) // two strings always marshal
+	}
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Language: en\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
 }()
 
 // refuseConn answers a connection over a cap without reading its request,

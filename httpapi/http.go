@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/messages"
 	"companydocs/resolver"
 
 	"github.com/gofiber/fiber/v2"
@@ -251,22 +252,18 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	}
 	var body errorBody
 	body.Error.Code = code
-	body.Error.Message = companydocs.ErrorMessage(err)
+	message, said := companydocs.ErrorMessageIn(err, messages.Pick(c.Get(fiber.HeaderAcceptLanguage)))
+	body.Error.Message = message
 	var e *companydocs.Error
 	if errors.As(err, &e) {
 		body.Order = e.Order
-		if route, ok := routeHints[e.Hint]; ok {
-			body.Error.Message += " " + route
+		if e.Hint != "" {
+			body.Error.Message += " " + messages.Say(said, "hint."+e.Hint, nil)
 		}
 	}
+	c.Set(fiber.HeaderContentLanguage, said)
+	c.Vary(fiber.HeaderAcceptLanguage)
 	return c.Status(status).JSON(body)
-}
-
-// routeHints are the routes that do what an error's hint names, added to
-// its message.
-var routeHints = map[string]string{
-	companydocs.HintListPlans:     "GET /api/v1/documents/plans/ lists the plans.",
-	companydocs.HintCreateSession: "POST /api/v1/auth/sessions/ with {\"api_key\"} creates one; send its token as Authorization: Bearer <token>.",
 }
 
 // translateFiberError maps Fiber's own errors (unknown route, body too
@@ -284,11 +281,11 @@ func translateFiberError(err error) error {
 	case fiber.StatusRequestEntityTooLarge:
 		return errBodyTooLarge()
 	case fiber.StatusRequestTimeout:
-		return companydocs.Errorf(companydocs.ETIMEOUT, "The request did not arrive within the read timeout.")
+		return companydocs.Refusal(companydocs.ETIMEOUT, "refusal.request_timeout", nil)
 	case fiber.StatusRequestHeaderFieldsTooLarge:
-		return companydocs.Errorf(companydocs.ETOOLARGE, "The request headers are too large.")
+		return companydocs.Refusal(companydocs.ETOOLARGE, "refusal.headers_too_large", nil)
 	case fiber.StatusBadRequest:
-		return companydocs.Errorf(companydocs.EVALIDATION, "The request could not be read. Send a JSON body.")
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.request_unreadable", nil)
 	}
 	return err
 }

@@ -3,18 +3,32 @@ package httpapi
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"companydocs"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
+// refusal is a catalog sentence (package messages) that refuses a body,
+// with its values; the caller says which error code it is.
+type refusal struct {
+	key  string
+	args companydocs.Args
+}
+
+// as makes the refusal an error with code.
+func (r *refusal) as(code string) error {
+	return companydocs.Refusal(code, r.key, r.args)
+}
+
 // decodeObject decodes body, which must be exactly one JSON object, into
-// dst, and returns a sentence for the client, or "" when it decoded.
+// dst, and returns the refusal for the client, or nil when it decoded.
 // encoding/json v2 (go-json-experiment) refuses by default what v1 accepts
 // silently and differently from other parsers: invalid UTF-8, lone UTF-16
 // surrogates and duplicate member names; names match case-sensitively, so
@@ -22,7 +36,7 @@ import (
 // known ones (fields), so that a misspelt field is not silently ignored.
 // Control characters in strings, which no name, id or key holds, are the
 // one check of our own.
-func decodeObject(body []byte, dst any, fields string) string {
+func decodeObject(body []byte, dst any, fields string) *refusal {
 	return decodeObjectAllowing(body, dst, fields, nil)
 }
 
@@ -30,39 +44,39 @@ func decodeObject(body []byte, dst any, fields string) string {
 // leaves in the body's strings: a search's pasted block keeps its line
 // breaks and tabs, and the resolver refuses the other control characters
 // with its own sentence.
-func decodeObjectAllowing(body []byte, dst any, fields string, allowed func(rune) bool) string {
+func decodeObjectAllowing(body []byte, dst any, fields string, allowed func(rune) bool) *refusal {
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	if err := json.UnmarshalDecode(dec, dst, json.RejectUnknownMembers(true)); err != nil {
 		return decodeMessage(err, body, fields)
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
-		return "The body must hold exactly one JSON object, with nothing after it."
+		return &refusal{key: "refusal.body_trailing_data"}
 	}
 	return checkStrings(body, allowed)
 }
 
 // decodeMessage describes a decoding error, naming the field or the
 // position.
-func decodeMessage(err error, body []byte, fields string) string {
+func decodeMessage(err error, body []byte, fields string) *refusal {
 	var syn *jsontext.SyntacticError
 	var sem *json.SemanticError
 	switch {
 	case !utf8.Valid(body):
-		return "The body is not valid UTF-8 text."
+		return &refusal{key: "refusal.body_not_utf8"}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return "The body is not valid JSON: it ends too early."
+		return &refusal{key: "refusal.body_ends_early"}
 	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
-		return fmt.Sprintf("The body names the field %q twice.", truncate(syn.JSONPointer.LastToken(), 40))
+		return &refusal{"refusal.body_field_twice", companydocs.Args{"field": strconv.Quote(truncate(syn.JSONPointer.LastToken(), 40))}}
 	case errors.As(err, &syn):
-		return fmt.Sprintf("The body is not valid JSON (error at byte %d).", syn.ByteOffset)
+		return &refusal{"refusal.body_not_json", companydocs.Args{"byte": syn.ByteOffset}}
 	case errors.As(err, &sem) && errors.Is(sem.Err, json.ErrUnknownName):
-		return fmt.Sprintf("Unknown field %q: the body may hold only %s.", truncate(sem.JSONPointer.LastToken(), 40), fields)
+		return &refusal{"refusal.body_unknown_field", companydocs.Args{"field": strconv.Quote(truncate(sem.JSONPointer.LastToken(), 40)), "fields": fields}}
 	case errors.As(err, &sem) && sem.JSONPointer == "":
-		return fmt.Sprintf("The body must be a JSON object with %s, not a JSON %s.", fields, kindName(sem.JSONKind))
+		return &refusal{"refusal.body_not_object", companydocs.Args{"fields": fields, "kind": kindName(sem.JSONKind)}}
 	case errors.As(err, &sem):
-		return fmt.Sprintf("Field %q must be a JSON %s, not a %s.", sem.JSONPointer.LastToken(), goKindName(sem.GoType), kindName(sem.JSONKind))
+		return &refusal{"refusal.body_field_type", companydocs.Args{"field": strconv.Quote(string(sem.JSONPointer.LastToken())), "want": goKindName(sem.GoType), "kind": kindName(sem.JSONKind)}}
 	}
-	return "The body could not be read as JSON."
+	return &refusal{key: "refusal.body_unreadable_json"}
 }
 
 // kindName names a JSON kind as the messages do.
@@ -101,16 +115,16 @@ func goKindName(t reflect.Type) string {
 }
 
 // checkStrings walks the strings of a decoded body, member names included.
-func checkStrings(body []byte, allowed func(rune) bool) string {
+func checkStrings(body []byte, allowed func(rune) bool) *refusal {
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	for {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return "" // the end: the body decoded before
+			return nil // the end: the body decoded before
 		}
 		if tok.Kind() == '"' {
-			if msg := checkJSONString(tok.String(), allowed); msg != "" {
-				return msg
+			if r := checkJSONString(tok.String(), allowed); r != nil {
+				return r
 			}
 		}
 	}
@@ -119,14 +133,14 @@ func checkStrings(body []byte, allowed func(rune) bool) string {
 // checkJSONString rejects control characters, which no name, id or key
 // holds (but those allowed, when it is not nil), and the replacement
 // character, which stands for text that was broken before it was sent.
-func checkJSONString(s string, allowed func(rune) bool) string {
+func checkJSONString(s string, allowed func(rune) bool) *refusal {
 	for _, r := range s {
 		if r == utf8.RuneError {
-			return "The body holds a broken character (a replacement character): send clean UTF-8 text."
+			return &refusal{key: "refusal.body_broken_character"}
 		}
 		if unicode.IsControl(r) && (allowed == nil || !allowed(r)) {
-			return "The body holds a control character in a string: send plain text."
+			return &refusal{key: "refusal.body_control_character"}
 		}
 	}
-	return ""
+	return nil
 }

@@ -196,10 +196,10 @@ func (s *Server) handleDeliver(c *fiber.Ctx) error {
 		return err
 	}
 	if ct := c.Get(fiber.HeaderContentType); !strings.HasPrefix(strings.ToLower(ct), "application/pdf") {
-		return companydocs.Errorf(companydocs.EVALIDATION, "Send the PDF as the raw body with Content-Type: application/pdf (got %q).", ct)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.upload_content_type", companydocs.Args{"content_type": ct})
 	}
 	if n := c.Request().Header.ContentLength(); n > MaxUploadSize {
-		return companydocs.Errorf(companydocs.ETOOLARGE, "The document is %d bytes; at most %d bytes (20 MiB) are accepted.", n, MaxUploadSize)
+		return companydocs.Refusal(companydocs.ETOOLARGE, "refusal.upload_too_large", companydocs.Args{"size": n, "max_bytes": MaxUploadSize})
 	}
 	release, err := s.uploads.acquire(c, account)
 	if err != nil {

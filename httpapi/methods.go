@@ -39,11 +39,11 @@ func (s *Server) answerUnknownMethods(next fasthttp.RequestHandler) fasthttp.Req
 }
 
 func errMethodNotAllowed() error {
-	return companydocs.Errorf(companydocs.EMETHODNOTALLOWED, "This endpoint does not accept that method; the Allow header lists those it does. See /api/v1/openapi.json.")
+	return companydocs.Refusal(companydocs.EMETHODNOTALLOWED, "refusal.method_not_allowed", nil)
 }
 
 func errNoEndpoint() error {
-	return companydocs.Errorf(companydocs.ENOTFOUND, "No such endpoint. See /api/v1/openapi.json for the API.")
+	return companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_endpoint", nil)
 }
 
 // allowedMethods lists the methods that have a route for path, for the

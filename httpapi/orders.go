@@ -89,7 +89,7 @@ func limitParam(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > companydocs.MaxOrdersPage {
-		return 0, companydocs.Errorf(companydocs.EVALIDATION, "Query parameter \"limit\" must be a whole number from 1 to %d.", companydocs.MaxOrdersPage)
+		return 0, companydocs.Refusal(companydocs.EVALIDATION, "refusal.orders_limit", companydocs.Args{"max": companydocs.MaxOrdersPage})
 	}
 	return n, nil
 }
@@ -111,14 +111,14 @@ func (s *Server) handleGetOrder(c *fiber.Ctx) error {
 // fields for the messages. Every failure is validation_error (422).
 func decodeJSON(c *fiber.Ctx, dst any, fields string) error {
 	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
-		return companydocs.Errorf(companydocs.EVALIDATION, "The body must be JSON: send Content-Type: application/json.")
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.body_not_json_type", nil)
 	}
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
-		return companydocs.Errorf(companydocs.EVALIDATION, "The request body is empty: send a JSON object with %s.", fields)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.body_empty", companydocs.Args{"fields": fields})
 	}
-	if msg := decodeObject(body, dst, fields); msg != "" {
-		return companydocs.Errorf(companydocs.EVALIDATION, "%s", msg)
+	if r := decodeObject(body, dst, fields); r != nil {
+		return r.as(companydocs.EVALIDATION)
 	}
 	return nil
 }

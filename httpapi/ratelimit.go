@@ -92,7 +92,7 @@ func (l *rateLimiter) sweep(now time.Time) {
 // limitSearch answers rate_limited with Retry-After once a client address
 // has used its search budget. The address is clientIP's.
 func (s *Server) limitSearch(c *fiber.Ctx) error {
-	if err := throttle(c, s.limiter, s.clientIP(c), "Too many searches from your address."); err != nil {
+	if err := throttle(c, s.limiter, s.clientIP(c), "refusal.too_many_searches"); err != nil {
 		s.Metrics.ObserveRateLimited()
 		return err
 	}
@@ -102,7 +102,7 @@ func (s *Server) limitSearch(c *fiber.Ctx) error {
 // limitSessionAddress charges every session request, whatever its key, to
 // the client address, so that guessing keys is as slow as using one.
 func (s *Server) limitSessionAddress(c *fiber.Ctx) error {
-	if err := throttle(c, s.sessionAddrs, s.clientIP(c), "Too many session requests from your address."); err != nil {
+	if err := throttle(c, s.sessionAddrs, s.clientIP(c), "refusal.too_many_session_requests"); err != nil {
 		return err
 	}
 	return c.Next()
@@ -116,7 +116,7 @@ func (s *Server) limitSessionKey(c *fiber.Ctx, apiKey string) error {
 		return nil // validation_error follows
 	}
 	sum := sha256.Sum256([]byte(apiKey))
-	return throttle(c, s.sessionKeys, string(sum[:]), "Too many sessions requested with this API key.")
+	return throttle(c, s.sessionKeys, string(sum[:]), "refusal.too_many_sessions_per_key")
 }
 
 // limitWrites charges a change to the session's account (after
@@ -124,15 +124,16 @@ func (s *Server) limitSessionKey(c *fiber.Ctx, apiKey string) error {
 // share one budget, so that no account fills the store at the speed of
 // its commits.
 func (s *Server) limitWrites(c *fiber.Ctx) error {
-	if err := throttle(c, s.writes, currentSession(c).account, "Too many orders, cancellations and webhook changes by your account."); err != nil {
+	if err := throttle(c, s.writes, currentSession(c).account, "refusal.too_many_writes"); err != nil {
 		return err
 	}
 	return c.Next()
 }
 
 // throttle takes a token of id's bucket in l (nil: no limit). Without one
-// it sets Retry-After and returns rate_limited, with what in the message.
-func throttle(c *fiber.Ctx, l *rateLimiter, id, what string) error {
+// it sets Retry-After and returns rate_limited, said by the catalog's
+// sentence key.
+func throttle(c *fiber.Ctx, l *rateLimiter, id, key string) error {
 	if l == nil {
 		return nil
 	}
@@ -142,5 +143,5 @@ func throttle(c *fiber.Ctx, l *rateLimiter, id, what string) error {
 	}
 	secs := max(int(math.Ceil(wait.Seconds())), 1)
 	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
-	return companydocs.Errorf(companydocs.ERATELIMITED, "%s Wait %d second(s) and retry.", what, secs)
+	return companydocs.Refusal(companydocs.ERATELIMITED, key, companydocs.Args{"seconds": secs})
 }

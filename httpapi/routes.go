@@ -108,7 +108,7 @@ func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.logger.Error("panic in handler", "route", c.Path(), "panic", r)
-			err = companydocs.Errorf(companydocs.EINTERNAL, "Internal error. Please try again later.")
+			err = companydocs.Refusal(companydocs.EINTERNAL, companydocs.KeyInternal, nil)
 		}
 	}()
 	return c.Next()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 
 	"companydocs"
 	"companydocs/resolver"
@@ -28,7 +27,7 @@ const searchFields = `"query", "mode", "discover" and "limit"`
 
 func (s *Server) handleSearch(c *fiber.Ctx) error {
 	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
-		return invalidQuery("The body must be JSON: send Content-Type: application/json.")
+		return invalidQuery("refusal.body_not_json_type", nil)
 	}
 	req, err := decodeSearch(c.Body())
 	if err != nil {
@@ -38,7 +37,7 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 	defer cancel()
 	res, err := s.Searcher.Search(ctx, req)
 	if errors.Is(err, context.DeadlineExceeded) {
-		return companydocs.Errorf(companydocs.EUNAVAILABLE, "The search took too long. Try a more specific query.")
+		return companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.search_too_slow", nil)
 	} else if err != nil {
 		return err
 	}
@@ -53,28 +52,28 @@ func decodeSearch(body []byte) (resolver.Request, error) {
 	var b searchBody
 	var req resolver.Request
 	if len(bytes.TrimSpace(body)) == 0 {
-		return req, invalidQuery("The body must be a JSON object such as {\"query\": \"HRB 6684 München\"}.")
+		return req, invalidQuery("refusal.search_body_empty", nil)
 	}
-	if msg := decodeObjectAllowing(body, &b, searchFields, lineSeparator); msg != "" {
-		return req, invalidQuery(msg)
+	if r := decodeObjectAllowing(body, &b, searchFields, lineSeparator); r != nil {
+		return req, r.as(companydocs.EINVALIDQUERY)
 	}
 	if len(b.Query) == 0 || string(b.Query) == "null" {
-		return req, invalidQuery("The field query is missing. Send a company name, city, register number, LEI or director's name.")
+		return req, invalidQuery("refusal.search_query_missing", nil)
 	}
 	if err := json.Unmarshal(b.Query, &req.Query); err != nil {
-		return req, invalidQuery("The field query must be a string.")
+		return req, invalidQuery("refusal.search_query_type", nil)
 	}
-	if err := decodeOptional(b.Mode, &req.Mode, "mode", "a string: \"standard\" or \"deep\""); err != nil {
+	if err := decodeOptional(b.Mode, &req.Mode, "refusal.search_mode_type"); err != nil {
 		return req, err
 	}
-	if err := decodeOptional(b.Discover, &req.Discover, "discover", "true or false"); err != nil {
+	if err := decodeOptional(b.Discover, &req.Discover, "refusal.search_discover_type"); err != nil {
 		return req, err
 	}
-	if err := decodeOptional(b.Limit, &req.Limit, "limit", fmt.Sprintf("a whole number from 1 to %d", resolver.MaxLimit)); err != nil {
+	if err := decodeOptional(b.Limit, &req.Limit, "refusal.search_limit_type"); err != nil {
 		return req, err
 	}
 	if len(b.Limit) > 0 && string(b.Limit) != "null" && req.Limit == 0 {
-		return req, invalidQuery(fmt.Sprintf("The field limit must be a whole number from 1 to %d.", resolver.MaxLimit))
+		return req, invalidQuery("refusal.search_limit_type", nil)
 	}
 	return req, nil
 }
@@ -83,16 +82,23 @@ func decodeSearch(body []byte) (resolver.Request, error) {
 // (resolver.Request): a line break or a tab.
 func lineSeparator(r rune) bool { return r == '\n' || r == '\r' || r == '\t' }
 
-func decodeOptional(raw jsontext.Value, dst any, field, want string) error {
+// decodeOptional reads an optional field, refused with the catalog's
+// sentence key when it has the wrong type.
+func decodeOptional(raw jsontext.Value, dst any, key string) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
-		return invalidQuery(fmt.Sprintf("The field %s must be %s.", field, want))
+		return invalidQuery(key, nil)
 	}
 	return nil
 }
 
-func invalidQuery(msg string) error {
-	return companydocs.Errorf(companydocs.EINVALIDQUERY, "%s", msg)
+// invalidQuery refuses a search with the catalog's sentence key; the
+// limit's bound is filled in wherever a sentence names it.
+func invalidQuery(key string, args companydocs.Args) error {
+	if args == nil {
+		args = companydocs.Args{"max": resolver.MaxLimit}
+	}
+	return companydocs.Refusal(companydocs.EINVALIDQUERY, key, args)
 }

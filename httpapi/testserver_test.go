@@ -55,7 +55,7 @@ func newTestServerWith(tb testing.TB, config Config, deps Deps) *Server {
 type unavailableSearcher struct{}
 
 func (unavailableSearcher) Search(context.Context, resolver.Request) (*resolver.Result, error) {
-	return nil, companydocs.Errorf(companydocs.EUNAVAILABLE, "This test serves no index.")
+	return nil, &companydocs.Error{Code: companydocs.EUNAVAILABLE, Message: "This test serves no index."}
 }
 
 // unreachableOrdering is an Ordering whose methods the tests that use it
@@ -82,7 +82,7 @@ func TestNewServerNamesMissingDependencies(t *testing.T) {
 func TestErrorsGetTheirRouteHint(t *testing.T) {
 	s := newTestServer(t, Deps{})
 	s.app.Get("/hinted", func(*fiber.Ctx) error {
-		return companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session was ended.").WithHint(companydocs.HintCreateSession)
+		return (&companydocs.Error{Code: companydocs.EUNAUTHORIZED, Message: "This session was ended."}).WithHint(companydocs.HintCreateSession)
 	})
 	resp, err := s.app.Test(httptest.NewRequest(http.MethodGet, "/hinted", nil), -1)
 	if err != nil {

@@ -55,11 +55,11 @@ func newTransfers(kind string, perNode, perAccount int, deps Deps) *transfers {
 func (t *transfers) acquire(c *fiber.Ctx, account string) (release func(), err error) {
 	switch accountFull, nodeFull := t.slots.take(account, true); {
 	case accountFull:
-		return nil, t.refuse(c, RefusedAccount, companydocs.Errorf(companydocs.ERATELIMITED,
-			"This account has %d %ss in flight, the most it may have at once. Retry once one has finished.", t.slots.perKey, t.kind))
+		return nil, t.refuse(c, RefusedAccount, companydocs.Refusal(companydocs.ERATELIMITED,
+			"refusal.account_transfers_full", companydocs.Args{"max": t.slots.perKey, "kind": t.kind}))
 	case nodeFull:
-		return nil, t.refuse(c, RefusedNode, companydocs.Errorf(companydocs.EUNAVAILABLE,
-			"This server has %d %ss in flight, the most it takes at once. Retry in a few seconds.", t.slots.total, t.kind))
+		return nil, t.refuse(c, RefusedNode, companydocs.Refusal(companydocs.EUNAVAILABLE,
+			"refusal.server_transfers_full", companydocs.Args{"max": t.slots.total, "kind": t.kind}))
 	}
 	var once sync.Once
 	return func() { once.Do(func() { t.slots.release(account) }) }, nil
@@ -97,9 +97,9 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	switch {
 	case err == nil || errors.Is(err, io.EOF):
 	case errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
-		err = companydocs.Errorf(companydocs.ETIMEOUT, "The request body did not arrive within the read timeout.")
+		err = companydocs.Refusal(companydocs.ETIMEOUT, "refusal.body_timeout", nil)
 	case err != nil:
-		err = companydocs.Errorf(companydocs.EVALIDATION, "The request body could not be read to its end: send it with a Content-Length, or in valid chunks.")
+		err = companydocs.Refusal(companydocs.EVALIDATION, "refusal.body_unreadable", nil)
 	}
 	return n, err
 }
@@ -163,7 +163,7 @@ func readBounded(r io.Reader, n, limit int) ([]byte, error) {
 	if n >= 0 {
 		body := make([]byte, n)
 		if _, err := io.ReadFull(r, body); errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, companydocs.Errorf(companydocs.EVALIDATION, "The request body ended before its Content-Length.")
+			return nil, companydocs.Refusal(companydocs.EVALIDATION, "refusal.body_short", nil)
 		} else if err != nil {
 			return nil, err
 		}
@@ -177,7 +177,7 @@ func readBounded(r io.Reader, n, limit int) ([]byte, error) {
 }
 
 func errBodyTooLarge() error {
-	return companydocs.Errorf(companydocs.ETOOLARGE, "The request body is too large: at most 64 KiB of JSON, or 20 MiB for a document upload.")
+	return companydocs.Refusal(companydocs.ETOOLARGE, "refusal.body_too_large", nil)
 }
 
 func isUpload(c *fiber.Ctx) bool {

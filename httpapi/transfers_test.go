@@ -24,7 +24,7 @@ func (tokenSessions) Authenticate(_ context.Context, token string) (string, erro
 	if account, ok := strings.CutPrefix(token, "tok-"); ok {
 		return account, nil
 	}
-	return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "unknown token")
+	return "", &companydocs.Error{Code: companydocs.EUNAUTHORIZED, Message: "unknown token"}
 }
 
 // bigDocuments serves every order's document as size zero bytes and

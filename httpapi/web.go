@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/messages"
 	"companydocs/web"
 
 	"github.com/gofiber/fiber/v2"
@@ -33,10 +34,14 @@ func (s *Server) routeWeb() {
 		panic(fmt.Sprintf("load embedded web files: %v", err))
 	}
 	s.app.Get("/", func(c *fiber.Ctx) error { return serveWebFile(c, files[web.IndexFile]) })
+	// The message catalog, which the page reads for every sentence the
+	// service says too (see package messages).
+	catalog := newWebFile(MessagesFile, messages.JSON())
+	s.app.Get("/static/"+MessagesFile, func(c *fiber.Ctx) error { return serveWebFile(c, catalog) })
 	s.app.Get("/static/*", func(c *fiber.Ctx) error {
 		f, ok := files[c.Params("*")]
 		if !ok || c.Params("*") == web.IndexFile {
-			return companydocs.Errorf(companydocs.ENOTFOUND, "No such file.")
+			return companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_file", nil)
 		}
 		return serveWebFile(c, f)
 	})
@@ -53,8 +58,7 @@ func loadWebFiles(fsys fs.FS) (map[string]*webFile, error) {
 		if err != nil {
 			return err
 		}
-		sum := sha256.Sum256(body)
-		files[path] = &webFile{body: body, contentType: web.ContentType(path), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+		files[path] = newWebFile(path, body)
 		return nil
 	})
 	if err != nil {
@@ -64,6 +68,16 @@ func loadWebFiles(fsys fs.FS) (map[string]*webFile, error) {
 		return nil, fmt.Errorf("%s is missing", web.IndexFile)
 	}
 	return files, nil
+}
+
+// MessagesFile is the name under /static/ of the message catalog:
+// {"en": {key: sentence}, "de": {...}}.
+const MessagesFile = "messages.json"
+
+// newWebFile keeps a file's body with its media type and ETag.
+func newWebFile(name string, body []byte) *webFile {
+	sum := sha256.Sum256(body)
+	return &webFile{body: body, contentType: web.ContentType(name), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
 }
 
 // serveWebFile answers with the file, the security headers and an ETag;

@@ -39,6 +39,7 @@ func TestWebFilesCarrySecurityHeaders(t *testing.T) {
 		{"/static/app.js", "text/javascript; charset=utf-8", "AbortController"},
 		{"/static/i18n.js", "text/javascript; charset=utf-8", "companydocsTexts"},
 		{"/static/app.css", "text/css; charset=utf-8", ".card"},
+		{"/static/messages.json", "application/json", `"refusal.not_a_pdf":"Das Dokument ist kein PDF`},
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {

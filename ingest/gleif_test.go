@@ -67,10 +67,13 @@ func TestGLEIFLinksRealPairs(t *testing.T) {
 		if d.Verified || d.OrderingEligible() || len(d.Documents) != 0 || len(d.Discovery.Missing) == 0 {
 			t.Fatalf("conflict %s stored as %+v, want an unverified discovery candidate saying why", c.LEI, d.Discovery)
 		}
-		// the gap says in English what the ingest summary says
+		// the gap names the register entry the ingest summary names, and
+		// both names
 		gap := d.Discovery.Missing[len(d.Discovery.Missing)-1]
-		if want := "conflicts with the register: " + c.Reason + " (" + c.Detail + ")"; gap.Code != companydocs.GapRegisterNameDiffers || gap.String() != want {
-			t.Errorf("conflict %s: gap %+v says %q, want %s saying %q", c.LEI, gap, gap.String(), companydocs.GapRegisterNameDiffers, want)
+		said := gap.String()
+		if gap.Code != companydocs.GapRegisterNameDiffers || !strings.Contains(c.Detail, gap.Params.Entry) || !strings.Contains(said, gap.Params.Entry) ||
+			!strings.Contains(said, gap.Params.GLEIFName) || !strings.Contains(said, gap.Params.Name) {
+			t.Errorf("conflict %s (%s): gap %+v says %q, want %s naming the entry and both names", c.LEI, c.Detail, gap, said, companydocs.GapRegisterNameDiffers)
 		}
 	}
 }
@@ -101,15 +104,15 @@ func TestGLEIFDiscoveryProfiles(t *testing.T) {
 		if !reflect.DeepEqual(p.Discovery.Missing, want) {
 			t.Errorf("missing = %+v, want %+v", p.Discovery.Missing, want)
 		}
-		if got := companydocs.GapsText(p.Discovery.Missing); got != "validation sources are PARTIALLY_CORROBORATED, not FULLY_CORROBORATED" {
+		if got := companydocs.GapsText(p.Discovery.Missing); got != "GLEIF's validation: partly corroborated, not fully corroborated" {
 			t.Errorf("in English %q", got)
 		}
 	})
 	t.Run("foreign authority and unparsable reference", func(t *testing.T) {
 		p := sink.mustGet(t, companydocs.DiscoveryID("529900IH9V4I3VHQVO92")) // Deutsche Bank AG, Paris RA000192 "310 327 481"
 		missing := companydocs.GapsText(p.Discovery.Missing)
-		if p.Verified || !strings.Contains(missing, "registration authority RA000192 is not a known German register court") ||
-			!strings.Contains(missing, "register reference '310 327 481' does not parse") || p.Ref != (companydocs.RegisterRef{}) {
+		if p.Verified || !strings.Contains(missing, "GLEIF's registration authority RA000192 is not a German register court") ||
+			!strings.Contains(missing, "GLEIF's register number “310 327 481” cannot be read") || p.Ref != (companydocs.RegisterRef{}) {
 			t.Errorf("profile = %+v, missing %q", p, missing)
 		}
 		want := []companydocs.VerificationGap{
@@ -123,7 +126,7 @@ func TestGLEIFDiscoveryProfiles(t *testing.T) {
 	t.Run("foundation without register reference", func(t *testing.T) {
 		p := sink.mustGet(t, companydocs.DiscoveryID("3912007KGGUR8HY25C94"))
 		if p.Verified || !slices.ContainsFunc(p.Discovery.Missing, func(g companydocs.VerificationGap) bool { return g.Code == companydocs.GapNoRegisterReference }) ||
-			!strings.Contains(companydocs.GapsText(p.Discovery.Missing), "no register reference") {
+			!strings.Contains(companydocs.GapsText(p.Discovery.Missing), "GLEIF gives no register number") {
 			t.Errorf("missing = %+v", p.Discovery.Missing)
 		}
 	})
@@ -205,9 +208,10 @@ func TestGLEIFSuffixRules(t *testing.T) {
 	}
 	if d := sink.mustGet(t, companydocs.DiscoveryID("529900SUFFIXCASE0293")); len(sum.Conflicts) == 1 && len(d.Discovery.Missing) == 1 {
 		gap, c := d.Discovery.Missing[0], sum.Conflicts[0]
-		if want := "conflicts with the register: " + c.Reason + " (" + c.Detail + ")"; gap.Code != companydocs.GapSeveralRegisterEntries || gap.String() != want ||
+		want := "HRB 1279 at Pinneberg names 4 register entries, 2 of them live: " + strings.Join(gap.Params.Listed, ", ")
+		if gap.Code != companydocs.GapSeveralRegisterEntries || gap.String() != want || !strings.Contains(c.Detail, "Pinneberg HRB 1279") ||
 			gap.Params.Entries != 4 || gap.Params.Live != 2 || len(gap.Params.Listed) != 4 {
-			t.Errorf("Pinneberg HRB 1279 gap %#v says %q, want %q", gap, gap.String(), want)
+			t.Errorf("Pinneberg HRB 1279 gap %#v says %q (the summary %q), want %q", gap, gap.String(), c.Detail, want)
 		}
 	} else {
 		t.Errorf("Pinneberg HRB 1279 discovery gaps %+v, conflicts %+v", d.Discovery.Missing, sum.Conflicts)

@@ -57,16 +57,16 @@ func (s *Accounts) CreateAccount(name string, credits int64) (apiKey string, err
 // never changes afterwards, so that it can be cached.
 func (s *Accounts) CreateAccountWithRole(name, role string, credits int64) (apiKey string, err error) {
 	if role != companydocs.RoleClient && role != companydocs.RoleOperator {
-		return "", companydocs.Errorf(companydocs.EVALIDATION, "Role %q is not valid: use %q or %q.", role, companydocs.RoleClient, companydocs.RoleOperator)
+		return "", companydocs.Refusal(companydocs.EVALIDATION, "refusal.unknown_role", companydocs.Args{"role": role, "client": companydocs.RoleClient, "operator": companydocs.RoleOperator})
 	}
 	if err := companydocs.CheckLength("name", name, companydocs.MaxAccountName); err != nil {
 		return "", err // before the name is repeated in a sentence
 	}
 	if !accountNamePattern.MatchString(name) {
-		return "", companydocs.Errorf(companydocs.EVALIDATION, "Account name %q is not valid: use 1 to %d letters, digits, '.', '_', '@' or '-', starting with a letter or digit.", name, companydocs.MaxAccountName)
+		return "", companydocs.Refusal(companydocs.EVALIDATION, "refusal.bad_account_name", companydocs.Args{"name": name, "max": companydocs.MaxAccountName})
 	}
 	if credits < 0 {
-		return "", companydocs.Errorf(companydocs.EVALIDATION, "Starting credits must not be negative.")
+		return "", companydocs.Refusal(companydocs.EVALIDATION, "refusal.negative_credits", nil)
 	}
 	apiKey = newSecret(apiKeyPrefix)
 	rec := AccountRecord{Account: Account{Name: name, Credits: credits, CreatedAt: s.now().UTC(), Role: role}, KeyHash: hashSecret(apiKey)}
@@ -74,7 +74,7 @@ func (s *Accounts) CreateAccountWithRole(name, role string, credits int64) (apiK
 		return tx.CreateAccount(&rec)
 	})
 	if errors.Is(err, ErrExists) {
-		return "", companydocs.Errorf(companydocs.EVALIDATION, "An account named %q exists already.", name)
+		return "", companydocs.Refusal(companydocs.EVALIDATION, "refusal.account_exists", companydocs.Args{"name": name})
 	}
 	if err != nil {
 		return "", err
@@ -146,9 +146,9 @@ func (s *Orders) requireRole(account, role string) error {
 	}
 	if got != role {
 		if role == companydocs.RoleOperator {
-			return companydocs.Errorf(companydocs.EFORBIDDEN, "Only operator accounts may do this; account %q is a client.", account)
+			return companydocs.Refusal(companydocs.EFORBIDDEN, "refusal.operators_only", companydocs.Args{"account": account})
 		}
-		return companydocs.Errorf(companydocs.EFORBIDDEN, "Account %q is an operator: operators manage orders through the operator routes and do not order, list or download as clients.", account)
+		return companydocs.Refusal(companydocs.EFORBIDDEN, "refusal.clients_only", companydocs.Args{"account": account})
 	}
 	return nil
 }
@@ -205,9 +205,9 @@ func (s *Accounts) AddCredits(name string, n int64) error {
 		case err != nil:
 			return err
 		case n > 0 && rec.Credits > math.MaxInt64-n:
-			return companydocs.Errorf(companydocs.EVALIDATION, "That many credits do not fit in the balance of %q.", name)
+			return companydocs.Refusal(companydocs.EVALIDATION, "refusal.credits_overflow", companydocs.Args{"name": name})
 		case n < 0 && rec.Credits+n < 0: // not -n, which overflows for the smallest int64
-			return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Account %q has only %s; it cannot lose %d.", name, credits(rec.Credits), uint64(-n))
+			return companydocs.Refusal(companydocs.EINSUFFICIENTFUNDS, "refusal.credits_below_zero", companydocs.Args{"name": name, "balance": rec.Credits, "loss": uint64(-n)})
 		case n != 0:
 			_, err = tx.AddCredits(name, n)
 		}
@@ -223,7 +223,7 @@ func (s *Accounts) AddCredits(name string, n int64) error {
 // created reports whether the account was new.
 func (s *Accounts) EnsureDemoAccount(credits int64) (apiKey string, created bool, err error) {
 	if credits < 0 {
-		return "", false, companydocs.Errorf(companydocs.EVALIDATION, "The demo account's credits must be 0 or more, not %d.", credits)
+		return "", false, companydocs.Refusal(companydocs.EVALIDATION, "refusal.negative_demo_credits", companydocs.Args{"credits": credits})
 	}
 	apiKey = newSecret(apiKeyPrefix)
 	var ended [][32]byte
@@ -272,7 +272,7 @@ func accountForKey(tx Tx, apiKey string) (*AccountRecord, error) {
 }
 
 func errUnknownKey() error {
-	return companydocs.Errorf(companydocs.EUNAUTHORIZED, "The API key is not valid. Ask the operator for a key of your account.")
+	return companydocs.Refusal(companydocs.EUNAUTHORIZED, "refusal.api_key_unknown", nil)
 }
 
 // getAccount reads an account, or not_found.
@@ -285,7 +285,7 @@ func getAccount(tx Tx, name string) (*AccountRecord, error) {
 }
 
 func errNoAccount(name string) error {
-	return companydocs.Errorf(companydocs.ENOTFOUND, "No account named %q exists.", name)
+	return companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_such_account", companydocs.Args{"name": name})
 }
 
 // newSecret returns prefix + 32 random bytes in unpadded base64url.

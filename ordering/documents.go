@@ -63,7 +63,7 @@ func receive(dir string, pdf io.Reader) (*incoming, error) {
 	if n, err := io.ReadFull(pdf, head); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, err
 	} else if string(head[:n]) != pdfMagic {
-		return nil, companydocs.Errorf(companydocs.EVALIDATION, "The document is not a PDF: a PDF file starts with %q. Upload the register's PDF file as the raw body.", pdfMagic)
+		return nil, companydocs.Refusal(companydocs.EVALIDATION, "refusal.not_a_pdf", companydocs.Args{"magic": pdfMagic})
 	}
 	f, err := createIncoming(dir)
 	if err != nil {
@@ -74,7 +74,7 @@ func receive(dir string, pdf io.Reader) (*incoming, error) {
 	w := io.MultiWriter(f, sum)
 	n, err := io.Copy(w, io.MultiReader(bytes.NewReader(head), io.LimitReader(pdf, MaxDocumentSize+1-int64(len(head)))))
 	if err == nil && n > MaxDocumentSize {
-		err = companydocs.Errorf(companydocs.ETOOLARGE, "The document is larger than %d bytes (20 MiB), the most that is accepted.", MaxDocumentSize)
+		err = companydocs.Refusal(companydocs.ETOOLARGE, "refusal.document_too_large", companydocs.Args{"max_bytes": MaxDocumentSize})
 	}
 	if err != nil {
 		in.discard()
@@ -307,7 +307,7 @@ func (s *Orders) Document(ctx context.Context, account, id string) (*companydocs
 		return nil, nil, err
 	}
 	if o.Document == nil {
-		return nil, nil, companydocs.Errorf(companydocs.ENOTFOUND, "Order %s has no document yet: it is %s.", id, o.Status)
+		return nil, nil, companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_document_yet", companydocs.Args{"order": id, "status": o.Status})
 	}
 	if s.shared != nil {
 		r, err := s.shared.Document(ctx, o.Document.SHA256)

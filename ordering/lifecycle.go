@@ -30,7 +30,7 @@ func (r *OrderRecord) history() []companydocs.HistoryEntry {
 // createdEntry is the first entry of an order's history.
 func createdEntry(at time.Time) companydocs.HistoryEntry {
 	return companydocs.HistoryEntry{Status: companydocs.OrderStatusPreviewReady, At: at, Actor: companydocs.ActorClient,
-		Note: "Order created.", Code: HistoryCreated, Params: &companydocs.Params{}}
+		Note: say("history."+HistoryCreated, nil), Code: HistoryCreated, Params: &companydocs.Params{}}
 }
 
 // move changes the order's status inside tx: the check against the one
@@ -44,27 +44,20 @@ func (s *Orders) move(tx Tx, rec *OrderRecord, to, actor string, n historyNote, 
 	if !companydocs.CanTransition(from, to, actor) {
 		return Transition{}, companydocs.ErrInvalidTransition(o.ID, from, to, actor)
 	}
-	ended := &companydocs.Params{} // the params of a failed or cancelled order's next step
-	if n.code == HistoryNoteGiven {
-		ended.Note = n.text
-	}
-	note := n.text
-	if n.code == HistoryNoteGiven {
-		note = quoted(noteLabel(to), n.text)
-	}
+	ended := &companydocs.Params{Note: n.params.Note} // the params of a failed or cancelled order's next step
 	at = notBefore(at, rec)
 	if to == companydocs.OrderStatusCancelled || to == companydocs.OrderStatusFailed {
-		refund, err := s.refund(tx, rec, from)
+		refunded, err := s.refund(tx, rec, from)
 		if err != nil {
 			return Transition{}, err
 		}
-		note = strings.TrimSpace(note + " " + refund)
-		addRefund(ended, o, refund)
-		addRefund(&n.params, o, refund)
+		addRefund(ended, o, refunded)
+		addRefund(&n.params, o, refunded)
 	}
+	note := say("history."+n.code, &n.params)
 	o.History = append(rec.history(), companydocs.HistoryEntry{Status: to, At: at, Actor: actor, Note: note, Code: n.code, Params: &n.params})
 	o.Status, o.WorkflowStatus = to, companydocs.WorkflowOf(to)
-	o.NextStep = s.nextStepAfter(rec, note, ended)
+	o.NextStep = s.nextStepAfter(rec, ended)
 	evt, err := s.nextEventID(tx, rec) // stored with the order
 	if err != nil {
 		return Transition{}, err
@@ -91,27 +84,25 @@ func notBefore(at time.Time, rec *OrderRecord) time.Time {
 }
 
 // refund gives the credits of a cancelled or failed order back and
-// returns the sentence for the history.
-func (s *Orders) refund(tx Tx, rec *OrderRecord, from string) (string, error) {
+// reports whether anything is refunded: the credits, or a payment the
+// operator refunds outside the service.
+func (s *Orders) refund(tx Tx, rec *OrderRecord, from string) (bool, error) {
 	o := &rec.Order
 	if o.CreditsCharged > 0 && o.CreditsRefunded == 0 {
 		if _, err := tx.AddCredits(rec.Account, o.CreditsCharged); err != nil {
-			return "", fmt.Errorf("refund order %s: %w", o.ID, err)
+			return false, fmt.Errorf("refund order %s: %w", o.ID, err)
 		}
 		o.CreditsRefunded = o.CreditsCharged
-		return fmt.Sprintf("%s refunded to the account.", credits(o.CreditsCharged)), nil
+		return true, nil
 	}
-	if from != companydocs.OrderStatusPreviewReady && o.Total != "" && o.Total != "0.00" && o.CreditsCharged == 0 {
-		return fmt.Sprintf("The payment of %s %s is refunded by the operator of this service, outside the service.", o.Total, o.Currency), nil
-	}
-	return "", nil
+	return from != companydocs.OrderStatusPreviewReady && o.Total != "" && o.Total != "0.00" && o.CreditsCharged == 0, nil
 }
 
-// addRefund names what a refund gave back in the params of the next step:
-// the credits, or the payment the operator refunds.
-func addRefund(p *companydocs.Params, o *companydocs.Order, refund string) {
+// addRefund names what a refund gave back in the params of the next step
+// and the history entry: the credits, or the payment the operator refunds.
+func addRefund(p *companydocs.Params, o *companydocs.Order, refunded bool) {
 	switch {
-	case refund == "":
+	case !refunded:
 	case o.CreditsRefunded > 0:
 		p.RefundedCredits = o.CreditsRefunded
 	default:
@@ -146,40 +137,21 @@ const (
 
 // nextStepAfter says what happens next once an order has moved.
 // ended holds the params of a failed or cancelled order's step: the note
-// as given and what was refunded.
-func (s *Orders) nextStepAfter(rec *OrderRecord, note string, ended *companydocs.Params) companydocs.NextStep {
+// as given (said quoted, never spliced into the sentence) and what was
+// refunded.
+func (s *Orders) nextStepAfter(rec *OrderRecord, ended *companydocs.Params) companydocs.NextStep {
 	o := &rec.Order
 	switch o.Status {
 	case companydocs.OrderStatusPaid:
-		return companydocs.NextStep{Kind: NextStepDelivery, Code: StepPaid, Params: &companydocs.Params{DocumentType: o.DocumentType, CompanyName: o.Company.Name}, Message: fmt.Sprintf("Paid. The operator requests the %s of %s from the register; once it is delivered, the order shows the document and its download link.", documentName(o.DocumentType), o.Company.Name)}
+		return step(NextStepDelivery, StepPaid, &companydocs.Params{DocumentType: o.DocumentType, CompanyName: o.Company.Name})
 	case companydocs.OrderStatusRequested:
-		return companydocs.NextStep{Kind: NextStepDelivery, Code: StepRequested, Params: &companydocs.Params{}, Message: "Requested from the register. Once the register answers, the operator delivers the document; the order then shows it and its download link."}
+		return step(NextStepDelivery, StepRequested, &companydocs.Params{})
 	case companydocs.OrderStatusDelivered:
-		return companydocs.NextStep{Kind: NextStepDownload, Code: StepDelivered, Params: &companydocs.Params{}, Message: "Delivered: the document is ready to download."}
+		return step(NextStepDownload, StepDelivered, &companydocs.Params{})
 	case companydocs.OrderStatusFailed:
-		return companydocs.NextStep{Kind: NextStepNone, Code: StepFailed, Params: ended, Message: "The order failed. " + note + " Order again once the reason is resolved."}
+		return step(NextStepNone, StepFailed, ended)
 	}
-	return companydocs.NextStep{Kind: NextStepNone, Code: StepCancelled, Params: ended, Message: "The order is cancelled. " + note}
-}
-
-// quoted says a note a person wrote as theirs, after its label, never
-// spliced into the service's own sentence: `Note: “changed my mind”.`,
-// `Note: “Ordered twice.”`.
-func quoted(label, text string) string {
-	q := label + ": “" + text + "”"
-	if !strings.ContainsAny(text[len(text)-1:], ".!?") {
-		q += "."
-	}
-	return q
-}
-
-// noteLabel is what a person's note is to a transition: the reason of a
-// failure, a note otherwise.
-func noteLabel(to string) string {
-	if to == companydocs.OrderStatusFailed {
-		return "Reason"
-	}
-	return "Note"
+	return step(NextStepNone, StepCancelled, ended)
 }
 
 // CancelOrder cancels one of the client's own orders while it is
@@ -192,7 +164,7 @@ func (s *Orders) CancelOrder(ctx context.Context, account, id, note string) (*co
 	if err := companydocs.CheckLength("note", note, companydocs.MaxNote); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, account, id, companydocs.OrderStatusCancelled, companydocs.ActorClient, noteOr(note, HistoryCancelledByClient, noteClientCancel), nil)
+	return s.change(ctx, account, id, companydocs.OrderStatusCancelled, companydocs.ActorClient, noteOr(note, HistoryCancelledByClient), nil)
 }
 
 // OperatorAction makes a transition as operator: pay (payment confirmed),
@@ -215,26 +187,15 @@ func (s *Orders) OperatorAction(ctx context.Context, operator, id, action, note 
 	}
 	note = strings.TrimSpace(note)
 	if action == ActionFail && note == "" {
-		return nil, companydocs.Errorf(companydocs.EVALIDATION, "Field \"reason\" is required: say why the order failed, the client reads it.")
+		return nil, companydocs.Refusal(companydocs.EVALIDATION, "refusal.reason_required", nil)
 	}
-	defaults := map[string]historyNote{
-		ActionPay:     {code: HistoryPaymentConfirmed, text: notePaid},
-		ActionRequest: {code: HistoryRequested, text: noteRequested},
-		ActionCancel:  {code: HistoryCancelledByOperator, text: noteOperatorCancel},
+	defaults := map[string]string{
+		ActionPay:     HistoryPaymentConfirmed,
+		ActionRequest: HistoryRequested,
+		ActionCancel:  HistoryCancelledByOperator,
 	}
-	d := defaults[action]
-	return s.change(ctx, "", id, to, companydocs.ActorOperator, noteOr(note, d.code, d.text), nil)
+	return s.change(ctx, "", id, to, companydocs.ActorOperator, noteOr(note, defaults[action]), nil)
 }
-
-// The notes the service writes into the history when none is given. A
-// next step's params leave them out: a client says the step in its own
-// language, and these sentences are English.
-const (
-	noteClientCancel   = "Cancelled by the client."
-	notePaid           = "Payment confirmed by the operator."
-	noteRequested      = "Requested from the register."
-	noteOperatorCancel = "Cancelled by the operator."
-)
 
 // History codes: one per sentence of a history entry's note, so that a
 // client can say it in its own language with the entry's params. A note a
@@ -253,19 +214,19 @@ const (
 )
 
 // historyNote is what a transition writes into the history: a code with
-// params, and the sentence in English (a person's words as written).
+// params, said in English from the catalog ("history.<code>"); a person's
+// words are params.note, quoted, never spliced into a sentence.
 type historyNote struct {
 	code   string
 	params companydocs.Params
-	text   string
 }
 
-// noteOr is the note a person gave, or the service's own when none.
-func noteOr(note, code, fallback string) historyNote {
+// noteOr is the note a person gave, or the service's own code when none.
+func noteOr(note, code string) historyNote {
 	if note = strings.TrimSpace(note); note != "" {
-		return historyNote{code: HistoryNoteGiven, params: companydocs.Params{Note: note}, text: note}
+		return historyNote{code: HistoryNoteGiven, params: companydocs.Params{Note: note}}
 	}
-	return historyNote{code: code, text: fallback}
+	return historyNote{code: code}
 }
 
 // CheckDelivery refuses what Deliver would refuse before it reads a byte
@@ -319,7 +280,7 @@ func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf io.Reader
 	if s.docs.url != nil {
 		doc.DownloadURL = s.docs.url(id)
 	}
-	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, historyNote{code: HistoryDelivered, text: "Delivered."}, &delivery{doc, in})
+	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, historyNote{code: HistoryDelivered}, &delivery{doc, in})
 }
 
 // delivery is the document a DELIVERED transition attaches.

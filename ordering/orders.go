@@ -3,7 +3,6 @@ package ordering
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -60,7 +59,7 @@ func (s *Orders) CreateOrder(ctx context.Context, account string, req companydoc
 		return nil, errPlanMissing()
 	}
 	if req.CompanyProfileID == "" {
-		return nil, companydocs.Errorf(companydocs.EVERIFIEDREQUIRED, "Field \"company_profile_id\" is required: only a verified company profile can be ordered. Return to search and choose a result with ordering_eligible=true.")
+		return nil, companydocs.Refusal(companydocs.EVERIFIEDREQUIRED, "refusal.company_profile_id_required", nil)
 	}
 	a, err := s.assess(req)
 	if err != nil {
@@ -156,8 +155,7 @@ func (s *Orders) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition
 	}
 	trs := []Transition{{OrderID: rec.Order.ID, Account: rec.Account, To: rec.Order.Status, Actor: companydocs.ActorClient, EventID: evt}}
 	if paidAtCreation(c.a) {
-		note := historyNote{code: HistoryPaidAtCreation, params: companydocs.Params{Credits: c.a.plan.CreditCost},
-			text: fmt.Sprintf("Paid at creation: %s charged.", credits(c.a.plan.CreditCost))}
+		note := historyNote{code: HistoryPaidAtCreation, params: companydocs.Params{Credits: c.a.plan.CreditCost}}
 		tr, err := s.move(tx, &rec, companydocs.OrderStatusPaid, companydocs.ActorSystem, note, rec.Order.CreatedAt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("pay order %s at creation: %w", rec.Order.ID, err)
@@ -189,12 +187,12 @@ func (s *Orders) refuseDuplicate(tx Tx, c *create) error {
 		return err
 	}
 	if id != "" {
-		return duplicate(tx, id, msgOpenOrder)
+		return duplicate(tx, id, keyOpenOrder)
 	}
 	return nil
 }
 
-const msgOpenOrder = "Order %s for this company, document and plan is still open."
+const keyOpenOrder = "refusal.open_order"
 
 // paidAtCreation: the debit at creation is the payment of a credit plan
 // (and a plan that costs nothing needs none); a priced one-off plan waits
@@ -207,15 +205,11 @@ func paidAtCreation(a *assessment) bool {
 // before: a replay of the same request, or a different request under the
 // same key; both are duplicate_order with the first order.
 func (s *Orders) idempotentRepeat(tx Tx, id string, c *create) error {
-	err := duplicate(tx, id, "An order with this Idempotency-Key exists already: %s.")
-	var e *companydocs.Error
-	if errors.As(err, &e) && e.Order != nil {
-		rec, gerr := getOrder(tx, id)
-		if gerr == nil && rec.Fingerprint != "" && rec.Fingerprint != fingerprint(c.req) {
-			e.Message = fmt.Sprintf("This Idempotency-Key was already used for a different request (another company, document, plan or discovery id), which created order %s. Use a new key for a new order.", id)
-		}
+	key := "refusal.idempotent_order"
+	if rec, err := getOrder(tx, id); err == nil && rec.Fingerprint != "" && rec.Fingerprint != fingerprint(c.req) {
+		key = "refusal.idempotency_key_reused"
 	}
-	return err
+	return duplicate(tx, id, key)
 }
 
 // debit takes the plan's credits from the account, if its balance holds
@@ -227,7 +221,7 @@ func debit(tx Tx, account string, plan companydocs.Plan) error {
 		return err
 	}
 	if rec.Credits < plan.CreditCost {
-		return companydocs.Errorf(companydocs.EINSUFFICIENTFUNDS, "Plan %q costs %s; the account has %d. Ask the operator for credits or choose a one-off plan.", plan.ID, credits(plan.CreditCost), rec.Credits)
+		return companydocs.Refusal(companydocs.EINSUFFICIENTFUNDS, "refusal.insufficient_credits", companydocs.Args{"plan": plan.ID, "cost": plan.CreditCost, "balance": rec.Credits})
 	}
 	_, err = tx.AddCredits(account, -plan.CreditCost)
 	return err
@@ -238,10 +232,10 @@ func debit(tx Tx, account string, plan companydocs.Plan) error {
 // verified_company_required.
 func (a *assessment) gateError() error {
 	if len(a.choice) > 0 {
-		return companydocs.Errorf(companydocs.EVALIDATION, "%s", a.choice[0].Message)
+		return blocked(companydocs.EVALIDATION, a.choice[0], "refusal.plan_blocked")
 	}
 	if len(a.company) > 0 {
-		return companydocs.Errorf(companydocs.EVERIFIEDREQUIRED, "%s Return to search and choose a result with ordering_eligible=true.", a.company[0].Message)
+		return blocked(companydocs.EVERIFIEDREQUIRED, a.company[0], "refusal.company_blocked")
 	}
 	return nil
 }
@@ -268,35 +262,15 @@ const (
 // or a prepaid credit plan goes straight to delivery.
 func nextStep(id string, t companydocs.DocumentType, a *assessment) companydocs.NextStep {
 	if !paidAtCreation(a) {
-		return companydocs.NextStep{Kind: NextStepPayment, Code: StepPaymentDue,
-			Params: &companydocs.Params{OrderID: id, Amount: formatCents(a.cents), Currency: a.plan.Currency, DocumentType: t, CompanyName: a.profile.Name},
-			Message: fmt.Sprintf(
-				"Pay %s %s for order %s as agreed with the operator of this service; the operator confirms the payment, then requests the %s of %s from the register. Until then you may cancel the order.",
-				formatCents(a.cents), a.plan.Currency, id, documentName(t), a.profile.Name)}
+		return step(NextStepPayment, StepPaymentDue,
+			&companydocs.Params{OrderID: id, Amount: formatCents(a.cents), Currency: a.plan.Currency, DocumentType: t, CompanyName: a.profile.Name})
 	}
-	return companydocs.NextStep{Kind: NextStepDelivery, Code: StepPaidWithCredits,
-		Params: &companydocs.Params{Credits: a.plan.CreditCost, DocumentType: t, CompanyName: a.profile.Name},
-		Message: fmt.Sprintf(
-			"Paid with %s: the operator requests the %s of %s from the register and delivers it; the order then shows the document and its download link.",
-			credits(a.plan.CreditCost), documentName(t), a.profile.Name)}
+	return step(NextStepDelivery, StepPaidWithCredits, &companydocs.Params{Credits: a.plan.CreditCost, DocumentType: t, CompanyName: a.profile.Name})
 }
 
-// credits counts credits in words: "1 credit", "5 credits".
-func credits(n int64) string {
-	if n == 1 || n == -1 {
-		return fmt.Sprintf("%d credit", n)
-	}
-	return fmt.Sprintf("%d credits", n)
-}
-
-func documentName(t companydocs.DocumentType) string {
-	switch t {
-	case companydocs.DocumentAD:
-		return "current printout (AD)"
-	case companydocs.DocumentCD:
-		return "chronological printout (CD)"
-	}
-	return string(t)
+// step is a next step with its English sentence from the catalog.
+func step(kind, code string, p *companydocs.Params) companydocs.NextStep {
+	return companydocs.NextStep{Kind: kind, Code: code, Params: p, Message: say("step."+code, p)}
 }
 
 // insertOrder stores the order and claims its slot and Idempotency-Key.
@@ -312,7 +286,7 @@ func (s *Orders) insertOrder(tx Tx, rec *OrderRecord, c *create) error {
 		return err
 	}
 	if holder != "" {
-		return duplicate(tx, holder, msgOpenOrder)
+		return duplicate(tx, holder, keyOpenOrder)
 	}
 	if c.idemKey == "" {
 		return nil
@@ -334,12 +308,12 @@ func openSlot(account string, req companydocs.OrderRequest) OpenSlot {
 }
 
 // duplicate builds duplicate_order carrying the existing order.
-func duplicate(tx Tx, id, format string) error {
+func duplicate(tx Tx, id, key string) error {
 	rec, err := getOrder(tx, id)
 	if err != nil {
 		return err
 	}
-	e := companydocs.Errorf(companydocs.EDUPLICATEORDER, format, id)
+	e := companydocs.Refusal(companydocs.EDUPLICATEORDER, key, companydocs.Args{"order": id})
 	e.Order = rec.orderFor(companydocs.RoleClient) // only the owner meets its own duplicate
 	return e
 }
@@ -350,7 +324,7 @@ func validateIdempotencyKey(k string) error {
 	}
 	for i := 0; i < len(k); i++ {
 		if k[i] < 0x20 || k[i] > 0x7e {
-			return companydocs.Errorf(companydocs.EVALIDATION, "The Idempotency-Key header may hold only printable ASCII characters.")
+			return companydocs.Refusal(companydocs.EVALIDATION, "refusal.idempotency_key_ascii", nil)
 		}
 	}
 	return nil
@@ -378,7 +352,7 @@ func (s *Orders) Order(ctx context.Context, account, id string) (*companydocs.Or
 }
 
 func errOrderNotFound(id string) error {
-	return companydocs.Errorf(companydocs.ENOTFOUND, "This account has no order %q.", id)
+	return companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_such_order", companydocs.Args{"order": id})
 }
 
 // getOrder reads an order, or not_found.
@@ -442,7 +416,7 @@ func clampLimit(limit int) int {
 
 func validStatusFilter(status string) error {
 	if status != "" && !companydocs.ValidOrderStatus(status) {
-		return companydocs.Errorf(companydocs.EVALIDATION, "Status %q is not an order status: use one of %s.", status, strings.Join(companydocs.OrderStatuses, ", "))
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.unknown_status", companydocs.Args{"status": status, "statuses": strings.Join(companydocs.OrderStatuses, ", ")})
 	}
 	return nil
 }
@@ -457,7 +431,7 @@ func decodeCursor(cursor string) (string, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil || !validOrderID(string(b)) {
-		return "", companydocs.Errorf(companydocs.EVALIDATION, "The cursor is not valid: pass the next_cursor of the previous page unchanged.")
+		return "", companydocs.Refusal(companydocs.EVALIDATION, "refusal.bad_cursor", nil)
 	}
 	return string(b), nil
 }

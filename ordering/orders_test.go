@@ -62,7 +62,7 @@ func testCreateOrderStoresVerifiedSnapshot(t *testing.T) {
 	for _, h := range paid.History {
 		words += " " + h.Note
 	}
-	if !strings.Contains(words, "Paid with 1 credit:") || !strings.Contains(words, "1 credit charged") || strings.Contains(words, "1 credits") {
+	if !strings.Contains(words, "Paid with 1 credit.") || !strings.Contains(words, "1 credit charged") || strings.Contains(words, "1 credits") {
 		t.Errorf("next step and history %q, want \"1 credit\", never \"1 credits\"", words)
 	}
 	got, err := s.Order(ctx, acct, o.ID)
@@ -258,8 +258,8 @@ func testOrdersAreOwnedByTheirAccount(t *testing.T) {
 		t.Errorf("other account got %+v / %+v", got, e)
 	}
 	_, missingErr := s.Order(ctx, other, "ord_0000000000000000000000000z")
-	if companydocs.ErrorMessage(missingErr) != strings.Replace(e.Message, o.ID, "ord_0000000000000000000000000z", 1) {
-		t.Errorf("another account's order and a missing order answer differently: %q vs %q", e.Message, companydocs.ErrorMessage(missingErr))
+	if missingErr.Error() != strings.Replace(e.Message, o.ID, "ord_0000000000000000000000000z", 1) {
+		t.Errorf("another account's order and a missing order answer differently: %q vs %q", e.Message, missingErr.Error())
 	}
 	list, _, err := s.List(ctx, other, "", "", 0)
 	if err != nil || len(list) != 0 {

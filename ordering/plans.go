@@ -199,7 +199,7 @@ func (p *Plans) Plan(id string) (companydocs.Plan, int64, bool) {
 }
 
 func errPlanMissing() error {
-	return companydocs.Errorf(companydocs.EPLANMISSING, "No plan is configured for this deployment.")
+	return companydocs.Refusal(companydocs.EPLANMISSING, "refusal.no_plans", nil)
 }
 
 // WatchLimit is how many companies an account that may use every

@@ -103,14 +103,14 @@ func validateRequest(req *companydocs.OrderRequest) error {
 	}
 	switch {
 	case req.DocumentType == "":
-		return companydocs.Errorf(companydocs.EVALIDATION, `Field "document_type" is required: "AD" (current printout) or "CD" (chronological printout).`)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.document_type_required", nil)
 	case !knownDocumentType(req.DocumentType):
-		return companydocs.Errorf(companydocs.EVALIDATION, `Field "document_type": %q is not a register document type; use "AD" (current printout) or "CD" (chronological printout).`, req.DocumentType)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.unknown_document_type", companydocs.Args{"document_type": req.DocumentType})
 	case strings.TrimSpace(req.PlanID) == "":
-		return companydocs.Errorf(companydocs.EVALIDATION, `Field "plan_id" is required: send the id of one of the deployment's plans.`).WithHint(companydocs.HintListPlans)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.plan_id_required", nil).WithHint(companydocs.HintListPlans)
 	case req.DiscoveryCandidateID != "" && !companydocs.IsDiscoveryID(req.DiscoveryCandidateID):
 		// The value is not repeated: it is not an id, and may be markup.
-		return companydocs.Errorf(companydocs.EVALIDATION, `Field "discovery_candidate_id" is not a discovery candidate id ("dc_" and 20 letters and digits). Send the discovery_candidate_id of the search result, or leave the field out.`)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.bad_discovery_id", nil)
 	}
 	return nil
 }
@@ -142,17 +142,17 @@ func (s *Orders) assess(req companydocs.OrderRequest) (*assessment, error) {
 func (s *Orders) assessPlan(a *assessment, req companydocs.OrderRequest) []companydocs.Blocker {
 	var out []companydocs.Blocker
 	if !req.DocumentType.IsOrderable() {
-		out = append(out, blocker(BlockerDocumentNotOrderable, &companydocs.Params{DocumentType: req.DocumentType}, "This service sells only AD (current printout) and CD (chronological printout), not %s.", req.DocumentType))
+		out = append(out, blocker(BlockerDocumentNotOrderable, &companydocs.Params{DocumentType: req.DocumentType}))
 	}
 	if s.plans.Len() == 0 {
-		return append(out, blocker(BlockerNoPlanConfigured, nil, "No plan is configured for this deployment."))
+		return append(out, blocker(BlockerNoPlanConfigured, nil))
 	}
 	a.plan, a.cents, a.planFound = s.plans.Plan(req.PlanID)
 	if !a.planFound {
-		return append(out, blocker(BlockerPlanNotFound, &companydocs.Params{PlanID: req.PlanID}, "No plan has the id %q: choose one of the deployment's plans.", req.PlanID))
+		return append(out, blocker(BlockerPlanNotFound, &companydocs.Params{PlanID: req.PlanID}))
 	}
 	if req.DocumentType.IsOrderable() && !a.plan.Covers(req.DocumentType) {
-		out = append(out, blocker(BlockerDocumentNotInPlan, &companydocs.Params{PlanID: a.plan.ID, DocumentType: req.DocumentType, DocumentTypes: a.plan.DocumentTypes}, "Plan %q does not cover %s; it covers %s.", a.plan.ID, req.DocumentType, joinTypes(a.plan.DocumentTypes)))
+		out = append(out, blocker(BlockerDocumentNotInPlan, &companydocs.Params{PlanID: a.plan.ID, DocumentType: req.DocumentType, DocumentTypes: a.plan.DocumentTypes}))
 	}
 	return out
 }
@@ -160,7 +160,7 @@ func (s *Orders) assessPlan(a *assessment, req companydocs.OrderRequest) []compa
 func (s *Orders) assessCompany(a *assessment, req companydocs.OrderRequest) error {
 	id := req.CompanyProfileID
 	if id == "" {
-		a.company = []companydocs.Blocker{blocker(BlockerProfileIDMissing, nil, "No company_profile_id was sent. Search for the company and use the profile_id of a result with ordering_eligible=true.")}
+		a.company = []companydocs.Blocker{blocker(BlockerProfileIDMissing, nil)}
 		return nil
 	}
 	p, err := s.profile(id)
@@ -180,7 +180,7 @@ func checkDiscoveryCandidate(p *companydocs.Profile, req companydocs.OrderReques
 	if p == nil || req.DiscoveryCandidateID == "" || p.HasDiscoveryID(req.DiscoveryCandidateID) {
 		return nil
 	}
-	return companydocs.Errorf(companydocs.EVALIDATION, `Field "discovery_candidate_id": %s is not the discovery candidate of company profile %s. Send the discovery_candidate_id of the same search result as company_profile_id, or leave the field out.`, req.DiscoveryCandidateID, p.ID)
+	return companydocs.Refusal(companydocs.EVALIDATION, "refusal.discovery_id_mismatch", companydocs.Args{"discovery_candidate_id": req.DiscoveryCandidateID, "company_profile_id": p.ID})
 }
 
 // profile looks an id up; ids without a known prefix are not looked up.
@@ -198,34 +198,19 @@ func (s *Orders) profile(id string) (*companydocs.Profile, error) {
 // companyBlockers is the verified-profile gate for one document type.
 func companyBlockers(p *companydocs.Profile, id string, t companydocs.DocumentType) []companydocs.Blocker {
 	if p == nil {
-		return []companydocs.Blocker{blocker(BlockerCompanyNotFound, &companydocs.Params{ProfileID: id}, "No company profile has the id %q. Search for the company again: profile ids come from search results.", id)}
+		return []companydocs.Blocker{blocker(BlockerCompanyNotFound, &companydocs.Params{ProfileID: id})}
 	}
 	var out []companydocs.Blocker
 	if !p.Verified {
-		out = append(out, blocker(BlockerCompanyNotVerified, &companydocs.Params{CompanyName: p.Name}, "%s is not verified by a register%s, so it cannot be ordered. Choose a verified search result.", p.Name, missingSuffix(p)))
+		out = append(out, blocker(BlockerCompanyNotVerified, &companydocs.Params{CompanyName: p.Name}))
 	}
 	if p.Removed {
-		out = append(out, blocker(BlockerCompanyRemoved, &companydocs.Params{CompanyName: p.Name}, "%s has been removed from the register.", p.Name))
+		out = append(out, blocker(BlockerCompanyRemoved, &companydocs.Params{CompanyName: p.Name}))
 	}
 	if t.IsOrderable() && !p.HasDocument(t) {
-		out = append(out, blocker(BlockerDocumentNotAvailable, &companydocs.Params{DocumentType: t, CompanyName: p.Name, DocumentTypes: heldTypes(p)}, "The register holds no %s for %s%s.", t, p.Name, heldSuffix(p)))
+		out = append(out, blocker(BlockerDocumentNotAvailable, &companydocs.Params{DocumentType: t, CompanyName: p.Name, DocumentTypes: heldTypes(p)}))
 	}
 	return out
-}
-
-func missingSuffix(p *companydocs.Profile) string {
-	if p.Discovery == nil || len(p.Discovery.Missing) == 0 {
-		return ""
-	}
-	return " (" + companydocs.GapsText(p.Discovery.Missing) + ")"
-}
-
-func heldSuffix(p *companydocs.Profile) string {
-	held := heldTypes(p)
-	if len(held) == 0 {
-		return ""
-	}
-	return "; it holds " + joinTypes(held)
 }
 
 // heldTypes lists the orderable documents the register holds for p.
@@ -247,31 +232,24 @@ func accountBlockers(tx Tx, account string, req companydocs.OrderRequest, cost i
 	}
 	var out []companydocs.Blocker
 	if rec.Credits < cost {
-		out = append(out, blocker(BlockerInsufficientCredits, &companydocs.Params{Credits: cost, Balance: &rec.Credits}, "The plan costs %s; the account has %d.", credits(cost), rec.Credits))
+		out = append(out, blocker(BlockerInsufficientCredits, &companydocs.Params{Credits: cost, Balance: &rec.Credits}))
 	}
 	id, err := tx.OpenOrder(openSlot(account, req))
 	if err != nil {
 		return nil, err
 	}
 	if id != "" {
-		out = append(out, blocker(BlockerOpenOrderExists, &companydocs.Params{OrderID: id}, msgOpenOrder, id))
+		out = append(out, blocker(BlockerOpenOrderExists, &companydocs.Params{OrderID: id}))
 	}
 	return out, nil
 }
 
 // blocker is a blocker's code, the values its sentence names and the
-// sentence in English; params is never null in the answer.
-func blocker(code string, params *companydocs.Params, format string, args ...any) companydocs.Blocker {
+// sentence in English from the catalog ("blocker.<code>"); params is
+// never null in the answer.
+func blocker(code string, params *companydocs.Params) companydocs.Blocker {
 	if params == nil {
 		params = &companydocs.Params{}
 	}
-	return companydocs.Blocker{Code: code, Params: *params, Message: fmt.Sprintf(format, args...)}
-}
-
-func joinTypes(types []companydocs.DocumentType) string {
-	s := make([]string, len(types))
-	for i, t := range types {
-		s[i] = string(t)
-	}
-	return strings.Join(s, " and ")
+	return companydocs.Blocker{Code: code, Params: *params, Message: say("blocker."+code, params)}
 }

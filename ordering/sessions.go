@@ -28,7 +28,7 @@ const endedByKeyRotation = "key_rotation"
 // beyond that its oldest sessions end here.
 func (s *Accounts) CreateSession(ctx context.Context, apiKey string) (*companydocs.Session, error) {
 	if apiKey == "" {
-		return nil, companydocs.Errorf(companydocs.EVALIDATION, `Field "api_key" is required: send {"api_key": "cdk_..."}.`)
+		return nil, companydocs.Refusal(companydocs.EVALIDATION, "refusal.api_key_required", nil)
 	}
 	token := newSecret(sessionTokenPrefix)
 	now := s.now().UTC()
@@ -80,11 +80,11 @@ func (s *Accounts) Authenticate(ctx context.Context, token string) (string, erro
 	}
 	switch {
 	case rec.Revoked && rec.EndedBy == endedByKeyRotation:
-		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session ended because the API key of its account was replaced. Create a new session with the new key.")
+		return "", companydocs.Refusal(companydocs.EUNAUTHORIZED, "refusal.session_key_replaced", nil)
 	case rec.Revoked:
-		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session was ended. Create a new session with the API key.").WithHint(companydocs.HintCreateSession)
+		return "", companydocs.Refusal(companydocs.EUNAUTHORIZED, "refusal.session_ended", nil).WithHint(companydocs.HintCreateSession)
 	case !now.Before(rec.ExpiresAt):
-		return "", companydocs.Errorf(companydocs.EUNAUTHORIZED, "This session expired at %s. Create a new session with the API key.", rec.ExpiresAt.Format(time.RFC3339)).WithHint(companydocs.HintCreateSession)
+		return "", companydocs.Refusal(companydocs.EUNAUTHORIZED, "refusal.session_expired", companydocs.Args{"expires_at": rec.ExpiresAt.Format(time.RFC3339)}).WithHint(companydocs.HintCreateSession)
 	}
 	s.sessions.put(hash, rec, epoch, now)
 	return rec.Account, nil
@@ -110,7 +110,7 @@ func (s *Accounts) RevokeSession(ctx context.Context, token string) error {
 func getSession(tx Tx, hash [32]byte) (*SessionRecord, error) {
 	rec, err := tx.Session(hash)
 	if err == nil && rec == nil {
-		err = companydocs.Errorf(companydocs.EUNAUTHORIZED, "The session token is not known: it is mistyped, it expired some time ago, or it ended because its account created more than %d newer sessions. Create a session with the API key.", maxSessionsPerAccount).WithHint(companydocs.HintCreateSession)
+		err = companydocs.Refusal(companydocs.EUNAUTHORIZED, "refusal.session_unknown", companydocs.Args{"max_sessions": maxSessionsPerAccount}).WithHint(companydocs.HintCreateSession)
 	}
 	return rec, err
 }

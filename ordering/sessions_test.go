@@ -300,7 +300,7 @@ func testDemoAccountKeyRotates(t *testing.T) {
 	}
 	// Rotating a key ends its sessions, also one the cache holds.
 	_, err = s.Authenticate(ctx, sess.Token)
-	if companydocs.ErrorCode(err) != companydocs.EUNAUTHORIZED || !strings.Contains(companydocs.ErrorMessage(err), "key of its account was replaced") {
+	if companydocs.ErrorCode(err) != companydocs.EUNAUTHORIZED || !strings.Contains(err.Error(), "key of its account was replaced") {
 		t.Errorf("session made with the rotated key: %v, want unauthorized saying the key was replaced", err)
 	}
 	if a, _ := s.Account(DemoAccount); a.Credits != DemoCredits-1 {

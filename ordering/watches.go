@@ -133,7 +133,7 @@ func (s *Orders) watchedProfile(id string) (*companydocs.Profile, string, error)
 		gen, release := s.generation()
 		if gen == nil {
 			release()
-			return nil, "", companydocs.Errorf(companydocs.EUNAVAILABLE, "No index is open: the service is shutting down. Try again in a moment.")
+			return nil, "", companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.shutting_down", nil)
 		}
 		p, err = gen.Profile(id)
 		generation = gen.ID()
@@ -145,8 +145,7 @@ func (s *Orders) watchedProfile(id string) (*companydocs.Profile, string, error)
 		return nil, "", err
 	}
 	if !p.OrderingEligible() {
-		return nil, "", companydocs.Errorf(companydocs.EVERIFIEDREQUIRED,
-			"Only a verified company profile that can be ordered can be watched; %q is not one. Return to search and choose a result with ordering_eligible=true.", id)
+		return nil, "", companydocs.Refusal(companydocs.EVERIFIEDREQUIRED, "refusal.watch_not_orderable", companydocs.Args{"profile": id})
 	}
 	return p, generation, nil
 }
@@ -175,14 +174,14 @@ func checkWatchLimit(tx Tx, account string, limit int) error {
 		return err
 	}
 	if limit == 0 {
-		return companydocs.Errorf(companydocs.EWATCHLIMIT, "No plan of this deployment includes watching companies; ask the operator for a subscription plan with a watch limit.")
+		return companydocs.Refusal(companydocs.EWATCHLIMIT, "refusal.watch_no_plan", nil)
 	}
 	n, err := countLive(tx, account)
 	if err != nil {
 		return err
 	}
 	if n >= limit {
-		return companydocs.Errorf(companydocs.EWATCHLIMIT, "This account watches %d companies, as many as its subscription allows (%d); stop watching one first.", n, limit)
+		return companydocs.Refusal(companydocs.EWATCHLIMIT, "refusal.watch_limit", companydocs.Args{"count": n, "limit": limit})
 	}
 	return nil
 }
@@ -240,7 +239,7 @@ func (s *Orders) DeleteWatch(ctx context.Context, account, id string) error {
 			return err
 		}
 		if rec == nil || rec.Account != account {
-			return companydocs.Errorf(companydocs.ENOTFOUND, "No watch %q exists for this account.", id)
+			return companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_such_watch", companydocs.Args{"watch": id})
 		}
 		live = !rec.Ended
 		return tx.DeleteWatch(id)

@@ -92,7 +92,7 @@ func (s *Orders) CreateWebhook(ctx context.Context, account, rawURL, description
 			return fmt.Errorf("count webhook endpoints: %w", err)
 		}
 		if len(eps) >= MaxWebhooksPerAccount {
-			return companydocs.Errorf(companydocs.EVALIDATION, "An account may register at most %d webhook endpoints; delete one first.", MaxWebhooksPerAccount)
+			return companydocs.Refusal(companydocs.EVALIDATION, "refusal.too_many_webhooks", companydocs.Args{"max": MaxWebhooksPerAccount})
 		}
 		return tx.InsertWebhookEndpoint(&rec)
 	})
@@ -111,11 +111,11 @@ func (s *Orders) checkWebhookURL(ctx context.Context, rawURL string) error {
 	u, err := url.Parse(rawURL)
 	switch {
 	case rawURL == "":
-		return companydocs.Errorf(companydocs.EVALIDATION, "The field \"url\" is required: the https URL that receives the events.")
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.webhook_url_required", nil)
 	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		return companydocs.Errorf(companydocs.EVALIDATION, "The url %q is not an absolute http(s) URL.", rawURL)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.webhook_url_not_absolute", companydocs.Args{"url": rawURL})
 	case u.User != nil:
-		return companydocs.Errorf(companydocs.EVALIDATION, "The url must not carry a user name or password.")
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.webhook_url_credentials", nil)
 	}
 	if s.checkURL != nil {
 		return s.checkURL(ctx, rawURL)
@@ -180,7 +180,7 @@ func ownEndpoint(tx Tx, account, id string) (*EndpointRecord, error) {
 }
 
 func errNoWebhook(id string) error {
-	return companydocs.Errorf(companydocs.ENOTFOUND, "No webhook endpoint %q exists for this account.", id)
+	return companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_such_webhook", companydocs.Args{"webhook": id})
 }
 
 // FanOutEvents takes up to limit events from the outbox and, in one write

@@ -17,10 +17,6 @@ import (
 // was busy for the whole acquire timeout.
 var errPoolExhausted = errors.New("every connection of the pool stayed busy for the acquire timeout")
 
-// unavailableMessage is what a client reads when the database cannot
-// answer now; the cause stays in the wrapped error for the logs.
-const unavailableMessage = "The order database cannot answer right now. Please try again in a few seconds."
-
 // classify turns a database failure that says nothing about the request
 // (the server is gone or restarting, no connection, the statement timeout,
 // the pool exhausted, a conflict that outlived the retries) into
@@ -39,8 +35,8 @@ func classify(ctx context.Context, err error) error {
 	}
 	if unavailable(err) {
 		// the cause stays in the text for the log; a client reads the
-		// message alone (companydocs.ErrorMessage)
-		return fmt.Errorf("%w (%w)", companydocs.Errorf(companydocs.EUNAVAILABLE, unavailableMessage), err)
+		// message alone (companydocs.ErrorMessageIn)
+		return fmt.Errorf("%w (%w)", companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.database_unavailable", nil), err)
 	}
 	return err
 }

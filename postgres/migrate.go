@@ -52,7 +52,7 @@ func migrate(ctx context.Context, cfg *pgx.ConnConfig) error {
 		return classify(ctx, fmt.Errorf("read the schema version: %w", err))
 	}
 	if known := latestVersion(p); current > known {
-		return companydocs.Errorf(companydocs.EUNAVAILABLE, "The database's schema is at version %d, newer than this companydocs knows (%d): a newer release migrated it. Run that release, or a newer one, against this database.", current, known)
+		return companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.schema_too_new", companydocs.Args{"version": current, "known": known})
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return classify(ctx, fmt.Errorf("apply the schema migrations: %w", err))

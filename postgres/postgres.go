@@ -69,7 +69,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, companydocs.Errorf(companydocs.EVALIDATION, "The PostgreSQL URL cannot be read: %v.", err)
+		return nil, companydocs.Refusal(companydocs.EVALIDATION, "refusal.bad_postgres_url", companydocs.Args{"error": err})
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns

@@ -20,11 +20,11 @@ func TestDiscoveryGapsAreCodes(t *testing.T) {
 		sentence string
 	}{
 		{"1595OF0DUL28A4QDJ487", []string{"not_fully_corroborated", "register_name_differs"},
-			`Discovery record not verified: validation sources are PARTIALLY_CORROBORATED, not FULLY_CORROBORATED; conflicts with the register: name clearly differs from the register entry (GLEIF name "Berufsbildungsakademie \"Altmark\" GmbH", register entry Stendal HRB 573 is "Schweißausbildungsstätte \"Altmark\" GmbH" (similarity 0.58))`},
+			`LEI register record not verified: GLEIF's validation: partly corroborated, not fully corroborated; GLEIF's name “Berufsbildungsakademie "Altmark" GmbH” differs from that of register entry Stendal HRB 573, “Schweißausbildungsstätte "Altmark" GmbH” (similarity 0.58)`},
 		{"159559AIRJTK5Q44LO95", []string{"court_unknown", "no_register_reference", "not_fully_corroborated"},
-			"Discovery record not verified: registration authority RA000737 is not a known German register court; no register reference; validation sources are PARTIALLY_CORROBORATED, not FULLY_CORROBORATED"},
+			"LEI register record not verified: GLEIF's registration authority RA000737 is not a German register court; GLEIF gives no register number; GLEIF's validation: partly corroborated, not fully corroborated"},
 		{"529900IH9V4I3VHQVO92", []string{"court_unknown", "register_reference_unparsed"},
-			"Discovery record not verified: registration authority RA000192 is not a known German register court; register reference '310 327 481' does not parse"},
+			"LEI register record not verified: GLEIF's registration authority RA000192 is not a German register court; GLEIF's register number “310 327 481” cannot be read"},
 	} {
 		res := mustResolve(t, idx, resolver.Request{Query: tc.lei})
 		if len(res.Candidates) != 1 || len(res.Candidates[0].ConfidenceReasons) == 0 {

@@ -61,32 +61,32 @@ func (r *Request) validate() error {
 		r.Mode = ModeStandard
 	}
 	if r.Mode != ModeStandard && r.Mode != ModeDeep {
-		return companydocs.Errorf(companydocs.EINVALIDQUERY, "Unknown mode %q: use \"standard\" or \"deep\".", truncate(r.Mode, 20))
+		return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.unknown_mode", companydocs.Args{"mode": truncate(r.Mode, 20)})
 	}
 	if r.Limit == 0 {
 		r.Limit = DefaultLimit
 	}
 	if r.Limit < 1 || r.Limit > MaxLimit {
-		return companydocs.Errorf(companydocs.EINVALIDQUERY, "limit must be between 1 and %d.", MaxLimit)
+		return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.search_limit", companydocs.Args{"max": MaxLimit})
 	}
 	return validateQuery(r.Query)
 }
 
 func validateQuery(q string) error {
 	if !utf8.ValidString(q) {
-		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query is not valid UTF-8 text. Send a company name, city or register number as text.")
+		return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.query_not_utf8", nil)
 	}
 	if strings.TrimSpace(q) == "" {
-		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query is empty. Send a company name, city, register number (e.g. \"HRB 6684 München\"), LEI or director's name.")
+		return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.query_empty", nil)
 	}
 	if utf8.RuneCountInString(q) > MaxQueryRunes {
-		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query is longer than %d characters. Send a company name, city, register number or a pasted imprint, not a whole document.", MaxQueryRunes)
+		return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.query_too_long", companydocs.Args{"max": MaxQueryRunes})
 	}
 	if hasControl(q) {
-		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query contains control characters. Send plain text: a company name, city or register number, or a pasted block whose lines are separated by line breaks or tabs.")
+		return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.query_control_characters", nil)
 	}
 	if !strings.ContainsFunc(q, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
-		return companydocs.Errorf(companydocs.EINVALIDQUERY, "The query has no letters or digits. Send a company name, city or register number.")
+		return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.query_no_letters", nil)
 	}
 	return nil
 }

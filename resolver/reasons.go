@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/messages"
 )
 
 // Reason codes: one per sentence of a candidate's confidence_reasons, so
@@ -56,101 +57,75 @@ const (
 	ReasonPastedTextCap    = "pasted_text_cap"
 )
 
-// reasonSentence is a code's entry in reasonTable or noteTable.
+// reasonSentence is a code's entry in reasonTable, noteTable or lineTable.
 type reasonSentence struct {
 	// params are the JSON names of the params the code carries; a
 	// trailing ? marks one left out when it is none (no suffix, no
 	// position, nothing listed).
 	params []string
-	// english says the sentence from the params alone.
-	english func(p companydocs.ReasonParams) string
 }
 
-// rp keeps the table's sentence functions on one line each.
+// rp shortens the params type where reasons and lines are made.
 type rp = companydocs.ReasonParams
 
 // reasonTable is the one table of reason codes. Every reason is made from
 // its code and params, and its English sentence (confidence_reasons) from
-// this table, so that confidence_reasons and reason_details cannot
-// disagree. The page says the same codes in German and English
-// (web/static/i18n.js, "reason.<code>"); the OpenAPI document lists them.
+// the message catalog ("reason.<code>", package messages) with the words
+// reasonArgs makes of the params, so that confidence_reasons and
+// reason_details cannot disagree, and the page, which reads the same
+// catalog, says the same in German and English. The OpenAPI document
+// lists the codes. Notes on the params: former_court_differs may name no
+// former court of the entry; no_court_given and shared_number_cap carry
+// register_number with its suffix and the entries with it (at any court,
+// at this one); only_live_entry_at_court counts removed entries too;
+// officer_matches has the position as the register writes it;
+// discovery_unverified has the gaps the ingest found (left out when it
+// listed none); shared_officer_cap counts the candidates found at which
+// the person is an officer.
 var reasonTable = map[string]reasonSentence{
-	ReasonLEIMatches:            {[]string{"lei"}, func(p rp) string { return "LEI " + p.LEI + " matches" }},
-	ReasonRegisterNumberMatches: {[]string{"register_number"}, func(p rp) string { return "Register number " + p.RegisterNumber + " matches" }},
-	ReasonCourtMatches:          {[]string{"court"}, func(p rp) string { return "Court " + p.Court + " matches" }},
-	ReasonCourtDiffers: {[]string{"court", "query_court"}, func(p rp) string {
-		return "Court differs: " + p.Court + ", not " + p.QueryCourt
-	}},
-	ReasonFormerCourtMatches: {[]string{"former_court"}, func(p rp) string { return "Former court " + p.FormerCourt + " matches" }},
-	// the entry may have no former court
-	ReasonFormerCourtDiffers: {[]string{"former_court?", "query_former_court"}, func(p rp) string {
-		if p.FormerCourt == "" {
-			return "Former court differs: the entry names none, the query " + p.QueryFormerCourt
-		}
-		return "Former court differs: " + p.FormerCourt + ", not " + p.QueryFormerCourt
-	}},
-	ReasonSuffixMatches: {[]string{"suffix"}, func(p rp) string { return "Suffix " + p.Suffix + " matches" }},
-	ReasonSuffixDiffers: {[]string{"suffix?", "query_suffix?"}, func(p rp) string {
-		return "Suffix differs: the entry has " + suffixText(p.Suffix) + ", the query " + suffixText(p.QuerySuffix)
-	}},
-	// register_number with its suffix; entries at any court
-	ReasonNoCourtGiven: {[]string{"register_number", "entries"}, func(p rp) string {
-		return "No court given: " + p.RegisterNumber + " exists at " + plural(p.Entries, "register entry", "register entries") +
-			" here, and may exist at any of Germany's register courts"
-	}},
-	// entries at the court, removed ones too
-	ReasonOnlyLiveEntryAtCourt: {[]string{"entries"}, func(p rp) string {
-		return fmt.Sprintf("The only live entry with this number at this court (%d in all)", p.Entries)
-	}},
-	ReasonNameConflict: {[]string{"name"}, func(p rp) string {
-		return fmt.Sprintf("Name given does not match the entry's name %q", p.Name)
-	}},
-	ReasonOnlyEntryNameSeat:  {nil, fixed("The only entry with this name at this seat")},
-	ReasonNameMatches:        {nil, fixed("Name matches after normalisation")},
-	ReasonNameMatchesClosely: {nil, fixed("Name matches closely (spelling variant or extra words)")},
-	ReasonNameContainsQuery:  {nil, fixed("Name contains every word of the query, and more")},
-	ReasonNameMatchesPartly: {[]string{"percent"}, func(p rp) string {
-		return fmt.Sprintf("Name matches partly (%d%% agreement with the query's words)", p.Percent)
-	}},
-	ReasonNameMatchesWeakly: {nil, fixed("Name matches weakly")},
-	ReasonNameDoesNotMatch:  {nil, fixed("Name does not match")},
-	ReasonNameNumbersDiffer: {nil, fixed("Numbers in the name differ")},
-	ReasonFormerNameMatches: {[]string{"former_name"}, func(p rp) string { return "Former name " + p.FormerName + " matches" }},
-	// position as the register writes it; English names the common ones
-	ReasonOfficerMatches:   {[]string{"person", "position?"}, func(p rp) string { return positionText(p.Position) + " " + p.Person + " matches" }},
-	ReasonAddressMatches:   {[]string{"address"}, func(p rp) string { return "Registered address " + p.Address + " matches" }},
-	ReasonSeatMatches:      {[]string{"seat"}, func(p rp) string { return "Seat " + p.Seat + " matches" }},
-	ReasonSeatOnly:         {nil, fixed("Only a seat was given, no name")},
-	ReasonLegalFormMatches: {[]string{"legal_form"}, func(p rp) string { return "Legal form " + p.LegalForm + " matches" }},
-	ReasonLegalFormDiffers: {[]string{"legal_form", "query_legal_form"}, func(p rp) string {
-		return "Legal form differs: " + p.LegalForm + ", not " + p.QueryLegalForm
-	}},
-	// gaps: what the ingest found missing (companydocs.VerificationGap),
-	// left out when it listed nothing
-	ReasonDiscoveryUnverified: {[]string{"gaps?"}, func(p rp) string {
-		return "Discovery record not verified: " + missingText(p.Gaps)
-	}},
-	ReasonDiscoveryVerified:   {nil, fixed("Verified discovery record (GLEIF, fully corroborated)")},
-	ReasonRemoved:             {nil, fixed("Removed from the register: not orderable")},
-	ReasonNoOrderableDocument: {nil, fixed("The register holds no AD or CD document for this entry: not orderable")},
-	ReasonUnverifiedCap:       {nil, fixed("Unverified discovery record: confidence capped")},
-	ReasonNoCourtCap:          {nil, fixed("Register number without a court: confidence capped")},
-	ReasonSharedNumberCap: {[]string{"register_number", "entries"}, func(p rp) string {
-		return fmt.Sprintf("Number %s exists at %d entries of this court", p.RegisterNumber, p.Entries)
-	}},
-	ReasonInvalidLEICap: {nil, fixed("The query looks like an LEI but its checksum fails")},
-	ReasonShortQueryCap: {nil, fixed("Short query: confidence capped")},
-	// companies: the candidates found at which the person is an officer
-	ReasonSharedOfficerCap: {[]string{"person", "companies"}, func(p rp) string {
-		return fmt.Sprintf("%s is an officer of %d companies found: confidence capped", p.Person, p.Companies)
-	}},
-	ReasonSecondExactCap: {nil, fixed("Another candidate matches exactly: confidence capped")},
-	ReasonPastedTextCap:  {nil, fixed("Pasted text without a register entry or LEI that anchors it: confidence capped below exact")},
+	ReasonAddressMatches:        {[]string{"address"}},
+	ReasonCourtDiffers:          {[]string{"court", "query_court"}},
+	ReasonCourtMatches:          {[]string{"court"}},
+	ReasonDiscoveryUnverified:   {[]string{"gaps?"}},
+	ReasonDiscoveryVerified:     {nil},
+	ReasonFormerCourtDiffers:    {[]string{"former_court?", "query_former_court"}},
+	ReasonFormerCourtMatches:    {[]string{"former_court"}},
+	ReasonFormerNameMatches:     {[]string{"former_name"}},
+	ReasonInvalidLEICap:         {nil},
+	ReasonLegalFormDiffers:      {[]string{"legal_form", "query_legal_form"}},
+	ReasonLegalFormMatches:      {[]string{"legal_form"}},
+	ReasonLEIMatches:            {[]string{"lei"}},
+	ReasonNameConflict:          {[]string{"name"}},
+	ReasonNameContainsQuery:     {nil},
+	ReasonNameDoesNotMatch:      {nil},
+	ReasonNameMatches:           {nil},
+	ReasonNameMatchesClosely:    {nil},
+	ReasonNameMatchesPartly:     {[]string{"percent"}},
+	ReasonNameMatchesWeakly:     {nil},
+	ReasonNameNumbersDiffer:     {nil},
+	ReasonNoCourtCap:            {nil},
+	ReasonNoCourtGiven:          {[]string{"register_number", "entries"}},
+	ReasonNoOrderableDocument:   {nil},
+	ReasonOfficerMatches:        {[]string{"person", "position?"}},
+	ReasonOnlyEntryNameSeat:     {nil},
+	ReasonOnlyLiveEntryAtCourt:  {[]string{"entries"}},
+	ReasonPastedTextCap:         {nil},
+	ReasonRegisterNumberMatches: {[]string{"register_number"}},
+	ReasonRemoved:               {nil},
+	ReasonSeatMatches:           {[]string{"seat"}},
+	ReasonSeatOnly:              {nil},
+	ReasonSecondExactCap:        {nil},
+	ReasonSharedNumberCap:       {[]string{"register_number", "entries"}},
+	ReasonSharedOfficerCap:      {[]string{"person", "companies"}},
+	ReasonShortQueryCap:         {nil},
+	ReasonSuffixDiffers:         {[]string{"suffix?", "query_suffix?"}},
+	ReasonSuffixMatches:         {[]string{"suffix"}},
+	ReasonUnverifiedCap:         {nil},
 }
 
 // Note codes: one per sentence of query_understanding's notes, which say
 // what the search could not find, made like the reasons: from the code and
-// its params by noteTable.
+// its params, said from the catalog as "note.<code>".
 const (
 	NoteLEIUnknown           = "lei_unknown"
 	NoteLEIChecksumFails     = "lei_checksum_fails"
@@ -158,92 +133,58 @@ const (
 	NoteNoEntryAtCourt       = "no_entry_at_court"
 )
 
-// noteTable is the table of note codes, as reasonTable is of reasons. The
-// page says them as "note.<code>".
+// noteTable is the table of note codes, as reasonTable is of reasons;
+// court is the display name, left out of register_entry_unknown when the
+// query named none.
 var noteTable = map[string]reasonSentence{
-	NoteLEIUnknown:       {[]string{"lei"}, func(p rp) string { return "LEI " + p.LEI + " is valid but not known to this service" }},
-	NoteLEIChecksumFails: {nil, fixed("The query looks like an LEI but its checksum (ISO 7064 mod 97-10) fails")},
-	// court is the display name, left out when the query named none
-	NoteRegisterEntryUnknown: {[]string{"register_number", "court?"}, func(p rp) string {
-		if p.Court == "" {
-			return "No register entry " + p.RegisterNumber + " is known"
-		}
-		return "No register entry " + p.RegisterNumber + " at " + p.Court + " is known"
-	}},
-	NoteNoEntryAtCourt: {[]string{"register_number", "court"}, func(p rp) string {
-		return "No entry " + p.RegisterNumber + " at court " + p.Court + "; entries at other courts are shown"
-	}},
+	NoteLEIChecksumFails:     {nil},
+	NoteLEIUnknown:           {[]string{"lei"}},
+	NoteNoEntryAtCourt:       {[]string{"register_number", "court"}},
+	NoteRegisterEntryUnknown: {[]string{"register_number", "court?"}},
 }
 
 // lineTable is the table of line codes (LineName ... AsideUnknown): what
 // each line of a pasted block was used as, or why it was set aside, in
-// query_understanding's lines and line_details. The page says them as
-// "line.<code>". text is the line as pasted.
+// query_understanding's lines and line_details, said from the catalog as
+// "line.<code>". text is the line as pasted; a register line leaves out
+// register_number and court when it names none, a person line the
+// position when it has no label.
 var lineTable = map[string]reasonSentence{
-	LineName: {[]string{"text"}, func(p rp) string { return "Used as the company's name: " + p.Text }},
-	// register_number and court are left out when the line names none
-	// (a court line, a number line)
-	LineRegister: {[]string{"text", "register_number?", "court?"}, func(p rp) string {
-		return "Used as a register line" + registerLineText(p) + ": " + p.Text
-	}},
-	LineSeat: {[]string{"text", "seat"}, func(p rp) string { return "Used as the seat " + p.Seat + ": " + p.Text }},
-	// one per person the line names; position is the line's label, left
-	// out when it has none
-	LinePerson: {[]string{"text", "person", "position?"}, func(p rp) string {
-		return "Used as the person " + p.Person + ": " + p.Text
-	}},
-	LineAddress:       {[]string{"text", "address"}, func(p rp) string { return "Used as the address: " + p.Address }},
-	LineLEI:           {[]string{"text", "lei"}, func(p rp) string { return "Used as the LEI " + p.LEI + ": " + p.Text }},
-	AsidePhone:        {[]string{"text"}, func(p rp) string { return "Set aside, a phone number: " + p.Text }},
-	AsideFax:          {[]string{"text"}, func(p rp) string { return "Set aside, a fax number: " + p.Text }},
-	AsideEmail:        {[]string{"text"}, func(p rp) string { return "Set aside, an e-mail address: " + p.Text }},
-	AsideWeb:          {[]string{"text"}, func(p rp) string { return "Set aside, a web address: " + p.Text }},
-	AsideVATID:        {[]string{"text"}, func(p rp) string { return "Set aside, a VAT ID (not in the register): " + p.Text }},
-	AsideTaxNumber:    {[]string{"text"}, func(p rp) string { return "Set aside, a tax number (not in the register): " + p.Text }},
-	AsideBank:         {[]string{"text"}, func(p rp) string { return "Set aside, bank details: " + p.Text }},
-	AsideGreeting:     {[]string{"text"}, func(p rp) string { return "Set aside, a greeting: " + p.Text }},
-	AsideOpeningHours: {[]string{"text"}, func(p rp) string { return "Set aside, opening hours: " + p.Text }},
-	AsideHeading:      {[]string{"text"}, func(p rp) string { return "Set aside, a heading: " + p.Text }},
-	AsideUnknown:      {[]string{"text"}, func(p rp) string { return "Set aside, not used: " + p.Text }},
-}
-
-// registerLineText names what a register line gives: " (HRB 6684, court
-// München)", " (court München)", or nothing.
-func registerLineText(p rp) string {
-	var parts []string
-	if p.RegisterNumber != "" {
-		parts = append(parts, p.RegisterNumber)
-	}
-	if p.Court != "" {
-		parts = append(parts, "court "+p.Court)
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
-}
-
-func fixed(sentence string) func(rp) string {
-	return func(rp) string { return sentence }
+	AsideBank:         {[]string{"text"}},
+	AsideEmail:        {[]string{"text"}},
+	AsideFax:          {[]string{"text"}},
+	AsideGreeting:     {[]string{"text"}},
+	AsideHeading:      {[]string{"text"}},
+	AsideOpeningHours: {[]string{"text"}},
+	AsidePhone:        {[]string{"text"}},
+	AsideTaxNumber:    {[]string{"text"}},
+	AsideUnknown:      {[]string{"text"}},
+	AsideVATID:        {[]string{"text"}},
+	AsideWeb:          {[]string{"text"}},
+	LineAddress:       {[]string{"text", "address"}},
+	LineLEI:           {[]string{"text", "lei"}},
+	LineName:          {[]string{"text"}},
+	LinePerson:        {[]string{"text", "person", "position?"}},
+	LineRegister:      {[]string{"text", "register_number?", "court?"}},
+	LineSeat:          {[]string{"text", "seat"}},
 }
 
 // ReasonText says a reason in English: the sentence confidence_reasons
 // carries for it. An unknown code is a programming error and panics, so
 // that a reason without a sentence cannot reach a client.
-func ReasonText(d companydocs.ReasonDetail) string { return say(reasonTable, d) }
+func ReasonText(d companydocs.ReasonDetail) string { return say(reasonTable, "reason.", d) }
 
 // NoteText says a note of query_understanding in English.
-func NoteText(d companydocs.ReasonDetail) string { return say(noteTable, d) }
+func NoteText(d companydocs.ReasonDetail) string { return say(noteTable, "note.", d) }
 
 // LineText says in English what a line of a pasted block was used as.
-func LineText(d companydocs.ReasonDetail) string { return say(lineTable, d) }
+func LineText(d companydocs.ReasonDetail) string { return say(lineTable, "line.", d) }
 
-func say(table map[string]reasonSentence, d companydocs.ReasonDetail) string {
-	e, ok := table[d.Code]
-	if !ok {
+func say(table map[string]reasonSentence, prefix string, d companydocs.ReasonDetail) string {
+	if _, ok := table[d.Code]; !ok {
 		panic(fmt.Sprintf("resolver: code %q has no sentence", d.Code))
 	}
-	return e.english(d.Params)
+	return messages.Say(messages.English, prefix+d.Code, reasonArgs(d.Params))
 }
 
 // reasonTextsOf says reasons in English, in order.
@@ -255,48 +196,75 @@ func reasonTextsOf(ds []companydocs.ReasonDetail) []string {
 	return out
 }
 
-// positionText names an officer's position in English where it is one of
-// the common ones.
-func positionText(position string) string {
-	switch strings.ToLower(position) {
-	case "geschäftsführer", "geschäftsführerin":
-		return "Managing director"
-	case "vorstand", "vorstandsmitglied", "vorstandsvorsitzender":
-		return "Board member"
-	case "prokurist", "prokuristin":
-		return "Authorised signatory (Prokurist)"
-	case "inhaber", "inhaberin":
-		return "Owner"
-	case "persönlich haftender gesellschafter", "persönlich haftende gesellschafterin":
-		return "General partner"
-	case "liquidator", "liquidatorin":
-		return "Liquidator"
-	case "":
-		return "Officer"
+// reasonArgs are the values of a reason's, note's or line's placeholders:
+// its params, and the words made of them as the page makes them (app.js
+// reasonWords), in English.
+func reasonArgs(p companydocs.ReasonParams) messages.Args {
+	a := messages.Args{"entries": p.Entries, "percent": p.Percent, "companies": p.Companies}
+	for name, v := range map[string]string{
+		"lei": p.LEI, "register_number": p.RegisterNumber, "court": p.Court, "query_court": p.QueryCourt,
+		"query_former_court": p.QueryFormerCourt, "suffix": p.Suffix, "legal_form": p.LegalForm,
+		"query_legal_form": p.QueryLegalForm, "name": p.Name, "seat": p.Seat, "former_name": p.FormerName,
+		"person": p.Person, "address": p.Address, "text": p.Text,
+	} {
+		if v != "" {
+			a[name] = v
+		}
 	}
-	return "Officer (" + position + ")"
+	en := func(key string, args messages.Args) string { return messages.Say(messages.English, key, args) }
+	if p.RegisterNumber != "" {
+		a["number"] = p.RegisterNumber
+	}
+	if p.Entries == 1 {
+		a["times"] = en("reason.times.one", nil)
+	} else if p.Entries > 1 {
+		a["times"] = en("reason.times.many", messages.Args{"n": p.Entries})
+	}
+	a["entry_suffix"], a["query_suffix"] = suffixWords(p.Suffix), suffixWords(p.QuerySuffix)
+	a["former_court"] = p.FormerCourt
+	if p.FormerCourt == "" {
+		a["former_court"] = en("reason.noFormerCourt", nil)
+	}
+	a["at_court"] = ""
+	if p.Court != "" {
+		a["at_court"] = en("note.atCourt", messages.Args{"court": p.Court})
+	}
+	a["missing"] = en("reason.notConfirmed", nil)
+	if len(p.Gaps) > 0 {
+		a["missing"] = companydocs.GapsText(p.Gaps)
+	}
+	a["position"] = officerWords(p.Position)
+	return a
 }
 
-func missingText(gaps []companydocs.VerificationGap) string {
-	if len(gaps) == 0 {
-		return "no authoritative register confirms it"
+// officerWords names an officer's position: the common ones in English
+// with the register's own word, others as the register writes them.
+func officerWords(position string) string {
+	if position == "" {
+		return messages.Say(messages.English, "reason.officer", nil)
 	}
-	return companydocs.GapsText(gaps)
+	args := messages.Args{"position": position}
+	if key, ok := positionKeys[strings.ToLower(position)]; ok {
+		return messages.Say(messages.English, "position."+key, args)
+	}
+	return messages.Say(messages.English, "reason.officerAs", args)
 }
 
-// suffixText names a suffix in a reason: "suffix KI", or "no suffix".
-func suffixText(s string) string {
+// positionKeys are the catalog's names of the common positions, by the
+// register's word for them (app.js has the same table).
+var positionKeys = map[string]string{
+	"geschäftsführer": "managing_director", "geschäftsführerin": "managing_director",
+	"vorstand": "board_member", "vorstandsmitglied": "board_member", "vorstandsvorsitzender": "board_member",
+	"prokurist": "prokurist", "prokuristin": "prokurist",
+	"inhaber": "owner", "inhaberin": "owner",
+	"persönlich haftender gesellschafter": "general_partner", "persönlich haftende gesellschafterin": "general_partner",
+	"liquidator": "liquidator", "liquidatorin": "liquidator",
+}
+
+// suffixWords names a suffix in a reason: "suffix KI", or "no suffix".
+func suffixWords(s string) string {
 	if s == "" {
-		return "no suffix"
+		return messages.Say(messages.English, "reason.noSuffix", nil)
 	}
-	return "suffix " + s
-}
-
-// plural writes n with the singular or plural noun: "1 register entry",
-// "3 register entries".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
+	return messages.Say(messages.English, "reason.suffix", messages.Args{"suffix": s})
 }

@@ -66,7 +66,7 @@ func TestResolveRejectsBadQueries(t *testing.T) {
 			if code := companydocs.ErrorCode(err); code != companydocs.EINVALIDQUERY {
 				t.Fatalf("code = %q (%v), want invalid_query", code, err)
 			}
-			if msg := companydocs.ErrorMessage(err); !strings.HasSuffix(msg, ".") || len(msg) < 20 {
+			if msg := err.Error(); !strings.HasSuffix(msg, ".") || len(msg) < 20 {
 				t.Errorf("message %q is not a sentence", msg)
 			}
 		})
@@ -165,7 +165,7 @@ func TestSharedNumberIsNeverExact(t *testing.T) {
 			t.Errorf("%s %s is exact although the number is shared", c.Name, c.RegistryNumber)
 		}
 	}
-	if !hasReason(res.Candidates[0], "exists at 5 entries of this court") {
+	if !hasReason(res.Candidates[0], "is registered 5 times at this court") {
 		t.Errorf("reasons %q do not say the number is shared", res.Candidates[0].ConfidenceReasons)
 	}
 	res = mustResolve(t, idx, resolver.Request{Query: "Kiel HRA 59 RD"})
@@ -253,7 +253,7 @@ func TestReasonWording(t *testing.T) {
 			continue
 		}
 		res := mustResolve(t, idx, resolver.Request{Query: p.Ref.NumberKey()})
-		if !hasReason(res.Candidates[0], "exists at 1 register entry here") {
+		if !hasReason(res.Candidates[0], "is registered once here") {
 			t.Errorf("%q: reasons %q", p.Ref.NumberKey(), res.Candidates[0].ConfidenceReasons)
 		}
 		checked = true

@@ -9,6 +9,7 @@ import (
 
 	"companydocs"
 	"companydocs/internal/reasoncodes"
+	"companydocs/messages"
 )
 
 func readFile(t *testing.T, name string) string {
@@ -20,23 +21,38 @@ func readFile(t *testing.T, name string) string {
 	return string(b)
 }
 
-// languageKeys reads the keys of each language block of i18n.js: a block
-// starts with `  en: {` and its entries are `    "key": "text",` lines.
+// languageKeys reads the keys of each language as the page has them: the
+// blocks of i18n.js and the message catalog merged into them.
 func languageKeys(t *testing.T) map[string]map[string]bool {
 	t.Helper()
-	block := regexp.MustCompile(`^  ([a-z]{2}): \{$`)
-	entry := regexp.MustCompile(`^    "([^"]+)": "`)
 	langs := map[string]map[string]bool{}
-	var current map[string]bool
-	for _, line := range strings.Split(readFile(t, "i18n.js"), "\n") {
-		if m := block.FindStringSubmatch(line); m != nil {
-			current = map[string]bool{}
-			langs[m[1]] = current
-		} else if m := entry.FindStringSubmatch(line); m != nil && current != nil {
-			current[m[1]] = true
+	for lang, texts := range languageTexts(t) {
+		langs[lang] = map[string]bool{}
+		for k := range texts {
+			langs[lang][k] = true
 		}
 	}
 	return langs
+}
+
+// TestServiceSentencesOnlyInTheCatalog checks that i18n.js keeps none of
+// the sentences the catalog holds: the page's own words stay there, every
+// sentence the service says too is read from the catalog, once.
+func TestServiceSentencesOnlyInTheCatalog(t *testing.T) {
+	page := pageTexts(t)
+	if len(page["en"]) < 100 {
+		t.Fatalf("i18n.js: %d English texts read; the file layout changed", len(page["en"]))
+	}
+	for lang, texts := range page {
+		for key := range texts {
+			if messages.Has(key) {
+				t.Errorf("i18n.js (%s) repeats %s, which the message catalog holds", lang, key)
+			}
+		}
+	}
+	if js := readFile(t, "i18n.js"); !strings.Contains(js, `fetch("/static/messages.json"`) {
+		t.Error("i18n.js does not read the message catalog")
+	}
 }
 
 func TestGermanAndEnglishHaveTheSameTexts(t *testing.T) {
@@ -183,8 +199,22 @@ func TestReasonCodesHaveWords(t *testing.T) {
 	}
 }
 
-// languageTexts reads each language block of i18n.js as key -> text.
+// languageTexts reads each language as the page has it: the block of
+// i18n.js with the message catalog merged in.
 func languageTexts(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	langs := pageTexts(t)
+	for _, lang := range messages.Languages {
+		for _, key := range messages.Keys() {
+			langs[lang][key], _ = messages.Sentence(lang, key)
+		}
+	}
+	return langs
+}
+
+// pageTexts reads each language block of i18n.js as key -> text: a block
+// starts with `  en: {` and its entries are `    "key": "text",` lines.
+func pageTexts(t *testing.T) map[string]map[string]string {
 	t.Helper()
 	block := regexp.MustCompile(`^  ([a-z]{2}): \{$`)
 	entry := regexp.MustCompile(`^    "([^"]+)": "((?:[^"\\]|\\.)*)",?$`)

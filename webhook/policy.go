@@ -151,18 +151,18 @@ func (p Policy) rangeRefusal(a netip.Addr) string {
 func (p Policy) CheckURL(ctx context.Context, rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Hostname() == "" {
-		return companydocs.Errorf(companydocs.EVALIDATION, "The url %q is not an absolute URL.", rawURL)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.webhook_url_not_url", companydocs.Args{"url": rawURL})
 	}
 	if u.Scheme != "https" && !(u.Scheme == "http" && p.AllowHTTP) {
-		return companydocs.Errorf(companydocs.EVALIDATION, "Webhook URLs must use https (the url uses %q).", u.Scheme)
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.webhook_url_not_https", companydocs.Args{"scheme": u.Scheme})
 	}
 	addrs, err := p.resolve(ctx, u.Hostname())
 	if err != nil {
-		return companydocs.Errorf(companydocs.EVALIDATION, "The url's host %q could not be resolved; use a host name with public DNS.", u.Hostname())
+		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.webhook_host_unresolved", companydocs.Args{"host": u.Hostname()})
 	}
 	for _, a := range addrs {
 		if why := p.refusal(a); why != "" {
-			return companydocs.Errorf(companydocs.EVALIDATION, "The url's host %q resolves to %s, %s; webhooks are sent only to public internet addresses.", u.Hostname(), a, why)
+			return companydocs.Refusal(companydocs.EVALIDATION, "refusal.webhook_host_not_public", companydocs.Args{"host": u.Hostname(), "address": a, "why": why})
 		}
 	}
 	return nil

@@ -75,7 +75,7 @@ func TestCheckURL(t *testing.T) {
 		switch {
 		case c.rule == "" && err != nil:
 			t.Errorf("%s: %v, want accepted", c.url, err)
-		case c.rule != "" && (companydocs.ErrorCode(err) != companydocs.EVALIDATION || !strings.Contains(companydocs.ErrorMessage(err), c.rule)):
+		case c.rule != "" && (companydocs.ErrorCode(err) != companydocs.EVALIDATION || !strings.Contains(err.Error(), c.rule)):
 			t.Errorf("%s: %v, want validation_error naming %q", c.url, err, c.rule)
 		}
 	}
@@ -120,7 +120,7 @@ func TestIPv6CarryingIPv4(t *testing.T) {
 			switch {
 			case c.rule == "" && err != nil:
 				t.Errorf("%s: %v, want accepted", c.host, err)
-			case c.rule != "" && (companydocs.ErrorCode(err) != companydocs.EVALIDATION || !strings.Contains(companydocs.ErrorMessage(err), c.rule)):
+			case c.rule != "" && (companydocs.ErrorCode(err) != companydocs.EVALIDATION || !strings.Contains(err.Error(), c.rule)):
 				t.Errorf("%s: %v, want validation_error naming %q", c.host, err, c.rule)
 			}
 			err = c.policy.control("tcp", "["+c.host+"]:443", nil)

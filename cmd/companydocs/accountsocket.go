@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"companydocs"
+	"companydocs/messages"
 	"companydocs/ordering"
 )
 
@@ -106,7 +107,8 @@ func decodeAccountRequest(w http.ResponseWriter, r *http.Request, req *accountRe
 // other failure is logged and said in general words.
 func answerAccountError(w http.ResponseWriter, err error, logger *slog.Logger) {
 	if companydocs.ErrorCode(err) != companydocs.EINTERNAL {
-		http.Error(w, companydocs.ErrorMessage(err), http.StatusUnprocessableEntity)
+		msg, _ := companydocs.ErrorMessageIn(err, messages.English)
+		http.Error(w, msg, http.StatusUnprocessableEntity)
 		return
 	}
 	logger.Error("accounts command on the store socket failed", "err", err)

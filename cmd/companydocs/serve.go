@@ -422,7 +422,7 @@ func (s liveSearcher) Search(ctx context.Context, req resolver.Request) (*resolv
 
 // errNoGeneration answers a search that finds the index closed: the
 // server is shutting down and the grace period has ended.
-var errNoGeneration = companydocs.Errorf(companydocs.EUNAVAILABLE, "No index is open: the service is shutting down. Try again in a moment.")
+var errNoGeneration = companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.shutting_down", nil)
 
 func splitList(s string) []string {
 	var out []string

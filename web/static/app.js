@@ -175,7 +175,8 @@
   // PDF upload), with opts.contentType.
   async function send(method, path, body, opts) {
     opts = opts || {};
-    const headers = { Accept: "application/json" };
+    // The service says its refusals in the page's language.
+    const headers = { Accept: "application/json", "Accept-Language": state.lang };
     let payload;
     if (opts.raw) {
       headers["Content-Type"] = opts.contentType;
@@ -226,6 +227,7 @@
     const err = (data && data.error) || {};
     const code = err.code || (resp.status === 429 ? "rate_limited" : "unknown");
     const apiErr = new ApiError(code, err.message || "", {
+      lang: resp.headers.get("Content-Language") || "en",
       status: resp.status,
       order: data && data.order,
       retryAfter: resp.headers.get("Retry-After"),
@@ -263,7 +265,8 @@
     } else {
       text = t("error.unknown");
     }
-    const detail = err.code === "network" ? "" : err.message;
+    // The service's own sentence only when it is in the page's language.
+    const detail = err.code === "network" || err.lang !== state.lang ? "" : err.message;
     return { text, detail };
   }
 
@@ -271,7 +274,7 @@
     const { text, detail } = explain(err);
     return el("div", { className: "message error", "data-code": err.code }, [
       el("p", { text }),
-      detail ? el("p", { className: "detail" }, [t("error.details") + " ", el("span", { lang: "en", text: detail })]) : null,
+      detail ? el("p", { className: "detail" }, [t("error.details") + " ", el("span", { lang: err.lang, text: detail })]) : null,
     ]);
   }
 
@@ -1150,7 +1153,7 @@
       return;
     }
     if (!Array.isArray(state.plans) || state.plans.length === 0) {
-      box.replaceChildren(Array.isArray(state.plans) ? el("p", { className: "message error", text: t("order.noPlans") }) : errorNode(state.plans));
+      box.replaceChildren(Array.isArray(state.plans) ? el("p", { className: "message error", text: t("error.plan_configuration_missing") }) : errorNode(state.plans));
       return;
     }
     abortPreview();
@@ -1332,6 +1335,7 @@
       }
     };
     put("company", p.company_name);
+    put("profile_id", p.profile_id);
     put("order", p.order_id);
     put("plan_id", p.plan_id);
     put("plan", p.plan_id === undefined ? undefined : planName(p.plan_id));
@@ -1801,5 +1805,5 @@
     document.body.dataset.ready = "true";
   }
 
-  start();
+  window.companydocsTextsReady.then(start);
 })();
