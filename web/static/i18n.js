@@ -230,7 +230,6 @@ window.companydocsTexts = {
     "companyStatus.in_liquidation": "in liquidation",
     "companyStatus.in_insolvency": "in insolvency",
     "companyStatus.removed": "struck off",
-    "error.watch_limit_reached": "You watch as many companies as your subscription allows. Stop watching one first.",
 
     "footer.data": "Register data: OffeneRegister.de and OpenCorporates (CC BY 4.0); LEI data: GLEIF (CC0).",
     "footer.api": "API description"
@@ -456,7 +455,6 @@ window.companydocsTexts = {
     "companyStatus.in_liquidation": "in Liquidation",
     "companyStatus.in_insolvency": "in Insolvenz",
     "companyStatus.removed": "gelöscht",
-    "error.watch_limit_reached": "Sie beobachten so viele Unternehmen, wie Ihr Abonnement erlaubt. Beenden Sie zuerst eine Beobachtung.",
 
     "footer.data": "Registerdaten: OffeneRegister.de und OpenCorporates (CC BY 4.0); LEI-Daten: GLEIF (CC0).",
     "footer.api": "API-Beschreibung"
