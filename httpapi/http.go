@@ -26,6 +26,9 @@ type Config struct {
 	ReadTimeout, WriteTimeout time.Duration
 	// SearchTimeout is the deadline of one search.
 	SearchTimeout time.Duration
+	// BatchTimeout is the deadline of a batch of searches (its queries
+	// not answered by then get service_unavailable, the others stand).
+	BatchTimeout time.Duration
 	// SearchRate is the number of searches per second allowed per client
 	// address; 0 turns the limit off. SearchBurst is the bucket size.
 	SearchRate  float64
@@ -67,6 +70,7 @@ func DefaultConfig() Config {
 		ReadTimeout:   10 * time.Second,
 		WriteTimeout:  10 * time.Second,
 		SearchTimeout: 5 * time.Second,
+		BatchTimeout:  30 * time.Second,
 		SearchRate:    20,
 		SearchBurst:   40,
 		SessionRate:   1,

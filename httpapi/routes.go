@@ -72,6 +72,7 @@ func (s *Server) routes() {
 	api := s.app.Group("/api/v1")
 	api.Get("/openapi.json", s.handleOpenAPI)
 	api.Post("/documents/companies/search", s.limitSearch, s.handleSearch)
+	api.Post("/documents/companies/search/batch", s.handleSearchBatch) // charged per query
 	api.Get("/documents/plans", s.handlePlans)
 	api.Post("/auth/sessions", noStore, s.limitSessionAddress, s.handleCreateSession)
 	api.Delete("/auth/sessions/current", s.requireSession, s.handleDeleteSession)

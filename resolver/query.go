@@ -54,6 +54,43 @@ type Properties struct {
 	LegalForm      string `json:"legal_form,omitempty"`
 }
 
+// MaxPropertyRunes bounds one property: the longest street address,
+// court or officer's name is well under it.
+const MaxPropertyRunes = 300
+
+// named returns the properties with their ids, in the order of the
+// struct, the empty ones too.
+func (p *Properties) named() []namedProperty {
+	return []namedProperty{{"city", &p.City}, {"postal_code", &p.PostalCode}, {"address", &p.Address}, {"court", &p.Court},
+		{"register_number", &p.RegisterNumber}, {"lei", &p.LEI}, {"officer", &p.Officer}, {"legal_form", &p.LegalForm}}
+}
+
+type namedProperty struct {
+	id    string
+	value *string
+}
+
+// IsZero reports whether no property is given.
+func (p Properties) IsZero() bool { return p == Properties{} }
+
+// validate trims the properties and checks each: text of at most
+// MaxPropertyRunes characters without control characters.
+func (p *Properties) validate() error {
+	for _, np := range p.named() {
+		*np.value = strings.TrimSpace(*np.value)
+		v := *np.value
+		switch {
+		case !utf8.ValidString(v):
+			return companydocs.Errorf(companydocs.EINVALIDQUERY, "The property %s is not valid UTF-8 text.", np.id)
+		case utf8.RuneCountInString(v) > MaxPropertyRunes:
+			return companydocs.Errorf(companydocs.EINVALIDQUERY, "The property %s is longer than %d characters.", np.id, MaxPropertyRunes)
+		case strings.ContainsFunc(v, unicode.IsControl):
+			return companydocs.Errorf(companydocs.EINVALIDQUERY, "The property %s contains control characters: send it as one line of plain text.", np.id)
+		}
+	}
+	return nil
+}
+
 // validate checks a request and fills in defaults. Errors carry the
 // invalid_query code and a sentence that tells the user what to send.
 func (r *Request) validate() error {
@@ -68,6 +105,9 @@ func (r *Request) validate() error {
 	}
 	if r.Limit < 1 || r.Limit > MaxLimit {
 		return companydocs.Errorf(companydocs.EINVALIDQUERY, "limit must be between 1 and %d.", MaxLimit)
+	}
+	if err := r.Properties.validate(); err != nil {
+		return err
 	}
 	return validateQuery(r.Query)
 }

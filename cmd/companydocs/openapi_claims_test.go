@@ -106,12 +106,13 @@ func orderBody(profile, doc, plan string) map[string]any {
 // refused with the field named, any other must be accepted.
 func checkUnknownFields(t *testing.T, doc *openapi3.T, s *testServer, c claims) {
 	valid := map[string]map[string]any{
-		"SearchRequest":  {"query": "Rheinbahn AG Düsseldorf"},
-		"SessionRequest": {"api_key": "cdk_unknown"},
-		"OrderRequest":   orderBody(c.profile, "CD", "cd-single"),
-		"NoteRequest":    {"note": "A note."},
-		"FailRequest":    {"reason": "The register has no such entry."},
-		"WebhookRequest": {"url": "https://example.com/hook"},
+		"SearchRequest":      {"query": "Rheinbahn AG Düsseldorf"},
+		"SearchBatchRequest": {"queries": []any{map[string]any{"query": "Rheinbahn AG Düsseldorf"}}},
+		"SessionRequest":     {"api_key": "cdk_unknown"},
+		"OrderRequest":       orderBody(c.profile, "CD", "cd-single"),
+		"NoteRequest":        {"note": "A note."},
+		"FailRequest":        {"reason": "The register has no such entry."},
+		"WebhookRequest":     {"url": "https://example.com/hook"},
 	}
 	checked := 0
 	for path, item := range doc.Paths.Map() {

@@ -1,0 +1,154 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"companydocs"
+	"companydocs/resolver"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gofiber/fiber/v2"
+)
+
+// Bounds of a search batch. MaxBatchQueries is what a spreadsheet of
+// companies sends at once; BatchBodyLimit holds that many queries of
+// MaxQueryRunes characters of mostly two-byte German text, each with
+// every property filled (1,000 × 2,000 × 3 bytes plus properties stays
+// under 8 MiB), where every other JSON route is held to Config.BodyLimit.
+const (
+	MaxBatchQueries = 1000
+	BatchBodyLimit  = 8 << 20
+)
+
+// routeSearchBatch is the path of the batch search.
+const routeSearchBatch = "/api/v1/documents/companies/search/batch"
+
+// batchBody is the envelope of a batch; each query is decoded on its own
+// (decodeSearch) so that one bad item does not refuse the others.
+type batchBody struct {
+	Queries []jsontext.Value `json:"queries"`
+}
+
+// BatchItem is one answer of a batch: the search's answer, or the error
+// that one query got, in the error body's shape.
+type BatchItem struct {
+	*resolver.Result
+	Error *ItemError `json:"error,omitempty"`
+}
+
+// ItemError is the error of one query of a batch.
+type ItemError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// BatchResult is the answer to a batch, its items in the order of the
+// queries.
+type BatchResult struct {
+	Results []BatchItem `json:"results"`
+}
+
+func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
+	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
+		return invalidQuery("The body must be JSON: send Content-Type: application/json.")
+	}
+	queries, err := decodeBatch(c.Body())
+	if err != nil {
+		return err
+	}
+	if err := s.limitSearches(c, len(queries)); err != nil {
+		return err
+	}
+	reqs := make([]resolver.Request, len(queries))
+	errs := make([]error, len(queries))
+	for i, q := range queries {
+		reqs[i], errs[i] = decodeSearch(q)
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.BatchTimeout)
+	defer cancel()
+	res := s.SearchAll(ctx, reqs, errs)
+	s.Metrics.observeBatch(res)
+	return c.JSON(res)
+}
+
+// decodeBatch reads the envelope of a batch: an object whose queries hold
+// 1 to MaxBatchQueries items. A malformed envelope is invalid_query, as a
+// malformed search is; the items are decoded later, one by one.
+func decodeBatch(body []byte) ([]jsontext.Value, error) {
+	var b batchBody
+	if msg := decodeObjectAllowing(body, &b, `"queries"`, lineSeparator); msg != "" {
+		return nil, invalidQuery(msg)
+	}
+	switch {
+	case b.Queries == nil:
+		return nil, invalidQuery(`The field queries is missing: send {"queries": [{"query": "Rheinbahn AG Düsseldorf"}, ...]}.`)
+	case len(b.Queries) == 0:
+		return nil, invalidQuery("The field queries is empty: send 1 to 1000 searches.")
+	case len(b.Queries) > MaxBatchQueries:
+		return nil, invalidQuery(fmt.Sprintf("The batch holds %d searches; send at most %d per request.", len(b.Queries), MaxBatchQueries))
+	}
+	return b.Queries, nil
+}
+
+// SearchAll answers reqs in order, each with its own error where errs
+// already holds one (a query that did not decode), on at most as many
+// goroutines as there are cores; what is not answered by ctx's deadline
+// gets service_unavailable. It is exported for the routes that resolve a
+// batch in another shape (reconciliation).
+func (s *Server) SearchAll(ctx context.Context, reqs []resolver.Request, errs []error) BatchResult {
+	out := BatchResult{Results: make([]BatchItem, len(reqs))}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(reqs)) {
+		wg.Go(func() {
+			for i := range next {
+				out.Results[i] = s.searchItem(ctx, reqs[i], errs[i])
+			}
+		})
+	}
+	for i := range reqs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// searchItem answers one query of a batch.
+func (s *Server) searchItem(ctx context.Context, req resolver.Request, err error) BatchItem {
+	if err != nil {
+		return itemError(err)
+	}
+	if ctx.Err() != nil {
+		return itemError(errBatchTooLong)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.config.SearchTimeout)
+	defer cancel()
+	res, err := s.Searcher.Search(ctx, req)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return itemError(errBatchTooLong)
+	} else if err != nil {
+		if companydocs.ErrorCode(err) == companydocs.EINTERNAL {
+			s.logger.Error("batch search failed", "error", err)
+		}
+		return itemError(err)
+	}
+	if s.OnSearch != nil {
+		s.OnSearch(res)
+	}
+	return BatchItem{Result: res}
+}
+
+var errBatchTooLong = companydocs.Errorf(companydocs.EUNAVAILABLE, "This search was not answered within the batch's time. Send it again, or send smaller batches.")
+
+// itemError is err in the error body's shape; an error that is no
+// *companydocs.Error is internal and its text is not shown.
+func itemError(err error) BatchItem {
+	code := companydocs.ErrorCode(err)
+	msg := companydocs.ErrorMessage(err)
+	return BatchItem{Error: &ItemError{Code: code, Message: msg}}
+}
