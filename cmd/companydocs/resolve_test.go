@@ -379,3 +379,36 @@ func runCLIOut(t *testing.T, out io.Writer, args ...string) (stdout, stderr, lin
 	}
 	return "", errOut.String(), errorLine(err), exitCode(err)
 }
+
+// TestResolveThroughServer resolves the German Excel sheet through a
+// server's batch endpoint on 127.0.0.1 in batches of 25: the file is the
+// in-process run's, byte for byte. The server's search budget is 40 a
+// second in bursts of 20, so batches are refused with 429 and
+// Retry-After until paid for: the run waits them out.
+func TestResolveThroughServer(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	in := filepath.Join(t.TempDir(), "firmen.csv")
+	writeSheet(t, in, ';', true, germanExcelRows(recs, 120, 29))
+	args := []string{"resolve", "--query", "Firma", "--city", "Ort", "--register", "Registernummer", "--batch-size", "25", in}
+	with := func(flag, value string) []string { return append([]string{args[0], flag, value}, args[1:]...) }
+
+	local, _, line, code := runCLI(t, with("--data-dir", dir)...)
+	if code != 0 {
+		t.Fatalf("in process: exit %d, %s", code, line)
+	}
+	s := startServer(t, dir, "--search-rate", "40", "--search-burst", "20")
+	started := time.Now()
+	remote, _, line, code := runCLI(t, with("--server", s.base)...)
+	if code != 0 {
+		t.Fatalf("through the server: exit %d, %s", code, line)
+	}
+	if remote != local {
+		t.Errorf("through the server:\n%s\nin process:\n%s", remote, local)
+	}
+	if took := time.Since(started); took < 2*time.Second {
+		t.Errorf("120 rows at 40 searches a second took %v: the budget was not applied", took)
+	}
+	if n := strings.Count(s.logs.String(), `"status":429`); n == 0 {
+		t.Errorf("no batch was refused with 429: the test did not exercise Retry-After")
+	}
+}
