@@ -199,6 +199,10 @@ type parsedQuery struct {
 	// block is the pasted block the query was read from, nil for a typed
 	// one.
 	block *block
+	// props are the properties given beside the text, nil when none;
+	// leiKnown is set when their LEI names a known profile.
+	props    *givenClues
+	leiKnown bool
 }
 
 // reading is one way of reading the query's tokens, with their plain
@@ -323,7 +327,10 @@ func (pq *parsedQuery) isShort() bool {
 	if b := pq.block; b != nil && (len(b.persons) > 0 || b.street != "") {
 		return false
 	}
-	return pq.distinctiveTokens() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes
+	if pq.props != nil && (pq.props.hasRef || pq.leiKnown) {
+		return false
+	}
+	return pq.distinctiveTokens()+pq.props.softClues() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes
 }
 
 // maxShortRunes is the longest query that can be short: longer than the

@@ -40,6 +40,12 @@ const (
 	ReasonSeatOnly           = "seat_only"
 	ReasonLegalFormMatches   = "legal_form_matches"
 	ReasonLegalFormDiffers   = "legal_form_differs"
+	// what properties given beside the query contradict
+	ReasonSeatDiffers           = "seat_differs"
+	ReasonAddressDiffers        = "address_differs"
+	ReasonOfficerNotFound       = "officer_not_found"
+	ReasonRegisterNumberDiffers = "register_number_differs"
+	ReasonLEIDiffers            = "lei_differs"
 	// register status and verification
 	ReasonDiscoveryUnverified = "discovery_unverified"
 	ReasonDiscoveryVerified   = "discovery_verified"
@@ -125,6 +131,22 @@ var reasonTable = map[string]reasonSentence{
 	ReasonLegalFormDiffers: {[]string{"legal_form", "query_legal_form"}, func(p rp) string {
 		return "Legal form differs: " + p.LegalForm + ", not " + p.QueryLegalForm
 	}},
+	ReasonSeatDiffers: {[]string{"seat", "query_seat"}, func(p rp) string { return "Seat differs: " + p.Seat + ", not " + p.QuerySeat }},
+	ReasonAddressDiffers: {[]string{"address", "query_address"}, func(p rp) string {
+		return "Registered address differs: " + p.Address + ", not " + p.QueryAddress
+	}},
+	// person as given, folded
+	ReasonOfficerNotFound: {[]string{"person"}, func(p rp) string { return "No officer of this entry is named " + p.Person }},
+	// register_number is the entry's, left out when it has none (an LEI record)
+	ReasonRegisterNumberDiffers: {[]string{"register_number?", "query_register_number"}, func(p rp) string {
+		if p.RegisterNumber == "" {
+			return "Register number " + p.QueryRegisterNumber + " given is not this entry's: confidence capped below exact"
+		}
+		return "Register number differs: " + p.RegisterNumber + ", not " + p.QueryRegisterNumber + " given: confidence capped below exact"
+	}},
+	ReasonLEIDiffers: {[]string{"query_lei"}, func(p rp) string {
+		return "LEI " + p.QueryLEI + " given belongs to another entry: confidence capped below exact"
+	}},
 	// gaps: what the ingest found missing (companydocs.VerificationGap),
 	// left out when it listed nothing
 	ReasonDiscoveryUnverified: {[]string{"gaps?"}, func(p rp) string {
@@ -156,6 +178,7 @@ const (
 	NoteLEIChecksumFails     = "lei_checksum_fails"
 	NoteRegisterEntryUnknown = "register_entry_unknown"
 	NoteNoEntryAtCourt       = "no_entry_at_court"
+	NotePropertyUnread       = "property_unread"
 )
 
 // noteTable is the table of note codes, as reasonTable is of reasons. The
@@ -169,6 +192,10 @@ var noteTable = map[string]reasonSentence{
 			return "No register entry " + p.RegisterNumber + " is known"
 		}
 		return "No register entry " + p.RegisterNumber + " at " + p.Court + " is known"
+	}},
+	// property is the property's id, text its value as given
+	NotePropertyUnread: {[]string{"property", "text"}, func(p rp) string {
+		return "The property " + p.Property + " (" + p.Text + ") could not be read and was not used"
 	}},
 	NoteNoEntryAtCourt: {[]string{"register_number", "court"}, func(p rp) string {
 		return "No entry " + p.RegisterNumber + " at court " + p.Court + "; entries at other courts are shown"
