@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -163,6 +164,9 @@ func (c *resolveConfig) run(ctx context.Context, in io.Reader, size int64, stdou
 		workers: c.workers, batchSize: c.rowsPerBatch(), progress: progress}
 	err = p.run(ctx, out)
 	progress.finish()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("interrupted after %d rows: run again with --output FILE --resume to continue where it stopped", skip+progress.rows)
+	}
 	if cerr := closeOut(); err == nil {
 		err = cerr
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -188,7 +189,7 @@ func TestResolveGermanExcelSheet(t *testing.T) {
 
 // TestResolveTabsFromStdin reads a TSV from stdin without a BOM and
 // writes a TSV; a column missing from the header is a usage error that
-// names the headers found.
+// names the headers found; an interrupted run says how to resume.
 func TestResolveTabsFromStdin(t *testing.T) {
 	dir, recs := sampleSheet(t)
 	rows := [][]string{{"Name", "Seat"}}
@@ -215,6 +216,17 @@ func TestResolveTabsFromStdin(t *testing.T) {
 	_, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--query", "Name", "--city", "Ort", path)
 	if code != 2 || !strings.Contains(line, `--city "Ort" is not a column of the input; its header has "Name", "Seat"`) {
 		t.Errorf("exit %d, %q: want a usage error naming the headers", code, line)
+	}
+
+	// Interrupted (Ctrl-C), the run says how to continue.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := stdin.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	err = c.run(ctx, stdin, -1, io.Discard, io.Discard)
+	if err == nil || !regexp.MustCompile(`^interrupted after \d+ rows: run again with --output FILE --resume`).MatchString(err.Error()) || exitCode(err) != 1 {
+		t.Errorf("interrupted run: %v (exit %d), want the sentence that says how to resume and exit 1", err, exitCode(err))
 	}
 }
 

@@ -36,15 +36,12 @@ const (
 type serverResolver struct {
 	endpoint string
 	client   *http.Client
-	// sleep waits between retries; tests shorten it.
-	sleep func(context.Context, time.Duration) error
 }
 
 func newServerResolver(server string) *serverResolver {
 	return &serverResolver{
 		endpoint: strings.TrimRight(server, "/") + batchSearchPath,
 		client:   &http.Client{Timeout: batchRequestTimeout},
-		sleep:    sleepContext,
 	}
 }
 
@@ -136,7 +133,7 @@ func (s *serverResolver) post(ctx context.Context, body []byte) (*batchAnswer, e
 			}
 			wait = time.Duration(1<<(unavailable-1)) * time.Second
 		}
-		if err := s.sleep(ctx, wait); err != nil {
+		if err := sleepContext(ctx, wait); err != nil {
 			return nil, err
 		}
 	}
