@@ -19,6 +19,8 @@ import (
 
 	"companydocs/index"
 	"companydocs/resolver"
+
+	"github.com/creack/pty"
 )
 
 // sheetRecords is how many records of the embedded sample the resolve
@@ -422,5 +424,45 @@ func TestResolveThroughServer(t *testing.T) {
 	}
 	if n := strings.Count(s.logs.String(), `"status":429`); n == 0 {
 		t.Errorf("no batch was refused with 429: the test did not exercise Retry-After")
+	}
+}
+
+// TestResolveProgressOnTerminal runs resolve with stderr on a terminal (a
+// pseudo-terminal) over 1,000 real rows: stderr shows the progress bar
+// with the rows, their rate and the whole input read; stdout holds the
+// CSV alone.
+func TestResolveProgressOnTerminal(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	in := filepath.Join(t.TempDir(), "in.csv")
+	writeSheet(t, in, ',', false, germanExcelRows(recs, 1000, 3))
+	terminal, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer terminal.Close()
+	cmd, stdout, _ := companydocsCommand(t, "resolve", "--data-dir", dir, "--query", "Firma", "--city", "Ort", in)
+	cmd.Stderr = tty
+	shown := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(terminal) // until the terminal is closed: EIO
+		shown <- b
+	}()
+	err = cmd.Run()
+	tty.Close()
+	if err != nil {
+		t.Fatalf("resolve: %v", err)
+	}
+	var screen []byte
+	select {
+	case screen = <-shown:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal's output did not end")
+	}
+	last := string(screen[bytes.LastIndexByte(bytes.TrimRight(screen, "\r\n "), '\r')+1:])
+	if !strings.Contains(last, "1000 rows") || !strings.Contains(last, "rows/s") || !strings.Contains(last, "100%") {
+		t.Errorf("the terminal last showed %q, want the bar at 100%% with 1000 rows and their rate", last)
+	}
+	if n := bytes.Count(stdout.Bytes(), []byte("\n")); n != 1001 || bytes.Contains(stdout.Bytes(), []byte("rows/s")) {
+		t.Errorf("stdout holds %d lines (want 1,001) or the bar", n)
 	}
 }
