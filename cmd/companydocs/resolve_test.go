@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"companydocs/httpapi"
 	"companydocs/index"
 	"companydocs/resolver"
 
@@ -464,5 +466,40 @@ func TestResolveProgressOnTerminal(t *testing.T) {
 	}
 	if n := bytes.Count(stdout.Bytes(), []byte("\n")); n != 1001 || bytes.Contains(stdout.Bytes(), []byte("rows/s")) {
 		t.Errorf("stdout holds %d lines (want 1,001) or the bar", n)
+	}
+}
+
+// TestResolveRetriesUnansweredSearches: a server whose batches run out of
+// time answers every search service_unavailable; resolve sends them again
+// (five times, waiting longer each time) instead of writing the error as
+// the rows' result, then stops with a sentence that says what to do.
+func TestResolveRetriesUnansweredSearches(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	in := filepath.Join(t.TempDir(), "in.csv")
+	writeSheet(t, in, ',', false, germanExcelRows(recs, 30, 11))
+	s := startServer(t, dir)
+	cfg := httpapi.DefaultConfig()
+	cfg.SearchRate, cfg.BatchTimeout = 0, time.Nanosecond
+	hurried, err := httpapi.NewServer(cfg, s.Server.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hurried.Serve(ln)
+	t.Cleanup(func() { hurried.Shutdown(context.Background()) })
+	defer func(base time.Duration) { retryBase = base }(retryBase)
+	retryBase = time.Millisecond
+
+	out := filepath.Join(t.TempDir(), "out.csv")
+	_, _, line, code := runCLI(t, "resolve", "--server", "http://"+ln.Addr().String(), "--query", "Firma", "--batch-size", "10", "--output", out, in)
+	if code != 1 || !strings.Contains(line, "the server did not answer 10 searches of a batch in time, 6 times: This search was not answered within the batch's time") ||
+		!strings.Contains(line, "send smaller batches (--batch-size)") {
+		t.Errorf("exit %d, %q; want exit 1 and the sentence on unanswered searches", code, line)
+	}
+	if got := lines(out); got != 1 {
+		t.Errorf("%d lines written, want the header alone: no unanswered row is written", got)
 	}
 }

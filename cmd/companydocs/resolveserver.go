@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,8 +23,9 @@ const batchSearchPath = "/api/v1/documents/companies/search/batch"
 
 // Retries of a batch. A 429 is the server pacing a long run: it is
 // waited out as often as it comes, each wait as long as Retry-After says
-// (at most maxRetryAfter). A 502, 503, 504 or a broken connection is
-// tried again maxUnavailableRetries times, waiting longer each time.
+// (at most maxRetryAfter). A 502, 503, 504, a broken connection or a
+// search the server did not answer in the batch's time is tried again
+// maxUnavailableRetries times, waiting longer each time (retryWait).
 const (
 	maxRetryAfter         = time.Minute
 	defaultRetryAfter     = time.Second
@@ -76,9 +78,50 @@ type batchAnswer struct {
 }
 
 func (s *serverResolver) resolve(ctx context.Context, reqs []resolver.Request) ([]rowOutcome, error) {
+	outs := make([]rowOutcome, len(reqs))
+	pending := make([]int, len(reqs))
+	for i := range pending {
+		pending[i] = i
+	}
+	// A search the server did not answer within the batch's time comes
+	// back as service_unavailable: it is sent again, not written.
+	for attempt := 1; ; attempt++ {
+		answers, err := s.send(ctx, reqs, pending)
+		if err != nil {
+			return nil, err
+		}
+		var again []int
+		for k, i := range pending {
+			if answers[k].errCode == companydocs.EUNAVAILABLE {
+				again = append(again, i)
+			} else {
+				outs[i] = answers[k]
+			}
+		}
+		if len(again) == 0 {
+			return outs, nil
+		}
+		if attempt > maxUnavailableRetries {
+			return nil, fmt.Errorf("the server did not answer %d searches of a batch in time, %d times: %s; "+
+				"send smaller batches (--batch-size) or fewer at once (--workers), and continue with --output FILE --resume",
+				len(again), attempt, answers[slices.Index(pending, again[0])].errText)
+		}
+		if err := sleepContext(ctx, retryWait(attempt)); err != nil {
+			return nil, err
+		}
+		pending = again
+	}
+}
+
+// send posts the searches of reqs at the indexes pending as one batch.
+func (s *serverResolver) send(ctx context.Context, reqs []resolver.Request, pending []int) ([]rowOutcome, error) {
+	items := make([]batchItem, len(pending))
+	for k, i := range pending {
+		items[k] = batchItemOf(reqs[i])
+	}
 	body, err := json.Marshal(struct {
 		Queries []batchItem `json:"queries"`
-	}{batchItems(reqs)})
+	}{items})
 	if err != nil {
 		return nil, err
 	}
@@ -86,32 +129,38 @@ func (s *serverResolver) resolve(ctx context.Context, reqs []resolver.Request) (
 	if err != nil {
 		return nil, err
 	}
-	if len(answer.Results) != len(reqs) {
-		return nil, fmt.Errorf("the server answered %d results for %d searches", len(answer.Results), len(reqs))
+	if len(answer.Results) != len(items) {
+		return nil, fmt.Errorf("the server answered %d results for %d searches", len(answer.Results), len(items))
 	}
-	outs := make([]rowOutcome, len(reqs))
-	for i, r := range answer.Results {
+	outs := make([]rowOutcome, len(items))
+	for k, r := range answer.Results {
 		if r.Error != nil {
-			outs[i] = rowOutcome{errCode: r.Error.Code, errText: r.Error.Message}
+			outs[k] = rowOutcome{errCode: r.Error.Code, errText: r.Error.Message}
 		} else {
-			outs[i] = bestOf(r.Candidates)
+			outs[k] = bestOf(r.Candidates)
 		}
 	}
 	return outs, nil
 }
 
-func batchItems(reqs []resolver.Request) []batchItem {
-	items := make([]batchItem, len(reqs))
-	for i, r := range reqs {
-		items[i] = batchItem{Query: r.Query, Limit: r.Limit, Discover: r.Discover}
-		if r.Mode != resolver.ModeStandard {
-			items[i].Mode = r.Mode
-		}
-		if r.Properties != (resolver.Properties{}) {
-			items[i].Properties = &r.Properties
-		}
+// retryWait is the wait before the attempt-th retry: 1, 2, 4, 8, 16
+// times retryBase.
+func retryWait(attempt int) time.Duration {
+	return time.Duration(1<<(attempt-1)) * retryBase
+}
+
+// retryBase is the first wait before a retry; tests shorten it.
+var retryBase = time.Second
+
+func batchItemOf(r resolver.Request) batchItem {
+	item := batchItem{Query: r.Query, Limit: r.Limit, Discover: r.Discover}
+	if r.Mode != resolver.ModeStandard {
+		item.Mode = r.Mode
 	}
-	return items
+	if r.Properties != (resolver.Properties{}) {
+		item.Properties = &r.Properties
+	}
+	return item
 }
 
 // post sends one batch until it is answered, waiting out 429s and
@@ -131,7 +180,7 @@ func (s *serverResolver) post(ctx context.Context, body []byte) (*batchAnswer, e
 			if unavailable > maxUnavailableRetries {
 				return nil, fmt.Errorf("%w (tried %d times)", retry.err, unavailable)
 			}
-			wait = time.Duration(1<<(unavailable-1)) * time.Second
+			wait = retryWait(unavailable)
 		}
 		if err := sleepContext(ctx, wait); err != nil {
 			return nil, err

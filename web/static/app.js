@@ -1791,8 +1791,7 @@
     try {
       while (m.done < m.table.rows.length) {
         const chunk = m.table.rows.slice(m.done, m.done + MANY_CHUNK);
-        const answer = await resolveChunk(chunk.map(manyQuery), controller.signal);
-        m.outcomes.push(...answer.results);
+        m.outcomes.push(...(await resolveRows(chunk.map(manyQuery), controller.signal)));
         m.done += chunk.length;
         m.status = null;
         renderMany();
@@ -1808,6 +1807,31 @@
       m.running = false;
       m.controller = null;
       renderMany();
+    }
+  }
+
+  // resolveRows resolves the queries of a chunk. A search the server did
+  // not answer within the batch's time (service_unavailable) is sent again,
+  // up to MANY_RETRIES times, waiting longer each time.
+  const MANY_RETRIES = 5;
+  async function resolveRows(queries, signal) {
+    const results = new Array(queries.length);
+    let pending = queries.map((_, i) => i);
+    for (let attempt = 0; ; attempt++) {
+      const answer = await resolveChunk(pending.map((i) => queries[i]), signal);
+      const again = [];
+      pending.forEach((i, k) => {
+        const r = answer.results[k];
+        results[i] = r;
+        if (r.error && r.error.code === "service_unavailable" && attempt < MANY_RETRIES) {
+          again.push(i);
+        }
+      });
+      if (again.length === 0) {
+        return results;
+      }
+      await pause(1000 * 2 ** attempt, signal);
+      pending = again;
     }
   }
 
