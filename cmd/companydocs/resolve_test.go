@@ -269,6 +269,7 @@ func TestResolveResumesAfterKill(t *testing.T) {
 	if before < 200 || before >= 1000 {
 		t.Fatalf("killed with %d lines written, want a run killed midway (stderr %s)", before, stderr)
 	}
+	t.Logf("killed with %d lines of 1,001 written", before)
 	if _, _, line, code := runCLI(t, append(args, "--output", killed, "--resume", in)...); code != 0 {
 		t.Fatalf("resume: exit %d, %s", code, line)
 	}
