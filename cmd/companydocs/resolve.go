@@ -16,11 +16,12 @@ import (
 
 const resolveSynopsis = `usage: companydocs resolve --query COLUMN [flags] [FILE]
 
-resolve reads a CSV or TSV file (or stdin) whose header names its columns
-and writes it again with the best candidate of each row appended:
-` + "profile_id, name, court, registry_number, confidence, confidence_label,\nordering_eligible, reasons" + `. The clue is the --query column; the
-property columns (--city, --register, ...) are used as evidence beside it.
-It resolves on the data directory, or through --server's batch endpoint.`
+resolve reads a CSV or TSV file (or stdin) whose first line names its
+columns and writes it again, each row followed by its best candidate:
+profile_id, name, court, registry_number, confidence, confidence_label,
+ordering_eligible and reasons. The clue is the --query column; property
+columns (--city, --register ...) are evidence beside it. It resolves on
+the data directory, or through --server's batch endpoint.`
 
 // propertyColumns are the optional columns of a row that become the
 // search's properties, by flag name.
@@ -124,6 +125,9 @@ func sameFile(a, b string) bool {
 // is the file's size for the progress bar, -1 when unknown.
 func openInput(rest []string, stdin *os.File) (io.ReadCloser, int64, error) {
 	if len(rest) == 0 || rest[0] == "-" {
+		if isTerminal(stdin) {
+			return nil, 0, fmt.Errorf("resolve reads the file named, or stdin, which is a terminal here: name a CSV file or pipe one in: %w", errUsage)
+		}
 		return io.NopCloser(stdin), -1, nil
 	}
 	f, err := os.Open(rest[0])
