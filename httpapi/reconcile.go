@@ -51,8 +51,10 @@ func (s *Server) handleReconcile(c *fiber.Ctx) error {
 	return invalidQuery("Send the form field queries (a JSON object of reconciliation queries) or extend (a data extension query); GET without either returns the service manifest.")
 }
 
-// reconcileViewPath is the page's view of one profile, with {{id}}.
-const reconcileViewPath = routeReconcile + reconcile.PathPreview + "?id={{id}}"
+// reconcileViewPath is the page's view of one profile, with {{id}}: the
+// page searches its register number and shows its card (web/static
+// app.js, showProfile).
+const reconcileViewPath = "/#profile={{id}}"
 
 // reconcileQueries answers a reconciliation query batch: each query is
 // a search (package reconcile maps it), resolved as a batch is.
