@@ -84,7 +84,7 @@ func decodeQuery(key string, raw json.RawMessage) (resolver.Request, error) {
 		return req, invalid(fmt.Sprintf("Query %q: %s", truncate(key, 40), fieldMessage(err)))
 	}
 	if err := checkType(q.Type); err != nil {
-		return req, invalid(fmt.Sprintf("Query %q: %s", truncate(key, 40), err.Error()))
+		return req, invalid(fmt.Sprintf("Query %q: %s.", truncate(key, 40), err.Error()))
 	}
 	req.Query = q.Query
 	if q.Limit != nil {
@@ -100,7 +100,7 @@ func decodeQuery(key string, raw json.RawMessage) (resolver.Request, error) {
 		}
 		v, err := propertyText(pv.V)
 		if err != nil {
-			return req, invalid(fmt.Sprintf("Query %q: the value of property %s %s", truncate(key, 40), pv.PID, err.Error()))
+			return req, invalid(fmt.Sprintf("Query %q: the value of property %s %s.", truncate(key, 40), pv.PID, err.Error()))
 		}
 		if *field == "" {
 			*field = v
@@ -136,14 +136,14 @@ func checkType(raw json.RawMessage) error {
 		many = []string{one}
 	case json.Unmarshal(raw, &many) == nil:
 	default:
-		return errors.New("type must be a type id or a list of them.")
+		return errors.New("type must be a type id or a list of them")
 	}
 	for _, t := range many {
 		if t == TypeCompany {
 			return nil
 		}
 	}
-	return fmt.Errorf("this service knows the type %q only, not %q.", TypeCompany, truncate(strings.Join(many, ", "), 60))
+	return fmt.Errorf("this service knows the type %q only, not %q", TypeCompany, truncate(strings.Join(many, ", "), 60))
 }
 
 // propertyText reads a property value as text: a string, a number (a
@@ -178,7 +178,7 @@ func propertyText(raw json.RawMessage) (string, error) {
 		}
 		return "", nil
 	}
-	return "", errors.New("must be a string, a number, a boolean, an entity {id, name} or a list of them.")
+	return "", errors.New("must be a string, a number, a boolean, an entity {id, name} or a list of them")
 }
 
 // strictDecode decodes exactly one JSON value, refusing unknown fields.
