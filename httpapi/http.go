@@ -110,6 +110,8 @@ type Server struct {
 type Deps struct {
 	// Searcher resolves search queries.
 	Searcher Searcher
+	// Profiles looks profiles up by id (reconciliation).
+	Profiles Profiles
 	// Sessions authenticates (sessions for API keys, session tokens).
 	Sessions Sessions
 	// Ordering orders (plans, preview, orders, the lifecycle, webhooks).
@@ -135,7 +137,7 @@ type Deps struct {
 // missing names the required dependencies that are nil.
 func (d Deps) missing() []string {
 	var out []string
-	for name, absent := range map[string]bool{"Searcher": d.Searcher == nil, "Sessions": d.Sessions == nil, "Ordering": d.Ordering == nil,
+	for name, absent := range map[string]bool{"Searcher": d.Searcher == nil, "Profiles": d.Profiles == nil, "Sessions": d.Sessions == nil, "Ordering": d.Ordering == nil,
 		"Ready": d.Ready == nil, "Metrics": d.Metrics == nil, "Logger": d.Logger == nil} {
 		if absent {
 			out = append(out, name)

@@ -36,6 +36,7 @@ type Metrics struct {
 	connRefused prometheus.Counter
 	batchSizes  prometheus.Histogram
 	batchItems  *prometheus.CounterVec
+	reconcile   *prometheus.CounterVec
 
 	handler fiber.Handler
 }
@@ -77,7 +78,11 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		Namespace: metricsNamespace, Name: "search_batch_items_total",
 		Help: "Queries of answered search batches by outcome: answered, or the error code of the item (invalid_query, service_unavailable ...).",
 	}, []string{"outcome"})
-	reg.MustRegister(m.requests, m.duration, m.errors, m.orders, m.rateLimited, m.connRefused, m.batchSizes, m.batchItems)
+	m.reconcile = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "reconcile_total",
+		Help: "Reconciliation service (/api/v1/reconcile) work by kind: queries by outcome (match, candidates, none, invalid_query), and manifest, suggest, preview and extend (entities extended).",
+	}, []string{"kind"})
+	reg.MustRegister(m.requests, m.duration, m.errors, m.orders, m.rateLimited, m.connRefused, m.batchSizes, m.batchItems, m.reconcile)
 	m.handler = adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
@@ -109,6 +114,14 @@ func (m *Metrics) observeBatch(res BatchResult) {
 	for outcome, n := range counts {
 		m.batchItems.WithLabelValues(outcome).Add(float64(n))
 	}
+}
+
+// observeReconcile counts n of a kind of reconciliation work.
+func (m *Metrics) observeReconcile(kind string, n int) {
+	if m == nil {
+		return
+	}
+	m.reconcile.WithLabelValues(kind).Add(float64(n))
 }
 
 // observeConnRefused counts a connection refused over a cap.

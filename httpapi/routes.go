@@ -16,6 +16,13 @@ type Searcher interface {
 	Search(ctx context.Context, req resolver.Request) (*resolver.Result, error)
 }
 
+// Profiles looks company profiles up by id, for reconciliation's preview
+// and data extension.
+type Profiles interface {
+	// Profiles returns the profiles of ids that exist, by id.
+	Profiles(ctx context.Context, ids []string) (map[string]*companydocs.Profile, error)
+}
+
 // Sessions is what the HTTP layer needs to authenticate: a session for an
 // API key, the account of a session token, and the end of a session.
 type Sessions interface {
@@ -92,6 +99,7 @@ func (s *Server) routes() {
 	api.Post("/webhooks", s.requireSession, s.limitWrites, s.handleCreateWebhook)
 	api.Get("/webhooks", s.requireSession, s.handleListWebhooks)
 	api.Delete("/webhooks/:id", s.requireSession, s.limitWrites, s.handleDeleteWebhook)
+	s.routesReconcile(api)
 	api.Get("/webhooks/:id/deliveries", s.requireSession, s.handleWebhookDeliveries)
 }
 

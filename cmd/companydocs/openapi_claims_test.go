@@ -290,7 +290,7 @@ func reachWithSlowSearch(t *testing.T, sessions httpapi.Sessions, ord httpapi.Or
 	cfg.ReadTimeout = 300 * time.Millisecond
 	cfg.SearchTimeout = 50 * time.Millisecond
 	srv, err := httpapi.NewServer(cfg, httpapi.Deps{
-		Searcher: slowSearcher{}, Sessions: sessions, Ordering: ord, Ready: func() []string { return nil },
+		Searcher: slowSearcher{}, Profiles: slowSearcher{}, Sessions: sessions, Ordering: ord, Ready: func() []string { return nil },
 		Metrics: httpapi.NewMetrics(prometheus.NewRegistry()), Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -360,6 +360,11 @@ func checkProse(t *testing.T, doc *openapi3.T, s *testServer) {
 
 // slowSearcher answers no search before its deadline.
 type slowSearcher struct{}
+
+func (slowSearcher) Profiles(ctx context.Context, _ []string) (map[string]*companydocs.Profile, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
 
 func (slowSearcher) Search(ctx context.Context, _ resolver.Request) (*resolver.Result, error) {
 	<-ctx.Done()

@@ -549,6 +549,42 @@
     }
   }
 
+  // showProfile opens the page on one company profile, as
+  // #profile=<profile_id> (the reconciliation service's view of an
+  // entity): its register number and court, read by data extension, are
+  // searched, which shows its card with its reasons and its order button.
+  async function showProfile() {
+    const m = /^#profile=(.+)$/.exec(window.location.hash);
+    if (!m) {
+      return;
+    }
+    let id;
+    try {
+      id = decodeURIComponent(m[1]);
+    } catch (e) {
+      id = m[1];
+    }
+    const extend = JSON.stringify({ ids: [id], properties: [{ id: "register_number" }, { id: "court" }] });
+    cancelSearch();
+    clearResults();
+    try {
+      const data = await api("GET", "/reconcile?extend=" + encodeURIComponent(extend));
+      const row = (data && data.rows && data.rows[id]) || {};
+      const number = (row.register_number || [])[0];
+      const court = (row.court || [])[0];
+      if (!number) {
+        setStatus("search-status", t("profile.unknown"), "error");
+        return;
+      }
+      const q = (number.str + " " + (court ? court.str : "")).trim();
+      $("query").value = q;
+      fitQuery();
+      runSearch(q);
+    } catch (err) {
+      setStatus("search-status", explain(err).text, "error");
+    }
+  }
+
   function renderSearchResult() {
     const result = state.search.result;
     if (!result) {
@@ -2104,6 +2140,8 @@
       loadOrders(false);
       loadAccount();
     }
+    window.addEventListener("hashchange", showProfile);
+    showProfile();
     document.body.dataset.ready = "true";
   }
 
