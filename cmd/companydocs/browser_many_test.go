@@ -41,10 +41,11 @@ const readManyRows = `[...document.querySelectorAll("#many-rows > tr[data-row]")
 // companies of the embedded sample (names, every third with a typo,
 // seats, every fourth with its register entry) on the page's "Many
 // companies" section: the columns are preselected from the header, the
-// rows resolve through the batch endpoint with a progress bar, a row to
-// verify is reviewed (another candidate chosen), and the downloaded CSV
-// is the file "companydocs resolve --server" writes for the same upload,
-// the reviewed row holding the choice. An exact orderable row opens the
+// rows resolve through the batch endpoint with a progress bar, two rows
+// to verify are reviewed (one gets its second candidate, one "none of
+// these"), and the downloaded CSV is the file "companydocs resolve
+// --server" writes for the same upload, the reviewed rows holding the
+// choices. An exact orderable row opens the
 // page's order panel. In German every text of the section is German; on
 // a 375 px phone nothing sticks out (the table scrolls in its box).
 func TestBrowserManyCompanies(t *testing.T) {
@@ -87,7 +88,8 @@ func TestBrowserManyCompanies(t *testing.T) {
 	if len(shown) != 50 {
 		t.Fatalf("%d rows in the table, want 50", len(shown))
 	}
-	reviewAt, orderAt := -1, -1
+	var toReview []int
+	orderAt := -1
 	for i, r := range shown {
 		out := expected[i+1]
 		if r.Name != out[4] || r.Label != out[8] {
@@ -99,22 +101,48 @@ func TestBrowserManyCompanies(t *testing.T) {
 		if r.Order != (out[8] == "exact" && out[9] == "true") {
 			t.Errorf("row %d (%s, orderable %s): order offered %v", i+1, out[8], out[9], r.Order)
 		}
-		if reviewAt < 0 && out[8] != "exact" && out[3] != "" {
-			reviewAt = i
+		if r.Review {
+			toReview = append(toReview, i)
 		}
 		if orderAt < 0 && r.Order {
 			orderAt = i
 		}
 	}
-	if reviewAt < 0 || orderAt < 0 {
-		t.Fatalf("no row to review (%d) or no exact orderable row (%d) among the 50", reviewAt, orderAt)
+	if len(toReview) < 2 || orderAt < 0 {
+		t.Fatalf("%d rows to review (want 2 or more) or no exact orderable row (%d) among the 50", len(toReview), orderAt)
 	}
 
-	// Review: the reader takes the second candidate, or none when there
-	// is only one; the download holds that choice.
-	choice := p.reviewRow(reviewAt)
+	// Review: one row gets another candidate than the best (the first
+	// row that offers several), another "none of these"; the download
+	// holds both choices.
+	other := -1
+	for _, i := range toReview {
+		if p.openReview(i) >= 3 { // two candidates and "none"
+			other = i
+			break
+		}
+		p.closeReview(i)
+	}
+	if other < 0 {
+		t.Fatal("no row to verify offers a second candidate")
+	}
+	p.pickReview(other, "1")
+	none := toReview[0]
+	if none == other {
+		none = toReview[1]
+	}
+	p.openReview(none)
+	p.pickReview(none, "-1")
 	p.screenshot("browser-many.png")
-	expected[reviewAt+1] = append(rows[reviewAt+1][:3:3], reviewedCells(t, base, rows[reviewAt+1], choice)...)
+	reviewed := eval[[]manyRowsView](p, "read the reviewed rows", readManyRows)
+	for _, at := range []struct{ row, choice int }{{other, 1}, {none, -1}} {
+		cells := reviewedCells(t, base, rows[at.row+1], at.choice)
+		expected[at.row+1] = append(rows[at.row+1][:3:3], cells...)
+		if r := reviewed[at.row]; !r.Reviewed || r.Name != cells[1] || r.Order != (cells[6] == "true") {
+			t.Errorf("row %d after review: %+v, want it marked reviewed, showing %q, order offered when orderable (%s)", at.row+1, r, cells[1], cells[6])
+		}
+	}
+	reviewAt := other
 	got := p.downloadMany()
 	var wantFile bytes.Buffer
 	wantFile.WriteString(utf8BOM)
@@ -158,26 +186,30 @@ func manyUploadRows(recs []record) [][]string {
 	return rows
 }
 
-// reviewRow opens the review of a table row, picks the second candidate
-// (or "none of these" when there is one) and saves; it returns the index
-// picked, -1 for none.
-func (p *pageDriver) reviewRow(i int) int {
+// openReview opens the review of a table row and returns how many
+// choices it offers: the candidates and "none of these".
+func (p *pageDriver) openReview(i int) int {
+	p.t.Helper()
+	p.run("open the review", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#many-rows tr[data-row="%d"] .review-button`, i))))
+	p.waitJS("the candidates to choose from", `document.querySelector("#many-rows .review") !== null`)
+	return eval[int](p, "count the choices", `document.querySelectorAll("#many-rows .review input[type=radio]").length`)
+}
+
+// closeReview closes the open review of a row with its button.
+func (p *pageDriver) closeReview(i int) {
+	p.t.Helper()
+	p.run("close the review", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#many-rows tr[data-row="%d"] .review-button`, i))))
+	p.waitJS("the review closed", `document.querySelector("#many-rows .review") === null`)
+}
+
+// pickReview picks a choice (a candidate's index, "-1" for none) in the
+// open review of row i and saves it.
+func (p *pageDriver) pickReview(i int, choice string) {
 	p.t.Helper()
 	sel := fmt.Sprintf(`#many-rows tr[data-row="%d"]`, i)
-	p.run("open the review", chromedp.Click(chromedp.CSS(sel+" .review-button")))
-	p.waitJS("the candidates to choose from", `document.querySelector("#many-rows .review") !== null`)
-	options := eval[int](p, "count the choices", `document.querySelectorAll("#many-rows .review input[type=radio]").length`)
-	choice := "1"
-	if options < 3 {
-		choice = "-1"
-	}
 	p.run("pick a candidate", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#many-rows .review input[value="%s"]`, choice))),
 		chromedp.Click(chromedp.CSS("#many-rows .review-save")))
-	p.waitJS("the row reviewed", `document.querySelector(`+fmt.Sprintf("%q", sel)+` + " [data-reviewed]") !== null`)
-	if choice == "-1" {
-		return -1
-	}
-	return 1
+	p.waitJS("the row reviewed", fmt.Sprintf(`document.querySelector(%q) !== null && document.querySelector("#many-rows .review") === null`, sel+" [data-reviewed]"))
 }
 
 // reviewedCells asks the batch endpoint for the row's candidates and
