@@ -25,6 +25,7 @@ type manyRowsView struct {
 	Review   bool   `json:"review"`
 	Order    bool   `json:"order"`
 	Reviewed bool   `json:"reviewed"`
+	Action   string `json:"action"`
 }
 
 const readManyRows = `[...document.querySelectorAll("#many-rows > tr[data-row]")].map(tr => ({
@@ -35,6 +36,7 @@ const readManyRows = `[...document.querySelectorAll("#many-rows > tr[data-row]")
 	review: tr.querySelector(".review-button") !== null,
 	order: tr.querySelector(".order-button") !== null,
 	reviewed: tr.querySelector("[data-reviewed]") !== null,
+	action: tr.querySelector(".row-actions") ? tr.querySelector(".row-actions").textContent : "",
 }))`
 
 // TestBrowserManyCompanies uploads a semicolon CSV with a BOM of 50 real
@@ -100,6 +102,9 @@ func TestBrowserManyCompanies(t *testing.T) {
 		}
 		if r.Order != (out[8] == "exact" && out[9] == "true") {
 			t.Errorf("row %d (%s, orderable %s): order offered %v", i+1, out[8], out[9], r.Order)
+		}
+		if want := map[bool]string{true: "Review", false: ""}[r.Review] + map[bool]string{true: "Order a document", false: ""}[r.Order]; r.Action != want {
+			t.Errorf("row %d: actions %q, want %q", i+1, r.Action, want)
 		}
 		if r.Review {
 			toReview = append(toReview, i)

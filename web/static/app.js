@@ -1994,7 +1994,7 @@
       label ? el("span", { className: "badge badge-" + label, "data-label": label, text: t("label." + label) }) : null,
       reviewed ? el("span", { className: "reviewed", "data-reviewed": "true", text: " " + t("many.reviewed") }) : null,
     ]));
-    const actions = el("td", { className: "row-actions" });
+    const actions = el("div", { className: "row-buttons" });
     if (outcome.candidates.length > 0 && (label !== "exact" || reviewed)) {
       const b = el("button", { type: "button", className: "review-button", "data-focus-key": "review-" + i,
         "aria-expanded": String(state.many.reviewing === i), text: t(reviewed ? "many.reviewAgain" : "many.review") });
@@ -2006,10 +2006,11 @@
       });
       actions.append(b);
     }
-    if (chosen && (label === "exact" || reviewed)) {
-      actions.append(orderAction(chosen));
+    const order = chosen && (label === "exact" || reviewed) ? orderAction(chosen) : null;
+    if (order) {
+      actions.append(order);
     }
-    tr.append(actions);
+    tr.append(el("td", { className: "row-actions" }, [actions]));
     return tr;
   }
 
