@@ -113,13 +113,9 @@ func applyProperties(pq *parsedQuery, s *scored) {
 		return
 	}
 	p := s.p
-	if g.hasRef && !s.registerMatch && !sameEntry(g.ref, p.Ref) {
-		s.identityConflict(ReasonRegisterNumberDiffers, companydocs.ReasonParams{RegisterNumber: registryNumber(p.Ref), QueryRegisterNumber: g.ref.NumberKey()})
-	}
-	if g.lei != "" && !carriesLEI(p, g.lei) && pq.leiKnown {
-		s.identityConflict(ReasonLEIDiffers, companydocs.ReasonParams{QueryLEI: string(g.lei)})
-	}
-	if g.court != "" && !g.hasRef && p.Ref.Court != "" {
+	// a candidate found by its register number had its court weighed
+	// with it (scoreRegister)
+	if g.court != "" && !s.registerMatch && p.Ref.Court != "" {
 		if companydocs.SameCourt(p.Ref.Court, g.court) {
 			s.agree(PropertyCourtWeight, ReasonCourtMatches, companydocs.ReasonParams{Court: courtName(p.Ref.Court)})
 		} else {
@@ -157,6 +153,14 @@ func applyProperties(pq *parsedQuery, s *scored) {
 			s.disagree(LegalFormWeight, ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: p.LegalForm, QueryLegalForm: g.form.Code})
 		}
 	}
+	// last, so that nothing above lifts a conflicting candidate over
+	// its cap
+	if g.hasRef && !sameNumber(g.ref, p.Ref) {
+		s.identityConflict(ReasonRegisterNumberDiffers, companydocs.ReasonParams{RegisterNumber: registryNumber(p.Ref), QueryRegisterNumber: g.ref.NumberKey()})
+	}
+	if g.lei != "" && !carriesLEI(p, g.lei) && pq.leiKnown {
+		s.identityConflict(ReasonLEIDiffers, companydocs.ReasonParams{QueryLEI: string(g.lei)})
+	}
 	s.confidence = clamp(s.confidence)
 }
 
@@ -193,13 +197,12 @@ func (s *scored) identityConflict(code string, params companydocs.ReasonParams) 
 	}
 }
 
-// sameEntry reports whether an entry's reference is the one given: type
-// and number, at the court given when one is.
-func sameEntry(given, entry companydocs.RegisterRef) bool {
-	if given.Type != entry.Type || given.Number != entry.Number {
-		return false
-	}
-	return given.Court == "" || companydocs.SameCourt(given.Court, entry.Court)
+// sameNumber reports whether an entry bears the register type and
+// number given; its court is weighed on its own (a company that moved
+// keeps its number at its new court only by chance, and the court says
+// which).
+func sameNumber(given, entry companydocs.RegisterRef) bool {
+	return given.Type == entry.Type && given.Number == entry.Number
 }
 
 func carriesLEI(p *companydocs.Profile, lei companydocs.LEI) bool {
