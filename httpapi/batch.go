@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"companydocs"
@@ -66,7 +67,7 @@ func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
 	reqs := make([]resolver.Request, len(queries))
 	errs := make([]error, len(queries))
 	for i, q := range queries {
-		reqs[i], errs[i] = decodeSearch(q)
+		reqs[i], errs[i] = decodeBatchItem(q)
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.BatchTimeout)
 	defer cancel()
@@ -92,6 +93,17 @@ func decodeBatch(body []byte) ([]jsontext.Value, error) {
 		return nil, invalidQuery(fmt.Sprintf("The batch holds %d searches; send at most %d per request.", len(b.Queries), MaxBatchQueries))
 	}
 	return b.Queries, nil
+}
+
+// decodeBatchItem decodes one query of a batch as a search body; its
+// sentences speak of the item, not of the request's body.
+func decodeBatchItem(item []byte) (resolver.Request, error) {
+	req, err := decodeSearch(item)
+	if err != nil {
+		msg := strings.Replace(companydocs.ErrorMessage(err), "The body", "The query object", 1)
+		return req, invalidQuery(strings.Replace(msg, "the body", "a query object", 1))
+	}
+	return req, nil
 }
 
 // SearchAll answers reqs in order, each with its own error where errs
