@@ -152,3 +152,35 @@ func TestSearchBatchRefusesMalformedEnvelopes(t *testing.T) {
 		t.Errorf("a single search of 70 KiB is not refused by the 64 KiB cap: %v %v", resp.StatusCode, err)
 	}
 }
+
+// The single search decodes properties too: an unknown name, a value
+// that is no string, a properties field that is no object are each
+// invalid_query naming what is wrong; known properties are accepted.
+func TestSearchDecodesProperties(t *testing.T) {
+	s, _ := batchServer(t, 0, 0)
+	for body, says := range map[string]string{
+		`{"query":"Bau","properties":{"town":"Köln"}}`:                                                        "town",
+		`{"query":"Bau","properties":{"city":50667}}`:                                                         "city",
+		`{"query":"Bau","properties":["Köln"]}`:                                                               "properties",
+		`{"query":"Bau","properties":{"city":"Köln\u0007"}}`:                                                  "control",
+		`{"query":"Bau","properties":{"officer":"` + strings.Repeat("x", resolver.MaxPropertyRunes+1) + `"}}`: "officer",
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/documents/companies/search/", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := s.app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(raw), companydocs.EINVALIDQUERY) || !strings.Contains(string(raw), says) {
+			t.Errorf("%.80s: %d %s; want 400 invalid_query saying %s", body, resp.StatusCode, raw, says)
+		}
+	}
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/documents/companies/search/", strings.NewReader(
+		`{"query":"Bau","properties":{"city":"Köln","postal_code":"50667","address":"Hohe Straße 1","court":"Köln","register_number":"HRB 1","lei":"","officer":"Erika Mustermann","legal_form":"GmbH"}}`))
+	resp, err := s.app.Test(req, -1)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("every known property: %v %v", resp.StatusCode, err)
+	}
+}
