@@ -108,9 +108,11 @@ func decodeBatchItem(item []byte) (resolver.Request, error) {
 
 // SearchAll answers reqs in order, each with its own error where errs
 // already holds one (a query that did not decode), on at most as many
-// goroutines as there are cores; what is not answered by ctx's deadline
-// gets service_unavailable. It is exported for the routes that resolve a
-// batch in another shape (reconciliation).
+// goroutines as there are cores, and server-wide at most as many batch
+// queries at once as there are cores (batchSlots), so that batches from
+// many clients leave single searches their share; what is not answered
+// by ctx's deadline gets service_unavailable. It serves the routes that
+// resolve a batch in another shape too (reconciliation).
 func (s *Server) SearchAll(ctx context.Context, reqs []resolver.Request, errs []error) BatchResult {
 	out := BatchResult{Results: make([]BatchItem, len(reqs))}
 	next := make(chan int)
@@ -135,7 +137,10 @@ func (s *Server) searchItem(ctx context.Context, req resolver.Request, err error
 	if err != nil {
 		return itemError(err)
 	}
-	if ctx.Err() != nil {
+	select {
+	case s.batchSlots <- struct{}{}:
+		defer func() { <-s.batchSlots }()
+	case <-ctx.Done():
 		return itemError(errBatchTooLong)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.config.SearchTimeout)

@@ -1,14 +1,18 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"companydocs"
 	"companydocs/resolver"
@@ -182,5 +186,45 @@ func TestSearchDecodesProperties(t *testing.T) {
 	resp, err := s.app.Test(req, -1)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Errorf("every known property: %v %v", resp.StatusCode, err)
+	}
+}
+
+// countingSearcher resolves on the real fixture profiles and records how
+// many searches ran at once at most.
+type countingSearcher struct {
+	fuzzSearcher
+	mu        sync.Mutex
+	now, peak int
+}
+
+func (c *countingSearcher) Search(ctx context.Context, req resolver.Request) (*resolver.Result, error) {
+	c.mu.Lock()
+	c.now++
+	c.peak = max(c.peak, c.now)
+	c.mu.Unlock()
+	defer func() { c.mu.Lock(); c.now--; c.mu.Unlock() }()
+	time.Sleep(time.Millisecond) // long enough for the workers to overlap
+	return c.fuzzSearcher.Search(ctx, req)
+}
+
+// Four batches at once resolve no more queries at once than there are
+// cores, and each is answered whole.
+func TestSearchBatchesShareTheCores(t *testing.T) {
+	profiles, _, _ := loadOrderProfiles(t)
+	counter := &countingSearcher{fuzzSearcher: fuzzSearcher{fuzzIndex{profiles}}}
+	cfg := DefaultConfig()
+	cfg.SearchRate = 0
+	s := newTestServerWith(t, cfg, Deps{Searcher: counter})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if status, _, out := postBatch(t, s, batchOf(50, `{"query":"Müller Bau GmbH"}`)); status != http.StatusOK || len(out["results"].([]any)) != 50 {
+				t.Errorf("a batch of 50 among 4: status %d", status)
+			}
+		})
+	}
+	wg.Wait()
+	if cores := runtime.GOMAXPROCS(0); counter.peak > cores || counter.peak == 0 {
+		t.Errorf("%d searches ran at once, with %d cores", counter.peak, cores)
 	}
 }
