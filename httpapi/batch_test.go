@@ -146,6 +146,10 @@ func TestSearchBatchRefusesMalformedEnvelopes(t *testing.T) {
 		t.Fatalf("%d queries of %d two-byte characters (%d bytes) do not fit the batch's cap of %d bytes",
 			MaxBatchQueries, resolver.MaxQueryRunes, len(batchOf(MaxBatchQueries, long)), BatchBodyLimit)
 	}
+	big := batchOf(200, `{"query":"`+strings.Repeat("ä", resolver.MaxQueryRunes-4)+` Bau"}`)
+	if status, _, out := postBatch(t, s, big); status != http.StatusOK || len(out["results"].([]any)) != 200 {
+		t.Errorf("a batch of %d bytes, over the other routes' 64 KiB: status %d", len(big), status)
+	}
 	over := fmt.Sprintf(`{"queries":[{"query":"%s"}]}`, strings.Repeat("a", BatchBodyLimit))
 	if status, _, out := postBatch(t, s, over); status != http.StatusRequestEntityTooLarge || errorCode(out) != companydocs.ETOOLARGE {
 		t.Errorf("a body over the batch's cap: status %d, %v; want 413", status, out)
