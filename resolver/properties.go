@@ -123,12 +123,18 @@ func applyProperties(pq *parsedQuery, s *scored) {
 		}
 	}
 	if len(g.city) > 0 && p.Seat != "" {
-		switch {
-		case !seatAgrees(g, p):
+		switch agrees, whole := seatAgrees(g, p); {
+		case !agrees:
 			s.disagree(SeatWeight, ReasonSeatDiffers, companydocs.ReasonParams{Seat: p.Seat, QuerySeat: g.cityText})
-		case !s.seatMatched: // not counted yet from the query's text
+		case s.seatMatched: // counted from the query's text already
+		case whole:
 			s.seatMatched = true
 			s.agree(SeatWeight, ReasonSeatMatches, companydocs.ReasonParams{Seat: p.Seat})
+		default:
+			// the seat is a part of the place given ("Neunkirchen" of
+			// "Neunkirchen-Altenseelbach"): half the weight, and no
+			// name and seat anchor on it
+			s.agree(SeatWeight/2, ReasonSeatMatches, companydocs.ReasonParams{Seat: p.Seat})
 		}
 	}
 	if g.address != "" && p.Address != "" {
@@ -214,10 +220,12 @@ func carriesLEI(p *companydocs.Profile, lei companydocs.LEI) bool {
 	return false
 }
 
-// seatAgrees reports whether the city given spells the candidate's seat,
-// or its first words ("Frankfurt" for "Frankfurt am Main", "Koeln" for
-// "Köln").
-func seatAgrees(g *givenClues, p *companydocs.Profile) bool {
-	_, ok := splitSeat(g.city, g.cityPlain, newSeatForms(p.Seat))
-	return ok
+// seatAgrees reports whether the city given names the candidate's seat,
+// and whether it names it whole: the city is the seat, or its first words
+// ("Frankfurt" for "Frankfurt am Main", "Koeln" for "Köln"); not whole
+// when the seat is only a part of the city given ("Neunkirchen" of
+// "Neunkirchen-Altenseelbach").
+func seatAgrees(g *givenClues, p *companydocs.Profile) (agrees, whole bool) {
+	rest, ok := splitSeat(g.city, g.cityPlain, newSeatForms(p.Seat))
+	return ok, ok && len(rest) == 0
 }
