@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"companydocs"
@@ -66,7 +67,7 @@ func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
 	reqs := make([]resolver.Request, len(queries))
 	errs := make([]error, len(queries))
 	for i, q := range queries {
-		reqs[i], errs[i] = decodeSearch(q)
+		reqs[i], errs[i] = decodeBatchItem(q)
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.BatchTimeout)
 	defer cancel()
@@ -94,11 +95,24 @@ func decodeBatch(body []byte) ([]jsontext.Value, error) {
 	return b.Queries, nil
 }
 
+// decodeBatchItem decodes one query of a batch as a search body; its
+// sentences speak of the item, not of the request's body.
+func decodeBatchItem(item []byte) (resolver.Request, error) {
+	req, err := decodeSearch(item)
+	if err != nil {
+		msg := strings.Replace(companydocs.ErrorMessage(err), "The body", "The query object", 1)
+		return req, invalidQuery(strings.Replace(msg, "the body", "a query object", 1))
+	}
+	return req, nil
+}
+
 // SearchAll answers reqs in order, each with its own error where errs
 // already holds one (a query that did not decode), on at most as many
-// goroutines as there are cores; what is not answered by ctx's deadline
-// gets service_unavailable. It is exported for the routes that resolve a
-// batch in another shape (reconciliation).
+// goroutines as there are cores, and server-wide at most as many batch
+// queries at once as there are cores (batchSlots), so that batches from
+// many clients leave single searches their share; what is not answered
+// by ctx's deadline gets service_unavailable. It serves the routes that
+// resolve a batch in another shape too (reconciliation).
 func (s *Server) SearchAll(ctx context.Context, reqs []resolver.Request, errs []error) BatchResult {
 	out := BatchResult{Results: make([]BatchItem, len(reqs))}
 	next := make(chan int)
@@ -123,7 +137,10 @@ func (s *Server) searchItem(ctx context.Context, req resolver.Request, err error
 	if err != nil {
 		return itemError(err)
 	}
-	if ctx.Err() != nil {
+	select {
+	case s.batchSlots <- struct{}{}:
+		defer func() { <-s.batchSlots }()
+	case <-ctx.Done():
 		return itemError(errBatchTooLong)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.config.SearchTimeout)

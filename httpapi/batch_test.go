@@ -1,14 +1,18 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"companydocs"
 	"companydocs/resolver"
@@ -142,6 +146,10 @@ func TestSearchBatchRefusesMalformedEnvelopes(t *testing.T) {
 		t.Fatalf("%d queries of %d two-byte characters (%d bytes) do not fit the batch's cap of %d bytes",
 			MaxBatchQueries, resolver.MaxQueryRunes, len(batchOf(MaxBatchQueries, long)), BatchBodyLimit)
 	}
+	big := batchOf(200, `{"query":"`+strings.Repeat("ä", resolver.MaxQueryRunes-4)+` Bau"}`)
+	if status, _, out := postBatch(t, s, big); status != http.StatusOK || len(out["results"].([]any)) != 200 {
+		t.Errorf("a batch of %d bytes, over the other routes' 64 KiB: status %d", len(big), status)
+	}
 	over := fmt.Sprintf(`{"queries":[{"query":"%s"}]}`, strings.Repeat("a", BatchBodyLimit))
 	if status, _, out := postBatch(t, s, over); status != http.StatusRequestEntityTooLarge || errorCode(out) != companydocs.ETOOLARGE {
 		t.Errorf("a body over the batch's cap: status %d, %v; want 413", status, out)
@@ -150,5 +158,77 @@ func TestSearchBatchRefusesMalformedEnvelopes(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/documents/companies/search/", strings.NewReader(single))
 	if resp, err := s.app.Test(req, -1); err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a single search of 70 KiB is not refused by the 64 KiB cap: %v %v", resp.StatusCode, err)
+	}
+}
+
+// The single search decodes properties too: an unknown name, a value
+// that is no string, a properties field that is no object are each
+// invalid_query naming what is wrong; known properties are accepted.
+func TestSearchDecodesProperties(t *testing.T) {
+	s, _ := batchServer(t, 0, 0)
+	for body, says := range map[string]string{
+		`{"query":"Bau","properties":{"town":"Köln"}}`:                                                        "town",
+		`{"query":"Bau","properties":{"city":50667}}`:                                                         "city",
+		`{"query":"Bau","properties":["Köln"]}`:                                                               "properties",
+		`{"query":"Bau","properties":{"city":"Köln\u0007"}}`:                                                  "control",
+		`{"query":"Bau","properties":{"officer":"` + strings.Repeat("x", resolver.MaxPropertyRunes+1) + `"}}`: "officer",
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/documents/companies/search/", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := s.app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(raw), companydocs.EINVALIDQUERY) || !strings.Contains(string(raw), says) {
+			t.Errorf("%.80s: %d %s; want 400 invalid_query saying %s", body, resp.StatusCode, raw, says)
+		}
+	}
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/documents/companies/search/", strings.NewReader(
+		`{"query":"Bau","properties":{"city":"Köln","postal_code":"50667","address":"Hohe Straße 1","court":"Köln","register_number":"HRB 1","lei":"","officer":"Erika Mustermann","legal_form":"GmbH"}}`))
+	resp, err := s.app.Test(req, -1)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("every known property: %v %v", resp.StatusCode, err)
+	}
+}
+
+// countingSearcher resolves on the real fixture profiles and records how
+// many searches ran at once at most.
+type countingSearcher struct {
+	fuzzSearcher
+	mu        sync.Mutex
+	now, peak int
+}
+
+func (c *countingSearcher) Search(ctx context.Context, req resolver.Request) (*resolver.Result, error) {
+	c.mu.Lock()
+	c.now++
+	c.peak = max(c.peak, c.now)
+	c.mu.Unlock()
+	defer func() { c.mu.Lock(); c.now--; c.mu.Unlock() }()
+	time.Sleep(time.Millisecond) // long enough for the workers to overlap
+	return c.fuzzSearcher.Search(ctx, req)
+}
+
+// Four batches at once resolve no more queries at once than there are
+// cores, and each is answered whole.
+func TestSearchBatchesShareTheCores(t *testing.T) {
+	profiles, _, _ := loadOrderProfiles(t)
+	counter := &countingSearcher{fuzzSearcher: fuzzSearcher{fuzzIndex{profiles}}}
+	cfg := DefaultConfig()
+	cfg.SearchRate = 0
+	s := newTestServerWith(t, cfg, Deps{Searcher: counter})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if status, _, out := postBatch(t, s, batchOf(50, `{"query":"Müller Bau GmbH"}`)); status != http.StatusOK || len(out["results"].([]any)) != 50 {
+				t.Errorf("a batch of 50 among 4: status %d", status)
+			}
+		})
+	}
+	wg.Wait()
+	if cores := runtime.GOMAXPROCS(0); counter.peak > cores || counter.peak == 0 {
+		t.Errorf("%d searches ran at once, with %d cores", counter.peak, cores)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -102,6 +103,9 @@ type Server struct {
 	proxies      []netip.Prefix
 	uploads      *transfers
 	downloads    *transfers
+	// batchSlots holds one token per batch query being resolved, at most
+	// one per core (SearchAll).
+	batchSlots   chan struct{}
 	requestLines requestLines
 }
 
@@ -162,6 +166,7 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.writes = newRateLimiter(config.WriteRate, config.WriteBurst)
+	s.batchSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	s.uploads = newTransfers(TransferUpload, config.UploadsInFlight, 0, deps)
 	s.downloads = newTransfers(TransferDownload, config.DownloadsInFlight, config.DownloadsPerAccount, deps)
 	s.app = fiber.New(fiber.Config{

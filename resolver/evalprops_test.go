@@ -38,12 +38,37 @@ type propertyCase struct {
 	want            string
 }
 
+// nameForms are the names a case is tried with: as the evaluation types
+// it, and shortened as a spreadsheet's short-name column holds it (its
+// first two words, without legal form and noise words), which leaves the
+// other columns more to decide.
+var nameForms = map[string]func(string) string{
+	"typed": func(q string) string { return q },
+	"short": shortName,
+}
+
+// shortName is the first two words of a name, legal form and the noise
+// words people write around a name ("Firma", "Die") left out.
+func shortName(q string) string {
+	words, _, _ := companydocs.SplitLegalForm(q)
+	var out []string
+	for _, w := range words {
+		if !nameNoise[w] && len(out) < 2 {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+var nameNoise = map[string]bool{"firma": true, "fa": true, "sitz": true, "registerauszug": true, "handelsregisterauszug": true,
+	"handelsregister": true, "auszug": true, "unternehmen": true, "die": true, "der": true, "das": true}
+
 var postcode = regexp.MustCompile(`\b\d{5}\b`)
 
 // propertyCaseOf builds the clue set for a case from the real record of
 // its answer; false when the record lacks it (no officer, no address).
-func propertyCaseOf(c evalCase, p *companydocs.Profile, set string) (propertyCase, bool) {
-	pc := propertyCase{set: set, name: c.Query, want: c.Want}
+func propertyCaseOf(name string, c evalCase, p *companydocs.Profile, set string) (propertyCase, bool) {
+	pc := propertyCase{set: set, name: name, want: c.Want}
 	var clue string
 	switch set {
 	case "city":
@@ -73,16 +98,17 @@ func propertyCaseOf(c evalCase, p *companydocs.Profile, set string) (propertyCas
 	if clue == "" {
 		return pc, false
 	}
-	pc.text = c.Query + " " + clue
+	pc.text = name + " " + clue
 	return pc, true
 }
 
 // TestEvaluationProperties compares, on the evaluation's name cases and
 // the real records of their answers, the same clues sent as properties
 // (the name as the query, the seat, register number and court, an officer
-// or the address as properties) and as one text: properties must find the
-// answer first at least as often, by clue set and in all, and must never
-// label another company exact.
+// or the address as properties) and as one text, with the name as typed
+// and shortened: properties must find the answer first at least as often,
+// by name form and clue set and in all, and must never label another
+// company exact.
 func TestEvaluationProperties(t *testing.T) {
 	gen := mustBuildSampleIndex(t)
 	var cases []propertyCase
@@ -95,20 +121,24 @@ func TestEvaluationProperties(t *testing.T) {
 		if err != nil || p == nil {
 			t.Fatalf("%s: the answer %s is not in the sample: %v", c.Query, c.Want, err)
 		}
-		for n := range clueSets {
-			if pc, ok := propertyCaseOf(c, p, clueSets[(i+n)%len(clueSets)]); ok {
-				cases = append(cases, pc)
-				break
+		for form, nameOf := range nameForms {
+			for n := range clueSets {
+				if pc, ok := propertyCaseOf(nameOf(c.Query), c, p, clueSets[(i+n)%len(clueSets)]); ok {
+					pc.set = form + " " + pc.set
+					cases = append(cases, pc)
+					break
+				}
 			}
 		}
 		i++
 	}
 	type tally struct{ n, text, props, textExact, propsExact int }
-	bySet := map[string]*tally{"all": {}}
+	bySet := map[string]*tally{}
 	for _, pc := range cases {
 		text := mustResolve(t, gen, resolver.Request{Query: pc.text})
 		props := mustResolve(t, gen, resolver.Request{Query: pc.name, Properties: pc.props})
-		for _, k := range []string{"all", pc.set} {
+		form, _, _ := strings.Cut(pc.set, " ")
+		for _, k := range []string{form + " all", pc.set} {
 			if bySet[k] == nil {
 				bySet[k] = &tally{}
 			}
@@ -133,15 +163,17 @@ func TestEvaluationProperties(t *testing.T) {
 	var report strings.Builder
 	for _, k := range keys {
 		s := bySet[k]
-		fmt.Fprintf(&report, "%-9s %3d cases: hit@1 text %.3f, properties %.3f; exact answer text %.3f, properties %.3f\n",
+		fmt.Fprintf(&report, "%-15s %3d cases: hit@1 text %.3f, properties %.3f; exact answer text %.3f, properties %.3f\n",
 			k, s.n, frac(s.text, s.n), frac(s.props, s.n), frac(s.textExact, s.n), frac(s.propsExact, s.n))
 		if s.props < s.text {
 			t.Errorf("%s: properties find the answer first in %d of %d cases, one text in %d", k, s.props, s.n, s.text)
 		}
 	}
 	t.Logf("properties against one text:\n%s", report.String())
-	if bySet["all"].n < 200 {
-		t.Errorf("only %d cases", bySet["all"].n)
+	for form := range nameForms {
+		if all := bySet[form+" all"]; all == nil || all.n < 200 {
+			t.Errorf("%s names: fewer than 200 cases", form)
+		}
 	}
 }
 

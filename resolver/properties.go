@@ -113,13 +113,9 @@ func applyProperties(pq *parsedQuery, s *scored) {
 		return
 	}
 	p := s.p
-	if g.hasRef && !s.registerMatch && !sameEntry(g.ref, p.Ref) {
-		s.identityConflict(ReasonRegisterNumberDiffers, companydocs.ReasonParams{RegisterNumber: registryNumber(p.Ref), QueryRegisterNumber: g.ref.NumberKey()})
-	}
-	if g.lei != "" && !carriesLEI(p, g.lei) && pq.leiKnown {
-		s.identityConflict(ReasonLEIDiffers, companydocs.ReasonParams{QueryLEI: string(g.lei)})
-	}
-	if g.court != "" && !g.hasRef && p.Ref.Court != "" {
+	// a candidate found by its register number had its court weighed
+	// with it (scoreRegister)
+	if g.court != "" && !s.registerMatch && p.Ref.Court != "" {
 		if companydocs.SameCourt(p.Ref.Court, g.court) {
 			s.agree(PropertyCourtWeight, ReasonCourtMatches, companydocs.ReasonParams{Court: courtName(p.Ref.Court)})
 		} else {
@@ -127,12 +123,18 @@ func applyProperties(pq *parsedQuery, s *scored) {
 		}
 	}
 	if len(g.city) > 0 && p.Seat != "" {
-		switch {
-		case !seatAgrees(g, p):
+		switch agrees, whole := seatAgrees(g, p); {
+		case !agrees:
 			s.disagree(SeatWeight, ReasonSeatDiffers, companydocs.ReasonParams{Seat: p.Seat, QuerySeat: g.cityText})
-		case !s.seatMatched: // not counted yet from the query's text
+		case s.seatMatched: // counted from the query's text already
+		case whole:
 			s.seatMatched = true
 			s.agree(SeatWeight, ReasonSeatMatches, companydocs.ReasonParams{Seat: p.Seat})
+		default:
+			// the seat is a part of the place given ("Neunkirchen" of
+			// "Neunkirchen-Altenseelbach"): half the weight, and no
+			// name and seat anchor on it
+			s.agree(SeatWeight/2, ReasonSeatMatches, companydocs.ReasonParams{Seat: p.Seat})
 		}
 	}
 	if g.address != "" && p.Address != "" {
@@ -156,6 +158,14 @@ func applyProperties(pq *parsedQuery, s *scored) {
 		} else {
 			s.disagree(LegalFormWeight, ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: p.LegalForm, QueryLegalForm: g.form.Code})
 		}
+	}
+	// last, so that nothing above lifts a conflicting candidate over
+	// its cap
+	if g.hasRef && !sameNumber(g.ref, p.Ref) {
+		s.identityConflict(ReasonRegisterNumberDiffers, companydocs.ReasonParams{RegisterNumber: registryNumber(p.Ref), QueryRegisterNumber: g.ref.NumberKey()})
+	}
+	if g.lei != "" && !carriesLEI(p, g.lei) && pq.leiKnown {
+		s.identityConflict(ReasonLEIDiffers, companydocs.ReasonParams{QueryLEI: string(g.lei)})
 	}
 	s.confidence = clamp(s.confidence)
 }
@@ -193,13 +203,12 @@ func (s *scored) identityConflict(code string, params companydocs.ReasonParams) 
 	}
 }
 
-// sameEntry reports whether an entry's reference is the one given: type
-// and number, at the court given when one is.
-func sameEntry(given, entry companydocs.RegisterRef) bool {
-	if given.Type != entry.Type || given.Number != entry.Number {
-		return false
-	}
-	return given.Court == "" || companydocs.SameCourt(given.Court, entry.Court)
+// sameNumber reports whether an entry bears the register type and
+// number given; its court is weighed on its own (a company that moved
+// keeps its number at its new court only by chance, and the court says
+// which).
+func sameNumber(given, entry companydocs.RegisterRef) bool {
+	return given.Type == entry.Type && given.Number == entry.Number
 }
 
 func carriesLEI(p *companydocs.Profile, lei companydocs.LEI) bool {
@@ -211,10 +220,12 @@ func carriesLEI(p *companydocs.Profile, lei companydocs.LEI) bool {
 	return false
 }
 
-// seatAgrees reports whether the city given spells the candidate's seat,
-// or its first words ("Frankfurt" for "Frankfurt am Main", "Koeln" for
-// "Köln").
-func seatAgrees(g *givenClues, p *companydocs.Profile) bool {
-	_, ok := splitSeat(g.city, g.cityPlain, newSeatForms(p.Seat))
-	return ok
+// seatAgrees reports whether the city given names the candidate's seat,
+// and whether it names it whole: the city is the seat, or its first words
+// ("Frankfurt" for "Frankfurt am Main", "Koeln" for "Köln"); not whole
+// when the seat is only a part of the city given ("Neunkirchen" of
+// "Neunkirchen-Altenseelbach").
+func seatAgrees(g *givenClues, p *companydocs.Profile) (agrees, whole bool) {
+	rest, ok := splitSeat(g.city, g.cityPlain, newSeatForms(p.Seat))
+	return ok, ok && len(rest) == 0
 }

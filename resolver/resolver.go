@@ -40,6 +40,9 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 	}
 	pq := parseQuery(req.Query)
 	pq.props = readProperties(req.Properties)
+	if g := pq.props; g != nil && pq.hasRef && pq.ref.Court == "" {
+		pq.ref.Court = g.court // a typed number's court from its column
+	}
 	var (
 		found []*scored
 		err   error
