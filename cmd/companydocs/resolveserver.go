@@ -102,9 +102,9 @@ func (s *serverResolver) resolve(ctx context.Context, reqs []resolver.Request) (
 			return outs, nil
 		}
 		if attempt > maxUnavailableRetries {
-			return nil, fmt.Errorf("the server did not answer %d searches of a batch in time, %d times: %s; "+
+			return nil, fmt.Errorf("the server did not answer %d of a batch's searches in time, %d times (%s); "+
 				"send smaller batches (--batch-size) or fewer at once (--workers), and continue with --output FILE --resume",
-				len(again), attempt, answers[slices.Index(pending, again[0])].errText)
+				len(again), attempt, strings.TrimSuffix(answers[slices.Index(pending, again[0])].errText, "."))
 		}
 		if err := sleepContext(ctx, retryWait(attempt)); err != nil {
 			return nil, err
