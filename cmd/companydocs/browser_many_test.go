@@ -49,7 +49,8 @@ const readManyRows = `[...document.querySelectorAll("#many-rows > tr[data-row]")
 // --server" writes for the same upload, the reviewed rows holding the
 // choices. An exact orderable row opens the
 // page's order panel. In German every text of the section is German; on
-// a 375 px phone nothing sticks out (the table scrolls in its box).
+// a 375 px phone nothing sticks out (the table scrolls in its box). A
+// table pasted from a spreadsheet (tab-separated) is read as well.
 func TestBrowserManyCompanies(t *testing.T) {
 	chrome := browserExecutable(t)
 	m := startBrowserServer(t, realdata.Path(t, "offeneregister", "fixtures_665.jsonl"))
@@ -175,6 +176,22 @@ func TestBrowserManyCompanies(t *testing.T) {
 	p.waitJS("the page in English", `document.documentElement.lang === "en"`)
 	p.fitsPhone("browser-many-phone.png")
 	p.run("leave the phone view", leavePhone())
+
+	// A table pasted from a spreadsheet arrives tab-separated.
+	var pasted strings.Builder
+	pasted.WriteString("Name\tPLZ\tOrt")
+	for _, r := range rows[1:4] {
+		pasted.WriteString("\n" + r[0] + "\t\t" + r[1])
+	}
+	p.run("paste a table", chromedp.Focus(chromedp.CSS("#many-text")), pasteText(pasted.String()))
+	p.waitJS("the pasted table read", `document.querySelector("#many-read").textContent === "3 rows with 3 columns read."`)
+	picked = eval[map[string]string](p, "read the preselected columns", `Object.fromEntries([...document.querySelectorAll("#many-columns select")].map(s => [s.dataset.prop, s.selectedOptions[0].textContent]))`)
+	if picked["query"] != "Name" || picked["postal_code"] != "PLZ" || picked["city"] != "Ort" {
+		t.Errorf("columns preselected for the pasted table: %v, want Name, PLZ and Ort", picked)
+	}
+	if eval[bool](p, "check the old results are gone", `document.querySelector("#many-result").hidden`) == false {
+		t.Error("the results of the uploaded file still show after a new table was pasted")
+	}
 }
 
 // manyUploadRows are 50 rows of the records, as germanExcelRows writes
