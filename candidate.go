@@ -79,8 +79,16 @@ type ReasonParams struct {
 	Gaps []VerificationGap `json:"gaps,omitempty"`
 	// Companies counts the candidates an officer's name was found at.
 	Companies int `json:"companies,omitempty"`
-	// Text is a line of a pasted block as it was pasted.
+	// Text is a line of a pasted block as it was pasted, or a property's
+	// value as given.
 	Text string `json:"text,omitempty"`
+	// The Query* fields below are what properties given beside the query
+	// said (Property names one by its id).
+	QuerySeat           string `json:"query_seat,omitempty"`
+	QueryAddress        string `json:"query_address,omitempty"`
+	QueryRegisterNumber string `json:"query_register_number,omitempty"`
+	QueryLEI            string `json:"query_lei,omitempty"`
+	Property            string `json:"property,omitempty"`
 }
 
 // Status values of a candidate.

@@ -28,6 +28,7 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/webhook", []string{"companydocs/", "github.com/", "go.etcd.io/", "golang.org/x/"}},
 		{"companydocs/httpapi", []string{"companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/bbolt", "companydocs/postgres", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
 		{"companydocs/postgres", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/reconcile", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
 		// the binary links no test or benchmark support
 		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock"}},
@@ -54,14 +55,15 @@ func TestDependencyDirection(t *testing.T) {
 
 // allowed lists the exceptions: every package may say the message
 // catalog's sentences; the root package may use x/text for folding;
-// httpapi serves the embedded web page and the resolver's types.
+// httpapi serves the embedded web page, the resolver's types and the
+// reconciliation shapes.
 func allowed(pkg, dep string) bool {
 	switch {
 	case dep == "companydocs/messages": // the message catalog: embedded files and the standard library
 		return true
 	case pkg == "companydocs" && strings.HasPrefix(dep, "golang.org/x/text"):
 		return true
-	case pkg == "companydocs/httpapi" && (dep == "companydocs/web" || dep == "companydocs/resolver"):
+	case pkg == "companydocs/httpapi" && (dep == "companydocs/web" || dep == "companydocs/resolver" || dep == "companydocs/reconcile"):
 		return true
 	case pkg == "companydocs/webhook" && dep == "github.com/standard-webhooks/standard-webhooks/libraries/go":
 		return true

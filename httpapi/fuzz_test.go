@@ -48,6 +48,7 @@ var fuzzRoutes = []struct{ method, path string }{
 	{"POST", "/api/v1/auth/sessions/"},
 	{"POST", "/api/v1/documents/orders/preview/"},
 	{"POST", "/api/v1/documents/orders/"},
+	{"POST", "/api/v1/documents/companies/search/batch"},
 }
 
 // FuzzEndpoints sends arbitrary bodies and Content-Types to every endpoint
@@ -67,6 +68,8 @@ func FuzzEndpoints(f *testing.F) {
 		f.Add(route, []byte("{\"query\":\"Bau\xff\"}"), "text/plain")
 		f.Add(route, []byte(`{"company_profile_id":7,"document_type":["AD"],"plan_id":null}`), "application/json")
 		f.Add(route, []byte(`{"query":"Bau"}`), "application/js"+strings.Repeat("\xee", 5000))
+		f.Add(route, []byte(`{"queries":[{"query":"`+srv.live.Name+`","properties":{"city":"Köln","officer":7}},{"query":""},null]}`), "application/json")
+		f.Add(route, []byte(`{"query":"Bau","properties":{"register_number":"HRB `+srv.live.Ref.Number+`","town":"x"}}`), "application/json")
 	}
 	f.Fuzz(func(t *testing.T, route byte, body []byte, contentType string) {
 		r := fuzzRoutes[int(route)%len(fuzzRoutes)]

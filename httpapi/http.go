@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -27,6 +28,9 @@ type Config struct {
 	ReadTimeout, WriteTimeout time.Duration
 	// SearchTimeout is the deadline of one search.
 	SearchTimeout time.Duration
+	// BatchTimeout is the deadline of a batch of searches (its queries
+	// not answered by then get service_unavailable, the others stand).
+	BatchTimeout time.Duration
 	// SearchRate is the number of searches per second allowed per client
 	// address; 0 turns the limit off. SearchBurst is the bucket size.
 	SearchRate  float64
@@ -68,6 +72,7 @@ func DefaultConfig() Config {
 		ReadTimeout:   10 * time.Second,
 		WriteTimeout:  10 * time.Second,
 		SearchTimeout: 5 * time.Second,
+		BatchTimeout:  30 * time.Second,
 		SearchRate:    20,
 		SearchBurst:   40,
 		SessionRate:   1,
@@ -99,6 +104,9 @@ type Server struct {
 	proxies      []netip.Prefix
 	uploads      *transfers
 	downloads    *transfers
+	// batchSlots holds one token per batch query being resolved, at most
+	// one per core (SearchAll).
+	batchSlots   chan struct{}
 	requestLines requestLines
 }
 
@@ -107,6 +115,8 @@ type Server struct {
 type Deps struct {
 	// Searcher resolves search queries.
 	Searcher Searcher
+	// Profiles looks profiles up by id (reconciliation).
+	Profiles Profiles
 	// Sessions authenticates (sessions for API keys, session tokens).
 	Sessions Sessions
 	// Ordering orders (plans, preview, orders, the lifecycle, webhooks).
@@ -132,7 +142,7 @@ type Deps struct {
 // missing names the required dependencies that are nil.
 func (d Deps) missing() []string {
 	var out []string
-	for name, absent := range map[string]bool{"Searcher": d.Searcher == nil, "Sessions": d.Sessions == nil, "Ordering": d.Ordering == nil,
+	for name, absent := range map[string]bool{"Searcher": d.Searcher == nil, "Profiles": d.Profiles == nil, "Sessions": d.Sessions == nil, "Ordering": d.Ordering == nil,
 		"Ready": d.Ready == nil, "Metrics": d.Metrics == nil, "Logger": d.Logger == nil} {
 		if absent {
 			out = append(out, name)
@@ -157,6 +167,7 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.writes = newRateLimiter(config.WriteRate, config.WriteBurst)
+	s.batchSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 	s.uploads = newTransfers(TransferUpload, config.UploadsInFlight, 0, deps)
 	s.downloads = newTransfers(TransferDownload, config.DownloadsInFlight, config.DownloadsPerAccount, deps)
 	s.app = fiber.New(fiber.Config{

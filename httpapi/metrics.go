@@ -34,6 +34,9 @@ type Metrics struct {
 	orders      *prometheus.CounterVec
 	rateLimited prometheus.Counter
 	connRefused prometheus.Counter
+	batchSizes  prometheus.Histogram
+	batchItems  *prometheus.CounterVec
+	reconcile   *prometheus.CounterVec
 
 	handler fiber.Handler
 }
@@ -66,7 +69,20 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		Namespace: metricsNamespace, Name: "http_connections_refused_total",
 		Help: "Connections answered 503 and closed because the server or the client address held the most connections allowed.",
 	})
-	reg.MustRegister(m.requests, m.duration, m.errors, m.orders, m.rateLimited, m.connRefused)
+	m.batchSizes = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: metricsNamespace, Name: "search_batch_size",
+		Help:    "Queries per answered search batch (POST /api/v1/documents/companies/search/batch).",
+		Buckets: []float64{1, 10, 50, 100, 250, 500, 1000},
+	})
+	m.batchItems = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "search_batch_items_total",
+		Help: "Queries of answered search batches by outcome: answered, or the error code of the item (invalid_query, service_unavailable ...).",
+	}, []string{"outcome"})
+	m.reconcile = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "reconcile_total",
+		Help: "Reconciliation service (/api/v1/reconcile) work by kind: queries by outcome (match, candidates, none, invalid_query), and manifest, suggest, preview and extend (entities extended).",
+	}, []string{"kind"})
+	reg.MustRegister(m.requests, m.duration, m.errors, m.orders, m.rateLimited, m.connRefused, m.batchSizes, m.batchItems, m.reconcile)
 	m.handler = adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
@@ -79,6 +95,33 @@ func (m *Metrics) ObserveRateLimited() {
 		return
 	}
 	m.rateLimited.Inc()
+}
+
+// observeBatch records an answered batch: its size and each item's outcome.
+func (m *Metrics) observeBatch(res BatchResult) {
+	if m == nil {
+		return
+	}
+	m.batchSizes.Observe(float64(len(res.Results)))
+	counts := map[string]int{}
+	for _, item := range res.Results {
+		if item.Error != nil {
+			counts[item.Error.Code]++
+		} else {
+			counts["answered"]++
+		}
+	}
+	for outcome, n := range counts {
+		m.batchItems.WithLabelValues(outcome).Add(float64(n))
+	}
+}
+
+// observeReconcile counts n of a kind of reconciliation work.
+func (m *Metrics) observeReconcile(kind string, n int) {
+	if m == nil {
+		return
+	}
+	m.reconcile.WithLabelValues(kind).Add(float64(n))
 }
 
 // observeConnRefused counts a connection refused over a cap.

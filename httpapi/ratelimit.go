@@ -52,6 +52,16 @@ func newRateLimiter(perSecond float64, burst int) *rateLimiter {
 // allow takes a token for addr; when none is left it returns how long to
 // wait for the next one.
 func (l *rateLimiter) allow(addr string) (bool, time.Duration) {
+	return l.allowN(addr, 1)
+}
+
+// allowN takes n tokens for addr, one per search of a batch. The batch is
+// admitted when the bucket holds min(n, burst) tokens now, and it is
+// charged all n: what lies beyond the burst is borrowed from the refill,
+// so the address's next search waits until the whole batch is paid for
+// (a batch of n costs n/rate seconds, as n single searches do). Refused,
+// it takes nothing and returns how long to wait.
+func (l *rateLimiter) allowN(addr string, n int) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -64,10 +74,14 @@ func (l *rateLimiter) allow(addr string) (bool, time.Duration) {
 		l.clients[strings.Clone(addr)] = c
 	}
 	c.seen = now
-	r := c.limiter.ReserveN(now, 1)
+	first := min(n, l.burst)
+	r := c.limiter.ReserveN(now, first)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return false, d
+	}
+	for left := n - first; left > 0; left -= l.burst {
+		c.limiter.ReserveN(now, min(left, l.burst)) // borrowed: delays the next search
 	}
 	return true, 0
 }
@@ -97,6 +111,19 @@ func (s *Server) limitSearch(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Next()
+}
+
+// limitSearches charges n searches (a batch's items) to the client
+// address's search budget, answering rate_limited with Retry-After when
+// the budget cannot cover them (allowN). Routes that resolve several
+// queries in one request (the batch, reconciliation) call it once they
+// know n.
+func (s *Server) limitSearches(c *fiber.Ctx, n int) error {
+	if err := throttleN(c, s.limiter, s.clientIP(c), n, "Too many searches from your address."); err != nil {
+		s.Metrics.ObserveRateLimited()
+		return err
+	}
+	return nil
 }
 
 // limitSessionAddress charges every session request, whatever its key, to
@@ -134,10 +161,15 @@ func (s *Server) limitWrites(c *fiber.Ctx) error {
 // it sets Retry-After and returns rate_limited, said by the catalog's
 // sentence key.
 func throttle(c *fiber.Ctx, l *rateLimiter, id, key string) error {
+	return throttleN(c, l, id, 1, key)
+}
+
+// throttleN is throttle for n tokens (allowN).
+func throttleN(c *fiber.Ctx, l *rateLimiter, id string, n int, key string) error {
 	if l == nil {
 		return nil
 	}
-	ok, wait := l.allow(id)
+	ok, wait := l.allowN(id, n)
 	if ok {
 		return nil
 	}

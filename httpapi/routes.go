@@ -16,6 +16,13 @@ type Searcher interface {
 	Search(ctx context.Context, req resolver.Request) (*resolver.Result, error)
 }
 
+// Profiles looks company profiles up by id, for reconciliation's preview
+// and data extension.
+type Profiles interface {
+	// Profiles returns the profiles of ids that exist, by id.
+	Profiles(ctx context.Context, ids []string) (map[string]*companydocs.Profile, error)
+}
+
 // Sessions is what the HTTP layer needs to authenticate: a session for an
 // API key, the account of a session token, and the end of a session.
 type Sessions interface {
@@ -77,6 +84,7 @@ func (s *Server) routes() {
 	api := s.app.Group("/api/v1")
 	api.Get("/openapi.json", s.handleOpenAPI)
 	api.Post("/documents/companies/search", s.limitSearch, s.handleSearch)
+	api.Post("/documents/companies/search/batch", s.handleSearchBatch) // charged per query
 	api.Get("/documents/plans", s.handlePlans)
 	api.Post("/auth/sessions", noStore, s.limitSessionAddress, s.handleCreateSession)
 	api.Delete("/auth/sessions/current", s.requireSession, s.handleDeleteSession)
@@ -96,6 +104,7 @@ func (s *Server) routes() {
 	api.Post("/webhooks", s.requireSession, s.limitWrites, s.handleCreateWebhook)
 	api.Get("/webhooks", s.requireSession, s.handleListWebhooks)
 	api.Delete("/webhooks/:id", s.requireSession, s.limitWrites, s.handleDeleteWebhook)
+	s.routesReconcile(api)
 	api.Get("/webhooks/:id/deliveries", s.requireSession, s.handleWebhookDeliveries)
 	api.Post("/watches", s.requireSession, s.limitWrites, s.handleCreateWatch)
 	api.Get("/watches", s.requireSession, s.handleListWatches)

@@ -20,10 +20,15 @@ type searchBody struct {
 	Mode     jsontext.Value `json:"mode"`
 	Discover jsontext.Value `json:"discover"`
 	Limit    jsontext.Value `json:"limit"`
+	// Properties are the structured clues (resolver.Properties).
+	Properties jsontext.Value `json:"properties"`
 }
 
 // searchFields names the fields a search may hold, for messages.
-const searchFields = `"query", "mode", "discover" and "limit"`
+const searchFields = `"query", "mode", "discover", "limit" and "properties"`
+
+// propertyFields names the properties a search may hold, for messages.
+const propertyFields = `"city", "postal_code", "address", "court", "register_number", "lei", "officer" and "legal_form"`
 
 func (s *Server) handleSearch(c *fiber.Ctx) error {
 	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
@@ -75,7 +80,26 @@ func decodeSearch(body []byte) (resolver.Request, error) {
 	if len(b.Limit) > 0 && string(b.Limit) != "null" && req.Limit == 0 {
 		return req, invalidQuery("refusal.search_limit_type", nil)
 	}
-	return req, nil
+	return req, decodeProperties(b.Properties, &req.Properties)
+}
+
+// decodeProperties reads a search's properties: an object of strings
+// whose names are the property ids; an unknown name is refused by name.
+func decodeProperties(raw jsontext.Value, dst *resolver.Properties) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	err := json.Unmarshal(raw, dst, json.RejectUnknownMembers(true))
+	var sem *json.SemanticError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &sem) && errors.Is(sem.Err, json.ErrUnknownName):
+		return invalidQuery("refusal.property_unknown", companydocs.Args{"property": truncate(sem.JSONPointer.LastToken(), 40), "properties": propertyFields})
+	case errors.As(err, &sem) && sem.JSONPointer != "":
+		return invalidQuery("refusal.property_type", companydocs.Args{"property": truncate(sem.JSONPointer.LastToken(), 40)})
+	}
+	return invalidQuery("refusal.properties_type", nil)
 }
 
 // lineSeparator reports whether r separates the lines of a pasted block

@@ -33,6 +33,9 @@ func newTestServerWith(tb testing.TB, config Config, deps Deps) *Server {
 	if deps.Sessions == nil {
 		deps.Sessions = unreachableSessions{}
 	}
+	if deps.Profiles == nil {
+		deps.Profiles = unavailableSearcher{}
+	}
 	if deps.Ordering == nil {
 		deps.Ordering = unreachableOrdering{}
 	}
@@ -54,6 +57,10 @@ func newTestServerWith(tb testing.TB, config Config, deps Deps) *Server {
 
 type unavailableSearcher struct{}
 
+func (unavailableSearcher) Profiles(context.Context, []string) (map[string]*companydocs.Profile, error) {
+	return nil, &companydocs.Error{Code: companydocs.EUNAVAILABLE, Message: "This test serves no index."}
+}
+
 func (unavailableSearcher) Search(context.Context, resolver.Request) (*resolver.Result, error) {
 	return nil, &companydocs.Error{Code: companydocs.EUNAVAILABLE, Message: "This test serves no index."}
 }
@@ -68,9 +75,9 @@ type unreachableSessions struct{ Sessions }
 func TestNewServerNamesMissingDependencies(t *testing.T) {
 	_, err := NewServer(DefaultConfig(), Deps{Searcher: unavailableSearcher{}})
 	if err == nil {
-		t.Fatal("a server without Sessions, Ordering, Ready, Metrics and Logger was made")
+		t.Fatal("a server without Profiles, Sessions, Ordering, Ready, Metrics and Logger was made")
 	}
-	for _, name := range []string{"Sessions", "Ordering", "Ready", "Metrics", "Logger"} {
+	for _, name := range []string{"Profiles", "Sessions", "Ordering", "Ready", "Metrics", "Logger"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}

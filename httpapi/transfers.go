@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"companydocs"
@@ -145,7 +146,11 @@ func (s *Server) boundBody(c *fiber.Ctx) error {
 	if stream == nil || isUpload(c) {
 		return c.Next()
 	}
-	body, err := readBounded(&requestBody{r: stream}, c.Request().Header.ContentLength(), s.config.BodyLimit)
+	limit := s.config.BodyLimit
+	if isBatch(c) {
+		limit = max(limit, BatchBodyLimit)
+	}
+	body, err := readBounded(&requestBody{r: stream}, c.Request().Header.ContentLength(), limit)
 	if err != nil {
 		c.Context().SetConnectionClose()
 		return err
@@ -178,6 +183,12 @@ func readBounded(r io.Reader, n, limit int) ([]byte, error) {
 
 func errBodyTooLarge() error {
 	return companydocs.Refusal(companydocs.ETOOLARGE, "refusal.body_too_large", nil)
+}
+
+// isBatch reports whether c is a search batch, whose body may hold
+// BatchBodyLimit bytes.
+func isBatch(c *fiber.Ctx) bool {
+	return c.Method() == fiber.MethodPost && strings.EqualFold(strings.TrimSuffix(c.Path(), "/"), routeSearchBatch)
 }
 
 func isUpload(c *fiber.Ctx) bool {

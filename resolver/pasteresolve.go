@@ -18,13 +18,14 @@ import (
 func resolveBlock(ctx context.Context, idx Index, req Request, lines []string) (*Result, error) {
 	b := readBlock(lines)
 	pq := blockQuery(b)
+	pq.props = readProperties(req.Properties)
 	var (
 		found []*scored
 		notes []companydocs.ReasonDetail
 		err   error
 	)
 	if pq.leiShape && pq.leiErr == nil {
-		found, notes, err = resolveLEI(idx, pq)
+		found, notes, err = resolveLEI(idx, pq, pq.lei)
 	}
 	if err == nil && len(found) == 0 && pq.hasRef {
 		var more []companydocs.ReasonDetail

@@ -54,6 +54,43 @@ type Properties struct {
 	LegalForm      string `json:"legal_form,omitempty"`
 }
 
+// MaxPropertyRunes bounds one property: the longest street address,
+// court or officer's name is well under it.
+const MaxPropertyRunes = 300
+
+// named returns the properties with their ids, in the order of the
+// struct, the empty ones too.
+func (p *Properties) named() []namedProperty {
+	return []namedProperty{{"city", &p.City}, {"postal_code", &p.PostalCode}, {"address", &p.Address}, {"court", &p.Court},
+		{"register_number", &p.RegisterNumber}, {"lei", &p.LEI}, {"officer", &p.Officer}, {"legal_form", &p.LegalForm}}
+}
+
+type namedProperty struct {
+	id    string
+	value *string
+}
+
+// IsZero reports whether no property is given.
+func (p Properties) IsZero() bool { return p == Properties{} }
+
+// validate trims the properties and checks each: text of at most
+// MaxPropertyRunes characters without control characters.
+func (p *Properties) validate() error {
+	for _, np := range p.named() {
+		*np.value = strings.TrimSpace(*np.value)
+		v := *np.value
+		switch {
+		case !utf8.ValidString(v):
+			return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.property_not_utf8", companydocs.Args{"property": np.id})
+		case utf8.RuneCountInString(v) > MaxPropertyRunes:
+			return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.property_too_long", companydocs.Args{"property": np.id, "max": MaxPropertyRunes})
+		case strings.ContainsFunc(v, unicode.IsControl):
+			return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.property_control_characters", companydocs.Args{"property": np.id})
+		}
+	}
+	return nil
+}
+
 // validate checks a request and fills in defaults. Errors carry the
 // invalid_query code and a sentence that tells the user what to send.
 func (r *Request) validate() error {
@@ -68,6 +105,9 @@ func (r *Request) validate() error {
 	}
 	if r.Limit < 1 || r.Limit > MaxLimit {
 		return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.search_limit", companydocs.Args{"max": MaxLimit})
+	}
+	if err := r.Properties.validate(); err != nil {
+		return err
 	}
 	return validateQuery(r.Query)
 }
@@ -159,6 +199,10 @@ type parsedQuery struct {
 	// block is the pasted block the query was read from, nil for a typed
 	// one.
 	block *block
+	// props are the properties given beside the text, nil when none;
+	// leiKnown is set when their LEI names a known profile.
+	props    *givenClues
+	leiKnown bool
 }
 
 // reading is one way of reading the query's tokens, with their plain
@@ -283,7 +327,10 @@ func (pq *parsedQuery) isShort() bool {
 	if b := pq.block; b != nil && (len(b.persons) > 0 || b.street != "") {
 		return false
 	}
-	return pq.distinctiveTokens() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes
+	if pq.props != nil && (pq.props.hasRef || pq.leiKnown) {
+		return false
+	}
+	return pq.distinctiveTokens()+pq.props.softClues() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes
 }
 
 // maxShortRunes is the longest query that can be short: longer than the

@@ -41,6 +41,12 @@ const (
 	ReasonSeatOnly           = "seat_only"
 	ReasonLegalFormMatches   = "legal_form_matches"
 	ReasonLegalFormDiffers   = "legal_form_differs"
+	// what properties given beside the query contradict
+	ReasonSeatDiffers           = "seat_differs"
+	ReasonAddressDiffers        = "address_differs"
+	ReasonOfficerNotFound       = "officer_not_found"
+	ReasonRegisterNumberDiffers = "register_number_differs"
+	ReasonLEIDiffers            = "lei_differs"
 	// register status and verification
 	ReasonDiscoveryUnverified = "discovery_unverified"
 	ReasonDiscoveryVerified   = "discovery_verified"
@@ -84,6 +90,7 @@ type rp = companydocs.ReasonParams
 // the person is an officer.
 var reasonTable = map[string]reasonSentence{
 	ReasonAddressMatches:        {[]string{"address"}},
+	ReasonAddressDiffers:        {[]string{"address", "query_address"}},
 	ReasonCourtDiffers:          {[]string{"court", "query_court"}},
 	ReasonCourtMatches:          {[]string{"court"}},
 	ReasonDiscoveryUnverified:   {[]string{"gaps?"}},
@@ -95,6 +102,7 @@ var reasonTable = map[string]reasonSentence{
 	ReasonLegalFormDiffers:      {[]string{"legal_form", "query_legal_form"}},
 	ReasonLegalFormMatches:      {[]string{"legal_form"}},
 	ReasonLEIMatches:            {[]string{"lei"}},
+	ReasonLEIDiffers:            {[]string{"query_lei"}},
 	ReasonNameConflict:          {[]string{"name"}},
 	ReasonNameContainsQuery:     {nil},
 	ReasonNameDoesNotMatch:      {nil},
@@ -107,12 +115,15 @@ var reasonTable = map[string]reasonSentence{
 	ReasonNoCourtGiven:          {[]string{"register_number", "entries"}},
 	ReasonNoOrderableDocument:   {nil},
 	ReasonOfficerMatches:        {[]string{"person", "position?"}},
+	ReasonOfficerNotFound:       {[]string{"person"}},
 	ReasonOnlyEntryNameSeat:     {nil},
 	ReasonOnlyLiveEntryAtCourt:  {[]string{"entries"}},
 	ReasonPastedTextCap:         {nil},
 	ReasonRegisterNumberMatches: {[]string{"register_number"}},
+	ReasonRegisterNumberDiffers: {[]string{"register_number?", "query_register_number"}},
 	ReasonRemoved:               {nil},
 	ReasonSeatMatches:           {[]string{"seat"}},
+	ReasonSeatDiffers:           {[]string{"seat", "query_seat"}},
 	ReasonSeatOnly:              {nil},
 	ReasonSecondExactCap:        {nil},
 	ReasonSharedNumberCap:       {[]string{"register_number", "entries"}},
@@ -131,6 +142,7 @@ const (
 	NoteLEIChecksumFails     = "lei_checksum_fails"
 	NoteRegisterEntryUnknown = "register_entry_unknown"
 	NoteNoEntryAtCourt       = "no_entry_at_court"
+	NotePropertyUnread       = "property_unread"
 )
 
 // noteTable is the table of note codes, as reasonTable is of reasons;
@@ -141,6 +153,7 @@ var noteTable = map[string]reasonSentence{
 	NoteLEIUnknown:           {[]string{"lei"}},
 	NoteNoEntryAtCourt:       {[]string{"register_number", "court"}},
 	NoteRegisterEntryUnknown: {[]string{"register_number", "court?"}},
+	NotePropertyUnread:       {[]string{"property", "text"}},
 }
 
 // lineTable is the table of line codes (LineName ... AsideUnknown): what
@@ -206,6 +219,8 @@ func reasonArgs(p companydocs.ReasonParams) messages.Args {
 		"query_former_court": p.QueryFormerCourt, "suffix": p.Suffix, "legal_form": p.LegalForm,
 		"query_legal_form": p.QueryLegalForm, "name": p.Name, "seat": p.Seat, "former_name": p.FormerName,
 		"person": p.Person, "address": p.Address, "text": p.Text,
+		"query_seat": p.QuerySeat, "query_address": p.QueryAddress, "query_register_number": p.QueryRegisterNumber,
+		"query_lei": p.QueryLEI, "property": p.Property,
 	} {
 		if v != "" {
 			a[name] = v

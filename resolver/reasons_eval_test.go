@@ -25,7 +25,8 @@ import (
 // one that differs, a name that has the shape of an LEI (20 letters and
 // digits ending in two digits) whose checksum fails; a valid LEI no record
 // carries, a register number no entry has (with and without a court), a
-// number known at other courts only; a pasted block with an LEI line.
+// number known at other courts only; a pasted block with an LEI line;
+// properties that contradict what they are given for.
 var reasonQueries = []resolver.Request{
 	{Query: "Landeskreditbank Baden-Württemberg -Förderbank-\nLEI: 0SK1ILSPWNVBNQWU0W18", Discover: true},
 	{Query: "Kehl", Mode: resolver.ModeDeep},
@@ -36,6 +37,13 @@ var reasonQueries = []resolver.Request{
 	{Query: "HRB 999999"},
 	{Query: "Düsseldorf HRB 999999"},
 	{Query: "HRB 562 Kiel"},
+	// properties: a register entry whose seat, address and officer
+	// differ from those given; a number no entry has and a form that is
+	// none; an LEI of another company
+	{Query: "Rheinbahn AG", Properties: resolver.Properties{RegisterNumber: "HRB 562", Court: "Düsseldorf", City: "Köln",
+		Address: "Hohe Straße 1", PostalCode: "50667", Officer: "Erika Mustermann"}},
+	{Query: "Rheinbahn AG Düsseldorf", Properties: resolver.Properties{RegisterNumber: "HRB 999999", LegalForm: "Firma"}},
+	{Query: "Rheinbahn AG Düsseldorf", Properties: resolver.Properties{LEI: "0SK1ILSPWNVBNQWU0W18"}, Discover: true},
 }
 
 // unreachableReasons are caps no query reaches under today's weights: a

@@ -39,28 +39,47 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 		return resolveBlock(ctx, idx, req, lines)
 	}
 	pq := parseQuery(req.Query)
+	pq.props = readProperties(req.Properties)
+	if g := pq.props; g != nil && pq.hasRef && pq.ref.Court == "" {
+		pq.ref.Court = g.court // a typed number's court from its column
+	}
 	var (
 		found []*scored
 		err   error
 		notes []companydocs.ReasonDetail
 	)
 	if pq.leiShape && pq.leiErr == nil {
-		found, notes, err = resolveLEI(idx, pq)
+		found, notes, err = resolveLEI(idx, pq, pq.lei)
 	}
 	if err == nil && len(found) == 0 && pq.hasRef {
 		pq.readAsRegister()
 		found, notes, err = resolveRegister(idx, pq, req)
 	}
+	var more []companydocs.ReasonDetail
+	if err == nil && len(found) == 0 {
+		found, more, err = resolveGivenIdentifiers(idx, pq, req)
+		notes = append(notes, more...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
 	}
 	var ranked []*scored
-	if len(found) == 0 && len(pq.tokens) > 0 {
+	switch {
+	case len(pq.tokens) > 0 && (len(found) == 0 || allConflict(found)):
+		// nothing found by an identifier, or only entries whose name
+		// contradicts the text's: the text's companies are searched too,
+		// each marked with the identifier it does not bear
 		if ranked, err = resolveText(ctx, idx, pq, req); err != nil {
 			return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
 		}
-	} else {
+		if len(found) > 0 {
+			ranked = rank(append(found, ranked...), pq, nil)
+		}
+	default:
 		ranked = rank(found, pq, nil)
+	}
+	if pq.props != nil {
+		notes = append(notes, pq.props.notes...)
 	}
 	return &Result{
 		Candidates:    candidates(ranked, req.Limit),
@@ -68,21 +87,65 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 	}, nil
 }
 
-// resolveLEI anchors a checksum-valid LEI.
-func resolveLEI(idx Index, pq *parsedQuery) ([]*scored, []companydocs.ReasonDetail, error) {
-	profiles, err := idx.ByLEI(pq.lei)
+// resolveGivenIdentifiers looks up the LEI and then the register number
+// given as properties, when the text held neither: each is looked up as
+// the typed one is, the text's name confirming or contradicting the entry.
+func resolveGivenIdentifiers(idx Index, pq *parsedQuery, req Request) ([]*scored, []companydocs.ReasonDetail, error) {
+	g := pq.props
+	if g == nil {
+		return nil, nil, nil
+	}
+	var notes []companydocs.ReasonDetail
+	if g.lei != "" {
+		found, more, err := resolveLEI(idx, pq, g.lei)
+		if err != nil || len(found) > 0 {
+			pq.leiKnown = len(found) > 0
+			return found, more, err
+		}
+		notes = more
+	}
+	if g.hasRef && !pq.hasRef {
+		pq.ref, pq.hasRef = g.ref, true
+		found, more, err := resolveRegister(idx, pq, req)
+		return found, append(notes, more...), err
+	}
+	return nil, notes, nil
+}
+
+// allConflict reports whether every candidate found conflicts with the
+// query (scored.conflict).
+func allConflict(found []*scored) bool {
+	for _, s := range found {
+		if !s.conflict {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveLEI anchors a checksum-valid LEI (typed, or given as a
+// property); a name given beside it that contradicts the entry's takes the
+// anchor away.
+func resolveLEI(idx Index, pq *parsedQuery, lei companydocs.LEI) ([]*scored, []companydocs.ReasonDetail, error) {
+	profiles, err := idx.ByLEI(lei)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(profiles) == 0 {
-		return nil, []companydocs.ReasonDetail{{Code: NoteLEIUnknown, Params: companydocs.ReasonParams{LEI: string(pq.lei)}}}, nil
+		return nil, []companydocs.ReasonDetail{{Code: NoteLEIUnknown, Params: companydocs.ReasonParams{LEI: string(lei)}}}, nil
 	}
 	var out []*scored
 	for _, p := range profiles {
 		s := &scored{p: p, confidence: AnchoredConfidence, anchored: len(profiles) == 1}
-		s.reason(ReasonLEIMatches, companydocs.ReasonParams{LEI: string(pq.lei)})
+		s.reason(ReasonLEIMatches, companydocs.ReasonParams{LEI: string(lei)})
+		if len(pq.tokens) > 0 && textEvidence(pq, p).score < conflictingName {
+			s.anchored, s.conflict = false, true
+			s.confidence -= NameConflictPenalty
+			s.reason(ReasonNameConflict, companydocs.ReasonParams{Name: p.Name})
+		}
 		statusEvidence(p, s)
 		s.confidence = min(s.confidence, AnchoredConfidence)
+		applyProperties(pq, s)
 		out = append(out, s)
 	}
 	return out, nil, nil
@@ -154,6 +217,7 @@ func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, a
 		s.reason(ReasonFormerCourtDiffers, companydocs.ReasonParams{FormerCourt: courtName(p.Ref.FormerCourt), QueryFormerCourt: courtName(pq.ref.FormerCourt)})
 	}
 	nameConflict := registerNameEvidence(pq, p, s)
+	s.conflict = nameConflict
 	statusEvidence(p, s)
 	unique := courtOK && suffixOK && live == 1 && !p.Removed
 	switch {
@@ -170,6 +234,7 @@ func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, a
 		}
 	}
 	s.confidence = clamp(s.confidence)
+	applyProperties(pq, s)
 	return s
 }
 
@@ -225,6 +290,13 @@ func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) (
 		}
 		found = append(found, more.found...)
 	}
+	if q, ok := givenOfficerSearch(pq, req, found); ok {
+		more, err := searchWindow(ctx, idx, q, pq, 0, fieldWindow)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, more.found...)
+	}
 	// an exact name and seat anchors only when it is unique among the
 	// hits ranked first; one found after them never does
 	markExactNameSeat(found, pq)
@@ -256,6 +328,22 @@ func fieldSearches(q companydocs.TextQuery, pq *parsedQuery, first textWindow) [
 	return out
 }
 
+// givenOfficerSearch is the search of the officer given as a property
+// among officers alone, when no candidate the text found bears that
+// person: the company may rank below other names in the text's window. Its
+// hits are scored against the text, as every candidate is, so that only
+// those whose name the text supports join.
+func givenOfficerSearch(pq *parsedQuery, req Request, found []*scored) (companydocs.TextQuery, bool) {
+	g := pq.props
+	if g == nil || len(g.officer) == 0 {
+		return companydocs.TextQuery{}, false
+	}
+	if anyNamed(found, func(s *scored) bool { _, ok := officerNamed(s.p, g.officer); return ok }) {
+		return companydocs.TextQuery{}, false
+	}
+	return companydocs.TextQuery{NameTerms: g.officer, Only: companydocs.OnlyOfficers, Fuzzy: true, Discover: req.Discover}, true
+}
+
 // rankWindowOf is how many hits are ranked together for a query. Names
 // and seats are what the index's score orders best; a person, an address
 // and deep mode's wider net match fields that score below a name word of
@@ -280,6 +368,14 @@ func textQueryOf(pq *parsedQuery, req Request) companydocs.TextQuery {
 	}
 	if pq.hasForm {
 		q.LegalFormTerms = pq.form.Words
+	}
+	if g := pq.props; g != nil {
+		// a seat and a form given boost the companies that have them,
+		// as the query's own would; they are no name words
+		q.SeatWords = append(append(q.SeatWords, g.city...), placeSpellings(g.city)...)
+		if g.hasForm && !pq.hasForm {
+			q.LegalFormTerms = g.form.Words
+		}
 	}
 	pq.deep = q.Deep
 	return q
@@ -345,6 +441,7 @@ func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
 		s.cap(InvalidLEICap, ReasonInvalidLEICap, companydocs.ReasonParams{})
 	}
 	s.confidence = clamp(s.confidence)
+	applyProperties(pq, s)
 	return s
 }
 
@@ -359,7 +456,7 @@ func markExactNameSeat(found []*scored, pq *parsedQuery) {
 			n++
 		}
 	}
-	if n != 1 || pq.isShort() || personAlone(pq, hit.p) || !hit.p.Verified || pq.block != nil {
+	if n != 1 || pq.isShort() || personAlone(pq, hit.p) || !hit.p.Verified || pq.block != nil || hit.disagreed {
 		return
 	}
 	hit.anchored = true

@@ -36,6 +36,11 @@ type scored struct {
 	field, person string
 	// capped notes the reason codes of caps that applied, once each.
 	capped map[string]bool
+	// disagreed is set when a property given disagrees with the
+	// candidate (applyProperties): a text match is then not anchored.
+	// conflict is set when a register number or LEI given names another
+	// entry, or the name given contradicts an identifier's entry.
+	disagreed, conflict bool
 }
 
 // reason adds a reason; params holds the values its sentence names.

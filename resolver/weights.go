@@ -84,6 +84,24 @@ const (
 	// the text matches (text alone never makes a candidate exact).
 	PastedTextCap = 0.90
 
+	// PropertyCourtWeight, PropertyAddressWeight and PropertyOfficerWeight
+	// are added when a court (given without a register number), an
+	// address or an officer given as a property agrees with a candidate
+	// (a seat agreeing adds SeatWeight, a legal form LegalFormWeight, as
+	// typed ones do). One that disagrees takes PropertyMismatchPenalty
+	// away (a seat SeatWeight, a court PropertyCourtWeight, a legal form
+	// LegalFormWeight): an address or officer list may be out of date.
+	PropertyCourtWeight     = 0.05
+	PropertyAddressWeight   = 0.10
+	PropertyOfficerWeight   = 0.10
+	PropertyMismatchPenalty = 0.05
+	// IdentifierConflictPenalty is taken from a candidate that a register
+	// number or LEI given as a property does not name, and
+	// IdentifierConflictCap caps it: possible at best, never exact,
+	// however well its name matches.
+	IdentifierConflictPenalty = 0.20
+	IdentifierConflictCap     = 0.80
+
 	// ExactThreshold is the least confidence an exact candidate has;
 	// PossibleThreshold the least a possible one has.
 	ExactThreshold    = 0.95

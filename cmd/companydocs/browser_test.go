@@ -542,11 +542,13 @@ func (p *pageDriver) checkPhoneWidth(screenshot string) {
 
 // sticksOut lists what does not fit a 375 px screen: an element wider
 // than the screen, one that reaches out of its parent's box, or one whose
-// content overflows it (a long word that does not wrap). Only the
-// innermost such elements are named: they are the ones to fix.
+// content overflows it (a long word that does not wrap). What lies in a
+// box that scrolls sideways (a wide table) scrolls there, not the page.
+// Only the innermost such elements are named: they are the ones to fix.
 const sticksOut = `(() => {
 	const box = e => e.getBoundingClientRect();
-	const shown = e => { const r = box(e); return r.width > 0 && r.height > 0 && !["absolute", "fixed"].includes(getComputedStyle(e).position); };
+	const scrolls = e => { for (let a = e.parentElement; a; a = a.parentElement) { if (["auto", "scroll"].includes(getComputedStyle(a).overflowX)) return true; } return false; };
+	const shown = e => { const r = box(e); return r.width > 0 && r.height > 0 && !["absolute", "fixed"].includes(getComputedStyle(e).position) && !scrolls(e); };
 	const inside = e => { const p = e.parentElement, r = box(e), q = box(p);
 		return r.right <= Math.min(375, q.left + p.clientLeft + p.clientWidth) + 1 && r.left >= q.left + p.clientLeft - 1; };
 	const overflows = e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === "visible";

@@ -87,6 +87,18 @@ func TestCommandLineExitCodes(t *testing.T) {
 		{[]string{"search", "--mode", "fast", "acme"}, 2, "--mode must be standard or deep"},
 		{[]string{"search", "acme"}, 1, ""},
 
+		{[]string{"resolve", "-h"}, 0, "usage: companydocs resolve --query COLUMN [flags] [FILE]"},
+		{[]string{"resolve", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"resolve"}, 2, "resolve needs --query COLUMN"},
+		{[]string{"resolve", "--query", "Name", "a.csv", "b.csv"}, 2, "at most one input file, got 2"},
+		{[]string{"resolve", "--query", "Name", "--workers", "0"}, 2, "--workers must be 1 to 64, got 0"},
+		{[]string{"resolve", "--query", "Name", "--batch-size", "1001"}, 2, "--batch-size must be 1 to 1000, got 1001"},
+		{[]string{"resolve", "--query", "Name", "--mode", "fast"}, 2, "--mode must be standard or deep"},
+		{[]string{"resolve", "--query", "Name", "--resume"}, 2, "--resume needs --output FILE"},
+		{[]string{"resolve", "--query", "Name", "--delimiter", "|"}, 2, `--delimiter must be ",", ";" or "tab", got "|"`},
+		{[]string{"resolve", "--query", "Name", "--server", "127.0.0.1:8080"}, 2, "--server must be the server's base URL"},
+		{[]string{"resolve", "--query", "Name", "missing.csv"}, 1, "missing.csv"},
+
 		{[]string{"store"}, 2, "companydocs store check"},
 		{[]string{"store", "help"}, 0, "companydocs store backup"},
 		{[]string{"store", "-h"}, 0, "companydocs store backup"},
@@ -142,6 +154,8 @@ func TestCommandLineHelpListsOwnFlags(t *testing.T) {
 		{[]string{"accounts", "list", "-h"}, []string{"-json", "-data-dir"}, []string{"-name", "-credits", "-add", "-operator"}},
 		{[]string{"accounts", "credit", "-h"}, []string{"-name", "-add"}, []string{"-credits", "-operator", "-json"}},
 		{[]string{"store", "check", "-h"}, []string{"-data-dir", "-store"}, []string{"-to", "-force", "-from"}},
+		{[]string{"resolve", "-h"}, []string{"-query", "-city", "-postal-code", "-address", "-court", "-register", "-lei", "-officer", "-legal-form",
+			"-delimiter", "-output", "-resume", "-workers", "-server", "-data-dir"}, []string{"-limit", "-json", "-add", "-addr"}},
 		{[]string{"store", "backup", "-h"}, []string{"-to", "-force"}, []string{"-from"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

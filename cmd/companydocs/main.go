@@ -1,7 +1,7 @@
 // Command companydocs resolves German companies from any clue and orders
 // official register documents for verified company profiles.
 //
-// Subcommands: serve, ingest, accounts, store, search, version. Run
+// Subcommands: serve, ingest, accounts, store, search, resolve, version. Run
 // "companydocs help".
 package main
 
@@ -27,6 +27,7 @@ Usage:
   companydocs store check --store postgres://...     check the PostgreSQL store
   companydocs store migrate --from FILE --to postgres://...  copy an orders.db into PostgreSQL and verify the copy
   companydocs search   [flags] QUERY      print the candidates for a query
+  companydocs resolve  --query COLUMN [flags] [FILE]  resolve every row of a CSV or TSV file (or stdin)
   companydocs version                     print the version and VCS revision (also --version)
   companydocs help                        show this text
 
@@ -99,6 +100,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runAccounts(args, stdout, stderr)
 	case "search":
 		return runSearch(ctx, args, stdout, stderr)
+	case "resolve":
+		return runResolve(ctx, args, stdout, stderr)
 	case "store":
 		return runStore(ctx, args, stdout, stderr)
 	case "version", "--version", "-version":

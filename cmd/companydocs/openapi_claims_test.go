@@ -106,13 +106,14 @@ func orderBody(profile, doc, plan string) map[string]any {
 // refused with the field named, any other must be accepted.
 func checkUnknownFields(t *testing.T, doc *openapi3.T, s *testServer, c claims) {
 	valid := map[string]map[string]any{
-		"SearchRequest":  {"query": "Rheinbahn AG Düsseldorf"},
-		"SessionRequest": {"api_key": "cdk_unknown"},
-		"OrderRequest":   orderBody(c.profile, "CD", "cd-single"),
-		"NoteRequest":    {"note": "A note."},
-		"FailRequest":    {"reason": "The register has no such entry."},
-		"WebhookRequest": {"url": "https://example.com/hook"},
-		"WatchRequest":   {"company_profile_id": c.profile},
+		"SearchRequest":      {"query": "Rheinbahn AG Düsseldorf"},
+		"SearchBatchRequest": {"queries": []any{map[string]any{"query": "Rheinbahn AG Düsseldorf"}}},
+		"SessionRequest":     {"api_key": "cdk_unknown"},
+		"OrderRequest":       orderBody(c.profile, "CD", "cd-single"),
+		"NoteRequest":        {"note": "A note."},
+		"FailRequest":        {"reason": "The register has no such entry."},
+		"WebhookRequest":     {"url": "https://example.com/hook"},
+		"WatchRequest":       {"company_profile_id": c.profile},
 	}
 	checked := 0
 	for path, item := range doc.Paths.Map() {
@@ -331,7 +332,7 @@ func reachWithSlowSearch(t *testing.T, sessions httpapi.Sessions, ord httpapi.Or
 	cfg.ReadTimeout = 300 * time.Millisecond
 	cfg.SearchTimeout = 50 * time.Millisecond
 	srv, err := httpapi.NewServer(cfg, httpapi.Deps{
-		Searcher: slowSearcher{}, Sessions: sessions, Ordering: ord, Ready: func() []string { return nil },
+		Searcher: slowSearcher{}, Profiles: slowSearcher{}, Sessions: sessions, Ordering: ord, Ready: func() []string { return nil },
 		Metrics: httpapi.NewMetrics(prometheus.NewRegistry()), Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -401,6 +402,11 @@ func checkProse(t *testing.T, doc *openapi3.T, s *testServer) {
 
 // slowSearcher answers no search before its deadline.
 type slowSearcher struct{}
+
+func (slowSearcher) Profiles(ctx context.Context, _ []string) (map[string]*companydocs.Profile, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
 
 func (slowSearcher) Search(ctx context.Context, _ resolver.Request) (*resolver.Result, error) {
 	<-ctx.Done()

@@ -240,7 +240,7 @@ func (m *Main) listen() error {
 	cfg.Version, cfg.Revision = m.build.Version, m.build.Revision
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
-		Searcher: liveSearcher{m.Live}, Sessions: m.Accounts, Ordering: m.Orders, Ready: m.ready,
+		Searcher: liveSearcher{m.Live}, Profiles: liveSearcher{m.Live}, Sessions: m.Accounts, Ordering: m.Orders, Ready: m.ready,
 		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
 		OnTransfer: m.Metrics.SetTransfersInFlight, OnTransferRefused: m.Metrics.ObserveTransferRefused,
 	})
@@ -418,6 +418,26 @@ func (s liveSearcher) Search(ctx context.Context, req resolver.Request) (*resolv
 		return nil, errNoGeneration
 	}
 	return resolver.Resolve(ctx, gen, req)
+}
+
+// Profiles returns the profiles of ids on the current generation.
+func (s liveSearcher) Profiles(_ context.Context, ids []string) (map[string]*companydocs.Profile, error) {
+	gen, release := s.live.Acquire()
+	defer release()
+	if gen == nil {
+		return nil, errNoGeneration
+	}
+	out := make(map[string]*companydocs.Profile, len(ids))
+	for _, id := range ids {
+		p, err := gen.Profile(id)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			out[id] = p
+		}
+	}
+	return out, nil
 }
 
 // errNoGeneration answers a search that finds the index closed: the

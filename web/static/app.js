@@ -31,6 +31,10 @@
     credits: null, // the account's balance, from GET /account/; null until read
     watches: { items: [], count: null, limit: null, seq: 0 }, // the client's watched companies
     queue: { status: "PREVIEW_READY", cursor: null, items: [], seq: 0 }, // the operator's view
+    // many companies: the table read, each row's batch answer and the
+    // reviewer's choice (candidate index, -1 none, undefined not reviewed)
+    many: { table: null, fileName: "", outcomes: [], choices: [], done: 0, running: false, controller: null,
+      reviewing: null, error: null, read: null, status: null },
   };
 
   // ---- language ----
@@ -73,6 +77,8 @@
     renderWatches();
     fillQueueSelect();
     renderQueue();
+    fillManySelects(false);
+    renderMany();
   }
 
   function switchLanguage() {
@@ -318,6 +324,7 @@
       setStatus("account-status", "");
       renderSession();
       renderSearchResult();
+      renderManyRows();
       loadOrders(false);
       loadAccount();
       loadWatches();
@@ -373,6 +380,7 @@
     closeOrderPanel(false);
     renderSession();
     renderSearchResult();
+    renderManyRows();
     renderOrders();
     renderWatches();
     renderQueue();
@@ -553,6 +561,42 @@
         state.search.controller = null;
         $("results").setAttribute("aria-busy", "false");
       }
+    }
+  }
+
+  // showProfile opens the page on one company profile, as
+  // #profile=<profile_id> (the reconciliation service's view of an
+  // entity): its register number and court, read by data extension, are
+  // searched, which shows its card with its reasons and its order button.
+  async function showProfile() {
+    const m = /^#profile=(.+)$/.exec(window.location.hash);
+    if (!m) {
+      return;
+    }
+    let id;
+    try {
+      id = decodeURIComponent(m[1]);
+    } catch (e) {
+      id = m[1];
+    }
+    const extend = JSON.stringify({ ids: [id], properties: [{ id: "register_number" }, { id: "court" }] });
+    cancelSearch();
+    clearResults();
+    try {
+      const data = await api("GET", "/reconcile?extend=" + encodeURIComponent(extend));
+      const row = (data && data.rows && data.rows[id]) || {};
+      const number = (row.register_number || [])[0];
+      const court = (row.court || [])[0];
+      if (!number) {
+        setStatus("search-status", t("profile.unknown"), "error");
+        return;
+      }
+      const q = (number.str + " " + (court ? court.str : "")).trim();
+      $("query").value = q;
+      fitQuery();
+      runSearch(q);
+    } catch (err) {
+      setStatus("search-status", explain(err).text, "error");
     }
   }
 
@@ -1463,6 +1507,7 @@
       // Cards drawn before the role was known offer to order; take that
       // away. A client's cards stay as they are, and so does the focus.
       renderSearchResult();
+      renderManyRows();
     }
   }
 
@@ -1759,6 +1804,480 @@
     return el("div", { className: "field fail" }, [el("label", { for: inputId, text: t("queue.reason") }), reason, button]);
   }
 
+  // ---- many companies ----
+  //
+  // A table of clues (CSV or TSV with a header line) resolves through the
+  // batch endpoint, MANY_CHUNK rows a request, one request at a time; a
+  // 429 is waited out as Retry-After says. The download has the columns of
+  // "companydocs resolve": the input's cells, then RESULT_COLUMNS.
+
+  const MANY_CHUNK = 100;
+  const MANY_MAX_ROWS = 5000; // more rows: the command line (companydocs resolve)
+  const MANY_CHOICES = 5; // candidates offered when a row is reviewed
+  const MANY_PROPS = ["city", "postal_code", "address", "court", "register_number", "lei", "officer", "legal_form"];
+  const RESULT_COLUMNS = ["profile_id", "name", "court", "registry_number", "confidence", "confidence_label", "ordering_eligible", "reasons"];
+  // Header names that preselect a column, by property (lower case).
+  const MANY_GUESS = {
+    query: /^(name|firma|firmenname|company|unternehmen|clue)$/,
+    city: /^(ort|stadt|city|sitz|seat)$/,
+    postal_code: /^(plz|postleitzahl|postal.?code|zip)$/,
+    address: /^(straße|strasse|str\.?|adresse|address|street)$/,
+    court: /^(gericht|registergericht|amtsgericht|court)$/,
+    register_number: /^(hrb|hra|register|registernummer|register.?number|handelsregisternummer)$/,
+    lei: /^lei$/,
+    officer: /^(geschäftsführer|geschaeftsfuehrer|officer|director|vorstand|inhaber)$/,
+    legal_form: /^(rechtsform|legal.?form)$/,
+  };
+
+  // detectComma picks the delimiter of a header line as the command line
+  // does: the most frequent of comma, semicolon and tab outside quotes.
+  function detectComma(line) {
+    const counts = { ",": 0, ";": 0, "\t": 0 };
+    let quoted = false;
+    for (const c of line) {
+      if (c === '"') {
+        quoted = !quoted;
+      } else if (!quoted && c in counts) {
+        counts[c]++;
+      }
+    }
+    let best = ",";
+    for (const c of [";", "\t"]) {
+      if (counts[c] > counts[best]) {
+        best = c;
+      }
+    }
+    return best;
+  }
+
+  // parseTable reads CSV text as Go's encoding/csv does with lazy quotes:
+  // "\r\n" is "\n", an empty line is skipped, "" in a quoted cell is ".
+  function parseTable(text, comma) {
+    const rows = [];
+    let row = [];
+    let cell = "";
+    let quoted = false;
+    let started = false; // the line has a character
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (quoted) {
+        if (c === '"' && text[i + 1] === '"') {
+          cell += '"';
+          i++;
+        } else if (c === '"' && (i + 1 === text.length || text[i + 1] === comma || text[i + 1] === "\n")) {
+          quoted = false;
+        } else {
+          cell += c;
+        }
+      } else if (c === '"' && cell === "") {
+        quoted = true;
+        started = true;
+      } else if (c === comma) {
+        row.push(cell);
+        cell = "";
+        started = true;
+      } else if (c === "\n") {
+        if (started || cell !== "") {
+          row.push(cell);
+          rows.push(row);
+        }
+        row = [];
+        cell = "";
+        started = false;
+      } else {
+        cell += c;
+        started = true;
+      }
+    }
+    if (started || cell !== "") {
+      row.push(cell);
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  // readTable turns the text of a file or a paste into a header and rows
+  // as wide as the header.
+  function readTable(text) {
+    const bom = text.startsWith("\ufeff");
+    text = (bom ? text.slice(1) : text).replace(/\r\n/g, "\n");
+    const comma = detectComma(text.split("\n", 1)[0]);
+    const all = parseTable(text, comma);
+    if (all.length === 0) {
+      return null;
+    }
+    const header = all[0].map((h) => h.trim());
+    const rows = all.slice(1).map((r) => {
+      r = r.slice();
+      while (r.length > header.length && r[r.length - 1].trim() === "") {
+        r.pop();
+      }
+      while (r.length < header.length) {
+        r.push("");
+      }
+      return r;
+    });
+    return { header, rows, comma, bom };
+  }
+
+  async function onManyFile() {
+    const file = $("many-file").files[0];
+    if (!file) {
+      return;
+    }
+    $("many-text").value = "";
+    state.many.fileName = file.name;
+    // file.text() would drop a BOM; the download keeps the upload's.
+    loadTable(new TextDecoder("utf-8", { ignoreBOM: true }).decode(await file.arrayBuffer()));
+  }
+
+  function onManyPaste() {
+    $("many-file").value = "";
+    state.many.fileName = "";
+    loadTable($("many-text").value);
+  }
+
+  function loadTable(text) {
+    stopMany();
+    const m = state.many;
+    const table = text.trim() ? readTable(text) : null;
+    Object.assign(m, { table, outcomes: [], choices: [], done: 0, reviewing: null, error: null, status: null });
+    if (table && table.rows.length > MANY_MAX_ROWS) {
+      m.read = { key: "many.tooMany", vars: { n: table.rows.length, max: MANY_MAX_ROWS } };
+      m.table = null;
+    } else if (table && table.rows.length > 0) {
+      m.read = { key: table.rows.length === 1 ? "many.read.one" : "many.read.many", vars: { n: table.rows.length, cols: table.header.length } };
+    } else {
+      m.read = text.trim() ? { key: "many.noRows" } : null;
+      m.table = null;
+    }
+    fillManySelects(true);
+    renderMany();
+  }
+
+  // fillManySelects offers the header's columns in every select; guess
+  // preselects the columns whose names say what they hold.
+  function fillManySelects(guess) {
+    const m = state.many;
+    const selects = document.querySelectorAll("#many-columns select");
+    for (const select of selects) {
+      const prop = select.dataset.prop;
+      const previous = guess ? null : select.value;
+      select.replaceChildren();
+      if (!m.table) {
+        continue;
+      }
+      if (prop !== "query") {
+        select.append(el("option", { value: "", text: t("many.col.none") }));
+      }
+      m.table.header.forEach((h, i) => select.append(el("option", { value: String(i), text: h || t("many.col.unnamed", { n: i + 1 }) })));
+      if (previous !== null) {
+        select.value = previous;
+      } else {
+        const at = m.table.header.findIndex((h) => MANY_GUESS[prop].test(h.toLowerCase()));
+        select.value = at >= 0 ? String(at) : prop === "query" ? "0" : "";
+      }
+    }
+  }
+
+  // manyQuery is the batch item of one row: the clue and the property
+  // columns picked, trimmed, as the command line sends them.
+  function manyQuery(row) {
+    const item = { query: row[Number($("many-col-query").value)].trim() };
+    const properties = {};
+    for (const prop of MANY_PROPS) {
+      const col = $("many-col-" + prop).value;
+      if (col !== "" && row[Number(col)].trim() !== "") {
+        properties[prop] = row[Number(col)].trim();
+      }
+    }
+    if (Object.keys(properties).length > 0) {
+      item.properties = properties;
+    }
+    return item;
+  }
+
+  async function startMany(event) {
+    event.preventDefault();
+    const m = state.many;
+    if (!m.table || m.running) {
+      return;
+    }
+    const controller = new AbortController();
+    Object.assign(m, { outcomes: [], choices: [], done: 0, reviewing: null, error: null, running: true, controller });
+    m.status = null;
+    renderMany();
+    try {
+      while (m.done < m.table.rows.length) {
+        const chunk = m.table.rows.slice(m.done, m.done + MANY_CHUNK);
+        m.outcomes.push(...(await resolveRows(chunk.map(manyQuery), controller.signal)));
+        m.done += chunk.length;
+        m.status = null;
+        renderMany();
+      }
+      m.status = { key: "many.done", vars: { n: m.done, check: m.outcomes.filter(needsReview).length } };
+    } catch (err) {
+      if (err.name !== "AbortError") {
+        m.error = err;
+      } else {
+        m.status = { key: "many.stopped", vars: { n: m.done } };
+      }
+    } finally {
+      m.running = false;
+      m.controller = null;
+      renderMany();
+    }
+  }
+
+  // resolveRows resolves the queries of a chunk. A search the server did
+  // not answer within the batch's time (service_unavailable) is sent again,
+  // up to MANY_RETRIES times, waiting longer each time.
+  const MANY_RETRIES = 5;
+  async function resolveRows(queries, signal) {
+    const results = new Array(queries.length);
+    let pending = queries.map((_, i) => i);
+    for (let attempt = 0; ; attempt++) {
+      const answer = await resolveChunk(pending.map((i) => queries[i]), signal);
+      const again = [];
+      pending.forEach((i, k) => {
+        const r = answer.results[k];
+        results[i] = r;
+        if (r.error && r.error.code === "service_unavailable" && attempt < MANY_RETRIES) {
+          again.push(i);
+        }
+      });
+      if (again.length === 0) {
+        return results;
+      }
+      await pause(1000 * 2 ** attempt, signal);
+      pending = again;
+    }
+  }
+
+  // resolveChunk posts one chunk, waiting out rate_limited answers.
+  async function resolveChunk(queries, signal) {
+    for (;;) {
+      try {
+        return await api("POST", "/documents/companies/search/batch", { queries }, { signal });
+      } catch (err) {
+        if (err.code !== "rate_limited") {
+          throw err;
+        }
+        const s = Math.min(Math.max(parseInt(err.retryAfter, 10) || 1, 1), 60);
+        state.many.status = { key: "many.waiting", vars: { s } };
+        renderManyProgress();
+        await pause(s * 1000, signal);
+      }
+    }
+  }
+
+  function pause(ms, signal) {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        reject(new DOMException("stopped", "AbortError"));
+      }, { once: true });
+    });
+  }
+
+  function stopMany() {
+    if (state.many.controller) {
+      state.many.controller.abort();
+    }
+  }
+
+  // needsReview: a row whose best candidate is not exact and was not
+  // reviewed yet.
+  function needsReview(outcome, i) {
+    return outcome && !outcome.error && outcome.candidates.length > 0 && outcome.candidates[0].confidence_label !== "exact" &&
+      (i === undefined || state.many.choices[i] === undefined);
+  }
+
+  // chosenOf is the candidate a row stands for: the reviewer's choice
+  // (null for "none of these"), else the best candidate.
+  function chosenOf(i) {
+    const outcome = state.many.outcomes[i];
+    const choice = state.many.choices[i];
+    if (!outcome || outcome.error) {
+      return null;
+    }
+    if (choice !== undefined) {
+      return choice < 0 ? null : outcome.candidates[choice];
+    }
+    return outcome.candidates[0] || null;
+  }
+
+  function renderMany() {
+    const m = state.many;
+    setStatus("many-read", m.read ? t(m.read.key, m.read.vars) : "", m.read && m.read.key !== "many.read.one" && m.read.key !== "many.read.many" ? "error" : "");
+    $("many-columns").hidden = !m.table;
+    $("many-start").disabled = !m.table || m.running;
+    $("many-stop").hidden = !m.running;
+    $("many-file").disabled = m.running;
+    $("many-text").disabled = m.running;
+    for (const select of document.querySelectorAll("#many-columns select")) {
+      select.disabled = m.running;
+    }
+    renderManyProgress();
+    if (m.error) {
+      $("many-status").replaceChildren(errorNode(m.error));
+    }
+    $("many-result").hidden = m.outcomes.length === 0;
+    $("many-download").disabled = m.running;
+    renderManyRows();
+  }
+
+  function renderManyProgress() {
+    const m = state.many;
+    const total = m.table ? m.table.rows.length : 0;
+    $("many-progress").hidden = !m.running && (m.done === 0 || m.done === total);
+    $("many-bar").max = Math.max(total, 1);
+    $("many-bar").value = m.done;
+    $("many-progress-text").textContent = t("many.progress", { done: m.done, n: total });
+    if (!m.error) {
+      setStatus("many-status", m.status ? t(m.status.key, m.status.vars) : m.running ? t("many.running") : "");
+    }
+  }
+
+  function renderManyRows() {
+    const m = state.many;
+    const body = $("many-rows");
+    const focused = document.activeElement && body.contains(document.activeElement) ? document.activeElement.dataset.focusKey : null;
+    body.replaceChildren();
+    m.outcomes.forEach((outcome, i) => {
+      body.append(manyRow(i, outcome));
+      if (m.reviewing === i) {
+        body.append(reviewRow(i, outcome));
+      }
+    });
+    if (focused) {
+      const again = body.querySelector('[data-focus-key="' + focused + '"]');
+      if (again) {
+        again.focus();
+      }
+    }
+  }
+
+  function manyRow(i, outcome) {
+    const row = state.many.table.rows[i];
+    const clue = row[Number($("many-col-query").value)] || "";
+    const tr = el("tr", { "data-row": String(i) }, [el("td", { text: String(i + 1) }), el("td", { className: "clue", text: clue })]);
+    if (outcome.error) {
+      tr.append(el("td", { className: "row-error", "data-code": outcome.error.code, text: explain(outcome.error).text }), el("td"), el("td"));
+      return tr;
+    }
+    const chosen = chosenOf(i);
+    const reviewed = state.many.choices[i] !== undefined;
+    tr.append(el("td", {}, chosen ? [el("span", { className: "cand-name", text: chosen.name }), el("br"),
+      el("span", { className: "cand-facts", text: [chosen.court, chosen.registry_number, chosen.city].filter(Boolean).join(", ") })]
+      : [t(reviewed ? "many.noneChosen" : "many.noCandidate")]));
+    const label = chosen ? chosen.confidence_label : "";
+    tr.append(el("td", {}, [
+      label ? el("span", { className: "badge badge-" + label, "data-label": label, text: t("label." + label) }) : null,
+      reviewed ? el("span", { className: "reviewed", "data-reviewed": "true", text: " " + t("many.reviewed") }) : null,
+    ]));
+    const actions = el("div", { className: "row-buttons" });
+    if (outcome.candidates.length > 0 && (label !== "exact" || reviewed)) {
+      const b = el("button", { type: "button", className: "review-button", "data-focus-key": "review-" + i,
+        "aria-expanded": String(state.many.reviewing === i), text: t(reviewed ? "many.reviewAgain" : "many.review") });
+      b.addEventListener("click", () => {
+        state.many.reviewing = state.many.reviewing === i ? null : i;
+        renderManyRows();
+        const first = $("many-rows").querySelector(".review input");
+        (first || b).focus();
+      });
+      actions.append(b);
+    }
+    const order = chosen && (label === "exact" || reviewed) ? orderAction(chosen) : null;
+    if (order) {
+      actions.append(order);
+    }
+    tr.append(el("td", { className: "row-actions" }, [actions]));
+    return tr;
+  }
+
+  // reviewRow lets the reader pick the right candidate of a row, or none.
+  function reviewRow(i, outcome) {
+    const name = "review-" + i;
+    const current = state.many.choices[i] === undefined ? 0 : state.many.choices[i];
+    const options = outcome.candidates.slice(0, MANY_CHOICES).map((c, k) => reviewOption(name, String(k), k === current, [
+      el("span", { className: "cand-name", text: c.name }), " ",
+      el("span", { className: "badge badge-" + c.confidence_label, text: t("label." + c.confidence_label) }), el("br"),
+      el("span", { className: "cand-facts", text: [c.court, c.registry_number, c.city, t("confidence.value", { pct: Math.round(c.confidence * 100) })].filter(Boolean).join(", ") }),
+    ]));
+    options.push(reviewOption(name, "-1", current < 0, [t("many.none")]));
+    const save = el("button", { type: "button", className: "primary review-save", "data-focus-key": "save-" + i, text: t("many.saveChoice") });
+    save.addEventListener("click", () => {
+      const picked = $("many-rows").querySelector('input[name="' + name + '"]:checked');
+      state.many.choices[i] = Number(picked.value);
+      state.many.reviewing = null;
+      state.many.status = { key: "many.done", vars: { n: state.many.done, check: state.many.outcomes.filter(needsReview).length } };
+      renderMany();
+      const again = $("many-rows").querySelector('[data-focus-key="review-' + i + '"]');
+      if (again) {
+        again.focus();
+      }
+    });
+    const fieldset = el("fieldset", { className: "review" }, [el("legend", { text: t("many.reviewLegend", { n: i + 1 }) }), ...options, save]);
+    return el("tr", { className: "review-row" }, [el("td", { colspan: "5" }, [fieldset])]);
+  }
+
+  function reviewOption(name, value, checked, label) {
+    const id = name + "-" + value.replace("-", "none");
+    return el("div", { className: "review-option" }, [
+      el("input", { type: "radio", name, id, value, checked }),
+      el("label", { for: id }, label),
+    ]);
+  }
+
+  // ---- the download: the columns of companydocs resolve ----
+
+  function resultCells(i) {
+    const outcome = state.many.outcomes[i];
+    if (outcome.error) {
+      return ["", "", "", "", "", "", "", oneLine(outcome.error.code + ": " + outcome.error.message)];
+    }
+    const c = chosenOf(i);
+    if (!c) {
+      return ["", "", "", "", "", "", "", ""];
+    }
+    return [c.profile_id, c.name, c.court, c.registry_number, String(c.confidence), c.confidence_label, String(c.ordering_eligible),
+      oneLine((c.confidence_reasons || []).join(" | "))];
+  }
+
+  function oneLine(s) {
+    return s.split(/[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/).filter(Boolean).join(" ");
+  }
+
+  // csvCell quotes a cell as Go's encoding/csv writer does.
+  function csvCell(s, comma) {
+    const quote = s !== "" && (s === "\\." || s.includes(comma) || /["\r\n]/.test(s) ||
+      /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/.test(s));
+    return quote ? '"' + s.replace(/"/g, '""') + '"' : s;
+  }
+
+  function manyCSV() {
+    const m = state.many;
+    const line = (cells) => cells.map((c) => csvCell(c, m.table.comma)).join(m.table.comma) + "\n";
+    let out = (m.table.bom ? "\ufeff" : "") + line(m.table.header.concat(RESULT_COLUMNS));
+    m.outcomes.forEach((_, i) => {
+      out += line(m.table.rows[i].concat(resultCells(i)));
+    });
+    return out;
+  }
+
+  function downloadMany() {
+    const blob = new Blob([manyCSV()], { type: "text/csv;charset=utf-8" });
+    const url = URL.createObjectURL(blob);
+    const base = (state.many.fileName || "companies").replace(/\.(csv|tsv|txt)$/i, "");
+    const link = el("a", { href: url, download: base + "-resolved.csv", hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+  }
+
   // ---- start ----
 
   function start() {
@@ -1789,6 +2308,11 @@
     $("queue-status").addEventListener("change", () => loadQueue(false));
     $("queue-refresh").addEventListener("click", () => loadQueue(false));
     $("queue-more").addEventListener("click", () => loadQueue(true));
+    $("many-file").addEventListener("change", onManyFile);
+    $("many-text").addEventListener("input", onManyPaste);
+    $("many-form").addEventListener("submit", startMany);
+    $("many-stop").addEventListener("click", stopMany);
+    $("many-download").addEventListener("click", downloadMany);
     applyLanguage();
     fitQuery(); // a clue the browser kept from before a reload
     loadPlans().then(() => {
@@ -1802,6 +2326,8 @@
       loadAccount();
       loadWatches();
     }
+    window.addEventListener("hashchange", showProfile);
+    showProfile();
     document.body.dataset.ready = "true";
   }
 

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"companydocs"
+	"companydocs/index"
+	"companydocs/messages"
+	"companydocs/resolver"
+)
+
+const resolveSynopsis = `usage: companydocs resolve --query COLUMN [flags] [FILE]
+
+resolve reads a CSV or TSV file (or stdin) whose first line names its
+columns and writes it again, each row followed by its best candidate:
+profile_id, name, court, registry_number, confidence, confidence_label,
+ordering_eligible and reasons. The clue is the --query column; property
+columns (--city, --register ...) are evidence beside it. It resolves on
+the data directory, or through --server's batch endpoint.`
+
+// propertyColumns are the optional columns of a row that become the
+// search's properties, by flag name.
+var propertyColumns = []struct {
+	flag, usage string
+	set         func(*resolver.Properties, string)
+}{
+	{"city", "column of the seat's city (e.g. Ort)", func(p *resolver.Properties, v string) { p.City = v }},
+	{"postal-code", "column of the postal code (e.g. PLZ)", func(p *resolver.Properties, v string) { p.PostalCode = v }},
+	{"address", "column of the street and house number (e.g. Straße)", func(p *resolver.Properties, v string) { p.Address = v }},
+	{"court", "column of the register court (e.g. Gericht)", func(p *resolver.Properties, v string) { p.Court = v }},
+	{"register", "column of the register number (e.g. HRB, holding \"HRB 6684\")", func(p *resolver.Properties, v string) { p.RegisterNumber = v }},
+	{"lei", "column of the LEI", func(p *resolver.Properties, v string) { p.LEI = v }},
+	{"officer", "column of a director's or officer's name (e.g. Geschäftsführer)", func(p *resolver.Properties, v string) { p.Officer = v }},
+	{"legal-form", "column of the legal form (e.g. Rechtsform)", func(p *resolver.Properties, v string) { p.LegalForm = v }},
+}
+
+// resolveConfig holds the flags of one resolve run.
+type resolveConfig struct {
+	dataDir, server, output, delimiter, mode string
+	query                                    string
+	properties                               []string // header names, in propertyColumns' order; "" unused
+	discover, resume                         bool
+	workers, batchSize                       int
+}
+
+// Bounds of the run's flags.
+const (
+	maxResolveWorkers = 64
+	maxBatchSize      = 1000 // the batch endpoint's limit
+	defaultBatchSize  = 100
+	localBatchSize    = 8 // rows a worker resolves in process before handing them on
+)
+
+func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c resolveConfig
+	c.properties = make([]string, len(propertyColumns))
+	fs := newFlagSet("resolve", stdout, stderr)
+	fs.Synopsis = resolveSynopsis
+	fs.String(&c.dataDir, "data-dir", defaultDataDir, "data directory to resolve on (unless --server)")
+	fs.StringVar(&c.server, "server", "", "resolve through this server's batch endpoint, e.g. http://127.0.0.1:8080")
+	fs.StringVar(&c.query, "query", "", "column holding the clue: a name, register number, LEI... (required)")
+	for i, p := range propertyColumns {
+		fs.StringVar(&c.properties[i], p.flag, "", p.usage)
+	}
+	fs.StringVar(&c.delimiter, "delimiter", "", `delimiter of the input and output: ",", ";" or "tab" (default: detected from the header line)`)
+	fs.StringVar(&c.output, "output", "", "write to this file instead of stdout")
+	fs.BoolVar(&c.resume, "resume", false, "with --output: keep the rows the file holds and append the rest")
+	fs.IntVar(&c.workers, "workers", 4, fmt.Sprintf("rows (in process) or batches (--server) resolved at once, 1 to %d", maxResolveWorkers))
+	fs.IntVar(&c.batchSize, "batch-size", defaultBatchSize, fmt.Sprintf("rows per request with --server, 1 to %d", maxBatchSize))
+	fs.StringVar(&c.mode, "mode", resolver.ModeStandard, "standard or deep")
+	fs.BoolVar(&c.discover, "discover", false, "include discovery candidates")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := c.check(fs.Args()); err != nil {
+		return err
+	}
+	in, size, err := openInput(fs.Args(), os.Stdin)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return c.run(ctx, in, size, stdout, stderr)
+}
+
+// check finds usage errors before any file is opened.
+func (c *resolveConfig) check(rest []string) error {
+	switch {
+	case strings.TrimSpace(c.query) == "":
+		return fmt.Errorf("resolve needs --query COLUMN: the header name of the column holding the clue: %w", errUsage)
+	case len(rest) > 1:
+		return fmt.Errorf("resolve takes at most one input file, got %d: %w", len(rest), errUsage)
+	case c.workers < 1 || c.workers > maxResolveWorkers:
+		return fmt.Errorf("--workers must be 1 to %d, got %d: %w", maxResolveWorkers, c.workers, errUsage)
+	case c.batchSize < 1 || c.batchSize > maxBatchSize:
+		return fmt.Errorf("--batch-size must be 1 to %d, got %d: %w", maxBatchSize, c.batchSize, errUsage)
+	case c.mode != resolver.ModeStandard && c.mode != resolver.ModeDeep:
+		return fmt.Errorf("--mode must be %s or %s, got %q: %w", resolver.ModeStandard, resolver.ModeDeep, c.mode, errUsage)
+	case c.resume && c.output == "":
+		return fmt.Errorf("--resume needs --output FILE: the file to append to: %w", errUsage)
+	case len(rest) == 1 && c.output != "" && sameFile(rest[0], c.output):
+		return fmt.Errorf("--output %s is the input file: choose another: %w", c.output, errUsage)
+	}
+	if c.server != "" {
+		if err := checkServerURL(c.server); err != nil {
+			return err
+		}
+	}
+	_, err := parseDelimiter(c.delimiter)
+	return err
+}
+
+func sameFile(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// openInput opens the file argument, or stdin without one (or "-"); size
+// is the file's size for the progress bar, -1 when unknown.
+func openInput(rest []string, stdin *os.File) (io.ReadCloser, int64, error) {
+	if len(rest) == 0 || rest[0] == "-" {
+		if isTerminal(stdin) {
+			return nil, 0, fmt.Errorf("resolve reads the file named, or stdin, which is a terminal here: name a CSV file or pipe one in: %w", errUsage)
+		}
+		return io.NopCloser(stdin), -1, nil
+	}
+	f, err := os.Open(rest[0])
+	if err != nil {
+		return nil, 0, err
+	}
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	return f, size, nil
+}
+
+// run resolves the rows of in and writes them to stdout or --output.
+func (c *resolveConfig) run(ctx context.Context, in io.Reader, size int64, stdout, stderr io.Writer) error {
+	counted := &countingReader{r: in}
+	comma, _ := parseDelimiter(c.delimiter)
+	sheet, err := openSheet(counted, comma)
+	if err != nil {
+		return err
+	}
+	cols, err := c.mapColumns(sheet)
+	if err != nil {
+		return err
+	}
+	out, skip, closeOut, err := c.openOutput(sheet, stdout)
+	if err != nil {
+		return err
+	}
+	res, closeRes, err := c.resolver(ctx, stderr)
+	if err != nil {
+		closeOut()
+		return err
+	}
+	defer closeRes()
+	progress := newRowProgress(stderr, size, skip, counted)
+	p := &pipeline{sheet: sheet, cols: cols, req: c.request(), res: res, skip: skip,
+		workers: c.workers, batchSize: c.rowsPerBatch(), progress: progress}
+	err = p.run(ctx, out)
+	progress.finish()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("interrupted after %d rows: run again with --output FILE --resume to continue where it stopped", skip+progress.rows)
+	}
+	if cerr := closeOut(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sheetColumns are the positions of the mapped columns in a row.
+type sheetColumns struct {
+	query      int
+	properties []int // in propertyColumns' order; -1 unused
+}
+
+func (c *resolveConfig) mapColumns(sheet *sheetReader) (sheetColumns, error) {
+	cols := sheetColumns{properties: make([]int, len(propertyColumns))}
+	i, ok := sheet.column(c.query)
+	if !ok {
+		return cols, sheet.unknownColumn("query", c.query)
+	}
+	cols.query = i
+	for j, name := range c.properties {
+		cols.properties[j] = -1
+		if strings.TrimSpace(name) == "" {
+			continue
+		}
+		if cols.properties[j], ok = sheet.column(name); !ok {
+			return cols, sheet.unknownColumn(propertyColumns[j].flag, name)
+		}
+	}
+	return cols, nil
+}
+
+// openOutput returns the writer of the output rows, how many input rows
+// a resumed output holds already, and the function that flushes and
+// closes it.
+func (c *resolveConfig) openOutput(sheet *sheetReader, stdout io.Writer) (*sheetWriter, int, func() error, error) {
+	header := outputHeader(sheet.header, sheet.bom)
+	if c.output == "" {
+		w := newSheetWriter(stdout, sheet.comma)
+		return w, 0, w.flush, w.writeHeader(sheet.header, sheet.bom)
+	}
+	var (
+		f     *os.File
+		rows  int
+		fresh = true
+		err   error
+	)
+	if c.resume {
+		f, rows, fresh, err = resumeOutput(c.output, header, sheet.comma)
+	} else {
+		f, err = os.Create(c.output)
+	}
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	w := newSheetWriter(f, sheet.comma)
+	closeOut := func() error {
+		err := w.flush()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	if fresh {
+		if err := w.writeHeader(sheet.header, sheet.bom); err != nil {
+			closeOut()
+			return nil, 0, nil, err
+		}
+	}
+	return w, rows, closeOut, nil
+}
+
+// request is the search every row starts from.
+func (c *resolveConfig) request() resolver.Request {
+	return resolver.Request{Mode: c.mode, Discover: c.discover, Limit: resolver.DefaultLimit}
+}
+
+func (c *resolveConfig) rowsPerBatch() int {
+	if c.server != "" {
+		return c.batchSize
+	}
+	return localBatchSize
+}
+
+// resolver returns what resolves a batch of rows: the server's batch
+// endpoint, or the index of the data directory.
+func (c *resolveConfig) resolver(ctx context.Context, stderr io.Writer) (batchResolver, func(), error) {
+	if c.server != "" {
+		return newServerResolver(c.server), func() {}, nil
+	}
+	live, err := index.OpenLive(c.dataDir, index.LiveOptions{PollInterval: -1, Logger: newLogger(stderr, "auto", "warn")})
+	if err != nil {
+		return nil, nil, err
+	}
+	return localResolver{liveSearcher{live}}, func() { live.Close() }, nil
+}
+
+// batchResolver resolves the searches of a batch of rows, an outcome for
+// each in order. An error stops the run: the index or the server failed,
+// not one row.
+type batchResolver interface {
+	resolve(ctx context.Context, reqs []resolver.Request) ([]rowOutcome, error)
+}
+
+// localResolver resolves in process on the data directory's index.
+type localResolver struct{ searcher liveSearcher }
+
+func (l localResolver) resolve(ctx context.Context, reqs []resolver.Request) ([]rowOutcome, error) {
+	outs := make([]rowOutcome, len(reqs))
+	for i, req := range reqs {
+		res, err := l.searcher.Search(ctx, req)
+		switch code := companydocs.ErrorCode(err); {
+		case err == nil:
+			outs[i] = bestOf(res.Candidates)
+		case code == companydocs.EINVALIDQUERY:
+			text, _ := companydocs.ErrorMessageIn(err, messages.English)
+			outs[i] = rowOutcome{errCode: code, errText: text}
+		default:
+			return nil, err
+		}
+	}
+	return outs, nil
+}
+
+func bestOf(candidates []companydocs.Candidate) rowOutcome {
+	if len(candidates) == 0 {
+		return rowOutcome{}
+	}
+	return rowOutcome{best: &candidates[0]}
+}
+
+// countingReader counts the bytes read, for the progress bar.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}

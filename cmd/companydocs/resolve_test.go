@@ -1,0 +1,518 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"companydocs/httpapi"
+	"companydocs/index"
+	"companydocs/resolver"
+
+	"github.com/creack/pty"
+)
+
+// sheetRecords is how many records of the embedded sample the resolve
+// tests index: the rows they resolve are drawn from the same records.
+const sheetRecords = 4000
+
+// sampleSheet indexes the first sheetRecords records of the embedded
+// sample in a new data directory and returns it with those records.
+func sampleSheet(t testing.TB) (string, []record) {
+	t.Helper()
+	sample := sampleFile(t)
+	dir := t.TempDir()
+	mustBuild(t, dir, sheetRecords, sample)
+	return dir, readRecords(t, sample, sheetRecords)
+}
+
+// registerClue is a record's register entry as people write it: "Freiburg
+// HRB 260632" (court, kind, number and suffix); "" when the record has
+// none.
+func registerClue(r record) string {
+	if number := registerNumberOf(r); number != "" && r.Attributes.Registrar != "" {
+		return r.Attributes.Registrar + " " + number
+	}
+	return ""
+}
+
+// registerNumberOf reads "HRB 260632" from the company number
+// "B1204_HRB260632" ("HRA 85 NI" from "..._HRA85NI").
+func registerNumberOf(r record) string {
+	num := r.CompanyNumber[strings.LastIndex(r.CompanyNumber, "_")+1:]
+	digits := strings.IndexFunc(num, func(c rune) bool { return c >= '0' && c <= '9' })
+	if digits <= 0 {
+		return ""
+	}
+	after := strings.IndexFunc(num[digits:], func(c rune) bool { return c < '0' || c > '9' })
+	if after < 0 {
+		return num[:digits] + " " + num[digits:]
+	}
+	return num[:digits] + " " + num[digits:digits+after] + " " + num[digits+after:]
+}
+
+// withTypo swaps two letters in the middle of the name's longest word,
+// as a hurried typist does ("Nutzfahrzeugtechnik" -> "Nutzfarhzeugtechnik").
+func withTypo(name string) string {
+	words := strings.Fields(name)
+	longest := 0
+	for i, w := range words {
+		if utf8.RuneCountInString(w) > utf8.RuneCountInString(words[longest]) {
+			longest = i
+		}
+	}
+	r := []rune(words[longest])
+	if len(r) < 6 {
+		return name
+	}
+	m := len(r) / 2
+	r[m], r[m+1] = r[m+1], r[m]
+	words[longest] = string(r)
+	return strings.Join(words, " ")
+}
+
+// writeSheet writes rows as a CSV file with the given delimiter, with
+// Excel's BOM when bom is set.
+func writeSheet(t testing.TB, path string, comma rune, bom bool, rows [][]string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if bom {
+		buf.WriteString(utf8BOM)
+	}
+	w := csv.NewWriter(&buf)
+	w.Comma = comma
+	if err := w.WriteAll(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readSheet(t testing.TB, data []byte, comma rune) [][]string {
+	t.Helper()
+	r := csv.NewReader(bytes.NewReader(data))
+	r.Comma = comma
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("the output is no CSV: %v\n%s", err, data)
+	}
+	return rows
+}
+
+// germanExcelRows are rows as a German Excel sheet holds them: a name
+// column (every third name with a typo), the seat, and every fourth row
+// with its register entry, from the records from every step-th one.
+func germanExcelRows(recs []record, n, step int) [][]string {
+	rows := [][]string{{"Firma", "Ort", "Registernummer"}}
+	for i := 0; len(rows) <= n; i += step {
+		r := recs[i%len(recs)]
+		name, register := r.Name, ""
+		if i%3 == 1 {
+			name = withTypo(name)
+		}
+		if i%4 == 0 {
+			register = registerClue(r)
+		}
+		rows = append(rows, []string{name, r.Attributes.Office, register})
+	}
+	return rows
+}
+
+// TestResolveGermanExcelSheet resolves a semicolon CSV with a BOM (as
+// German Excel saves "CSV UTF-8") of 120 real companies of the embedded
+// sample, names with typos among them: the output keeps the delimiter,
+// the BOM and every input cell, appends the result columns, and each
+// row's candidate is the one "companydocs search" ranks first for the
+// same search; the exact names find their own register entry.
+func TestResolveGermanExcelSheet(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	in := filepath.Join(t.TempDir(), "firmen.csv")
+	rows := germanExcelRows(recs, 120, 31)
+	writeSheet(t, in, ';', true, rows)
+
+	stdout, stderr, line, code := runCLI(t, "resolve", "--data-dir", dir, "--query", "firma", "--city", "Ort", "--register", "Registernummer", in)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q, %s", code, stderr, line)
+	}
+	if !strings.HasPrefix(stdout, utf8BOM+"Firma;Ort;Registernummer;profile_id;name;court;registry_number;") {
+		t.Fatalf("output starts %q, want the BOM, the input's header and the result columns, separated by ;", stdout[:min(len(stdout), 120)])
+	}
+	out := readSheet(t, []byte(strings.TrimPrefix(stdout, utf8BOM)), ';')
+	if len(out) != len(rows) {
+		t.Fatalf("%d output lines, want %d", len(out), len(rows))
+	}
+	want := append(append([]string(nil), rows[0]...), resultColumns...)
+	if !equalRows(out[0], want) {
+		t.Errorf("header %q, want %q", out[0], want)
+	}
+
+	live, err := index.OpenLive(dir, index.LiveOptions{PollInterval: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	exact, found := 0, 0
+	for i, row := range out[1:] {
+		in := rows[i+1]
+		if !equalRows(row[:3], in) {
+			t.Fatalf("row %d starts %q, want the input's cells %q", i+1, row[:3], in)
+		}
+		res, err := liveSearcher{live}.Search(context.Background(), resolver.Request{Query: in[0], Limit: resolver.DefaultLimit,
+			Properties: resolver.Properties{City: in[1], RegisterNumber: in[2]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wantCells := bestOf(res.Candidates).cells(); !equalRows(row[3:], wantCells) {
+			t.Errorf("row %d (%q): %q, want search's first candidate %q", i+1, in[0], row[3:], wantCells)
+		}
+		if rec := recs[(i*31)%len(recs)]; in[0] == rec.Name {
+			exact++
+			if row[6] == registerNumberOf(rec) && row[5] == rec.Attributes.Registrar {
+				found++
+			}
+		}
+	}
+	if exact == 0 || found < exact*9/10 {
+		t.Errorf("%d of %d rows with the exact name found their own register entry, want at least 90%%", found, exact)
+	}
+}
+
+// TestResolveTabsFromStdin reads a TSV from stdin without a BOM and
+// writes a TSV; a column missing from the header is a usage error that
+// names the headers found; an interrupted run says how to resume.
+func TestResolveTabsFromStdin(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	rows := [][]string{{"Name", "Seat"}}
+	for _, r := range recs[:20] {
+		rows = append(rows, []string{r.Name, r.Attributes.Office})
+	}
+	path := filepath.Join(t.TempDir(), "in.tsv")
+	writeSheet(t, path, '\t', false, rows)
+	stdin, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	c := resolveConfig{dataDir: dir, query: "Name", properties: make([]string, len(propertyColumns)), workers: 2, batchSize: defaultBatchSize, mode: resolver.ModeStandard}
+	var out bytes.Buffer
+	if err := c.run(context.Background(), stdin, -1, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	got := readSheet(t, out.Bytes(), '\t')
+	if len(got) != len(rows) || len(got[0]) != 2+len(resultColumns) || got[1][3] != recs[0].Name {
+		t.Fatalf("output %q, want %d rows of %d tab-separated cells, the first naming %q", got, len(rows), 2+len(resultColumns), recs[0].Name)
+	}
+
+	_, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--query", "Name", "--city", "Ort", path)
+	if code != 2 || !strings.Contains(line, `--city "Ort" is not a column of the input; its header has "Name", "Seat"`) {
+		t.Errorf("exit %d, %q: want a usage error naming the headers", code, line)
+	}
+
+	// Interrupted (Ctrl-C), the run says how to continue.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := stdin.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	err = c.run(ctx, stdin, -1, io.Discard, io.Discard)
+	if err == nil || !regexp.MustCompile(`^interrupted after \d+ rows: run again with --output FILE --resume`).MatchString(err.Error()) || exitCode(err) != 1 {
+		t.Errorf("interrupted run: %v (exit %d), want the sentence that says how to resume and exit 1", err, exitCode(err))
+	}
+}
+
+// TestResolveResumesAfterKill kills a resolve process (SIGKILL) in the
+// middle of a run of 1,000 real rows, resumes it with --resume, and
+// compares the file with an uninterrupted run's, byte for byte. A file
+// cut in the middle of a row resumes to the same bytes as well.
+func TestResolveResumesAfterKill(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in.csv")
+	writeSheet(t, in, ',', false, germanExcelRows(recs, 1000, 7))
+	args := []string{"resolve", "--data-dir", dir, "--query", "Firma", "--city", "Ort", "--register", "Registernummer", "--workers", "2"}
+
+	whole := filepath.Join(tmp, "whole.csv")
+	if _, _, line, code := runCLI(t, append(args, "--output", whole, in)...); code != 0 {
+		t.Fatalf("uninterrupted run: exit %d, %s", code, line)
+	}
+	want, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	killed := filepath.Join(tmp, "killed.csv")
+	cmd, _, stderr := companydocsCommand(t, append(args, "--output", killed, in)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for lines(killed) < 200 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	before := lines(killed)
+	if before < 200 || before >= 1000 {
+		t.Fatalf("killed with %d lines written, want a run killed midway (stderr %s)", before, stderr)
+	}
+	t.Logf("killed with %d lines of 1,001 written", before)
+	if _, _, line, code := runCLI(t, append(args, "--output", killed, "--resume", in)...); code != 0 {
+		t.Fatalf("resume: exit %d, %s", code, line)
+	}
+	if got, _ := os.ReadFile(killed); !bytes.Equal(got, want) {
+		t.Errorf("resumed after a kill at %d lines: %d bytes, want the uninterrupted run's %d bytes", before, len(got), len(want))
+	}
+
+	torn := filepath.Join(tmp, "torn.csv")
+	cut := bytes.Index(want[len(want)/2:], []byte("\n")) + len(want)/2 + 20
+	if err := os.WriteFile(torn, want[:cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, line, code := runCLI(t, append(args, "--output", torn, "--resume", in)...); code != 0 {
+		t.Fatalf("resume of a torn file: exit %d, %s", code, line)
+	}
+	if got, _ := os.ReadFile(torn); !bytes.Equal(got, want) {
+		t.Errorf("resumed a file cut in the middle of a row: %d bytes, want the uninterrupted run's %d", len(got), len(want))
+	}
+
+	other := filepath.Join(tmp, "other.csv")
+	writeSheet(t, other, ',', false, [][]string{{"Name", "Seat"}, {recs[0].Name, recs[0].Attributes.Office}})
+	if _, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--query", "Name", "--output", torn, "--resume", other); code != 2 || !strings.Contains(line, "was not written by this command from this input") {
+		t.Errorf("resume from an input of other columns: exit %d, %q; want a usage error", code, line)
+	}
+}
+
+// companydocsCommand runs the companydocs command line as a separate
+// process (this test binary, acting as the companydocs binary through
+// TestMain).
+func companydocsCommand(t *testing.T, args ...string) (cmd *exec.Cmd, stdout *bytes.Buffer, stderr *syncBuffer) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	stdout, stderr = &bytes.Buffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return cmd, stdout, stderr
+}
+
+// lines counts the line breaks of a file, 0 when it is missing.
+func lines(path string) int {
+	b, _ := os.ReadFile(path)
+	return bytes.Count(b, []byte("\n"))
+}
+
+// TestResolveMemoryIsFlat resolves 10,000 and then 100,000 rows built
+// from the real records of the embedded sample (their names, seats and
+// register entries; most rows give the register entry as the clue, one
+// in fifty the name) and samples the heap in use: the peak of the long
+// run stays within the short run's and a fixed bound, since rows stream
+// through a bounded pipeline.
+func TestResolveMemoryIsFlat(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	peak := func(n int) uint64 {
+		path := filepath.Join(t.TempDir(), "rows.csv")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := csv.NewWriter(f)
+		w.Write([]string{"Clue", "Name", "Ort"})
+		for i := range n {
+			r := recs[i%len(recs)]
+			clue := registerClue(r)
+			if i%50 == 0 || clue == "" {
+				clue = r.Name
+			}
+			w.Write([]string{clue, r.Name, r.Attributes.Office})
+		}
+		w.Flush()
+		f.Close()
+		runtime.GC()
+		var high atomic.Uint64
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			var m runtime.MemStats
+			for {
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > high.Load() {
+					high.Store(m.HeapInuse)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}()
+		var out countingWriter
+		_, _, line, code := runCLIOut(t, &out, "resolve", "--data-dir", dir, "--query", "Clue", "--city", "Ort", path)
+		close(stop)
+		<-sampled
+		if code != 0 {
+			t.Fatalf("%d rows: exit %d, %s", n, code, line)
+		}
+		if out.lines != n+1 {
+			t.Fatalf("%d rows: %d lines written", n, out.lines)
+		}
+		return high.Load()
+	}
+	short, long := peak(10_000), peak(100_000)
+	t.Logf("heap in use, peak: %.1f MB for 10,000 rows, %.1f MB for 100,000 rows", float64(short)/(1<<20), float64(long)/(1<<20))
+	if long > short*3/2+(8<<20) || long > 96<<20 {
+		t.Errorf("heap peak %.1f MB for 100,000 rows against %.1f MB for 10,000: memory grows with the input", float64(long)/(1<<20), float64(short)/(1<<20))
+	}
+}
+
+// countingWriter counts the lines written to it.
+type countingWriter struct{ lines int }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.lines += bytes.Count(p, []byte("\n"))
+	return len(p), nil
+}
+
+// runCLIOut is runCLI with stdout going to out.
+func runCLIOut(t *testing.T, out io.Writer, args ...string) (stdout, stderr, line string, code int) {
+	t.Helper()
+	var errOut bytes.Buffer
+	err := run(context.Background(), args, out, &errOut)
+	if err == nil {
+		return "", errOut.String(), "", 0
+	}
+	return "", errOut.String(), errorLine(err), exitCode(err)
+}
+
+// TestResolveThroughServer resolves the German Excel sheet through a
+// server's batch endpoint on 127.0.0.1 in batches of 25: the file is the
+// in-process run's, byte for byte. The server's search budget is 40 a
+// second in bursts of 20, so batches are refused with 429 and
+// Retry-After until paid for: the run waits them out.
+func TestResolveThroughServer(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	in := filepath.Join(t.TempDir(), "firmen.csv")
+	writeSheet(t, in, ';', true, germanExcelRows(recs, 120, 29))
+	args := []string{"resolve", "--query", "Firma", "--city", "Ort", "--register", "Registernummer", "--batch-size", "25", in}
+	with := func(flag, value string) []string { return append([]string{args[0], flag, value}, args[1:]...) }
+
+	local, _, line, code := runCLI(t, with("--data-dir", dir)...)
+	if code != 0 {
+		t.Fatalf("in process: exit %d, %s", code, line)
+	}
+	s := startServer(t, dir, "--search-rate", "40", "--search-burst", "20")
+	started := time.Now()
+	remote, _, line, code := runCLI(t, with("--server", s.base)...)
+	if code != 0 {
+		t.Fatalf("through the server: exit %d, %s", code, line)
+	}
+	if remote != local {
+		t.Errorf("through the server:\n%s\nin process:\n%s", remote, local)
+	}
+	if took := time.Since(started); took < 2*time.Second {
+		t.Errorf("120 rows at 40 searches a second took %v: the budget was not applied", took)
+	}
+	if n := strings.Count(s.logs.String(), `"status":429`); n == 0 {
+		t.Errorf("no batch was refused with 429: the test did not exercise Retry-After")
+	}
+}
+
+// TestResolveProgressOnTerminal runs resolve with stderr on a terminal (a
+// pseudo-terminal) over 1,000 real rows: stderr shows the progress bar
+// with the rows, their rate and the whole input read; stdout holds the
+// CSV alone.
+func TestResolveProgressOnTerminal(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	in := filepath.Join(t.TempDir(), "in.csv")
+	writeSheet(t, in, ',', false, germanExcelRows(recs, 1000, 3))
+	terminal, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer terminal.Close()
+	cmd, stdout, _ := companydocsCommand(t, "resolve", "--data-dir", dir, "--query", "Firma", "--city", "Ort", in)
+	cmd.Stderr = tty
+	shown := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(terminal) // until the terminal is closed: EIO
+		shown <- b
+	}()
+	err = cmd.Run()
+	tty.Close()
+	if err != nil {
+		t.Fatalf("resolve: %v", err)
+	}
+	var screen []byte
+	select {
+	case screen = <-shown:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal's output did not end")
+	}
+	last := string(screen[bytes.LastIndexByte(bytes.TrimRight(screen, "\r\n "), '\r')+1:])
+	if !strings.Contains(last, "1000 rows") || !strings.Contains(last, "rows/s") || !strings.Contains(last, "100%") {
+		t.Errorf("the terminal last showed %q, want the bar at 100%% with 1000 rows and their rate", last)
+	}
+	if n := bytes.Count(stdout.Bytes(), []byte("\n")); n != 1001 || bytes.Contains(stdout.Bytes(), []byte("rows/s")) {
+		t.Errorf("stdout holds %d lines (want 1,001) or the bar", n)
+	}
+}
+
+// TestResolveRetriesUnansweredSearches: a server whose batches run out of
+// time (a batch time of 1 ns, searches that end at their deadline)
+// answers every search service_unavailable; resolve sends them again
+// (five times, waiting longer each time) instead of writing the error as
+// the rows' result, then stops with a sentence that says what to do.
+func TestResolveRetriesUnansweredSearches(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	in := filepath.Join(t.TempDir(), "in.csv")
+	writeSheet(t, in, ',', false, germanExcelRows(recs, 30, 11))
+	s := startServer(t, dir)
+	cfg := httpapi.DefaultConfig()
+	cfg.SearchRate, cfg.BatchTimeout = 0, time.Nanosecond
+	deps := s.Server.Deps
+	deps.Searcher = lateSearcher{deps.Searcher}
+	hurried, err := httpapi.NewServer(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hurried.Serve(ln)
+	t.Cleanup(func() { hurried.Shutdown(context.Background()) })
+	defer func(base time.Duration) { retryBase = base }(retryBase)
+	retryBase = time.Millisecond
+
+	out := filepath.Join(t.TempDir(), "out.csv")
+	_, _, line, code := runCLI(t, "resolve", "--server", "http://"+ln.Addr().String(), "--query", "Firma", "--batch-size", "10", "--output", out, in)
+	if code != 1 || !strings.Contains(line, "the server did not answer 10 of a batch's searches in time, 6 times (This search was not answered within the batch's time") ||
+		!strings.Contains(line, "send smaller batches (--batch-size)") {
+		t.Errorf("exit %d, %q; want exit 1 and the sentence on unanswered searches", code, line)
+	}
+	if got := lines(out); got != 1 {
+		t.Errorf("%d lines written, want the header alone: no unanswered row is written", got)
+	}
+}
+
+// lateSearcher is a server's searcher on a machine too slow for the
+// batch's time: every search runs until its deadline.
+type lateSearcher struct{ httpapi.Searcher }
+
+func (s lateSearcher) Search(ctx context.Context, _ resolver.Request) (*resolver.Result, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}

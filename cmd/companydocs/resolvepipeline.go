@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"companydocs/resolver"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// pipeline reads the rows of a sheet, resolves them in batches on its
+// workers and writes them in input order. At most about three batches
+// per worker are in memory at once, whatever the input's length.
+type pipeline struct {
+	sheet              *sheetReader
+	cols               sheetColumns
+	req                resolver.Request
+	res                batchResolver
+	skip               int // rows a resumed output holds already
+	workers, batchSize int
+	progress           *rowProgress
+}
+
+// rowBatch is a run of consecutive rows and, once done is closed, their
+// outcomes or the error that stops the run.
+type rowBatch struct {
+	rows [][]string
+	reqs []resolver.Request
+	outs []rowOutcome
+	err  error
+	done chan struct{}
+}
+
+func newRowBatch(capacity int) *rowBatch {
+	return &rowBatch{rows: make([][]string, 0, capacity), reqs: make([]resolver.Request, 0, capacity), done: make(chan struct{})}
+}
+
+func (p *pipeline) run(ctx context.Context, out *sheetWriter) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// ordered holds the batches in input order for the writer; work hands
+	// the same batches to the workers.
+	ordered := make(chan *rowBatch, 2*p.workers)
+	work := make(chan *rowBatch)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(ordered)
+		defer close(work)
+		p.read(ctx, ordered, work)
+	})
+	for range p.workers {
+		wg.Go(func() {
+			for b := range work {
+				b.outs, b.err = p.res.resolve(ctx, b.reqs)
+				close(b.done)
+			}
+		})
+	}
+	err := p.write(ctx, ordered, out)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// read sends the rows in batches, after skipping those a resumed output
+// holds; an error travels as a batch of its own.
+func (p *pipeline) read(ctx context.Context, ordered, work chan<- *rowBatch) {
+	send := func(b *rowBatch) bool {
+		select {
+		case ordered <- b:
+		case <-ctx.Done():
+			return false
+		}
+		if b.err != nil {
+			close(b.done)
+			return false
+		}
+		select {
+		case work <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if err := p.skipDone(); err != nil {
+		send(&rowBatch{err: err, done: make(chan struct{})})
+		return
+	}
+	b := newRowBatch(p.batchSize)
+	for {
+		row, err := p.sheet.next()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			if len(b.rows) > 0 && !send(b) {
+				return
+			}
+			send(&rowBatch{err: err, done: make(chan struct{})})
+			return
+		}
+		b.rows = append(b.rows, row)
+		b.reqs = append(b.reqs, p.request(row))
+		if len(b.rows) == p.batchSize {
+			if !send(b) {
+				return
+			}
+			b = newRowBatch(p.batchSize)
+		}
+	}
+	if len(b.rows) > 0 {
+		send(b)
+	}
+}
+
+// skipDone reads past the rows a resumed output holds.
+func (p *pipeline) skipDone() error {
+	for i := range p.skip {
+		if _, err := p.sheet.next(); err == io.EOF {
+			return fmt.Errorf("--resume: the output holds %d rows but the input only %d: it was written for another input", p.skip, i)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// request is the search of one row: the clue and its property columns.
+func (p *pipeline) request(row []string) resolver.Request {
+	req := p.req
+	req.Query = strings.TrimSpace(row[p.cols.query])
+	for i, col := range p.cols.properties {
+		if col >= 0 {
+			propertyColumns[i].set(&req.Properties, strings.TrimSpace(row[col]))
+		}
+	}
+	return req
+}
+
+// write writes the batches in input order as each is done, flushing
+// after each so that a killed run loses only the rows in flight.
+func (p *pipeline) write(ctx context.Context, ordered <-chan *rowBatch, out *sheetWriter) error {
+	for b := range ordered {
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if b.err != nil {
+			return b.err
+		}
+		for i, row := range b.rows {
+			if err := out.writeRow(row, b.outs[i]); err != nil {
+				return err
+			}
+		}
+		if err := out.flush(); err != nil {
+			return err
+		}
+		p.progress.add(len(b.rows))
+	}
+	return ctx.Err()
+}
+
+// rowProgress shows a progress bar with the rate and the time left on a
+// terminal (by the input's bytes when its size is known), and nothing
+// otherwise.
+type rowProgress struct {
+	bar     *progressbar.ProgressBar
+	read    *countingReader
+	rows    int
+	started time.Time
+}
+
+func newRowProgress(w io.Writer, size int64, skipped int, read *countingReader) *rowProgress {
+	p := &rowProgress{read: read, started: time.Now()}
+	if !isTerminal(w) {
+		return p
+	}
+	p.bar = progressbar.NewOptions64(size,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
+	if skipped > 0 {
+		p.bar.Describe(fmt.Sprintf("%d rows kept", skipped))
+	}
+	return p
+}
+
+func (p *rowProgress) add(n int) {
+	p.rows += n
+	if p.bar == nil {
+		return
+	}
+	rate := float64(p.rows) / max(time.Since(p.started).Seconds(), 0.001)
+	p.bar.Describe(fmt.Sprintf("%d rows, %.0f rows/s", p.rows, rate))
+	p.bar.Set64(p.read.n.Load())
+}
+
+func (p *rowProgress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}

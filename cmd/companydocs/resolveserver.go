@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"companydocs"
+	"companydocs/resolver"
+)
+
+// batchSearchPath is the server's batch endpoint, relative to --server.
+const batchSearchPath = "/api/v1/documents/companies/search/batch"
+
+// Retries of a batch. A 429 is the server pacing a long run: it is
+// waited out as often as it comes, each wait as long as Retry-After says
+// (at most maxRetryAfter). A 502, 503, 504, a broken connection or a
+// search the server did not answer in the batch's time is tried again
+// maxUnavailableRetries times, waiting longer each time (retryWait).
+const (
+	maxRetryAfter         = time.Minute
+	defaultRetryAfter     = time.Second
+	maxUnavailableRetries = 5
+	batchRequestTimeout   = 5 * time.Minute
+	maxBatchAnswerBytes   = 256 << 20
+)
+
+// serverResolver resolves rows through a server's batch endpoint.
+type serverResolver struct {
+	endpoint string
+	client   *http.Client
+}
+
+func newServerResolver(server string) *serverResolver {
+	return &serverResolver{
+		endpoint: strings.TrimRight(server, "/") + batchSearchPath,
+		client:   &http.Client{Timeout: batchRequestTimeout},
+	}
+}
+
+// checkServerURL is the usage check of --server.
+func checkServerURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--server must be the server's base URL, such as http://127.0.0.1:8080, got %q: %w", s, errUsage)
+	}
+	return nil
+}
+
+// batchItem is one search of the batch request.
+type batchItem struct {
+	Query      string               `json:"query"`
+	Mode       string               `json:"mode,omitempty"`
+	Discover   bool                 `json:"discover,omitempty"`
+	Limit      int                  `json:"limit,omitempty"`
+	Properties *resolver.Properties `json:"properties,omitempty"`
+}
+
+// batchAnswer is the batch endpoint's answer: one result per search, in
+// order, either candidates or an error.
+type batchAnswer struct {
+	Results []struct {
+		Candidates []companydocs.Candidate `json:"candidates"`
+		Error      *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"results"`
+}
+
+func (s *serverResolver) resolve(ctx context.Context, reqs []resolver.Request) ([]rowOutcome, error) {
+	outs := make([]rowOutcome, len(reqs))
+	pending := make([]int, len(reqs))
+	for i := range pending {
+		pending[i] = i
+	}
+	// A search the server did not answer within the batch's time comes
+	// back as service_unavailable: it is sent again, not written.
+	for attempt := 1; ; attempt++ {
+		answers, err := s.send(ctx, reqs, pending)
+		if err != nil {
+			return nil, err
+		}
+		var again []int
+		for k, i := range pending {
+			if answers[k].errCode == companydocs.EUNAVAILABLE {
+				again = append(again, i)
+			} else {
+				outs[i] = answers[k]
+			}
+		}
+		if len(again) == 0 {
+			return outs, nil
+		}
+		if attempt > maxUnavailableRetries {
+			return nil, fmt.Errorf("the server did not answer %d of a batch's searches in time, %d times (%s); "+
+				"send smaller batches (--batch-size) or fewer at once (--workers), and continue with --output FILE --resume",
+				len(again), attempt, strings.TrimSuffix(answers[slices.Index(pending, again[0])].errText, "."))
+		}
+		if err := sleepContext(ctx, retryWait(attempt)); err != nil {
+			return nil, err
+		}
+		pending = again
+	}
+}
+
+// send posts the searches of reqs at the indexes pending as one batch.
+func (s *serverResolver) send(ctx context.Context, reqs []resolver.Request, pending []int) ([]rowOutcome, error) {
+	items := make([]batchItem, len(pending))
+	for k, i := range pending {
+		items[k] = batchItemOf(reqs[i])
+	}
+	body, err := json.Marshal(struct {
+		Queries []batchItem `json:"queries"`
+	}{items})
+	if err != nil {
+		return nil, err
+	}
+	answer, err := s.post(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	if len(answer.Results) != len(items) {
+		return nil, fmt.Errorf("the server answered %d results for %d searches", len(answer.Results), len(items))
+	}
+	outs := make([]rowOutcome, len(items))
+	for k, r := range answer.Results {
+		if r.Error != nil {
+			outs[k] = rowOutcome{errCode: r.Error.Code, errText: r.Error.Message}
+		} else {
+			outs[k] = bestOf(r.Candidates)
+		}
+	}
+	return outs, nil
+}
+
+// retryWait is the wait before the attempt-th retry: 1, 2, 4, 8, 16
+// times retryBase.
+func retryWait(attempt int) time.Duration {
+	return time.Duration(1<<(attempt-1)) * retryBase
+}
+
+// retryBase is the first wait before a retry; tests shorten it.
+var retryBase = time.Second
+
+func batchItemOf(r resolver.Request) batchItem {
+	item := batchItem{Query: r.Query, Limit: r.Limit, Discover: r.Discover}
+	if r.Mode != resolver.ModeStandard {
+		item.Mode = r.Mode
+	}
+	if r.Properties != (resolver.Properties{}) {
+		item.Properties = &r.Properties
+	}
+	return item
+}
+
+// post sends one batch until it is answered, waiting out 429s and
+// retrying an unavailable server.
+func (s *serverResolver) post(ctx context.Context, body []byte) (*batchAnswer, error) {
+	unavailable := 0
+	for {
+		answer, wait, err := s.postOnce(ctx, body)
+		var retry *retryableError
+		switch {
+		case err == nil:
+			return answer, nil
+		case !errors.As(err, &retry) || ctx.Err() != nil:
+			return nil, err
+		case !retry.rateLimited:
+			unavailable++
+			if unavailable > maxUnavailableRetries {
+				return nil, fmt.Errorf("%w (tried %d times)", retry.err, unavailable)
+			}
+			wait = retryWait(unavailable)
+		}
+		if err := sleepContext(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// retryableError is an answer worth sending the batch again for.
+type retryableError struct {
+	err         error
+	rateLimited bool
+}
+
+func (e *retryableError) Error() string { return e.err.Error() }
+
+func (s *serverResolver) postOnce(ctx context.Context, body []byte) (*batchAnswer, time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		return nil, 0, &retryableError{err: fmt.Errorf("the server %s did not answer: %w", s.endpoint, err)}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBatchAnswerBytes))
+	if err != nil {
+		return nil, 0, &retryableError{err: fmt.Errorf("reading the server's answer: %w", err)}
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		var answer batchAnswer
+		if err := json.Unmarshal(data, &answer); err != nil {
+			return nil, 0, fmt.Errorf("the server's answer is not the batch endpoint's JSON: %w", err)
+		}
+		return &answer, 0, nil
+	case http.StatusTooManyRequests:
+		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: true}
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return nil, 0, &retryableError{err: serverError(resp.StatusCode, data)}
+	}
+	return nil, 0, serverError(resp.StatusCode, data)
+}
+
+// retryAfter reads a Retry-After header of seconds, bounded.
+func retryAfter(h string) time.Duration {
+	n, err := strconv.Atoi(strings.TrimSpace(h))
+	if err != nil || n < 0 {
+		return defaultRetryAfter
+	}
+	return min(time.Duration(n)*time.Second, maxRetryAfter)
+}
+
+// serverError turns an error answer into the service's sentence.
+func serverError(status int, body []byte) error {
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
+		return fmt.Errorf("the server answered %d %s: %s", status, e.Error.Code, e.Error.Message)
+	}
+	return fmt.Errorf("the server answered %d %s", status, http.StatusText(status))
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,177 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+
+	"companydocs"
+	"companydocs/reconcile"
+	"companydocs/resolver"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/cors"
+)
+
+// routeReconcile is the reconciliation endpoint (package reconcile).
+const routeReconcile = "/api/v1/reconcile"
+
+// routesReconcile registers the W3C Reconciliation Service API 0.2 under
+// /api/v1/reconcile. Its routes are public and open to every origin
+// (CORS; the 0.2 specification requires it of every endpoint of a
+// service, and OpenRefine's page calls some of them from the browser),
+// which no other route is. Queries, suggestions, previews and extended
+// entities are charged to the address's search budget, one per query or
+// entity.
+func (s *Server) routesReconcile(api fiber.Router) {
+	r := api.Group("/reconcile", cors.New(cors.Config{AllowOrigins: "*", AllowMethods: "GET,POST", MaxAge: 3600}))
+	r.Get("/", s.handleReconcile)
+	r.Post("/", s.handleReconcile)
+	r.Get(reconcile.PathSuggestEntity, s.limitSearch, s.handleSuggestEntity)
+	r.Get(reconcile.PathSuggestProperty, s.handleSuggestProperty)
+	r.Get(reconcile.PathPreview, s.limitSearch, s.handleReconcilePreview)
+	r.Get(reconcile.PathProperties, s.handleProposeProperties)
+}
+
+// handleReconcile answers the endpoint: a query batch (queries=), a data
+// extension query (extend=), or on a GET without either the manifest.
+func (s *Server) handleReconcile(c *fiber.Ctx) error {
+	queries, extend := c.FormValue("queries"), c.FormValue("extend")
+	switch {
+	case queries != "":
+		return s.reconcileQueries(c, queries)
+	case extend != "":
+		return s.reconcileExtend(c, extend)
+	case c.Method() == fiber.MethodGet:
+		s.Metrics.observeReconcile("manifest", 1)
+		base := c.BaseURL()
+		return c.JSON(reconcile.NewManifest(base+routeReconcile, base+reconcileViewPath, base+"/api/v1/openapi.json", s.config.Version))
+	}
+	return invalidQuery("refusal.reconcile_nothing", nil)
+}
+
+// reconcileViewPath is the page's view of one profile, with {{id}}: the
+// page searches its register number and shows its card (web/static
+// app.js, showProfile).
+const reconcileViewPath = "/#profile={{id}}"
+
+// reconcileQueries answers a reconciliation query batch: each query is
+// a search (package reconcile maps it), resolved as a batch is.
+func (s *Server) reconcileQueries(c *fiber.Ctx, raw string) error {
+	items, err := reconcile.DecodeQueries(raw)
+	if err != nil {
+		s.Metrics.observeReconcile(companydocs.EINVALIDQUERY, 1)
+		return err
+	}
+	if err := s.limitSearches(c, len(items)); err != nil {
+		return err
+	}
+	reqs := make([]resolver.Request, len(items))
+	for i, it := range items {
+		reqs[i] = it.Request
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.BatchTimeout)
+	defer cancel()
+	answers := s.SearchAll(ctx, reqs, make([]error, len(reqs)))
+	out := make(map[string]reconcile.Result, len(items))
+	for i, it := range items {
+		a := answers.Results[i]
+		if a.Error != nil && a.Error.Code != companydocs.EINVALIDQUERY {
+			// the index is gone or too slow: say so, rather than answer
+			// "no candidate" for a company that exists
+			return a.Error.err
+		}
+		cands := reconcile.Candidates(a.Result)
+		out[it.Key] = reconcile.Result{Result: cands}
+		s.Metrics.observeReconcile(reconcileOutcome(a, cands), 1)
+	}
+	return c.JSON(out)
+}
+
+// reconcileOutcome names what a query got: a match, candidates without
+// one, none, or invalid_query (its text was empty or unreadable; it is
+// answered with no candidates).
+func reconcileOutcome(a BatchItem, cands []reconcile.Candidate) string {
+	switch {
+	case a.Error != nil:
+		return a.Error.Code
+	case len(cands) > 0 && cands[0].Match:
+		return "match"
+	case len(cands) > 0:
+		return "candidates"
+	}
+	return "none"
+}
+
+// reconcileExtend answers a data extension query from the profiles.
+func (s *Server) reconcileExtend(c *fiber.Ctx, raw string) error {
+	q, err := reconcile.DecodeExtend(raw)
+	if err != nil {
+		return err
+	}
+	if err := s.limitSearches(c, len(q.IDs)); err != nil {
+		return err
+	}
+	profiles, err := s.Profiles.Profiles(c.UserContext(), q.IDs)
+	if err != nil {
+		return err
+	}
+	s.Metrics.observeReconcile("extend", len(q.IDs))
+	return c.JSON(reconcile.Extend(q, profiles))
+}
+
+func (s *Server) handleSuggestEntity(c *fiber.Ctx) error {
+	prefix := c.Query("prefix")
+	cursor, err := strconv.Atoi(c.Query("cursor", "0"))
+	if err != nil || cursor < 0 || cursor >= resolver.MaxLimit {
+		return invalidQuery("refusal.reconcile_cursor", companydocs.Args{"max": 49})
+	}
+	if strings.TrimSpace(prefix) == "" {
+		return invalidQuery("refusal.reconcile_prefix_missing", nil)
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.SearchTimeout)
+	defer cancel()
+	res, err := s.Searcher.Search(ctx, resolver.Request{Query: prefix, Limit: min(cursor+resolver.DefaultLimit, resolver.MaxLimit)})
+	if err != nil {
+		return err
+	}
+	s.Metrics.observeReconcile("suggest", 1)
+	return c.JSON(reconcile.SuggestEntities(res, cursor))
+}
+
+func (s *Server) handleSuggestProperty(c *fiber.Ctx) error {
+	return c.JSON(reconcile.SuggestProperties(c.Query("prefix")))
+}
+
+func (s *Server) handleReconcilePreview(c *fiber.Ctx) error {
+	id := c.Query("id")
+	if id == "" {
+		return invalidQuery("refusal.reconcile_id_missing", nil)
+	}
+	profiles, err := s.Profiles.Profiles(c.UserContext(), []string{id})
+	if err != nil {
+		return err
+	}
+	p := profiles[id]
+	if p == nil {
+		return companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_such_profile", companydocs.Args{"profile": truncate(id, 60)})
+	}
+	var page bytes.Buffer
+	if err := reconcile.Preview(&page, p); err != nil {
+		return err
+	}
+	s.Metrics.observeReconcile("preview", 1)
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	// the card is made to be framed by the client's page (OpenRefine)
+	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'")
+	return c.Send(page.Bytes())
+}
+
+func (s *Server) handleProposeProperties(c *fiber.Ctx) error {
+	limit, err := strconv.Atoi(c.Query("limit", "0"))
+	if err != nil || limit < 0 {
+		return invalidQuery("refusal.reconcile_limit_value", nil)
+	}
+	return c.JSON(reconcile.ProposeProperties(c.Query("type"), limit))
+}
