@@ -114,7 +114,7 @@ func TestSearchBatchAnswersEachItem(t *testing.T) {
 		}
 	}
 	msg := results[3].(map[string]any)["error"].(map[string]any)["message"].(string)
-	if !strings.Contains(msg, `"town"`) {
+	if !strings.Contains(msg, "town") {
 		t.Errorf("the unknown property's message %q does not name it", msg)
 	}
 	if n := testutil.ToFloat64(m.batchItems.WithLabelValues(companydocs.EINVALIDQUERY)); n != 4 {

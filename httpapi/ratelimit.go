@@ -119,7 +119,7 @@ func (s *Server) limitSearch(c *fiber.Ctx) error {
 // queries in one request (the batch, reconciliation) call it once they
 // know n.
 func (s *Server) limitSearches(c *fiber.Ctx, n int) error {
-	if err := throttleN(c, s.limiter, s.clientIP(c), n, "Too many searches from your address."); err != nil {
+	if err := throttleN(c, s.limiter, s.clientIP(c), n, "refusal.too_many_searches"); err != nil {
 		s.Metrics.ObserveRateLimited()
 		return err
 	}

@@ -48,7 +48,7 @@ func TestDecodeQueriesRefusesWithASentence(t *testing.T) {
 		`{"q0": {"query": "x", "type": "human"}}`:                               `"human"`,
 		`{"q0": {"query": "x", "type": 7}}`:                                     "type id",
 		`{"q0": {"query": "x", "limit": 2.5}}`:                                  "limit",
-		`{"q0": {"query": "x", "properties": [{"pid": "vat_id", "v": "DE1"}]}}`: `"vat_id"`,
+		`{"q0": {"query": "x", "properties": [{"pid": "vat_id", "v": "DE1"}]}}`: "vat_id",
 		`{"q0": {"query": "x", "properties": [{"pid": "city", "v": null}]}}`:    "", // no value
 		`{"q0": {"query": "x", "properties": [{"pid": "city", "v": [[1]]}]}}`:   "", // nothing to say
 		`{"q0": {"query": ["x"]}}`:                                              "query",
