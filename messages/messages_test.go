@@ -93,7 +93,8 @@ func TestCodesHaveSentences(t *testing.T) {
 // derivedWords are the placeholders made from a code's params rather than
 // copied from one (app.js reasonWords and gapWords).
 var derivedWords = map[string]bool{
-	"number": true, "times": true, "missing": true, "entry_suffix": true, "query_suffix": true,
+	"entry_register_number": true,
+	"number":                true, "times": true, "missing": true, "entry_suffix": true, "query_suffix": true,
 	"former_court": true, "position": true, "tokens": true, "at_court": true, "listed": true,
 	"authority": true, "reference": true, "validation": true, "registration": true, "entity": true,
 	"similarity": true, "gleif_name": true, "entry": true, "live": true, "entries": true, "name": true,

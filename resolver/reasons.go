@@ -240,6 +240,10 @@ func reasonArgs(p companydocs.ReasonParams) messages.Args {
 	if p.FormerCourt == "" {
 		a["former_court"] = en("reason.noFormerCourt", nil)
 	}
+	a["entry_register_number"] = p.RegisterNumber
+	if p.RegisterNumber == "" {
+		a["entry_register_number"] = en("reason.noRegisterNumber", nil)
+	}
 	a["at_court"] = ""
 	if p.Court != "" {
 		a["at_court"] = en("note.atCourt", messages.Args{"court": p.Court})

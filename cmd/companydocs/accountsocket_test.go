@@ -53,7 +53,7 @@ func TestAccountsWhileServing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"credit", "--name", "acme", "--add", "-5"}, `Account "acme" has only 3 credits; it cannot lose 5.`},
+		{[]string{"credit", "--name", "acme", "--add", "-5"}, `Account "acme" has only 3 credit(s); it cannot lose 5.`},
 		{[]string{"credit", "--name", "nobody", "--add", "1"}, "nobody"},
 		{[]string{"create", "--name", "acme"}, `An account named "acme" exists already.`},
 	} {

@@ -795,6 +795,7 @@
     vars.entry_suffix = p.suffix ? t("reason.suffix", { suffix: p.suffix }) : t("reason.noSuffix");
     vars.query_suffix = p.query_suffix ? t("reason.suffix", { suffix: p.query_suffix }) : t("reason.noSuffix");
     vars.former_court = p.former_court || t("reason.noFormerCourt");
+    vars.entry_register_number = p.register_number || t("reason.noRegisterNumber");
     vars.at_court = p.court ? t("note.atCourt", { court: p.court }) : "";
     const missing = gapsWords(p.gaps || []);
     if (missing !== null) {
