@@ -80,17 +80,49 @@ func Say(lang, key string, args Args) string {
 // placeholder matches {name} in a sentence.
 var placeholder = regexp.MustCompile(`\{(\w+)\}`)
 
+// fill replaces each {name} of s that args holds. It scans by hand: a
+// search says a sentence per reason of every candidate, and the regular
+// expression cost several times the rest of the candidate's words.
 func fill(s string, args Args) string {
-	if len(args) == 0 {
+	if len(args) == 0 || !strings.Contains(s, "{") {
 		return s
 	}
-	return placeholder.ReplaceAllStringFunc(s, func(m string) string {
-		v, ok := args[m[1:len(m)-1]]
-		if !ok {
-			return m
+	var b strings.Builder
+	b.Grow(len(s) + 32)
+	for {
+		open := strings.IndexByte(s, '{')
+		if open < 0 {
+			break
 		}
-		return fmt.Sprint(v)
-	})
+		end := strings.IndexByte(s[open:], '}')
+		if end < 0 {
+			break
+		}
+		name := s[open+1 : open+end]
+		v, ok := args[name]
+		if !ok || !isWord(name) {
+			b.WriteString(s[:open+1])
+			s = s[open+1:]
+			continue
+		}
+		b.WriteString(s[:open])
+		b.WriteString(fmt.Sprint(v))
+		s = s[open+end+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// isWord reports whether name is a placeholder's name: letters, digits
+// and underscores (\w), at least one.
+func isWord(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // Placeholders returns the names of a sentence's placeholders, sorted and
