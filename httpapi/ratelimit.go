@@ -49,12 +49,6 @@ func newRateLimiter(perSecond float64, burst int) *rateLimiter {
 	}
 }
 
-// allow takes a token for addr; when none is left it returns how long to
-// wait for the next one.
-func (l *rateLimiter) allow(addr string) (bool, time.Duration) {
-	return l.allowN(addr, 1)
-}
-
 // allowN takes n tokens for addr, one per search of a batch. The batch is
 // admitted when the bucket holds min(n, burst) tokens now, and it is
 // charged all n: what lies beyond the burst is borrowed from the refill,

@@ -22,22 +22,22 @@ func newTestLimiter(perSecond float64, burst int) (*rateLimiter, *fakeClock) {
 func TestRateLimiterBurstThenRate(t *testing.T) {
 	l, clock := newTestLimiter(2, 3)
 	for i := range 3 {
-		if ok, _ := l.allow("192.0.2.1"); !ok {
+		if ok, _ := l.allowN("192.0.2.1", 1); !ok {
 			t.Fatalf("request %d of the burst refused", i+1)
 		}
 	}
-	ok, wait := l.allow("192.0.2.1")
+	ok, wait := l.allowN("192.0.2.1", 1)
 	if ok || wait <= 0 || wait > 500*time.Millisecond {
 		t.Fatalf("fourth request: allowed %v, wait %v; want refused with a wait of at most 1/rate", ok, wait)
 	}
-	if ok, _ := l.allow("192.0.2.2"); !ok {
+	if ok, _ := l.allowN("192.0.2.2", 1); !ok {
 		t.Fatal("another address is refused: the budget is per address")
 	}
 	clock.advance(wait)
-	if ok, _ := l.allow("192.0.2.1"); !ok {
+	if ok, _ := l.allowN("192.0.2.1", 1); !ok {
 		t.Fatal("refused after waiting the announced time")
 	}
-	if ok, _ := l.allow("192.0.2.1"); ok {
+	if ok, _ := l.allowN("192.0.2.1", 1); ok {
 		t.Fatal("a refused request must not have used a token: only one had refilled")
 	}
 }
@@ -45,20 +45,20 @@ func TestRateLimiterBurstThenRate(t *testing.T) {
 func TestRateLimiterForgetsIdleAddresses(t *testing.T) {
 	l, clock := newTestLimiter(1, 1)
 	for i := range 1000 {
-		l.allow(fmt.Sprintf("198.51.100.%d:%d", i%256, i))
+		l.allowN(fmt.Sprintf("198.51.100.%d:%d", i%256, i), 1)
 	}
 	if n := l.size(); n != 1000 {
 		t.Fatalf("%d addresses tracked, want 1000", n)
 	}
 	clock.advance(clientIdle / 2)
-	l.allow("203.0.113.1") // seen recently from here on
+	l.allowN("203.0.113.1", 1) // seen recently from here on
 	clock.advance(clientIdle/2 + time.Minute + time.Second)
-	l.allow("203.0.113.2") // triggers a sweep
+	l.allowN("203.0.113.2", 1) // triggers a sweep
 	if n := l.size(); n != 2 {
 		t.Fatalf("%d addresses tracked after the idle time, want the 2 recent ones", n)
 	}
 	// A forgotten address starts again with a full burst.
-	if ok, _ := l.allow("198.51.100.1:1"); !ok {
+	if ok, _ := l.allowN("198.51.100.1:1", 1); !ok {
 		t.Fatal("a forgotten address is refused")
 	}
 }
@@ -66,7 +66,7 @@ func TestRateLimiterForgetsIdleAddresses(t *testing.T) {
 func TestRateLimiterTableIsBounded(t *testing.T) {
 	l, clock := newTestLimiter(1, 1)
 	for i := range maxClients + 10 {
-		l.allow(fmt.Sprintf("a%d", i))
+		l.allowN(fmt.Sprintf("a%d", i), 1)
 		if i%1000 == 0 {
 			clock.advance(time.Millisecond)
 		}
