@@ -16,13 +16,13 @@ run: build
 build:
 	$(GO) build -o bin/companydocs ./cmd/companydocs
 
-## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation, the ingest's memory test, the documented commands and the resource scenarios (all four without it);
+## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation, the ingest's memory test, the documented commands, the tests that kill or measure processes (kill_norace_test.go) and the resource scenarios (all without it);
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters)
 test: vet fmt-check
 	scripts/postgres.sh
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
-	$(GO) test -count=1 -run 'TestManyLargeValidLines|TestDocument' ./cmd/companydocs/
+	$(GO) test -count=1 -run 'TestManyLargeValidLines|TestDocument|TestResolveResumesAfterKill|TestResolveMemoryIsFlat|TestKilledIngestLeavesNoHalfChangeRecord|TestWatchesSurviveSIGKILL' ./cmd/companydocs/
 	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
 
 ## test-national: the tests over the whole national dump (1.2M records of ocdata chunks, build tag national);

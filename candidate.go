@@ -98,6 +98,18 @@ const (
 	StatusUnverified = "unverified"
 )
 
+// CandidateStatus is the status a candidate of p shows: unverified, then
+// removed, else registered.
+func (p *Profile) CandidateStatus() string {
+	switch {
+	case !p.Verified:
+		return StatusUnverified
+	case p.Removed:
+		return StatusRemoved
+	}
+	return StatusRegistered
+}
+
 // TextQuery is what the resolver asks an index for when no identifier
 // anchors the query: folded tokens and optional filters.
 type TextQuery struct {

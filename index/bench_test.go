@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/gob"
 	"encoding/json"
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -178,16 +177,7 @@ func BenchmarkDecodeProfile(b *testing.B) {
 // mistyped real name words at the distances and prefixes searches use.
 func BenchmarkDictFuzzy(b *testing.B) {
 	g, _ := benchGeneration(b)
-	adv, err := g.idx.Advanced()
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	snap := r.(*scorch.IndexSnapshot)
+	snap := snapshotOf(b, g)
 	var typos []string
 	for i, term := range spread(dictionaryOf(b, snap, fieldName), 200) {
 		typos = append(typos, typosOf(term, i)[1:]...)

@@ -32,22 +32,7 @@ func TestBleveAssumptions(t *testing.T) {
 		t.Errorf("a published generation has %d file segments, want 1 (TotFileSegmentsAtRoot)", n)
 	}
 
-	adv, err := g.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if _, ok := r.(bindex.IndexReaderFuzzy); !ok {
-		t.Errorf("reader %T has no fuzzy dictionary (FieldDictFuzzy)", r)
-	}
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		t.Fatalf("reader is %T, not *scorch.IndexSnapshot", r)
-	}
+	snap := snapshotOf(t, g)
 	for _, seg := range snap.Segments() {
 		file, ok := seg.Segment().(interface{ Path() string })
 		if !ok {
@@ -61,7 +46,7 @@ func TestBleveAssumptions(t *testing.T) {
 		t.Errorf("snapshot files = %v, %v; want the one segment", files, err)
 	}
 
-	checkInternalIDs(t, r)
+	checkInternalIDs(t, snap)
 }
 
 // checkInternalIDs checks that an internal document id is the document
@@ -108,16 +93,7 @@ func checkInternalIDs(t *testing.T, r bindex.IndexReader) {
 // "e"); that, counted, is the one difference allowed.
 func TestDictFuzzy(t *testing.T) {
 	g := sharedGeneration(t)
-	adv, err := g.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	snap := r.(*scorch.IndexSnapshot)
+	snap := snapshotOf(t, g)
 	lookups, atPrefix := 0, 0
 	for _, field := range []string{fieldName, fieldOfficers} {
 		dictionary := dictionaryOf(t, snap, field)
@@ -277,15 +253,7 @@ func scorchFuzzy(t *testing.T, snap *scorch.IndexSnapshot, field, term string, d
 // scorch's term field readers, for terms of every field a query weighs.
 func TestCountAgreesWithTermFieldReaders(t *testing.T) {
 	g := sharedGeneration(t)
-	adv, err := g.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := snapshotOf(t, g)
 	s := &termStats{ctx: t.Context(), r: r}
 	for _, field := range []string{fieldName, fieldNamePlain, fieldSeat, fieldOfficers, fieldAddress, fieldSource} {
 		for _, term := range append(spread(dictionaryOf(t, r, field), 40), "no-such-term") {
@@ -303,4 +271,24 @@ func TestCountAgreesWithTermFieldReaders(t *testing.T) {
 			tfr.Close()
 		}
 	}
+}
+
+// snapshotOf opens a reader of g's index, closed at the end of the test:
+// scorch's snapshot, or the test fails.
+func snapshotOf(tb testing.TB, g *Generation) *scorch.IndexSnapshot {
+	tb.Helper()
+	adv, err := g.idx.Advanced()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		tb.Fatalf("reader is %T, not *scorch.IndexSnapshot", r)
+	}
+	return snap
 }

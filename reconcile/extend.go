@@ -105,7 +105,7 @@ func values(p *companydocs.Profile, id string) []StrValue {
 	case "legal_form":
 		texts = []string{p.LegalForm}
 	case "status":
-		texts = []string{status(p)}
+		texts = []string{p.CandidateStatus()}
 	case "lei":
 		for _, l := range p.LEIs {
 			texts = append(texts, string(l.LEI))
@@ -142,16 +142,6 @@ func currentOfficers(p *companydocs.Profile) []string {
 		}
 	}
 	return out
-}
-
-func status(p *companydocs.Profile) string {
-	switch {
-	case !p.Verified:
-		return companydocs.StatusUnverified
-	case p.Removed:
-		return companydocs.StatusRemoved
-	}
-	return companydocs.StatusRegistered
 }
 
 func extensionProperty(id string) *Property {

@@ -34,7 +34,7 @@ func Preview(w io.Writer, p *companydocs.Profile) error {
 		Eligible                                                    bool
 	}{
 		Name: p.Name, Register: strings.TrimSpace(p.CourtName() + " " + p.Ref.NumberKey()), Seat: p.Seat,
-		Address: strings.TrimSuffix(strings.TrimSpace(p.Address), "."), LegalForm: p.LegalForm, Status: status(p),
+		Address: strings.TrimSuffix(strings.TrimSpace(p.Address), "."), LegalForm: p.LegalForm, Status: p.CandidateStatus(),
 		Eligible: eligible, Documents: orderable(p),
 	})
 }

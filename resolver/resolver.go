@@ -621,7 +621,7 @@ func toCandidate(s *scored) companydocs.Candidate {
 		ReasonDetails:     append([]companydocs.ReasonDetail{}, s.reasons...),
 		OrderingEligible:  p.OrderingEligible(),
 		LegalForm:         p.LegalForm,
-		Status:            status(p),
+		Status:            p.CandidateStatus(),
 		Documents:         append([]companydocs.DocumentType{}, p.Documents...),
 	}
 	if p.Verified {
@@ -637,16 +637,6 @@ func toCandidate(s *scored) companydocs.Candidate {
 		c.Documents = []companydocs.DocumentType{}
 	}
 	return c
-}
-
-func status(p *companydocs.Profile) string {
-	switch {
-	case !p.Verified:
-		return companydocs.StatusUnverified
-	case p.Removed:
-		return companydocs.StatusRemoved
-	}
-	return companydocs.StatusRegistered
 }
 
 func registryNumber(r companydocs.RegisterRef) string {

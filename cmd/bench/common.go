@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"runtime"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"companydocs/bench"
+	"companydocs/index"
 )
 
 // listFlag is a comma-separated list of integers, e.g. "1,4,16".
@@ -132,4 +135,10 @@ func printMachine(m machine) {
 
 func newFlags(name string) *flag.FlagSet {
 	return flag.NewFlagSet(name, flag.ContinueOnError)
+}
+
+// openQuiet opens the published generation of dataDir for searches in
+// process, without polling for new ones and without logs.
+func openQuiet(dataDir string) (*index.Live, error) {
+	return index.OpenLive(dataDir, index.LiveOptions{PollInterval: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }

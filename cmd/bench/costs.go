@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -40,7 +39,7 @@ func runCosts(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	live, err := index.OpenLive(*dataDir, index.LiveOptions{PollInterval: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	live, err := openQuiet(*dataDir)
 	if err != nil {
 		return err
 	}

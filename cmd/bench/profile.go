@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"companydocs/bench"
-	"companydocs/index"
 	"companydocs/resolver"
 )
 
@@ -41,7 +38,7 @@ func runProfile(ctx context.Context, args []string) error {
 			return fmt.Errorf("no query of the kinds %s in %s", *kinds, *queriesPath)
 		}
 	}
-	live, err := index.OpenLive(*dataDir, index.LiveOptions{PollInterval: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	live, err := openQuiet(*dataDir)
 	if err != nil {
 		return err
 	}

@@ -6,12 +6,9 @@ import (
 	"compress/bzip2"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -156,55 +153,6 @@ func TestIngestRecordsChanges(t *testing.T) {
 	waitFor(t, "the server to swap in the third generation", func() bool { id, _, _ := s.Live.Current(); return id == thirdID })
 	if v, _ := s.metric(t, "companydocs_index_generation_changed_profiles"); v != -1 {
 		t.Errorf("changed profiles without a change record: %v, want -1", v)
-	}
-}
-
-// TestKilledIngestLeavesNoHalfChangeRecord kills an ingest once its change
-// record exists in the build directory: no published generation has a
-// change record that is not whole, and the next ingest compares with the
-// generation that was current.
-func TestKilledIngestLeavesNoHalfChangeRecord(t *testing.T) {
-	sample := sampleFile(t)
-	dir := t.TempDir()
-	first := mustBuild(t, dir, 2000, sample)
-
-	cmd, _, stderr := ingestCommand(t, dir, realdata.Chunk(t, "ocdata.chunk1.jsonl.bz2", 20000), realdata.Chunk(t, "ocdata.chunk13.jsonl.bz2", 50000))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForLong(t, "the ingest to write its change record", func() bool {
-		m, _ := filepath.Glob(filepath.Join(dir, "index", ".building-*", "changes.db"))
-		return len(m) > 0
-	})
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("the ingest was not killed while recording changes (%v); its log:\n%s", err, stderr.String())
-	}
-	if cur, err := index.ReadCurrent(dir); err != nil || cur != first.ID {
-		t.Fatalf("CURRENT = %q, %v after the kill; want %s", cur, err, first.ID)
-	}
-	names, _ := filepath.Glob(filepath.Join(dir, "index", "gen-*"))
-	for _, name := range names {
-		g, err := index.Open(name)
-		if err != nil {
-			t.Fatalf("published generation %s: %v", filepath.Base(name), err)
-		}
-		if _, err := g.Changes(); err != nil {
-			t.Errorf("change record of published generation %s: %v", filepath.Base(name), err)
-		}
-		g.Close()
-	}
-
-	next := mustBuild(t, dir, 300, sample)
-	if next.Changes == nil || next.Changes.Previous != first.ID {
-		t.Fatalf("the next ingest compared with %+v, want %s", next.Changes, first.ID)
-	}
-	if left := leftoverBuilds(t, dir); len(left) != 0 {
-		t.Errorf("leftover builds after the next ingest: %v", left)
 	}
 }
 

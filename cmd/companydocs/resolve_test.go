@@ -11,9 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -234,68 +232,6 @@ func TestResolveTabsFromStdin(t *testing.T) {
 	}
 }
 
-// TestResolveResumesAfterKill kills a resolve process (SIGKILL) in the
-// middle of a run of 1,000 real rows, resumes it with --resume, and
-// compares the file with an uninterrupted run's, byte for byte. A file
-// cut in the middle of a row resumes to the same bytes as well.
-func TestResolveResumesAfterKill(t *testing.T) {
-	dir, recs := sampleSheet(t)
-	tmp := t.TempDir()
-	in := filepath.Join(tmp, "in.csv")
-	writeSheet(t, in, ',', false, germanExcelRows(recs, 1000, 7))
-	args := []string{"resolve", "--data-dir", dir, "--query", "Firma", "--city", "Ort", "--register", "Registernummer", "--workers", "2"}
-
-	whole := filepath.Join(tmp, "whole.csv")
-	if _, _, line, code := runCLI(t, append(args, "--output", whole, in)...); code != 0 {
-		t.Fatalf("uninterrupted run: exit %d, %s", code, line)
-	}
-	want, err := os.ReadFile(whole)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	killed := filepath.Join(tmp, "killed.csv")
-	cmd, _, stderr := companydocsCommand(t, append(args, "--output", killed, in)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for lines(killed) < 200 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	before := lines(killed)
-	if before < 200 || before >= 1000 {
-		t.Fatalf("killed with %d lines written, want a run killed midway (stderr %s)", before, stderr)
-	}
-	t.Logf("killed with %d lines of 1,001 written", before)
-	if _, _, line, code := runCLI(t, append(args, "--output", killed, "--resume", in)...); code != 0 {
-		t.Fatalf("resume: exit %d, %s", code, line)
-	}
-	if got, _ := os.ReadFile(killed); !bytes.Equal(got, want) {
-		t.Errorf("resumed after a kill at %d lines: %d bytes, want the uninterrupted run's %d bytes", before, len(got), len(want))
-	}
-
-	torn := filepath.Join(tmp, "torn.csv")
-	cut := bytes.Index(want[len(want)/2:], []byte("\n")) + len(want)/2 + 20
-	if err := os.WriteFile(torn, want[:cut], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, line, code := runCLI(t, append(args, "--output", torn, "--resume", in)...); code != 0 {
-		t.Fatalf("resume of a torn file: exit %d, %s", code, line)
-	}
-	if got, _ := os.ReadFile(torn); !bytes.Equal(got, want) {
-		t.Errorf("resumed a file cut in the middle of a row: %d bytes, want the uninterrupted run's %d", len(got), len(want))
-	}
-
-	other := filepath.Join(tmp, "other.csv")
-	writeSheet(t, other, ',', false, [][]string{{"Name", "Seat"}, {recs[0].Name, recs[0].Attributes.Office}})
-	if _, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--query", "Name", "--output", torn, "--resume", other); code != 2 || !strings.Contains(line, "was not written by this command from this input") {
-		t.Errorf("resume from an input of other columns: exit %d, %q; want a usage error", code, line)
-	}
-}
-
 // companydocsCommand runs the companydocs command line as a separate
 // process (this test binary, acting as the companydocs binary through
 // TestMain).
@@ -312,70 +248,6 @@ func companydocsCommand(t *testing.T, args ...string) (cmd *exec.Cmd, stdout *by
 func lines(path string) int {
 	b, _ := os.ReadFile(path)
 	return bytes.Count(b, []byte("\n"))
-}
-
-// TestResolveMemoryIsFlat resolves 10,000 and then 100,000 rows built
-// from the real records of the embedded sample (their names, seats and
-// register entries; most rows give the register entry as the clue, one
-// in fifty the name) and samples the heap in use: the peak of the long
-// run stays within the short run's and a fixed bound, since rows stream
-// through a bounded pipeline.
-func TestResolveMemoryIsFlat(t *testing.T) {
-	dir, recs := sampleSheet(t)
-	peak := func(n int) uint64 {
-		path := filepath.Join(t.TempDir(), "rows.csv")
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := csv.NewWriter(f)
-		w.Write([]string{"Clue", "Name", "Ort"})
-		for i := range n {
-			r := recs[i%len(recs)]
-			clue := registerClue(r)
-			if i%50 == 0 || clue == "" {
-				clue = r.Name
-			}
-			w.Write([]string{clue, r.Name, r.Attributes.Office})
-		}
-		w.Flush()
-		f.Close()
-		runtime.GC()
-		var high atomic.Uint64
-		stop := make(chan struct{})
-		sampled := make(chan struct{})
-		go func() {
-			defer close(sampled)
-			var m runtime.MemStats
-			for {
-				runtime.ReadMemStats(&m)
-				if m.HeapInuse > high.Load() {
-					high.Store(m.HeapInuse)
-				}
-				select {
-				case <-stop:
-					return
-				case <-time.After(20 * time.Millisecond):
-				}
-			}
-		}()
-		var out countingWriter
-		_, _, line, code := runCLIOut(t, &out, "resolve", "--data-dir", dir, "--query", "Clue", "--city", "Ort", path)
-		close(stop)
-		<-sampled
-		if code != 0 {
-			t.Fatalf("%d rows: exit %d, %s", n, code, line)
-		}
-		if out.lines != n+1 {
-			t.Fatalf("%d rows: %d lines written", n, out.lines)
-		}
-		return high.Load()
-	}
-	short, long := peak(10_000), peak(100_000)
-	t.Logf("heap in use, peak: %.1f MB for 10,000 rows, %.1f MB for 100,000 rows", float64(short)/(1<<20), float64(long)/(1<<20))
-	if long > short*3/2+(8<<20) || long > 96<<20 {
-		t.Errorf("heap peak %.1f MB for 100,000 rows against %.1f MB for 10,000: memory grows with the input", float64(long)/(1<<20), float64(short)/(1<<20))
-	}
 }
 
 // countingWriter counts the lines written to it.

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"companydocs"
 	"companydocs/bbolt"
@@ -120,85 +119,6 @@ func TestWatchesTwoNodes(t *testing.T) {
 // crashWatches is how many watches the crash test makes: three pages of
 // a comparison, so that a kill lands between two of its transactions.
 const crashWatches = 1200
-
-// TestWatchesSurviveSIGKILL: the node is killed while it compares 1,200
-// watches with a generation that changes every watched company, as soon
-// as the first event arrives; after the restart every watch has had
-// exactly one event (one webhook-id per watch; a delivery cut off by the
-// kill may come again under its webhook-id) and none is lost.
-func TestWatchesSurviveSIGKILL(t *testing.T) {
-	var recs []map[string]any
-	for _, line := range sampleLines(t, 3*crashWatches) {
-		var rec map[string]any
-		if err := json.Unmarshal(line, &rec); err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, rec)
-	}
-	var watched []map[string]any
-	ids := map[string]bool{}
-	for _, r := range recs {
-		id := profileIDOfRecord(t, r)
-		if orderable(r) && !ids[id] && len(watched) < crashWatches {
-			ids[id] = true
-			watched = append(watched, r)
-		}
-	}
-	if len(watched) < crashWatches {
-		t.Fatalf("only %d watchable records", len(watched))
-	}
-	dir := t.TempDir()
-	var cases []watchCase
-	edits := map[string]func(map[string]any){}
-	for i, r := range watched {
-		name := fmt.Sprint("c", i)
-		cases = append(cases, watchCase{name: name, record: r})
-		edits[name] = func(r map[string]any) { r["name"] = fmt.Sprint(r["name"], " i.L.") }
-	}
-	writeGeneration(t, dir, recs, cases, nil)
-	keys := storeAccounts(t, dir, 1)
-	plans := filepath.Join(t.TempDir(), "plans.json")
-	os.WriteFile(plans, fmt.Appendf(nil, `{"plans":[{"id":"sub","name":"Subscription","kind":"subscription","document_types":["AD","CD"],"currency":"EUR","price":"0.00","credit_cost":1,"watch_limit":%d}]}`, crashWatches), 0o644)
-	flags := []string{"--plans", plans, "--poll-interval", "50ms"}
-	s := startCrashServer(t, dir, flags...)
-	token := s.login(t, keys)["store-0"]
-	rcv := newReceiver(t)
-	nodeRegister(t, s, rcv, token, "/hook")
-	watchConcurrently(t, s, token, watched)
-
-	s.kill(t)
-	s = startCrashServer(t, dir, append(flags, "--log-level", "debug")...) // logs each committed page
-	genB := writeGeneration(t, dir, recs, cases, edits)
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(s.stderr.String(), "watch comparison committed") && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	s.kill(t)
-	behind := watchesBehind(t, dir, genB)
-	t.Logf("killed with %d of %d watches not yet compared with %s", behind, len(watched), genB)
-	if behind == 0 {
-		t.Fatal("the kill came after the comparison had finished; it must land in the middle of it")
-	}
-
-	s = startCrashServer(t, dir, flags...)
-	byWatch := map[string]string{} // watch id -> webhook-id
-	eventually(t, "an event per watch", func() bool {
-		for _, h := range rcv.delivered("/hook") {
-			w := fmt.Sprint(h.order["watch_id"])
-			if prev, ok := byWatch[w]; ok && prev != h.id {
-				t.Fatalf("watch %s: two events, %s and %s", w, prev, h.id)
-			}
-			byWatch[w] = h.id
-		}
-		return len(byWatch) >= len(watched)
-	})
-	time.Sleep(time.Second)
-	if n := len(byWatch); n != len(watched) {
-		t.Errorf("%d watches had an event, want %d", n, len(watched))
-	}
-	s.kill(t)
-	migrateWatches(t, dir, len(watched))
-}
 
 // migrateWatches checks the order database a killed node left, backs it
 // up, and moves it to a fresh PostgreSQL database with store migrate,
