@@ -56,6 +56,8 @@ func TestBrowserWatch(t *testing.T) {
 	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
 	p.waitJS("the change arrived", `(() => { document.querySelector("#watches-refresh").click();
 		return document.querySelector("#watches-list > li [data-field=status]") !== null; })()`)
+	// the last refresh may still be re-drawing the list: wait for its words
+	p.waitJS("the change in words", `(document.querySelector("#watches-list > li .watch-change") || {}).textContent?.includes("Geändert (")`)
 	words := p.text("read the change", "#watches-list > li .watch-change")
 	for _, want := range []string{"Geändert (", "Umbenannt: " + name + " → " + name + " i.L.", "Status: eingetragen → in Liquidation"} {
 		if !strings.Contains(words, want) {
