@@ -67,7 +67,7 @@ func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
 	reqs := make([]resolver.Request, len(queries))
 	errs := make([]error, len(queries))
 	for i, q := range queries {
-		reqs[i], errs[i] = decodeBatchItem(q)
+		reqs[i], errs[i] = decodeSearch(q) // an item is a search body, refused in its words
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.BatchTimeout)
 	defer cancel()
@@ -93,12 +93,6 @@ func decodeBatch(body []byte) ([]jsontext.Value, error) {
 		return nil, invalidQuery("refusal.batch_too_many", companydocs.Args{"count": len(b.Queries), "max": MaxBatchQueries})
 	}
 	return b.Queries, nil
-}
-
-// decodeBatchItem decodes one query of a batch as a search body, refused
-// with the sentences of a search body.
-func decodeBatchItem(item []byte) (resolver.Request, error) {
-	return decodeSearch(item)
 }
 
 // SearchAll answers reqs in order, each with its own error where errs
