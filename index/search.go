@@ -124,11 +124,10 @@ type hit struct {
 // search. This collector keeps the best matches by score and every match
 // that ties with the worst of them, and loads ids only for those.
 func (g *Generation) topHits(ctx context.Context, r bindex.IndexReader, q *textQuery, limit int) ([]hit, error) {
-	s, err := q.newSearcher(ctx, r)
+	s, err := q.newSearcher(r)
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
 	top, err := collect(ctx, s, limit, true)
 	if err != nil {
 		return nil, err
@@ -142,25 +141,27 @@ func (g *Generation) topHits(ctx context.Context, r bindex.IndexReader, q *textQ
 // passed over without reading its score clauses: it could not make the
 // cut, so the result is the same.
 func collect(ctx context.Context, s *textSearcher, limit int, prune bool) (*topMatches, error) {
-	top := &topMatches{}
-	for n := 0; ; n++ {
-		if n%1024 == 1023 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+	top, b := &topMatches{}, newBatch()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		floor := math.Inf(-1)
 		if prune && len(top.best) == limit {
 			floor = top.best[0].score
 		}
-		doc, score, ok, err := s.next(floor)
+		ok, err := s.next(b, floor)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return top, nil
 		}
-		top.add(match{doc, score}, limit)
+		for i, doc := range b.docs {
+			if b.keep[i] {
+				top.add(match{doc, b.scores[i]}, limit)
+			}
+		}
 	}
 }
 

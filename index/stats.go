@@ -6,6 +6,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
 // A token in more than max(minCommonDocs, documents/commonDivisor) names
@@ -42,6 +43,7 @@ type termStats struct {
 	// seen holds the frequencies looked up: building a query asks for
 	// some (a token's name and seat frequencies) more than once
 	seen map[fieldTerm]uint64
+	segs *segments
 }
 
 type fieldTerm struct{ field, term string }
@@ -103,8 +105,8 @@ func (s *termStats) docFreq(field, term string) uint64 {
 // is scorch's (a term field reader, which opens iterators too, costs
 // several times more); from a term field reader otherwise.
 func (s *termStats) count(field, term string) (uint64, error) {
-	snap, ok := s.r.(*scorch.IndexSnapshot)
-	if !ok {
+	segs, err := s.segments()
+	if err != nil {
 		tfr, err := s.r.TermFieldReader(s.ctx, []byte(term), field, false, false, false)
 		if err != nil {
 			return 0, err
@@ -113,18 +115,23 @@ func (s *termStats) count(field, term string) (uint64, error) {
 		return tfr.Count(), nil
 	}
 	var n uint64
-	for _, seg := range snap.Segments() {
-		dict, err := seg.Segment().Dictionary(field)
-		if err != nil {
-			return 0, err
-		}
-		pl, err := dict.PostingsList([]byte(term), seg.Deleted(), nil)
-		if err != nil {
-			return 0, err
-		}
+	err = segs.postingsLists(field, term, func(_ int, pl segment.PostingsList) error {
 		n += pl.Count()
+		return nil
+	})
+	return n, err
+}
+
+// segments returns the segments of s's reader, read once.
+func (s *termStats) segments() (*segments, error) {
+	if s.segs == nil {
+		segs, err := segmentsOf(s.r)
+		if err != nil {
+			return nil, err
+		}
+		s.segs = segs
 	}
-	return n, nil
+	return s.segs, nil
 }
 
 func (s *termStats) threshold() uint64 {

@@ -1,9 +1,12 @@
 package index
 
 import (
-	"bytes"
-	"context"
+	"fmt"
 	"math"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/scorer"
@@ -26,8 +29,7 @@ import (
 // ids and takes match objects from a pool, and a term searcher advanced to
 // a hit steps through every posting before it to keep frequencies and
 // norms in step. Here the drive is one flat union of postings readers, and
-// the score clauses are postings readers without frequencies or norms, for
-// which zap jumps straight to the hit in the term's bitmap.
+// a score clause is a lookup of the hit in its term's postings bitmap.
 type textQuery struct {
 	drive   [][]clause
 	score   [][]clause
@@ -56,11 +58,11 @@ func typicalNorm(field string) float64 {
 	return 0.5
 }
 
-// newSearcher opens the postings of q's clauses in r.
-func (q *textQuery) newSearcher(ctx context.Context, r bindex.IndexReader) (*textSearcher, error) {
+// newSearcher opens the postings of q's clauses in r. Nothing it opens
+// needs closing: the postings lists live as long as r.
+func (q *textQuery) newSearcher(r bindex.IndexReader) (*textSearcher, error) {
 	s := &textSearcher{}
-	if err := s.open(ctx, r, q); err != nil {
-		s.Close()
+	if err := s.open(r, q); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -72,117 +74,200 @@ type textSearcher struct {
 	groups  [][]*postings
 	exclude []*postings
 	filter  []*postings
-	id      bindex.IndexInternalID // scratch
+	segs    *segments
+	held    heldMatch
 	err     error
 	// scoreBound is at least the most the score clauses add to a hit.
 	scoreBound float64
 }
 
-func (s *textSearcher) open(ctx context.Context, r bindex.IndexReader, q *textQuery) error {
+func (s *textSearcher) open(r bindex.IndexReader, q *textQuery) error {
 	docs, err := r.DocCount()
 	if err != nil {
 		return err
 	}
-	if err := s.drive.open(ctx, r, q.drive, docs); err != nil {
+	if s.segs, err = segmentsOf(r); err != nil {
+		return err
+	}
+	if err := s.drive.open(s.segs, q.drive, docs); err != nil {
 		return err
 	}
 	for _, g := range q.score {
-		group, err := openPostings(ctx, r, g, docs)
-		s.groups = append(s.groups, group)
+		group, err := openPostings(s.segs, g, docs)
 		if err != nil {
 			return err
 		}
+		s.groups = append(s.groups, group)
 	}
-	if s.exclude, err = openPostings(ctx, r, q.exclude, docs); err != nil {
+	if s.exclude, err = openPostings(s.segs, q.exclude, docs); err != nil {
 		return err
 	}
-	if s.filter, err = openPostings(ctx, r, q.filter, docs); err != nil {
+	if s.filter, err = openPostings(s.segs, q.filter, docs); err != nil {
 		return err
 	}
 	s.setQueryNorm(1 / math.Sqrt(s.weight()))
 	return nil
 }
 
-// next returns the next hit's document number and score, passing over
-// documents whose score could not reach floor; ok is false at the end.
-func (s *textSearcher) next(floor float64) (doc uint64, score float64, ok bool, err error) {
-	for {
-		doc, score, ok = s.drive.next(&s.err)
-		if s.err != nil || !ok {
-			return 0, 0, false, s.err
+// next fills b with the next drive matches that could reach floor, at
+// most batchSize of one segment, scored and each marked kept or not; ok
+// is false at the end.
+func (s *textSearcher) next(b *batch, floor float64) (ok bool, err error) {
+	b.reset()
+	for len(b.docs) < batchSize {
+		doc, score, ok := s.held.doc, s.held.score, s.held.ok
+		if ok {
+			s.held.ok = false
+		} else if doc, score, ok = s.drive.next(&s.err); s.err != nil {
+			return false, s.err
+		}
+		if !ok {
+			break
 		}
 		if score+s.scoreBound < floor {
 			continue
 		}
-		s.id = bindex.NewIndexInternalID(s.id, doc)
-		if !s.admits(s.id) {
-			continue
+		seg, _ := s.segs.locate(doc)
+		if len(b.docs) > 0 && seg != b.segment {
+			s.held = heldMatch{doc, score, true}
+			break
 		}
-		score += s.scoreOf(s.id)
-		return doc, score, s.err == nil, s.err
+		b.segment = seg
+		b.docs = append(b.docs, doc)
+		b.scores = append(b.scores, score)
 	}
+	if len(b.docs) == 0 {
+		return false, nil
+	}
+	s.score(b)
+	return true, nil
 }
 
-// admits reports whether a document the drive matched is a hit.
-func (s *textSearcher) admits(id bindex.IndexInternalID) bool {
-	for _, p := range s.exclude {
-		if p.at(id, &s.err) {
-			return false
-		}
-	}
-	if len(s.filter) == 0 {
-		return true
+// batchSize is the drive matches scored together. The floor that passes
+// over matches which cannot make the cut rises only between batches.
+const batchSize = 512
+
+// A heldMatch is a drive match read but left for the next batch, being of
+// another segment.
+type heldMatch struct {
+	doc   uint64
+	score float64
+	ok    bool
+}
+
+// score adds the score clauses to the matches of b and marks those the
+// exclude clauses and the filter let through. A clause is intersected
+// with the batch's documents, which costs the documents they share, where
+// a lookup per match costs every match times every clause.
+func (s *textSearcher) score(b *batch) {
+	b.index(s.segs.offsets[b.segment])
+	for i := range b.keep {
+		b.keep[i] = len(s.filter) == 0
 	}
 	for _, p := range s.filter {
-		if p.at(id, &s.err) {
-			return true
+		b.each(p, func(i int) { b.keep[i] = true })
+	}
+	for _, p := range s.exclude {
+		b.each(p, func(i int) { b.keep[i] = false })
+	}
+	// within a group and over the groups: the sum of the matches times
+	// the share of clauses matched, as bleve's disjunction does
+	for _, g := range s.groups {
+		b.touched = b.touched[:0]
+		for _, p := range g {
+			b.each(p, func(i int) {
+				if b.gmatched[i] == 0 {
+					b.touched = append(b.touched, i)
+				}
+				b.gsum[i] += p.score
+				b.gmatched[i]++
+			})
+		}
+		for _, i := range b.touched {
+			b.sum[i] += b.gsum[i] * (float64(b.gmatched[i]) / float64(len(g)))
+			b.matched[i]++
+			b.gsum[i], b.gmatched[i] = 0, 0
 		}
 	}
-	return false
+	for i, m := range b.matched {
+		if m > 0 {
+			b.scores[i] += b.sum[i] * (float64(m) / float64(len(s.groups)))
+		}
+	}
 }
 
-// scoreOf adds up the score groups' clauses that match document id: within
-// a group and over the groups the sum of the matches times the share of
-// clauses matched, as bleve's disjunction does.
-func (s *textSearcher) scoreOf(id bindex.IndexInternalID) float64 {
-	var sum float64
-	matched := 0
-	for _, g := range s.groups {
-		var gsum float64
-		gmatched := 0
-		for _, p := range g {
-			if p.at(id, &s.err) {
-				gsum += p.score
-				gmatched++
-			}
-		}
-		if gmatched > 0 {
-			sum += gsum * (float64(gmatched) / float64(len(g)))
-			matched++
-		}
-	}
-	if matched == 0 {
-		return 0
-	}
-	return sum * (float64(matched) / float64(len(s.groups)))
+// A batch is drive matches of one segment, in document order, scored
+// together.
+type batch struct {
+	docs    []uint64
+	scores  []float64
+	keep    []bool
+	segment int
+	offset  uint64          // the segment's first document number
+	set     *roaring.Bitmap // the documents' numbers in the segment
+	local   []uint32        // scratch
+	// per document, over the groups and within the current one
+	sum, gsum         []float64
+	matched, gmatched []int
+	touched           []int
 }
 
-// Close closes every postings reader.
-func (s *textSearcher) Close() error {
-	err := s.drive.close()
-	for _, g := range s.groups {
-		for _, p := range g {
-			if e := p.reader.Close(); err == nil {
-				err = e
+func newBatch() *batch {
+	return &batch{set: roaring.New()}
+}
+
+func (b *batch) reset() {
+	b.docs, b.scores = b.docs[:0], b.scores[:0]
+}
+
+// index makes the batch's bitmap and zeroes its sums.
+func (b *batch) index(offset uint64) {
+	b.offset = offset
+	b.local = b.local[:0]
+	for _, d := range b.docs {
+		b.local = append(b.local, uint32(d-offset))
+	}
+	b.set.Clear()
+	b.set.AddMany(b.local)
+	n := len(b.docs)
+	b.keep = resize(b.keep, n)
+	b.sum, b.gsum = resize(b.sum, n), resize(b.gsum, n)
+	b.matched, b.gmatched = resize(b.matched, n), resize(b.gmatched, n)
+	clear(b.sum)
+	clear(b.gsum)
+	clear(b.matched)
+	clear(b.gmatched)
+}
+
+// resize returns s with length n, reusing its array where it is long
+// enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// each calls fn with the index of every document of b the clause of p
+// matches, in document order.
+func (b *batch) each(p *postings, fn func(i int)) {
+	d := p.docs[b.segment]
+	switch {
+	case d.hasOne:
+		if i, ok := slices.BinarySearch(b.docs, b.offset+d.one); ok {
+			fn(i)
+		}
+	case d.bitmap != nil:
+		it := roaring.And(b.set, d.bitmap).Iterator()
+		i := 0
+		for it.HasNext() {
+			doc := b.offset + uint64(it.Next())
+			for b.docs[i] != doc {
+				i++
 			}
+			fn(i)
 		}
 	}
-	for _, p := range append(s.exclude, s.filter...) {
-		if e := p.reader.Close(); err == nil {
-			err = e
-		}
-	}
-	return err
 }
 
 // weight returns the squared weight of the drive and score clauses, as
@@ -211,31 +296,59 @@ func (s *textSearcher) setQueryNorm(qnorm float64) {
 	s.scoreBound *= 1 + 1e-9
 }
 
-// postings reads the documents of one clause, without frequencies or
-// norms, forward only.
+// postings answers whether a document holds one clause's term, for the
+// score, exclude and filter clauses, which need no frequencies or norms:
+// from the term's postings bitmap in the document's segment, one lookup,
+// where a term field reader's Advance steps an iterator up to the
+// document (index/DESIGN.md, "What is relied on in bleve").
 type postings struct {
-	reader bindex.TermFieldReader
-	tfd    bindex.TermFieldDoc
-	cur    bindex.IndexInternalID // the document read last
-	done   bool
+	segs   *segments
+	docs   []segmentDocs // per segment
 	scorer *scorer.TermQueryScorer
 	norm   float64
 	score  float64 // of a match, once the query norm is set
 }
 
-// openPostings opens the postings of each clause; on error it returns
-// those it opened, for Close.
-func openPostings(ctx context.Context, r bindex.IndexReader, clauses []clause, docs uint64) ([]*postings, error) {
+// segmentDocs is the documents of a term in one segment: a bitmap, or the
+// one document of a term zap stores without one.
+type segmentDocs struct {
+	bitmap *roaring.Bitmap
+	one    uint64
+	hasOne bool
+}
+
+// openPostings opens the postings of each clause in the segments of r.
+func openPostings(segs *segments, clauses []clause, docs uint64) ([]*postings, error) {
 	out := make([]*postings, 0, len(clauses))
 	for _, c := range clauses {
-		reader, err := r.TermFieldReader(ctx, []byte(c.value), c.field, false, false, false)
+		p := &postings{segs: segs, docs: make([]segmentDocs, len(segs.snaps)), norm: typicalNorm(c.field)}
+		var count uint64
+		err := segs.postingsLists(c.field, c.value, func(i int, pl segment.PostingsList) error {
+			count += pl.Count()
+			d, err := docsOf(pl)
+			p.docs[i] = d
+			return err
+		})
 		if err != nil {
-			return out, err
+			return nil, err
 		}
-		sc := scorer.NewTermQueryScorer([]byte(c.value), c.field, c.boost, docs, reader.Count(), 0, bsearch.SearcherOptions{})
-		out = append(out, &postings{reader: reader, scorer: sc, norm: typicalNorm(c.field)})
+		p.scorer = scorer.NewTermQueryScorer([]byte(c.value), c.field, c.boost, docs, count, 0, bsearch.SearcherOptions{})
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+// docsOf returns the documents of a postings list, less its deleted ones.
+func docsOf(pl segment.PostingsList) (segmentDocs, error) {
+	it := pl.Iterator(false, false, false, nil)
+	opt, ok := it.(segment.OptimizablePostingsIterator)
+	if !ok {
+		return segmentDocs{}, fmt.Errorf("postings iterator %T has no bitmap", it)
+	}
+	if n, ok := opt.DocNum1Hit(); ok {
+		return segmentDocs{one: n, hasOne: true}, nil
+	}
+	return segmentDocs{bitmap: opt.ActualBitmap()}, nil
 }
 
 // setQueryNorm computes the score of a match as bleve's term scorer does
@@ -244,28 +357,4 @@ func (p *postings) setQueryNorm(qnorm float64) {
 	p.scorer.SetQueryNorm(qnorm)
 	sctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(1, 0)}
 	p.score = p.scorer.Score(sctx, &bindex.TermFieldDoc{Freq: 1, Norm: p.norm}).Score
-}
-
-// at reports whether the clause matches document id; ids must not
-// decrease from call to call. A read error is kept in *err.
-func (p *postings) at(id bindex.IndexInternalID, err *error) bool {
-	if p.done {
-		return false
-	}
-	if p.cur != nil {
-		if c := bytes.Compare(p.cur, id); c >= 0 {
-			return c == 0
-		}
-	}
-	m, e := p.reader.Advance(id, p.tfd.Reset())
-	if e != nil {
-		*err, p.done = e, true
-		return false
-	}
-	if m == nil {
-		p.done = true
-		return false
-	}
-	p.cur = append(p.cur[:0], m.ID...)
-	return bytes.Equal(p.cur, id)
 }

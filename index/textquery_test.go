@@ -102,21 +102,25 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 // textMatches returns the score of every hit of q by internal id.
 func textMatches(t *testing.T, r bindex.IndexReader, q *textQuery) map[string]float64 {
 	t.Helper()
-	s, err := q.newSearcher(context.Background(), r)
+	s, err := q.newSearcher(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	out := map[string]float64{}
+	b := newBatch()
 	for {
-		doc, score, ok, err := s.next(math.Inf(-1))
+		ok, err := s.next(b, math.Inf(-1))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !ok {
 			return out
 		}
-		out[string(bindex.NewIndexInternalID(nil, doc))] = score
+		for i, doc := range b.docs {
+			if b.keep[i] {
+				out[string(bindex.NewIndexInternalID(nil, doc))] = b.scores[i]
+			}
+		}
 	}
 }
 
@@ -193,11 +197,10 @@ func TestCollectPruneKeepsTheBest(t *testing.T) {
 // document number.
 func collectSorted(t *testing.T, r bindex.IndexReader, q *textQuery, limit int, prune bool) []match {
 	t.Helper()
-	s, err := q.newSearcher(context.Background(), r)
+	s, err := q.newSearcher(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	top, err := collect(context.Background(), s, limit, prune)
 	if err != nil {
 		t.Fatal(err)

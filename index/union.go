@@ -1,12 +1,10 @@
 package index
 
 import (
-	"context"
-	"encoding/binary"
 	"math"
 
 	"github.com/blevesearch/bleve/v2/search/scorer"
-	bindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
 // union walks the documents matching any clause of its groups in document
@@ -24,31 +22,41 @@ type union struct {
 }
 
 // driveReader reads the postings of one drive clause, with frequencies
-// and norms.
+// and norms, from the postings iterator of each segment in turn, as
+// scorch's term field reader does, without making each document number
+// into an internal id and back.
 type driveReader struct {
-	reader      bindex.TermFieldReader
-	tfd         bindex.TermFieldDoc
-	doc         uint64 // current document number
+	segs        *segments
+	iterators   []segment.PostingsIterator // per segment
+	seg         int                        // the segment read
+	doc         uint64                     // current document number
+	freq        uint64
+	norm        float64
 	done        bool
 	group       int
 	boost, idf  float64
 	queryWeight float64
 }
 
-func (u *union) open(ctx context.Context, r bindex.IndexReader, groups [][]clause, docs uint64) error {
+func (u *union) open(segs *segments, groups [][]clause, docs uint64) error {
 	u.sizes = make([]int, len(groups))
 	u.sums = make([]float64, len(groups))
 	u.matched = make([]int, len(groups))
 	for g, clauses := range groups {
 		u.sizes[g] = len(clauses)
 		for _, c := range clauses {
-			reader, err := r.TermFieldReader(ctx, []byte(c.value), c.field, true, true, false)
+			d := &driveReader{segs: segs, group: g, boost: c.boost, queryWeight: 1}
+			var count uint64
+			err := segs.postingsLists(c.field, c.value, func(_ int, pl segment.PostingsList) error {
+				count += pl.Count()
+				d.iterators = append(d.iterators, pl.Iterator(true, true, false, nil))
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			d := &driveReader{reader: reader, group: g, boost: c.boost, queryWeight: 1}
 			// bleve's tf-idf inverse document frequency (scorer.TermQueryScorer)
-			d.idf = 1.0 + math.Log(float64(docs)/float64(reader.Count()+1.0))
+			d.idf = 1.0 + math.Log(float64(docs)/float64(count+1.0))
 			u.readers = append(u.readers, d)
 		}
 	}
@@ -116,38 +124,33 @@ func (u *union) lowest() (uint64, bool) {
 	return low, found
 }
 
-func (u *union) close() error {
-	var err error
-	for _, d := range u.readers {
-		if e := d.reader.Close(); err == nil {
-			err = e
-		}
-	}
-	return err
-}
-
 func (d *driveReader) next(err *error) {
-	m, e := d.reader.Next(d.tfd.Reset())
-	switch {
-	case e != nil:
-		*err, d.done = e, true
-	case m == nil:
-		d.done = true
-	default:
-		d.doc = binary.BigEndian.Uint64(m.ID)
+	for d.seg < len(d.iterators) {
+		p, e := d.iterators[d.seg].Next()
+		if e != nil {
+			*err, d.done = e, true
+			return
+		}
+		if p != nil {
+			d.doc = d.segs.offsets[d.seg] + p.Number()
+			d.freq, d.norm = p.Frequency(), p.Norm()
+			return
+		}
+		d.seg++
 	}
+	d.done = true
 }
 
 // score returns the tf-idf score of the current match, as bleve's
 // TermQueryScorer computes it.
 func (d *driveReader) score() float64 {
 	var tf float64
-	if d.tfd.Freq < scorer.MaxSqrtCache {
-		tf = scorer.SqrtCache[int(d.tfd.Freq)]
+	if d.freq < scorer.MaxSqrtCache {
+		tf = scorer.SqrtCache[int(d.freq)]
 	} else {
-		tf = math.Sqrt(float64(d.tfd.Freq))
+		tf = math.Sqrt(float64(d.freq))
 	}
-	s := tf * d.tfd.Norm * d.idf
+	s := tf * d.norm * d.idf
 	if d.queryWeight != 1.0 {
 		s *= d.queryWeight
 	}

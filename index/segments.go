@@ -1,0 +1,62 @@
+package index
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	bindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// segments are the segments of one scorch snapshot, with the document
+// number each starts at: scorch numbers a snapshot's documents segment
+// after segment, each taking as many numbers as it holds documents,
+// deleted ones included (index/DESIGN.md, "What is relied on in bleve").
+type segments struct {
+	snaps   []*scorch.SegmentSnapshot
+	offsets []uint64
+}
+
+// segmentsOf returns the segments of r, which must be scorch's.
+func segmentsOf(r bindex.IndexReader) (*segments, error) {
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, fmt.Errorf("index reader %T is not scorch's: no segments", r)
+	}
+	s := &segments{snaps: snap.Segments()}
+	var next uint64
+	for _, seg := range s.snaps {
+		s.offsets = append(s.offsets, next)
+		next += seg.Segment().Count()
+	}
+	return s, nil
+}
+
+// locate returns the segment of document number doc and its number there.
+func (s *segments) locate(doc uint64) (int, uint64) {
+	if len(s.offsets) == 1 {
+		return 0, doc
+	}
+	i := sort.Search(len(s.offsets), func(i int) bool { return s.offsets[i] > doc }) - 1
+	return i, doc - s.offsets[i]
+}
+
+// postingsLists calls each with the postings list of term in field of
+// every segment, less the segment's deleted documents.
+func (s *segments) postingsLists(field, term string, each func(i int, pl segment.PostingsList) error) error {
+	for i, seg := range s.snaps {
+		dict, err := seg.Segment().Dictionary(field)
+		if err != nil {
+			return err
+		}
+		pl, err := dict.PostingsList([]byte(term), seg.Deleted(), nil)
+		if err != nil {
+			return err
+		}
+		if err := each(i, pl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
