@@ -85,7 +85,11 @@ func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) (_
 	if bq == nil {
 		return nil, nil
 	}
-	found, err := g.topHits(ctx, stats.r, bq, limitOf(q))
+	segs, err := stats.segments()
+	if err != nil {
+		return nil, fmt.Errorf("search index %s: %w", g.ID(), err)
+	}
+	found, err := g.topHits(ctx, segs, bq, limitOf(q))
 	if err != nil {
 		return nil, fmt.Errorf("search index %s: %w", g.ID(), err)
 	}
@@ -123,8 +127,8 @@ type hit struct {
 // sort by id loads the id of every matching document, an eighth of a
 // search. This collector keeps the best matches by score and every match
 // that ties with the worst of them, and loads ids only for those.
-func (g *Generation) topHits(ctx context.Context, r bindex.IndexReader, q *textQuery, limit int) ([]hit, error) {
-	s, err := q.newSearcher(r)
+func (g *Generation) topHits(ctx context.Context, segs *segments, q *textQuery, limit int) ([]hit, error) {
+	s, err := q.newSearcher(segs)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +136,7 @@ func (g *Generation) topHits(ctx context.Context, r bindex.IndexReader, q *textQ
 	if err != nil {
 		return nil, err
 	}
-	return top.hits(r, limit)
+	return top.hits(segs.r, limit)
 }
 
 // collect returns the best limit matches of s and those tied with the

@@ -14,8 +14,19 @@ import (
 // after segment, each taking as many numbers as it holds documents,
 // deleted ones included (index/DESIGN.md, "What is relied on in bleve").
 type segments struct {
+	r       *scorch.IndexSnapshot
 	snaps   []*scorch.SegmentSnapshot
 	offsets []uint64
+	// lists holds the postings lists read: a query reads a term's for its
+	// document frequency, and again to walk or score it
+	lists map[fieldTerm]*termPostings
+}
+
+// termPostings is a term's postings list in each segment, and the
+// documents they hold.
+type termPostings struct {
+	lists []segment.PostingsList
+	count uint64
 }
 
 // segmentsOf returns the segments of r, which must be scorch's.
@@ -24,7 +35,7 @@ func segmentsOf(r bindex.IndexReader) (*segments, error) {
 	if !ok {
 		return nil, fmt.Errorf("index reader %T is not scorch's: no segments", r)
 	}
-	s := &segments{snaps: snap.Segments()}
+	s := &segments{r: snap, snaps: snap.Segments()}
 	var next uint64
 	for _, seg := range s.snaps {
 		s.offsets = append(s.offsets, next)
@@ -42,21 +53,29 @@ func (s *segments) locate(doc uint64) (int, uint64) {
 	return i, doc - s.offsets[i]
 }
 
-// postingsLists calls each with the postings list of term in field of
-// every segment, less the segment's deleted documents.
-func (s *segments) postingsLists(field, term string, each func(i int, pl segment.PostingsList) error) error {
-	for i, seg := range s.snaps {
+// postings returns the postings list of term in field in every segment,
+// less the segment's deleted documents.
+func (s *segments) postings(field, term string) (*termPostings, error) {
+	key := fieldTerm{field, term}
+	if p, ok := s.lists[key]; ok {
+		return p, nil
+	}
+	p := &termPostings{lists: make([]segment.PostingsList, 0, len(s.snaps))}
+	for _, seg := range s.snaps {
 		dict, err := seg.Segment().Dictionary(field)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		pl, err := dict.PostingsList([]byte(term), seg.Deleted(), nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := each(i, pl); err != nil {
-			return err
-		}
+		p.lists = append(p.lists, pl)
+		p.count += pl.Count()
 	}
-	return nil
+	if s.lists == nil {
+		s.lists = make(map[fieldTerm]*termPostings, 32)
+	}
+	s.lists[key] = p
+	return p, nil
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
 // A token in more than max(minCommonDocs, documents/commonDivisor) names
@@ -114,12 +113,11 @@ func (s *termStats) count(field, term string) (uint64, error) {
 		defer tfr.Close()
 		return tfr.Count(), nil
 	}
-	var n uint64
-	err = segs.postingsLists(field, term, func(_ int, pl segment.PostingsList) error {
-		n += pl.Count()
-		return nil
-	})
-	return n, err
+	p, err := segs.postings(field, term)
+	if err != nil {
+		return 0, err
+	}
+	return p.count, nil
 }
 
 // segments returns the segments of s's reader, read once.

@@ -58,11 +58,11 @@ func typicalNorm(field string) float64 {
 	return 0.5
 }
 
-// newSearcher opens the postings of q's clauses in r. Nothing it opens
-// needs closing: the postings lists live as long as r.
-func (q *textQuery) newSearcher(r bindex.IndexReader) (*textSearcher, error) {
-	s := &textSearcher{}
-	if err := s.open(r, q); err != nil {
+// newSearcher opens the postings of q's clauses in segs. Nothing it opens
+// needs closing: the postings lists live as long as the reader.
+func (q *textQuery) newSearcher(segs *segments) (*textSearcher, error) {
+	s := &textSearcher{segs: segs}
+	if err := s.open(q); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -81,12 +81,9 @@ type textSearcher struct {
 	scoreBound float64
 }
 
-func (s *textSearcher) open(r bindex.IndexReader, q *textQuery) error {
-	docs, err := r.DocCount()
+func (s *textSearcher) open(q *textQuery) error {
+	docs, err := s.segs.r.DocCount()
 	if err != nil {
-		return err
-	}
-	if s.segs, err = segmentsOf(r); err != nil {
 		return err
 	}
 	if err := s.drive.open(s.segs, q.drive, docs); err != nil {
@@ -321,18 +318,17 @@ type segmentDocs struct {
 func openPostings(segs *segments, clauses []clause, docs uint64) ([]*postings, error) {
 	out := make([]*postings, 0, len(clauses))
 	for _, c := range clauses {
-		p := &postings{segs: segs, docs: make([]segmentDocs, len(segs.snaps)), norm: typicalNorm(c.field)}
-		var count uint64
-		err := segs.postingsLists(c.field, c.value, func(i int, pl segment.PostingsList) error {
-			count += pl.Count()
-			d, err := docsOf(pl)
-			p.docs[i] = d
-			return err
-		})
+		tp, err := segs.postings(c.field, c.value)
 		if err != nil {
 			return nil, err
 		}
-		p.scorer = scorer.NewTermQueryScorer([]byte(c.value), c.field, c.boost, docs, count, 0, bsearch.SearcherOptions{})
+		p := &postings{segs: segs, docs: make([]segmentDocs, len(tp.lists)), norm: typicalNorm(c.field)}
+		for i, pl := range tp.lists {
+			if p.docs[i], err = docsOf(pl); err != nil {
+				return nil, err
+			}
+		}
+		p.scorer = scorer.NewTermQueryScorer([]byte(c.value), c.field, c.boost, docs, tp.count, 0, bsearch.SearcherOptions{})
 		out = append(out, p)
 	}
 	return out, nil

@@ -102,7 +102,11 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 // textMatches returns the score of every hit of q by internal id.
 func textMatches(t *testing.T, r bindex.IndexReader, q *textQuery) map[string]float64 {
 	t.Helper()
-	s, err := q.newSearcher(r)
+	segs, err := segmentsOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := q.newSearcher(segs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +201,11 @@ func TestCollectPruneKeepsTheBest(t *testing.T) {
 // document number.
 func collectSorted(t *testing.T, r bindex.IndexReader, q *textQuery, limit int, prune bool) []match {
 	t.Helper()
-	s, err := q.newSearcher(r)
+	segs, err := segmentsOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := q.newSearcher(segs)
 	if err != nil {
 		t.Fatal(err)
 	}

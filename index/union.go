@@ -46,17 +46,15 @@ func (u *union) open(segs *segments, groups [][]clause, docs uint64) error {
 		u.sizes[g] = len(clauses)
 		for _, c := range clauses {
 			d := &driveReader{segs: segs, group: g, boost: c.boost, queryWeight: 1}
-			var count uint64
-			err := segs.postingsLists(c.field, c.value, func(_ int, pl segment.PostingsList) error {
-				count += pl.Count()
-				d.iterators = append(d.iterators, pl.Iterator(true, true, false, nil))
-				return nil
-			})
+			tp, err := segs.postings(c.field, c.value)
 			if err != nil {
 				return err
 			}
+			for _, pl := range tp.lists {
+				d.iterators = append(d.iterators, pl.Iterator(true, true, false, nil))
+			}
 			// bleve's tf-idf inverse document frequency (scorer.TermQueryScorer)
-			d.idf = 1.0 + math.Log(float64(docs)/float64(count+1.0))
+			d.idf = 1.0 + math.Log(float64(docs)/float64(tp.count+1.0))
 			u.readers = append(u.readers, d)
 		}
 	}
