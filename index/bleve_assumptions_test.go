@@ -2,12 +2,14 @@ package index
 
 import (
 	"encoding/binary"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
 
@@ -291,4 +293,127 @@ func snapshotOf(tb testing.TB, g *Generation) *scorch.IndexSnapshot {
 		tb.Fatalf("reader is %T, not *scorch.IndexSnapshot", r)
 	}
 	return snap
+}
+
+// TestSegmentPostingsAgreeWithTermFieldReaders checks what the searcher
+// reads from scorch's segments directly against scorch's own term field
+// readers, on an index of several segments with deleted documents: a
+// document's number is its segment's offset (the documents of the
+// segments before it, deleted ones included) plus its number in the
+// segment; a term's postings lists, less deleted documents, hold the
+// documents, frequencies and norms the reader gives; and zap's postings
+// iterators give their bitmaps (segment.OptimizablePostingsIterator).
+func TestSegmentPostingsAgreeWithTermFieldReaders(t *testing.T) {
+	idx, err := bleve.NewUsing("", bleve.NewIndexMapping(), scorch.Name, scorch.Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	words := strings.Fields("mueller bau gmbh schmidt handel kg meyer immobilien verwaltung beteiligung")
+	for b := range 4 {
+		batch := idx.NewBatch()
+		for i := range 40 {
+			n := b*40 + i
+			name := fmt.Sprintf("%s %s %s", words[n%len(words)], words[(n*7)%len(words)], words[(n/3)%len(words)])
+			if err := batch.Index(fmt.Sprintf("p%03d", n), map[string]string{"name": name}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := idx.Batch(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"p003", "p041", "p150"} {
+		if err := idx.Delete(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adv, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	segs, err := segmentsOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(segs.snaps) < 2 {
+		t.Fatalf("%d segments: the check needs several", len(segs.snaps))
+	}
+	for _, word := range append(words, "no-such-word") {
+		compareSegmentPostings(t, r, segs, "name", word)
+	}
+}
+
+// compareSegmentPostings compares what the searcher reads of term in
+// field with what scorch's term field reader gives.
+func compareSegmentPostings(t *testing.T, r bindex.IndexReader, segs *segments, field, term string) {
+	t.Helper()
+	tfr, err := r.TermFieldReader(t.Context(), []byte(term), field, true, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tfr.Close()
+	var want []bindex.TermFieldDoc
+	for m, err := tfr.Next(nil); m != nil; m, err = tfr.Next(nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, bindex.TermFieldDoc{ID: append(bindex.IndexInternalID(nil), m.ID...), Freq: m.Freq, Norm: m.Norm})
+	}
+	tp, err := segs.postings(field, term)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.count != tfr.Count() {
+		t.Errorf("%q: count %d, term field reader %d", term, tp.count, tfr.Count())
+	}
+
+	var u union
+	if err := u.open(segs, [][]clause{{{field: field, value: term, boost: 1}}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	d := u.readers[0]
+	var got []bindex.TermFieldDoc
+	for d.next(&err); !d.done; d.next(&err) {
+		got = append(got, bindex.TermFieldDoc{ID: bindex.NewIndexInternalID(nil, d.doc), Freq: d.freq, Norm: d.norm})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%q: drive reads %v, term field reader %v", term, got, want)
+	}
+
+	ps, err := openPostings(segs, []clause{{field: field, value: term, boost: 1}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[uint64]bool{}
+	for _, w := range want {
+		held[binary.BigEndian.Uint64(w.ID)] = true
+	}
+	last := segs.offsets[len(segs.offsets)-1] + segs.snaps[len(segs.snaps)-1].Segment().Count()
+	for doc := range last {
+		if i, local := segs.locate(doc); segs.snaps[i].Deleted() != nil && segs.snaps[i].Deleted().Contains(uint32(local)) {
+			continue
+		}
+		if got := holds(ps[0], doc); got != held[doc] {
+			t.Errorf("%q: document %d held %v by the bitmaps, %v by the term field reader", term, doc, got, held[doc])
+		}
+	}
+}
+
+// holds reports whether document doc holds the clause of p.
+func holds(p *postings, doc uint64) bool {
+	i, local := p.segs.locate(doc)
+	d := p.docs[i]
+	if d.hasOne {
+		return d.one == local
+	}
+	return d.bitmap != nil && d.bitmap.Contains(uint32(local))
 }
