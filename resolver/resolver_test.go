@@ -328,3 +328,56 @@ func onlyNameEvidence(c companydocs.Candidate) bool {
 	}
 	return true
 }
+
+// A name that opens with a person's name and goes on ("Heinz-Alwin zur
+// Schüder Inh. BBG POWER") is found with the surname mistyped beyond the
+// typo budget, two letters swapped ("Heinz-Aliwn"): the query reads as
+// that person, but the name's other words the query has are evidence of
+// the name, not of another person's company sharing the first name.
+func TestNameOpeningWithAPersonIsFoundWithTheSurnameMistyped(t *testing.T) {
+	idx := mustSample(t)
+	tried := 0
+	for _, c := range loadEval(t) {
+		if !strings.HasPrefix(c.Kind, "name_") || c.Want == "" || c.Mode != "" {
+			continue
+		}
+		// without its legal form, as people write a name in running text
+		// (with one, the query reads as no person)
+		base, _, _ := companydocs.SplitLegalForm(c.Query)
+		query, ok := swapInSecondWord(strings.Join(base, " "))
+		if !ok {
+			continue
+		}
+		res := mustResolve(t, idx, resolver.Request{Query: query, Limit: 3})
+		person := strings.Fields(res.Understanding.Person)
+		words := companydocs.Tokens(companydocs.Fold(query))
+		if len(person) != 2 || len(words) < len(person)+2 {
+			continue
+		}
+		tried++
+		if !slices.ContainsFunc(res.Candidates, func(cand companydocs.Candidate) bool { return cand.ProfileID == c.Want }) {
+			t.Errorf("%q (person %q): %s is not among the candidates", query, res.Understanding.Person, c.WantName)
+		}
+	}
+	if tried < 5 {
+		t.Fatalf("only %d names opening with a person: too few to tell", tried)
+	}
+	t.Logf("%d names opening with a person", tried)
+}
+
+// swapInSecondWord swaps the second and third letters of the query's
+// second word when it has five to seven letters: two edits by the
+// Levenshtein distance, beyond such a word's typo budget.
+func swapInSecondWord(query string) (string, bool) {
+	fields := strings.Fields(query)
+	if len(fields) < 4 {
+		return "", false
+	}
+	w := []rune(fields[1])
+	if len(w) < 5 || len(w) > 7 || w[1] == w[2] {
+		return "", false
+	}
+	w[1], w[2] = w[2], w[1]
+	fields[1] = string(w)
+	return strings.Join(fields, " "), true
+}

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"companydocs"
@@ -125,13 +126,23 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 // surname the company's name does not hold, as written or within the typo
 // budget ("Helmut Bachmann KG" for "Helmut Siegmund"): that name is
 // another person's, and a first name in common is no evidence of it. Its
-// officers, former names and address may still be.
-func sharesOnlyFirstName(pq *parsedQuery, base tokenList) bool {
-	if len(pq.person) < 2 {
+// officers, former names and address may still be. tokens are the query's
+// words less the candidate's seat. The reading does not hold where the
+// surname is the candidate's seat ("Günther Rosa Uetersen" for "Günther
+// Rosa" at Uetersen), nor where the name holds a word the query has
+// besides the person's ("Heinz-Aliwn zur Schüder BBG" for "Heinz-Alwin zur
+// Schüder BBG"): such a word is evidence of the name.
+func sharesOnlyFirstName(pq *parsedQuery, tokens []string, base tokenList) bool {
+	if len(pq.person) < 2 || !slices.Contains(tokens, pq.person[len(pq.person)-1]) {
 		return false
 	}
 	for _, w := range base.toks {
 		if sim, _ := tokenSims(pq.surname, w); sim > simPrefix {
+			return false
+		}
+	}
+	for _, t := range tokens {
+		if !slices.Contains(pq.person, t) && slices.Contains(base.words, t) {
 			return false
 		}
 	}
@@ -184,7 +195,7 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, to
 		return append([]companydocs.ReasonDetail{{Code: code, Params: params}}, seatReasons...)
 	}
 	query := newTokenList(tokens)
-	if !sharesOnlyFirstName(pq, f.base) {
+	if !sharesOnlyFirstName(pq, tokens, f.base) {
 		m := matchName(query, f.base)
 		e := evidence{score: NameWeight*m.score + seatBonus, seat: seatOK, field: fieldName, covers: m.score >= closeNameMatch && !m.numberConflict}
 		e.reasons = append(nameReasons(m, tokens, f.base.words), seatReasons...)
