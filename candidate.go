@@ -134,6 +134,9 @@ type TextQuery struct {
 	// its typo and phonetic matches: the resolver sets them when the query
 	// reads as a person or an address.
 	Officers, Address bool
+	// Completes reads the last name term also as the start of a word
+	// still being typed ("Rheinb" for "Rheinbahn"): autocompletion.
+	Completes bool
 	// Only, when set, matches the name terms against that one field alone,
 	// without current names, typos or the whole-name clauses: the
 	// resolver's further searches for a former name or a person, whose

@@ -132,7 +132,7 @@ func (s *Server) handleSuggestEntity(c *fiber.Ctx) error {
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.SearchTimeout)
 	defer cancel()
-	res, err := s.Searcher.Search(ctx, resolver.Request{Query: prefix, Limit: min(cursor+resolver.DefaultLimit, resolver.MaxLimit)})
+	res, err := s.Searcher.Search(ctx, resolver.Request{Query: prefix, Completes: true, Limit: min(cursor+resolver.DefaultLimit, resolver.MaxLimit)})
 	if err != nil {
 		return err
 	}

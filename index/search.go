@@ -27,6 +27,7 @@ const (
 	boostName          = 10.0 // name token, folded spelling
 	boostNamePlain     = 6.0  // name token typed without umlauts ("Muller" for "Müller")
 	boostNameFuzzy     = 4.0  // name token within the edit distance of fuzzyDistance
+	boostNamePrefix    = 4.0  // name word the last token starts, when completing (TextQuery.Completes)
 	boostNameBase      = 15.0 // all name tokens, in order, and nothing else
 	boostNameKey       = 20.0 // whole normalised name including the legal form
 	boostNameForm      = 2.0  // name token of a name with the query's legal form
@@ -295,8 +296,12 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 	}
 	form := legalFormCode(formTerms)
 	tokens := make([]tokenQuery, 0, len(terms))
-	for _, t := range terms {
-		if tq := newTokenQuery(t, form, q, stats); len(tq.clauses) > 0 {
+	for i, t := range terms {
+		tq := newTokenQuery(t, form, q, stats)
+		if q.Completes && i == len(terms)-1 {
+			addCompletions(&tq, t, stats)
+		}
+		if len(tq.clauses) > 0 {
 			tokens = append(tokens, tq)
 		}
 	}
@@ -422,6 +427,29 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 	}
 	return tq
 }
+
+// addCompletions adds the name words that token t starts, as typed so far
+// into an autocompletion box, the most frequent first: at most
+// maxCompletions of the first maxCompletionScan in term order, and only
+// for a start of minCompletionRunes or more, as the resolver reads a
+// query word as the start of a name word (resolver.simPrefix).
+func addCompletions(tq *tokenQuery, t string, stats *termStats) {
+	if utf8.RuneCountInString(t) < minCompletionRunes {
+		return
+	}
+	for _, c := range stats.completions(fieldName, t, maxCompletions, maxCompletionScan) {
+		tq.clauses = append(tq.clauses, clause{field: fieldName, value: c.term, boost: boostNamePrefix})
+		tq.docs += c.docs
+		tq.order += c.docs
+	}
+}
+
+// Completion bounds: the start typed, the words kept, the words read.
+const (
+	minCompletionRunes = 4
+	maxCompletions     = 30
+	maxCompletionScan  = 1000
+)
 
 // addOfficerTypos adds the officers' name words within the typo budget of
 // a person's name word that no officer bears (companydocs.TypoBudget, as

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -196,4 +197,56 @@ func prefixOf(s string, n int) string {
 		n--
 	}
 	return s
+}
+
+// A completion is a term that a typed start completes, and its documents.
+type completion struct {
+	term string
+	docs uint64
+}
+
+// completions returns the terms of field that start with prefix, the
+// prefix itself left out, the most frequent first (then in term order):
+// at most keep of the first scan in term order. nil after a read error,
+// which s.err then holds. The frequencies are the terms' postings, not
+// the dictionary entries' counts: zap's dictionary iterator reports 1 for
+// every term after one stored as a single hit.
+func (s *termStats) completions(field, prefix string, keep, scan int) []completion {
+	if s == nil || s.err != nil {
+		return nil
+	}
+	terms, err := s.termsStarting(field, prefix, scan)
+	if err != nil {
+		s.fail(fmt.Errorf("terms starting %q in %s: %w", prefix, field, err))
+		return nil
+	}
+	out := make([]completion, 0, len(terms))
+	for _, t := range terms {
+		if n := s.docFreq(field, t); n > 0 {
+			out = append(out, completion{term: t, docs: n})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].docs > out[j].docs })
+	return out[:min(keep, len(out))]
+}
+
+// termsStarting returns the first max terms of field that start with
+// prefix, in term order, the prefix itself left out.
+func (s *termStats) termsStarting(field, prefix string, max int) ([]string, error) {
+	dict, err := s.r.FieldDictPrefix(field, []byte(prefix))
+	if err != nil {
+		return nil, err
+	}
+	defer dict.Close()
+	var out []string
+	for len(out) < max {
+		e, err := dict.Next()
+		if err != nil || e == nil {
+			return out, err
+		}
+		if e.Term != prefix {
+			out = append(out, e.Term)
+		}
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -37,5 +38,31 @@ func TestFuzzyTermsWithoutFuzzyDictionaryIsAnError(t *testing.T) {
 	}
 	if s.err == nil {
 		t.Fatal("a reader without a fuzzy dictionary gave no error")
+	}
+}
+
+// completions gives the terms a start completes, most frequent first,
+// each with its document frequency, the start itself left out.
+func TestCompletions(t *testing.T) {
+	_, stats := sharedTermStats(t)
+	for _, start := range []string{"rhein", "stadt", "bau", "zzzz"} {
+		got := stats.completions(fieldName, start, 10, 5000)
+		if stats.err != nil {
+			t.Fatal(stats.err)
+		}
+		for i, c := range got {
+			if !strings.HasPrefix(c.term, start) || c.term == start {
+				t.Errorf("%q: completion %q", start, c.term)
+			}
+			if df := stats.docFreq(fieldName, c.term); df != c.docs || df == 0 {
+				t.Errorf("%q: %q has %d documents, document frequency %d", start, c.term, c.docs, df)
+			}
+			if i > 0 && got[i-1].docs < c.docs {
+				t.Errorf("%q: %q (%d) after %q (%d)", start, c.term, c.docs, got[i-1].term, got[i-1].docs)
+			}
+		}
+		if start != "zzzz" && len(got) == 0 {
+			t.Errorf("%q: no completions", start)
+		}
 	}
 }

@@ -32,6 +32,9 @@ type Request struct {
 	Mode     string
 	Discover bool
 	Limit    int
+	// Completes reads the query's last word also as the start of a word
+	// still being typed, as an autocompletion box sends it.
+	Completes bool
 	// Properties is evidence the client holds apart from the query text,
 	// from a spreadsheet's columns or a reconciliation query.
 	Properties Properties
@@ -194,6 +197,9 @@ type parsedQuery struct {
 	// readings are the tokens as typed and, when it had noise words,
 	// without them.
 	readings []reading
+	// completes is set when the last token is a word still being typed
+	// (Request.Completes).
+	completes bool
 	// deep is set for a deep-mode search.
 	deep bool
 	// block is the pasted block the query was read from, nil for a typed

@@ -136,8 +136,11 @@ func sharesOnlyFirstName(pq *parsedQuery, tokens []string, base tokenList) bool 
 	if len(pq.person) < 2 || !slices.Contains(tokens, pq.person[len(pq.person)-1]) {
 		return false
 	}
+	surname := pq.surname
+	// a surname still being typed ("Kurt Meiss") matches the names it starts
+	surname.start = pq.completes && tokens[len(tokens)-1] == pq.person[len(pq.person)-1]
 	for _, w := range base.toks {
-		if sim, _ := tokenSims(pq.surname, w); sim > simPrefix {
+		if sim, _ := tokenSims(surname, w); sim > simPrefix {
 			return false
 		}
 	}
@@ -195,6 +198,7 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, to
 		return append([]companydocs.ReasonDetail{{Code: code, Params: params}}, seatReasons...)
 	}
 	query := newTokenList(tokens)
+	markStart(pq, query)
 	if !sharesOnlyFirstName(pq, tokens, f.base) {
 		m := matchName(query, f.base)
 		e := evidence{score: NameWeight*m.score + seatBonus, seat: seatOK, field: fieldName, covers: m.score >= closeNameMatch && !m.numberConflict}

@@ -44,8 +44,13 @@ func tokenWeight(t string) float64 {
 }
 
 // token is a folded token with its plain folding (ä -> a), computed once
-// per name rather than once per pair of tokens.
-type token struct{ folded, plain string }
+// per name rather than once per pair of tokens. A query's last token is
+// a start when the word is still being typed (Request.Completes): it
+// matches every word it starts as if typed whole.
+type token struct {
+	folded, plain string
+	start         bool
+}
 
 // tokenList is a name's folded tokens, with their plain foldings.
 type tokenList struct {
@@ -56,7 +61,7 @@ type tokenList struct {
 func newTokenList(folded []string) tokenList {
 	l := tokenList{words: folded, toks: make([]token, len(folded))}
 	for i, t := range folded {
-		l.toks[i] = token{t, plainOf(t)}
+		l.toks[i] = token{folded: t, plain: plainOf(t)}
 	}
 	return l
 }
@@ -80,6 +85,10 @@ func plainOf(t string) string {
 // differ only in prefix matches: the Levenshtein distance, the costly
 // part, is computed once for both.
 func tokenSims(a, b token) (ab, ba float64) {
+	if a.start && len(b.folded) > len(a.folded) && strings.HasPrefix(b.folded, a.folded) &&
+		utf8.RuneCountInString(a.folded) >= minStartRunes {
+		return simExact, simExact
+	}
 	x, y := a.folded, b.folded
 	if x == y {
 		return simExact, simExact
@@ -277,4 +286,17 @@ func splitSeatTokens(query, queryPlain, seatTokens []string) ([]string, bool) {
 		}
 	}
 	return query, false
+}
+
+// minStartRunes is the shortest start of a word still being typed that
+// matches the words it starts; the index completes no shorter one.
+const minStartRunes = 4
+
+// markStart marks the last token of query a start when the query's last
+// word is still being typed and the candidate's seat did not take it.
+func markStart(pq *parsedQuery, query tokenList) {
+	n := len(query.toks)
+	if pq.completes && n > 0 && len(pq.tokens) > 0 && query.words[n-1] == pq.tokens[len(pq.tokens)-1] {
+		query.toks[n-1].start = true
+	}
 }

@@ -30,7 +30,7 @@ func TestPlainOfIsFoldPlain(t *testing.T) {
 // TestTokenSimTypoBudget checks that typos are matched up to the budget of
 // the shorter token, length differences included, and not beyond.
 func TestTokenSimTypoBudget(t *testing.T) {
-	tok := func(s string) token { return token{s, plainOf(s)} }
+	tok := func(s string) token { return token{folded: s, plain: plainOf(s)} }
 	for _, tc := range []struct {
 		q, t  string
 		match bool

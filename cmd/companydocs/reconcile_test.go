@@ -232,6 +232,11 @@ func TestReconcileSuggestPreviewExtend(t *testing.T) {
 	}
 	validate(t, schemas, "suggest-entities-response", body)
 	id := sugg.Result[0].ID
+	// autocompletion: the word being typed is completed
+	status, body, _ = s.do(t, "GET", reconcilePath+"/suggest/entity?prefix=Rheinb", "")
+	if status != http.StatusOK || json.Unmarshal(body, &sugg) != nil || len(sugg.Result) == 0 || sugg.Result[0].ID != id {
+		t.Errorf("suggest entity for a word cut short: %d %s", status, body)
+	}
 	status, body, _ = s.do(t, "GET", reconcilePath+"/suggest/property?prefix=reg", "")
 	if status != http.StatusOK || !strings.Contains(string(body), `"id":"register_number"`) {
 		t.Errorf("suggest property: %d %s", status, body)
