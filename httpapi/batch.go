@@ -73,6 +73,7 @@ func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
 	defer cancel()
 	res := s.SearchAll(ctx, reqs, errs)
 	s.Metrics.observeBatch(res)
+	res.sayErrorsIn(messages.Pick(c.Get(fiber.HeaderAcceptLanguage)))
 	return c.JSON(res)
 }
 
@@ -151,9 +152,20 @@ func (s *Server) searchItem(ctx context.Context, req resolver.Request, err error
 
 var errBatchTooLong = companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.batch_item_late", nil)
 
-// itemError is err in the error body's shape; an error that is no
-// *companydocs.Error is internal and its text is not shown.
+// itemError is err in the error body's shape, said in English (see
+// sayErrorsIn); an error that is no *companydocs.Error is internal and its
+// text is not shown.
 func itemError(err error) BatchItem {
 	msg, _ := companydocs.ErrorMessageIn(err, messages.English)
 	return BatchItem{Error: &ItemError{Code: companydocs.ErrorCode(err), Message: msg, err: err}}
+}
+
+// sayErrorsIn says the items' errors in lang, the language the batch's
+// request asked for, as a single search's error is said.
+func (r BatchResult) sayErrorsIn(lang string) {
+	for _, item := range r.Results {
+		if item.Error != nil {
+			item.Error.Message, _ = companydocs.ErrorMessageIn(item.Error.err, lang)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/messages"
 	"companydocs/resolver"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,8 +39,17 @@ func batchServer(tb testing.TB, rate float64, burst int) (*Server, *Metrics) {
 // Retry-After header and the decoded body.
 func postBatch(tb testing.TB, s *Server, body string) (int, string, map[string]any) {
 	tb.Helper()
+	return postBatchIn(tb, s, body, "")
+}
+
+// postBatchIn posts a batch asking for the answer in acceptLanguage.
+func postBatchIn(tb testing.TB, s *Server, body, acceptLanguage string) (int, string, map[string]any) {
+	tb.Helper()
 	req := httptest.NewRequest(http.MethodPost, batchPath, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	if acceptLanguage != "" {
+		req.Header.Set("Accept-Language", acceptLanguage)
+	}
 	resp, err := s.app.Test(req, -1)
 	if err != nil {
 		tb.Fatal(err)
@@ -122,6 +132,23 @@ func TestSearchBatchAnswersEachItem(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(m.batchItems.WithLabelValues("answered")); n != 2 {
 		t.Errorf("search_batch_items_total{outcome=answered} = %v, want 2", n)
+	}
+}
+
+// An item's error is said in the language the batch asked for, as a
+// single search's is.
+func TestSearchBatchItemErrorsInTheRequestsLanguage(t *testing.T) {
+	s, _ := batchServer(t, 0, 0)
+	for _, lang := range []string{messages.English, messages.German} {
+		_, _, out := postBatchIn(t, s, `{"queries":[{"mode":"fast"}]}`, lang)
+		results, _ := out["results"].([]any)
+		if len(results) != 1 {
+			t.Fatalf("%s: %v", lang, out)
+		}
+		msg, _ := results[0].(map[string]any)["error"].(map[string]any)["message"].(string)
+		if want := messages.Say(lang, "refusal.search_query_missing", nil); msg != want {
+			t.Errorf("%s: item error %q, want %q", lang, msg, want)
+		}
 	}
 }
 
