@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"sort"
@@ -81,10 +80,10 @@ func decodeQuery(key string, raw json.RawMessage) (resolver.Request, error) {
 	var q Query
 	var req resolver.Request
 	if err := strictDecode(string(raw), &q); err != nil {
-		return req, invalid("refusal.reconcile_query_invalid", companydocs.Args{"key": truncate(key, 40), "problem": fieldMessage(err)})
+		return req, shapeError(key, err)
 	}
-	if err := checkType(q.Type); err != nil {
-		return req, invalid("refusal.reconcile_query_invalid", companydocs.Args{"key": truncate(key, 40), "problem": err.Error() + "."})
+	if err := checkType(key, q.Type); err != nil {
+		return req, err
 	}
 	req.Query = q.Query
 	if q.Limit != nil {
@@ -98,9 +97,9 @@ func decodeQuery(key string, raw json.RawMessage) (resolver.Request, error) {
 		if field == nil {
 			return req, invalid("refusal.reconcile_property_unknown", companydocs.Args{"key": truncate(key, 40), "property": truncate(pv.PID, 40), "properties": strings.Join(PropertyIDs, ", ")})
 		}
-		v, err := propertyText(pv.V)
-		if err != nil {
-			return req, invalid("refusal.reconcile_property_value", companydocs.Args{"key": truncate(key, 40), "property": pv.PID, "problem": err.Error()})
+		v, ok := propertyText(pv.V)
+		if !ok {
+			return req, invalid("refusal.reconcile_property_value", companydocs.Args{"key": truncate(key, 40), "property": truncate(pv.PID, 40)})
 		}
 		if *field == "" {
 			*field = v
@@ -125,7 +124,7 @@ func impliedQuery(p resolver.Properties) string {
 }
 
 // checkType accepts no type, this service's type, or a list holding it.
-func checkType(raw json.RawMessage) error {
+func checkType(key string, raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
@@ -136,49 +135,49 @@ func checkType(raw json.RawMessage) error {
 		many = []string{one}
 	case json.Unmarshal(raw, &many) == nil:
 	default:
-		return errors.New("type must be a type id or a list of them")
+		return invalid("refusal.reconcile_type_shape", companydocs.Args{"key": truncate(key, 40)})
 	}
 	for _, t := range many {
 		if t == TypeCompany {
 			return nil
 		}
 	}
-	return fmt.Errorf("this service knows the type %q only, not %q", TypeCompany, truncate(strings.Join(many, ", "), 60))
+	return invalid("refusal.reconcile_type_unknown", companydocs.Args{"key": truncate(key, 40), "known": TypeCompany, "type": truncate(strings.Join(many, ", "), 60)})
 }
 
 // propertyText reads a property value as text: a string, a number (a
 // postcode in a number column), a boolean, an entity's name (or id), or
 // the first of an array of those that says something.
-func propertyText(raw json.RawMessage) (string, error) {
+func propertyText(raw json.RawMessage) (string, bool) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
+		return s, true
 	}
 	var n json.Number
 	if err := json.Unmarshal(raw, &n); err == nil {
-		return n.String(), nil
+		return n.String(), true
 	}
 	var b bool
 	if err := json.Unmarshal(raw, &b); err == nil {
-		return strconv.FormatBool(b), nil
+		return strconv.FormatBool(b), true
 	}
 	var entity struct{ ID, Name string }
 	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) && json.Unmarshal(raw, &entity) == nil {
 		if entity.Name != "" {
-			return entity.Name, nil
+			return entity.Name, true
 		}
-		return entity.ID, nil
+		return entity.ID, true
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err == nil {
 		for _, v := range list {
-			if t, err := propertyText(v); err == nil && strings.TrimSpace(t) != "" {
-				return t, nil
+			if t, ok := propertyText(v); ok && strings.TrimSpace(t) != "" {
+				return t, true
 			}
 		}
-		return "", nil
+		return "", true
 	}
-	return "", errors.New("must be a string, a number, a boolean, an entity {id, name} or a list of them")
+	return "", false
 }
 
 // strictDecode decodes exactly one JSON value, refusing unknown fields.
@@ -194,16 +193,16 @@ func strictDecode(raw string, dst any) error {
 	return nil
 }
 
-// fieldMessage says what is wrong with a query object.
-func fieldMessage(err error) string {
+// shapeError says what is wrong with the query object of key.
+func shapeError(key string, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	switch msg := err.Error(); {
 	case strings.HasPrefix(msg, "json: unknown field "):
-		return fmt.Sprintf("unknown field %s; a query holds query, type, limit, properties and type_strict.", truncate(strings.TrimPrefix(msg, "json: unknown field "), 40))
+		return invalid("refusal.reconcile_query_field_unknown", companydocs.Args{"key": truncate(key, 40), "field": truncate(strings.TrimPrefix(msg, "json: unknown field "), 40)})
 	case errors.As(err, &typeErr) && typeErr.Field != "":
-		return fmt.Sprintf("the field %s must be a JSON %s.", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
+		return invalid("refusal.reconcile_query_field_type", companydocs.Args{"key": truncate(key, 40), "field": typeErr.Field, "kind": jsonKind(typeErr.Type.Kind().String())})
 	}
-	return `a query must be a JSON object such as {"query": "Rheinbahn AG"}.`
+	return invalid("refusal.reconcile_query_not_object", companydocs.Args{"key": truncate(key, 40)})
 }
 
 func jsonKind(goKind string) string {

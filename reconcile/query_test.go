@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/messages"
 	"companydocs/resolver"
 )
 
@@ -45,7 +46,7 @@ func TestDecodeQueriesRefusesWithASentence(t *testing.T) {
 		`{}`:                               "no query",
 		`{"q0": "Rheinbahn"}`:              "JSON object",
 		`{"q0": {"query": "x", "foo": 1}}`: `"foo"`,
-		`{"q0": {"query": "x", "type": "human"}}`:                               `"human"`,
+		`{"q0": {"query": "x", "type": "human"}}`:                               "“human”",
 		`{"q0": {"query": "x", "type": 7}}`:                                     "type id",
 		`{"q0": {"query": "x", "limit": 2.5}}`:                                  "limit",
 		`{"q0": {"query": "x", "properties": [{"pid": "vat_id", "v": "DE1"}]}}`: "vat_id",
@@ -62,6 +63,13 @@ func TestDecodeQueriesRefusesWithASentence(t *testing.T) {
 		}
 		if companydocs.ErrorCode(err) != companydocs.EINVALIDQUERY || !strings.Contains(err.Error(), says) {
 			t.Errorf("%s: %v, want invalid_query saying %s", raw, err, says)
+		}
+		// every word of the refusal comes from the catalog: in German, no
+		// English sentence is spliced in
+		en, _ := companydocs.ErrorMessageIn(err, messages.English)
+		de, _ := companydocs.ErrorMessageIn(err, messages.German)
+		if de == en || strings.Contains(de, " must ") || strings.Contains(de, " a query ") {
+			t.Errorf("%s: German %q says English %q", raw, de, en)
 		}
 	}
 	keys := make([]string, MaxQueries+1)

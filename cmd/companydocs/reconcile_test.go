@@ -286,7 +286,7 @@ func TestReconcileBadInput(t *testing.T) {
 		{"queries", `["Rheinbahn AG"]`, "JSON object"},
 		{"queries", `{}`, "no query"},
 		{"queries", `{"q0": {"query": "Rheinbahn AG", "properties": [{"pid": "town", "v": "Köln"}]}}`, "town"},
-		{"queries", `{"q0": {"query": "Rheinbahn AG", "type": "person"}}`, `"person"`},
+		{"queries", `{"q0": {"query": "Rheinbahn AG", "type": "person"}}`, "“person”"},
 		{"queries", `{"q0": {"query": "Rheinbahn AG", "colour": "blue"}}`, `colour`},
 		{"queries", `{"q0": {"query": "Rheinbahn AG", "limit": 0}}`, "limit"},
 		{"queries", `{"q0": {"query": 7}}`, "query"},
