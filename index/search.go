@@ -296,23 +296,33 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 	}
 	form := legalFormCode(formTerms)
 	tokens := make([]tokenQuery, 0, len(terms))
-	for i, t := range terms {
-		tq := newTokenQuery(t, form, q, stats)
-		if q.Completes && i == len(terms)-1 {
-			addCompletions(&tq, t, stats)
-		}
-		if len(tq.clauses) > 0 {
+	for _, t := range terms {
+		if tq := newTokenQuery(t, form, q, stats); len(tq.clauses) > 0 {
 			tokens = append(tokens, tq)
 		}
 	}
 	sort.SliceStable(tokens, func(i, j int) bool { return tokens[i].order < tokens[j].order })
 	var walked uint64
+	typedDrives := false // the token being typed is in the drive
+	last := terms[len(terms)-1]
 	for i, tq := range tokens {
 		if i == 0 || walked+tq.docs <= driveBudget {
 			walked += tq.docs
 			drive = append(drive, tq.clauses)
+			typedDrives = typedDrives || tq.term == last
 		} else {
 			score = append(score, tq.scoreClauses())
+		}
+	}
+	if q.Completes {
+		// its completions drive where the token does, or where no token
+		// does: a hit may hold the word being typed whole or in part
+		if cs := completionClauses(last, stats); len(cs) > 0 {
+			if typedDrives || len(drive) == 0 {
+				drive = append(drive, cs)
+			} else {
+				score = append(score, cs)
+			}
 		}
 	}
 	if q.Only != "" {
@@ -329,6 +339,7 @@ func nameQueries(terms, formTerms []string, q companydocs.TextQuery, stats *term
 // A tokenQuery holds the clauses that match one name token and the sum of
 // the documents they match.
 type tokenQuery struct {
+	term    string
 	clauses []clause
 	docs    uint64
 	order   uint64 // docs, and the seats the token names
@@ -365,7 +376,7 @@ func wholeNameClauses(terms, formTerms []string) []clause {
 // the mode allows, leaving out those that match no document; form is the
 // query's legal form (see nameFormTerm).
 func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) tokenQuery {
-	var tq tokenQuery
+	tq := tokenQuery{term: t}
 	add := func(field, value string, boost float64) bool {
 		df := stats.docFreq(field, value)
 		if df > 0 {
@@ -428,20 +439,26 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 	return tq
 }
 
-// addCompletions adds the name words that token t starts, as typed so far
-// into an autocompletion box, the most frequent first: at most
+// completionClauses match the name words that token t starts, as typed
+// so far into an autocompletion box, the most frequent first: at most
 // maxCompletions of the first maxCompletionScan in term order, and only
 // for a start of minCompletionRunes or more, as the resolver reads a
-// query word as the start of a name word (resolver.simPrefix).
-func addCompletions(tq *tokenQuery, t string, stats *termStats) {
+// query word as the start of a name word (resolver.simPrefix). They are a
+// group of their own, beside the token's, so that they do not thin out
+// the share of the token's own matches; and a group's score is its
+// matches' times the share of its clauses matched, so each weighs as many
+// times boostNamePrefix as there are completions: a name holding one
+// completion gains what one word would.
+func completionClauses(t string, stats *termStats) []clause {
 	if utf8.RuneCountInString(t) < minCompletionRunes {
-		return
+		return nil
 	}
-	for _, c := range stats.completions(fieldName, t, maxCompletions, maxCompletionScan) {
-		tq.clauses = append(tq.clauses, clause{field: fieldName, value: c.term, boost: boostNamePrefix})
-		tq.docs += c.docs
-		tq.order += c.docs
+	found := stats.completions(fieldName, t, maxCompletions, maxCompletionScan)
+	out := make([]clause, 0, len(found))
+	for _, c := range found {
+		out = append(out, clause{field: fieldName, value: c.term, boost: boostNamePrefix * float64(len(found))})
 	}
+	return out
 }
 
 // Completion bounds: the start typed, the words kept, the words read.
