@@ -29,7 +29,8 @@ import (
 // ids and takes match objects from a pool, and a term searcher advanced to
 // a hit steps through every posting before it to keep frequencies and
 // norms in step. Here the drive is one flat union of postings readers, and
-// a score clause is a lookup of the hit in its term's postings bitmap.
+// the score clauses are intersected with a batch of its hits at a time
+// through their terms' postings bitmaps.
 type textQuery struct {
 	drive   [][]clause
 	score   [][]clause
@@ -293,11 +294,10 @@ func (s *textSearcher) setQueryNorm(qnorm float64) {
 	s.scoreBound *= 1 + 1e-9
 }
 
-// postings answers whether a document holds one clause's term, for the
-// score, exclude and filter clauses, which need no frequencies or norms:
-// from the term's postings bitmap in the document's segment, one lookup,
-// where a term field reader's Advance steps an iterator up to the
-// document (index/DESIGN.md, "What is relied on in bleve").
+// postings holds the documents of one score, exclude or filter clause's
+// term, which need no frequencies or norms: the term's postings bitmap in
+// each segment, which a batch of drive matches is intersected with
+// (index/DESIGN.md, "What is relied on in bleve").
 type postings struct {
 	segs   *segments
 	docs   []segmentDocs // per segment
