@@ -3,6 +3,7 @@ package resolver
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"companydocs"
 	"companydocs/messages"
@@ -213,17 +214,18 @@ func reasonTextsOf(ds []companydocs.ReasonDetail) []string {
 // its params, and the words made of them as the page makes them (app.js
 // reasonWords), in English.
 func reasonArgs(p companydocs.ReasonParams) messages.Args {
-	a := messages.Args{"entries": p.Entries, "percent": p.Percent, "companies": p.Companies}
-	for name, v := range map[string]string{
-		"lei": p.LEI, "register_number": p.RegisterNumber, "court": p.Court, "query_court": p.QueryCourt,
-		"query_former_court": p.QueryFormerCourt, "suffix": p.Suffix, "legal_form": p.LegalForm,
-		"query_legal_form": p.QueryLegalForm, "name": p.Name, "seat": p.Seat, "former_name": p.FormerName,
-		"person": p.Person, "address": p.Address, "text": p.Text,
-		"query_seat": p.QuerySeat, "query_address": p.QueryAddress, "query_register_number": p.QueryRegisterNumber,
-		"query_lei": p.QueryLEI, "property": p.Property,
+	a := make(messages.Args, 32)
+	a["entries"], a["percent"], a["companies"] = p.Entries, p.Percent, p.Companies
+	for _, f := range [...]struct{ name, v string }{
+		{"lei", p.LEI}, {"register_number", p.RegisterNumber}, {"court", p.Court}, {"query_court", p.QueryCourt},
+		{"query_former_court", p.QueryFormerCourt}, {"suffix", p.Suffix}, {"legal_form", p.LegalForm},
+		{"query_legal_form", p.QueryLegalForm}, {"name", p.Name}, {"seat", p.Seat}, {"former_name", p.FormerName},
+		{"person", p.Person}, {"address", p.Address}, {"text", p.Text},
+		{"query_seat", p.QuerySeat}, {"query_address", p.QueryAddress}, {"query_register_number", p.QueryRegisterNumber},
+		{"query_lei", p.QueryLEI}, {"property", p.Property},
 	} {
-		if v != "" {
-			a[name] = v
+		if f.v != "" {
+			a[f.name] = f.v
 		}
 	}
 	en := func(key string, args messages.Args) string { return messages.Say(messages.English, key, args) }
@@ -231,30 +233,39 @@ func reasonArgs(p companydocs.ReasonParams) messages.Args {
 		a["number"] = p.RegisterNumber
 	}
 	if p.Entries == 1 {
-		a["times"] = en("reason.times.one", nil)
+		a["times"] = englishWords().timesOne
 	} else if p.Entries > 1 {
 		a["times"] = en("reason.times.many", messages.Args{"n": p.Entries})
 	}
 	a["entry_suffix"], a["query_suffix"] = suffixWords(p.Suffix), suffixWords(p.QuerySuffix)
 	a["former_court"] = p.FormerCourt
 	if p.FormerCourt == "" {
-		a["former_court"] = en("reason.noFormerCourt", nil)
+		a["former_court"] = englishWords().noFormerCourt
 	}
 	a["entry_register_number"] = p.RegisterNumber
 	if p.RegisterNumber == "" {
-		a["entry_register_number"] = en("reason.noRegisterNumber", nil)
+		a["entry_register_number"] = englishWords().noRegisterNumber
 	}
 	a["at_court"] = ""
 	if p.Court != "" {
 		a["at_court"] = en("note.atCourt", messages.Args{"court": p.Court})
 	}
-	a["missing"] = en("reason.notConfirmed", nil)
+	a["missing"] = englishWords().notConfirmed
 	if len(p.Gaps) > 0 {
 		a["missing"] = companydocs.GapsText(p.Gaps)
 	}
 	a["position"] = officerWords(p.Position)
 	return a
 }
+
+// englishWords are the catalog's English words a reason's placeholders
+// take when a param is missing, said once rather than for every reason.
+var englishWords = sync.OnceValue(func() struct{ timesOne, noFormerCourt, noRegisterNumber, notConfirmed string } {
+	en := func(key string) string { return messages.Say(messages.English, key, nil) }
+	return struct{ timesOne, noFormerCourt, noRegisterNumber, notConfirmed string }{
+		en("reason.times.one"), en("reason.noFormerCourt"), en("reason.noRegisterNumber"), en("reason.notConfirmed"),
+	}
+})
 
 // officerWords names an officer's position: the common ones in English
 // with the register's own word, others as the register writes them.
