@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"companydocs/ordering"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // EventIDFloor returns the last key of the outbox, or "": writes run one
@@ -39,17 +41,24 @@ func (t *tx) AppendEvent(e *ordering.Event) error {
 	return nil
 }
 
+// firstAfter positions c on the first key above after (the first key
+// when after is empty): where a page that ended at after goes on.
+func firstAfter(c *bolt.Cursor, after string) (k, v []byte) {
+	if after == "" {
+		return c.First()
+	}
+	k, v = c.Seek([]byte(after))
+	if bytes.Equal(k, []byte(after)) {
+		k, v = c.Next()
+	}
+	return k, v
+}
+
 // Events returns up to limit events with ids above after.
 func (t *tx) Events(after string, limit int) ([]ordering.Event, error) {
 	var out []ordering.Event
 	c := t.read(bucketOutbox).Cursor()
-	k, v := c.First()
-	if after != "" {
-		k, v = c.Seek([]byte(after))
-		if bytes.Equal(k, []byte(after)) {
-			k, v = c.Next()
-		}
-	}
+	k, v := firstAfter(c, after)
 	for ; k != nil && len(out) < limit; k, v = c.Next() {
 		var e ordering.Event
 		if err := json.Unmarshal(v, &e); err != nil {

@@ -33,13 +33,7 @@ func (t *tx) Watches(after string, limit int) ([]ordering.WatchRecord, error) {
 	}
 	var out []ordering.WatchRecord
 	c := b.Cursor()
-	k, v := c.First()
-	if after != "" {
-		k, v = c.Seek([]byte(after))
-		if bytes.Equal(k, []byte(after)) {
-			k, v = c.Next()
-		}
-	}
+	k, v := firstAfter(c, after)
 	for ; k != nil && len(out) < limit; k, v = c.Next() {
 		rec, err := decodeWatch(k, v)
 		if err != nil {
