@@ -3,9 +3,7 @@ package companydocs_test
 import (
 	"bufio"
 	"bytes"
-	"compress/bzip2"
 	"encoding/json"
-	"os"
 	"reflect"
 	"testing"
 
@@ -24,12 +22,7 @@ const wegnerNumber = "M1405_HRB8959"
 // from chunk 53 as decoded JSON, to be edited the way the register edits it.
 func rawRecord(t *testing.T, number string) map[string]any {
 	t.Helper()
-	f, err := os.Open(realdata.Chunk(t, "ocdata.chunk53.jsonl.bz2", 5727))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(bzip2.NewReader(f))
+	sc := bufio.NewScanner(realdata.Open(t, realdata.Chunk(t, "ocdata.chunk53.jsonl.bz2", 5727)))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	needle := []byte(`"company_number": "` + number + `"`)
 	for sc.Scan() {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"compress/bzip2"
 	"context"
 	"encoding/json"
 	"os"
@@ -21,12 +20,7 @@ import (
 // editing.
 func chunk53Lines(t *testing.T, n int) []map[string]any {
 	t.Helper()
-	f, err := os.Open(realdata.Chunk(t, "ocdata.chunk53.jsonl.bz2", 5727))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(bzip2.NewReader(f))
+	sc := bufio.NewScanner(realdata.Open(t, realdata.Chunk(t, "ocdata.chunk53.jsonl.bz2", 5727)))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	var recs []map[string]any
 	for len(recs) < n && sc.Scan() {
