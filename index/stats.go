@@ -40,9 +40,9 @@ type termStats struct {
 	r      bindex.IndexReader
 	common uint64
 	err    error
-	// seen holds the frequencies looked up: building a query asks for
-	// some (a token's name and seat frequencies) more than once
-	seen map[fieldTerm]uint64
+	// segs are the reader's segments, whose postings lists, read once per
+	// term, hold the frequencies: building a query asks for some (a
+	// token's name and seat frequencies) more than once
 	segs *segments
 }
 
@@ -84,19 +84,11 @@ func (s *termStats) docFreq(field, term string) uint64 {
 	if s == nil || s.err != nil {
 		return 0
 	}
-	key := fieldTerm{field, term}
-	if n, ok := s.seen[key]; ok {
-		return n
-	}
 	n, err := s.count(field, term)
 	if err != nil {
 		s.fail(fmt.Errorf("document frequency of %q in %s: %w", term, field, err))
 		return 0
 	}
-	if s.seen == nil {
-		s.seen = make(map[fieldTerm]uint64, 32)
-	}
-	s.seen[key] = n
 	return n
 }
 
