@@ -152,16 +152,15 @@ func (s *Server) searchItem(ctx context.Context, req resolver.Request, err error
 
 var errBatchTooLong = companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.batch_item_late", nil)
 
-// itemError is err in the error body's shape, said in English (see
-// sayErrorsIn); an error that is no *companydocs.Error is internal and its
-// text is not shown.
+// itemError is err in the error body's shape, its message said later in
+// the language of the request (sayErrorsIn).
 func itemError(err error) BatchItem {
-	msg, _ := companydocs.ErrorMessageIn(err, messages.English)
-	return BatchItem{Error: &ItemError{Code: companydocs.ErrorCode(err), Message: msg, err: err}}
+	return BatchItem{Error: &ItemError{Code: companydocs.ErrorCode(err), err: err}}
 }
 
 // sayErrorsIn says the items' errors in lang, the language the batch's
-// request asked for, as a single search's error is said.
+// request asked for, as a single search's error is said; an error that is
+// no *companydocs.Error is internal and its text is not shown.
 func (r BatchResult) sayErrorsIn(lang string) {
 	for _, item := range r.Results {
 		if item.Error != nil {
