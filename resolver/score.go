@@ -138,7 +138,7 @@ func sharesOnlyFirstName(pq *parsedQuery, tokens []string, base tokenList) bool 
 	}
 	surname := pq.surname
 	// a surname still being typed ("Kurt Meiss") matches the names it starts
-	surname.start = pq.completes && tokens[len(tokens)-1] == pq.person[len(pq.person)-1]
+	surname.start = pq.beingTyped(tokens, pq.person[len(pq.person)-1])
 	for _, w := range base.toks {
 		if sim, _ := tokenSims(surname, w); sim > simPrefix {
 			return false

@@ -295,8 +295,14 @@ const minStartRunes = 4
 // markStart marks the last token of query a start when the query's last
 // word is still being typed and the candidate's seat did not take it.
 func markStart(pq *parsedQuery, query tokenList) {
-	n := len(query.toks)
-	if pq.completes && n > 0 && len(pq.tokens) > 0 && query.words[n-1] == pq.tokens[len(pq.tokens)-1] {
+	if n := len(query.toks); n > 0 && pq.beingTyped(query.words, query.words[n-1]) {
 		query.toks[n-1].start = true
 	}
+}
+
+// beingTyped reports whether word is the query's last word, still being
+// typed, and the last of tokens, the query's words a candidate's seat left.
+func (pq *parsedQuery) beingTyped(tokens []string, word string) bool {
+	return pq.completes && len(tokens) > 0 && tokens[len(tokens)-1] == word &&
+		len(pq.tokens) > 0 && pq.tokens[len(pq.tokens)-1] == word
 }
