@@ -45,7 +45,11 @@ func fold(s string, transliterate bool) string {
 	f.out.Grow(len(s))
 	f.cur = f.scratch[:0]
 	for _, r := range s {
-		if d, ok := latinDecomposed[r]; ok && r >= utf8.RuneSelf {
+		if r < utf8.RuneSelf {
+			f.rune(r)
+			continue
+		}
+		if d, ok := latinDecomposed[r]; ok {
 			for _, dr := range d {
 				f.rune(dr)
 			}

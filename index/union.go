@@ -131,13 +131,34 @@ func (d *driveReader) next(err *error) {
 		}
 		if p != nil {
 			d.doc = d.segs.offsets[d.seg] + p.Number()
-			d.freq, d.norm = p.Frequency(), p.Norm()
+			d.freq, d.norm = p.Frequency(), normOf(p)
 			return
 		}
 		d.seg++
 	}
 	d.done = true
 }
+
+// normOf returns p.Norm(), the field norm zap computes from the field's
+// token count for every posting (a square root and a division, a tenth of
+// a search walking a common word's postings), from a table for the counts
+// names have.
+func normOf(p segment.Posting) float64 {
+	if n, ok := p.(interface{ NormUint64() uint64 }); ok {
+		if tokens := n.NormUint64(); tokens < uint64(len(fieldNorms)) {
+			return fieldNorms[tokens]
+		}
+	}
+	return p.Norm()
+}
+
+// fieldNorms holds zap's norm of a field of each token count below 64.
+var fieldNorms = func() (norms [64]float64) {
+	for n := range norms {
+		norms[n] = float64(float32(1.0 / math.Sqrt(float64(n))))
+	}
+	return norms
+}()
 
 // score returns the tf-idf score of the current match, as bleve's
 // TermQueryScorer computes it.

@@ -43,12 +43,16 @@ func tokenWeight(t string) float64 {
 	return 1
 }
 
-// token is a folded token with its plain folding (ä -> a), computed once
-// per name rather than once per pair of tokens. A query's last token is
+// token is a folded token with its plain folding (ä -> a), its length in
+// runes, whether it is a number and its weight, computed once per name
+// rather than once per pair of tokens. A query's last token is
 // a start when the word is still being typed (Request.Completes): it
 // matches every word it starts as if typed whole.
 type token struct {
 	folded, plain string
+	runes         int
+	number        bool
+	weight        float64
 	start         bool
 }
 
@@ -61,9 +65,14 @@ type tokenList struct {
 func newTokenList(folded []string) tokenList {
 	l := tokenList{words: folded, toks: make([]token, len(folded))}
 	for i, t := range folded {
-		l.toks[i] = token{folded: t, plain: plainOf(t)}
+		l.toks[i] = newToken(t)
 	}
 	return l
+}
+
+func newToken(folded string) token {
+	return token{folded: folded, plain: plainOf(folded), runes: utf8.RuneCountInString(folded),
+		number: isNumber(folded), weight: tokenWeight(folded)}
 }
 
 // plainOf returns companydocs.FoldPlain of a folded token. Folded tokens
@@ -85,8 +94,7 @@ func plainOf(t string) string {
 // differ only in prefix matches: the Levenshtein distance, the costly
 // part, is computed once for both.
 func tokenSims(a, b token) (ab, ba float64) {
-	if a.start && len(b.folded) > len(a.folded) && strings.HasPrefix(b.folded, a.folded) &&
-		utf8.RuneCountInString(a.folded) >= minStartRunes {
+	if a.start && len(b.folded) > len(a.folded) && strings.HasPrefix(b.folded, a.folded) && a.runes >= minStartRunes {
 		return simExact, simExact
 	}
 	x, y := a.folded, b.folded
@@ -96,10 +104,10 @@ func tokenSims(a, b token) (ab, ba float64) {
 	if a.plain == b.plain {
 		return simPlain, simPlain
 	}
-	if isNumber(x) || isNumber(y) {
+	if a.number || b.number {
 		return 0, 0
 	}
-	n, m := utf8.RuneCountInString(x), utf8.RuneCountInString(y)
+	n, m := a.runes, b.runes
 	// the distance is at least the difference in length
 	if budget := companydocs.TypoBudget(min(n, m)); budget > 0 && abs(n-m) <= budget {
 		if d := levenshtein.ComputeDistance(x, y); d <= budget {
@@ -199,7 +207,7 @@ func zeros(buf []float64, n int) []float64 {
 func weightedShare(toks []token, best []float64) float64 {
 	var total, got float64
 	for i, x := range toks {
-		w := tokenWeight(x.folded)
+		w := x.weight
 		total += w
 		got += w * best[i]
 	}

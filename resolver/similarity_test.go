@@ -30,7 +30,6 @@ func TestPlainOfIsFoldPlain(t *testing.T) {
 // TestTokenSimTypoBudget checks that typos are matched up to the budget of
 // the shorter token, length differences included, and not beyond.
 func TestTokenSimTypoBudget(t *testing.T) {
-	tok := func(s string) token { return token{folded: s, plain: plainOf(s)} }
 	for _, tc := range []struct {
 		q, t  string
 		match bool
@@ -42,7 +41,7 @@ func TestTokenSimTypoBudget(t *testing.T) {
 		{"mueller", "mxellxr", false},            // two substitutions, budget 1 for seven letters
 		{"abc", "abd", false},                    // short tokens: no typos
 	} {
-		if sim, _ := tokenSims(tok(tc.q), tok(tc.t)); (sim > 0) != tc.match {
+		if sim, _ := tokenSims(newToken(tc.q), newToken(tc.t)); (sim > 0) != tc.match {
 			t.Errorf("tokenSims(%q, %q) = %v, want a match: %v", tc.q, tc.t, sim, tc.match)
 		}
 	}
