@@ -97,8 +97,9 @@ func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) (_
 	found = found[min(max(q.Offset, 0), len(found)):]
 	hits := make([]companydocs.Hit, 0, len(found))
 	err = g.db.View(func(tx *bolt.Tx) error {
+		profiles := tx.Bucket(bucketProfiles)
 		for _, h := range found {
-			p, err := getProfile(tx, h.id)
+			p, err := profileIn(profiles, h.id)
 			if err != nil {
 				return err
 			}

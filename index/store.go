@@ -154,7 +154,14 @@ func createBuckets(tx *bolt.Tx) error {
 
 // getProfile reads one profile inside tx; nil, nil when absent.
 func getProfile(tx *bolt.Tx, id string) (*companydocs.Profile, error) {
-	v := tx.Bucket(bucketProfiles).Get([]byte(id))
+	return profileIn(tx.Bucket(bucketProfiles), id)
+}
+
+// profileIn returns the profile stored under id in the profiles bucket,
+// nil if there is none: for a search, which loads many in one
+// transaction and opens the bucket once.
+func profileIn(profiles *bolt.Bucket, id string) (*companydocs.Profile, error) {
+	v := profiles.Get([]byte(id))
 	if v == nil {
 		return nil, nil
 	}

@@ -15,9 +15,10 @@ import (
 // matched.
 type union struct {
 	readers []*driveReader
-	sizes   []int     // clauses per group
+	sizes   []float64 // clauses per group
 	sums    []float64 // scratch, per group
 	matched []int     // scratch, per group
+	touched []int     // scratch, the groups matched
 	started bool
 }
 
@@ -39,11 +40,12 @@ type driveReader struct {
 }
 
 func (u *union) open(segs *segments, groups [][]clause, docs uint64) error {
-	u.sizes = make([]int, len(groups))
+	u.sizes = make([]float64, len(groups))
 	u.sums = make([]float64, len(groups))
 	u.matched = make([]int, len(groups))
+	u.touched = make([]int, 0, len(groups))
 	for g, clauses := range groups {
-		u.sizes[g] = len(clauses)
+		u.sizes[g] = float64(len(clauses))
 		for _, c := range clauses {
 			d := &driveReader{segs: segs, group: g, boost: c.boost, queryWeight: 1}
 			tp, err := segs.postings(c.field, c.value)
@@ -90,24 +92,22 @@ func (u *union) next(err *error) (doc uint64, score float64, ok bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	for g := range u.sums {
-		u.sums[g], u.matched[g] = 0, 0
-	}
+	u.touched = u.touched[:0]
 	for _, d := range u.readers {
 		if !d.done && d.doc == doc {
+			if u.matched[d.group] == 0 {
+				u.touched = append(u.touched, d.group)
+			}
 			u.sums[d.group] += d.score()
 			u.matched[d.group]++
 			d.next(err)
 		}
 	}
-	groups := 0
-	for g, sum := range u.sums {
-		if u.matched[g] > 0 {
-			score += sum * (float64(u.matched[g]) / float64(u.sizes[g]))
-			groups++
-		}
+	for _, g := range u.touched {
+		score += u.sums[g] * (float64(u.matched[g]) / u.sizes[g])
+		u.sums[g], u.matched[g] = 0, 0
 	}
-	return doc, score * (float64(groups) / float64(len(u.sizes))), true
+	return doc, score * (float64(len(u.touched)) / float64(len(u.sizes))), true
 }
 
 // lowest returns the lowest current document of the readers.
