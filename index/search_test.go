@@ -398,3 +398,83 @@ func TestSearchTiesInIDOrder(t *testing.T) {
 		t.Fatalf("hits %v, want %s", ids(got), want)
 	}
 }
+
+// TestClueWordsAreNotMistypedNames checks that a word of the clue a query
+// names besides a company's name (an address's, an officer's) is taken as
+// written, while a word no field holds still gets typo matches over the
+// names: the address and officer words of the real sample that no name
+// holds but that have typo neighbours among the names.
+func TestClueWordsAreNotMistypedNames(t *testing.T) {
+	g := sharedGeneration(t)
+	stats, err := g.newTermStats(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stats.close()
+	hasTypos := func(term string, q companydocs.TextQuery) bool {
+		for _, c := range newTokenQuery(term, "", q, stats).clauses {
+			if c.typo {
+				return true
+			}
+		}
+		return false
+	}
+	for _, clue := range []struct {
+		field string
+		q     companydocs.TextQuery
+	}{
+		{fieldAddress, companydocs.TextQuery{Fuzzy: true, Address: true}},
+		{fieldOfficers, companydocs.TextQuery{Fuzzy: true, Officers: true}},
+	} {
+		words, typos := 0, 0
+		for _, w := range dictTerms(t, stats, clue.field) {
+			if utf8.RuneCountInString(w) < 8 || !isLetters(w) || stats.docFreq(fieldName, w) > 0 ||
+				!hasTypos(w, companydocs.TextQuery{Fuzzy: true}) {
+				continue
+			}
+			words++
+			if hasTypos(w, clue.q) {
+				t.Errorf("%s word %q got typo matches over the names", clue.field, w)
+			}
+			mistyped := typo(w)
+			if stats.docFreq(clue.field, mistyped) == 0 && hasTypos(mistyped, clue.q) != hasTypos(mistyped, companydocs.TextQuery{Fuzzy: true}) {
+				t.Errorf("%q, %s word %q mistyped, got other typo matches over the names than in a query of names", mistyped, clue.field, w)
+			}
+			typos += b2i(hasTypos(mistyped, clue.q))
+			if words == 20 {
+				break
+			}
+		}
+		if words < 5 || typos == 0 {
+			t.Errorf("%s: %d words of the sample no name holds with typo neighbours among the names (want 5 or more), %d mistyped with some (want 1 or more)", clue.field, words, typos)
+		}
+	}
+}
+
+// dictTerms returns the terms of field in the index, in term order.
+func dictTerms(t *testing.T, stats *termStats, field string) []string {
+	t.Helper()
+	dict, err := stats.r.FieldDict(field)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dict.Close()
+	var out []string
+	for {
+		e, err := dict.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil {
+			return out
+		}
+		out = append(out, e.Term)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
