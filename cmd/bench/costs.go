@@ -174,7 +174,7 @@ var (
 		{"fuzzy", "companydocs/index.(*termStats).fuzzyTerms"},
 		{"term stats", "companydocs/index.buildQuery"},
 		{"postings", "companydocs/index.(*Generation).topHits"},
-		{"load", "companydocs/index.getProfile"},
+		{"load", "companydocs/index.profileIn"},
 		{"load", "companydocs/index.(*Generation).ByNumber"},
 		{"load", "companydocs/index.(*Generation).ByLEI"},
 		{"score", "companydocs/resolver.scoreText"},
