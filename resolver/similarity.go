@@ -34,14 +34,24 @@ func wordSet(s string) map[string]bool {
 
 // tokenWeight says how much a folded token counts towards identity.
 func tokenWeight(t string) float64 {
-	switch {
-	case stopWords[t]:
-		return weightStop
-	case genericWords[t]:
-		return weightGeneric
+	if w, ok := wordWeights[t]; ok {
+		return w
 	}
 	return 1
 }
+
+// wordWeights holds the weight of the generic and stop words, read once
+// for every word of every candidate's names.
+var wordWeights = func() map[string]float64 {
+	m := map[string]float64{}
+	for w := range genericWords {
+		m[w] = weightGeneric
+	}
+	for w := range stopWords {
+		m[w] = weightStop
+	}
+	return m
+}()
 
 // token is a folded token with its plain folding (ä -> a), its length in
 // runes, whether it is a number and its weight, computed once per name
