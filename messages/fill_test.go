@@ -26,7 +26,7 @@ func TestFillAgreesWithThePattern(t *testing.T) {
 					}
 					return m
 				})
-				if got := fill(sentence, args); got != want {
+				if got := fill(sentence, args.value); got != want {
 					t.Errorf("%s %s: fill = %q, want %q", lang, key, got, want)
 				}
 			}

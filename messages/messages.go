@@ -56,6 +56,17 @@ func load() map[string]map[string]string {
 // Args are the values of a sentence's placeholders, by name.
 type Args map[string]any
 
+// value is Args as a Lookup.
+func (a Args) value(name string) (any, bool) {
+	v, ok := a[name]
+	return v, ok
+}
+
+// A Lookup returns the value of a sentence's placeholder, false when it
+// has none: for values that cost something to make, made only for the
+// placeholders the sentence has.
+type Lookup func(name string) (any, bool)
+
 // Has reports whether the catalog holds a sentence for key.
 func Has(key string) bool {
 	_, ok := catalog[English][key]
@@ -68,23 +79,32 @@ func Has(key string) bool {
 // vanishing. An unknown key is a programming error and panics, so that no
 // sentence without a catalog entry reaches a person.
 func Say(lang, key string, args Args) string {
+	if len(args) == 0 {
+		return SayBy(lang, key, nil)
+	}
+	return SayBy(lang, key, args.value)
+}
+
+// SayBy is Say with the placeholders' values from lookup.
+func SayBy(lang, key string, lookup Lookup) string {
 	s, ok := catalog[lang][key]
 	if !ok {
 		if s, ok = catalog[English][key]; !ok {
 			panic(fmt.Sprintf("messages: no sentence for %q", key))
 		}
 	}
-	return fill(s, args)
+	return fill(s, lookup)
 }
 
 // placeholder matches {name} in a sentence.
 var placeholder = regexp.MustCompile(`\{(\w+)\}`)
 
-// fill replaces each {name} of s that args holds. It scans by hand: a
-// search says a sentence per reason of every candidate, and the regular
-// expression cost several times the rest of the candidate's words.
-func fill(s string, args Args) string {
-	if len(args) == 0 || !strings.Contains(s, "{") {
+// fill replaces each {name} of s that lookup has a value for. It scans
+// by hand: a search says a sentence per reason of every candidate, and
+// the regular expression cost several times the rest of the candidate's
+// words.
+func fill(s string, lookup Lookup) string {
+	if lookup == nil || !strings.Contains(s, "{") {
 		return s
 	}
 	var b strings.Builder
@@ -99,8 +119,13 @@ func fill(s string, args Args) string {
 			break
 		}
 		name := s[open+1 : open+end]
-		v, ok := args[name]
-		if !ok || !isWord(name) {
+		if !isWord(name) {
+			b.WriteString(s[:open+1])
+			s = s[open+1:]
+			continue
+		}
+		v, ok := lookup(name)
+		if !ok {
 			b.WriteString(s[:open+1])
 			s = s[open+1:]
 			continue

@@ -198,7 +198,7 @@ func say(table map[string]reasonSentence, prefix string, d companydocs.ReasonDet
 	if _, ok := table[d.Code]; !ok {
 		panic(fmt.Sprintf("resolver: code %q has no sentence", d.Code))
 	}
-	return messages.Say(messages.English, prefix+d.Code, reasonArgs(d.Params))
+	return messages.SayBy(messages.English, prefix+d.Code, reasonArgs(&d.Params))
 }
 
 // reasonTextsOf says reasons in English, in order.
@@ -212,50 +212,108 @@ func reasonTextsOf(ds []companydocs.ReasonDetail) []string {
 
 // reasonArgs are the values of a reason's, note's or line's placeholders:
 // its params, and the words made of them as the page makes them (app.js
-// reasonWords), in English.
-func reasonArgs(p companydocs.ReasonParams) messages.Args {
-	a := make(messages.Args, 32)
-	a["entries"], a["percent"], a["companies"] = p.Entries, p.Percent, p.Companies
-	for _, f := range [...]struct{ name, v string }{
-		{"lei", p.LEI}, {"register_number", p.RegisterNumber}, {"court", p.Court}, {"query_court", p.QueryCourt},
-		{"query_former_court", p.QueryFormerCourt}, {"suffix", p.Suffix}, {"legal_form", p.LegalForm},
-		{"query_legal_form", p.QueryLegalForm}, {"name", p.Name}, {"seat", p.Seat}, {"former_name", p.FormerName},
-		{"person", p.Person}, {"address", p.Address}, {"text", p.Text},
-		{"query_seat", p.QuerySeat}, {"query_address", p.QueryAddress}, {"query_register_number", p.QueryRegisterNumber},
-		{"query_lei", p.QueryLEI}, {"property", p.Property},
-	} {
-		if f.v != "" {
-			a[f.name] = f.v
+// reasonWords), in English. Each is made when its sentence asks for it: a
+// search says the reasons of every candidate it returns, and most words
+// made of the params are in few sentences.
+func reasonArgs(p *companydocs.ReasonParams) messages.Lookup {
+	return func(name string) (any, bool) {
+		switch name {
+		case "entries":
+			return p.Entries, true
+		case "percent":
+			return p.Percent, true
+		case "companies":
+			return p.Companies, true
+		case "times":
+			return timesWords(p.Entries)
+		case "entry_suffix":
+			return suffixWords(p.Suffix), true
+		case "query_suffix":
+			return suffixWords(p.QuerySuffix), true
+		case "former_court":
+			return orWords(p.FormerCourt, englishWords().noFormerCourt), true
+		case "entry_register_number":
+			return orWords(p.RegisterNumber, englishWords().noRegisterNumber), true
+		case "at_court":
+			if p.Court == "" {
+				return "", true
+			}
+			return messages.Say(messages.English, "note.atCourt", messages.Args{"court": p.Court}), true
+		case "missing":
+			if len(p.Gaps) > 0 {
+				return companydocs.GapsText(p.Gaps), true
+			}
+			return englishWords().notConfirmed, true
+		case "position":
+			return officerWords(p.Position), true
 		}
+		v := paramText(p, name)
+		return v, v != ""
 	}
-	en := func(key string, args messages.Args) string { return messages.Say(messages.English, key, args) }
-	if p.RegisterNumber != "" {
-		a["number"] = p.RegisterNumber
+}
+
+// paramText returns the param a placeholder names as it is, "" for none.
+func paramText(p *companydocs.ReasonParams, name string) string {
+	switch name {
+	case "lei":
+		return p.LEI
+	case "register_number", "number":
+		return p.RegisterNumber
+	case "court":
+		return p.Court
+	case "query_court":
+		return p.QueryCourt
+	case "query_former_court":
+		return p.QueryFormerCourt
+	case "suffix":
+		return p.Suffix
+	case "legal_form":
+		return p.LegalForm
+	case "query_legal_form":
+		return p.QueryLegalForm
+	case "name":
+		return p.Name
+	case "seat":
+		return p.Seat
+	case "former_name":
+		return p.FormerName
+	case "person":
+		return p.Person
+	case "address":
+		return p.Address
+	case "text":
+		return p.Text
+	case "query_seat":
+		return p.QuerySeat
+	case "query_address":
+		return p.QueryAddress
+	case "query_register_number":
+		return p.QueryRegisterNumber
+	case "query_lei":
+		return p.QueryLEI
+	case "property":
+		return p.Property
 	}
-	if p.Entries == 1 {
-		a["times"] = englishWords().timesOne
-	} else if p.Entries > 1 {
-		a["times"] = en("reason.times.many", messages.Args{"n": p.Entries})
+	return ""
+}
+
+// timesWords says how many entries: nothing for none.
+func timesWords(entries int) (any, bool) {
+	switch {
+	case entries == 1:
+		return englishWords().timesOne, true
+	case entries > 1:
+		return messages.Say(messages.English, "reason.times.many", messages.Args{"n": entries}), true
 	}
-	a["entry_suffix"], a["query_suffix"] = suffixWords(p.Suffix), suffixWords(p.QuerySuffix)
-	a["former_court"] = p.FormerCourt
-	if p.FormerCourt == "" {
-		a["former_court"] = englishWords().noFormerCourt
+	return nil, false
+}
+
+// orWords returns s, or the words saying it is missing.
+func orWords(s, missing string) string {
+	if s == "" {
+		return missing
 	}
-	a["entry_register_number"] = p.RegisterNumber
-	if p.RegisterNumber == "" {
-		a["entry_register_number"] = englishWords().noRegisterNumber
-	}
-	a["at_court"] = ""
-	if p.Court != "" {
-		a["at_court"] = en("note.atCourt", messages.Args{"court": p.Court})
-	}
-	a["missing"] = englishWords().notConfirmed
-	if len(p.Gaps) > 0 {
-		a["missing"] = companydocs.GapsText(p.Gaps)
-	}
-	a["position"] = officerWords(p.Position)
-	return a
+	return s
 }
 
 // englishWords are the catalog's English words a reason's placeholders

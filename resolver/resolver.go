@@ -189,7 +189,8 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []comp
 // court, atCourt those at the named court,
 // matching those that also agree on the suffix, live those not removed.
 func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, atCourt, matching, live int) *scored {
-	s := &scored{p: p, registerMatch: true, confidence: RegisterNumberWeight}
+	// the number, the court, the suffix and the status each give a reason
+	s := &scored{p: p, registerMatch: true, confidence: RegisterNumberWeight, reasons: make([]companydocs.ReasonDetail, 0, 4)}
 	s.reason(ReasonRegisterNumberMatches, companydocs.ReasonParams{RegisterNumber: string(p.Ref.Type) + " " + p.Ref.Number})
 	courtOK := pq.ref.Court != "" && companydocs.SameCourt(p.Ref.Court, pq.ref.Court)
 	suffixOK := identityMatches(pq.ref, p.Ref)
