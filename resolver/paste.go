@@ -21,6 +21,9 @@ import (
 // Hauptstr. 5 · 12345 Berlin").
 var lineSeparators = regexp.MustCompile(`\r?\n|\t|\s+[·•|]\s+|[·•]`)
 
+// lineSeparatorRunes are the runes every match of lineSeparators holds one of.
+const lineSeparatorRunes = "\n\t·•|"
+
 // splitBlock returns the lines of a query, empty ones left out. Within a
 // line, a part after a comma or semicolon that starts with a label
 // ("Sitz: Berlin, Registergericht: Amtsgericht Berlin") or is contact
@@ -28,6 +31,10 @@ var lineSeparators = regexp.MustCompile(`\r?\n|\t|\s+[·•|]\s+|[·•]`)
 // belong to the line ("Müller, Schmidt & Partner", "Hauptstr. 5, 12345
 // Berlin").
 func splitBlock(q string) []string {
+	if !strings.ContainsAny(q, lineSeparatorRunes) {
+		// one line, as most queries are: spare the pattern
+		return splitLabelled(q)
+	}
 	var out []string
 	for _, line := range lineSeparators.Split(q, -1) {
 		out = append(out, splitLabelled(line)...)

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,6 +56,23 @@ func FuzzSameLetters(f *testing.F) {
 		x, y := strings.Split(a, " "), strings.Split(b, " ")
 		if got, want := sameLetters(x, y), strings.Join(x, "") == strings.Join(y, ""); got != want {
 			t.Fatalf("sameLetters(%q, %q) = %v, want %v", x, y, got, want)
+		}
+	})
+}
+
+// FuzzSplitBlock checks that splitBlock splits every query as the line
+// separators' pattern does, its shortcut for one line included.
+func FuzzSplitBlock(f *testing.F) {
+	f.Add("Müller GmbH, Tel. 030 1234")
+	f.Add("Sitz: Berlin, Registergericht: Amtsgericht Berlin")
+	f.Add("Müller GmbH · Hauptstr. 5")
+	f.Fuzz(func(t *testing.T, q string) {
+		var want []string
+		for _, line := range lineSeparators.Split(q, -1) {
+			want = append(want, splitLabelled(line)...)
+		}
+		if got := splitBlock(q); !slices.Equal(got, want) {
+			t.Fatalf("splitBlock(%q) = %q, the pattern splits it into %q", q, got, want)
 		}
 	})
 }
