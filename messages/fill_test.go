@@ -33,3 +33,13 @@ func TestFillAgreesWithThePattern(t *testing.T) {
 		}
 	}
 }
+
+// TestFillWritesValuesAsSprint checks the values a placeholder takes
+// without fmt: strings and whole numbers, and another kind through it.
+func TestFillWritesValuesAsSprint(t *testing.T) {
+	for _, v := range []any{"Müller GmbH", "", 0, -7, 1234567, 2.5, true, []string{"a"}} {
+		if got, want := fill("x {v} y", Args{"v": v}.value), fmt.Sprintf("x %v y", v); got != want {
+			t.Errorf("fill with %#v = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -131,11 +132,24 @@ func fill(s string, lookup Lookup) string {
 			continue
 		}
 		b.WriteString(s[:open])
-		b.WriteString(fmt.Sprint(v))
+		writeValue(&b, v)
 		s = s[open+end+1:]
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// writeValue writes v as fmt.Sprint does, strings and whole numbers, the
+// values of nearly every placeholder, without its reflection.
+func writeValue(b *strings.Builder, v any) {
+	switch v := v.(type) {
+	case string:
+		b.WriteString(v)
+	case int:
+		b.WriteString(strconv.Itoa(v))
+	default:
+		b.WriteString(fmt.Sprint(v))
+	}
 }
 
 // isWord reports whether name is a placeholder's name: letters, digits
