@@ -14,3 +14,8 @@ func TypoBudget(n int) int {
 	}
 	return 2
 }
+
+// MinWordStart is the shortest start of a word still being typed that is
+// read as every word it starts: the index completes no shorter one, and
+// the resolver scores the start as the word typed whole.
+const MinWordStart = 4

@@ -455,15 +455,14 @@ func clueWord(t string, q companydocs.TextQuery, stats *termStats) bool {
 // completionClauses match the name words that token t starts, as typed
 // so far into an autocompletion box, the most frequent first: at most
 // maxCompletions of the first maxCompletionScan in term order, and only
-// for a start of minCompletionRunes or more, as the resolver reads a
-// query word as the start of a name word (resolver.simPrefix). They are a
+// for a start of companydocs.MinWordStart runes or more. They are a
 // group of their own, beside the token's, so that they do not thin out
 // the share of the token's own matches; and a group's score is its
 // matches' times the share of its clauses matched, so each weighs as many
 // times boostNamePrefix as there are completions: a name holding one
 // completion gains what one word would.
 func completionClauses(t string, stats *termStats) []clause {
-	if utf8.RuneCountInString(t) < minCompletionRunes {
+	if utf8.RuneCountInString(t) < companydocs.MinWordStart {
 		return nil
 	}
 	found := stats.completions(fieldName, t, maxCompletions, maxCompletionScan)
@@ -474,11 +473,10 @@ func completionClauses(t string, stats *termStats) []clause {
 	return out
 }
 
-// Completion bounds: the start typed, the words kept, the words read.
+// Completion bounds: the words kept, the words read.
 const (
-	minCompletionRunes = 4
-	maxCompletions     = 30
-	maxCompletionScan  = 1000
+	maxCompletions    = 30
+	maxCompletionScan = 1000
 )
 
 // addOfficerTypos adds the officers' name words within the typo budget of

@@ -104,7 +104,7 @@ func plainOf(t string) string {
 // differ only in prefix matches: the Levenshtein distance, the costly
 // part, is computed once for both.
 func tokenSims(a, b token) (ab, ba float64) {
-	if a.start && len(b.folded) > len(a.folded) && strings.HasPrefix(b.folded, a.folded) && a.runes >= minStartRunes {
+	if a.start && len(b.folded) > len(a.folded) && strings.HasPrefix(b.folded, a.folded) && a.runes >= companydocs.MinWordStart {
 		return simExact, simExact
 	}
 	x, y := a.folded, b.folded
@@ -305,10 +305,6 @@ func splitSeatTokens(query, queryPlain, seatTokens []string) ([]string, bool) {
 	}
 	return query, false
 }
-
-// minStartRunes is the shortest start of a word still being typed that
-// matches the words it starts; the index completes no shorter one.
-const minStartRunes = 4
 
 // markStart marks the last token of query a start when the query's last
 // word is still being typed and the candidate's seat did not take it.
