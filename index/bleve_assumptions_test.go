@@ -402,15 +402,15 @@ func compareSegmentPostings(t *testing.T, r bindex.IndexReader, segs *segments, 
 		if i, local := segs.locate(doc); segs.snaps[i].Deleted() != nil && segs.snaps[i].Deleted().Contains(uint32(local)) {
 			continue
 		}
-		if got := holds(ps[0], doc); got != held[doc] {
+		if got := holds(segs, ps[0], doc); got != held[doc] {
 			t.Errorf("%q: document %d held %v by the bitmaps, %v by the term field reader", term, doc, got, held[doc])
 		}
 	}
 }
 
-// holds reports whether document doc holds the clause of p.
-func holds(p *postings, doc uint64) bool {
-	i, local := p.segs.locate(doc)
+// holds reports whether document doc of segs holds the clause of p.
+func holds(segs *segments, p *postings, doc uint64) bool {
+	i, local := segs.locate(doc)
 	d := p.docs[i]
 	if d.hasOne {
 		return d.one == local

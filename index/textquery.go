@@ -299,7 +299,6 @@ func (s *textSearcher) setQueryNorm(qnorm float64) {
 // each segment, which a batch of drive matches is intersected with
 // (index/DESIGN.md, "What is relied on in bleve").
 type postings struct {
-	segs   *segments
 	docs   []segmentDocs // per segment
 	scorer *scorer.TermQueryScorer
 	norm   float64
@@ -314,7 +313,7 @@ type segmentDocs struct {
 	hasOne bool
 }
 
-// openPostings opens the postings of each clause in the segments of r.
+// openPostings opens the postings of each clause in segs.
 func openPostings(segs *segments, clauses []clause, docs uint64) ([]*postings, error) {
 	out := make([]*postings, 0, len(clauses))
 	for _, c := range clauses {
@@ -322,7 +321,7 @@ func openPostings(segs *segments, clauses []clause, docs uint64) ([]*postings, e
 		if err != nil {
 			return nil, err
 		}
-		p := &postings{segs: segs, docs: make([]segmentDocs, len(tp.lists)), norm: typicalNorm(c.field)}
+		p := &postings{docs: make([]segmentDocs, len(tp.lists)), norm: typicalNorm(c.field)}
 		for i, pl := range tp.lists {
 			if p.docs[i], err = docsOf(pl); err != nil {
 				return nil, err
