@@ -120,12 +120,11 @@ func fill(s string, lookup Lookup) string {
 			break
 		}
 		name := s[open+1 : open+end]
-		if !isWord(name) {
-			b.WriteString(s[:open+1])
-			s = s[open+1:]
-			continue
+		var v any
+		ok := isWord(name)
+		if ok {
+			v, ok = lookup(name)
 		}
-		v, ok := lookup(name)
 		if !ok {
 			b.WriteString(s[:open+1])
 			s = s[open+1:]
