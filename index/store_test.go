@@ -326,3 +326,39 @@ func TestRemoveObsoleteSegments(t *testing.T) {
 		t.Errorf("after the cleanup the index holds %d documents (%v), want %d", n, err, m.Profiles)
 	}
 }
+
+// TestReadProfileAgreesWithUnmarshal checks the hand-written reader of a
+// profile value against the reflective decoder that wrote it: the same
+// profile from every value (nil and empty slices told apart, the strings
+// of a value that is the start of a longer slice), and an error, not a
+// panic, from every cut-off value.
+func TestReadProfileAgreesWithUnmarshal(t *testing.T) {
+	empty := fullProfile()
+	empty.Officers, empty.PreviousNames, empty.Documents, empty.LEIs = []companydocs.Officer{}, []string{}, []companydocs.DocumentType{}, []companydocs.LEILink{}
+	empty.Discovery = &companydocs.Discovery{Missing: []companydocs.VerificationGap{}}
+	ps := append([]*companydocs.Profile{fullProfile(), empty, {ID: "dp_empty"}}, readChunk(t, "ocdata.chunk13.jsonl.bz2", 3000)...)
+	for _, p := range ps {
+		v, err := encodeProfile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got companydocs.Profile
+		if err := msgpack.Unmarshal(v, &want); err != nil {
+			t.Fatal(err)
+		}
+		want.RetrievedAt = want.RetrievedAt.UTC()
+		// the value at the start of a longer slice, as bbolt hands it out
+		if err := readProfile(append(v, "trailing bytes"...)[:len(v)], &got); err != nil {
+			t.Fatalf("%s: %v", p.ID, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: read\n%+v\nunmarshalled\n%+v", p.ID, got, want)
+		}
+	}
+	v, _ := encodeProfile(fullProfile())
+	for n := range v {
+		if err := readProfile(v[:n], new(companydocs.Profile)); err == nil {
+			t.Errorf("the first %d of %d bytes read as a profile", n, len(v))
+		}
+	}
+}
