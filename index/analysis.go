@@ -17,8 +17,10 @@ const fieldOptions = bindex.IndexField
 // bleveDocument builds the bleve document of d directly, with the fields
 // the mapping (newMapping) would derive from d by reflection and tokens the
 // foldedAnalyzer would produce, at a fraction of the cost: no reflection,
-// no _all field, one small token slice per field.
-func (d *document) bleveDocument(id string) *bdoc.Document {
+// no _all field, one small token slice per field. The profile's value
+// (encodeProfile), unless nil, is stored beside them, not indexed
+// (fieldProfile).
+func (d *document) bleveDocument(id string, profile []byte) *bdoc.Document {
 	doc := &bdoc.Document{Fields: make([]bdoc.Field, 0, 16)}
 	doc.SetID(id)
 	text := func(name, v string) {
@@ -53,6 +55,9 @@ func (d *document) bleveDocument(id string) *bdoc.Document {
 	keyword(fieldSeatKey, d.SeatKey...)
 	keyword(fieldCourt, d.Court...)
 	keyword(fieldSource, d.Source)
+	if profile != nil {
+		doc.AddField(bdoc.NewTextFieldCustom(fieldProfile, nil, profile, bindex.StoreField, nil))
+	}
 	doc.SetIndexed()
 	return doc
 }

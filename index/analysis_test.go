@@ -61,7 +61,7 @@ func TestBleveDocumentMatchesMapping(t *testing.T) {
 		if err := m.MapDocument(viaMapping, d); err != nil {
 			t.Fatal(err)
 		}
-		want, got := analysedFields(viaMapping), analysedFields(d.bleveDocument(p.ID))
+		want, got := analysedFields(viaMapping), analysedFields(d.bleveDocument(p.ID, nil))
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("profile %q (%q):\ndirect  %v\nmapping %v", p.ID, p.Name, got, want)
 		}

@@ -44,6 +44,10 @@ type BuilderOptions struct {
 	NoChanges bool
 	// Logger receives progress; default slog.Default().
 	Logger *slog.Logger
+	// withoutStoredProfiles leaves the profiles out of the bleve
+	// documents, as generations before IndexVersion 9 do: for the tests
+	// that read such a generation.
+	withoutStoredProfiles bool
 }
 
 func (o BuilderOptions) withDefaults() BuilderOptions {
@@ -213,10 +217,17 @@ func (b *Builder) Put(p *companydocs.Profile) error {
 	if err != nil {
 		return err
 	}
-	if err := putProfile(b.tx, p, old); err != nil {
+	v, err := encodeProfile(p)
+	if err != nil {
 		return err
 	}
-	doc := newDocument(p).bleveDocument(p.ID)
+	if err := putProfile(b.tx, p, v, old); err != nil {
+		return err
+	}
+	if b.opts.withoutStoredProfiles {
+		v = nil
+	}
+	doc := newDocument(p).bleveDocument(p.ID, v)
 	if err := b.batch.IndexAdvanced(doc); err != nil {
 		return fmt.Errorf("index profile %q: %w", p.ID, err)
 	}

@@ -25,7 +25,7 @@ func BenchmarkBleveFloor(b *testing.B) {
 		b.StopTimer()
 		docs := make([]bindex.Document, len(ps))
 		for j, p := range ps {
-			d := newDocument(p).bleveDocument(p.ID)
+			d := newDocument(p).bleveDocument(p.ID, nil)
 			d.AddIDField() // as scorch's Batch does
 			docs[j] = d
 		}

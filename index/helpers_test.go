@@ -149,7 +149,13 @@ func mustBuild(tb testing.TB, dataDir string, ps []*companydocs.Profile) Meta {
 // mustBuildBatches is mustBuild with batches of batchSize profiles.
 func mustBuildBatches(tb testing.TB, dataDir string, ps []*companydocs.Profile, batchSize int) Meta {
 	tb.Helper()
-	b, err := NewBuilder(dataDir, BuilderOptions{BatchSize: batchSize})
+	return mustBuildWith(tb, dataDir, ps, BuilderOptions{BatchSize: batchSize})
+}
+
+// mustBuildWith is mustBuild with opts.
+func mustBuildWith(tb testing.TB, dataDir string, ps []*companydocs.Profile, opts BuilderOptions) Meta {
+	tb.Helper()
+	b, err := NewBuilder(dataDir, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -26,7 +26,10 @@ import (
 // (decodeGap). Version 8 has no bidirectional control characters in its
 // texts and may carry the gap lei_records_differ, which a binary reading
 // at most version 7 does not know: it refuses the generation instead.
-const IndexVersion = 8
+// Version 9 stores each profile's value in its bleve document too
+// (fieldProfile), which a search reads instead of the profile store; a
+// version 8 generation still serves, its hits read from the store.
+const IndexVersion = 9
 
 // oldestReadableVersion is the oldest generation Open still reads: version
 // 4 differs only in the profile values, which decodeProfile reads in both

@@ -38,6 +38,13 @@ const (
 	fieldPhonetic      = "phonetic"       // Kölner Phonetik codes of the name tokens
 	fieldCourt         = "court"          // keyword: court codes (raw and canonical, former court too)
 	fieldSource        = "source"         // keyword: registry_cache, discovery (unverified) or discovery_verified
+	// fieldProfile holds the profile's value as the profile store does
+	// (encodeProfile), stored and not indexed: a search reads the
+	// profiles of its hits by document number, beside their ids, instead
+	// of looking each id up in the profile store's B+tree (since
+	// IndexVersion 9). The document struct and the mapping leave it out:
+	// bleveDocument adds it.
+	fieldProfile = "profile"
 )
 
 var textFields = []string{fieldName, fieldNamePlain, fieldNameForm, fieldSeat,

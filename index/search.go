@@ -96,30 +96,54 @@ func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) (_
 		return nil, fmt.Errorf("search index %s: %w", g.ID(), err)
 	}
 	found = found[min(max(q.Offset, 0), len(found)):]
-	hits := make([]companydocs.Hit, 0, len(found))
-	err = g.db.View(func(tx *bolt.Tx) error {
-		profiles := tx.Bucket(bucketProfiles)
-		for _, h := range found {
-			p, err := profileIn(profiles, h.id)
-			if err != nil {
-				return err
-			}
-			if p == nil {
-				return fmt.Errorf("indexed profile %q missing from profile store", h.id)
-			}
-			hits = append(hits, companydocs.Hit{Profile: p})
-		}
-		return nil
-	})
+	hits, err := g.profilesOf(segs, found)
 	if err != nil {
 		return nil, fmt.Errorf("search index %s: %w", g.ID(), err)
 	}
 	return hits, nil
 }
 
-// A hit is a match of the query: its profile id and score.
+// profilesOf returns the profiles of the hits: each from its document's
+// stored value (fieldProfile), or, in a generation before IndexVersion 9,
+// whose documents hold none, from the profile store.
+func (g *Generation) profilesOf(segs *segments, found []hit) ([]companydocs.Hit, error) {
+	hits := make([]companydocs.Hit, len(found))
+	var unstored []int
+	for i, h := range found {
+		p, err := segs.storedProfile(h.doc, h.id)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			unstored = append(unstored, i)
+		}
+		hits[i].Profile = p
+	}
+	if len(unstored) == 0 {
+		return hits, nil
+	}
+	err := g.db.View(func(tx *bolt.Tx) error {
+		profiles := tx.Bucket(bucketProfiles)
+		for _, i := range unstored {
+			p, err := profileIn(profiles, found[i].id)
+			if err != nil {
+				return err
+			}
+			if p == nil {
+				return fmt.Errorf("indexed profile %q missing from profile store", found[i].id)
+			}
+			hits[i].Profile = p
+		}
+		return nil
+	})
+	return hits, err
+}
+
+// A hit is a match of the query: its profile id, document number and
+// score.
 type hit struct {
 	id    string
+	doc   uint64
 	score float64
 }
 
@@ -216,7 +240,7 @@ func (t *topMatches) hits(r bindex.IndexReader, limit int) ([]hit, error) {
 		if err != nil {
 			return nil, fmt.Errorf("document id: %w", err)
 		}
-		out = append(out, hit{id: ext, score: m.score})
+		out = append(out, hit{id: ext, doc: m.doc, score: m.score})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].score != out[j].score {

@@ -2,6 +2,7 @@ package index
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -455,6 +456,55 @@ func TestClueWordsAreNotMistypedNames(t *testing.T) {
 		}
 		if words < 5 || typos == 0 {
 			t.Errorf("%s: %d words of the sample no name holds with typo neighbours among the names (want 5 or more), %d mistyped with some (want 1 or more)", clue.field, words, typos)
+		}
+	}
+}
+
+// TestSearchReadsStoredProfiles checks where a search reads its hits'
+// profiles: from the documents' stored values in a generation of this
+// version, from the profile store in one without them (before
+// IndexVersion 9); both give the store's profiles.
+func TestSearchReadsStoredProfiles(t *testing.T) {
+	ps := loadRealProfiles(t)[:3000]
+	stored, unstored := t.TempDir(), t.TempDir()
+	mustBuild(t, stored, ps)
+	mustBuildWith(t, unstored, ps, BuilderOptions{withoutStoredProfiles: true})
+	gs, gu := mustOpenCurrent(t, stored), mustOpenCurrent(t, unstored)
+	searched := 0
+	for i := 0; i < len(ps); i += 97 {
+		q := nameQueryOf(ps[i].Name)
+		q.Fuzzy, q.Limit = true, 30
+		got, old := search(t, gs, q), search(t, gu, q)
+		if len(got) != len(old) {
+			t.Fatalf("%q: %d hits with stored profiles, %d without", ps[i].Name, len(got), len(old))
+		}
+		for j, p := range got {
+			want, err := gs.Profile(p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(p, want) || !reflect.DeepEqual(old[j], want) {
+				t.Fatalf("%q: hit %d is\n%+v stored,\n%+v unstored,\n%+v in the store", ps[i].Name, j, p, old[j], want)
+			}
+		}
+		searched += len(got)
+	}
+	if searched < 100 {
+		t.Fatalf("only %d hits compared", searched)
+	}
+	for name, g := range map[string]*Generation{"stored": gs, "unstored": gu} {
+		stats, err := g.newTermStats(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		segs, err := stats.segments()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := segs.storedProfile(0, "first")
+		stats.close()
+		if err != nil || (p != nil) != (name == "stored") {
+			t.Errorf("%s generation: document 0 stores %v (%v)", name, p != nil, err)
 		}
 	}
 }

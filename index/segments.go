@@ -7,6 +7,8 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
+
+	"companydocs"
 )
 
 // segments are the segments of one scorch snapshot, with the document
@@ -77,5 +79,28 @@ func (s *segments) postings(field, term string) (*termPostings, error) {
 		s.lists = make(map[fieldTerm]*termPostings, 32)
 	}
 	s.lists[key] = p
+	return p, nil
+}
+
+// storedProfile returns the profile that document doc, of profile id,
+// stores (fieldProfile); nil, nil if it stores none.
+func (s *segments) storedProfile(doc uint64, id string) (*companydocs.Profile, error) {
+	seg, local := s.locate(doc)
+	var p *companydocs.Profile
+	var err error
+	visit := func(field string, _ byte, value []byte, _ []uint64) bool {
+		if field != fieldProfile {
+			return true
+		}
+		// readProfile copies value, which zap reuses
+		p, err = decodeProfile(id, value)
+		return false
+	}
+	if verr := s.snaps[seg].Segment().VisitStoredFields(local, visit); verr != nil {
+		return nil, fmt.Errorf("stored fields of %q: %w", id, verr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("profile %q: %w", id, err)
+	}
 	return p, nil
 }

@@ -172,13 +172,9 @@ func profileIn(profiles *bolt.Bucket, id string) (*companydocs.Profile, error) {
 	return p, nil
 }
 
-// putProfile stores p, replacing old (the profile stored under p.ID before,
-// or nil) and its secondary entries.
-func putProfile(tx *bolt.Tx, p, old *companydocs.Profile) error {
-	v, err := encodeProfile(p)
-	if err != nil {
-		return err
-	}
+// putProfile stores p, encoded as v (encodeProfile), replacing old (the
+// profile stored under p.ID before, or nil) and its secondary entries.
+func putProfile(tx *bolt.Tx, p *companydocs.Profile, v []byte, old *companydocs.Profile) error {
 	if old != nil {
 		if err := updateSecondary(tx, old, (*bolt.Bucket).Delete); err != nil {
 			return err
