@@ -8,7 +8,9 @@
 //	  PUBLISHING               name of the generation being published (see sweepOrphan)
 //	  LOCK                     flock held by a running build
 //	  gen-20240102T030405Z-1a2b3c/
-//	    bleve/                 the bleve (scorch) index; only document ids are stored
+//	    bleve/                 the bleve (scorch) index; it stores each document's id
+//	                           and its profile's value (since IndexVersion 9), which
+//	                           searches read
 //	    profiles.db            bbolt: profiles by id, ids by register number and by LEI
 //	    changes.db             bbolt: what changed in each profile against the previous
 //	                           generation (optional; checked by Changes, not by Open)

@@ -175,6 +175,7 @@ var (
 		{"term stats", "companydocs/index.buildQuery"},
 		{"postings", "companydocs/index.(*Generation).topHits"},
 		{"load", "companydocs/index.profileIn"},
+		{"load", "companydocs/index.(*Generation).profilesOf"},
 		{"load", "companydocs/index.(*Generation).ByNumber"},
 		{"load", "companydocs/index.(*Generation).ByLEI"},
 		{"score", "companydocs/resolver.scoreText"},
