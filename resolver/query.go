@@ -200,6 +200,8 @@ type parsedQuery struct {
 	// completes is set when the last token is a word still being typed
 	// (Request.Completes).
 	completes bool
+	// seats holds the forms of the candidates' seats (seatFormsOf).
+	seats map[string]seatForms
 	// deep is set for a deep-mode search.
 	deep bool
 	// block is the pasted block the query was read from, nil for a typed
@@ -213,7 +215,21 @@ type parsedQuery struct {
 
 // reading is one way of reading the query's tokens, with their plain
 // spellings (plainOf).
-type reading struct{ tokens, plain []string }
+type reading struct {
+	tokens, plain []string
+	// query is the token list of tokens (queryList), made for the first
+	// candidate and kept for the others
+	query *tokenList
+}
+
+// queryList returns the token list of the reading's tokens.
+func (r *reading) queryList(pq *parsedQuery) tokenList {
+	if r.query == nil {
+		l := queryList(pq, r.tokens)
+		r.query = &l
+	}
+	return *r.query
+}
 
 func newReading(tokens []string) reading {
 	r := reading{tokens: tokens, plain: make([]string, len(tokens))}

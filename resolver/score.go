@@ -101,21 +101,17 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 		}
 	}
 	f := newProfileFields(pq, p)
-	for _, reading := range pq.readings {
-		for _, withSeat := range []bool{false, true} {
-			tokens := reading.tokens
-			seatOK := false
-			if withSeat {
-				if tokens, seatOK = splitSeat(reading.tokens, reading.plain, f.seat); !seatOK {
-					continue
-				}
-				if len(tokens) == 0 {
-					consider(evidence{score: SeatWeight, seat: true, field: fieldSeat, reasons: []companydocs.ReasonDetail{
-						{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}, {Code: ReasonSeatOnly}}})
-					continue
-				}
-			}
-			fieldEvidence(pq, p, f, tokens, seatOK, consider)
+	for i := range pq.readings {
+		reading := &pq.readings[i]
+		fieldEvidence(pq, p, f, reading.queryList(pq), false, consider)
+		tokens, seatOK := splitSeat(reading.tokens, reading.plain, f.seat)
+		switch {
+		case !seatOK:
+		case len(tokens) == 0:
+			consider(evidence{score: SeatWeight, seat: true, field: fieldSeat, reasons: []companydocs.ReasonDetail{
+				{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}, {Code: ReasonSeatOnly}}})
+		default:
+			fieldEvidence(pq, p, f, queryList(pq, tokens), true, consider)
 		}
 	}
 	best.covers = covers
@@ -173,7 +169,7 @@ func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
 		pb, _, _ := companydocs.SplitLegalForm(prev)
 		f.previous[i] = newTokenList(dropNoise(pb))
 	}
-	f.seat = newSeatForms(p.Seat)
+	f.seat = pq.seatFormsOf(p.Seat)
 	if !pq.hasForm || pq.deep {
 		f.officers = make([]tokenList, len(p.Officers))
 		for i, o := range p.Officers {
@@ -186,8 +182,10 @@ func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
 	return f
 }
 
-// fieldEvidence offers consider the evidence of tokens in every field.
-func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, tokens []string, seatOK bool, consider func(evidence)) {
+// fieldEvidence offers consider the evidence of the query's words (a
+// reading, less the candidate's seat when seatOK) in every field.
+func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, query tokenList, seatOK bool, consider func(evidence)) {
+	tokens := query.words
 	seatBonus := 0.0
 	var seatReasons []companydocs.ReasonDetail
 	if seatOK {
@@ -197,8 +195,6 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, to
 	with := func(code string, params companydocs.ReasonParams) []companydocs.ReasonDetail {
 		return append([]companydocs.ReasonDetail{{Code: code, Params: params}}, seatReasons...)
 	}
-	query := newTokenList(tokens)
-	markStart(pq, query)
 	if !sharesOnlyFirstName(pq, tokens, f.base) {
 		m := matchName(query, f.base)
 		e := evidence{score: NameWeight*m.score + seatBonus, seat: seatOK, field: fieldName, covers: m.score >= closeNameMatch && !m.numberConflict}

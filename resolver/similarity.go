@@ -258,6 +258,20 @@ func hasNumber(tokens []string, n string) bool {
 // computed once per candidate.
 type seatForms struct{ folded, plain []string }
 
+// seatFormsOf returns the forms of seat, computed once per query: the
+// candidates of a query share few seats.
+func (pq *parsedQuery) seatFormsOf(seat string) seatForms {
+	if sf, ok := pq.seats[seat]; ok {
+		return sf
+	}
+	if pq.seats == nil {
+		pq.seats = make(map[string]seatForms)
+	}
+	sf := newSeatForms(seat)
+	pq.seats[seat] = sf
+	return sf
+}
+
 func newSeatForms(seat string) seatForms {
 	folded := companydocs.Tokens(companydocs.Fold(seat))
 	sf := seatForms{folded: make([]string, len(folded))}
@@ -308,6 +322,14 @@ func splitSeatTokens(query, queryPlain, seatTokens []string) ([]string, bool) {
 
 // markStart marks the last token of query a start when the query's last
 // word is still being typed and the candidate's seat did not take it.
+// queryList is the token list of a query's words, the last marked when it
+// is being typed.
+func queryList(pq *parsedQuery, words []string) tokenList {
+	query := newTokenList(words)
+	markStart(pq, query)
+	return query
+}
+
 func markStart(pq *parsedQuery, query tokenList) {
 	if n := len(query.toks); n > 0 && pq.beingTyped(query.words, query.words[n-1]) {
 		query.toks[n-1].start = true
