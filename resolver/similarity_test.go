@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agnivade/levenshtein"
+
 	"companydocs"
 )
 
@@ -75,4 +77,48 @@ func FuzzSplitBlock(f *testing.F) {
 			t.Fatalf("splitBlock(%q) = %q, the pattern splits it into %q", q, got, want)
 		}
 	})
+}
+
+// FuzzLettersApart checks the shortcut of tokenSims: two words it calls
+// apart are farther than the budget in Levenshtein distance.
+func FuzzLettersApart(f *testing.F) {
+	f.Add("mueller", "muller", 2)
+	f.Add("schmidt", "schmitt", 1)
+	f.Add("bau", "uab", 2)
+	f.Add("köln", "koeln", 1)
+	f.Fuzz(func(t *testing.T, x, y string, budget int) {
+		budget = 1 + abs(budget)%2
+		if lettersApart(x, y, budget) {
+			if d := levenshtein.ComputeDistance(x, y); d <= budget {
+				t.Fatalf("lettersApart(%q, %q, %d), but their distance is %d", x, y, budget, d)
+			}
+		}
+	})
+}
+
+// TestLettersApartTellsWordsApart checks that the shortcut spares the
+// distance for most pairs of unrelated name words of about one length,
+// and never for a word and its typos.
+func TestLettersApartTellsWordsApart(t *testing.T) {
+	words := companydocs.Tokens(companydocs.Fold("Bauunternehmen Mueller Schmidt Immobilien Verwaltung Handel Service Autohaus Elektro Gesellschaft Beteiligungs Holding Consulting Software Logistik Transporte Gastronomie"))
+	pairs, apart := 0, 0
+	for _, x := range words {
+		for _, y := range words {
+			if x == y || abs(len(x)-len(y)) > 2 {
+				continue
+			}
+			pairs++
+			if lettersApart(x, y, 2) {
+				apart++
+			}
+		}
+		for _, typo := range []string{x[1:], x[:len(x)-1] + "x", x[:2] + x[3:] + "e"} {
+			if lettersApart(x, typo, 2) {
+				t.Errorf("lettersApart(%q, %q): a typo's letters are not apart", x, typo)
+			}
+		}
+	}
+	if pairs < 50 || apart < pairs*3/4 {
+		t.Errorf("%d of %d pairs of unrelated words told apart by their letters", apart, pairs)
+	}
 }
