@@ -468,12 +468,15 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 // clueWord reports whether t is a word of the clue the query names
 // besides a company's name: a word officers bear in a query that names a
 // person, a word of some address in a query that holds one
-// ("Immobilienstraße 12"). Such a word is spelled as written, a word of
-// the clue, not a company's name word mistyped; its typo matches over the
-// names would only widen the net, at the dearest lookup of a search (most
-// of a millisecond at 5M for a long word).
+// ("Immobilienstraße 12"), and in either a word some seat bears, the
+// person's or the street's town ("Schellohne" in "Oskar Nölle
+// Schellohne"). Such a word is spelled as written, a word of the clue,
+// not a company's name word mistyped; its typo matches over the names
+// would only widen the net, at the dearest lookup of a search (most of a
+// millisecond at 5M for a long word).
 func clueWord(t string, q companydocs.TextQuery, stats *termStats) bool {
-	return q.Officers && stats.docFreq(fieldOfficers, t) > 0 || q.Address && stats.docFreq(fieldAddress, t) > 0
+	return q.Officers && stats.docFreq(fieldOfficers, t) > 0 || q.Address && stats.docFreq(fieldAddress, t) > 0 ||
+		(q.Officers || q.Address) && stats.docFreq(fieldSeat, t) > 0
 }
 
 // completionClauses match the name words that token t starts, as typed
@@ -506,9 +509,9 @@ const (
 // addOfficerTypos adds the officers' name words within the typo budget of
 // a person's name word that no officer bears (companydocs.TypoBudget, as
 // for company names): "Beeir" finds "Beier". A word officers bear is
-// taken as written.
+// taken as written, and so is a word some seat bears: the person's town.
 func addOfficerTypos(t string, stats *termStats, add func(field, value string, boost float64) bool) {
-	if stats.docFreq(fieldOfficers, t) > 0 {
+	if stats.docFreq(fieldOfficers, t) > 0 || stats.docFreq(fieldSeat, t) > 0 {
 		return
 	}
 	distance, _ := fuzzyDistance(t)

@@ -427,6 +427,8 @@ func TestClueWordsAreNotMistypedNames(t *testing.T) {
 	}{
 		{fieldAddress, companydocs.TextQuery{Fuzzy: true, Address: true}},
 		{fieldOfficers, companydocs.TextQuery{Fuzzy: true, Officers: true}},
+		{fieldSeat, companydocs.TextQuery{Fuzzy: true, Officers: true}},
+		{fieldSeat, companydocs.TextQuery{Fuzzy: true, Address: true}},
 	} {
 		terms, err := stats.termsStarting(clue.field, "", math.MaxInt)
 		if err != nil {
