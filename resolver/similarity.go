@@ -144,6 +144,8 @@ func abs(x int) int { return max(x, -x) }
 // fraction of what the Levenshtein distance costs. A word with other bytes
 // is never apart.
 func lettersApart(x, y string, budget int) bool {
+	// a count beyond int8 wraps to a smaller one, which can only make two
+	// words look closer than they are, never apart
 	var counts [128]int8
 	for i := 0; i < len(x); i++ {
 		if x[i] >= utf8.RuneSelf {
