@@ -168,8 +168,4 @@ const (
 // part of the contract.
 type Hit struct {
 	Profile *Profile
-	// NameWords are the words of the profile's name without its legal
-	// form, folded, as SplitLegalForm gives them, when the index holds
-	// them (it folded them when it indexed the name); nil otherwise.
-	NameWords []string
 }

@@ -27,14 +27,10 @@ func (d *document) bleveDocument(id string, profile []byte) *bdoc.Document {
 		doc.AddField(bdoc.NewTextFieldCustom(name, nil, []byte(v), fieldOptions, foldedTokens{}))
 	}
 	keyword := func(name string, vs ...string) {
-		options := fieldOptions
-		if name == fieldNameBase {
-			options |= bindex.StoreField // see newMapping
-		}
 		for _, v := range vs {
 			// without an analyzer the whole value is the one token, as
 			// with the keyword analyzer
-			doc.AddField(bdoc.NewTextFieldCustom(name, nil, []byte(v), options, nil))
+			doc.AddField(bdoc.NewTextFieldCustom(name, nil, []byte(v), fieldOptions, nil))
 		}
 	}
 	// The struct's omitempty tags decide which empty values the mapping

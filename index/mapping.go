@@ -29,7 +29,7 @@ const (
 	fieldNamePlain     = "name_plain"     // FoldPlain spelling of tokens that differ (ä -> a)
 	fieldNameForm      = "name_form"      // name token joined with the legal-form code: "mueller|gmbh"
 	fieldNameKey       = "name_key"       // keyword: companydocs.NameKey of the name
-	fieldNameBase      = "name_base"      // keyword: folded name tokens without legal form, joined; stored
+	fieldNameBase      = "name_base"      // keyword: folded name tokens without legal form, joined
 	fieldSeat          = "seat"           // folded seat tokens
 	fieldSeatKey       = "seat_key"       // keyword: folded seat
 	fieldPreviousNames = "previous_names" // folded previous names
@@ -78,10 +78,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		doc.AddFieldMappingsAt(f, textField())
 	}
 	for _, f := range keywordFields {
-		m := keywordField()
-		// a search hands the name's words over with its hits (Hit.NameWords)
-		m.Store = f == fieldNameBase
-		doc.AddFieldMappingsAt(f, m)
+		doc.AddFieldMappingsAt(f, keywordField())
 	}
 	// No field is included in _all; without this the mapping would still
 	// add an empty _all composite field to every document.

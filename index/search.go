@@ -104,21 +104,20 @@ func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) (_
 }
 
 // profilesOf returns the profiles of the hits: each from its document's
-// stored value (fieldProfile), with its name's words where the document
-// stores them, or, in a generation before IndexVersion 9, whose documents
-// hold none, from the profile store.
+// stored value (fieldProfile), or, in a generation before IndexVersion 9,
+// whose documents hold none, from the profile store.
 func (g *Generation) profilesOf(segs *segments, found []hit) ([]companydocs.Hit, error) {
 	hits := make([]companydocs.Hit, len(found))
 	var unstored []int
 	for i, h := range found {
-		p, words, err := segs.storedProfile(h.doc, h.id)
+		p, err := segs.storedProfile(h.doc, h.id)
 		if err != nil {
 			return nil, err
 		}
 		if p == nil {
 			unstored = append(unstored, i)
 		}
-		hits[i] = companydocs.Hit{Profile: p, NameWords: words}
+		hits[i].Profile = p
 	}
 	if len(unstored) == 0 {
 		return hits, nil

@@ -3,7 +3,6 @@ package index
 import (
 	"math"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -465,9 +464,8 @@ func TestClueWordsAreNotMistypedNames(t *testing.T) {
 
 // TestSearchReadsStoredProfiles checks where a search reads its hits'
 // profiles: from the documents' stored values in a generation of this
-// version, with the name's words as SplitLegalForm gives them, from the
-// profile store in one without them (before IndexVersion 9); both give
-// the store's profiles.
+// version, from the profile store in one without them (before
+// IndexVersion 9); both give the store's profiles.
 func TestSearchReadsStoredProfiles(t *testing.T) {
 	ps := loadRealProfiles(t)[:3000]
 	stored, unstored := t.TempDir(), t.TempDir()
@@ -479,15 +477,6 @@ func TestSearchReadsStoredProfiles(t *testing.T) {
 		q := nameQueryOf(ps[i].Name)
 		q.Fuzzy, q.Limit = true, 30
 		got, old := search(t, gs, q), search(t, gu, q)
-		hits, err := gs.SearchText(t.Context(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range hits {
-			if base, _, _ := companydocs.SplitLegalForm(h.Profile.Name); len(base) > 0 && !slices.Equal(h.NameWords, base) {
-				t.Fatalf("%q: name words %q, SplitLegalForm gives %q", h.Profile.Name, h.NameWords, base)
-			}
-		}
 		if len(got) != len(old) {
 			t.Fatalf("%q: %d hits with stored profiles, %d without", ps[i].Name, len(got), len(old))
 		}
@@ -514,10 +503,10 @@ func TestSearchReadsStoredProfiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, words, err := segs.storedProfile(0, "first")
+		p, err := segs.storedProfile(0, "first")
 		stats.close()
-		if err != nil || (p != nil) != (name == "stored") || (words != nil) != (name == "stored") {
-			t.Errorf("%s generation: document 0 stores a profile %v and name words %q (%v)", name, p != nil, words, err)
+		if err != nil || (p != nil) != (name == "stored") {
+			t.Errorf("%s generation: document 0 stores %v (%v)", name, p != nil, err)
 		}
 	}
 }

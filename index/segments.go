@@ -3,7 +3,6 @@ package index
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -84,31 +83,24 @@ func (s *segments) postings(field, term string) (*termPostings, error) {
 }
 
 // storedProfile returns the profile that document doc, of profile id,
-// stores (fieldProfile), and its name's words (fieldNameBase); nil, nil if
-// it stores no profile.
-func (s *segments) storedProfile(doc uint64, id string) (*companydocs.Profile, []string, error) {
+// stores (fieldProfile); nil, nil if it stores none.
+func (s *segments) storedProfile(doc uint64, id string) (*companydocs.Profile, error) {
 	seg, local := s.locate(doc)
 	var p *companydocs.Profile
-	var words []string
 	var err error
 	visit := func(field string, _ byte, value []byte, _ []uint64) bool {
-		switch field {
-		case fieldProfile:
-			// readProfile copies value, which zap reuses
-			p, err = decodeProfile(id, value)
-		case fieldNameBase:
-			words = strings.Fields(string(value))
+		if field != fieldProfile {
+			return true
 		}
-		return err == nil
+		// readProfile copies value, which zap reuses
+		p, err = decodeProfile(id, value)
+		return false
 	}
 	if verr := s.snaps[seg].Segment().VisitStoredFields(local, visit); verr != nil {
-		return nil, nil, fmt.Errorf("stored fields of %q: %w", id, verr)
+		return nil, fmt.Errorf("stored fields of %q: %w", id, verr)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("profile %q: %w", id, err)
+		return nil, fmt.Errorf("profile %q: %w", id, err)
 	}
-	if p == nil {
-		return nil, nil, nil
-	}
-	return p, words, nil
+	return p, nil
 }

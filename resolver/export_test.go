@@ -1,10 +1,6 @@
 package resolver
 
-import (
-	"slices"
-
-	"companydocs"
-)
+import "slices"
 
 // ReasonCodes returns every reason code, sorted.
 func ReasonCodes() []string { return sortedKeys(reasonTable) }
@@ -36,12 +32,4 @@ func ReasonParamNames(code string) (names []string, ok bool) {
 		e, ok = lineTable[code]
 	}
 	return slices.Clone(e.params), ok
-}
-
-// TextScore is what scoring a hit found by text query q gives: its
-// confidence, reasons, and whether the query's words are evidence of it.
-func TextScore(q string, h companydocs.Hit) (float64, []companydocs.ReasonDetail, bool) {
-	pq := parseQuery(q)
-	s := scoreText(pq, h)
-	return s.confidence, s.reasons, s.evidence
 }

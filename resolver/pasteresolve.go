@@ -113,7 +113,7 @@ func resolveBlockText(ctx context.Context, idx Index, pq *parsedQuery, b *block,
 			return nil, err
 		}
 		for _, h := range hits {
-			found = append(found, scoreText(pq, h))
+			found = append(found, scoreText(pq, h.Profile))
 		}
 	}
 	var out []*scored

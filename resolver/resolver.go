@@ -139,7 +139,7 @@ func resolveLEI(idx Index, pq *parsedQuery, lei companydocs.LEI) ([]*scored, []c
 	for _, p := range profiles {
 		s := &scored{p: p, confidence: AnchoredConfidence, anchored: len(profiles) == 1}
 		s.reason(ReasonLEIMatches, companydocs.ReasonParams{LEI: string(lei)})
-		if len(pq.tokens) > 0 && textEvidence(pq, p, nil).score < conflictingName {
+		if len(pq.tokens) > 0 && textEvidence(pq, p).score < conflictingName {
 			s.anchored, s.conflict = false, true
 			s.confidence -= NameConflictPenalty
 			s.reason(ReasonNameConflict, companydocs.ReasonParams{Name: p.Name})
@@ -246,7 +246,7 @@ func registerNameEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bo
 	if len(pq.tokens) == 0 {
 		return false
 	}
-	ev := textEvidence(pq, p, nil)
+	ev := textEvidence(pq, p)
 	score, reasons := ev.score, ev.reasons
 	if score < conflictingName {
 		s.confidence -= NameConflictPenalty
@@ -426,7 +426,7 @@ func searchWindow(ctx context.Context, idx Index, q companydocs.TextQuery, pq *p
 	for _, h := range hits {
 		// The index casts a wide net (fuzzy, phonetic); a hit in which the
 		// resolver finds no evidence at all is noise.
-		if s := scoreText(pq, h); s.evidence {
+		if s := scoreText(pq, h.Profile); s.evidence {
 			out = append(out, s)
 		}
 	}
@@ -434,9 +434,8 @@ func searchWindow(ctx context.Context, idx Index, q companydocs.TextQuery, pq *p
 }
 
 // scoreText scores a candidate found by text.
-func scoreText(pq *parsedQuery, h companydocs.Hit) *scored {
-	p := h.Profile
-	ev := textEvidence(pq, p, h.NameWords)
+func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
+	ev := textEvidence(pq, p)
 	s := &scored{p: p, confidence: ev.score, reasons: ev.reasons, seatMatched: ev.seat, nameExact: ev.exact,
 		evidence: ev.score > 0, field: ev.field, person: ev.person, covers: ev.covers}
 	legalFormEvidence(pq, p, s)

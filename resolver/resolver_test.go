@@ -2,7 +2,6 @@ package resolver_test
 
 import (
 	"context"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -381,31 +380,4 @@ func swapInSecondWord(query string) (string, bool) {
 	w[1], w[2] = w[2], w[1]
 	fields[1] = string(w)
 	return strings.Join(fields, " "), true
-}
-
-// TestNameWordsScoreAsTheName checks that a hit whose name's words the
-// index hands over (companydocs.Hit.NameWords) scores as one the resolver
-// splits itself, on the sample's real names and queries made of each name,
-// its words alone, and its first word with a typo.
-func TestNameWordsScoreAsTheName(t *testing.T) {
-	ix := mustSample(t)
-	compared := 0
-	for i := 0; i < len(ix.all); i += 37 {
-		p := ix.all[i]
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
-		if len(base) == 0 {
-			continue
-		}
-		for _, q := range []string{p.Name, strings.Join(base, " "), base[0] + "x " + p.Seat} {
-			wantC, wantR, wantE := resolver.TextScore(q, companydocs.Hit{Profile: p})
-			gotC, gotR, gotE := resolver.TextScore(q, companydocs.Hit{Profile: p, NameWords: base})
-			if gotC != wantC || gotE != wantE || !reflect.DeepEqual(gotR, wantR) {
-				t.Fatalf("%q for %q: with the name's words %v %v %v, without %v %v %v", q, p.Name, gotC, gotE, gotR, wantC, wantE, wantR)
-			}
-			compared++
-		}
-	}
-	if compared < 1000 {
-		t.Fatalf("only %d scores compared", compared)
-	}
 }

@@ -90,10 +90,8 @@ type evidence struct {
 // textEvidence scores a profile against the query's name tokens, trying the
 // current name, previous names, officers and the address, with and without
 // the tokens that spell its seat and the noise words around a name. It
-// returns the best explanation. nameWords are the name's words less its
-// legal form when the index handed them over (companydocs.Hit), nil
-// otherwise.
-func textEvidence(pq *parsedQuery, p *companydocs.Profile, nameWords []string) evidence {
+// returns the best explanation.
+func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 	var best evidence
 	covers := false
 	consider := func(e evidence) {
@@ -102,7 +100,7 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile, nameWords []string) e
 			best = e
 		}
 	}
-	f := newProfileFields(pq, p, nameWords)
+	f := newProfileFields(pq, p)
 	for i := range pq.readings {
 		reading := &pq.readings[i]
 		fieldEvidence(pq, p, f, reading.queryList(pq), false, consider)
@@ -163,11 +161,8 @@ type profileFields struct {
 // newProfileFields folds the fields the query can match: officers unless
 // the query names a legal form outside deep mode (a person has none), the
 // address when the query may hold one.
-func newProfileFields(pq *parsedQuery, p *companydocs.Profile, nameWords []string) *profileFields {
-	baseWords := nameWords
-	if baseWords == nil {
-		baseWords, _, _ = companydocs.SplitLegalForm(p.Name)
-	}
+func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
+	baseWords, _, _ := companydocs.SplitLegalForm(p.Name)
 	f := &profileFields{base: newTokenList(dropNoise(baseWords))}
 	f.previous = make([]tokenList, len(p.PreviousNames))
 	for i, prev := range p.PreviousNames {
