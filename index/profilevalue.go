@@ -104,14 +104,22 @@ func (r *valueReader) boolean() bool {
 }
 
 // slice returns a slice of the array's length, nil for a nil array, as
-// Unmarshal makes it.
+// Unmarshal makes it. A damaged value may claim billions of elements:
+// every element takes a byte at least, so a length beyond the bytes left
+// is an error, not an allocation.
 func slice[T any](r *valueReader) []T {
 	n := r.arrayLen()
 	if n < 0 || r.err != nil {
 		return nil
 	}
+	if n > len(r.rest) {
+		r.fail(errShortValue)
+		return nil
+	}
 	return make([]T, n)
 }
+
+var errShortValue = errors.New("msgpack: array longer than the value")
 
 func (r *valueReader) profile(p *companydocs.Profile) {
 	if !r.fields(16) {

@@ -362,3 +362,33 @@ func TestReadProfileAgreesWithUnmarshal(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadProfile feeds the profile reader damaged values: it returns an
+// error or a profile, never panics or allocates what the value cannot
+// hold, and where Unmarshal reads a profile it reads the same one.
+func FuzzReadProfile(f *testing.F) {
+	for _, p := range []*companydocs.Profile{fullProfile(), {ID: "dp_empty"}} {
+		v, err := encodeProfile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(v)
+	}
+	// 16 fields: two empty strings, no register reference, five empty
+	// strings, then officers claiming 2^32-1 entries
+	f.Add([]byte{0xdc, 0x00, 0x10, 0xa0, 0xa0, 0xc0, 0xa0, 0xa0, 0xa0, 0xa0, 0xa0, 0xdd, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		var got companydocs.Profile
+		if err := readProfile(v, &got); err != nil {
+			return
+		}
+		var want companydocs.Profile
+		if err := msgpack.Unmarshal(v, &want); err != nil {
+			return // compared where both read a profile
+		}
+		want.RetrievedAt = want.RetrievedAt.UTC()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("read\n%+v\nunmarshalled\n%+v", got, want)
+		}
+	})
+}
