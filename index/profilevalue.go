@@ -16,8 +16,8 @@ import (
 // profile it ranks, 30 to 200, and this costs half as much. The strings
 // of a profile share one copy of the value instead of one allocation
 // each. It decodes what Unmarshal decodes, field for field, the instant
-// in UTC (TestReadProfileAgreesWithUnmarshal), and like it refuses a struct of
-// another field count. A discovery record's details, found on few
+// in UTC (TestReadProfileAgreesWithUnmarshal, FuzzReadProfile), and like
+// it refuses a struct of another field count. A discovery record's details, found on few
 // profiles and with the gaps of older generations to read (decodeGap), go
 // through Unmarshal.
 func readProfile(b []byte, p *companydocs.Profile) error {

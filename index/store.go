@@ -58,9 +58,9 @@ func secondaryKeys(p *companydocs.Profile) (numbers, leis []string) {
 // bucket: MessagePack with every struct as an array (field order instead of
 // field names) and without the id, which is the key. On the real records a
 // value is less than half its JSON (IndexVersion 4) and decodes six times
-// faster (readProfile, BenchmarkDecodeProfile); the price is that the format follows the
-// field order of companydocs.Profile, which TestProfileLayout ties to
-// IndexVersion.
+// faster (readProfile, BenchmarkDecodeProfile); the price is that the
+// format follows the field order of companydocs.Profile, which
+// TestProfileLayout ties to IndexVersion.
 func encodeProfile(p *companydocs.Profile) ([]byte, error) {
 	e := profileEncoders.Get().(*profileEncoder)
 	defer profileEncoders.Put(e)

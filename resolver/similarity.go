@@ -288,7 +288,7 @@ func hasNumber(tokens []string, n string) bool {
 
 // seatForms are a seat's tokens in the plain spelling of its folded tokens
 // ("koeln") and, where it differs, as FoldPlain spells the seat ("koln"),
-// computed once per candidate.
+// computed once per query and seat (seatFormsOf).
 type seatForms struct{ folded, plain []string }
 
 // seatFormsOf returns the forms of seat, computed once per query: the
@@ -353,20 +353,15 @@ func splitSeatTokens(query, queryPlain, seatTokens []string) ([]string, bool) {
 	return query, false
 }
 
-// markStart marks the last token of query a start when the query's last
+// queryList is the token list of a query's words (a reading, less a
+// candidate's seat), its last token marked a start when the query's last
 // word is still being typed and the candidate's seat did not take it.
-// queryList is the token list of a query's words, the last marked when it
-// is being typed.
 func queryList(pq *parsedQuery, words []string) tokenList {
 	query := newTokenList(words)
-	markStart(pq, query)
-	return query
-}
-
-func markStart(pq *parsedQuery, query tokenList) {
 	if n := len(query.toks); n > 0 && pq.beingTyped(query.words, query.words[n-1]) {
 		query.toks[n-1].start = true
 	}
+	return query
 }
 
 // beingTyped reports whether word is the query's last word, still being
