@@ -154,9 +154,9 @@ type heldMatch struct {
 }
 
 // score adds the score clauses to the matches of b and marks those the
-// exclude clauses and the filter let through. A clause is intersected
-// with the batch's documents, which costs the documents they share, where
-// a lookup per match costs every match times every clause.
+// exclude clauses and the filter let through. A clause's documents are
+// intersected with the batch's, leaping over the ones between (batch.each),
+// where a lookup per match costs every match times every clause.
 func (s *textSearcher) score(b *batch) {
 	b.index(s.segs.offsets[b.segment])
 	for i := range b.keep {
@@ -201,9 +201,12 @@ type batch struct {
 	scores  []float64
 	keep    []bool
 	segment int
-	offset  uint64          // the segment's first document number
-	set     *roaring.Bitmap // the documents' numbers in the segment
-	local   []uint32        // scratch
+	offset  uint64   // the segment's first document number
+	local   []uint32 // the documents' numbers in the segment
+	// the same as a bitmap, made when a clause first needs it
+	set    *roaring.Bitmap
+	hasSet bool
+	clause roaring.IntIterator
 	// per document, over the groups and within the current one
 	sum, gsum         []float64
 	matched, gmatched []int
@@ -218,15 +221,15 @@ func (b *batch) reset() {
 	b.docs, b.scores = b.docs[:0], b.scores[:0]
 }
 
-// index makes the batch's bitmap and zeroes its sums.
+// index numbers the batch's documents within their segment and zeroes
+// its sums.
 func (b *batch) index(offset uint64) {
 	b.offset = offset
 	b.local = b.local[:0]
 	for _, d := range b.docs {
 		b.local = append(b.local, uint32(d-offset))
 	}
-	b.set.Clear()
-	b.set.AddMany(b.local)
+	b.hasSet = false
 	n := len(b.docs)
 	b.keep = resize(b.keep, n)
 	b.sum, b.gsum = resize(b.sum, n), resize(b.gsum, n)
@@ -255,17 +258,73 @@ func (b *batch) each(p *postings, fn func(i int)) {
 		if i, ok := slices.BinarySearch(b.docs, b.offset+d.one); ok {
 			fn(i)
 		}
+	case d.bitmap != nil && b.fewIn(d.bitmap):
+		b.leapfrog(d.bitmap, fn)
 	case d.bitmap != nil:
-		it := roaring.And(b.set, d.bitmap).Iterator()
-		i := 0
-		for it.HasNext() {
-			doc := b.offset + uint64(it.Next())
-			for b.docs[i] != doc {
-				i++
-			}
-			fn(i)
-		}
+		b.merge(d.bitmap, fn)
 	}
+}
+
+// fewIn reports whether docs holds at most a quarter as many documents as
+// b between b's first and last. Most clauses do: a city's or a word's
+// documents among a batch of a common word's. Leaping costs a few
+// comparisons a document of the sparser side and merging one a document
+// of both; a quarter is where they cost the same on 5M profiles.
+func (b *batch) fewIn(docs *roaring.Bitmap) bool {
+	first, last := b.local[0], b.local[len(b.local)-1]
+	return 4*(docs.Rank(last)-docs.Rank(first)) <= uint64(len(b.local))
+}
+
+// leapfrog calls fn with the index of every document of b in docs,
+// leaping from one of docs to the next of b and back.
+func (b *batch) leapfrog(docs *roaring.Bitmap, fn func(i int)) {
+	it := &b.clause
+	it.Initialize(docs)
+	for i := 0; i < len(b.local); {
+		it.AdvanceIfNeeded(b.local[i])
+		if !it.HasNext() {
+			return
+		}
+		if d := it.PeekNext(); d != b.local[i] {
+			i += 1 + firstAtLeast(b.local[i+1:], d)
+			continue
+		}
+		fn(i)
+		i++
+	}
+}
+
+// merge calls fn with the index of every document of b in docs, through
+// roaring's intersection, which merges two arrays unless one is 64 times
+// the other.
+func (b *batch) merge(docs *roaring.Bitmap, fn func(i int)) {
+	if !b.hasSet {
+		b.set.Clear()
+		b.set.AddMany(b.local)
+		b.hasSet = true
+	}
+	it := roaring.And(b.set, docs).Iterator()
+	i := 0
+	for it.HasNext() {
+		d := it.Next()
+		for b.local[i] != d {
+			i++
+		}
+		fn(i)
+	}
+}
+
+// firstAtLeast returns the index of the first value of the sorted s that
+// is at least v, or len(s). It looks near the start first, doubling its
+// stride, since the next match is most often close.
+func firstAtLeast(s []uint32, v uint32) int {
+	lo, hi := 0, 1
+	for hi < len(s) && s[hi] < v {
+		lo, hi = hi, 2*hi
+	}
+	hi = min(hi, len(s))
+	j, _ := slices.BinarySearch(s[lo:hi], v)
+	return lo + j
 }
 
 // weight returns the squared weight of the drive and score clauses, as

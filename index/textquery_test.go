@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
 
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -221,4 +225,68 @@ func collectSorted(t *testing.T, r bindex.IndexReader, q *textQuery, limit int, 
 		return out[i].doc < out[j].doc
 	})
 	return out
+}
+
+// batch.each finds exactly the batch's documents a clause holds, by
+// leaping or by merging, whichever the densities choose: batches of one
+// to batchSize documents over one to three roaring containers, against
+// clauses from a handful of documents to most of the segment.
+func TestBatchEachFindsTheSharedDocuments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 1))
+	b := newBatch()
+	leapt, merged := 0, 0
+	for round := range 2000 {
+		span := uint32(1 + rng.IntN(3*65536))
+		clause := roaring.New()
+		density := []float64{0.0001, 0.001, 0.01, 0.1, 0.5}[round%5]
+		for range int(density*float64(span)) + 1 {
+			clause.Add(rng.Uint32N(span))
+		}
+		picked := roaring.New()
+		for range 1 + rng.IntN(batchSize) {
+			picked.Add(rng.Uint32N(span))
+		}
+		const offset = 1000
+		b.reset()
+		b.segment = 0
+		for _, d := range picked.ToArray() {
+			b.docs = append(b.docs, offset+uint64(d))
+		}
+		b.index(offset)
+		if b.fewIn(clause) {
+			leapt++
+		} else {
+			merged++
+		}
+		var got []int
+		b.each(&postings{docs: []segmentDocs{{bitmap: clause}}}, func(i int) { got = append(got, i) })
+		var want []int
+		for i, d := range b.local {
+			if clause.Contains(d) {
+				want = append(want, i)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: %d documents of %d in a span of %d: got %v, want %v", round, len(b.local), clause.GetCardinality(), span, got, want)
+		}
+	}
+	if leapt < 200 || merged < 200 {
+		t.Fatalf("leapt %d times and merged %d: both ways need testing", leapt, merged)
+	}
+}
+
+func FuzzFirstAtLeast(f *testing.F) {
+	f.Add([]byte{1, 5, 9}, uint32(4))
+	f.Fuzz(func(t *testing.T, steps []byte, v uint32) {
+		s := make([]uint32, 0, len(steps))
+		var x uint32
+		for _, d := range steps {
+			x += uint32(d)
+			s = append(s, x)
+		}
+		want, _ := slices.BinarySearch(s, v)
+		if got := firstAtLeast(s, v); got != want {
+			t.Fatalf("firstAtLeast(%v, %d) = %d, want %d", s, v, got, want)
+		}
+	})
 }
