@@ -73,6 +73,8 @@ func (q *textQuery) newSearcher(segs *segments) (*textSearcher, error) {
 type textSearcher struct {
 	drive   union
 	groups  [][]*postings
+	shares  [][]float64 // per group, sharesOf its clauses
+	coords  []float64   // sharesOf the groups
 	exclude []*postings
 	filter  []*postings
 	segs    *segments
@@ -96,7 +98,9 @@ func (s *textSearcher) open(q *textQuery) error {
 			return err
 		}
 		s.groups = append(s.groups, group)
+		s.shares = append(s.shares, sharesOf(len(group)))
 	}
+	s.coords = sharesOf(len(s.groups))
 	if s.exclude, err = openPostings(s.segs, q.exclude, docs); err != nil {
 		return err
 	}
@@ -170,7 +174,7 @@ func (s *textSearcher) score(b *batch) {
 	}
 	// within a group and over the groups: the sum of the matches times
 	// the share of clauses matched, as bleve's disjunction does
-	for _, g := range s.groups {
+	for gi, g := range s.groups {
 		b.touched = b.touched[:0]
 		for _, p := range g {
 			b.each(p, func(i int) {
@@ -182,14 +186,14 @@ func (s *textSearcher) score(b *batch) {
 			})
 		}
 		for _, i := range b.touched {
-			b.sum[i] += b.gsum[i] * (float64(b.gmatched[i]) / float64(len(g)))
+			b.sum[i] += b.gsum[i] * s.shares[gi][b.gmatched[i]]
 			b.matched[i]++
 			b.gsum[i], b.gmatched[i] = 0, 0
 		}
 	}
 	for i, m := range b.matched {
 		if m > 0 {
-			b.scores[i] += b.sum[i] * (float64(m) / float64(len(s.groups)))
+			b.scores[i] += b.sum[i] * s.coords[m]
 		}
 	}
 }

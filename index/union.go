@@ -3,6 +3,8 @@ package index
 import (
 	"math"
 
+	zap "github.com/blevesearch/zapx/v17"
+
 	"github.com/blevesearch/bleve/v2/search/scorer"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
@@ -15,7 +17,11 @@ import (
 // matched.
 type union struct {
 	readers []*driveReader
-	sizes   []float64 // clauses per group
+	// shares[g][m] is the share of group g's clauses m of them are, and
+	// coords[t] that of the groups t of them are: a lookup, where the
+	// division was a tenth of the walk
+	shares  [][]float64
+	coords  []float64
 	sums    []float64 // scratch, per group
 	matched []int     // scratch, per group
 	touched []int     // scratch, the groups matched
@@ -40,12 +46,13 @@ type driveReader struct {
 }
 
 func (u *union) open(segs *segments, groups [][]clause, docs uint64) error {
-	u.sizes = make([]float64, len(groups))
+	u.shares = make([][]float64, len(groups))
+	u.coords = sharesOf(len(groups))
 	u.sums = make([]float64, len(groups))
 	u.matched = make([]int, len(groups))
 	u.touched = make([]int, 0, len(groups))
 	for g, clauses := range groups {
-		u.sizes[g] = float64(len(clauses))
+		u.shares[g] = sharesOf(len(clauses))
 		for _, c := range clauses {
 			d := &driveReader{segs: segs, group: g, boost: c.boost, queryWeight: 1}
 			tp, err := segs.postings(c.field, c.value)
@@ -104,10 +111,20 @@ func (u *union) next(err *error) (doc uint64, score float64, ok bool) {
 		}
 	}
 	for _, g := range u.touched {
-		score += u.sums[g] * (float64(u.matched[g]) / u.sizes[g])
+		score += u.sums[g] * u.shares[g][u.matched[g]]
 		u.sums[g], u.matched[g] = 0, 0
 	}
-	return doc, score * (float64(len(u.touched)) / float64(len(u.sizes))), true
+	return doc, score * u.coords[len(u.touched)], true
+}
+
+// sharesOf returns m/n for every m from 0 to n, computed as bleve's
+// disjunction computes its coordination factor.
+func sharesOf(n int) []float64 {
+	out := make([]float64, n+1)
+	for m := range out {
+		out[m] = float64(m) / float64(n)
+	}
+	return out
 }
 
 // lowest returns the lowest current document of the readers.
@@ -129,9 +146,14 @@ func (d *driveReader) next(err *error) {
 			*err, d.done = e, true
 			return
 		}
+		if zp, ok := p.(*zap.Posting); ok {
+			d.doc = d.segs.offsets[d.seg] + zp.Number()
+			d.freq, d.norm = zp.Frequency(), zapNorm(zp)
+			return
+		}
 		if p != nil {
 			d.doc = d.segs.offsets[d.seg] + p.Number()
-			d.freq, d.norm = p.Frequency(), normOf(p)
+			d.freq, d.norm = p.Frequency(), p.Norm()
 			return
 		}
 		d.seg++
@@ -139,15 +161,14 @@ func (d *driveReader) next(err *error) {
 	d.done = true
 }
 
-// normOf returns p.Norm(), the field norm zap computes from the field's
+// zapNorm returns p.Norm(), the field norm zap computes from the field's
 // token count for every posting (a square root and a division, a tenth of
 // a search walking a common word's postings), from a table for the counts
-// names have.
-func normOf(p segment.Posting) float64 {
-	if n, ok := p.(interface{ NormUint64() uint64 }); ok {
-		if tokens := n.NormUint64(); tokens < uint64(len(fieldNorms)) {
-			return fieldNorms[tokens]
-		}
+// names have. zap's postings are asked for by their type, not by an
+// interface: the assertion to an interface was a twentieth of the walk.
+func zapNorm(p *zap.Posting) float64 {
+	if tokens := p.NormUint64(); tokens < uint64(len(fieldNorms)) {
+		return fieldNorms[tokens]
 	}
 	return p.Norm()
 }
