@@ -48,12 +48,15 @@ func NameKey(name string) string {
 // form in toks.
 func findLegalForm(toks []string) (start, end int, code string, ok bool) {
 	forms := legalForms()
+	// the spellings are looked up by their joined tokens, joined in a
+	// stack buffer: this runs for every name of every candidate scored
+	var buf [64]byte
 	// at the end: the earliest start gives the longest spelling
 	for i := max(0, len(toks)-forms.maxLen); i < len(toks); i++ {
 		if !forms.first[toks[i]] {
 			continue // no spelling starts here: spare the join
 		}
-		if code, ok := forms.exact[strings.Join(toks[i:], " ")]; ok {
+		if code, ok := forms.exact[string(joinTokens(buf[:0], toks[i:]))]; ok {
 			return i, len(toks), code, true
 		}
 	}
@@ -64,7 +67,7 @@ func findLegalForm(toks []string) (start, end int, code string, ok bool) {
 			continue
 		}
 		for n := min(forms.maxLen, len(toks)-i); n >= 1; n-- {
-			c, ok := forms.exact[strings.Join(toks[i:i+n], " ")]
+			c, ok := forms.exact[string(joinTokens(buf[:0], toks[i:i+n]))]
 			if !ok || i == 0 && n == 1 && len(toks[0]) <= 3 {
 				continue
 			}
@@ -75,6 +78,17 @@ func findLegalForm(toks []string) (start, end int, code string, ok bool) {
 		}
 	}
 	return start, end, code, best > 0
+}
+
+// joinTokens appends toks to dst, separated by spaces, as strings.Join.
+func joinTokens(dst []byte, toks []string) []byte {
+	for i, t := range toks {
+		if i > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, t...)
+	}
+	return dst
 }
 
 // legalFormSpellings maps each canonical code to the spellings that occur

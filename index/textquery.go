@@ -347,9 +347,10 @@ func (s *textSearcher) weight() float64 {
 func (s *textSearcher) setQueryNorm(qnorm float64) {
 	s.drive.setQueryNorm(qnorm)
 	s.scoreBound = 0
+	sctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(1, 0)}
 	for _, g := range s.groups {
 		for _, p := range g {
-			p.setQueryNorm(qnorm)
+			p.setQueryNorm(sctx, qnorm)
 			s.scoreBound += p.score
 		}
 	}
@@ -410,9 +411,11 @@ func docsOf(pl segment.PostingsList) (segmentDocs, error) {
 }
 
 // setQueryNorm computes the score of a match as bleve's term scorer does
-// for a frequency of one and the field's typical norm.
-func (p *postings) setQueryNorm(qnorm float64) {
+// for a frequency of one and the field's typical norm, with a document
+// match from sctx's pool, which it puts back.
+func (p *postings) setQueryNorm(sctx *bsearch.SearchContext, qnorm float64) {
 	p.scorer.SetQueryNorm(qnorm)
-	sctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(1, 0)}
-	p.score = p.scorer.Score(sctx, &bindex.TermFieldDoc{Freq: 1, Norm: p.norm}).Score
+	m := p.scorer.Score(sctx, &bindex.TermFieldDoc{Freq: 1, Norm: p.norm})
+	p.score = m.Score
+	sctx.DocumentMatchPool.Put(m)
 }

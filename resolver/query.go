@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -303,17 +304,21 @@ func trimLEIPrefix(q string) string {
 }
 
 // dropNoise removes tokens that carry no identity: connectors and
-// punctuation-only leftovers.
+// punctuation-only leftovers. Tokens without any come back as they are.
 func dropNoise(tokens []string) []string {
+	if !slices.ContainsFunc(tokens, isNoise) {
+		return tokens
+	}
 	out := tokens[:0:0]
 	for _, t := range tokens {
-		if t == "&" || t == "" {
-			continue
+		if !isNoise(t) {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	return out
 }
+
+func isNoise(token string) bool { return token == "&" || token == "" }
 
 // readAsRegister drops the LEI reading of a query that is also a register
 // reference, when no profile carries the LEI.
