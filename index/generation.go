@@ -39,6 +39,8 @@ type Generation struct {
 	changesOnce sync.Once
 	changes     *ChangeSet
 	changesErr  error
+	// ranks orders the documents by id (readIDRanks)
+	ranks atomic.Pointer[[]uint32]
 }
 
 // Open verifies the generation in dir and opens it read-only. With the

@@ -173,6 +173,12 @@ func (l *Live) open(name string) (*Generation, error) {
 		l.noteRefusal(name, err)
 		return nil, err
 	}
+	start := time.Now()
+	if err := g.readIDRanks(); err != nil {
+		l.opts.Logger.Warn("reading the order of the index generation's ids failed: its searches read each tied match's id instead", "generation", name, "error", err)
+	} else {
+		l.opts.Logger.Info("index generation's ids ranked", "generation", name, "duration", time.Since(start).Round(time.Millisecond))
+	}
 	if !g.Checksummed() {
 		l.opts.Logger.Warn("index generation has no checksums (built by an older version): only its structure was checked; re-run ingest to add them",
 			"generation", name)

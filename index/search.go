@@ -163,7 +163,11 @@ func (g *Generation) topHits(ctx context.Context, segs *segments, q *textQuery, 
 	if err != nil {
 		return nil, err
 	}
-	return top.hits(segs.r, limit)
+	ranks := g.idRanks()
+	if uint64(len(ranks)) != segs.numbers() {
+		ranks = nil
+	}
+	return top.hits(segs.r, limit, ranks)
 }
 
 // collect returns the best limit matches of s and those tied with the
@@ -230,11 +234,23 @@ func (t *topMatches) add(m match, limit int) {
 	}
 }
 
-// hits returns the best limit matches, by score and then profile id.
-func (t *topMatches) hits(r bindex.IndexReader, limit int) ([]hit, error) {
-	out := make([]hit, 0, len(t.best)+len(t.tied))
+// hits returns the best limit matches, by score and then profile id. With
+// the documents' ranks by id, the matches are cut to limit by score and
+// rank, and only those kept have their ids read.
+func (t *topMatches) hits(r bindex.IndexReader, limit int, ranks []uint32) ([]hit, error) {
+	matches := append(t.best, t.tied...)
+	if ranks != nil {
+		sort.Slice(matches, func(i, j int) bool {
+			if matches[i].score != matches[j].score {
+				return matches[i].score > matches[j].score
+			}
+			return ranks[matches[i].doc] < ranks[matches[j].doc]
+		})
+		matches = matches[:min(limit, len(matches))]
+	}
+	out := make([]hit, 0, len(matches))
 	var id bindex.IndexInternalID
-	for _, m := range append(t.best, t.tied...) {
+	for _, m := range matches {
 		id = bindex.NewIndexInternalID(id, m.doc)
 		ext, err := r.ExternalID(id)
 		if err != nil {

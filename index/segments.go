@@ -48,6 +48,16 @@ func segmentsOf(r bindex.IndexReader) (*segments, error) {
 	return s, nil
 }
 
+// numbers returns how many document numbers the segments take, deleted
+// documents' included.
+func (s *segments) numbers() uint64 {
+	if len(s.snaps) == 0 {
+		return 0
+	}
+	last := len(s.snaps) - 1
+	return s.offsets[last] + s.snaps[last].Segment().Count()
+}
+
 // locate returns the segment of document number doc and its number there.
 func (s *segments) locate(doc uint64) (int, uint64) {
 	if len(s.offsets) == 1 {

@@ -1,0 +1,197 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	bindex "github.com/blevesearch/bleve_index_api"
+
+	"companydocs"
+)
+
+// The hits cut by rank are the hits cut by id: for the query variants of
+// real profiles, at limits that cut through ties, the collector gives the
+// same hits, in the same order, with the ranks as with the ids alone.
+func TestIDOrderKeepsTheHits(t *testing.T) {
+	_, stats := sharedTermStats(t)
+	segs, err := segmentsOf(stats.r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranks, err := rankIDs(segs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared, cutTies := 0, 0
+	forEachTextQuery(t, stats, func(q companydocs.TextQuery, tq *textQuery) {
+		for _, limit := range []int{1, 3, 10} {
+			top := collectTop(t, segs, tq, limit)
+			if len(top.tied) > 0 {
+				cutTies++
+			}
+			byID, err := top.hits(stats.r, limit, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byRank, err := top.hits(stats.r, limit, ranks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(byRank) != fmt.Sprint(byID) {
+				t.Fatalf("%+v, limit %d: by rank %v, by id %v", q, limit, byRank, byID)
+			}
+			compared++
+		}
+	})
+	if compared < 300 || cutTies < 20 {
+		t.Fatalf("compared %d collections, %d with ties at the cut: too few to tell", compared, cutTies)
+	}
+}
+
+func collectTop(t *testing.T, segs *segments, q *textQuery, limit int) *topMatches {
+	t.Helper()
+	s, err := q.newSearcher(segs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := collect(context.Background(), s, limit, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return top
+}
+
+// On an index of several segments with deleted documents, the ranks put
+// the live documents in the order of their ids, and leave the deleted
+// ones unranked.
+func TestRankIDsOrdersEverySegment(t *testing.T) {
+	idx, err := bleve.NewUsing("", bleve.NewIndexMapping(), scorch.Name, scorch.Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	for b := range 4 {
+		batch := idx.NewBatch()
+		for i := range 40 {
+			// ids out of order within and across the segments
+			id := fmt.Sprintf("p%03d", (b*40+i)*37%160)
+			if err := batch.Index(id, map[string]string{"name": "name " + id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := idx.Batch(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deleted := []string{"p003", "p041", "p150"}
+	for _, id := range deleted {
+		if err := idx.Delete(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adv, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	segs, err := segmentsOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(segs.snaps) < 2 {
+		t.Fatalf("%d segments: the check needs several", len(segs.snaps))
+	}
+	ranks, err := rankIDs(segs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ranked struct {
+		id   string
+		rank uint32
+	}
+	var live []ranked
+	unranked := 0
+	var iid bindex.IndexInternalID
+	for doc, rank := range ranks {
+		if rank == 0 {
+			unranked++
+			continue
+		}
+		iid = bindex.NewIndexInternalID(iid, uint64(doc))
+		id, err := r.ExternalID(iid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, ranked{id, rank})
+	}
+	if unranked != len(deleted) || len(live) != 160-len(deleted) {
+		t.Fatalf("%d documents ranked, %d not: want %d and %d", len(live), unranked, 160-len(deleted), len(deleted))
+	}
+	slices.SortFunc(live, func(a, b ranked) int { return int(a.rank) - int(b.rank) })
+	if !slices.IsSortedFunc(live, func(a, b ranked) int { return cmpString(a.id, b.id) }) {
+		t.Fatalf("ranks do not follow the ids: %v", live)
+	}
+	for _, l := range live {
+		if slices.Contains(deleted, l.id) {
+			t.Fatalf("deleted document %s ranked %d", l.id, l.rank)
+		}
+	}
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// A generation Live serves has its ids ranked, one opened alone has not,
+// and both give the same hits.
+func TestLiveRanksTheIDs(t *testing.T) {
+	dir := t.TempDir()
+	mustBuild(t, dir, loadRealProfiles(t)[:500])
+	live, err := OpenLive(dir, LiveOptions{PollInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	served, release := live.Acquire()
+	defer release()
+	alone := mustOpenCurrent(t, dir)
+	if docs, _ := served.idx.DocCount(); uint64(len(served.idRanks())) != docs || alone.idRanks() != nil {
+		t.Fatalf("served generation has %d ranks for %d documents, the one opened alone %d", len(served.idRanks()), docs, len(alone.idRanks()))
+	}
+	for _, words := range [][]string{{"gmbh"}, {"verwaltungs", "gmbh"}, {"bau"}} {
+		q := companydocs.TextQuery{NameTerms: words, Limit: 3}
+		withRanks, err := served.SearchText(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withIDs, err := alone.SearchText(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(hitIDs(withRanks)) != fmt.Sprint(hitIDs(withIDs)) {
+			t.Fatalf("%v: hits with ranks %v, with ids %v", words, hitIDs(withRanks), hitIDs(withIDs))
+		}
+	}
+}
+
+func hitIDs(hits []companydocs.Hit) []string {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.Profile.ID
+	}
+	return ids
+}
