@@ -105,12 +105,13 @@ func (g *Generation) SearchText(ctx context.Context, q companydocs.TextQuery) (_
 
 // profilesOf returns the profiles of the hits: each from its document's
 // stored value (fieldProfile), or, in a generation before IndexVersion 9,
-// whose documents hold none, from the profile store.
+// whose documents hold none, from the profile store. A hit without its id
+// gets it from its document's stored fields, read for the profile anyway.
 func (g *Generation) profilesOf(segs *segments, found []hit) ([]companydocs.Hit, error) {
 	hits := make([]companydocs.Hit, len(found))
 	var unstored []int
-	for i, h := range found {
-		p, err := segs.storedProfile(h.doc, h.id)
+	for i := range found {
+		p, err := segs.storedProfile(&found[i])
 		if err != nil {
 			return nil, err
 		}
@@ -139,8 +140,9 @@ func (g *Generation) profilesOf(segs *segments, found []hit) ([]companydocs.Hit,
 	return hits, err
 }
 
-// A hit is a match of the query: its profile id, document number and
-// score.
+// A hit is a match of the query: its profile id (empty until its stored
+// fields are read, when the id order put it in place), document number
+// and score.
 type hit struct {
 	id    string
 	doc   uint64
@@ -235,8 +237,8 @@ func (t *topMatches) add(m match, limit int) {
 }
 
 // hits returns the best limit matches, by score and then profile id. With
-// the documents' ranks by id, the matches are cut to limit by score and
-// rank, and only those kept have their ids read.
+// the documents' ranks by id they are put in that order by rank, and left
+// without their ids, which the reads of their profiles give (profilesOf).
 func (t *topMatches) hits(r bindex.IndexReader, limit int, ranks []uint32) ([]hit, error) {
 	matches := append(t.best, t.tied...)
 	if ranks != nil {
@@ -246,7 +248,11 @@ func (t *topMatches) hits(r bindex.IndexReader, limit int, ranks []uint32) ([]hi
 			}
 			return ranks[matches[i].doc] < ranks[matches[j].doc]
 		})
-		matches = matches[:min(limit, len(matches))]
+		out := make([]hit, min(limit, len(matches)))
+		for i := range out {
+			out[i] = hit{doc: matches[i].doc, score: matches[i].score}
+		}
+		return out, nil
 	}
 	out := make([]hit, 0, len(matches))
 	var id bindex.IndexInternalID

@@ -503,10 +503,11 @@ func TestSearchReadsStoredProfiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := segs.storedProfile(0, "first")
+		h := hit{doc: 0}
+		p, err := segs.storedProfile(&h)
 		stats.close()
-		if err != nil || (p != nil) != (name == "stored") {
-			t.Errorf("%s generation: document 0 stores %v (%v)", name, p != nil, err)
+		if err != nil || (p != nil) != (name == "stored") || h.id == "" || p != nil && p.ID != h.id {
+			t.Errorf("%s generation: document 0, of id %q read from its stored fields, stores %v (%v)", name, h.id, p != nil, err)
 		}
 	}
 }

@@ -94,21 +94,26 @@ func (s *segments) postings(field, term string) (*termPostings, error) {
 	return p, nil
 }
 
-// storedProfile returns the profile that document doc, of profile id,
-// stores (fieldProfile); nil, nil if it stores none.
-func (s *segments) storedProfile(doc uint64, id string) (*companydocs.Profile, error) {
+// storedProfile returns the profile that document h.doc stores
+// (fieldProfile); nil, nil if it stores none. A hit without its id gets
+// the document's.
+func (s *segments) storedProfile(h *hit) (*companydocs.Profile, error) {
 	if s.stored == nil {
 		s.stored = &storedReader{}
 		s.stored.visit = s.stored.visitField
 	}
 	r := s.stored
-	r.id, r.profile, r.err = id, nil, nil
-	seg, local := s.locate(doc)
+	r.id, r.profile, r.err = h.id, nil, nil
+	seg, local := s.locate(h.doc)
 	if err := s.snaps[seg].Segment().VisitStoredFields(local, r.visit); err != nil {
-		return nil, fmt.Errorf("stored fields of %q: %w", id, err)
+		return nil, fmt.Errorf("stored fields of document %d: %w", h.doc, err)
 	}
+	h.id = r.id
 	if r.err != nil {
-		return nil, fmt.Errorf("profile %q: %w", id, r.err)
+		return nil, fmt.Errorf("profile %q: %w", h.id, r.err)
+	}
+	if r.profile != nil {
+		r.profile.ID = h.id
 	}
 	return r.profile, nil
 }
@@ -124,10 +129,15 @@ type storedReader struct {
 }
 
 func (r *storedReader) visitField(field string, _ byte, value []byte, _ []uint64) bool {
-	if field != fieldProfile {
-		return true
+	switch field {
+	case idField:
+		if r.id == "" {
+			r.id = string(value)
+		}
+	case fieldProfile:
+		// readProfile copies value, which zap reuses
+		r.profile, r.err = decodeProfile(r.id, value)
+		return false
 	}
-	// readProfile copies value, which zap reuses
-	r.profile, r.err = decodeProfile(r.id, value)
-	return false
+	return true
 }
