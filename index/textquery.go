@@ -116,6 +116,7 @@ func (s *textSearcher) open(q *textQuery) error {
 // is false at the end.
 func (s *textSearcher) next(b *batch, floor float64) (ok bool, err error) {
 	b.reset()
+	s.drive.raise(floor - s.scoreBound)
 	for len(b.docs) < batchSize {
 		doc, score, ok := s.held.doc, s.held.score, s.held.ok
 		if ok {

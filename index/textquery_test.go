@@ -217,7 +217,11 @@ func collectSorted(t *testing.T, r bindex.IndexReader, q *textQuery, limit int, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := append(append([]match(nil), top.best...), top.tied...)
+	return sortedMatches(append(append([]match(nil), top.best...), top.tied...))
+}
+
+// sortedMatches sorts matches best first, ties by document number.
+func sortedMatches(out []match) []match {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].score != out[j].score {
 			return out[i].score > out[j].score
@@ -289,4 +293,84 @@ func FuzzFirstAtLeast(f *testing.F) {
 			t.Fatalf("firstAtLeast(%v, %d) = %d, want %d", s, v, got, want)
 		}
 	})
+}
+
+// The drive skips the readers that cannot reach the floor (union.raise)
+// and still keeps the best: for the query variants of real profiles, the
+// pruned collection, which skips, equals the full one, and it does skip.
+func TestDriveSkipsAndKeepsTheBest(t *testing.T) {
+	_, stats := sharedTermStats(t)
+	segs, err := segmentsOf(stats.r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared, skipped := 0, 0
+	forEachTextQuery(t, stats, func(q companydocs.TextQuery, tq *textQuery) {
+		for _, limit := range []int{1, 3, 10} {
+			s, err := tq.newSearcher(segs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			top, err := collect(context.Background(), s, limit, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.drive.skippable > 0 {
+				skipped++
+			}
+			got := sortedMatches(append(top.best, top.tied...))
+			want := collectSorted(t, stats.r, tq, limit, false)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%+v, limit %d: skipping %v, full %v", q, limit, got, want)
+			}
+			compared++
+		}
+	})
+	if compared < 300 || skipped < compared/10 {
+		t.Fatalf("compared %d collections, %d of them skipped readers: too few to tell", compared, skipped)
+	}
+}
+
+// A match's tf times norm is at most 1, which the drive's bound on a
+// reader's matches assumes (driveReader.most): in every text field of the
+// shared generation, no term occurs in a field more often than the field
+// has tokens.
+func TestTermFrequencyBoundedByNorm(t *testing.T) {
+	_, stats := sharedTermStats(t)
+	segs, err := segmentsOf(stats.r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	postings := 0
+	for _, field := range append(slices.Clone(textFields), fieldNameKey, fieldNameBase) {
+		for _, seg := range segs.snaps {
+			dict, err := seg.Segment().Dictionary(field)
+			if err != nil {
+				t.Fatal(err)
+			}
+			terms := dict.AutomatonIterator(nil, nil, nil)
+			for e, err := terms.Next(); e != nil || err != nil; e, err = terms.Next() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				pl, err := dict.PostingsList([]byte(e.Term), nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				it := pl.Iterator(true, true, false, nil)
+				for p, err := it.Next(); p != nil || err != nil; p, err = it.Next() {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if tfNorm := math.Sqrt(float64(p.Frequency())) * p.Norm(); tfNorm > 1+1e-6 {
+						t.Fatalf("%s:%s in document %d: frequency %d, norm %g", field, e.Term, p.Number(), p.Frequency(), p.Norm())
+					}
+					postings++
+				}
+			}
+		}
+	}
+	if postings < 10000 {
+		t.Fatalf("checked %d postings: too few to tell", postings)
+	}
 }

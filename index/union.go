@@ -1,7 +1,9 @@
 package index
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	zap "github.com/blevesearch/zapx/v17"
 
@@ -17,6 +19,13 @@ import (
 // matched.
 type union struct {
 	readers []*driveReader
+	// byMost is the readers by the most a match of theirs scores, least
+	// first; the first skippable of them are skipped (raise)
+	byMost    []*driveReader
+	skippable int
+	threshold float64
+	bounds    []float64 // scratch, per group
+	counts    []int     // scratch, per group
 	// shares[g][m] is the share of group g's clauses m of them are, and
 	// coords[t] that of the groups t of them are: a lookup, where the
 	// division was a tenth of the walk
@@ -43,6 +52,8 @@ type driveReader struct {
 	group       int
 	boost, idf  float64
 	queryWeight float64
+	most        float64 // at least the most a match scores
+	skipped     bool    // only brought up to the other readers' matches
 }
 
 func (u *union) open(segs *segments, groups [][]clause, docs uint64) error {
@@ -51,6 +62,9 @@ func (u *union) open(segs *segments, groups [][]clause, docs uint64) error {
 	u.sums = make([]float64, len(groups))
 	u.matched = make([]int, len(groups))
 	u.touched = make([]int, 0, len(groups))
+	u.bounds = make([]float64, len(groups))
+	u.counts = make([]int, len(groups))
+	u.threshold = math.Inf(-1)
 	for g, clauses := range groups {
 		u.shares[g] = sharesOf(len(clauses))
 		for _, c := range clauses {
@@ -67,6 +81,7 @@ func (u *union) open(segs *segments, groups [][]clause, docs uint64) error {
 			u.readers = append(u.readers, d)
 		}
 	}
+	u.byMost = slices.Clone(u.readers)
 	return nil
 }
 
@@ -83,7 +98,52 @@ func (u *union) weight() float64 {
 func (u *union) setQueryNorm(qnorm float64) {
 	for _, d := range u.readers {
 		d.queryWeight = d.boost * d.idf * qnorm
+		// tf times norm is at most 1: a term occurs in a field at most as
+		// often as the field has tokens (TestTermFrequencyBoundedByNorm);
+		// the margin covers the norm's float32 rounding
+		d.most = d.idf * d.queryWeight * (1 + 1e-6)
 	}
+	slices.SortStableFunc(u.byMost, func(a, b *driveReader) int { return cmp.Compare(a.most, b.most) })
+}
+
+// raise tells the union that a match scoring below threshold is of no use.
+// Its walk then skips the readers whose matches could not reach it on
+// their own, the least scoring first (the MaxScore method): a document
+// only they match is never read, and they are only brought up to the
+// documents the other readers match. A common word's postings are then
+// skipped over once the best matches hold the whole name as well.
+func (u *union) raise(threshold float64) {
+	if threshold <= u.threshold {
+		return
+	}
+	u.threshold = threshold
+	for u.skippable < len(u.byMost) && u.bound(u.byMost[:u.skippable+1]) < threshold {
+		u.byMost[u.skippable].skipped = true
+		u.skippable++
+	}
+}
+
+// bound returns at least the most a document matched by some of readers,
+// and by no other reader, scores: every reader matching, each group's
+// share and the union's as large as they can be.
+func (u *union) bound(readers []*driveReader) float64 {
+	clear(u.bounds)
+	clear(u.counts)
+	groups := 0
+	for _, d := range readers {
+		if u.counts[d.group] == 0 {
+			groups++
+		}
+		u.bounds[d.group] += d.most
+		u.counts[d.group]++
+	}
+	var b float64
+	for g, n := range u.counts {
+		if n > 0 {
+			b += u.bounds[g] * u.shares[g][n]
+		}
+	}
+	return b * u.coords[groups] * (1 + 1e-9)
 }
 
 // next returns the next matching document and its score; ok is false at
@@ -98,6 +158,11 @@ func (u *union) next(err *error) (doc uint64, score float64, ok bool) {
 	doc, ok = u.lowest()
 	if !ok {
 		return 0, 0, false
+	}
+	for _, d := range u.byMost[:u.skippable] {
+		if !d.done && d.doc < doc {
+			d.advance(doc, err)
+		}
 	}
 	u.touched = u.touched[:0]
 	for _, d := range u.readers {
@@ -127,12 +192,12 @@ func sharesOf(n int) []float64 {
 	return out
 }
 
-// lowest returns the lowest current document of the readers.
+// lowest returns the lowest current document of the readers not skipped.
 func (u *union) lowest() (uint64, bool) {
 	var low uint64
 	found := false
 	for _, d := range u.readers {
-		if !d.done && (!found || d.doc < low) {
+		if !d.done && !d.skipped && (!found || d.doc < low) {
 			low, found = d.doc, true
 		}
 	}
@@ -146,19 +211,45 @@ func (d *driveReader) next(err *error) {
 			*err, d.done = e, true
 			return
 		}
-		if zp, ok := p.(*zap.Posting); ok {
-			d.doc = d.segs.offsets[d.seg] + zp.Number()
-			d.freq, d.norm = zp.Frequency(), zapNorm(zp)
-			return
-		}
 		if p != nil {
-			d.doc = d.segs.offsets[d.seg] + p.Number()
-			d.freq, d.norm = p.Frequency(), p.Norm()
+			d.read(p)
 			return
 		}
 		d.seg++
 	}
 	d.done = true
+}
+
+// advance moves to the first posting of document target or after it.
+func (d *driveReader) advance(target uint64, err *error) {
+	for ; d.seg < len(d.iterators); d.seg++ {
+		if d.seg+1 < len(d.iterators) && d.segs.offsets[d.seg+1] <= target {
+			continue // the segment ends before target
+		}
+		start := d.segs.offsets[d.seg]
+		p, e := d.iterators[d.seg].Advance(target - min(target, start))
+		if e != nil {
+			*err, d.done = e, true
+			return
+		}
+		if p != nil {
+			d.read(p)
+			return
+		}
+	}
+	d.done = true
+}
+
+// read takes the document, frequency and norm of p, of the current
+// segment.
+func (d *driveReader) read(p segment.Posting) {
+	if zp, ok := p.(*zap.Posting); ok {
+		d.doc = d.segs.offsets[d.seg] + zp.Number()
+		d.freq, d.norm = zp.Frequency(), zapNorm(zp)
+		return
+	}
+	d.doc = d.segs.offsets[d.seg] + p.Number()
+	d.freq, d.norm = p.Frequency(), p.Norm()
 }
 
 // zapNorm returns p.Norm(), the field norm zap computes from the field's
