@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-national test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches clean
+.PHONY: run build test test-national test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-pgo clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -12,9 +12,11 @@ ARGS ?=
 run: build
 	exec bin/companydocs serve --demo $(ARGS)
 
-## build: build the binary into bin/companydocs
+## build: build the binary into bin/companydocs, optimised by PGO, a CPU profile of searches (see "Profile-guided
+## optimisation" in BENCHMARKS.md; PGO=off builds without it)
+PGO ?= cmd/companydocs/search.pgo
 build:
-	$(GO) build -o bin/companydocs ./cmd/companydocs
+	$(GO) build -pgo=$(PGO) -o bin/companydocs ./cmd/companydocs
 
 ## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation, the ingest's memory test, the documented commands, the tests that kill or measure processes (kill_norace_test.go) and the resource scenarios (all without it);
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters)
@@ -58,6 +60,10 @@ bench-ingest:
 ## bench-search: search latency over HTTP, the in-process profile and the cost account per query kind (needs bench-ingest)
 bench-search:
 	DATA=$(DATA) scripts/bench.sh build corpus queries search profile costs
+
+## bench-pgo: record cmd/companydocs/search.pgo, the CPU profile make build optimises with, from searches on the 1.2M real records (needs bench-ingest)
+bench-pgo:
+	DATA=$(DATA) scripts/bench.sh build corpus queries pgo
 
 ## bench-orders: order creation throughput and complete lifecycles with webhooks (needs bench-ingest)
 bench-orders:
