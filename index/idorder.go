@@ -10,11 +10,11 @@ import (
 // the collector can put matches of equal score in id order without
 // reading their ids: a cold read of zap's stored fields each, two fifths
 // of them for matches tied with the worst of the top that then do not
-// make the cut (BENCHMARKS.md, "Search at 5M: ties ranked without their
-// ids").
+// make the cut (BENCHMARKS.md, "Search at 5M: the drive skips, ties
+// ranked, profile-guided optimisation").
 //
 // Live reads the ranks when it opens the generation, before the
-// generation serves: 3 s and 20 MB for 5 million documents, which the
+// generation serves: 3 to 5 s and 20 MB for 5 million documents, which the
 // generation's other users (an ingest comparing against it) never pay.
 // Without them (a generation opened alone, or a failed read) the collector
 // reads the ids; the hits are the same either way
