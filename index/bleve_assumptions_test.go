@@ -304,46 +304,10 @@ func snapshotOf(tb testing.TB, g *Generation) *scorch.IndexSnapshot {
 // documents, frequencies and norms the reader gives; and zap's postings
 // iterators give their bitmaps (segment.OptimizablePostingsIterator).
 func TestSegmentPostingsAgreeWithTermFieldReaders(t *testing.T) {
-	idx, err := bleve.NewUsing("", bleve.NewIndexMapping(), scorch.Name, scorch.Name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idx.Close()
 	words := strings.Fields("mueller bau gmbh schmidt handel kg meyer immobilien verwaltung beteiligung")
-	for b := range 4 {
-		batch := idx.NewBatch()
-		for i := range 40 {
-			n := b*40 + i
-			name := fmt.Sprintf("%s %s %s", words[n%len(words)], words[(n*7)%len(words)], words[(n/3)%len(words)])
-			if err := batch.Index(fmt.Sprintf("p%03d", n), map[string]string{"name": name}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := idx.Batch(batch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, id := range []string{"p003", "p041", "p150"} {
-		if err := idx.Delete(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	adv, err := idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	segs, err := segmentsOf(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(segs.snaps) < 2 {
-		t.Fatalf("%d segments: the check needs several", len(segs.snaps))
-	}
+	r, segs := severalSegments(t, func(n int) (string, string) {
+		return fmt.Sprintf("p%03d", n), fmt.Sprintf("%s %s %s", words[n%len(words)], words[(n*7)%len(words)], words[(n/3)%len(words)])
+	})
 	for _, word := range append(words, "no-such-word") {
 		compareSegmentPostings(t, r, segs, "name", word)
 	}
@@ -417,3 +381,53 @@ func holds(segs *segments, p *postings, doc uint64) bool {
 	}
 	return d.bitmap != nil && d.bitmap.Contains(uint32(local))
 }
+
+// severalSegments returns a reader of an index in memory of four batches of
+// 40 documents, each a segment, document n of id and name doc(n), with
+// p003, p041 and p150 deleted, and its segments. The reader is closed when
+// the test ends.
+func severalSegments(t *testing.T, doc func(n int) (id, name string)) (bindex.IndexReader, *segments) {
+	t.Helper()
+	idx, err := bleve.NewUsing("", bleve.NewIndexMapping(), scorch.Name, scorch.Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	for b := range 4 {
+		batch := idx.NewBatch()
+		for i := range 40 {
+			id, name := doc(b*40 + i)
+			if err := batch.Index(id, map[string]string{"name": name}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := idx.Batch(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range deletedOfSeveral {
+		if err := idx.Delete(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adv, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	segs, err := segmentsOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(segs.snaps) < 2 {
+		t.Fatalf("%d segments: the check needs several", len(segs.snaps))
+	}
+	return r, segs
+}
+
+// deletedOfSeveral are the documents severalSegments deletes.
+var deletedOfSeveral = []string{"p003", "p041", "p150"}

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
 
 	"companydocs"
@@ -30,7 +28,7 @@ func TestIDOrderKeepsTheHits(t *testing.T) {
 	compared, cutTies := 0, 0
 	forEachTextQuery(t, stats, func(q companydocs.TextQuery, tq *textQuery) {
 		for _, limit := range []int{1, 3, 10} {
-			top := collectTop(t, segs, tq, limit)
+			_, top := collectWith(t, segs, tq, limit, true)
 			if len(top.tied) > 0 {
 				cutTies++
 			}
@@ -56,63 +54,15 @@ func TestIDOrderKeepsTheHits(t *testing.T) {
 	}
 }
 
-func collectTop(t *testing.T, segs *segments, q *textQuery, limit int) *topMatches {
-	t.Helper()
-	s, err := q.newSearcher(segs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := collect(context.Background(), s, limit, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return top
-}
-
 // On an index of several segments with deleted documents, the ranks put
 // the live documents in the order of their ids, and leave the deleted
 // ones unranked.
 func TestRankIDsOrdersEverySegment(t *testing.T) {
-	idx, err := bleve.NewUsing("", bleve.NewIndexMapping(), scorch.Name, scorch.Name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idx.Close()
-	for b := range 4 {
-		batch := idx.NewBatch()
-		for i := range 40 {
-			// ids out of order within and across the segments
-			id := fmt.Sprintf("p%03d", (b*40+i)*37%160)
-			if err := batch.Index(id, map[string]string{"name": "name " + id}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := idx.Batch(batch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	deleted := []string{"p003", "p041", "p150"}
-	for _, id := range deleted {
-		if err := idx.Delete(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	adv, err := idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	segs, err := segmentsOf(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(segs.snaps) < 2 {
-		t.Fatalf("%d segments: the check needs several", len(segs.snaps))
-	}
+	// ids out of order within and across the segments
+	r, segs := severalSegments(t, func(n int) (string, string) {
+		id := fmt.Sprintf("p%03d", n*37%160)
+		return id, "name " + id
+	})
 	ranks, err := rankIDs(segs)
 	if err != nil {
 		t.Fatal(err)
@@ -136,15 +86,15 @@ func TestRankIDsOrdersEverySegment(t *testing.T) {
 		}
 		live = append(live, ranked{id, rank})
 	}
-	if unranked != len(deleted) || len(live) != 160-len(deleted) {
-		t.Fatalf("%d documents ranked, %d not: want %d and %d", len(live), unranked, 160-len(deleted), len(deleted))
+	if unranked != len(deletedOfSeveral) || len(live) != 160-len(deletedOfSeveral) {
+		t.Fatalf("%d documents ranked, %d not: want %d and %d", len(live), unranked, 160-len(deletedOfSeveral), len(deletedOfSeveral))
 	}
 	slices.SortFunc(live, func(a, b ranked) int { return int(a.rank) - int(b.rank) })
 	if !slices.IsSortedFunc(live, func(a, b ranked) int { return cmpString(a.id, b.id) }) {
 		t.Fatalf("ranks do not follow the ids: %v", live)
 	}
 	for _, l := range live {
-		if slices.Contains(deleted, l.id) {
+		if slices.Contains(deletedOfSeveral, l.id) {
 			t.Fatalf("deleted document %s ranked %d", l.id, l.rank)
 		}
 	}

@@ -209,6 +209,14 @@ func collectSorted(t *testing.T, r bindex.IndexReader, q *textQuery, limit int, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, top := collectWith(t, segs, q, limit, prune)
+	return sortedMatches(append(append([]match(nil), top.best...), top.tied...))
+}
+
+// collectWith collects the best limit matches of q in segs, and returns
+// the searcher too.
+func collectWith(t *testing.T, segs *segments, q *textQuery, limit int, prune bool) (*textSearcher, *topMatches) {
+	t.Helper()
 	s, err := q.newSearcher(segs)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +225,7 @@ func collectSorted(t *testing.T, r bindex.IndexReader, q *textQuery, limit int, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sortedMatches(append(append([]match(nil), top.best...), top.tied...))
+	return s, top
 }
 
 // sortedMatches sorts matches best first, ties by document number.
@@ -307,14 +315,7 @@ func TestDriveSkipsAndKeepsTheBest(t *testing.T) {
 	compared, skipped := 0, 0
 	forEachTextQuery(t, stats, func(q companydocs.TextQuery, tq *textQuery) {
 		for _, limit := range []int{1, 3, 10} {
-			s, err := tq.newSearcher(segs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			top, err := collect(context.Background(), s, limit, true)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, top := collectWith(t, segs, tq, limit, true)
 			if s.drive.skippable > 0 {
 				skipped++
 			}
