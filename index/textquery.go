@@ -160,8 +160,8 @@ type heldMatch struct {
 
 // score adds the score clauses to the matches of b and marks those the
 // exclude clauses and the filter let through. A clause's documents are
-// intersected with the batch's, leaping over the ones between (batch.each),
-// where a lookup per match costs every match times every clause.
+// intersected with the batch's (batch.each), where a lookup per match
+// costs every match times every clause.
 func (s *textSearcher) score(b *batch) {
 	b.index(s.segs.offsets[b.segment])
 	for i := range b.keep {
