@@ -1,6 +1,7 @@
 package index
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -473,25 +474,34 @@ func TestSearchReadsStoredProfiles(t *testing.T) {
 	mustBuildWith(t, unstored, ps, BuilderOptions{withoutStoredProfiles: true})
 	gs, gu := mustOpenCurrent(t, stored), mustOpenCurrent(t, unstored)
 	searched := 0
-	for i := 0; i < len(ps); i += 97 {
-		q := nameQueryOf(ps[i].Name)
-		q.Fuzzy, q.Limit = true, 30
-		got, old := search(t, gs, q), search(t, gu, q)
-		if len(got) != len(old) {
-			t.Fatalf("%q: %d hits with stored profiles, %d without", ps[i].Name, len(got), len(old))
-		}
-		for j, p := range got {
-			want, err := gs.Profile(p.ID)
-			if err != nil {
+	// with the ids read for each hit, then with the generations' id order
+	// (as Live serves them), which takes each hit's id from its document
+	for _, ranked := range []bool{false, true} {
+		if ranked {
+			if err := errors.Join(gs.readIDRanks(), gu.readIDRanks()); err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(p, want) || !reflect.DeepEqual(old[j], want) {
-				t.Fatalf("%q: hit %d is\n%+v stored,\n%+v unstored,\n%+v in the store", ps[i].Name, j, p, old[j], want)
-			}
 		}
-		searched += len(got)
+		for i := 0; i < len(ps); i += 97 {
+			q := nameQueryOf(ps[i].Name)
+			q.Fuzzy, q.Limit = true, 30
+			got, old := search(t, gs, q), search(t, gu, q)
+			if len(got) != len(old) {
+				t.Fatalf("%q: %d hits with stored profiles, %d without", ps[i].Name, len(got), len(old))
+			}
+			for j, p := range got {
+				want, err := gs.Profile(p.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(p, want) || !reflect.DeepEqual(old[j], want) {
+					t.Fatalf("%q (ranked %v): hit %d is\n%+v stored,\n%+v unstored,\n%+v in the store", ps[i].Name, ranked, j, p, old[j], want)
+				}
+			}
+			searched += len(got)
+		}
 	}
-	if searched < 100 {
+	if searched < 200 {
 		t.Fatalf("only %d hits compared", searched)
 	}
 	for name, g := range map[string]*Generation{"stored": gs, "unstored": gu} {
