@@ -279,7 +279,18 @@ func TestCountAgreesWithTermFieldReaders(t *testing.T) {
 // scorch's snapshot, or the test fails.
 func snapshotOf(tb testing.TB, g *Generation) *scorch.IndexSnapshot {
 	tb.Helper()
-	adv, err := g.idx.Advanced()
+	r := readerOf(tb, g.idx)
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		tb.Fatalf("reader is %T, not *scorch.IndexSnapshot", r)
+	}
+	return snap
+}
+
+// readerOf opens a reader of idx, closed at the end of the test.
+func readerOf(tb testing.TB, idx bleve.Index) bindex.IndexReader {
+	tb.Helper()
+	adv, err := idx.Advanced()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -288,11 +299,7 @@ func snapshotOf(tb testing.TB, g *Generation) *scorch.IndexSnapshot {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { r.Close() })
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		tb.Fatalf("reader is %T, not *scorch.IndexSnapshot", r)
-	}
-	return snap
+	return r
 }
 
 // TestSegmentPostingsAgreeWithTermFieldReaders checks what the searcher
@@ -410,15 +417,7 @@ func severalSegments(t *testing.T, doc func(n int) (id, name string)) (bindex.In
 			t.Fatal(err)
 		}
 	}
-	adv, err := idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
+	r := readerOf(t, idx)
 	segs, err := segmentsOf(r)
 	if err != nil {
 		t.Fatal(err)

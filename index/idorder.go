@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"runtime/debug"
 
 	segment "github.com/blevesearch/scorch_segment_api/v2"
@@ -20,20 +21,17 @@ import (
 // reads the ids; the hits are the same either way
 // (TestIDOrderKeepsTheHits).
 
-// readIDRanks reads the rank of every document's id. A fault reading the
-// files marks the generation faulted, as a search's would.
+// readIDRanks reads the rank of every document's id, through a reader and
+// segments opened as a search opens its own. A fault reading the files
+// marks the generation faulted, as a search's would.
 func (g *Generation) readIDRanks() (err error) {
 	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
-	adv, err := g.idx.Advanced()
+	stats, err := g.newTermStats(context.Background())
 	if err != nil {
 		return err
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	segs, err := segmentsOf(r)
+	defer stats.close()
+	segs, err := stats.segments()
 	if err != nil {
 		return err
 	}
