@@ -20,6 +20,7 @@ const (
 	ENOTFOUND          = "not_found"
 	EMETHODNOTALLOWED  = "method_not_allowed" // the path exists, the method does not
 	ETOOLARGE          = "payload_too_large"
+	EUNSUPPORTEDMEDIA  = "unsupported_media_type" // a body of a media type or encoding the route does not take
 	EUNAVAILABLE       = "service_unavailable"
 	ETIMEOUT           = "request_timeout" // no request within the read timeout
 	EINTERNAL          = "internal"

@@ -54,9 +54,6 @@ type BatchResult struct {
 }
 
 func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
-	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
-		return invalidQuery("refusal.body_not_json_type", nil)
-	}
 	queries, err := decodeBatch(c.Body())
 	if err != nil {
 		return err

@@ -4,22 +4,25 @@
 //
 // # Bodies and documents
 //
-// Request bodies are streamed (fasthttp's StreamRequestBody): the HTTP
-// server reads at most 8 KiB of a body before any handler runs (2 bytes
-// of an upload's, see uploadPrefetch). boundBody then reads every body
-// but the upload's into memory up to Config.BodyLimit (64 KiB), refusing
-// a larger Content-Length before reading it and a chunked body as soon
-// as it passes the limit, so that no handler's c.Body reads an unbounded
-// stream. The upload route (PUT /api/v1/operator/orders/{id}/document)
-// authenticates, checks the role and the order's state
-// (Ordering.CheckDelivery), the Content-Length (MaxUploadSize, 20 MiB)
-// and takes a slot of Config.UploadsInFlight (503 beyond) before its body
-// is read; the body is handed to Ordering.Deliver as a reader, and the
-// connection is closed after the answer, since a refused body was never
-// read. Worst cases: before authentication, 8 KiB of body and the
-// connection's buffers per connection; uploads in flight, their copy
-// buffers (32 KiB each) and UploadsInFlight temporary files of at most
-// 20 MiB on disk.
+// Request bodies are streamed (fasthttp's StreamRequestBody) and pass one
+// gate (bodygate.go) before routing and authentication: from the headers
+// alone, a multipart body (parsed nowhere: DisablePreParseMultipartForm),
+// a compressed one, or a media type the route does not take is refused
+// 415, a body on a GET or DELETE or a Content-Length over the route's cap
+// 413, before a byte of the body is read (the HeaderReceived hook gives
+// such a body a few milliseconds to arrive, then answers the refusal).
+// The gate then reads every body but the upload's into memory up to its
+// cap (Config.BodyLimit, 64 KiB; BatchBodyLimit for the search batch),
+// cutting a chunked body as soon as it passes it, so that no handler's
+// c.Body reads an unbounded stream. The upload route (PUT
+// /api/v1/operator/orders/{id}/document) authenticates, checks the role
+// and the order's state (Ordering.CheckDelivery) and takes a slot of
+// Config.UploadsInFlight (503 beyond) before its body is read; the body
+// is handed to Ordering.Deliver as a reader, and the connection is closed
+// after the answer, since a refused body was never read. Worst cases:
+// before authentication, 8 KiB of body and the connection's buffers per
+// connection; uploads in flight, their copy buffers (32 KiB each) and
+// UploadsInFlight temporary files of at most 20 MiB on disk.
 //
 // Downloads are streamed from the reader Ordering.Document returns, and
 // bounded: Config.DownloadsPerAccount (429 beyond) and

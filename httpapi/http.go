@@ -173,23 +173,27 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 	s.app = fiber.New(fiber.Config{
 		AppName: "companydocs",
 		// Bodies are streamed: the HTTP server reads at most 8 KiB of one
-		// before a handler runs, boundBody reads the rest of every body but
+		// before a handler runs, gateBody reads the rest of every body but
 		// the upload's up to BodyLimit, and the upload route streams its
 		// own after authentication (see fasthttp's ContinueReadBodyStream).
-		StreamRequestBody:       true,
-		BodyLimit:               config.BodyLimit,
-		ReadTimeout:             config.ReadTimeout,
-		WriteTimeout:            config.WriteTimeout,
-		IdleTimeout:             60 * time.Second,
-		ErrorHandler:            s.handleServerError,
-		DisableStartupMessage:   true,
-		StrictRouting:           false,
-		EnableTrustedProxyCheck: len(config.TrustedProxies) > 0,
-		TrustedProxies:          config.TrustedProxies,
-		ProxyHeader:             proxyHeader(config.TrustedProxies),
+		StreamRequestBody: true,
+		// Nothing here takes a multipart body: the body gate refuses it
+		// (bodygate.go), and the HTTP server must not parse one first into
+		// memory and temporary files, before any route or session.
+		DisablePreParseMultipartForm: true,
+		BodyLimit:                    config.BodyLimit,
+		ReadTimeout:                  config.ReadTimeout,
+		WriteTimeout:                 config.WriteTimeout,
+		IdleTimeout:                  60 * time.Second,
+		ErrorHandler:                 s.handleServerError,
+		DisableStartupMessage:        true,
+		StrictRouting:                false,
+		EnableTrustedProxyCheck:      len(config.TrustedProxies) > 0,
+		TrustedProxies:               config.TrustedProxies,
+		ProxyHeader:                  proxyHeader(config.TrustedProxies),
 	})
 	s.routes()
-	s.app.Server().HeaderReceived = s.requestLines.remember
+	s.app.Server().HeaderReceived = s.headerReceived
 	s.app.Server().Handler = s.requestLines.forgetAfter(s.answerUnknownMethods(s.app.Server().Handler))
 	return s, nil
 }
@@ -228,6 +232,7 @@ var statusOf = map[string]int{
 	companydocs.EDUPLICATEORDER:    fiber.StatusConflict,
 	companydocs.EVERIFIEDREQUIRED:  fiber.StatusUnprocessableEntity,
 	companydocs.ETOOLARGE:          fiber.StatusRequestEntityTooLarge,
+	companydocs.EUNSUPPORTEDMEDIA:  fiber.StatusUnsupportedMediaType,
 	companydocs.ERATELIMITED:       fiber.StatusTooManyRequests,
 	companydocs.EPLANMISSING:       fiber.StatusServiceUnavailable,
 	companydocs.EUNAVAILABLE:       fiber.StatusServiceUnavailable,

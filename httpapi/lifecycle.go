@@ -185,21 +185,16 @@ func (s *Server) handleOperatorAction(action string) fiber.Handler {
 
 // handleDeliver takes the PDF as the raw body (Content-Type
 // application/pdf) and delivers the order. Nothing but the request line
-// and headers is read before the session (requireSession), the role and
-// the order's state (CheckDelivery), the Content-Length and a slot of the
-// node's upload bound are checked; then the body is streamed into the
+// and headers is read before the media type and the Content-Length (the
+// body gate, gateBody), the session (requireSession), the role and the
+// order's state (CheckDelivery) and a slot of the node's upload bound are
+// checked; then the body is streamed into the
 // ordering service, which keeps it in a temporary file, never whole in
 // memory, and stops it at MaxUploadSize.
 func (s *Server) handleDeliver(c *fiber.Ctx) error {
 	account, id := currentSession(c).account, utils.CopyString(c.Params("id"))
 	if err := s.Ordering.CheckDelivery(c.UserContext(), account, id); err != nil {
 		return err
-	}
-	if ct := c.Get(fiber.HeaderContentType); !strings.HasPrefix(strings.ToLower(ct), "application/pdf") {
-		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.upload_content_type", companydocs.Args{"content_type": ct})
-	}
-	if n := c.Request().Header.ContentLength(); n > MaxUploadSize {
-		return companydocs.Refusal(companydocs.ETOOLARGE, "refusal.upload_too_large", companydocs.Args{"size": n, "max_bytes": MaxUploadSize})
 	}
 	release, err := s.uploads.acquire(c, account)
 	if err != nil {

@@ -48,12 +48,15 @@ func (s *Server) observe(c *fiber.Ctx) error {
 // answered, logged and counted here, under the unmatched route.
 func (s *Server) handleServerError(c *fiber.Ctx, err error) error {
 	setNoSniff(c)
-	code := companydocs.ErrorCode(translateFiberError(err))
-	herr := s.handleError(c, err)
 	line, ok := s.requestLines.take(c)
 	if !ok {
 		line = requestLine{method: methodOf(c), path: truncate(c.Path(), maxLoggedPath)}
 	}
+	if line.refused != nil {
+		err = line.refused // the body did not come in refusedBodyWait: say why it was refused
+	}
+	code := companydocs.ErrorCode(translateFiberError(err))
+	herr := s.handleError(c, err)
 	status := c.Response().StatusCode()
 	s.Metrics.observeRequest(unmatchedRoute, line.method, status, code, 0)
 	s.logLine(c, unmatchedRoute, line, status, code, 0)
@@ -157,21 +160,40 @@ func routeOf(c *fiber.Ctx, err error) string {
 // keeps in the context the error handler gets.
 type requestLines struct{ m sync.Map }
 
-// requestLine is what the log and the metrics need of a request line.
-type requestLine struct{ method, path string }
+// requestLine is what the log and the metrics need of a request line,
+// and the body gate's refusal of the request's headers, if any.
+type requestLine struct {
+	method, path string
+	refused      error
+}
 
-// remember is the HTTP server's HeaderReceived hook. It also sets how
-// much of an upload's body the HTTP server reads before the handler runs
-// (see uploadPrefetch); every other request keeps the server's settings.
-func (l *requestLines) remember(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+// headerReceived is the HTTP server's HeaderReceived hook: it remembers
+// the request line and judges the body by its headers (bodyRule.check)
+// before the HTTP server reads a byte of it. It also sets how much of a
+// body the HTTP server reads before the handler runs (see uploadPrefetch):
+// a body the gate refuses is given refusedBodyWait to arrive, so that a
+// Content-Length over the route's cap is answered 413 at once, not after
+// the read timeout; every other request keeps the server's settings.
+func (s *Server) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
 	method := knownMethod(string(h.Method()))
-	l.m.Store(h, requestLine{method: method, path: truncate(path, maxLoggedPath)})
-	if method == fiber.MethodPut && uploadPath.MatchString(path) {
+	rule := s.bodyRuleOf(method, path)
+	line := requestLine{method: method, path: truncate(path, maxLoggedPath), refused: rule.check(h)}
+	s.requestLines.m.Store(h, line)
+	switch {
+	case line.refused != nil:
+		return fasthttp.RequestConfig{MaxRequestBodySize: uploadPrefetch, ReadTimeout: refusedBodyWait}
+	case rule.streamed:
 		return fasthttp.RequestConfig{MaxRequestBodySize: uploadPrefetch}
 	}
 	return fasthttp.RequestConfig{}
 }
+
+// refusedBodyWait is how long the HTTP server waits for the first bytes of
+// a body the gate refuses before it gives up (handleServerError then
+// answers the gate's refusal): bytes already sent are read, and the
+// handler refuses them with the same words (gateBody).
+const refusedBodyWait = 5 * time.Millisecond
 
 // uploadPrefetch is the MaxRequestBodySize of an upload. With streamed
 // bodies the HTTP server reads min(MaxRequestBodySize, Content-Length,

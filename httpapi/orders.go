@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"bytes"
-	"mime"
 	"strconv"
-	"strings"
 
 	"companydocs"
 
@@ -106,13 +104,10 @@ func (s *Server) handleGetOrder(c *fiber.Ctx) error {
 }
 
 // decodeJSON reads the request body as exactly one JSON object into dst
-// (see decodeObject). A Content-Type, when sent, must be JSON; an absent
-// one is accepted so that curl one-liners work. fields lists the known
-// fields for the messages. Every failure is validation_error (422).
+// (see decodeObject); its media type passed the body gate (gateBody).
+// fields lists the known fields for the messages. Every failure is
+// validation_error (422).
 func decodeJSON(c *fiber.Ctx, dst any, fields string) error {
-	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
-		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.body_not_json_type", nil)
-	}
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
 		return companydocs.Refusal(companydocs.EVALIDATION, "refusal.body_empty", companydocs.Args{"fields": fields})
@@ -121,9 +116,4 @@ func decodeJSON(c *fiber.Ctx, dst any, fields string) error {
 		return r.as(companydocs.EVALIDATION)
 	}
 	return nil
-}
-
-func isJSONType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }

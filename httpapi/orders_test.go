@@ -223,7 +223,7 @@ func TestSessionEndpoints(t *testing.T) {
 	s.wantError(t, "POST", "/api/v1/auth/sessions/", "", `{"api_key":"cdk_wrong"}`, http.StatusUnauthorized, companydocs.EUNAUTHORIZED)
 	s.wantError(t, "POST", "/api/v1/auth/sessions/", "", `{"api_key":""}`, http.StatusUnprocessableEntity, companydocs.EVALIDATION)
 	s.wantError(t, "POST", "/api/v1/auth/sessions/", "", `{"key":"x"}`, http.StatusUnprocessableEntity, companydocs.EVALIDATION)
-	s.wantError(t, "POST", "/api/v1/auth/sessions/", "", `api_key=x`, http.StatusUnprocessableEntity, companydocs.EVALIDATION, "Content-Type", "application/x-www-form-urlencoded")
+	s.wantError(t, "POST", "/api/v1/auth/sessions/", "", `api_key=x`, http.StatusUnsupportedMediaType, companydocs.EUNSUPPORTEDMEDIA, "Content-Type", "application/x-www-form-urlencoded")
 
 	s.mustDo(t, "DELETE", "/api/v1/auth/sessions/current", sess.Token, "", http.StatusNoContent, nil)
 	s.wantError(t, "GET", "/api/v1/documents/orders/", sess.Token, "", http.StatusUnauthorized, companydocs.EUNAUTHORIZED)
@@ -244,7 +244,11 @@ func TestEndpointsNeedASession(t *testing.T) {
 				if auth != "" {
 					headers = []string{"Authorization", auth}
 				}
-				resp, out := s.do(t, r.method, r.path, "", orderBody(s.live, "AD", "ad-single"), headers...)
+				body := ""
+				if r.method == "POST" {
+					body = orderBody(s.live, "AD", "ad-single")
+				}
+				resp, out := s.do(t, r.method, r.path, "", body, headers...)
 				e, _ := out["error"].(map[string]any)
 				if resp.StatusCode != http.StatusUnauthorized || e["code"] != companydocs.EUNAUTHORIZED {
 					t.Errorf("status %d body %v, want 401 unauthorized", resp.StatusCode, out)

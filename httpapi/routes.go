@@ -75,7 +75,7 @@ type Ordering interface {
 func (s *Server) routes() {
 	s.app.Use(s.observe)
 	s.app.Use(s.recoverPanics)
-	s.app.Use(s.boundBody)
+	s.app.Use(s.gateBody)
 	s.app.Get("/healthz", s.handleHealth)
 	s.app.Get("/readyz", s.handleReady)
 	s.routeWeb()

@@ -31,9 +31,6 @@ const searchFields = `"query", "mode", "discover", "limit" and "properties"`
 const propertyFields = `"city", "postal_code", "address", "court", "register_number", "lei", "officer" and "legal_form"`
 
 func (s *Server) handleSearch(c *fiber.Ctx) error {
-	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSONType(ct) {
-		return invalidQuery("refusal.body_not_json_type", nil)
-	}
 	req, err := decodeSearch(c.Body())
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 
 	"companydocs"
@@ -134,62 +133,6 @@ type bodyKey struct{}
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
-
-// boundBody reads the body of every route but the upload into memory
-// before any handler runs, as the HTTP server did before bodies were
-// streamed, refusing one over Config.BodyLimit: by its Content-Length
-// before a byte of it is read, and a chunked one as soon as it passes the
-// limit. (c.Body would read a streamed body of any length, and put a read
-// error's text in the place of the body.)
-func (s *Server) boundBody(c *fiber.Ctx) error {
-	stream := c.Context().RequestBodyStream()
-	if stream == nil || isUpload(c) {
-		return c.Next()
-	}
-	limit := s.config.BodyLimit
-	if isBatch(c) {
-		limit = max(limit, BatchBodyLimit)
-	}
-	body, err := readBounded(&requestBody{r: stream}, c.Request().Header.ContentLength(), limit)
-	if err != nil {
-		c.Context().SetConnectionClose()
-		return err
-	}
-	c.Request().SetBodyRaw(body)
-	return c.Next()
-}
-
-// readBounded reads a body of length n (-1: chunked, length unknown) of
-// at most limit bytes.
-func readBounded(r io.Reader, n, limit int) ([]byte, error) {
-	if n > limit {
-		return nil, errBodyTooLarge()
-	}
-	if n >= 0 {
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r, body); errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, companydocs.Refusal(companydocs.EVALIDATION, "refusal.body_short", nil)
-		} else if err != nil {
-			return nil, err
-		}
-		return body, nil
-	}
-	body, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err == nil && len(body) > limit {
-		err = errBodyTooLarge()
-	}
-	return body, err
-}
-
-func errBodyTooLarge() error {
-	return companydocs.Refusal(companydocs.ETOOLARGE, "refusal.body_too_large", nil)
-}
-
-// isBatch reports whether c is a search batch, whose body may hold
-// BatchBodyLimit bytes.
-func isBatch(c *fiber.Ctx) bool {
-	return c.Method() == fiber.MethodPost && strings.EqualFold(strings.TrimSuffix(c.Path(), "/"), routeSearchBatch)
-}
 
 func isUpload(c *fiber.Ctx) bool {
 	return c.Method() == fiber.MethodPut && uploadPath.MatchString(c.Path())
