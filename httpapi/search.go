@@ -101,7 +101,7 @@ func decodeProperties(raw jsontext.Value, dst *resolver.Properties) error {
 
 // lineSeparator reports whether r separates the lines of a pasted block
 // (resolver.Request): a line break or a tab.
-func lineSeparator(r rune) bool { return r == '\n' || r == '\r' || r == '\t' }
+func lineSeparator(r rune) bool { return r == '\t' || companydocs.IsLineBreak(r) }
 
 // decodeOptional reads an optional field, refused with the catalog's
 // sentence key when it has the wrong type.

@@ -113,7 +113,11 @@ func (r *Request) validate() error {
 	if err := r.Properties.validate(); err != nil {
 		return err
 	}
-	return validateQuery(r.Query)
+	if err := validateQuery(r.Query); err != nil {
+		return err
+	}
+	r.Query = companydocs.NormalizeLineBreaks(r.Query)
+	return nil
 }
 
 func validateQuery(q string) error {
@@ -136,12 +140,12 @@ func validateQuery(q string) error {
 }
 
 // hasControl reports whether q holds a control character other than the
-// separators of a pasted block: line breaks (\n, \r\n) and tabs.
+// separators of a pasted block: line breaks (companydocs.IsLineBreak, read
+// as "\n") and tabs.
 func hasControl(q string) bool {
-	for i, r := range q {
+	for _, r := range q {
 		switch {
-		case r == '\n' || r == '\t':
-		case r == '\r' && strings.HasPrefix(q[i+1:], "\n"):
+		case r == '\t' || companydocs.IsLineBreak(r):
 		case unicode.IsControl(r):
 			return true
 		}

@@ -2,6 +2,7 @@ package resolver_test
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -49,17 +50,16 @@ func checkInvariants(tb testing.TB, query string, res *resolver.Result) {
 func TestResolveRejectsBadQueries(t *testing.T) {
 	idx := mustSample(t)
 	for name, req := range map[string]resolver.Request{
-		"empty":                {Query: ""},
-		"whitespace":           {Query: "  \t "},
-		"control":              {Query: "Müller\x00GmbH"},
-		"escape in a block":    {Query: "Müller GmbH\n\x1b[31mHRB 1"},
-		"lone carriage return": {Query: "Müller GmbH\rHRB 1"},
-		"invalid utf-8":        {Query: "M\xffller"},
-		"too long":             {Query: strings.Repeat("Müller ", 300)},
-		"punctuation only":     {Query: "?!.,"},
-		"unknown mode":         {Query: "Müller", Mode: "fuzzy"},
-		"limit too large":      {Query: "Müller", Limit: 51},
-		"negative limit":       {Query: "Müller", Limit: -1},
+		"empty":             {Query: ""},
+		"whitespace":        {Query: "  \t "},
+		"control":           {Query: "Müller\x00GmbH"},
+		"escape in a block": {Query: "Müller GmbH\n\x1b[31mHRB 1"},
+		"invalid utf-8":     {Query: "M\xffller"},
+		"too long":          {Query: strings.Repeat("Müller ", 300)},
+		"punctuation only":  {Query: "?!.,"},
+		"unknown mode":      {Query: "Müller", Mode: "fuzzy"},
+		"limit too large":   {Query: "Müller", Limit: 51},
+		"negative limit":    {Query: "Müller", Limit: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := resolver.Resolve(context.Background(), idx, req)
@@ -73,8 +73,8 @@ func TestResolveRejectsBadQueries(t *testing.T) {
 	}
 }
 
-// TestResolveTakesPastedBlocks: line breaks (\n, \r\n) and tabs separate
-// the lines of a pasted block, which may be up to MaxQueryRunes long.
+// TestResolveTakesPastedBlocks: line breaks and tabs separate the lines
+// of a pasted block, which may be up to MaxQueryRunes long.
 func TestResolveTakesPastedBlocks(t *testing.T) {
 	idx := mustSample(t)
 	for name, q := range map[string]string{
@@ -88,6 +88,27 @@ func TestResolveTakesPastedBlocks(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestEveryLineBreakSeparatesLines: a real company's imprint pasted with
+// line breaks of CR alone (old Mac files, some mail clients), NEL (U+0085),
+// the Unicode line and paragraph separators, or CR LF is read exactly as
+// with LF: the same candidates, labels and lines understood.
+func TestEveryLineBreakSeparatesLines(t *testing.T) {
+	idx := mustSample(t)
+	for _, p := range uniqueLive(idx, 5) {
+		lines := []string{p.Name, "Registergericht: Amtsgericht " + p.CourtName() + " " + string(p.Ref.Type) + " " + p.Ref.Number, "Sitz: " + p.Seat}
+		want := mustResolve(t, idx, resolver.Request{Query: strings.Join(lines, "\n")})
+		if len(want.Understanding.Lines) < 3 || want.Candidates[0].ProfileID != p.ID || want.Candidates[0].ConfidenceLabel != companydocs.LabelExact {
+			t.Fatalf("%q: %d lines understood, first %+v; want 3 lines and %s exact", lines, len(want.Understanding.Lines), want.Candidates[0], p.ID)
+		}
+		for name, br := range map[string]string{"CR": "\r", "CR LF": "\r\n", "NEL": "\u0085", "LS": "\u2028", "PS": "\u2029"} {
+			got := mustResolve(t, idx, resolver.Request{Query: strings.Join(lines, br)})
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s with %s line breaks: %+v, want as with LF: %+v", p.Name, name, got, want)
+			}
+		}
 	}
 }
 

@@ -42,5 +42,13 @@ func TestPastedImprintOverHTTP(t *testing.T) {
 		t.Errorf("companydocs_searches_total{kind=pasted_register_reference,top_label=exact} = %v, want 1", n)
 	}
 	s.wantError(t, http.StatusBadRequest, companydocs.EINVALIDQUERY, "POST", "/api/v1/documents/companies/search/", `{"query": "Rheinbahn AG\u0007Düsseldorf"}`)
+	// line breaks of CR alone (old Mac files, some mail clients) and NEL
+	for _, br := range []string{"\r", "\u0085"} {
+		body, _ := json.Marshal(map[string]string{"query": "Rheinbahn AG" + br + "Registergericht: Amtsgericht Düsseldorf" + br + "HRB 562"})
+		s.mustJSON(t, http.StatusOK, &res, "POST", "/api/v1/documents/companies/search/", string(body))
+		if len(res.Candidates) == 0 || res.Candidates[0].Name != "Rheinbahn AG" || res.Candidates[0].ConfidenceLabel != companydocs.LabelExact {
+			t.Errorf("the imprint with %q line breaks: first candidate %+v, want Rheinbahn AG, exact", br, res.Candidates)
+		}
+	}
 	s.checkAgainstOpenAPI(t)
 }
