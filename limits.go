@@ -86,3 +86,17 @@ func checkLength(what, value string, limit int) error {
 	}
 	return nil
 }
+
+// CheckIdempotencyKey refuses an Idempotency-Key header over
+// MaxIdempotencyKey characters or with other than printable ASCII.
+func CheckIdempotencyKey(k string) error {
+	if err := CheckHeaderLength("Idempotency-Key", k, MaxIdempotencyKey); err != nil {
+		return err
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return Refusal(EVALIDATION, "refusal.idempotency_key_ascii", nil)
+		}
+	}
+	return nil
+}

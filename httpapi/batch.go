@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 
 	"companydocs"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 )
 
 // Bounds of a search batch. MaxBatchQueries is what a spreadsheet of
@@ -34,10 +34,13 @@ type batchBody struct {
 }
 
 // BatchItem is one answer of a batch: the search's answer, or the error
-// that one query got, in the error body's shape.
+// that one query got, in the error body's shape, and whether it was
+// charged to the search budget (batchcharge.go; the answer lists the
+// items not charged).
 type BatchItem struct {
 	*resolver.Result
-	Error *ItemError `json:"error,omitempty"`
+	Error   *ItemError `json:"error,omitempty"`
+	Charged bool       `json:"-"`
 }
 
 // ItemError is the error of one query of a batch.
@@ -48,17 +51,40 @@ type ItemError struct {
 }
 
 // BatchResult is the answer to a batch, its items in the order of the
-// queries.
+// queries, how many searches it took from the budget, and the positions
+// of the items it did not charge.
 type BatchResult struct {
-	Results []BatchItem `json:"results"`
+	Results    []BatchItem `json:"results"`
+	Charged    int         `json:"charged"`
+	NotCharged []int       `json:"not_charged"`
 }
 
+// handleSearchBatch resolves a batch: its slots are taken (admitBatch)
+// before its body is read, the budget must cover its queries before they
+// are resolved, and it is charged for those answered (batchcharge.go).
 func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
+	key := utils.CopyString(c.Get("Idempotency-Key"))
+	if err := companydocs.CheckIdempotencyKey(key); err != nil {
+		c.Context().SetConnectionClose()
+		return err
+	}
+	release, err := s.admitBatch(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := readBody(c, BatchBodyLimit); err != nil {
+		return err
+	}
 	queries, err := decodeBatch(c.Body())
 	if err != nil {
 		return err
 	}
-	if err := s.limitSearches(c, len(queries)); err != nil {
+	keyed, err := s.charged.recall(s.clientIP(c), key, c.Body(), len(queries))
+	if err != nil {
+		return err
+	}
+	if err := s.admitSearches(c, s.charged.uncharged(keyed, len(queries))); err != nil {
 		return err
 	}
 	reqs := make([]resolver.Request, len(queries))
@@ -69,6 +95,8 @@ func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.BatchTimeout)
 	defer cancel()
 	res := s.SearchAll(ctx, reqs, errs)
+	s.charged.charge(keyed, &res)
+	s.chargeSearches(c, res.Charged)
 	s.Metrics.observeBatch(res)
 	res.sayErrorsIn(messages.Pick(c.Get(fiber.HeaderAcceptLanguage)))
 	return c.JSON(res)
@@ -94,17 +122,16 @@ func decodeBatch(body []byte) ([]jsontext.Value, error) {
 }
 
 // SearchAll answers reqs in order, each with its own error where errs
-// already holds one (a query that did not decode), on at most as many
-// goroutines as there are cores, and server-wide at most as many batch
-// queries at once as there are cores (batchSlots), so that batches from
-// many clients leave single searches their share; what is not answered
-// by ctx's deadline gets service_unavailable. It serves the routes that
+// already holds one (a query that did not decode), server-wide at most
+// batchCores queries of all batches at once (batchSlots), so that single
+// searches keep the other half of the cores; what is not answered by
+// ctx's deadline gets service_unavailable. It serves the routes that
 // resolve a batch in another shape too (reconciliation).
 func (s *Server) SearchAll(ctx context.Context, reqs []resolver.Request, errs []error) BatchResult {
 	out := BatchResult{Results: make([]BatchItem, len(reqs))}
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(reqs)) {
+	for range min(cap(s.batchSlots), len(reqs)) {
 		wg.Go(func() {
 			for i := range next {
 				out.Results[i] = s.searchItem(ctx, reqs[i], errs[i])

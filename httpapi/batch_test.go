@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,9 +220,11 @@ func TestSearchDecodesProperties(t *testing.T) {
 }
 
 // countingSearcher resolves on the real fixture profiles and records how
-// many searches ran at once at most.
+// many searches ran at once at most; while hold is open, searches wait
+// for it to close.
 type countingSearcher struct {
 	fuzzSearcher
+	hold      chan struct{}
 	mu        sync.Mutex
 	now, peak int
 }
@@ -234,28 +235,76 @@ func (c *countingSearcher) Search(ctx context.Context, req resolver.Request) (*r
 	c.peak = max(c.peak, c.now)
 	c.mu.Unlock()
 	defer func() { c.mu.Lock(); c.now--; c.mu.Unlock() }()
+	if c.hold != nil {
+		<-c.hold
+	}
 	time.Sleep(time.Millisecond) // long enough for the workers to overlap
 	return c.fuzzSearcher.Search(ctx, req)
 }
 
-// Four batches at once resolve no more queries at once than there are
-// cores, and each is answered whole.
-func TestSearchBatchesShareTheCores(t *testing.T) {
+// postBatchFrom posts a batch as the client address addr (behind the
+// trusted proxy the test server's requests come from).
+func postBatchFrom(tb testing.TB, s *Server, addr, body string, headers ...string) (int, string, map[string]any) {
+	tb.Helper()
+	req := httptest.NewRequest(http.MethodPost, batchPath, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", addr)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := s.app.Test(req, -1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		tb.Fatalf("answer is not a JSON object: %v", err)
+	}
+	return resp.StatusCode, resp.Header.Get("Retry-After"), out
+}
+
+// sharingServer is a server whose client addresses come from
+// X-Forwarded-For (the test requests' peer, 0.0.0.0, a trusted proxy),
+// searching with counter.
+func sharingServer(t *testing.T, counter *countingSearcher) *Server {
 	profiles, _, _ := loadOrderProfiles(t)
-	counter := &countingSearcher{fuzzSearcher: fuzzSearcher{fuzzIndex{profiles}}}
+	counter.fuzzSearcher = fuzzSearcher{fuzzIndex{profiles}}
 	cfg := DefaultConfig()
 	cfg.SearchRate = 0
-	s := newTestServerWith(t, cfg, Deps{Searcher: counter})
+	cfg.TrustedProxies = []string{"0.0.0.0"} // the test requests' peer
+	return newTestServerWith(t, cfg, Deps{Searcher: counter})
+}
+
+// Batches from four addresses at once resolve no more queries at once
+// than half the cores (at least one), and each is answered whole; while
+// they run, a second batch of one of the addresses is refused 429 and a
+// fifth address's 503, both with Retry-After and before their body is
+// read; a single search is answered meanwhile.
+func TestSearchBatchesShareTheCores(t *testing.T) {
+	counter := &countingSearcher{hold: make(chan struct{})}
+	s := sharingServer(t, counter)
 	var wg sync.WaitGroup
-	for range 4 {
+	for i := range 4 {
 		wg.Go(func() {
-			if status, _, out := postBatch(t, s, batchOf(50, `{"query":"Müller Bau GmbH"}`)); status != http.StatusOK || len(out["results"].([]any)) != 50 {
+			if status, _, out := postBatchFrom(t, s, fmt.Sprintf("10.0.0.%d", i), batchOf(50, `{"query":"Müller Bau GmbH"}`)); status != http.StatusOK || len(out["results"].([]any)) != 50 {
 				t.Errorf("a batch of 50 among 4: status %d", status)
 			}
 		})
 	}
+	waitFor(t, "four batches running", func() bool { return s.batches.count() == 4 })
+	for addr, want := range map[string]int{"10.0.0.1": http.StatusTooManyRequests, "10.0.0.9": http.StatusServiceUnavailable} {
+		status, retry, out := postBatchFrom(t, s, addr, batchOf(1, `{"query":"Bau"}`))
+		if status != want || retry != strconv.Itoa(batchRetryAfter) {
+			t.Errorf("a batch from %s while four run: %d, Retry-After %q, %v; want %d with Retry-After", addr, status, retry, out, want)
+		}
+	}
+	close(counter.hold)
 	wg.Wait()
-	if cores := runtime.GOMAXPROCS(0); counter.peak > cores || counter.peak == 0 {
-		t.Errorf("%d searches ran at once, with %d cores", counter.peak, cores)
+	if cores := batchCores(); counter.peak > cores || counter.peak == 0 {
+		t.Errorf("%d batch searches ran at once, with %d for batches", counter.peak, cores)
+	}
+	if status, _, _ := postBatchFrom(t, s, "10.0.0.1", batchOf(1, `{"query":"Bau"}`)); status != http.StatusOK {
+		t.Errorf("a batch after the others ended: %d", status)
 	}
 }

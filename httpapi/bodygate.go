@@ -35,7 +35,9 @@ type bodyRule struct {
 	types []string
 	// limit bounds the body in bytes.
 	limit int
-	// streamed bodies are read by their handler (the upload).
+	// streamed bodies are read by their handler: the upload's after the
+	// session and the order, the search batch's after its slots
+	// (admitBatch).
 	streamed bool
 	// refusal is the sentence for another media type.
 	refusal string
@@ -60,7 +62,7 @@ func (s *Server) bodyRuleOf(method, path string) bodyRule {
 	case method == fiber.MethodPut && uploadPath.MatchString(path):
 		return bodyRule{types: []string{mediaPDF}, limit: MaxUploadSize, streamed: true, refusal: "refusal.upload_content_type"}
 	case method == fiber.MethodPost && path == routeSearchBatch:
-		json.limit = max(json.limit, BatchBodyLimit)
+		json.limit, json.streamed = max(json.limit, BatchBodyLimit), true
 		return json
 	case method == fiber.MethodPost && path == routeReconcile:
 		return bodyRule{types: []string{mediaForm}, limit: s.config.BodyLimit, refusal: "refusal.body_not_form_type"}
@@ -82,17 +84,29 @@ func (s *Server) gateBody(c *fiber.Ctx) error {
 		c.Context().SetConnectionClose() // the body, unread, is no next request
 		return err
 	}
-	stream := c.Context().RequestBodyStream()
-	if stream == nil || rule.streamed {
+	if rule.streamed {
 		return c.Next()
 	}
-	body, err := readBounded(&requestBody{r: stream}, c.Request().Header.ContentLength(), rule.limit)
+	if err := readBody(c, rule.limit); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
+// readBody reads c's streamed body, at most limit bytes, into the request
+// (c.Body), refusing a longer one; then the connection is closed.
+func readBody(c *fiber.Ctx, limit int) error {
+	stream := c.Context().RequestBodyStream()
+	if stream == nil {
+		return nil
+	}
+	body, err := readBounded(&requestBody{r: stream}, c.Request().Header.ContentLength(), limit)
 	if err != nil {
 		c.Context().SetConnectionClose()
 		return err
 	}
 	c.Request().SetBodyRaw(body)
-	return c.Next()
+	return nil
 }
 
 // check judges a request's headers by the rule.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -53,6 +52,10 @@ type Config struct {
 	// exempt); a connection over either is answered 503 and closed. 0
 	// turns a cap off.
 	MaxConnections, MaxConnectionsPerAddr int
+	// BatchesInFlight bounds the batches of searches (the search batch,
+	// reconciliation's queries) this node resolves at once (503 beyond);
+	// a client address has one at a time (429 beyond).
+	BatchesInFlight int
 	// UploadsInFlight bounds the document uploads this node reads at once
 	// (503 beyond). DownloadsInFlight bounds the downloads it sends at
 	// once (503 beyond), DownloadsPerAccount those of one account (429
@@ -82,6 +85,7 @@ func DefaultConfig() Config {
 
 		MaxConnections:        DefaultMaxConnections,
 		MaxConnectionsPerAddr: DefaultMaxConnectionsPerAddr,
+		BatchesInFlight:       4,
 		UploadsInFlight:       4,
 		DownloadsInFlight:     32,
 		DownloadsPerAccount:   4,
@@ -105,8 +109,11 @@ type Server struct {
 	uploads      *transfers
 	downloads    *transfers
 	// batchSlots holds one token per batch query being resolved, at most
-	// one per core (SearchAll).
+	// batchCores (SearchAll); batches one per batch being resolved
+	// (admitBatch); charged the keyed batches' charges (batchcharge.go).
 	batchSlots   chan struct{}
+	batches      *slots[string]
+	charged      *chargedBatches
 	requestLines requestLines
 }
 
@@ -158,16 +165,18 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 	if missing := deps.missing(); len(missing) > 0 {
 		return nil, fmt.Errorf("http server: missing %s", strings.Join(missing, ", "))
 	}
-	if config.UploadsInFlight < 1 || config.DownloadsInFlight < 1 || config.DownloadsPerAccount < 1 {
-		return nil, fmt.Errorf("http server: UploadsInFlight (%d), DownloadsInFlight (%d) and DownloadsPerAccount (%d) must be 1 or more",
-			config.UploadsInFlight, config.DownloadsInFlight, config.DownloadsPerAccount)
+	if config.UploadsInFlight < 1 || config.DownloadsInFlight < 1 || config.DownloadsPerAccount < 1 || config.BatchesInFlight < 1 {
+		return nil, fmt.Errorf("http server: UploadsInFlight (%d), DownloadsInFlight (%d), DownloadsPerAccount (%d) and BatchesInFlight (%d) must be 1 or more",
+			config.UploadsInFlight, config.DownloadsInFlight, config.DownloadsPerAccount, config.BatchesInFlight)
 	}
 	s := &Server{Deps: deps, config: config, logger: deps.Logger, proxies: trustedProxies(config.TrustedProxies)}
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
 	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.writes = newRateLimiter(config.WriteRate, config.WriteBurst)
-	s.batchSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+	s.batchSlots = make(chan struct{}, batchCores())
+	s.batches = newSlots[string](config.BatchesInFlight, 1, nil)
+	s.charged = newChargedBatches()
 	s.uploads = newTransfers(TransferUpload, config.UploadsInFlight, 0, deps)
 	s.downloads = newTransfers(TransferDownload, config.DownloadsInFlight, config.DownloadsPerAccount, deps)
 	s.app = fiber.New(fiber.Config{

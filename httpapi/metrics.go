@@ -36,6 +36,8 @@ type Metrics struct {
 	connRefused prometheus.Counter
 	batchSizes  prometheus.Histogram
 	batchItems  *prometheus.CounterVec
+	batchCharge *prometheus.CounterVec
+	batchRefuse *prometheus.CounterVec
 	reconcile   *prometheus.CounterVec
 
 	handler fiber.Handler
@@ -78,11 +80,19 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		Namespace: metricsNamespace, Name: "search_batch_items_total",
 		Help: "Queries of answered search batches by outcome: answered, or the error code of the item (invalid_query, service_unavailable ...).",
 	}, []string{"outcome"})
+	m.batchCharge = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "search_batch_charged_total",
+		Help: "Queries of answered search batches by whether they were charged to the search budget: not for an error of the service's own (service_unavailable, internal), nor twice under one Idempotency-Key.",
+	}, []string{"charged"})
+	m.batchRefuse = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "batches_refused_total",
+		Help: "Search batches and reconciliation query batches refused before their body was read: the client address had one being resolved (reason client, 429), or the node as many as --batches-in-flight (reason node, 503).",
+	}, []string{"reason"})
 	m.reconcile = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "reconcile_total",
 		Help: "Reconciliation service (/api/v1/reconcile) work by kind: queries by outcome (match, candidates, none, invalid_query), and manifest, suggest, preview and extend (entities extended).",
 	}, []string{"kind"})
-	reg.MustRegister(m.requests, m.duration, m.errors, m.orders, m.rateLimited, m.connRefused, m.batchSizes, m.batchItems, m.reconcile)
+	reg.MustRegister(m.requests, m.duration, m.errors, m.orders, m.rateLimited, m.connRefused, m.batchSizes, m.batchItems, m.batchCharge, m.batchRefuse, m.reconcile)
 	m.handler = adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
@@ -114,6 +124,16 @@ func (m *Metrics) observeBatch(res BatchResult) {
 	for outcome, n := range counts {
 		m.batchItems.WithLabelValues(outcome).Add(float64(n))
 	}
+	m.batchCharge.WithLabelValues("true").Add(float64(res.Charged))
+	m.batchCharge.WithLabelValues("false").Add(float64(len(res.Results) - res.Charged))
+}
+
+// observeBatchRefused counts a batch refused for want of a slot.
+func (m *Metrics) observeBatchRefused(reason string) {
+	if m == nil {
+		return
+	}
+	m.batchRefuse.WithLabelValues(reason).Inc()
 }
 
 // observeReconcile counts n of a kind of reconciliation work.

@@ -49,15 +49,48 @@ func newRateLimiter(perSecond float64, burst int) *rateLimiter {
 	}
 }
 
-// allowN takes n tokens for addr, one per search of a batch. The batch is
-// admitted when the bucket holds min(n, burst) tokens now, and it is
-// charged all n: what lies beyond the burst is borrowed from the refill,
-// so the address's next search waits until the whole batch is paid for
-// (a batch of n costs n/rate seconds, as n single searches do). Refused,
-// it takes nothing and returns how long to wait.
+// allowN takes n tokens for addr (admitN, then chargeN). Refused, it
+// takes nothing and returns how long to wait.
 func (l *rateLimiter) allowN(addr string, n int) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	c, now := l.client(addr)
+	if wait := l.shortOf(c, now, n); wait > 0 {
+		return false, wait
+	}
+	l.take(c, now, n)
+	return true, 0
+}
+
+// admitN reports whether addr's bucket holds min(n, burst) tokens now,
+// taking none, or how long until it does: a batch of n searches is
+// admitted so, and charged for what was answered (chargeN).
+func (l *rateLimiter) admitN(addr string, n int) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, now := l.client(addr)
+	if wait := l.shortOf(c, now, n); wait > 0 {
+		return false, wait
+	}
+	return true, 0
+}
+
+// chargeN takes n tokens of addr's bucket, however many it holds: what
+// lies beyond the burst is borrowed from the refill, so the address's
+// next search waits until all n are paid for (n searches of a batch cost
+// n/rate seconds, as n single searches do).
+func (l *rateLimiter) chargeN(addr string, n int) {
+	if n <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, now := l.client(addr)
+	l.take(c, now, n)
+}
+
+// client returns addr's bucket, made when it is new, and the time now.
+func (l *rateLimiter) client(addr string) (*client, time.Time) {
 	now := l.now()
 	l.sweep(now)
 	c, ok := l.clients[addr]
@@ -68,16 +101,23 @@ func (l *rateLimiter) allowN(addr string, n int) (bool, time.Duration) {
 		l.clients[strings.Clone(addr)] = c
 	}
 	c.seen = now
-	first := min(n, l.burst)
-	r := c.limiter.ReserveN(now, first)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
+	return c, now
+}
+
+// shortOf is how long until c holds min(n, burst) tokens; 0 if it does.
+func (l *rateLimiter) shortOf(c *client, now time.Time, n int) time.Duration {
+	missing := float64(min(n, l.burst)) - c.limiter.TokensAt(now)
+	if missing <= 0 {
+		return 0
 	}
-	for left := n - first; left > 0; left -= l.burst {
-		c.limiter.ReserveN(now, min(left, l.burst)) // borrowed: delays the next search
+	return time.Duration(missing / float64(l.limit) * float64(time.Second))
+}
+
+// take takes n tokens of c, borrowing beyond the burst.
+func (l *rateLimiter) take(c *client, now time.Time, n int) {
+	for left := n; left > 0; left -= l.burst {
+		c.limiter.ReserveN(now, min(left, l.burst))
 	}
-	return true, 0
 }
 
 // sweep forgets idle clients; when the table is full even after that, it is
@@ -107,17 +147,37 @@ func (s *Server) limitSearch(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// limitSearches charges n searches (a batch's items) to the client
-// address's search budget, answering rate_limited with Retry-After when
-// the budget cannot cover them (allowN). Routes that resolve several
-// queries in one request (the batch, reconciliation) call it once they
-// know n.
+// limitSearches charges n searches (the entities of a data extension)
+// to the client address's search budget, answering rate_limited with
+// Retry-After when the budget cannot cover them (allowN).
 func (s *Server) limitSearches(c *fiber.Ctx, n int) error {
 	if err := throttleN(c, s.limiter, s.clientIP(c), n, "refusal.too_many_searches"); err != nil {
 		s.Metrics.ObserveRateLimited()
 		return err
 	}
 	return nil
+}
+
+// admitSearches admits n searches of a batch when the client address's
+// budget can cover them (admitN), taking nothing yet: chargeSearches
+// takes what was answered. Refused, it answers rate_limited with
+// Retry-After.
+func (s *Server) admitSearches(c *fiber.Ctx, n int) error {
+	if s.limiter == nil {
+		return nil
+	}
+	if ok, wait := s.limiter.admitN(s.clientIP(c), n); !ok {
+		s.Metrics.ObserveRateLimited()
+		return retryAfter(c, wait, "refusal.too_many_searches")
+	}
+	return nil
+}
+
+// chargeSearches takes n searches of the client address's budget.
+func (s *Server) chargeSearches(c *fiber.Ctx, n int) {
+	if s.limiter != nil {
+		s.limiter.chargeN(s.clientIP(c), n)
+	}
 }
 
 // limitSessionAddress charges every session request, whatever its key, to
@@ -167,6 +227,12 @@ func throttleN(c *fiber.Ctx, l *rateLimiter, id string, n int, key string) error
 	if ok {
 		return nil
 	}
+	return retryAfter(c, wait, key)
+}
+
+// retryAfter sets Retry-After to wait, in whole seconds (at least 1), and
+// returns rate_limited, said by the catalog's sentence key.
+func retryAfter(c *fiber.Ctx, wait time.Duration, key string) error {
 	secs := max(int(math.Ceil(wait.Seconds())), 1)
 	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
 	return companydocs.Refusal(companydocs.ERATELIMITED, key, companydocs.Args{"seconds": secs})

@@ -57,14 +57,21 @@ func (s *Server) handleReconcile(c *fiber.Ctx) error {
 const reconcileViewPath = "/#profile={{id}}"
 
 // reconcileQueries answers a reconciliation query batch: each query is
-// a search (package reconcile maps it), resolved as a batch is.
+// a search (package reconcile maps it), resolved as a batch is, and
+// charged only when all were answered (a query the service failed fails
+// the whole answer, which is then charged nothing).
 func (s *Server) reconcileQueries(c *fiber.Ctx, raw string) error {
 	items, err := reconcile.DecodeQueries(raw)
 	if err != nil {
 		s.Metrics.observeReconcile(companydocs.EINVALIDQUERY, 1)
 		return err
 	}
-	if err := s.limitSearches(c, len(items)); err != nil {
+	release, err := s.admitBatch(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := s.admitSearches(c, len(items)); err != nil {
 		return err
 	}
 	reqs := make([]resolver.Request, len(items))
@@ -86,6 +93,7 @@ func (s *Server) reconcileQueries(c *fiber.Ctx, raw string) error {
 		out[it.Key] = reconcile.Result{Result: cands}
 		s.Metrics.observeReconcile(reconcileOutcome(a, cands), 1)
 	}
+	s.chargeSearches(c, len(items)) // every query answered: none failed by the service
 	return c.JSON(out)
 }
 

@@ -49,7 +49,7 @@ func (s *Orders) CreateOrder(ctx context.Context, account string, req companydoc
 	if err := validateRequest(&req); err != nil {
 		return nil, err
 	}
-	if err := validateIdempotencyKey(idempotencyKey); err != nil {
+	if err := companydocs.CheckIdempotencyKey(idempotencyKey); err != nil {
 		return nil, err
 	}
 	if err := s.requireRole(account, companydocs.RoleClient); err != nil {
@@ -318,17 +318,6 @@ func duplicate(tx Tx, id, key string) error {
 	return e
 }
 
-func validateIdempotencyKey(k string) error {
-	if err := companydocs.CheckHeaderLength("Idempotency-Key", k, companydocs.MaxIdempotencyKey); err != nil {
-		return err
-	}
-	for i := 0; i < len(k); i++ {
-		if k[i] < 0x20 || k[i] > 0x7e {
-			return companydocs.Refusal(companydocs.EVALIDATION, "refusal.idempotency_key_ascii", nil)
-		}
-	}
-	return nil
-}
 
 // Order returns one order of the account. Another account's order is
 // not_found, exactly like a missing one, so its existence does not leak.

@@ -94,6 +94,9 @@ func testAccessControl(t *testing.T, storeFlags ...string) {
 		for name, header := range bad {
 			t.Run(ep.method+" "+ep.path+" "+name, func(t *testing.T) {
 				headers := []string{}
+				if ep.method == "PUT" {
+					headers = append(headers, "Content-Type", "application/pdf") // the upload's
+				}
 				if header != "" {
 					headers = append(headers, "Authorization", header)
 				}

@@ -173,7 +173,7 @@ func (c *Config) Validate() error {
 	if c.WebhookTimeout <= 0 || c.WebhookRetryBase <= 0 || c.WebhookRetryFor <= 0 {
 		bad("webhook-timeout", "--webhook-timeout, --webhook-retry-base and --webhook-retry-for must be longer than 0")
 	}
-	for name, n := range map[string]int{"uploads-in-flight": c.UploadsInFlight, "downloads-in-flight": c.DownloadsInFlight, "downloads-per-account": c.DownloadsPerAccount} {
+	for name, n := range map[string]int{"batches-in-flight": c.BatchesInFlight, "uploads-in-flight": c.UploadsInFlight, "downloads-in-flight": c.DownloadsInFlight, "downloads-per-account": c.DownloadsPerAccount} {
 		if n < 1 {
 			bad(name, "must be 1 or more, got %d", n)
 		}

@@ -254,6 +254,7 @@ func reachErrorCodes(t *testing.T, s *testServer, c claims) map[string]string {
 	try("POST", "/api/v1/operator/orders/"+c.order+"/request", c.operator, nil)
 	try("POST", "/api/v1/documents/companies/search/", "", `{"query": "`+strings.Repeat("a", 70<<10)+`"}`)
 	try("POST", "/api/v1/documents/orders/preview/", c.client, map[string]any{"document_type": "AD"})
+	try("POST", "/api/v1/documents/companies/search/", "", "--x\r\n\r\n{}\r\n--x--", "Content-Type", "multipart/form-data; boundary=x")
 	try("POST", orders, c.client, orderBody("dp_aaaaaaaaaaaaaaaaaaaa", "AD", "ad-single"))
 	s.act(t, http.StatusCreated, "POST", "/api/v1/watches/", c.client, map[string]any{"company_profile_id": c.profile})
 	try("POST", "/api/v1/watches/", c.client, map[string]any{"company_profile_id": otherOrderable(t, s, c.profile)})

@@ -50,6 +50,7 @@ type Config struct {
 	MaxConnectionsPerAddr int
 	// Transfers in flight at most: uploads per node, downloads per node
 	// and per account (see httpapi.Config).
+	BatchesInFlight     int
 	UploadsInFlight     int
 	DownloadsInFlight   int
 	DownloadsPerAccount int
@@ -147,6 +148,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Duration(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.Duration(&c.PollInterval, "poll-interval", index.DefaultPollInterval, "how often the server looks for a newly published index generation")
 	fs.Int(&c.Keep, "keep", index.DefaultKeep, "index generations kept when the embedded sample is ingested")
+	fs.Int(&c.BatchesInFlight, "batches-in-flight", def.BatchesInFlight, "search batches and reconciliation query batches this node resolves at once (a client address has one at a time); one more is answered 503 with Retry-After before its body is read")
 	fs.Int(&c.UploadsInFlight, "uploads-in-flight", def.UploadsInFlight, "document uploads this node reads at once; one more is answered 503 with Retry-After")
 	fs.Int(&c.DownloadsInFlight, "downloads-in-flight", def.DownloadsInFlight, "document downloads this node sends at once; one more is answered 503 with Retry-After")
 	fs.Int(&c.DownloadsPerAccount, "downloads-per-account", def.DownloadsPerAccount, "document downloads one account may have in flight on this node; one more is answered 429 with Retry-After")
@@ -237,6 +239,7 @@ func (m *Main) listen() error {
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
 	cfg.MaxConnections, cfg.MaxConnectionsPerAddr = m.Config.MaxConnections, m.Config.MaxConnectionsPerAddr
 	cfg.UploadsInFlight, cfg.DownloadsInFlight, cfg.DownloadsPerAccount = m.Config.UploadsInFlight, m.Config.DownloadsInFlight, m.Config.DownloadsPerAccount
+	cfg.BatchesInFlight = m.Config.BatchesInFlight
 	cfg.Version, cfg.Revision = m.build.Version, m.build.Revision
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
