@@ -318,7 +318,6 @@ func duplicate(tx Tx, id, key string) error {
 	return e
 }
 
-
 // Order returns one order of the account. Another account's order is
 // not_found, exactly like a missing one, so its existence does not leak.
 func (s *Orders) Order(ctx context.Context, account, id string) (*companydocs.Order, error) {
