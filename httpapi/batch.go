@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
+	"strings"
 	"errors"
 	"sync"
 
@@ -34,13 +36,10 @@ type batchBody struct {
 }
 
 // BatchItem is one answer of a batch: the search's answer, or the error
-// that one query got, in the error body's shape, and whether it was
-// charged to the search budget (batchcharge.go; the answer lists the
-// items not charged).
+// that one query got, in the error body's shape.
 type BatchItem struct {
 	*resolver.Result
-	Error   *ItemError `json:"error,omitempty"`
-	Charged bool       `json:"-"`
+	Error *ItemError `json:"error,omitempty"`
 }
 
 // ItemError is the error of one query of a batch.
@@ -50,18 +49,17 @@ type ItemError struct {
 	err     error  // as refused, for a caller that answers it whole
 }
 
-// BatchResult is the answer to a batch, its items in the order of the
-// queries, how many searches it took from the budget, and the positions
-// of the items it did not charge.
+// BatchResult is the answer to a batch of queries, its items in the order
+// of the queries (the search batch writes its own as they come,
+// streambatch.go).
 type BatchResult struct {
-	Results    []BatchItem `json:"results"`
-	Charged    int         `json:"charged"`
-	NotCharged []int       `json:"not_charged"`
+	Results []BatchItem `json:"results"`
 }
 
 // handleSearchBatch resolves a batch: its slots are taken (admitBatch)
 // before its body is read, the budget must cover its queries before they
-// are resolved, and it is charged for those answered (batchcharge.go).
+// are resolved, and its answer is written as they are (writeBatch), which
+// charges what was answered (batchcharge.go).
 func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
 	key := utils.CopyString(c.Get("Idempotency-Key"))
 	if err := companydocs.CheckIdempotencyKey(key); err != nil {
@@ -72,34 +70,41 @@ func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	defer release()
-	if err := readBody(c, BatchBodyLimit); err != nil {
+	job, err := s.batchJob(c, key)
+	if err != nil {
+		release()
 		return err
+	}
+	job.release = release
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) { s.writeBatch(w, job) })
+	return nil
+}
+
+// batchJob reads and decodes a batch's body and admits its queries on the
+// client address's budget: those not charged before under key.
+func (s *Server) batchJob(c *fiber.Ctx, key string) (batchJob, error) {
+	if err := readBody(c, BatchBodyLimit); err != nil {
+		return batchJob{}, err
 	}
 	queries, err := decodeBatch(c.Body())
 	if err != nil {
-		return err
+		return batchJob{}, err
 	}
-	keyed, err := s.charged.recall(s.clientIP(c), key, c.Body(), len(queries))
+	client := strings.Clone(s.clientIP(c))
+	keyed, err := s.charged.recall(client, key, c.Body(), len(queries))
 	if err != nil {
-		return err
+		return batchJob{}, err
 	}
 	if err := s.admitSearches(c, s.charged.uncharged(keyed, len(queries))); err != nil {
-		return err
+		return batchJob{}, err
 	}
-	reqs := make([]resolver.Request, len(queries))
-	errs := make([]error, len(queries))
+	job := batchJob{reqs: make([]resolver.Request, len(queries)), errs: make([]error, len(queries)), keyed: keyed,
+		client: client, lang: messages.Pick(c.Get(fiber.HeaderAcceptLanguage))}
 	for i, q := range queries {
-		reqs[i], errs[i] = decodeSearch(q) // an item is a search body, refused in its words
+		job.reqs[i], job.errs[i] = decodeSearch(q) // an item is a search body, refused in its words
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.config.BatchTimeout)
-	defer cancel()
-	res := s.SearchAll(ctx, reqs, errs)
-	s.charged.charge(keyed, &res)
-	s.chargeSearches(c, res.Charged)
-	s.Metrics.observeBatch(res)
-	res.sayErrorsIn(messages.Pick(c.Get(fiber.HeaderAcceptLanguage)))
-	return c.JSON(res)
+	return job, nil
 }
 
 // decodeBatch reads the envelope of a batch: an object whose queries hold
@@ -180,15 +185,4 @@ var errBatchTooLong = companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.bat
 // the language of the request (sayErrorsIn).
 func itemError(err error) BatchItem {
 	return BatchItem{Error: &ItemError{Code: companydocs.ErrorCode(err), err: err}}
-}
-
-// sayErrorsIn says the items' errors in lang, the language the batch's
-// request asked for, as a single search's error is said; an error that is
-// no *companydocs.Error is internal and its text is not shown.
-func (r BatchResult) sayErrorsIn(lang string) {
-	for _, item := range r.Results {
-		if item.Error != nil {
-			item.Error.Message, _ = companydocs.ErrorMessageIn(item.Error.err, lang)
-		}
-	}
 }

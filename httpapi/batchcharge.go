@@ -74,28 +74,6 @@ func (b *chargedBatches) uncharged(rec *chargedBatch, n int) int {
 	return n
 }
 
-// charge marks which of res's items to charge (BatchItem.Charged) and
-// sets Charged and NotCharged: every item without a service fault is
-// charged, but those charged before under rec (when not nil), which then
-// records the items charged now.
-func (b *chargedBatches) charge(rec *chargedBatch, res *BatchResult) {
-	res.Charged, res.NotCharged = 0, []int{}
-	for i := range res.Results {
-		item := &res.Results[i]
-		serviceFailed := item.Error != nil && serviceFault(item.Error.Code)
-		chargedBefore := rec != nil && rec.charged[i]
-		if serviceFailed || chargedBefore {
-			res.NotCharged = append(res.NotCharged, i)
-			continue
-		}
-		item.Charged = true
-		res.Charged++
-	}
-	if rec != nil {
-		b.mark(rec, res)
-	}
-}
-
 // remember returns the record of client's key, made for body if it is new.
 func (b *chargedBatches) remember(client, key string, body []byte, n int) (*chargedBatch, error) {
 	sum := sha256.Sum256(body)
@@ -118,14 +96,15 @@ func (b *chargedBatches) remember(client, key string, body []byte, n int) (*char
 	return rec, nil
 }
 
-// mark records the items charged now in rec.
-func (b *chargedBatches) mark(rec *chargedBatch, res *BatchResult) {
+// markPositions records in rec (when not nil) the positions charged now.
+func (b *chargedBatches) markPositions(rec *chargedBatch, positions []int) {
+	if rec == nil {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for i, item := range res.Results {
-		if item.Charged {
-			rec.charged[i] = true
-		}
+	for _, i := range positions {
+		rec.charged[i] = true
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"strings"
+	"time"
 
 	"companydocs"
 
@@ -41,6 +42,9 @@ type bodyRule struct {
 	streamed bool
 	// refusal is the sentence for another media type.
 	refusal string
+	// answerTimeout, when set, bounds the writing of the answer in place
+	// of Config.WriteTimeout (a search batch's, written as it is resolved).
+	answerTimeout time.Duration
 }
 
 // Media types the routes take.
@@ -62,7 +66,7 @@ func (s *Server) bodyRuleOf(method, path string) bodyRule {
 	case method == fiber.MethodPut && uploadPath.MatchString(path):
 		return bodyRule{types: []string{mediaPDF}, limit: MaxUploadSize, streamed: true, refusal: "refusal.upload_content_type"}
 	case method == fiber.MethodPost && path == routeSearchBatch:
-		json.limit, json.streamed = max(json.limit, BatchBodyLimit), true
+		json.limit, json.streamed, json.answerTimeout = max(json.limit, BatchBodyLimit), true, s.batchAnswerTimeout()
 		return json
 	case method == fiber.MethodPost && path == routeReconcile:
 		return bodyRule{types: []string{mediaForm}, limit: s.config.BodyLimit, refusal: "refusal.body_not_form_type"}

@@ -184,7 +184,7 @@ func (s *Server) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfi
 	case line.refused != nil:
 		return fasthttp.RequestConfig{MaxRequestBodySize: uploadPrefetch, ReadTimeout: refusedBodyWait}
 	case rule.streamed:
-		return fasthttp.RequestConfig{MaxRequestBodySize: uploadPrefetch}
+		return fasthttp.RequestConfig{MaxRequestBodySize: uploadPrefetch, WriteTimeout: rule.answerTimeout}
 	}
 	return fasthttp.RequestConfig{}
 }

@@ -107,25 +107,18 @@ func (m *Metrics) ObserveRateLimited() {
 	m.rateLimited.Inc()
 }
 
-// observeBatch records an answered batch: its size and each item's outcome.
-func (m *Metrics) observeBatch(res BatchResult) {
+// observeBatch records an answered batch: its size, each item's outcome
+// (answered, or its error code) and how many items were charged.
+func (m *Metrics) observeBatch(size int, outcomes map[string]int, charged int) {
 	if m == nil {
 		return
 	}
-	m.batchSizes.Observe(float64(len(res.Results)))
-	counts := map[string]int{}
-	for _, item := range res.Results {
-		if item.Error != nil {
-			counts[item.Error.Code]++
-		} else {
-			counts["answered"]++
-		}
-	}
-	for outcome, n := range counts {
+	m.batchSizes.Observe(float64(size))
+	for outcome, n := range outcomes {
 		m.batchItems.WithLabelValues(outcome).Add(float64(n))
 	}
-	m.batchCharge.WithLabelValues("true").Add(float64(res.Charged))
-	m.batchCharge.WithLabelValues("false").Add(float64(len(res.Results) - res.Charged))
+	m.batchCharge.WithLabelValues("true").Add(float64(charged))
+	m.batchCharge.WithLabelValues("false").Add(float64(size - charged))
 }
 
 // observeBatchRefused counts a batch refused for want of a slot.
