@@ -74,6 +74,7 @@ func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
 	res := s.SearchAll(ctx, reqs, errs)
 	s.Metrics.observeBatch(res)
 	res.sayErrorsIn(messages.Pick(c.Get(fiber.HeaderAcceptLanguage)))
+	c.Vary(fiber.HeaderAcceptLanguage) // the items' errors are said in it
 	return c.JSON(res)
 }
 
