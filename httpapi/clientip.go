@@ -52,7 +52,7 @@ func (s *Server) clientIP(c *fiber.Ctx) string {
 		return c.Context().RemoteIP().String()
 	}
 	peer = peer.Unmap()
-	if !s.peerIsTrustedProxy(c) {
+	if !s.isTrustedProxy(peer) {
 		return peer.String()
 	}
 	hops := strings.Split(c.Get(fiber.HeaderXForwardedFor), ",")

@@ -25,7 +25,7 @@ const routeReconcile = "/api/v1/reconcile"
 // entities are charged to the address's search budget, one per query or
 // entity.
 func (s *Server) routesReconcile(api fiber.Router) {
-	r := api.Group("/reconcile", cors.New(cors.Config{AllowOrigins: "*", AllowMethods: "GET,POST", MaxAge: 3600}))
+	r := api.Group("/reconcile", cors.New(cors.Config{AllowOrigins: "*", AllowMethods: "GET,POST", MaxAge: 3600}), openToEveryOrigin)
 	r.Get("/", s.handleReconcile)
 	r.Post("/", s.handleReconcile)
 	r.Get(reconcile.PathSuggestEntity, s.limitSearch, s.handleSuggestEntity)
