@@ -77,6 +77,7 @@ func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
 	}
 	job.release = release
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	c.Vary(fiber.HeaderAcceptLanguage) // the items' errors are said in it
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) { s.writeBatch(w, job) })
 	return nil
 }

@@ -23,6 +23,13 @@ func trustedProxies(list []string) []netip.Prefix {
 	return out
 }
 
+// peerIsTrustedProxy says whether the socket's peer is a trusted proxy,
+// whose X-Forwarded-* headers are believed.
+func (s *Server) peerIsTrustedProxy(c *fiber.Ctx) bool {
+	peer, ok := netip.AddrFromSlice(c.Context().RemoteIP())
+	return ok && s.isTrustedProxy(peer)
+}
+
 func (s *Server) isTrustedProxy(a netip.Addr) bool {
 	a = a.Unmap()
 	for _, p := range s.proxies {

@@ -45,8 +45,14 @@ type Config struct {
 	// bounds the disk one account can fill per hour (RELIABILITY.md).
 	WriteRate  float64
 	WriteBurst int
-	// TrustedProxies lists proxy addresses whose X-Forwarded-For is believed.
+	// TrustedProxies lists the proxy addresses and ranges whose
+	// X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto are
+	// believed; from any other peer they are ignored.
 	TrustedProxies []string
+	// PublicURL is the absolute URL the service is reached at (see
+	// ParsePublicURL), for the URLs answers hand out; empty builds them
+	// from each request (publicBase).
+	PublicURL string
 	// MaxConnections bounds the connections held at once, and
 	// MaxConnectionsPerAddr those from one client address (trusted proxies
 	// exempt); a connection over either is answered 503 and closed. 0
@@ -106,6 +112,7 @@ type Server struct {
 	writes       *rateLimiter
 	ln           atomic.Pointer[lingerListener]
 	proxies      []netip.Prefix
+	publicURL    string // Config.PublicURL without its trailing slash
 	uploads      *transfers
 	downloads    *transfers
 	// batchSlots holds one token per batch query being resolved, at most
@@ -170,6 +177,12 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 			config.UploadsInFlight, config.DownloadsInFlight, config.DownloadsPerAccount, config.BatchesInFlight)
 	}
 	s := &Server{Deps: deps, config: config, logger: deps.Logger, proxies: trustedProxies(config.TrustedProxies)}
+	if config.PublicURL != "" {
+		var err error
+		if s.publicURL, err = ParsePublicURL(config.PublicURL); err != nil {
+			return nil, fmt.Errorf("http server: PublicURL %w", err)
+		}
+	}
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
 	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
@@ -197,21 +210,18 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 		ErrorHandler:                 s.handleServerError,
 		DisableStartupMessage:        true,
 		StrictRouting:                false,
-		EnableTrustedProxyCheck:      len(config.TrustedProxies) > 0,
-		TrustedProxies:               config.TrustedProxies,
-		ProxyHeader:                  proxyHeader(config.TrustedProxies),
+		// Fiber believes X-Forwarded-Host and -Proto (Protocol, Hostname,
+		// BaseURL, Secure) from every peer unless the check is on: it is
+		// on, with no proxy trusted when none is configured. No ProxyHeader:
+		// c.IP() is the socket's peer, and clientIP the one reader of
+		// X-Forwarded-For.
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          config.TrustedProxies,
 	})
 	s.routes()
 	s.app.Server().HeaderReceived = s.headerReceived
 	s.app.Server().Handler = s.requestLines.forgetAfter(s.answerUnknownMethods(s.app.Server().Handler))
 	return s, nil
-}
-
-func proxyHeader(trusted []string) string {
-	if len(trusted) == 0 {
-		return ""
-	}
-	return fiber.HeaderXForwardedFor
 }
 
 // Serve accepts connections on ln until Shutdown.

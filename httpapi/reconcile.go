@@ -25,7 +25,7 @@ const routeReconcile = "/api/v1/reconcile"
 // entities are charged to the address's search budget, one per query or
 // entity.
 func (s *Server) routesReconcile(api fiber.Router) {
-	r := api.Group("/reconcile", cors.New(cors.Config{AllowOrigins: "*", AllowMethods: "GET,POST", MaxAge: 3600}))
+	r := api.Group("/reconcile", cors.New(cors.Config{AllowOrigins: "*", AllowMethods: "GET,POST", MaxAge: 3600}), openToEveryOrigin)
 	r.Get("/", s.handleReconcile)
 	r.Post("/", s.handleReconcile)
 	r.Get(reconcile.PathSuggestEntity, s.limitSearch, s.handleSuggestEntity)
@@ -45,10 +45,30 @@ func (s *Server) handleReconcile(c *fiber.Ctx) error {
 		return s.reconcileExtend(c, extend)
 	case c.Method() == fiber.MethodGet:
 		s.Metrics.observeReconcile("manifest", 1)
-		base := c.BaseURL()
+		base, fromRequest := s.publicBase(c)
+		if fromRequest {
+			c.Vary(varyFromRequest...)
+		}
+		c.Set(fiber.HeaderCacheControl, manifestCacheControl)
 		return c.JSON(reconcile.NewManifest(base+routeReconcile, base+reconcileViewPath, base+"/api/v1/openapi.json", s.config.Version))
 	}
 	return invalidQuery("refusal.reconcile_nothing", nil)
+}
+
+// manifestCacheControl lets caches keep the manifest for five minutes,
+// as the OpenAPI document: it changes with a new binary or a new
+// --public-url only. Built from the request, it carries Vary for the
+// headers it was built from, so that a shared cache keeps one per host.
+const manifestCacheControl = "public, max-age=300"
+
+// openToEveryOrigin says Access-Control-Allow-Origin: * on every answer
+// of the group, with Origin or without: the CORS middleware says it only
+// when the request has an Origin and sends no Vary: Origin when every
+// origin is allowed, so a shared cache could otherwise hand an answer
+// without it, kept from a request without Origin, to a browser's page.
+func openToEveryOrigin(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+	return c.Next()
 }
 
 // reconcileViewPath is the page's view of one profile, with {{id}}: the

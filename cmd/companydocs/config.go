@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"companydocs/httpapi"
 )
 
 // defaultDataDir is the data directory of every command unless --data-dir
@@ -203,6 +205,11 @@ func (c *Config) Validate() error {
 	for _, p := range splitList(c.TrustedProxies) {
 		if !validProxy(p) {
 			bad("trusted-proxies", "lists %q, which is neither an IP address nor a CIDR range", p)
+		}
+	}
+	if c.PublicURL != "" {
+		if _, err := httpapi.ParsePublicURL(c.PublicURL); err != nil {
+			bad("public-url", "%v", err)
 		}
 	}
 	if err := checkLogFormat(c.LogFormat); err != nil {

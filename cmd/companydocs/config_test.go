@@ -45,6 +45,15 @@ func TestServeRejectsInvalidConfiguration(t *testing.T) {
 		{"unknown log level from the environment", nil, [2]string{"COMPANYDOCS_LOG_LEVEL", "loud"}, "COMPANYDOCS_LOG_LEVEL"},
 		{"trusted proxy not an address", []string{"--trusted-proxies", "10.0.0.1,proxy.example"}, [2]string{}, "proxy.example"},
 		{"empty data directory", []string{"--data-dir", " "}, [2]string{}, "--data-dir"},
+		{"public URL not absolute", []string{"--public-url", "docs.example.com/companydocs"}, [2]string{}, "--public-url"},
+		{"public URL of another scheme", []string{"--public-url", "ftp://docs.example.com/"}, [2]string{}, "http or https"},
+		{"public URL without a host", []string{"--public-url", "https:///companydocs"}, [2]string{}, "must name a host"},
+		{"public URL with a space in the host", []string{"--public-url", "https://docs example.com/"}, [2]string{}, "--public-url"},
+		{"public URL with a user", []string{"--public-url", "https://me:secret@docs.example.com/"}, [2]string{}, "user or password"},
+		{"public URL with a query", []string{"--public-url", "https://docs.example.com/?tenant=1"}, [2]string{}, "no query"},
+		{"public URL with an empty query", []string{"--public-url", "https://docs.example.com/?"}, [2]string{}, "no query"},
+		{"public URL with a fragment", []string{"--public-url", "https://docs.example.com/#top"}, [2]string{}, "no fragment"},
+		{"public URL with a query from the environment", nil, [2]string{"COMPANYDOCS_PUBLIC_URL", "https://docs.example.com/?a"}, "COMPANYDOCS_PUBLIC_URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.env[0] != "" {
@@ -61,7 +70,8 @@ func TestServeRejectsInvalidConfiguration(t *testing.T) {
 	t.Run("the defaults and the documented values are accepted", func(t *testing.T) {
 		m := NewMain()
 		args := []string{"--search-rate", "0", "--search-burst", "0", "--shutdown-grace", "0s", "--log-level", "WARN",
-			"--log-format", "text", "--trusted-proxies", "10.0.0.1, 192.168.0.0/16,::1", "--demo-credits", "0"}
+			"--log-format", "text", "--trusted-proxies", "10.0.0.1, 192.168.0.0/16,::1", "--demo-credits", "0",
+			"--public-url", "https://docs.example.com/companydocs/"}
 		if err := m.ParseFlags(args); err != nil {
 			t.Fatal(err)
 		}

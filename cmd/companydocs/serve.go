@@ -44,6 +44,10 @@ type Config struct {
 	PollInterval   time.Duration
 	Keep           int
 	TrustedProxies string
+	// PublicURL is the absolute URL clients reach the service at
+	// (httpapi.Config.PublicURL); empty builds the URLs the
+	// reconciliation manifest hands out from each request.
+	PublicURL string
 	// MaxConnections and MaxConnectionsPerAddr cap the connections held
 	// at once, in all and per client address (httpapi.Config).
 	MaxConnections        int
@@ -152,7 +156,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Int(&c.UploadsInFlight, "uploads-in-flight", def.UploadsInFlight, "document uploads this node reads at once; one more is answered 503 with Retry-After")
 	fs.Int(&c.DownloadsInFlight, "downloads-in-flight", def.DownloadsInFlight, "document downloads this node sends at once; one more is answered 503 with Retry-After")
 	fs.Int(&c.DownloadsPerAccount, "downloads-per-account", def.DownloadsPerAccount, "document downloads one account may have in flight on this node; one more is answered 429 with Retry-After")
-	fs.String(&c.TrustedProxies, "trusted-proxies", "", "comma-separated proxy addresses whose X-Forwarded-For is trusted")
+	fs.String(&c.TrustedProxies, "trusted-proxies", "", "comma-separated proxy addresses or CIDR ranges whose X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto are believed; from any other peer they are ignored")
+	fs.String(&c.PublicURL, "public-url", "", "absolute http(s) URL clients reach the service at (https://docs.example.com/ or with a path prefix); the reconciliation manifest's URLs start with it; empty takes them from each request's Host (set it behind a shared cache)")
 	fs.Int(&c.MaxConnections, "max-connections", def.MaxConnections, "connections held at once; one more is answered 503 and closed; 0 turns the cap off")
 	fs.Int(&c.MaxConnectionsPerAddr, "max-connections-per-addr", def.MaxConnectionsPerAddr, "connections held at once from one client address (trusted proxies exempt); 0 turns the cap off")
 	fs.String(&c.LogFormat, "log-format", "auto", "log format: auto (text on a terminal, JSON otherwise), text or json")
@@ -237,6 +242,7 @@ func (m *Main) listen() error {
 	cfg.WriteRate, cfg.WriteBurst = m.Config.WriteRate, m.Config.WriteBurst
 	cfg.SearchTimeout = m.Config.SearchTimeout
 	cfg.TrustedProxies = splitList(m.Config.TrustedProxies)
+	cfg.PublicURL = m.Config.PublicURL
 	cfg.MaxConnections, cfg.MaxConnectionsPerAddr = m.Config.MaxConnections, m.Config.MaxConnectionsPerAddr
 	cfg.UploadsInFlight, cfg.DownloadsInFlight, cfg.DownloadsPerAccount = m.Config.UploadsInFlight, m.Config.DownloadsInFlight, m.Config.DownloadsPerAccount
 	cfg.BatchesInFlight = m.Config.BatchesInFlight
