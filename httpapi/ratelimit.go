@@ -49,28 +49,28 @@ func newRateLimiter(perSecond float64, burst int) *rateLimiter {
 	}
 }
 
-// allowN takes n tokens for addr (admitN, then chargeN). Refused, it
-// takes nothing and returns how long to wait.
+// allowN takes n tokens for addr as admitN admits and chargeN charges
+// them. Refused, it takes nothing and returns how long to wait.
 func (l *rateLimiter) allowN(addr string, n int) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c, now := l.client(addr)
-	if wait := l.shortOf(c, now, n); wait > 0 {
-		return false, wait
-	}
-	l.take(c, now, n)
-	return true, 0
+	return l.admit(addr, n, true)
 }
 
 // admitN reports whether addr's bucket holds min(n, burst) tokens now,
 // taking none, or how long until it does: a batch of n searches is
 // admitted so, and charged for what was answered (chargeN).
 func (l *rateLimiter) admitN(addr string, n int) (bool, time.Duration) {
+	return l.admit(addr, n, false)
+}
+
+func (l *rateLimiter) admit(addr string, n int, charge bool) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c, now := l.client(addr)
 	if wait := l.shortOf(c, now, n); wait > 0 {
 		return false, wait
+	}
+	if charge {
+		l.take(c, now, n)
 	}
 	return true, 0
 }
