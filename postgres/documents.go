@@ -47,13 +47,27 @@ func (db *DB) Document(ctx context.Context, sha256 string) (io.ReadCloser, error
 // chunkReader reads a document chunk by chunk. Its reads outlive the
 // request that opened it (the HTTP server writes the body after the
 // handler returned), so they run under their own context, bounded by the
-// statement timeout.
+// statement timeout. Every chunk is read into the reader's one buffer:
+// a download makes one chunk of garbage, not one per chunk sent, which
+// the server's high GC target (GOGC 800) would let pile up while slow
+// clients read (RELIABILITY.md, "Document downloads").
 type chunkReader struct {
 	db    *DB
 	sha   string
 	seq   int
 	left  int64 // bytes of the document not yet fetched
-	chunk []byte
+	buf   chunkBuffer
+	chunk []byte // what is left of buf to read
+}
+
+// chunkBuffer receives a chunk's bytes into the buffer it holds
+// (pgtype.BytesScanner): a []byte destination would be a new slice for
+// every chunk.
+type chunkBuffer struct{ b []byte }
+
+func (c *chunkBuffer) ScanBytes(v []byte) error {
+	c.b = append(c.b[:0], v...)
+	return nil
 }
 
 func (r *chunkReader) Read(p []byte) (int, error) {
@@ -72,10 +86,10 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 
 func (r *chunkReader) fetch() error {
 	ctx := context.Background()
-	var data []byte
 	err := r.db.view(ctx, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, "SELECT data FROM document_chunks WHERE sha256 = $1 AND seq = $2", r.sha, r.seq).Scan(&data)
+		return tx.QueryRow(ctx, "SELECT data FROM document_chunks WHERE sha256 = $1 AND seq = $2", r.sha, r.seq).Scan(&r.buf)
 	})
+	data := r.buf.b
 	switch {
 	case errors.Is(err, pgx.ErrNoRows) || err == nil && (len(data) == 0 || int64(len(data)) > r.left):
 		return fmt.Errorf("%w: chunk %d of document %s is missing or longer than the document", ordering.ErrDamaged, r.seq, r.sha)
@@ -86,9 +100,9 @@ func (r *chunkReader) fetch() error {
 	return nil
 }
 
-// Close drops the chunk in hand; the reader holds nothing else.
+// Close drops the chunk buffer; the reader holds nothing else.
 func (r *chunkReader) Close() error {
-	r.chunk, r.left = nil, 0
+	r.buf.b, r.chunk, r.left = nil, nil, 0
 	return nil
 }
 
