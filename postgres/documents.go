@@ -26,15 +26,16 @@ var (
 const ChunkSize = 256 << 10
 
 // ReadSize is the most of a chunk one read of a download fetches
-// (64 KiB): the most of a PDF a download holds in memory while its client
+// (32 KiB): the most of a PDF a download holds in memory while its client
 // reads. A download is held for as long as its client takes, and the
 // server's GC target (GOGC 800, cmd/companydocs/gc.go) lets the heap grow
-// to nine times what is live before it collects: 32 downloads holding a
-// whole chunk each (8 MiB) raised the heap the node kept by about
-// 100 MiB after they ended; a quarter chunk each keeps that to about a
-// quarter. A 20 MiB PDF is 320 reads (RELIABILITY.md, "Document
-// downloads").
-const ReadSize = 64 << 10
+// to nine times what is live before it collects, and keeps that much from
+// the system afterwards: 32 slow downloads holding a whole chunk each
+// (8 MiB) left the node's resident memory about 100 MiB higher after
+// they ended, 64 KiB each about 48 MiB, 32 KiB each about 37 MiB, as much
+// as over orders.db give or take 15 MiB (TestResourcesSlowDownloads). A
+// 20 MiB PDF is 640 reads.
+const ReadSize = 32 << 10
 
 // Document opens the PDF stored under sha256. Each Read that needs more
 // runs one short read-only transaction for the next ReadSize bytes of a
