@@ -93,13 +93,29 @@ func (s *Server) logLine(c *fiber.Ctx, route string, line requestLine, status in
 		slog.String("path", line.path),
 		slog.Int("status", status),
 		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-		slog.Int("bytes", len(c.Response().Body())),
+		slog.Int("bytes", bodySize(c)),
 		slog.String("client", s.clientIP(c)),
 	}
 	if code != "" {
 		attrs = append(attrs, slog.String("error_code", code))
 	}
 	s.logger.LogAttrs(context.Background(), level, "request", attrs...)
+}
+
+// bodySize is the size of the answer's body for the log: of a streamed
+// body (a download) the Content-Length it declares, which is all that is
+// known before the stream is sent. It must never ask a streamed answer
+// for its Body(): fasthttp then reads the whole stream into a buffer of
+// its response body pool and closes it, so a download would be held in
+// memory whole (20 MiB) while a slow client reads it, its slot would be
+// given back before a byte was sent, and the buffer would stay in the
+// pool after the connection closed (RELIABILITY.md, "Document
+// downloads").
+func bodySize(c *fiber.Ctx) int {
+	if resp := c.Response(); resp.IsBodyStream() {
+		return resp.Header.ContentLength()
+	}
+	return len(c.Response().Body())
 }
 
 // maxLoggedPath bounds the path in a log line: a client chooses it.

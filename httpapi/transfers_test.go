@@ -111,14 +111,17 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // in flight as DownloadsPerAccount gets 429 with Retry-After, another
 // account goes on until the node's DownloadsInFlight, then 503 with
 // Retry-After; a client that goes away mid-stream gives its slot back
-// (the reader is closed), and so does one that reads to the end.
+// (the reader is closed), and so does one that reads to the end. The
+// request log is on, as it is by default: it logs a download's size
+// without reading the stream.
 func TestDownloadsAreBoundedAndReleased(t *testing.T) {
 	docs := &bigDocuments{size: 64 << 20}
 	var inFlight atomic.Int32
 	var refusedAccount, refusedNode atomic.Int32
+	var logs lockedBuffer
 	cfg := DefaultConfig()
 	cfg.DownloadsPerAccount, cfg.DownloadsInFlight = 1, 2
-	s := newTestServerWith(t, cfg, Deps{Sessions: tokenSessions{}, Ordering: docs,
+	s := newTestServerWith(t, cfg, Deps{Sessions: tokenSessions{}, Ordering: docs, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 		OnTransfer: func(kind string, n int) { inFlight.Store(int32(n)) },
 		OnTransferRefused: func(kind, reason string) {
 			if kind == TransferDownload && reason == RefusedAccount {
@@ -147,6 +150,9 @@ func TestDownloadsAreBoundedAndReleased(t *testing.T) {
 	}
 	if inFlight.Load() != 2 || refusedAccount.Load() != 1 || refusedNode.Load() != 1 {
 		t.Errorf("hooks: %d in flight, %d refused by the account's bound and %d by the node's; want 2, 1, 1", inFlight.Load(), refusedAccount.Load(), refusedNode.Load())
+	}
+	if want := fmt.Sprintf(`"bytes":%d,`, docs.size); !strings.Contains(logs.String(), want) {
+		t.Errorf("no download logged with %s:\n%s", want, logs.String())
 	}
 	first.Close() // gone mid-stream: 64 MiB do not fit in the socket buffers
 	waitFor(t, "the abandoned download's slot is back", func() bool { return inFlight.Load() == 1 && docs.open.Load() == 1 })

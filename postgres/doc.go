@@ -107,9 +107,10 @@
 //   - an upload holds one connection, and the order's row lock, while its
 //     chunks go in one by one from the temporary file (one chunk in
 //     memory); it counts against the statement timeout per chunk;
-//   - a download (Document) reads one chunk per short read-only
-//     transaction: it holds a pooled connection only for that query,
-//     never while its client reads, and one chunk in the node's memory;
+//   - a download (Document) reads an eighth of a chunk (ReadSize, 32 KiB)
+//     per short read-only transaction: it holds a pooled connection only
+//     for that query, never while its client reads, and those 32 KiB in
+//     the node's memory (ReadSize says why not a whole chunk);
 //   - the database grows by every delivered PDF, once per distinct
 //     content, and its backup (pg_dump, or the server's own backups) holds
 //     orders and documents together, consistent by construction.

@@ -20,16 +20,30 @@ var (
 )
 
 // ChunkSize is the most a row of document_chunks holds (256 KiB; the
-// migration's CHECK says so too): the most of a PDF a download or a
-// delivery holds in memory at once, besides the driver's buffer for the
-// row. ordering.MaxDocumentSize (20 MiB) is 80 chunks.
+// migration's CHECK says so too): the most of a PDF a delivery holds in
+// memory at once, besides the driver's buffer for the row.
+// ordering.MaxDocumentSize (20 MiB) is 80 chunks.
 const ChunkSize = 256 << 10
 
-// Document opens the PDF stored under sha256. Each Read that needs the
-// next chunk runs one short read-only transaction for it: a download
-// holds a pooled connection only for a chunk's query, never while its
-// client reads, and one chunk in memory. Documents are never changed, so
-// chunks read in different transactions belong together.
+// ReadSize is the most of a chunk one read of a download fetches
+// (32 KiB): the most of a PDF a download holds in memory while its client
+// reads. A download is held for as long as its client takes, and the
+// server's GC target (GOGC 800, cmd/companydocs/gc.go) lets the heap grow
+// to nine times what is live before it collects, and keeps that much from
+// the system afterwards: 32 slow downloads holding a whole chunk each
+// (8 MiB) left the node's resident memory about 100 MiB higher after
+// they ended, 64 KiB each about 48 MiB, 32 KiB each about 37 MiB, as much
+// as over orders.db give or take 15 MiB (TestResourcesSlowDownloads). A
+// 20 MiB PDF is 640 reads.
+const ReadSize = 32 << 10
+
+// Document opens the PDF stored under sha256. Each Read that needs more
+// runs one short read-only transaction for the next ReadSize bytes of a
+// chunk (substring of an uncompressed, out-of-line bytea reads only the
+// TOAST rows it needs): a download holds a pooled connection only for
+// that query, never while its client reads, and ReadSize bytes in
+// memory. Documents are never changed, so pieces read in different
+// transactions belong together.
 func (db *DB) Document(ctx context.Context, sha256 string) (io.ReadCloser, error) {
 	var size int64
 	err := db.view(ctx, func(tx pgx.Tx) error {
@@ -44,20 +58,34 @@ func (db *DB) Document(ctx context.Context, sha256 string) (io.ReadCloser, error
 	return &chunkReader{db: db, sha: sha256, left: size}, nil
 }
 
-// chunkReader reads a document chunk by chunk. Its reads outlive the
-// request that opened it (the HTTP server writes the body after the
-// handler returned), so they run under their own context, bounded by the
-// statement timeout.
+// chunkReader reads a document ReadSize bytes at a time, chunk after
+// chunk. Its reads outlive the request that opened it (the HTTP server
+// writes the body after the handler returned), so they run under their
+// own context, bounded by the statement timeout. Every piece is read into
+// the reader's one buffer: a download makes one buffer of garbage, not
+// one per piece sent.
 type chunkReader struct {
 	db    *DB
 	sha   string
-	seq   int
+	seq   int   // the chunk being read
+	off   int   // bytes of chunk seq already fetched
 	left  int64 // bytes of the document not yet fetched
-	chunk []byte
+	buf   pieceBuffer
+	piece []byte // what is left of buf to read
+}
+
+// pieceBuffer receives a piece's bytes into the buffer it holds
+// (pgtype.BytesScanner): a []byte destination would be a new slice for
+// every piece.
+type pieceBuffer struct{ b []byte }
+
+func (c *pieceBuffer) ScanBytes(v []byte) error {
+	c.b = append(c.b[:0], v...)
+	return nil
 }
 
 func (r *chunkReader) Read(p []byte) (int, error) {
-	if len(r.chunk) == 0 {
+	if len(r.piece) == 0 {
 		if r.left == 0 {
 			return 0, io.EOF
 		}
@@ -65,30 +93,37 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	n := copy(p, r.chunk)
-	r.chunk = r.chunk[n:]
+	n := copy(p, r.piece)
+	r.piece = r.piece[n:]
 	return n, nil
 }
 
+// fetch reads the next piece of chunk seq, and moves on to the next
+// chunk when it has read the chunk's last byte.
 func (r *chunkReader) fetch() error {
 	ctx := context.Background()
-	var data []byte
+	var chunkLen int
 	err := r.db.view(ctx, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, "SELECT data FROM document_chunks WHERE sha256 = $1 AND seq = $2", r.sha, r.seq).Scan(&data)
+		return tx.QueryRow(ctx, "SELECT substring(data FROM $3 FOR $4), octet_length(data) FROM document_chunks WHERE sha256 = $1 AND seq = $2",
+			r.sha, r.seq, r.off+1, ReadSize).Scan(&r.buf, &chunkLen)
 	})
+	data := r.buf.b
 	switch {
 	case errors.Is(err, pgx.ErrNoRows) || err == nil && (len(data) == 0 || int64(len(data)) > r.left):
 		return fmt.Errorf("%w: chunk %d of document %s is missing or longer than the document", ordering.ErrDamaged, r.seq, r.sha)
 	case err != nil:
 		return fmt.Errorf("read chunk %d of document %s: %w", r.seq, r.sha, err)
 	}
-	r.chunk, r.left, r.seq = data, r.left-int64(len(data)), r.seq+1
+	r.piece, r.left, r.off = data, r.left-int64(len(data)), r.off+len(data)
+	if r.off >= chunkLen {
+		r.seq, r.off = r.seq+1, 0
+	}
 	return nil
 }
 
-// Close drops the chunk in hand; the reader holds nothing else.
+// Close drops the buffer; the reader holds nothing else.
 func (r *chunkReader) Close() error {
-	r.chunk, r.left = nil, 0
+	r.buf.b, r.piece, r.left = nil, nil, 0
 	return nil
 }
 

@@ -99,7 +99,8 @@ func bigPDF(n int) ([]byte, string) {
 // partial, goes in chunk by chunk (ChunkSize at most each) and reads back
 // whole, each chunk in a transaction of its own: with a pool of one
 // connection, a reader that has read one chunk holds no connection, so
-// another query runs while it waits.
+// another query runs while it waits. Every piece of a chunk is read
+// into the reader's one buffer of ReadSize bytes.
 func TestDocumentsStoredInChunks(t *testing.T) {
 	db, err := Open(context.Background(), newDatabase(t), Options{MaxConns: 1})
 	if err != nil {
@@ -123,11 +124,18 @@ func TestDocumentsStoredInChunks(t *testing.T) {
 	}
 	var n int
 	mustQuery(t, db, "SELECT count(*) FROM documents", &n) // the pool's one connection is free
+	buf := &r.(*chunkReader).buf.b[0]
+	if n := cap(r.(*chunkReader).buf.b); n > ReadSize {
+		t.Errorf("the reader holds %d bytes, over ReadSize (%d)", n, ReadSize)
+	}
 	rest, err := io.ReadAll(r)
-	r.Close()
 	if err != nil || !bytes.Equal(append(head, rest...), pdf) {
 		t.Fatalf("read back %d bytes (%v), want the %d stored", len(head)+len(rest), err, len(pdf))
 	}
+	if &r.(*chunkReader).buf.b[0] != buf {
+		t.Error("the pieces after the first were read into new buffers, not the reader's one")
+	}
+	r.Close()
 	if err := db.Check(); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,15 @@ func relaxGC() (restore func()) {
 // (BENCHMARKS.md, "Figures behind code comments"). The server raises
 // the GC target to serveGCPercent, with a soft memory limit of
 // serveMemoryLimit: the heap stays small next to the mapped index files,
-// which the limit does not count.
+// which the limit does not count. The price is memory: the heap grows to
+// nine times what is live before a collection, and the runtime keeps
+// that much from the system afterwards, so what a request holds while a
+// slow client reads is paid nine times over after it ended. That is why
+// a download holds 32 KiB of its PDF, not a 256 KiB chunk
+// (postgres.ReadSize), and never the whole PDF (httpapi bodySize); with
+// these, three rounds of 120 slow downloads leave the server's resident
+// memory 20 to 40 MiB above the bystander's own (RELIABILITY.md,
+// "Document downloads"). A lower target was not needed for that.
 const (
 	serveGCPercent   = 800
 	serveMemoryLimit = 1 << 30

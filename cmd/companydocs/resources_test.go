@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -59,6 +60,13 @@ const bystanderAccount = "crash-0"
 // and starts the server with extra flags.
 func startResourceServer(t *testing.T, storeURL string, extra ...string) *resourceServer {
 	t.Helper()
+	return startResourceServerWith(t, storeURL, 0, extra...)
+}
+
+// startResourceServerWith is startResourceServer with attackers more
+// client accounts, named by attackerAccount.
+func startResourceServerWith(t *testing.T, storeURL string, attackers int, extra ...string) *resourceServer {
+	t.Helper()
 	dir := t.TempDir()
 	mustBuild(t, dir, resourceRecords, sampleFile(t))
 	var keys map[string]string
@@ -68,6 +76,11 @@ func startResourceServer(t *testing.T, storeURL string, extra ...string) *resour
 		keys = crashCreateAccountsIn(t, storeURL)
 		extra = append([]string{"--store", storeURL}, extra...)
 	}
+	var names []string
+	for i := range attackers {
+		names = append(names, attackerAccount(i))
+	}
+	maps.Copy(keys, createClients(t, dir, storeURL, names))
 	srv := startCrashServer(t, dir, extra...)
 	t.Cleanup(func() { srv.kill(t) })
 	return &resourceServer{crashServer: srv, dir: dir, keys: keys, tokens: srv.login(t, keys), profiles: crashProfiles(t, resourceRecords)}
