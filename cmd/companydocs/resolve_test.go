@@ -7,11 +7,16 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -387,4 +392,36 @@ type lateSearcher struct{ httpapi.Searcher }
 func (s lateSearcher) Search(ctx context.Context, _ resolver.Request) (*resolver.Result, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
+}
+
+// TestResolveWaitsOutABusyServer: a server that resolves as many batches
+// as it takes answers 503 with Retry-After; that is pacing, waited out
+// however often it comes (here more often than an unavailable server is
+// tried), and the file is written whole.
+func TestResolveWaitsOutABusyServer(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	in := filepath.Join(t.TempDir(), "in.csv")
+	writeSheet(t, in, ',', false, germanExcelRows(recs, 12, 11))
+	s := startServer(t, dir)
+	target, err := url.Parse(s.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if busy.Add(1) <= maxUnavailableRetries+1 {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"code":"service_unavailable","message":"This server is resolving 4 batches, the most it takes at once. Retry in 1 s."}}`)
+			return
+		}
+		httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	out := filepath.Join(t.TempDir(), "out.csv")
+	_, _, line, code := runCLI(t, "resolve", "--server", proxy.URL, "--query", "Firma", "--workers", "1", "--output", out, in)
+	if code != 0 || lines(out) != 13 {
+		t.Errorf("exit %d (%q), %d lines; want exit 0 and the header with 12 rows after %d answers 503 with Retry-After", code, line, lines(out), maxUnavailableRetries+1)
+	}
 }

@@ -21,11 +21,13 @@ import (
 // batchSearchPath is the server's batch endpoint, relative to --server.
 const batchSearchPath = "/api/v1/documents/companies/search/batch"
 
-// Retries of a batch. A 429 is the server pacing a long run: it is
-// waited out as often as it comes, each wait as long as Retry-After says
-// (at most maxRetryAfter). A 502, 503, 504, a broken connection or a
-// search the server did not answer in the batch's time is tried again
-// maxUnavailableRetries times, waiting longer each time (retryWait).
+// Retries of a batch. A 429, and a 503 with Retry-After (the server
+// resolves as many batches as it takes at once), is the server pacing a
+// long run: it is waited out as often as it comes, each wait as long as
+// Retry-After says (at most maxRetryAfter). A 502, a 503 without
+// Retry-After, a 504, a broken connection or a search the server did not
+// answer in the batch's time is tried again maxUnavailableRetries times,
+// waiting longer each time (retryWait).
 const (
 	maxRetryAfter         = time.Minute
 	defaultRetryAfter     = time.Second
@@ -224,7 +226,12 @@ func (s *serverResolver) postOnce(ctx context.Context, body []byte) (*batchAnswe
 		return &answer, 0, nil
 	case http.StatusTooManyRequests:
 		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: true}
-	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusServiceUnavailable:
+		// With Retry-After the server is pacing (it resolves as many
+		// batches as it takes at once), not failing.
+		paced := resp.Header.Get("Retry-After") != ""
+		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: paced}
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
 		return nil, 0, &retryableError{err: serverError(resp.StatusCode, data)}
 	}
 	return nil, 0, serverError(resp.StatusCode, data)
