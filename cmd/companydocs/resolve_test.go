@@ -205,7 +205,8 @@ func TestResolveTabsFromStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
-	c := resolveConfig{dataDir: dir, query: "Name", properties: make([]string, len(propertyColumns)), workers: 2, batchSize: defaultBatchSize, mode: resolver.ModeStandard}
+	c := resolveConfig{dataDir: dir, query: "Name", properties: make([]string, len(propertyColumns)), workers: 2, batchSize: defaultBatchSize, mode: resolver.ModeStandard,
+		caps: sheetCaps{field: defaultMaxFieldBytes, row: defaultMaxRowBytes, header: defaultMaxHeaderBytes}}
 	var out bytes.Buffer
 	if err := c.run(context.Background(), stdin, -1, &out, io.Discard); err != nil {
 		t.Fatal(err)

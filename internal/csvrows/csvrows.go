@@ -51,7 +51,7 @@ type Reader struct {
 	fieldSize int   // content bytes of the current field so far
 	crossed   bool  // the current field is quoted and holds a line break
 	refused   error // why the current record's content is dropped, or nil
-	failed    error // a QuoteError: reading cannot go on
+	failed    error // a *QuoteError: reading cannot go on
 	buf       []byte
 	ends      []int // end offset in buf of each field
 	fields    []string
@@ -81,8 +81,9 @@ var ErrFieldTooLong = errors.New("field longer than the maximum field size")
 // that closes nothing, or grows past MaxField. Reading stops there: the
 // records after it cannot be told apart.
 type QuoteError struct {
-	Line int    // where the quote opened
-	How  string // what showed it open
+	Line  int    // where the quote opened
+	How   string // what showed it open
+	AtEnd bool   // the input ended with the quote open
 }
 
 func (e *QuoteError) Error() string {
@@ -237,7 +238,7 @@ func (r *Reader) scan(b []byte) {
 				r.state, b = fieldStart, b[1:]
 			default: // a bare quote, taken literally
 				if r.opt.CheckQuotes && r.crossed {
-					r.fail(fmt.Sprintf("on line %d a quote inside its cell closes nothing (a quote inside a cell is written twice: \"\")", r.line+1))
+					r.fail(fmt.Sprintf("on line %d a quote inside its cell closes nothing", r.line+1))
 					return
 				}
 				r.add([]byte{'"'})
@@ -270,6 +271,7 @@ func (r *Reader) endOfInput() bool {
 	}
 	if r.opt.CheckQuotes && r.state == quoted {
 		r.fail("the input ends first")
+		r.failed.(*QuoteError).AtEnd = true
 		return false
 	}
 	r.line++
