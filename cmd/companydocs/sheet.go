@@ -61,11 +61,11 @@ func (c sheetCaps) check() error {
 }
 
 // output are the caps of an output this command wrote with caps c: a
-// cell as long as the input's; a row and header up to twice the input's
-// (every quote of a cell written twice, and quotes around each) and the
-// result columns.
+// cell as long as the input's or a result cell; a row and header up to
+// twice the input's (every quote of a cell written twice, and quotes
+// around each) and the result columns.
 func (c sheetCaps) output() sheetCaps {
-	return sheetCaps{field: c.field, row: 2*c.row + resultCellsRoom, header: 2*c.header + resultCellsRoom}
+	return sheetCaps{field: max(c.field, resultCellsRoom), row: 2*c.row + resultCellsRoom, header: 2*c.header + resultCellsRoom}
 }
 
 // sheetReader reads the rows of a CSV or TSV file one at a time, after its
