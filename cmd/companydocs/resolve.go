@@ -82,9 +82,9 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&c.batchSize, "batch-size", defaultBatchSize, fmt.Sprintf("rows per request with --server, 1 to %d", maxBatchSize))
 	fs.StringVar(&c.mode, "mode", resolver.ModeStandard, "standard or deep")
 	fs.BoolVar(&c.discover, "discover", false, "include discovery candidates")
-	fs.IntVar(&c.caps.field, "max-field-bytes", defaultMaxFieldBytes, "a row with a longer cell is refused, in its own output line")
-	fs.IntVar(&c.caps.row, "max-row-bytes", defaultMaxRowBytes, "a longer row is refused, in its own output line")
-	fs.IntVar(&c.caps.header, "max-header-bytes", defaultMaxHeaderBytes, "a longer header line stops the run")
+	fs.IntVar(&c.caps.field, "max-field-bytes", defaultMaxFieldBytes, "bytes of a cell (64 KiB: 8 times the longest query); a row with a longer one is refused in its own output line")
+	fs.IntVar(&c.caps.row, "max-row-bytes", defaultMaxRowBytes, "bytes of a row (1 MiB); a longer one is refused in its own output line")
+	fs.IntVar(&c.caps.header, "max-header-bytes", defaultMaxHeaderBytes, "bytes of the header line (256 KiB); a longer one stops the run")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
