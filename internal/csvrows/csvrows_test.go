@@ -71,6 +71,28 @@ func checkSameAsEncodingCSV(t *testing.T, input string) {
 				t.Fatalf("input %q (buffer %d):\nReader       %+v\nencoding/csv %+v", in, bufSize, got, want)
 			}
 		}
+		checkQuotesOnlyStop(t, in, comma, want)
+	}
+}
+
+// checkQuotesOnlyStop: with CheckQuotes the reader gives encoding/csv's
+// records until it reports a quote left open, and only then differs.
+func checkQuotesOnlyStop(t *testing.T, input string, comma byte, want []csvRow) {
+	t.Helper()
+	r := New(bufio.NewReaderSize(strings.NewReader(input), 16), Options{Comma: comma, MaxRow: len(input) + 1, MaxField: len(input) + 1, CheckQuotes: true})
+	var got []csvRow
+	for {
+		rec, err := r.Read()
+		var open *QuoteError
+		if err == io.EOF || errors.As(err, &open) {
+			if len(got) > len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want[:len(got)])) || (open == nil && len(got) != len(want)) {
+				t.Fatalf("input %q with CheckQuotes (%v):\nReader       %+v\nencoding/csv %+v", input, err, got, want)
+			}
+			return
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, csvRow{r.Start(), append([]string(nil), rec...)})
 	}
 }
 
