@@ -395,7 +395,8 @@ func (s lateSearcher) Search(ctx context.Context, _ resolver.Request) (*resolver
 // of the embedded sample: a row with a cell over --max-field-bytes and a
 // row over --max-row-bytes are written as their own lines, empty but for
 // the refusal with the line number; a cell quoted over two lines is read
-// as it is; the rows around them are resolved. A run cut after a refused
+// as it is; the rows around them are resolved, in process and through a
+// server alike. A run cut after a refused
 // row resumes to the same bytes. A damaged output is refused naming its
 // line; a quote left open at the end stops the run naming its line; a
 // column the header lacks is named with at most 200 characters of the
@@ -439,6 +440,14 @@ func TestResolveCapsRefuseRows(t *testing.T) {
 		}
 	}
 
+	// Through a server, in batches of 3 (two of them with a refused row,
+	// which is not sent), the file is the same.
+	s := startServer(t, dir)
+	remote, _, line, code := runCLI(t, append([]string{"resolve", "--server", s.base, "--query", "Firma", "--city", "Ort", "--batch-size", "3"}, append(caps, in)...)...)
+	if code != 0 || remote != string(whole) {
+		t.Errorf("through the server: exit %d, %s:\n%s\nin process:\n%s", code, line, remote, whole)
+	}
+
 	cut := bytes.Index(whole, []byte(`"invalid_query: Line 7`))
 	cut += bytes.IndexByte(whole[cut:], '\n') + 1
 	if err := os.WriteFile(out, whole[:cut], 0o644); err != nil {
@@ -476,7 +485,7 @@ func TestResolveCapsRefuseRows(t *testing.T) {
 		header = append(header, fmt.Sprintf("Spalte %02d", i))
 	}
 	writeSheet(t, wide, ',', false, [][]string{header})
-	_, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--query", "Firma", wide)
+	_, _, line, code = runCLI(t, "resolve", "--data-dir", dir, "--query", "Firma", wide)
 	if code != 2 || !strings.Contains(line, `its header has "Spalte 00", "Spalte 01"`) || !strings.Contains(line, "... (100 columns in all)") ||
 		strings.Contains(line, "Spalte 23") {
 		t.Errorf("a column the header lacks: exit %d, %q; want the first 200 characters of its columns", code, line)
