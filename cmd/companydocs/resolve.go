@@ -82,9 +82,12 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&c.batchSize, "batch-size", defaultBatchSize, fmt.Sprintf("rows per request with --server, 1 to %d", maxBatchSize))
 	fs.StringVar(&c.mode, "mode", resolver.ModeStandard, "standard or deep")
 	fs.BoolVar(&c.discover, "discover", false, "include discovery candidates")
-	fs.IntVar(&c.caps.field, "max-field-bytes", defaultMaxFieldBytes, "bytes of a cell (64 KiB: 8 times the longest query); a row with a longer one is refused in its own output line")
-	fs.IntVar(&c.caps.row, "max-row-bytes", defaultMaxRowBytes, "bytes of a row (1 MiB); a longer one is refused in its own output line")
-	fs.IntVar(&c.caps.header, "max-header-bytes", defaultMaxHeaderBytes, "bytes of the header line (256 KiB); a longer one stops the run")
+	fs.IntVar(&c.caps.field, "max-field-bytes", defaultMaxFieldBytes,
+		fmt.Sprintf("bytes of a cell (%s); a row with a longer one is refused in its own output line", sizeText(defaultMaxFieldBytes)))
+	fs.IntVar(&c.caps.row, "max-row-bytes", defaultMaxRowBytes,
+		fmt.Sprintf("bytes of a row (%s); a longer one is refused in its own output line", sizeText(defaultMaxRowBytes)))
+	fs.IntVar(&c.caps.header, "max-header-bytes", defaultMaxHeaderBytes,
+		fmt.Sprintf("bytes of the header line (%s); a longer one stops the run", sizeText(defaultMaxHeaderBytes)))
 	if err := fs.parse(args); err != nil {
 		return err
 	}
