@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"companydocs"
+	"companydocs/internal/csvrows"
 )
 
 // Item is one record read from a File: a profile (registry formats), a
@@ -161,9 +162,9 @@ func (g *invalidGuard) check(name string, item Item) error {
 // readCSV streams a GLEIF golden-copy CSV: header first, then one record
 // per row. A row over the maximum line size is skipped and reported.
 func (f *File) readCSV(ctx context.Context, fn func(Item) error) error {
-	cr := &csvRows{br: f.content, max: f.maxLine}
+	cr := csvrows.New(f.content, csvrows.Options{MaxRow: f.maxLine})
 	header, err := cr.Read()
-	if errors.Is(err, errRowTooLong) {
+	if errors.Is(err, csvrows.ErrRowTooLong) {
 		return fmt.Errorf("%s: line 1: the golden-copy header is over %d bytes", f.Name, f.maxLine)
 	} else if err != nil {
 		return fmt.Errorf("%s: line 1: read golden-copy header: %w", f.Name, err)
@@ -192,22 +193,22 @@ func (f *File) readCSV(ctx context.Context, fn func(Item) error) error {
 	}
 }
 
-func (f *File) csvItem(cr *csvRows, cols *GLEIFColumns) (Item, error) {
+func (f *File) csvItem(cr *csvrows.Reader, cols *GLEIFColumns) (Item, error) {
 	row, err := cr.Read()
 	switch {
 	case err == io.EOF:
 		return Item{}, io.EOF
-	case errors.Is(err, errRowTooLong):
-		return Item{Line: cr.start, Skip: skipf(ReasonRowTooLong, "over %d bytes", f.maxLine)}, nil
+	case errors.Is(err, csvrows.ErrRowTooLong):
+		return Item{Line: cr.Start(), Skip: skipf(ReasonRowTooLong, "over %d bytes", f.maxLine)}, nil
 	case err != nil:
-		return Item{}, fmt.Errorf("%s: line %d: read: %w", f.Name, cr.line+1, err)
+		return Item{}, fmt.Errorf("%s: line %d: read: %w", f.Name, cr.Line()+1, err)
 	}
 	rec, err := cols.Record(row)
-	item := Item{Line: cr.start, GLEIF: &rec, Bytes: cr.size}
+	item := Item{Line: cr.Start(), GLEIF: &rec, Bytes: cr.Size()}
 	if err != nil {
 		var se *SkipError
 		if !errors.As(err, &se) {
-			return Item{}, fmt.Errorf("%s: line %d: %w", f.Name, cr.start, err)
+			return Item{}, fmt.Errorf("%s: line %d: %w", f.Name, cr.Start(), err)
 		}
 		item.GLEIF, item.Skip = nil, se
 	}

@@ -97,6 +97,8 @@ func TestCommandLineExitCodes(t *testing.T) {
 		{[]string{"resolve", "--query", "Name", "--resume"}, 2, "--resume needs --output FILE"},
 		{[]string{"resolve", "--query", "Name", "--delimiter", "|"}, 2, `--delimiter must be ",", ";" or "tab", got "|"`},
 		{[]string{"resolve", "--query", "Name", "--server", "127.0.0.1:8080"}, 2, "--server must be the server's base URL"},
+		{[]string{"resolve", "--query", "Name", "--max-header-bytes", "0"}, 2, "--max-field-bytes, --max-row-bytes and --max-header-bytes must be 1 or more"},
+		{[]string{"resolve", "--query", "Name", "--max-field-bytes", "2000000"}, 2, "--max-field-bytes (2000000) must not be more than --max-row-bytes (1048576)"},
 		{[]string{"resolve", "--query", "Name", "missing.csv"}, 1, "missing.csv"},
 
 		{[]string{"store"}, 2, "companydocs store check"},

@@ -22,7 +22,13 @@ columns and writes it again, each row followed by its best candidate:
 profile_id, name, court, registry_number, confidence, confidence_label,
 ordering_eligible and reasons. The clue is the --query column; property
 columns (--city, --register ...) are evidence beside it. It resolves on
-the data directory, or through --server's batch endpoint.`
+the data directory, or through --server's batch endpoint.
+
+A row longer than --max-row-bytes, or with a cell longer than
+--max-field-bytes, is not read: its line in the output has empty cells
+and, under reasons, its line number and the cap. A header line longer
+than --max-header-bytes, or a quote left open (the error names the line
+it opened on), stops the run.`
 
 // propertyColumns are the optional columns of a row that become the
 // search's properties, by flag name.
@@ -47,6 +53,7 @@ type resolveConfig struct {
 	properties                               []string // header names, in propertyColumns' order; "" unused
 	discover, resume                         bool
 	workers, batchSize                       int
+	caps                                     sheetCaps
 }
 
 // Bounds of the run's flags.
@@ -75,6 +82,12 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&c.batchSize, "batch-size", defaultBatchSize, fmt.Sprintf("rows per request with --server, 1 to %d", maxBatchSize))
 	fs.StringVar(&c.mode, "mode", resolver.ModeStandard, "standard or deep")
 	fs.BoolVar(&c.discover, "discover", false, "include discovery candidates")
+	fs.IntVar(&c.caps.field, "max-field-bytes", defaultMaxFieldBytes,
+		fmt.Sprintf("bytes of a cell (%s); a row with a longer one is refused in its own output line", sizeText(defaultMaxFieldBytes)))
+	fs.IntVar(&c.caps.row, "max-row-bytes", defaultMaxRowBytes,
+		fmt.Sprintf("bytes of a row (%s); a longer one is refused in its own output line", sizeText(defaultMaxRowBytes)))
+	fs.IntVar(&c.caps.header, "max-header-bytes", defaultMaxHeaderBytes,
+		fmt.Sprintf("bytes of the header line (%s); a longer one stops the run", sizeText(defaultMaxHeaderBytes)))
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -112,6 +125,9 @@ func (c *resolveConfig) check(rest []string) error {
 			return err
 		}
 	}
+	if err := c.caps.check(); err != nil {
+		return err
+	}
 	_, err := parseDelimiter(c.delimiter)
 	return err
 }
@@ -146,7 +162,7 @@ func openInput(rest []string, stdin *os.File) (io.ReadCloser, int64, error) {
 func (c *resolveConfig) run(ctx context.Context, in io.Reader, size int64, stdout, stderr io.Writer) error {
 	counted := &countingReader{r: in}
 	comma, _ := parseDelimiter(c.delimiter)
-	sheet, err := openSheet(counted, comma)
+	sheet, err := openSheet(counted, comma, c.caps)
 	if err != nil {
 		return err
 	}
@@ -219,7 +235,7 @@ func (c *resolveConfig) openOutput(sheet *sheetReader, stdout io.Writer) (*sheet
 		err   error
 	)
 	if c.resume {
-		f, rows, fresh, err = resumeOutput(c.output, header, sheet.comma)
+		f, rows, fresh, err = resumeOutput(c.output, header, sheet.comma, sheet.caps)
 	} else {
 		f, err = os.Create(c.output)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -210,7 +211,8 @@ func TestResolveTabsFromStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
-	c := resolveConfig{dataDir: dir, query: "Name", properties: make([]string, len(propertyColumns)), workers: 2, batchSize: defaultBatchSize, mode: resolver.ModeStandard}
+	c := resolveConfig{dataDir: dir, query: "Name", properties: make([]string, len(propertyColumns)), workers: 2, batchSize: defaultBatchSize, mode: resolver.ModeStandard,
+		caps: sheetCaps{field: defaultMaxFieldBytes, row: defaultMaxRowBytes, header: defaultMaxHeaderBytes}}
 	var out bytes.Buffer
 	if err := c.run(context.Background(), stdin, -1, &out, io.Discard); err != nil {
 		t.Fatal(err)
@@ -423,5 +425,106 @@ func TestResolveWaitsOutABusyServer(t *testing.T) {
 	_, _, line, code := runCLI(t, "resolve", "--server", proxy.URL, "--query", "Firma", "--workers", "1", "--output", out, in)
 	if code != 0 || lines(out) != 13 {
 		t.Errorf("exit %d (%q), %d lines; want exit 0 and the header with 12 rows after %d answers 503 with Retry-After", code, line, lines(out), maxUnavailableRetries+1)
+	}
+}
+
+// TestResolveCapsRefuseRows runs resolve with small caps over real rows
+// of the embedded sample: a row with a cell over --max-field-bytes and a
+// row over --max-row-bytes are written as their own lines, empty but for
+// the refusal with the line number; a cell quoted over two lines is read
+// as it is; the rows around them are resolved, in process and through a
+// server alike. A run cut after a refused
+// row resumes to the same bytes. A damaged output is refused naming its
+// line; a quote left open at the end stops the run naming its line; a
+// column the header lacks is named with at most 200 characters of the
+// header.
+func TestResolveCapsRefuseRows(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	tmp := t.TempDir()
+	rows := germanExcelRows(recs, 12, 41)
+	rows[3][0] = strings.Repeat("Ü", 51)                                      // 102 bytes: over the cell cap
+	rows[6][1], rows[6][2] = strings.Repeat("x", 99), strings.Repeat("y", 99) // cells under the cap, the row over its cap
+	rows[8][2] = "HRB 1\n(alt)"                                               // a cell on two lines
+	in := filepath.Join(tmp, "in.csv")
+	writeSheet(t, in, ',', false, rows)
+	caps := []string{"--max-field-bytes", "100", "--max-row-bytes", "200", "--max-header-bytes", "100"}
+	args := append([]string{"resolve", "--data-dir", dir, "--query", "Firma", "--city", "Ort"}, caps...)
+
+	out := filepath.Join(tmp, "out.csv")
+	if _, _, line, code := runCLI(t, append(args, "--output", out, in)...); code != 0 {
+		t.Fatalf("exit %d, %s", code, line)
+	}
+	whole, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readSheet(t, whole, ',')
+	if len(got) != len(rows) {
+		t.Fatalf("%d output rows, want %d", len(got), len(rows))
+	}
+	empty := make([]string, 3+len(resultColumns)-1)
+	for i, want := range map[int]string{
+		3: "invalid_query: Line 4 has a cell longer than 100 bytes (--max-field-bytes), so the row was not read.",
+		6: "invalid_query: Line 7 is longer than 200 bytes (--max-row-bytes), so the row was not read.",
+	} {
+		if !equalRows(got[i][:len(empty)], empty) || !strings.HasPrefix(got[i][len(empty)], want) {
+			t.Errorf("row %d: %q, want empty cells and %q", i, got[i], want)
+		}
+	}
+	for i, row := range got[1:] {
+		if i+1 != 3 && i+1 != 6 && (!equalRows(row[:3], rows[i+1]) || row[3] == "") {
+			t.Errorf("row %d: %q, want the input's cells %q resolved", i+1, row, rows[i+1])
+		}
+	}
+
+	// Through a server, in batches of 3 (two of them with a refused row,
+	// which is not sent), the file is the same.
+	s := startServer(t, dir)
+	remote, _, line, code := runCLI(t, append([]string{"resolve", "--server", s.base, "--query", "Firma", "--city", "Ort", "--batch-size", "3"}, append(caps, in)...)...)
+	if code != 0 || remote != string(whole) {
+		t.Errorf("through the server: exit %d, %s:\n%s\nin process:\n%s", code, line, remote, whole)
+	}
+
+	cut := bytes.Index(whole, []byte(`"invalid_query: Line 7`))
+	cut += bytes.IndexByte(whole[cut:], '\n') + 1
+	if err := os.WriteFile(out, whole[:cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, line, code := runCLI(t, append(args, "--output", out, "--resume", in)...); code != 0 {
+		t.Fatalf("resume: exit %d, %s", code, line)
+	}
+	if again, _ := os.ReadFile(out); !bytes.Equal(again, whole) {
+		t.Errorf("resumed after the refused row: %d bytes, want the whole run's %d", len(again), len(whole))
+	}
+
+	damaged := bytes.Replace(whole, []byte("\n"), []byte(",extra\n"), 3)  // lines 1 to 3 get a cell more
+	damaged = bytes.Replace(damaged, []byte(",extra\n"), []byte("\n"), 1) // but the header
+	if err := os.WriteFile(out, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, line, code := runCLI(t, append(args, "--output", out, "--resume", in)...); code != 2 ||
+		!strings.Contains(line, "--resume: line 2 of "+out+" has 12 cells, the header 11") {
+		t.Errorf("resume of a damaged output: exit %d, %q", code, line)
+	}
+
+	open := filepath.Join(tmp, "open.csv")
+	if err := os.WriteFile(open, []byte("Firma\n"+recs[0].Name+"\n\""+recs[1].Name+"\n"+recs[2].Name+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--query", "Firma", open); code != 1 ||
+		!strings.Contains(line, "the quote opened on line 3 is not closed: the input ends first") {
+		t.Errorf("a quote left open: exit %d, %q", code, line)
+	}
+
+	wide := filepath.Join(tmp, "wide.csv")
+	var header []string
+	for i := range 100 {
+		header = append(header, fmt.Sprintf("Spalte %02d", i))
+	}
+	writeSheet(t, wide, ',', false, [][]string{header})
+	_, _, line, code = runCLI(t, "resolve", "--data-dir", dir, "--query", "Firma", wide)
+	if code != 2 || !strings.Contains(line, `its header has "Spalte 00", "Spalte 01"`) || !strings.Contains(line, "... (100 columns in all)") ||
+		strings.Contains(line, "Spalte 23") {
+		t.Errorf("a column the header lacks: exit %d, %q; want the first 200 characters of its columns", code, line)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -15,7 +16,9 @@ import (
 
 // pipeline reads the rows of a sheet, resolves them in batches on its
 // workers and writes them in input order. At most about three batches
-// per worker are in memory at once, whatever the input's length.
+// per worker are in memory at once, whatever the input's length, and a
+// batch ends at batchSize rows or maxBatchBytes of cells, whichever
+// comes first, so long rows do not make batches large.
 type pipeline struct {
 	sheet              *sheetReader
 	cols               sheetColumns
@@ -26,18 +29,59 @@ type pipeline struct {
 	progress           *rowProgress
 }
 
+// maxBatchBytes ends a batch before batchSize rows when its cells hold
+// this many bytes.
+const maxBatchBytes = 1 << 20
+
 // rowBatch is a run of consecutive rows and, once done is closed, their
-// outcomes or the error that stops the run.
+// outcomes or the error that stops the run. A row over a cap has its
+// refusal as its outcome from the start and no search: reqs are the
+// searches of the other rows, at their positions in rows.
 type rowBatch struct {
-	rows [][]string
-	reqs []resolver.Request
-	outs []rowOutcome
-	err  error
-	done chan struct{}
+	rows  [][]string
+	outs  []rowOutcome
+	reqs  []resolver.Request
+	at    []int
+	bytes int
+	err   error
+	done  chan struct{}
 }
 
 func newRowBatch(capacity int) *rowBatch {
-	return &rowBatch{rows: make([][]string, 0, capacity), reqs: make([]resolver.Request, 0, capacity), done: make(chan struct{})}
+	return &rowBatch{rows: make([][]string, 0, capacity), outs: make([]rowOutcome, 0, capacity),
+		reqs: make([]resolver.Request, 0, capacity), at: make([]int, 0, capacity), done: make(chan struct{})}
+}
+
+// add appends a row and its search.
+func (b *rowBatch) add(row []string, req resolver.Request) {
+	b.at = append(b.at, len(b.rows))
+	b.reqs = append(b.reqs, req)
+	b.rows = append(b.rows, row)
+	b.outs = append(b.outs, rowOutcome{})
+	for _, cell := range row {
+		b.bytes += len(cell)
+	}
+}
+
+// refuse appends a row over a cap: empty cells, and its refusal.
+func (b *rowBatch) refuse(width int, r *refusedRow) {
+	b.rows = append(b.rows, make([]string, width))
+	b.outs = append(b.outs, rowOutcome{errCode: r.refusal.Code, errText: r.refusal.Message})
+}
+
+// resolve resolves the batch's searches, if it has any.
+func (b *rowBatch) resolve(ctx context.Context, res batchResolver) error {
+	if len(b.reqs) == 0 {
+		return nil
+	}
+	outs, err := res.resolve(ctx, b.reqs)
+	if err != nil {
+		return err
+	}
+	for i, out := range outs {
+		b.outs[b.at[i]] = out
+	}
+	return nil
 }
 
 func (p *pipeline) run(ctx context.Context, out *sheetWriter) error {
@@ -56,7 +100,7 @@ func (p *pipeline) run(ctx context.Context, out *sheetWriter) error {
 	for range p.workers {
 		wg.Go(func() {
 			for b := range work {
-				b.outs, b.err = p.res.resolve(ctx, b.reqs)
+				b.err = b.resolve(ctx, p.res)
 				close(b.done)
 			}
 		})
@@ -94,35 +138,41 @@ func (p *pipeline) read(ctx context.Context, ordered, work chan<- *rowBatch) {
 	b := newRowBatch(p.batchSize)
 	for {
 		row, err := p.sheet.next()
-		if err == io.EOF {
-			break
-		} else if err != nil {
+		var refused *refusedRow
+		switch {
+		case err == io.EOF:
+			if len(b.rows) > 0 {
+				send(b)
+			}
+			return
+		case errors.As(err, &refused):
+			b.refuse(len(p.sheet.header), refused)
+		case err != nil:
 			if len(b.rows) > 0 && !send(b) {
 				return
 			}
 			send(&rowBatch{err: err, done: make(chan struct{})})
 			return
+		default:
+			b.add(row, p.request(row))
 		}
-		b.rows = append(b.rows, row)
-		b.reqs = append(b.reqs, p.request(row))
-		if len(b.rows) == p.batchSize {
+		if len(b.rows) == p.batchSize || b.bytes >= maxBatchBytes {
 			if !send(b) {
 				return
 			}
 			b = newRowBatch(p.batchSize)
 		}
 	}
-	if len(b.rows) > 0 {
-		send(b)
-	}
 }
 
-// skipDone reads past the rows a resumed output holds.
+// skipDone reads past the rows a resumed output holds; a row refused
+// over a cap has its line in the output too.
 func (p *pipeline) skipDone() error {
+	var refused *refusedRow
 	for i := range p.skip {
 		if _, err := p.sheet.next(); err == io.EOF {
 			return fmt.Errorf("--resume: the output holds %d rows but the input only %d: it was written for another input", p.skip, i)
-		} else if err != nil {
+		} else if err != nil && !errors.As(err, &refused) {
 			return err
 		}
 	}

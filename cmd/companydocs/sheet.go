@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/internal/csvrows"
 )
 
 // utf8BOM starts the CSV files Excel writes as "CSV UTF-8"; without it
@@ -24,21 +27,63 @@ var resultColumns = []string{"profile_id", "name", "court", "registry_number", "
 // reasonSeparator joins a candidate's reasons into one cell.
 const reasonSeparator = " | "
 
+// sheetCaps bound what resolve holds of one row of its input, and so of
+// the output it resumes; past a cap a row is refused, not read.
+type sheetCaps struct {
+	field, row, header int // bytes
+}
+
+// The caps' defaults. A cell: 8 times the longest query in bytes (2,000
+// characters of up to 4 bytes), and an Excel cell of German text (32,767
+// characters) whole. A row: 16 cells at the cap, or a CRM export of
+// hundreds of columns. A header: Excel's 16,384 columns with names of 16
+// bytes. Each is a flag; raising them raises the worst case (docs/resolve.md).
+const (
+	defaultMaxFieldBytes  = 64 << 10
+	defaultMaxRowBytes    = 1 << 20
+	defaultMaxHeaderBytes = 256 << 10
+)
+
+// resultCellsRoom is what the result columns add to a row of the output
+// at most: a profile id, a name of at most 16 KiB (the ingest's cap), a
+// court, a number, and the reasons.
+const resultCellsRoom = 64 << 10
+
+// check is the usage check of the caps' flags.
+func (c sheetCaps) check() error {
+	switch {
+	case c.field < 1 || c.row < 1 || c.header < 1:
+		return fmt.Errorf("--max-field-bytes, --max-row-bytes and --max-header-bytes must be 1 or more: %w", errUsage)
+	case c.field > c.row:
+		return fmt.Errorf("--max-field-bytes (%d) must not be more than --max-row-bytes (%d): %w", c.field, c.row, errUsage)
+	}
+	return nil
+}
+
+// output are the caps of an output this command wrote with caps c: a
+// cell as long as the input's or a result cell; a row and header up to
+// twice the input's (every quote of a cell written twice, and quotes
+// around each) and the result columns.
+func (c sheetCaps) output() sheetCaps {
+	return sheetCaps{field: max(c.field, resultCellsRoom), row: 2*c.row + resultCellsRoom, header: 2*c.header + resultCellsRoom}
+}
+
 // sheetReader reads the rows of a CSV or TSV file one at a time, after its
 // header line.
 type sheetReader struct {
-	csv    *csv.Reader
+	rows   *csvrows.Reader
 	header []string
 	comma  rune
 	bom    bool
+	caps   sheetCaps
 }
 
 // openSheet reads the header of r. comma 0 detects the delimiter from
 // the header line: the most frequent of comma, semicolon and tab outside
 // quotes (German Excel writes semicolons).
-func openSheet(r io.Reader, comma rune) (*sheetReader, error) {
+func openSheet(r io.Reader, comma rune, caps sheetCaps) (*sheetReader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	s := &sheetReader{comma: comma}
+	s := &sheetReader{comma: comma, caps: caps}
 	if head, _ := br.Peek(len(utf8BOM)); string(head) == utf8BOM {
 		s.bom = true
 		br.Discard(len(utf8BOM))
@@ -46,21 +91,57 @@ func openSheet(r io.Reader, comma rune) (*sheetReader, error) {
 	if s.comma == 0 {
 		s.comma = detectDelimiter(firstLine(br))
 	}
-	s.csv = csv.NewReader(br)
-	s.csv.Comma = s.comma
-	s.csv.FieldsPerRecord = -1 // a short row's missing cells are empty
-	s.csv.LazyQuotes = true
-	header, err := s.csv.Read()
-	if err == io.EOF {
+	s.rows = newRowReader(br, s.comma, caps)
+	header, err := s.rows.Read()
+	switch {
+	case err == io.EOF:
 		return nil, fmt.Errorf("the input is empty: it needs a header line naming its columns: %w", errUsage)
-	} else if err != nil {
+	case isOverCap(err):
+		return nil, fmt.Errorf("the header line is longer than %s (--max-header-bytes): it should name the columns; if it does, raise the cap: %w",
+			sizeText(caps.header), errUsage)
+	case err != nil:
 		return nil, fmt.Errorf("reading the header line: %w", err)
 	}
+	s.header = make([]string, len(header))
 	for i := range header {
-		header[i] = strings.TrimSpace(header[i])
+		s.header[i] = strings.TrimSpace(header[i])
 	}
-	s.header = header
+	s.rows.SetLimits(caps.row, caps.field)
 	return s, nil
+}
+
+// newRowReader reads rows with the caps, the header's first: a quote left
+// open is an error, never a cell that swallows the rows after it.
+func newRowReader(br *bufio.Reader, comma rune, caps sheetCaps) *csvrows.Reader {
+	return csvrows.New(br, csvrows.Options{Comma: byte(comma), MaxRow: caps.header, MaxField: min(caps.field, caps.header), CheckQuotes: true})
+}
+
+func isOverCap(err error) bool {
+	return errors.Is(err, csvrows.ErrRowTooLong) || errors.Is(err, csvrows.ErrFieldTooLong)
+}
+
+// sizeText writes a cap as people read it: "64 KiB", "1 MiB", "1000 bytes".
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// maxQuotedInput is how much of the input an error message quotes.
+const maxQuotedInput = 200
+
+// quoteInput quotes text of the input for an error message, cut to
+// maxQuotedInput characters.
+func quoteInput(s string) string {
+	if utf8.RuneCountInString(s) <= maxQuotedInput {
+		return strconv.Quote(s)
+	}
+	r := []rune(s)
+	return strconv.Quote(string(r[:maxQuotedInput])) + "..."
 }
 
 // firstLine returns the first line of br without consuming it (up to
@@ -124,34 +205,59 @@ func (s *sheetReader) column(name string) (int, bool) {
 	return 0, false
 }
 
-// unknownColumn is the usage error for a column the header lacks.
+// unknownColumn is the usage error for a column the header lacks; it
+// names the header's columns, up to maxQuotedInput characters of them.
 func (s *sheetReader) unknownColumn(flagName, name string) error {
-	quoted := make([]string, len(s.header))
+	var list strings.Builder
+	used := 0
 	for i, h := range s.header {
-		quoted[i] = strconv.Quote(h)
+		if used += utf8.RuneCountInString(h); used > maxQuotedInput {
+			fmt.Fprintf(&list, "... (%d columns in all)", len(s.header))
+			break
+		} else if i > 0 {
+			list.WriteString(", ")
+		}
+		list.WriteString(strconv.Quote(h))
 	}
-	return fmt.Errorf("--%s %q is not a column of the input; its header has %s: %w",
-		flagName, name, strings.Join(quoted, ", "), errUsage)
+	return fmt.Errorf("--%s %s is not a column of the input; its header has %s: %w",
+		flagName, quoteInput(name), list.String(), errUsage)
 }
+
+// refusedRow is a row over a cap: it is not read, and the run writes its
+// refusal as the row's outcome and goes on.
+type refusedRow struct{ refusal *companydocs.Error }
+
+func (e *refusedRow) Error() string { return e.refusal.Message }
 
 // next returns the next row, as wide as the header: a short row is
 // padded with empty cells, empty cells beyond the header are dropped.
+// A row over a cap is a *refusedRow error; a quote left open stops the
+// run.
 func (s *sheetReader) next() ([]string, error) {
-	row, err := s.csv.Read()
-	if err != nil {
+	fields, err := s.rows.Read()
+	var open *csvrows.QuoteError
+	switch {
+	case errors.Is(err, csvrows.ErrRowTooLong):
+		return nil, &refusedRow{companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.sheet_row_too_long",
+			companydocs.Args{"line": s.rows.Start(), "max": sizeText(s.caps.row)})}
+	case errors.Is(err, csvrows.ErrFieldTooLong):
+		return nil, &refusedRow{companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.sheet_cell_too_long",
+			companydocs.Args{"line": s.rows.Start(), "max": sizeText(s.caps.field)})}
+	case errors.As(err, &open):
+		return nil, fmt.Errorf("%w: no row from line %d on was resolved; close the quote (a quote inside a cell is written twice: \"\"), "+
+			"then run again, with --output FILE --resume to keep the rows written", err, open.Line)
+	case err != nil:
 		return nil, err
 	}
-	for len(row) > len(s.header) && strings.TrimSpace(row[len(row)-1]) == "" {
-		row = row[:len(row)-1]
+	for len(fields) > len(s.header) && strings.TrimSpace(fields[len(fields)-1]) == "" {
+		fields = fields[:len(fields)-1]
 	}
-	if len(row) > len(s.header) {
-		line, _ := s.csv.FieldPos(0)
+	if len(fields) > len(s.header) {
 		return nil, fmt.Errorf("line %d has %d cells but the header has %d: quote a cell that holds the delimiter %q",
-			line, len(row), len(s.header), s.comma)
+			s.rows.Start(), len(fields), len(s.header), s.comma)
 	}
-	for len(row) < len(s.header) {
-		row = append(row, "")
-	}
+	row := make([]string, len(s.header)) // the reader's fields are valid until its next read
+	copy(row, fields)
 	return row, nil
 }
 
@@ -216,13 +322,14 @@ func (o rowOutcome) cells() []string {
 // resumeOutput opens an output file to append to: it counts the complete
 // rows written before, cuts a torn last row (the process was killed in
 // the middle of a write) and checks that the header is the one this run
-// writes. A missing or empty file starts afresh (rows 0, fresh true).
-func resumeOutput(path string, header []string, comma rune) (f *os.File, rows int, fresh bool, err error) {
+// writes and that no row before the last is damaged. A missing or empty
+// file starts afresh (rows 0, fresh true).
+func resumeOutput(path string, header []string, comma rune, caps sheetCaps) (f *os.File, rows int, fresh bool, err error) {
 	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, 0, false, err
 	}
-	rows, end, err := completeRows(f, header, comma)
+	rows, end, err := completeRows(f, header, comma, caps)
 	if err == nil {
 		err = f.Truncate(end)
 	}
@@ -238,8 +345,13 @@ func resumeOutput(path string, header []string, comma rune) (f *os.File, rows in
 
 // completeRows counts the data rows of f that end in a line break and
 // returns the offset after the last of them; 0 when not even the header
-// is whole.
-func completeRows(f *os.File, header []string, comma rune) (rows int, end int64, err error) {
+// is whole. It reads with the caps of an output (sheetCaps.output), so a
+// row of any length costs no more memory than a row at the cap. Only the
+// last row may be torn: one that ends the file before its line break, or
+// inside a quoted cell. A row before it that this command does not write
+// (another number of cells than the header, over a cap, a quote that
+// closes nothing) is damage, and the file is refused naming its line.
+func completeRows(f *os.File, header []string, comma rune, caps sheetCaps) (rows int, end int64, err error) {
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil || size == 0 {
 		return 0, 0, err
@@ -247,33 +359,54 @@ func completeRows(f *os.File, header []string, comma rune) (rows int, end int64,
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return 0, 0, err
 	}
-	r := csv.NewReader(bufio.NewReaderSize(f, 64<<10))
-	r.Comma = comma
-	r.FieldsPerRecord = -1
-	whole := func() bool { return r.InputOffset() < size || endsInNewline(f, size) }
+	out := caps.output()
+	r := newRowReader(bufio.NewReaderSize(f, 64<<10), comma, out)
+	whole := func() bool { return r.Offset() < size || endsInNewline(f, size) }
 	got, err := r.Read()
 	if err != nil || !equalRows(got, header) {
-		return 0, 0, fmt.Errorf("--resume: %s was not written by this command from this input (its first line is not %q); "+
-			"remove it or choose another --output: %w", f.Name(), strings.Join(header, string(comma)), errUsage)
+		return 0, 0, fmt.Errorf("--resume: %s was not written by this command from this input (its first line is not %s); "+
+			"remove it or choose another --output: %w", f.Name(), quoteInput(strings.Join(header, string(comma))), errUsage)
 	}
 	if !whole() {
 		return 0, 0, nil
 	}
-	end = r.InputOffset()
+	r.SetLimits(out.row, out.field)
+	end = r.Offset()
 	for {
-		// A torn row ends the file before its line break or before its
-		// last cell (no cell this command writes holds a line break).
 		row, err := r.Read()
-		if err != nil || !whole() || len(row) != len(header) {
-			break
+		var open *csvrows.QuoteError
+		switch {
+		case err == io.EOF, errors.As(err, &open) && open.AtEnd:
+			return rows, end, nil
+		case err != nil:
+			return 0, 0, damagedOutput(f.Name(), r.Start(), err, out)
+		case !whole():
+			return rows, end, nil
+		case len(row) != len(header):
+			return 0, 0, damagedOutput(f.Name(), r.Start(), fmt.Errorf("has %d cells, the header %d", len(row), len(header)), out)
 		}
-		rows, end = rows+1, r.InputOffset()
+		rows, end = rows+1, r.Offset()
 	}
-	return rows, end, nil
 }
 
-// oneLine keeps a written cell on one line, which resume relies on to
-// tell a torn row from a whole one.
+// damagedOutput is the refusal of an output with a damaged row at line.
+func damagedOutput(name string, line int, why error, caps sheetCaps) error {
+	var open *csvrows.QuoteError
+	what := why.Error()
+	switch {
+	case errors.Is(why, csvrows.ErrRowTooLong):
+		what = "is longer than " + sizeText(caps.row)
+	case errors.Is(why, csvrows.ErrFieldTooLong):
+		what = "has a cell longer than " + sizeText(caps.field)
+	case errors.As(why, &open):
+		line, what = open.Line, "holds a quote that is not closed ("+open.How+")"
+	}
+	return fmt.Errorf("--resume: line %d of %s %s: this command did not write it so, the file is damaged or another's; "+
+		"remove it or choose another --output: %w", line, name, what, errUsage)
+}
+
+// oneLine keeps a result cell on one line: a reason or a refusal reads
+// as one line in a terminal and in a spreadsheet.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
