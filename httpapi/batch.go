@@ -3,8 +3,8 @@ package httpapi
 import (
 	"bufio"
 	"context"
-	"strings"
 	"errors"
+	"strings"
 	"sync"
 
 	"companydocs"

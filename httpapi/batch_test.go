@@ -308,3 +308,10 @@ func TestSearchBatchesShareTheCores(t *testing.T) {
 		t.Errorf("a batch after the others ended: %d", status)
 	}
 }
+
+// count is the number of slots held in all.
+func (s *slots[K]) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}

@@ -52,10 +52,3 @@ func (s *slots[K]) counted() {
 		s.onCount(s.held)
 	}
 }
-
-// count is the number of slots held in all.
-func (s *slots[K]) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.held
-}

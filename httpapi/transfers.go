@@ -133,7 +133,3 @@ type bodyKey struct{}
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
-
-func isUpload(c *fiber.Ctx) bool {
-	return c.Method() == fiber.MethodPut && uploadPath.MatchString(c.Path())
-}
