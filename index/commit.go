@@ -61,8 +61,7 @@ func (b *Builder) commit(meta Meta) (Meta, error) {
 	if err := verifyGeneration(b.dir, m); err != nil {
 		return Meta{}, err
 	}
-	final := filepath.Join(indexDir(b.dataDir), name)
-	if err := b.publish(final, name); err != nil {
+	if err := b.publish(name); err != nil {
 		return Meta{}, err
 	}
 	b.opts.Logger.Info("index generation published", "generation", name,
@@ -402,24 +401,39 @@ func waitPersisted(s *scorch.Scorch) error {
 }
 
 // publish renames the build directory to its final name and points CURRENT
-// at it, with PUBLISHING naming it meanwhile (see sweepOrphan).
-func (b *Builder) publish(final, name string) error {
-	if err := writeNameFile(b.dataDir, publishingName, name); err != nil {
-		return err
+// at it (publishDir).
+func (b *Builder) publish(name string) error {
+	err := publishDir(b.dataDir, b.dir, name)
+	if err == nil || !errors.Is(err, errNotRenamed) {
+		b.dir = ""
 	}
-	if err := os.Rename(b.dir, final); err != nil {
-		return errors.Join(fmt.Errorf("rename generation: %w", err), removePublishing(b.dataDir))
+	return err
+}
+
+// errNotRenamed marks a publishDir that failed before the directory was
+// renamed: it is still where it was.
+var errNotRenamed = errors.New("generation not renamed")
+
+// publishDir renames the finished generation in dir to index/name and
+// points CURRENT at it, with PUBLISHING naming it meanwhile (see
+// sweepOrphan). The caller holds the build lock.
+func publishDir(dataDir, dir, name string) error {
+	final := filepath.Join(indexDir(dataDir), name)
+	if err := writeNameFile(dataDir, publishingName, name); err != nil {
+		return errors.Join(errNotRenamed, err)
 	}
-	b.dir = ""
-	if err := syncDir(indexDir(b.dataDir)); err != nil {
+	if err := os.Rename(dir, final); err != nil {
+		return errors.Join(errNotRenamed, fmt.Errorf("rename generation: %w", err), removePublishing(dataDir))
+	}
+	if err := syncDir(indexDir(dataDir)); err != nil {
 		os.RemoveAll(final)
 		return err
 	}
-	if err := writeCurrent(b.dataDir, name); err != nil {
+	if err := writeCurrent(dataDir, name); err != nil {
 		os.RemoveAll(final)
 		return err
 	}
-	return removePublishing(b.dataDir)
+	return removePublishing(dataDir)
 }
 
 // verifyGeneration opens the finished generation as a server would (Open:

@@ -1,0 +1,96 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// A node that follows published generations (cmd/companydocs, "publish
+// and follow") downloads a generation's files into index/.download-NAME
+// (DownloadDir), where a killed download is continued, and then installs
+// it (Install): checked as a build is before it is published, renamed to
+// index/NAME and pointed at by CURRENT, so that Live swaps it in as it
+// swaps a local ingest's. A partial or damaged download is never renamed.
+
+// downloadPrefix marks the directories downloads are written to.
+const downloadPrefix = ".download-"
+
+// DownloadDir returns the directory the generation name is downloaded
+// into, made if missing.
+func DownloadDir(dataDir, name string) (string, error) {
+	if !validGenerationName(name) {
+		return "", fmt.Errorf("%q is not a generation name", name)
+	}
+	dir := filepath.Join(indexDir(dataDir), downloadPrefix+name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create download dir: %w", err)
+	}
+	return dir, nil
+}
+
+// HasGeneration reports whether the data directory holds the published
+// generation name.
+func HasGeneration(dataDir, name string) bool {
+	if !validGenerationName(name) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(indexDir(dataDir), name, metaName))
+	return err == nil
+}
+
+// Install publishes the downloaded generation in dir (a DownloadDir):
+// under the build lock (ErrBuildInProgress while an ingest builds), it
+// checks every file against meta.json and opens the generation as a
+// server would (verifyGeneration), renames it to its name and points
+// CURRENT at it, then removes the generations beyond the newest keep and
+// the downloads of other generations. A generation that fails the check
+// is refused (a RejectError) and dir is left as it is.
+func Install(dataDir, dir string, keep int) (Meta, error) {
+	lock, ok, err := lockFile(filepath.Join(indexDir(dataDir), lockName), syscall.LOCK_EX)
+	if err != nil {
+		return Meta{}, err
+	} else if !ok {
+		return Meta{}, ErrBuildInProgress
+	}
+	defer lock.Close()
+	m, err := ReadMeta(dir)
+	if err != nil {
+		return Meta{}, reject(RejectMeta, "downloaded generation: %w", err)
+	}
+	if !validGenerationName(m.ID) || filepath.Base(dir) != downloadPrefix+m.ID {
+		return Meta{}, reject(RejectMeta, "the generation downloaded into %s calls itself %q", filepath.Base(dir), m.ID)
+	}
+	if _, err := sweepOrphan(dataDir); err != nil {
+		return Meta{}, err
+	}
+	if err := verifyGeneration(dir, m); err != nil {
+		return Meta{}, err
+	}
+	if err := publishDir(dataDir, dir, m.ID); err != nil {
+		return Meta{}, err
+	}
+	if _, err := prune(dataDir, max(keep, 1)); err != nil {
+		return m, err
+	}
+	return m, removeDownloads(dataDir, m.ID)
+}
+
+// removeDownloads deletes the download directories of generations other
+// than keep (a download the publisher gave up for a newer one).
+func removeDownloads(dataDir, keep string) error {
+	entries, err := os.ReadDir(indexDir(dataDir))
+	if err != nil {
+		return fmt.Errorf("list index dir: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), downloadPrefix) && e.Name() != downloadPrefix+keep {
+			errs = append(errs, os.RemoveAll(filepath.Join(indexDir(dataDir), e.Name())))
+		}
+	}
+	return errors.Join(errs...)
+}
