@@ -1,0 +1,66 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestPublicationsBecomeVisibleWhenComplete: a publication being uploaded
+// is recorded but not live; completing it makes it the newest live one
+// for every node on the database at once; beginning a live one again
+// changes nothing, completing it again is refused; a killed publish run
+// again starts over with its new manifest.
+func TestPublicationsBecomeVisibleWhenComplete(t *testing.T) {
+	ctx := context.Background()
+	nodes := openNodes(t, newDatabase(t), 2)
+	a := Publication{Name: "gen-20261128T060000.000Z-aaaaaa", Manifest: []byte(`[{"path":"meta.json","size":10}]`), Bytes: 10, Profiles: 3}
+	if err := nodes[0].BeginPublication(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := nodes[1].NewestLive(ctx); err != nil || p != nil {
+		t.Fatalf("while uploading: newest live %+v, %v; want none", p, err)
+	}
+	a.Manifest, a.Bytes = []byte(`[{"path":"meta.json","size":11}]`), 11
+	if err := nodes[0].BeginPublication(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes[0].CompletePublication(ctx, a.Name); err != nil {
+		t.Fatal(err)
+	}
+	p, err := nodes[1].NewestLive(ctx)
+	if err != nil || p == nil || p.Name != a.Name || p.Bytes != 11 || string(p.Manifest) != `[{"path": "meta.json", "size": 11}]` || p.PublishedAt.IsZero() {
+		t.Fatalf("after completing: %+v, %v; want %s with the manifest of its second try", p, err, a.Name)
+	}
+	if err := nodes[1].CompletePublication(ctx, a.Name); !errors.Is(err, ErrNotUploading) {
+		t.Errorf("completing a live publication again: %v, want ErrNotUploading", err)
+	}
+	b := Publication{Name: "gen-20261128T070000.000Z-bbbbbb", Manifest: []byte(`[]`)}
+	if err := nodes[1].BeginPublication(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := nodes[0].NewestLive(ctx); p == nil || p.Name != a.Name {
+		t.Errorf("a newer publication still uploading: newest live %+v, want %s", p, a.Name)
+	}
+	all, err := nodes[0].Publications(ctx)
+	if err != nil || len(all) != 2 || all[0].Name != b.Name || all[0].State != PublicationUploading || !all[0].PublishedAt.IsZero() {
+		t.Errorf("publications %+v, %v; want b uploading, then a", all, err)
+	}
+}
+
+// TestNodesReportWhatTheyServe: a node's heartbeat replaces its last one.
+func TestNodesReportWhatTheyServe(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpen(t, Options{})
+	started := time.Now().UTC().Truncate(time.Second)
+	for _, n := range []IndexNode{{Node: "b", Generation: "", StartedAt: started}, {Node: "a", Generation: "gen-1", Behind: 1, StartedAt: started}, {Node: "b", Generation: "gen-2", StartedAt: started}} {
+		if err := db.Heartbeat(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes, err := db.IndexNodes(ctx)
+	if err != nil || len(nodes) != 2 || nodes[0].Node != "a" || nodes[0].Behind != 1 || nodes[1].Generation != "gen-2" || !nodes[1].StartedAt.Equal(started) || nodes[1].HeartbeatAt.IsZero() {
+		t.Fatalf("nodes %+v, %v", nodes, err)
+	}
+}
