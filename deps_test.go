@@ -30,6 +30,7 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/postgres", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/reconcile", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
+		{"companydocs/objectstore", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "github.com/jackc/", "go.etcd.io/"}},
 		// the binary links no test or benchmark support
 		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock"}},
 	}
@@ -71,4 +72,21 @@ func allowed(pkg, dep string) bool {
 		return true
 	}
 	return false
+}
+
+// TestObjectStoreOwnsBlob keeps gocloud.dev in objectstore: no other
+// package of the binary imports it (its tests may, for a fileblob bucket).
+func TestObjectStoreOwnsBlob(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, "gocloud.dev/") && pkg != "companydocs/objectstore" {
+				t.Errorf("%s imports %s: only objectstore may", pkg, imp)
+			}
+		}
+	}
 }

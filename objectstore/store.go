@@ -1,0 +1,180 @@
+package objectstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/fileblob" // file:// URLs: a shared directory
+	_ "gocloud.dev/blob/s3blob"   // s3:// URLs: S3 and S3-compatible stores
+	"gocloud.dev/gcerrors"
+)
+
+// Store is a bucket (or a prefix of one) holding published generations,
+// each under "<name>/".
+type Store struct {
+	bucket *blob.Bucket
+	// idle bounds every request and every pause of a transfer: a store
+	// that accepts a connection and then says nothing would otherwise hold
+	// a caller without a deadline forever.
+	idle time.Duration
+}
+
+// defaultIdle is Store.idle: long enough for a slow link to move one copy
+// buffer, short enough that a stalled publish fails within minutes.
+const defaultIdle = 2 * time.Minute
+
+// File is one file of a generation: its path relative to the generation
+// (slash-separated), size and SHA-256 (hex).
+type File struct {
+	Path   string
+	Size   int64
+	SHA256 string
+}
+
+// Open opens the store at url with blob.OpenBucket: "file:///dir?..." or
+// "s3://bucket?endpoint=...&region=...&use_path_style=true" (a "prefix"
+// parameter narrows it to a prefix of the bucket). Credentials come from
+// the environment (AWS_ACCESS_KEY_ID ...), never from the URL: a URL with
+// user information is refused, so that no error can echo a secret.
+func Open(ctx context.Context, url string) (*Store, error) {
+	if err := checkURL(url); err != nil {
+		return nil, fmt.Errorf("open object store: %w", err)
+	}
+	b, err := blob.OpenBucket(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("open object store: %w", err)
+	}
+	return &Store{bucket: b, idle: defaultIdle}, nil
+}
+
+// checkURL refuses what OpenBucket would echo back in its error with a
+// secret in it, and names the problem without repeating the URL: url.Parse
+// quotes the whole URL in its errors.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("the URL does not parse (want file:///dir or s3://bucket?...)")
+	}
+	if u.User != nil {
+		return errors.New("the URL carries user information: give credentials in the environment, not in the URL")
+	}
+	switch u.Scheme {
+	case "file", "s3":
+		return nil
+	case "":
+		return errors.New("the URL has no scheme (want file:// or s3://)")
+	}
+	return errors.New("the URL's scheme is neither file nor s3")
+}
+
+// Close closes the bucket.
+func (s *Store) Close() error {
+	if err := s.bucket.Close(); err != nil {
+		return fmt.Errorf("close object store: %w", err)
+	}
+	return nil
+}
+
+// Names lists the generations that have objects: the first path element of
+// every key that has one (objects at the top level are not generations).
+func (s *Store) Names(ctx context.Context) ([]string, error) {
+	it := s.bucket.List(&blob.ListOptions{Delimiter: "/"})
+	var names []string
+	for {
+		obj, err := s.next(ctx, it)
+		if errors.Is(err, errDone) {
+			return names, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("list generations: %w", err)
+		}
+		if obj.IsDir {
+			names = append(names, strings.TrimSuffix(obj.Key, "/"))
+		}
+	}
+}
+
+// Delete removes every object under name/.
+func (s *Store) Delete(ctx context.Context, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	it := s.bucket.List(&blob.ListOptions{Prefix: name + "/"})
+	for {
+		obj, err := s.next(ctx, it)
+		if errors.Is(err, errDone) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("delete generation %s: list: %w", name, err)
+		}
+		rctx, cancel := context.WithTimeout(ctx, s.idle)
+		err = s.bucket.Delete(rctx, obj.Key)
+		cancel()
+		if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			return fmt.Errorf("delete generation %s: object %s: %w", name, obj.Key, err)
+		}
+	}
+}
+
+var errDone = errors.New("no more objects")
+
+// next returns the next object of a listing, or errDone; each page
+// request is bounded by s.idle.
+func (s *Store) next(ctx context.Context, it *blob.ListIterator) (*blob.ListObject, error) {
+	rctx, cancel := context.WithTimeout(ctx, s.idle)
+	defer cancel()
+	obj, err := it.Next(rctx)
+	if errors.Is(err, io.EOF) {
+		return nil, errDone
+	}
+	return obj, err
+}
+
+// checkName refuses a generation name that is not one path element.
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		return fmt.Errorf("generation name %q is not a single path element", name)
+	}
+	return nil
+}
+
+// checkFiles refuses a list with a path that could leave the generation's
+// directory (a hostile or broken manifest) or that names two objects the
+// same way, and a list where one file's path is another's partial file.
+func checkFiles(files []File) error {
+	seen := make(map[string]bool, len(files))
+	for _, f := range files {
+		if err := checkPath(f.Path); err != nil {
+			return err
+		}
+		if f.Size < 0 {
+			return fmt.Errorf("file %s: negative size %d", f.Path, f.Size)
+		}
+		seen[f.Path] = true
+	}
+	for _, f := range files {
+		if seen[f.Path+partSuffix] {
+			return fmt.Errorf("file %s: its partial file would be %s, which is listed too", f.Path, f.Path+partSuffix)
+		}
+	}
+	return nil
+}
+
+// checkPath accepts a clean, slash-separated path local to the generation
+// that names a file in it ("." is the generation itself). A clean path is
+// also required so that a file has one object key.
+func checkPath(p string) error {
+	if p == "." || !filepath.IsLocal(filepath.FromSlash(p)) || path.Clean(p) != p || strings.Contains(p, `\`) {
+		return fmt.Errorf("file path %q is not a clean path inside the generation", p)
+	}
+	return nil
+}
+
+func objectKey(name, p string) string { return name + "/" + p }
