@@ -94,3 +94,10 @@ func removeDownloads(dataDir, keep string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// MetaFile is the name of a generation's meta.json, which lists its other
+// files with their sizes and SHA-256.
+const MetaFile = metaName
+
+// FileChecksum returns the size and SHA-256 (hex) of the file at path.
+func FileChecksum(path string) (int64, string, error) { return hashFile(path) }

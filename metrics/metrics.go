@@ -57,7 +57,8 @@ type Registry struct {
 	transfersInFlight *prometheus.GaugeVec
 	transfersRefused  *prometheus.CounterVec
 
-	watch watchCollectors
+	watch  watchCollectors
+	follow followCollectors
 
 	buildInfo *prometheus.GaugeVec
 }
@@ -85,6 +86,7 @@ func New() *Registry {
 	m.registerIngest()
 	m.registerTransfers()
 	m.registerWatches()
+	m.registerFollow()
 	m.buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info",
 		Help: "The build being served (value 1): module version, VCS revision and Go release as labels.",

@@ -91,6 +91,17 @@ func (fs *flagSet) Int(p *int, name string, def int, usage string) {
 	fs.IntVar(p, name, def, usage+" (env "+envName(name)+")")
 }
 
+func (fs *flagSet) Int64(p *int64, name string, def int64, usage string) {
+	if v, ok := fs.env(name); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		fs.note(name, v, err)
+		if err == nil {
+			def = n
+		}
+	}
+	fs.Int64Var(p, name, def, usage+" (env "+envName(name)+")")
+}
+
 func (fs *flagSet) Float(p *float64, name string, def float64, usage string) {
 	if v, ok := fs.env(name); ok {
 		f, err := strconv.ParseFloat(v, 64)
@@ -184,6 +195,7 @@ func (c *Config) Validate() error {
 		bad("webhook-workers", "must be 1 or more, got %d", c.WebhookWorkers)
 	}
 	c.validateStore(bad)
+	c.validateFollow(bad)
 	if c.StoreCheckTimeout <= 0 {
 		bad("store-check-timeout", "must be longer than 0 (use --skip-store-check to skip the check), got %s", c.StoreCheckTimeout)
 	}

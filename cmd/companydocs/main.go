@@ -1,8 +1,8 @@
 // Command companydocs resolves German companies from any clue and orders
 // official register documents for verified company profiles.
 //
-// Subcommands: serve, ingest, accounts, store, search, resolve, version. Run
-// "companydocs help".
+// Subcommands: serve, ingest, accounts, store, publish, nodes, search,
+// resolve, version. Run "companydocs help".
 package main
 
 import (
@@ -26,6 +26,8 @@ Usage:
   companydocs store backup --to FILE [--data-dir D]  write a checked, consistent copy of orders.db (also while a server runs)
   companydocs store check --store postgres://...     check the PostgreSQL store
   companydocs store migrate --from FILE --to postgres://...  copy an orders.db into PostgreSQL and verify the copy
+  companydocs publish  --index-source URL --store postgres://...  upload an index generation for the nodes that follow (serve --index-source)
+  companydocs nodes    --store postgres://...             list the published generations and which node serves which
   companydocs search   [flags] QUERY      print the candidates for a query
   companydocs resolve  --query COLUMN [flags] [FILE]  resolve every row of a CSV or TSV file (or stdin)
   companydocs version                     print the version and VCS revision (also --version)
@@ -104,6 +106,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runResolve(ctx, args, stdout, stderr)
 	case "store":
 		return runStore(ctx, args, stdout, stderr)
+	case "publish":
+		return runPublish(ctx, args, stdout, stderr)
+	case "nodes":
+		return runNodes(ctx, args, stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(args, stdout, stderr)
 	case "help", "-h", "--help":

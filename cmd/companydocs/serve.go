@@ -71,6 +71,15 @@ type Config struct {
 	Store                 string
 	StorePoolSize         int
 	StoreStatementTimeout time.Duration
+	// IndexSource is the object store the node follows published
+	// generations from (a gocloud.dev blob URL: s3://... or file:///...);
+	// it needs Store on PostgreSQL, the metastore. DownloadRate bounds
+	// its downloads in bytes a second (0: unbounded), FollowInterval is
+	// how often it asks the metastore, NodeName how it reports itself.
+	IndexSource    string
+	DownloadRate   int64
+	FollowInterval time.Duration
+	NodeName       string
 	// Webhook delivery (see package webhook): the SSRF relaxations for
 	// tests and closed networks, and the timing.
 	WebhookAllowHTTP    bool
@@ -121,6 +130,9 @@ type Main struct {
 	// dispatcher is read by the transition hook, which may run before
 	// the dispatcher exists (the demo account) and from any goroutine.
 	dispatcher atomic.Pointer[webhook.Dispatcher]
+	// follower keeps the data directory on the newest published
+	// generation (--index-source); nil otherwise.
+	follower *follower
 }
 
 // NewMain returns a Main with the default configuration.
@@ -165,6 +177,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Duration(&c.StoreCheckTimeout, "store-check-timeout", bbolt.DefaultCheckTimeout, "how long the check of orders.db at start may take before the start is refused")
 	fs.Bool(&c.SkipStoreCheck, "skip-store-check", false, "skip the page-by-page check of orders.db at start (for very large files; its size and meta pages are still checked)")
 	storeFlags(fs, c)
+	followFlags(fs, c)
 	fs.Bool(&c.WebhookAllowHTTP, "webhook-allow-http", false, "accept http:// webhook URLs (bodies and signatures travel in clear); for tests and closed networks")
 	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", false, "accept webhook hosts on loopback, private, link-local and other non-public addresses, so that accounts can make the server call into its own network; for tests and closed networks")
 	fs.Duration(&c.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "time limit of one webhook delivery attempt")
@@ -194,7 +207,15 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := m.ensureGeneration(ctx); err != nil {
+	var store ordering.Store
+	if m.Config.IndexSource != "" {
+		if store, err = m.openOrderStore(ctx); err != nil {
+			return err
+		}
+		if err := m.startFollowing(ctx); err != nil {
+			return err
+		}
+	} else if err := m.ensureGeneration(ctx); err != nil {
 		return err
 	}
 	m.Live, err = index.OpenLive(m.Config.DataDir, index.LiveOptions{PollInterval: m.Config.PollInterval, Logger: m.Logger,
@@ -204,8 +225,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Metrics.SetGeneration(m.Live.Current())
 	m.observeChanges(m.Live.Meta())
-	store, err := m.openOrderStore(ctx)
-	if err != nil {
+	if m.follower != nil {
+		m.follower.start()
+	} else if store, err = m.openOrderStore(ctx); err != nil {
 		return err
 	}
 	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
@@ -309,6 +331,10 @@ func (m *Main) Close() error {
 	}
 	if w := m.watcher.Load(); w != nil {
 		w.Close()
+	}
+	if m.follower != nil {
+		m.follower.stop()
+		errs = append(errs, m.follower.objects.Close())
 	}
 	if m.Webhooks != nil {
 		errs = append(errs, m.Webhooks.Close())

@@ -1,0 +1,78 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// followCollectors are the collectors of a node that follows published
+// generations: how far behind the newest it is, what it downloaded, and
+// when the metastore or the object store failed it.
+type followCollectors struct {
+	behind     prometheus.Gauge
+	downloaded prometheus.Counter
+	installs   prometheus.Counter
+	failures   *prometheus.CounterVec
+}
+
+// Steps of following that can fail, the label of follow_failures_total.
+const (
+	FollowMetastore = "metastore"
+	FollowDownload  = "download"
+	FollowInstall   = "install"
+	FollowHeartbeat = "heartbeat"
+)
+
+func (m *Registry) registerFollow() {
+	f := &m.follow
+	f.behind = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "index_generations_behind",
+		Help: "Published generations newer than the one this node serves (0: it serves the newest; it keeps serving and stays ready while behind).",
+	})
+	f.downloaded = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: namespace, Name: "index_download_bytes_total",
+		Help: "Bytes of published generations this node downloaded from the object store.",
+	})
+	f.installs = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: namespace, Name: "index_installs_total",
+		Help: "Published generations this node downloaded, verified and installed.",
+	})
+	f.failures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "index_follow_failures_total",
+		Help: "Failed steps of following published generations, by step: metastore (reading the published generations), download (the object store down, slow, or an object damaged), install (a downloaded generation refused), heartbeat.",
+	}, []string{"step"})
+	for _, s := range []string{FollowMetastore, FollowDownload, FollowInstall, FollowHeartbeat} {
+		f.failures.WithLabelValues(s)
+	}
+	m.Prometheus.MustRegister(f.behind, f.downloaded, f.installs, f.failures)
+}
+
+// SetGenerationsBehind sets how many published generations are newer
+// than the one served.
+func (m *Registry) SetGenerationsBehind(n int) {
+	if m == nil {
+		return
+	}
+	m.follow.behind.Set(float64(n))
+}
+
+// AddDownloaded counts bytes downloaded from the object store.
+func (m *Registry) AddDownloaded(n int64) {
+	if m == nil {
+		return
+	}
+	m.follow.downloaded.Add(float64(n))
+}
+
+// ObserveInstall counts a published generation installed.
+func (m *Registry) ObserveInstall() {
+	if m == nil {
+		return
+	}
+	m.follow.installs.Inc()
+}
+
+// ObserveFollowFailure counts a failed step of following (Follow*).
+func (m *Registry) ObserveFollowFailure(step string) {
+	if m == nil {
+		return
+	}
+	m.follow.failures.WithLabelValues(step).Inc()
+}
