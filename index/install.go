@@ -7,6 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
+
+	"companydocs"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // A node that follows published generations (cmd/companydocs, "publish
@@ -101,3 +106,42 @@ const MetaFile = metaName
 
 // FileChecksum returns the size and SHA-256 (hex) of the file at path.
 func FileChecksum(path string) (int64, string, error) { return hashFile(path) }
+
+// ProfilesFile is the name of a generation's profile store, which a node
+// downloads first (OpenProfileStore).
+const ProfilesFile = profilesName
+
+// ProfileStore is the profile store of a downloaded generation on its
+// own, read-only: a node that follows published generations looks a
+// profile up in the newest one before it has swapped it in, so that an
+// order for a company only that generation holds is not refused during a
+// rollout.
+type ProfileStore struct {
+	db *bolt.DB
+}
+
+// OpenProfileStore opens the profile store in dir, a generation or its
+// download directory, read-only; its file must have been checked against
+// its SHA-256 before.
+func OpenProfileStore(dir string) (*ProfileStore, error) {
+	db, err := bolt.Open(filepath.Join(dir, profilesName), 0o444, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open the profile store of %s: %w", filepath.Base(dir), err)
+	}
+	return &ProfileStore{db: db}, nil
+}
+
+// Profile returns the profile id, nil when the store has none.
+func (s *ProfileStore) Profile(id string) (p *companydocs.Profile, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketProfiles) == nil {
+			return errors.New("the profile store has no profiles bucket")
+		}
+		p, err = getProfile(tx, id)
+		return err
+	})
+	return p, err
+}
+
+// Close closes the store.
+func (s *ProfileStore) Close() error { return s.db.Close() }

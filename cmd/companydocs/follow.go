@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
+	"companydocs"
 	"companydocs/index"
 	"companydocs/metrics"
 	"companydocs/objectstore"
@@ -45,6 +47,13 @@ type follower struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	wake   chan struct{}
+
+	// During a rollout: the newest live generation this node does not
+	// serve yet, and its profile store once downloaded (newerProfile).
+	mu       sync.Mutex
+	pending  string
+	profiles *index.ProfileStore
 }
 
 // errNothingPublished is what a node that follows says while the
@@ -82,11 +91,12 @@ func (f *follower) install(ctx context.Context, p *postgres.Publication) error {
 	}
 	began := time.Now()
 	f.logger.Info("downloading a published generation", "generation", p.Name, "bytes", p.Bytes, "files", len(files))
-	var counted int64
-	progress := func(done, _ int64) { f.metrics.AddDownloaded(done - counted); counted = done }
-	if err := f.objects.Download(ctx, p.Name, dir, files, f.rate, progress); err != nil {
-		f.metrics.ObserveFollowFailure(metrics.FollowDownload)
-		return fmt.Errorf("download %s: %w", p.Name, err)
+	if err := f.download(ctx, p.Name, dir, profilesFirst(files)); err != nil {
+		return err
+	}
+	f.openPending(p.Name, dir)
+	if err := f.download(ctx, p.Name, dir, files); err != nil {
+		return err
 	}
 	meta, err := index.Install(f.dataDir, dir, f.keep)
 	if err != nil {
@@ -100,6 +110,90 @@ func (f *follower) install(ctx context.Context, p *postgres.Publication) error {
 	f.logger.Info("published generation installed", "generation", meta.ID, "profiles", meta.Profiles,
 		"bytes", p.Bytes, "duration", time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// download fetches files of name into dir, counting the bytes.
+func (f *follower) download(ctx context.Context, name, dir string, files []objectstore.File) error {
+	var counted int64
+	progress := func(done, _ int64) { f.metrics.AddDownloaded(done - counted); counted = done }
+	if err := f.objects.Download(ctx, name, dir, files, f.rate, progress); err != nil {
+		f.metrics.ObserveFollowFailure(metrics.FollowDownload)
+		return fmt.Errorf("download %s: %w", name, err)
+	}
+	return nil
+}
+
+// profilesFirst is the profile store of files, which a node downloads
+// before the rest so that the ordering gate can read the generation's
+// profiles early in a rollout.
+func profilesFirst(files []objectstore.File) []objectstore.File {
+	for _, file := range files {
+		if file.Path == index.ProfilesFile {
+			return []objectstore.File{file}
+		}
+	}
+	return nil
+}
+
+// openPending opens the downloaded profile store of name for the gate.
+func (f *follower) openPending(name, dir string) {
+	store, err := index.OpenProfileStore(dir)
+	if err != nil {
+		f.logger.Warn("the downloaded profile store does not open; the gate waits for the swap", "generation", name, "err", err)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closePending()
+	f.pending, f.profiles = name, store
+}
+
+// closePending closes the pending profile store; f.mu is held.
+func (f *follower) closePending() {
+	if f.profiles != nil {
+		f.profiles.Close()
+	}
+	f.pending, f.profiles = "", nil
+}
+
+// newerProfile looks id up in the newest live generation when this node
+// does not serve it yet (the ordering gate asks when the served
+// generation lacks id): in its profile store once downloaded; before
+// that the order is answered service_unavailable, to be retried, never
+// refused as an unknown company. With nothing newer published id is
+// unknown (nil, nil).
+func (f *follower) newerProfile(id string) (*companydocs.Profile, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	newest, err := f.meta.NewestLive(ctx)
+	if err != nil || newest == nil || newest.Name <= f.serving() {
+		return nil, nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pending == newest.Name && f.profiles != nil {
+		return f.profiles.Profile(id)
+	}
+	f.wakeUp()
+	return nil, companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.generation_installing", companydocs.Args{"generation": newest.Name})
+}
+
+// wakeUp asks the follow loop to sync now.
+func (f *follower) wakeUp() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// settle closes the pending profile store once the node serves its
+// generation.
+func (f *follower) settle() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pending != "" && f.pending <= f.serving() {
+		f.closePending()
+	}
 }
 
 // first installs a generation into an empty data directory, asking again
@@ -131,9 +225,11 @@ func (f *follower) start() {
 				f.logger.Warn("following published generations failed; serving what this node has", "err", err)
 			}
 			f.heartbeat(ctx)
+			f.settle()
 			select {
 			case <-ctx.Done():
 				return
+			case <-f.wake:
 			case <-time.After(f.interval):
 			}
 		}
@@ -145,6 +241,25 @@ func (f *follower) stop() {
 		f.cancel()
 		<-f.done
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closePending()
+}
+
+// rolloutProfiles is the ordering gate's profile lookup on a node that
+// follows: the generation it serves, then the newest published one it
+// has not swapped in yet (follower.newerProfile).
+type rolloutProfiles struct {
+	live *index.Live
+	f    *follower
+}
+
+func (r rolloutProfiles) Profile(id string) (*companydocs.Profile, error) {
+	p, err := r.live.Profile(id)
+	if err != nil || p != nil {
+		return p, err
+	}
+	return r.f.newerProfile(id)
 }
 
 // heartbeat records what the node serves and how many live generations
@@ -210,7 +325,7 @@ func (m *Main) startFollowing(ctx context.Context) error {
 	}
 	m.follower = &follower{meta: m.Database, objects: objects, dataDir: m.Config.DataDir, node: m.nodeName(), started: time.Now(),
 		rate: m.Config.DownloadRate, interval: m.Config.FollowInterval, keep: m.Config.Keep, logger: m.Logger, metrics: m.Metrics,
-		serving: m.servingGeneration}
+		serving: m.servingGeneration, wake: make(chan struct{}, 1)}
 	if _, err := index.ReadCurrent(m.Config.DataDir); errors.Is(err, index.ErrNoGeneration) {
 		return m.follower.first(ctx)
 	} else if err != nil {

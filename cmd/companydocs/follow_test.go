@@ -112,3 +112,46 @@ func sampleCompanyBeyond(t *testing.T, from, to int) string {
 	t.Fatal("no company in the sample's range")
 	return ""
 }
+
+// TestOrdersDuringARollout: while a node downloads a newly published
+// generation at a slow --download-rate, an order for a company only that
+// generation holds, whose id a client found on a node that has swapped
+// already, is never refused as an unknown company: the slow node checks
+// the gate against the new generation's profile store, which it fetches
+// first (or asks the client to retry, 503, in the first moments).
+func TestOrdersDuringARollout(t *testing.T) {
+	f := newFollowSetup(t)
+	f.publish(t, 1000)
+	fast := f.node(t, "fast")
+	slow := startServer(t, t.TempDir(), "--store", f.store, "--index-source", f.source, "--follow-interval", "100ms", "--node-name", "slow", "--download-rate", "400000")
+	token := fast.session(t, "acme", 100)
+	second := f.publish(t, 3000)
+	waitServing(t, fast, second)
+	newer := sampleCompanyBeyond(t, 1000, 3000)
+	c := fast.search(t, newer)
+	if len(c) == 0 || c[0].Name != newer {
+		t.Fatalf("the new generation does not find %q: %+v", newer, c)
+	}
+	statuses := map[int]int{}
+	orderedBeforeSwap := false
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		before := slow.servingGeneration()
+		status, raw := slow.call(t, "POST", "/api/v1/documents/orders/", token, orderBody(c[0].ProfileID, "AD", "ad-single"), nil)
+		statuses[status]++
+		if status == http.StatusUnprocessableEntity {
+			t.Fatalf("the slow node refused an order for a company of the newest generation: %s", raw)
+		}
+		if status == http.StatusCreated {
+			orderedBeforeSwap = before != second
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no order after 60 s: %v, last %s", statuses, raw)
+		}
+	}
+	t.Logf("answers of the slow node during the rollout: %v; ordered before it swapped: %v", statuses, orderedBeforeSwap)
+	if !orderedBeforeSwap {
+		t.Errorf("the order went through only once the slow node served the new generation: the rollout gate was not tried")
+	}
+	waitServing(t, slow, second)
+}

@@ -235,7 +235,11 @@ func (m *Main) Run(ctx context.Context) error {
 		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL,
 		DeliveryLease: webhookLease(m.Config.WebhookTimeout), Generation: m.currentGeneration, OnWatches: m.Metrics.AddWatches,
 		OnWatchBehind: m.wakeWatcher}
-	if m.Orders, err = ordering.NewOrders(store, m.Live, plans, opts); err != nil {
+	var profiles ordering.Profiles = m.Live
+	if m.follower != nil {
+		profiles = rolloutProfiles{live: m.Live, f: m.follower}
+	}
+	if m.Orders, err = ordering.NewOrders(store, profiles, plans, opts); err != nil {
 		return m.explainOrderStoreError(err) // Close closes the store
 	}
 	m.Accounts = ordering.NewAccounts(store, opts)
