@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,11 +26,44 @@ func newFollowSetup(t *testing.T) followSetup {
 // sample and publishes it; it returns the generation's name.
 func (f followSetup) publish(t *testing.T, records int) string {
 	t.Helper()
+	name, _ := f.publishSaying(t, records)
+	return name
+}
+
+// publishSaying is publish, also returning what the command printed.
+func (f followSetup) publishSaying(t *testing.T, records int) (string, string) {
+	t.Helper()
 	meta := mustBuild(t, f.publisherDir, records, sampleFile(t))
-	if out, errOut, line, code := runCLI(t, "publish", "--data-dir", f.publisherDir, "--index-source", f.source, "--store", f.store); code != 0 {
+	out, errOut, line, code := runCLI(t, "publish", "--data-dir", f.publisherDir, "--index-source", f.source, "--store", f.store)
+	if code != 0 {
 		t.Fatalf("publish: exit %d %s\n%s%s", code, line, out, errOut)
 	}
-	return meta.ID
+	return meta.ID, out
+}
+
+// waitReported waits until companydocs nodes shows every node of names
+// serving gen.
+func (f followSetup) waitReported(t *testing.T, gen string, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, _, _, code := runCLI(t, "nodes", "--store", f.store)
+		served := 0
+		for _, line := range strings.Split(out, "\n") {
+			for _, n := range names {
+				if strings.HasPrefix(line, n+" ") && strings.Contains(line, gen) {
+					served++
+				}
+			}
+		}
+		if code == 0 && served == len(names) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("companydocs nodes does not show %v serving %s:\n%s", names, gen, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // node starts a server on an empty data directory that follows the
@@ -83,20 +117,40 @@ func TestPublishAndFollow(t *testing.T) {
 			t.Errorf("installs %v, want 2", n)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, _, _, code := runCLI(t, "nodes", "--store", f.store)
-		if code == 0 && strings.Count(out, second) == 3 && strings.Contains(out, "node-a") && strings.Contains(out, "node-b") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("companydocs nodes after the rollout:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	f.waitReported(t, second, "node-a", "node-b")
 	if n, ok := a.metric(t, "companydocs_index_generations_behind"); !ok || n != 0 {
 		t.Errorf("generations behind %v, want 0", n)
 	}
+
+	// Retention: a generation goes from the object store once every node
+	// serves one two newer.
+	third, out := f.publishSaying(t, 3500)
+	if strings.Contains(out, "deleted") {
+		t.Errorf("the third publication deleted a generation while the nodes served the second:\n%s", out)
+	}
+	waitServing(t, a, third)
+	waitServing(t, b, third)
+	f.waitReported(t, third, "node-a", "node-b")
+	_, out = f.publishSaying(t, 4000)
+	if !strings.Contains(out, "deleted "+first) || strings.Contains(out, "deleted "+second) {
+		t.Errorf("the fourth publication, every node on the third: %q; want %s deleted and %s kept", out, first, second)
+	}
+	root := strings.TrimPrefix(f.source, "file://")
+	if n, m := filesUnder(filepath.Join(root, first)), filesUnder(filepath.Join(root, second)); n != 0 || m == 0 {
+		t.Errorf("after the fourth publication the object store holds %d files of %s and %d of %s; want none of the first", n, first, m, second)
+	}
+}
+
+// filesUnder counts the files below dir (a shared directory's objects).
+func filesUnder(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // sampleCompanyBeyond returns the name of a company among the embedded

@@ -28,6 +28,11 @@ continues the upload.`
 // objects and record.
 const orphanAge = time.Hour
 
+// nodeStale is how long since its last heartbeat a node is no longer
+// counted as serving (it reports every --follow-interval, 10 s by
+// default): retention waits for the nodes that report.
+const nodeStale = 5 * time.Minute
+
 // runPublish runs "companydocs publish".
 func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var dataDir, source, store, generation string
@@ -64,6 +69,9 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	fmt.Fprintf(stdout, "published %s: %d profiles, %d files, %d bytes\n", pub.Name, pub.Profiles, len(pub.files), pub.Bytes)
+	for _, name := range pub.retired {
+		fmt.Fprintf(stdout, "deleted %s from the object store: every node serves two newer generations\n", name)
+	}
 	return nil
 }
 
@@ -94,7 +102,8 @@ func (p *publisher) close() {
 // published is what a publish recorded.
 type published struct {
 	postgres.Publication
-	files []objectstore.File
+	files   []objectstore.File
+	retired []string // older generations deleted from the object store
 }
 
 // publish checks the generation in dir as a server would open it,
@@ -123,12 +132,69 @@ func (p *publisher) publish(ctx context.Context, dir string) (*published, error)
 	if _, err := p.objects.Upload(ctx, meta.ID, dir, files); err != nil {
 		return nil, fmt.Errorf("upload %s: %w", meta.ID, err)
 	}
-	if err := p.meta.CompletePublication(ctx, meta.ID); errors.Is(err, postgres.ErrNotUploading) {
-		return pub, nil // live already: published before
-	} else if err != nil {
-		return nil, err
+	if err := p.meta.CompletePublication(ctx, meta.ID); err != nil && !errors.Is(err, postgres.ErrNotUploading) {
+		return nil, err // ErrNotUploading: live already, published before
 	}
+	pub.retired = p.retire(ctx)
 	return pub, nil
+}
+
+// retire deletes the published generations that two newer ones have
+// replaced on every node that reports (a heartbeat within nodeStale):
+// their objects, then their records. Never one a node still serves or
+// may fall back to (a node keeps its previous generation); with no node
+// reporting, none. It returns the names it deleted.
+func (p *publisher) retire(ctx context.Context) []string {
+	pubs, err := p.meta.Publications(ctx)
+	if err != nil {
+		return nil
+	}
+	nodes, err := p.meta.IndexNodes(ctx)
+	if err != nil {
+		return nil
+	}
+	var retired []string
+	for _, name := range retirable(pubs, nodes, time.Now()) {
+		if p.objects.Delete(ctx, name) == nil && p.meta.DeletePublication(ctx, name) == nil {
+			retired = append(retired, name)
+		}
+	}
+	return retired
+}
+
+// retirable names the live generations older than the one before the
+// oldest that a reporting node serves (names sort by creation time).
+func retirable(pubs []postgres.Publication, nodes []postgres.IndexNode, now time.Time) []string {
+	oldest := ""
+	for _, n := range nodes {
+		if now.Sub(n.HeartbeatAt) > nodeStale || n.Generation == "" {
+			continue
+		}
+		if oldest == "" || n.Generation < oldest {
+			oldest = n.Generation
+		}
+	}
+	if oldest == "" {
+		return nil
+	}
+	var live []string // newest first
+	for _, pub := range pubs {
+		if pub.State == postgres.PublicationLive {
+			live = append(live, pub.Name)
+		}
+	}
+	var out []string
+	newerThanServed := 0 // live generations between a candidate and the oldest served, that one included
+	for _, name := range live {
+		if name > oldest {
+			continue
+		}
+		if newerThanServed >= 2 {
+			out = append(out, name)
+		}
+		newerThanServed++
+	}
+	return out
 }
 
 // generationFiles lists the generation's files for the manifest: those
