@@ -336,3 +336,48 @@ func (f followSetup) finishPublish(t *testing.T) {
 		t.Fatalf("publish after the kills: exit %d %s\n%s%s", code, line, out, errOut)
 	}
 }
+
+// TestFollowWhileTheObjectStoreIsDown: the object store goes away while a
+// node downloads a new generation, under search load. The node keeps
+// serving the generation it has, stays ready, says so in a log line and a
+// metric, answers every search; once the store is back it continues the
+// download and swaps the new generation in.
+func TestFollowWhileTheObjectStoreIsDown(t *testing.T) {
+	f := newFollowSetup(t)
+	first := f.publish(t, 1000)
+	s := startServer(t, t.TempDir(), "--store", f.store, "--index-source", f.source, "--follow-interval", "100ms", "--node-name", "n", "--download-rate", "1000000")
+	second := f.publish(t, 10000)
+	ctx, stopLoad := context.WithCancel(context.Background())
+	load, waitLoad := searchLoad(ctx, s.base, []string{"Rheinbahn", "HRB 6684 München", "Bäckerei Köln", "Müller GmbH"})
+	time.Sleep(500 * time.Millisecond) // the download is under way
+	root := strings.TrimPrefix(f.source, "file://")
+	if err := os.Rename(root, root+".away"); err != nil { // the store is gone
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n, _ := s.metric(t, "companydocs_index_follow_failures_total", "step", "download"); n < 2; n, _ = s.metric(t, "companydocs_index_follow_failures_total", "step", "download") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed download counted while the object store is gone\n%s", s.logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := s.servingGeneration(); got != first {
+		t.Errorf("while the object store is gone the node serves %q, want %s", got, first)
+	}
+	if status, body, _ := s.do(t, "GET", "/readyz", ""); status != http.StatusOK {
+		t.Errorf("readyz while the object store is gone: %d %s", status, body)
+	}
+	if !strings.Contains(s.logs.String(), "following published generations failed") {
+		t.Error("no log line says the follow failed")
+	}
+	if err := os.Rename(root+".away", root); err != nil { // back
+		t.Fatal(err)
+	}
+	waitServing(t, s, second)
+	stopLoad()
+	waitLoad()
+	t.Logf("%d searches answered during the outage and the rollout, %d failed", load.ok.Load(), load.failed.Load())
+	if load.failed.Load() > 0 || load.ok.Load() < 20 {
+		t.Errorf("%d searches failed (%v), %d answered", load.failed.Load(), load.failures, load.ok.Load())
+	}
+}
