@@ -1034,7 +1034,7 @@ func TestDocumentedFlagTables(t *testing.T) {
 		}
 	}
 	d := &docRunner{t: t, help: map[string]map[string]bool{}}
-	for _, c := range []string{"serve", "ingest", "accounts", "search", "store check", "store backup", "store migrate"} {
+	for _, c := range []string{"serve", "ingest", "accounts", "search", "store check", "store backup", "store migrate", "publish", "nodes"} {
 		subcommands := expand[c]
 		if subcommands == nil {
 			subcommands = []string{c}
