@@ -37,16 +37,6 @@ func DownloadDir(dataDir, name string) (string, error) {
 	return dir, nil
 }
 
-// HasGeneration reports whether the data directory holds the published
-// generation name.
-func HasGeneration(dataDir, name string) bool {
-	if !validGenerationName(name) {
-		return false
-	}
-	_, err := os.Stat(filepath.Join(indexDir(dataDir), name, metaName))
-	return err == nil
-}
-
 // Install publishes the downloaded generation in dir (a DownloadDir):
 // under the build lock (ErrBuildInProgress while an ingest builds), it
 // checks every file against meta.json and opens the generation as a

@@ -71,8 +71,8 @@ func (f *follower) sync(ctx context.Context) (string, error) {
 	if p == nil {
 		return "", errNothingPublished
 	}
-	if index.HasGeneration(f.dataDir, p.Name) {
-		return p.Name, nil
+	if cur, _ := index.ReadCurrent(f.dataDir); cur == p.Name {
+		return p.Name, nil // installed (a generation renamed into place by a killed install is not: Install sweeps it)
 	}
 	return p.Name, f.install(ctx, p)
 }
