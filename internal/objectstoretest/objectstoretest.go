@@ -1,9 +1,16 @@
 // Package objectstoretest runs a throw-away S3-compatible object store for
 // tests: SeaweedFS (weed server with its S3 gateway) on 127.0.0.1 and free
 // ports, its data in the test's temporary directory, one bucket created,
-// credentials of its own. Stop and Start let a test take the store away
-// and bring it back on the same ports and data; the store keeps what it
-// acknowledged across that.
+// credentials of its own. Stop or Crash, then Start, let a test take the
+// store away and bring it back on the same ports and data; the store
+// keeps what it acknowledged across that.
+//
+// It is not quick (2 cores): a first start takes about 11 s (the master
+// holds back volume allocation, the filer's lock ring forms), Stop about
+// 15 s, a Start after it about 17 s, 15 s of which the master refuses
+// writes while it warms up (three heartbeat pulses of 5 s, fixed in
+// SeaweedFS). A package with several tests shares one store (Run in
+// TestMain) rather than starting one per test.
 //
 // The weed binary is built once by scripts/objectstore.sh into a cache
 // outside the checkout (Binary says where). A missing binary fails the
@@ -31,6 +38,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // Region is the region the store is addressed with; SeaweedFS serves one.
@@ -88,26 +96,38 @@ func Binary() (string, error) {
 }
 
 // Start starts a store in a temporary directory of tb with a new bucket
-// and stops it when tb ends. Failures, a missing binary among them, fail
+// and kills it when tb ends. Failures, a missing binary among them, fail
 // tb.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	bin, err := Binary()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	s, err := Run(ctx, tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &Server{Dir: tb.TempDir(), Region: Region, AccessKey: "companydocs", SecretKey: randomHex(20), Bucket: "generations", bin: bin}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Run starts a store with its data in dir (for a TestMain that shares one
+// store among a package's tests) and returns once the bucket takes
+// writes. Close it; dir is the caller's to remove.
+func Run(ctx context.Context, dir string) (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Dir: dir, Region: Region, AccessKey: "companydocs", SecretKey: randomHex(20), Bucket: "generations", bin: bin}
 	if s.ports, err = freePorts(); err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	s.Endpoint = "http://127.0.0.1:" + strconv.Itoa(s.ports.s3)
-	tb.Cleanup(s.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
 	if err := s.Start(ctx); err != nil {
-		tb.Fatal(err)
+		s.Close()
+		return nil, err
 	}
-	return s
+	return s, nil
 }
 
 func randomHex(n int) string {
@@ -254,11 +274,13 @@ func (s *Server) waitReady(ctx context.Context, done chan error) error {
 }
 
 func (s *Server) probe(ctx context.Context, client *s3.Client) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a write waits out the master's warm-up
 	defer cancel()
 	for _, b := range []string{s.Bucket, probeBucket} {
 		if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &b}); err != nil {
-			if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &b}); err != nil {
+			_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &b})
+			var owned *types.BucketAlreadyOwnedByYou
+			if err != nil && !errors.As(err, &owned) {
 				return fmt.Errorf("create bucket %s: %w", b, err)
 			}
 		}

@@ -20,9 +20,9 @@ import (
 // names the script that builds it (the tests fail on it, never skip).
 func TestMissingBinarySaysHowToBuild(t *testing.T) {
 	t.Setenv("COMPANYDOCS_CACHE", t.TempDir())
-	_, err := Binary()
+	_, err := Run(context.Background(), t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "scripts/objectstore.sh") {
-		t.Fatalf("Binary without a build: %v; want an error naming scripts/objectstore.sh", err)
+		t.Fatalf("Run without a build: %v; want an error naming scripts/objectstore.sh", err)
 	}
 }
 
