@@ -237,6 +237,8 @@ func (s *Server) Start(ctx context.Context) error {
 	// files in Dir.
 	cmd.Env = append(os.Environ(), append(s.Env(), "TMPDIR="+s.Dir)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// weed dies with the test binary, also when that is killed
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("start weed server: %w", err)
