@@ -31,7 +31,7 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/reconcile", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
 		// the binary links no test or benchmark support
-		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock"}},
+		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
