@@ -90,7 +90,7 @@ func Binary() (string, error) {
 	}
 	bin := filepath.Join(cache, "bin", "weed")
 	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("no object store server (SeaweedFS weed) at %s: run scripts/objectstore.sh, which builds it from the Go module proxy (about 10 minutes once)", bin)
+		return "", fmt.Errorf("no object store server (SeaweedFS weed) at %s: run scripts/objectstore.sh, which builds it from the Go module proxy (about 12 minutes on 2 cores, once)", bin)
 	}
 	return bin, nil
 }
