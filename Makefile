@@ -19,9 +19,11 @@ build:
 	$(GO) build -pgo=$(PGO) -o bin/companydocs ./cmd/companydocs
 
 ## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation, the ingest's memory test, the documented commands, the tests that kill or measure processes (kill_norace_test.go) and the resource scenarios (all without it);
-## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters)
+## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters),
+## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS)
 test: vet fmt-check
 	scripts/postgres.sh
+	scripts/objectstore.sh
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
 	$(GO) test -count=1 -run 'TestManyLargeValidLines|TestDocument|TestCrashSafety|TestResolveResumesAfterKill|TestResolveMemoryIsFlat|TestResolveHostileInputs|TestKilledIngestLeavesNoHalfChangeRecord|TestWatchesSurviveSIGKILL' ./cmd/companydocs/

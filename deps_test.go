@@ -32,7 +32,7 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
 		{"companydocs/objectstore", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "github.com/jackc/", "go.etcd.io/"}},
 		// the binary links no test or benchmark support
-		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock"}},
+		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
