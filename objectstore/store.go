@@ -86,8 +86,12 @@ func (s *Store) Close() error {
 // Names lists the generations that have objects: the first path element of
 // every key that has one (objects at the top level are not generations).
 func (s *Store) Names(ctx context.Context) ([]string, error) {
-	it := s.bucket.List(&blob.ListOptions{Delimiter: "/"})
+	// Every key is listed, not the prefixes a delimiter gives: some
+	// stores (SeaweedFS's filer) keep a prefix listed as a directory
+	// after its last object was deleted.
+	it := s.bucket.List(nil)
 	var names []string
+	seen := map[string]bool{}
 	for {
 		obj, err := s.next(ctx, it)
 		if errors.Is(err, errDone) {
@@ -95,8 +99,10 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("list generations: %w", err)
 		}
-		if obj.IsDir {
-			names = append(names, strings.TrimSuffix(obj.Key, "/"))
+		name, _, nested := strings.Cut(obj.Key, "/")
+		if nested && !obj.IsDir && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
 		}
 	}
 }

@@ -8,25 +8,55 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"companydocs/index"
 	"companydocs/ingest"
+	"companydocs/internal/objectstoretest"
 	"companydocs/objectstore"
 	"companydocs/postgres"
 )
 
 // followSetup is a publisher's data directory, a metastore and an object
-// store (a shared directory, fileblob) for nodes that follow.
+// store for nodes that follow, which down and up take away and bring back.
 type followSetup struct {
 	publisherDir, store, source string
+	down, up                    func()
 }
 
+// newFollowSetup follows from a shared directory (fileblob).
 func newFollowSetup(t *testing.T) followSetup {
 	_, url := startTestCluster(t)
-	return followSetup{publisherDir: t.TempDir(), store: url, source: "file://" + filepath.ToSlash(t.TempDir())}
+	dir := t.TempDir()
+	move := func(from, to string) {
+		if err := os.Rename(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return followSetup{publisherDir: t.TempDir(), store: url, source: "file://" + filepath.ToSlash(dir),
+		down: func() { move(dir, dir+".away") }, up: func() { move(dir+".away", dir) }}
+}
+
+// newS3FollowSetup follows from an S3-compatible store (SeaweedFS on
+// 127.0.0.1; its credentials in the environment, as a node reads them).
+func newS3FollowSetup(t *testing.T) followSetup {
+	_, url := startTestCluster(t)
+	srv := objectstoretest.Start(t)
+	srv.Setenv(t)
+	return followSetup{publisherDir: t.TempDir(), store: url, source: srv.URL(), down: srv.Stop, up: func() {
+		if err := srv.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}}
+}
+
+// forEachObjectStore runs fn on a shared directory and on S3.
+func forEachObjectStore(t *testing.T, fn func(t *testing.T, f followSetup)) {
+	t.Run("shared directory", func(t *testing.T) { fn(t, newFollowSetup(t)) })
+	t.Run("S3", func(t *testing.T) { fn(t, newS3FollowSetup(t)) })
 }
 
 // publish builds a generation of the first records of the embedded
@@ -99,7 +129,10 @@ func waitServing(t *testing.T, s *testServer, name string) {
 // metastore shows which node serves what, and each node says it is not
 // behind.
 func TestPublishAndFollow(t *testing.T) {
-	f := newFollowSetup(t)
+	forEachObjectStore(t, testPublishAndFollow)
+}
+
+func testPublishAndFollow(t *testing.T, f followSetup) {
 	first := f.publish(t, 1000)
 	a, b := f.node(t, "node-a"), f.node(t, "node-b")
 	for _, s := range []*testServer{a, b} {
@@ -142,22 +175,14 @@ func TestPublishAndFollow(t *testing.T) {
 	if !strings.Contains(out, "deleted "+first) || strings.Contains(out, "deleted "+second) {
 		t.Errorf("the fourth publication, every node on the third: %q; want %s deleted and %s kept", out, first, second)
 	}
-	root := strings.TrimPrefix(f.source, "file://")
-	if n, m := filesUnder(filepath.Join(root, first)), filesUnder(filepath.Join(root, second)); n != 0 || m == 0 {
-		t.Errorf("after the fourth publication the object store holds %d files of %s and %d of %s; want none of the first", n, first, m, second)
+	objects, err := objectstore.Open(context.Background(), f.source)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// filesUnder counts the files below dir (a shared directory's objects).
-func filesUnder(dir string) int {
-	n := 0
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			n++
-		}
-		return nil
-	})
-	return n
+	defer objects.Close()
+	if names, err := objects.Names(context.Background()); err != nil || slices.Contains(names, first) || !slices.Contains(names, second) {
+		t.Errorf("after the fourth publication the object store holds %v (%v); want %s gone and %s kept", names, err, first, second)
+	}
 }
 
 // sampleCompanyBeyond returns the name of a company among the embedded
@@ -343,18 +368,18 @@ func (f followSetup) finishPublish(t *testing.T) {
 // metric, answers every search; once the store is back it continues the
 // download and swaps the new generation in.
 func TestFollowWhileTheObjectStoreIsDown(t *testing.T) {
-	f := newFollowSetup(t)
+	forEachObjectStore(t, testFollowWhileTheObjectStoreIsDown)
+}
+
+func testFollowWhileTheObjectStoreIsDown(t *testing.T, f followSetup) {
 	first := f.publish(t, 1000)
 	s := startServer(t, t.TempDir(), "--store", f.store, "--index-source", f.source, "--follow-interval", "100ms", "--node-name", "n", "--download-rate", "1000000")
 	second := f.publish(t, 10000)
 	ctx, stopLoad := context.WithCancel(context.Background())
 	load, waitLoad := searchLoad(ctx, s.base, []string{"Rheinbahn", "HRB 6684 München", "Bäckerei Köln", "Müller GmbH"})
 	time.Sleep(500 * time.Millisecond) // the download is under way
-	root := strings.TrimPrefix(f.source, "file://")
-	if err := os.Rename(root, root+".away"); err != nil { // the store is gone
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
+	f.down()
+	deadline := time.Now().Add(30 * time.Second)
 	for n, _ := s.metric(t, "companydocs_index_follow_failures_total", "step", "download"); n < 2; n, _ = s.metric(t, "companydocs_index_follow_failures_total", "step", "download") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no failed download counted while the object store is gone\n%s", s.logs.String())
@@ -370,9 +395,7 @@ func TestFollowWhileTheObjectStoreIsDown(t *testing.T) {
 	if !strings.Contains(s.logs.String(), "following published generations failed") {
 		t.Error("no log line says the follow failed")
 	}
-	if err := os.Rename(root+".away", root); err != nil { // back
-		t.Fatal(err)
-	}
+	f.up()
 	waitServing(t, s, second)
 	stopLoad()
 	waitLoad()
