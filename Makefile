@@ -26,7 +26,7 @@ test: vet fmt-check
 	scripts/objectstore.sh
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
-	$(GO) test -count=1 -run 'TestManyLargeValidLines|TestDocument|TestCrashSafety|TestResolveResumesAfterKill|TestResolveMemoryIsFlat|TestResolveHostileInputs|TestKilledIngestLeavesNoHalfChangeRecord|TestWatchesSurviveSIGKILL' ./cmd/companydocs/
+	$(GO) test -count=1 -run 'TestManyLargeValidLines|TestDocument|TestCrashSafety|TestResolveResumesAfterKill|TestResolveMemoryIsFlat|TestResolveHostileInputs|TestKilledIngestLeavesNoHalfChangeRecord|TestWatchesSurviveSIGKILL|TestRolloutSurvivesKills|TestFollowWhileTheObjectStoreIsDown' ./cmd/companydocs/
 	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
 
 ## test-national: the tests over the whole national dump (1.2M records of ocdata chunks, build tag national);
