@@ -117,12 +117,14 @@ func waitServing(t *testing.T, s *testServer, name string) {
 	}
 }
 
-// TestPublishAndFollow: a generation of real records is published once;
-// two nodes started on empty data directories download, verify and serve
-// it; an edited dump's generation is published and both swap it in by
-// themselves, answering searches for companies only it holds; the
-// metastore shows which node serves what, and each node says it is not
-// behind.
+// TestPublishAndFollow, on a shared directory and on S3: a generation of
+// real records is published once; two nodes started on empty data
+// directories download, verify and serve it; an edited dump's generation
+// is published and both swap it in by themselves, answering searches for
+// companies only it holds; a third node added on an empty data directory
+// serves it; the metastore shows which node serves what, and each node
+// says it is not behind. Two more publications later the first is
+// deleted from the object store, the second kept.
 func TestPublishAndFollow(t *testing.T) {
 	forEachObjectStore(t, testPublishAndFollow)
 }
@@ -152,7 +154,11 @@ func testPublishAndFollow(t *testing.T, f followSetup) {
 			t.Errorf("installs %v, want 2", n)
 		}
 	}
-	f.waitReported(t, second, "node-a", "node-b")
+	// a third node, added on an empty data directory, serves the newest
+	if c := f.node(t, "node-c"); c.servingGeneration() != second {
+		t.Errorf("a node added after the rollout serves %q, want %s", c.servingGeneration(), second)
+	}
+	f.waitReported(t, second, "node-a", "node-b", "node-c")
 	if n, ok := a.metric(t, "companydocs_index_generations_behind"); !ok || n != 0 {
 		t.Errorf("generations behind %v, want 0", n)
 	}
@@ -165,7 +171,7 @@ func testPublishAndFollow(t *testing.T, f followSetup) {
 	}
 	waitServing(t, a, third)
 	waitServing(t, b, third)
-	f.waitReported(t, third, "node-a", "node-b")
+	f.waitReported(t, third, "node-a", "node-b", "node-c")
 	_, out = f.publishSaying(t, 4000)
 	if !strings.Contains(out, "deleted "+first) || strings.Contains(out, "deleted "+second) {
 		t.Errorf("the fourth publication, every node on the third: %q; want %s deleted and %s kept", out, first, second)
