@@ -244,7 +244,7 @@ func (f *follow) run(ctx context.Context, storeURL, first, second string, n int)
 			ro.Wait = l.Time.Sub(live)
 		}
 		if l, ok := nd.logLine("published generation installed", second); ok {
-			ro.Download = l.Duration
+			ro.Download = l.duration()
 		}
 		run.Rollout = append(run.Rollout, ro)
 		run.AllServing = max(run.AllServing, ro.Serving)
@@ -370,11 +370,13 @@ func (f *follow) startNode(ctx context.Context, storeURL, source, name string) (
 
 // logEntry is a line of the node's JSON log.
 type logEntry struct {
-	Time       time.Time     `json:"time"`
-	Msg        string        `json:"msg"`
-	Generation string        `json:"generation"`
-	Duration   time.Duration `json:"duration"`
+	Time       time.Time `json:"time"`
+	Msg        string    `json:"msg"`
+	Generation string    `json:"generation"`
+	DurationMS int64     `json:"duration_ms"`
 }
+
+func (l logEntry) duration() time.Duration { return time.Duration(l.DurationMS) * time.Millisecond }
 
 func (nd *followNode) logLines() []logEntry {
 	fh, err := os.Open(nd.logPath)
@@ -415,14 +417,14 @@ func (nd *followNode) startTimes(bytes int64) (nodeStart, error) {
 		return ns, fmt.Errorf("%s: its log %s lacks the download, install or serving line", nd.name, nd.logPath)
 	}
 	ns.BeforeDownload = dl.Time.Sub(nd.started)
-	ns.Download = inst.Duration
+	ns.Download = inst.duration()
 	ns.Open = srv.Time.Sub(inst.Time)
 	if ns.Download > 0 {
 		ns.MBps = float64(bytes) / 1e6 / ns.Download.Seconds()
 	}
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if l, ok := nd.logLine("index generation's ids ranked", ""); ok {
-			ns.Ranked = l.Duration
+			ns.Ranked = l.duration()
 			break
 		}
 	}
