@@ -234,11 +234,26 @@ func (f *follow) run(ctx context.Context, storeURL, first, second string, n int)
 	if run.Bytes2, _, err = publishedBytes(out); err != nil {
 		return run, err
 	}
-	for _, nd := range nodes {
-		at, err := nd.waitServing(ctx, second, f.limit)
-		if err != nil {
-			return run, err
+	// Every node is polled at once: each one's time is when it was first
+	// seen serving the generation.
+	type served struct {
+		at  time.Time
+		err error
+	}
+	seen := make([]chan served, len(nodes))
+	for i, nd := range nodes {
+		seen[i] = make(chan served, 1)
+		go func() {
+			at, err := nd.waitServing(ctx, second, f.limit)
+			seen[i] <- served{at, err}
+		}()
+	}
+	for i, nd := range nodes {
+		s := <-seen[i]
+		if s.err != nil {
+			return run, s.err
 		}
+		at := s.at
 		ro := rollout{Node: nd.name, Serving: at.Sub(live)}
 		if l, ok := nd.logLine("downloading a published generation", second); ok {
 			ro.Wait = l.Time.Sub(live)
