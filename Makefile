@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-national test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-pgo clean
+.PHONY: run build test test-national test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -90,6 +90,12 @@ bench-changes:
 ## bench-watches: a swap with 100,000 watches on bbolt (1,000 accounts on the real fixture profiles, every watched profile changed): the time until every company.changed event is in the outbox, and until all are fanned out to deliveries (a minute or two; not part of test)
 bench-watches:
 	$(GO) test -count=1 -run '^$$' -bench 'BenchmarkCompareWatches100k' -benchtime 1x -timeout 20m ./ordering/
+
+## bench-follow: publish and follow at 1.2M and 5M: time publish, a new node on an empty data directory to /readyz 200,
+## its download against cp -r on the same disk, and a second publish to every node serving it (a throw-away PostgreSQL
+## cluster, a file:// object store; ingests the corpus, and a second generation, when var/bench lacks them)
+bench-follow:
+	DATA=$(DATA) scripts/bench.sh build corpus follow
 
 ## bench-pg: the same name queries against PostgreSQL pg_trgm (needs bench-ingest)
 bench-pg:

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # National-scale benchmark of companydocs (see BENCHMARKS.md).
 #
-#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile costs changes pgo all
+#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile costs changes pgo follow all
 #
 # Environment: DATA (shared data, default ../shared/data), BENCH_DIR (work
 # directory, default var/bench), BENCH_SCALES (default "1.2m 5m"), SEED
 # (default 1), RUNS (default 3), NODES (orders-pg: node counts, default
-# "1 2"), POOL (orders-pg: --store-pool-size, default 0). BENCH_SCALES=sample with the step
+# "1 2"), POOL (orders-pg: --store-pool-size, default 0), FOLLOW_INTERVAL
+# (follow: the nodes' --follow-interval, default 10s). BENCH_SCALES=sample with the step
 # "sample" measures on the embedded sample instead (minutes, not hours). Every server it starts listens on
 # 127.0.0.1 only; every load run is bounded by a request count and a
 # duration. Results go to $BENCH_DIR/results/ as JSON and Markdown.
@@ -22,6 +23,7 @@ SEED=${SEED:-1}
 RUNS=${RUNS:-3}
 NODES=${NODES:-1 2}
 POOL=${POOL:-0}
+FOLLOW_INTERVAL=${FOLLOW_INTERVAL:-10s}
 RES=$OUT/results
 REAL=("$DATA"/offeneregister/ocdata.chunk*.jsonl.bz2)
 GLEIF=("$DATA/gleif/lei_records_de_goldencopy.csv" "$DATA/gleif/lei_records_api.jsonl")
@@ -195,6 +197,29 @@ changes_run() { # scale name data-dir ingest-args...
 	grep '"changes recorded"' "$RES/changes-$s-$name.log" | tee -a "$RES/changes-$s-$name.md" || true
 }
 
+# Publish and follow: the two newest generations of data-SCALE (the
+# ingest step's, ingested here when absent, and the same corpus ingested
+# again when it holds one only) are published to a file:// object store in
+# $OUT/data-SCALE-follow, on the same disk, with a throw-away PostgreSQL
+# metastore; nodes start on empty data directories and follow them (bench
+# follow: publish, a new node to ready, its download against cp -r, a
+# second publish to every node serving it). The nodes' logs land next to
+# the results. Drops the page cache before each cold measurement when
+# permitted (root).
+step_follow() {
+	ensure_postgres
+	for s in $SCALES; do
+		[[ -f $OUT/data-$s/index/CURRENT ]] || SCALES=$s step_ingest
+		local gens=("$OUT/data-$s"/index/gen-*)
+		if ((${#gens[@]} < 2)); then
+			# shellcheck disable=SC2046
+			record "follow-ingest-$s" /usr/bin/time -v "$BIN" ingest --data-dir "$OUT/data-$s" $(corpus_for "$s") "${GLEIF[@]}" 2>&1
+		fi
+		record "follow-$s" "$BENCH" follow -bin "$BIN" -data-dir "$OUT/data-$s" -runs "$RUNS" -follow-interval "$FOLLOW_INTERVAL" \
+			-logs "$RES" -json "$RES/follow-$s.json" 2>"$RES/follow-$s.log"
+	done
+}
+
 # What bleve alone spends per document (segment build and one merge), the
 # floor under the ingest's CPU per record.
 step_floor() {
@@ -205,7 +230,7 @@ step_floor() {
 for step in "$@"; do
 	case $step in
 	all) step_build; step_corpus; step_queries; step_ingest; step_floor; step_search; step_orders; step_pg; step_profile; step_costs ;;
-	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile | costs | changes | pgo) "step_$step" ;;
+	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile | costs | changes | pgo | follow) "step_$step" ;;
 	*) echo "unknown step $step" >&2; exit 2 ;;
 	esac
 done

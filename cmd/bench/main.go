@@ -14,6 +14,7 @@
 //	bench pg      -bin BIN -data-dir DIR -queries QUERIES.jsonl CORPUS...
 //	bench profile -data-dir DIR -queries QUERIES.jsonl -cpu CPU.pprof -mem MEM.pprof
 //	bench costs   -data-dir DIR -queries QUERIES.jsonl
+//	bench follow  -bin BIN -data-dir DIR
 //
 // Every run talks to loopback addresses only and is bounded by a request
 // count and a duration. Results are printed as Markdown tables and, with
@@ -40,6 +41,7 @@ const usage = `bench measures companydocs. Commands:
   pg        the same name queries against PostgreSQL pg_trgm and companydocs, side by side
   profile   CPU and allocation profiles of the search path (in process); CPU time and allocations per query
   costs     the cost account of one search per query kind: index searches, CPU time by stage, allocations (in process)
+  follow    publish and follow: publish, a node on an empty data directory to ready, its download against cp -r, a second publish to every node serving it
 Run "bench COMMAND -h" for the flags of a command.
 `
 
@@ -62,6 +64,7 @@ func run(ctx context.Context, args []string) error {
 	cmds := map[string]func(context.Context, []string) error{
 		"queries": runQueries, "ingest": runIngest, "edits": runEdits, "search": runSearch,
 		"orders": runOrders, "lifecycle": runLifecycle, "pg": runPG, "profile": runProfile, "costs": runCosts,
+		"follow": runFollow,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
