@@ -71,40 +71,55 @@ func (db *DB) CompletePublication(ctx context.Context, name string) error {
 	})
 }
 
+// publicationColumns are the columns scanPublication reads.
+const publicationColumns = `name, state, manifest, bytes, profiles, created_at, coalesce(published_at, 'epoch')`
+
+func scanPublication(r pgx.CollectableRow) (Publication, error) {
+	var p Publication
+	err := r.Scan(&p.Name, &p.State, &p.Manifest, &p.Bytes, &p.Profiles, &p.CreatedAt, &p.PublishedAt)
+	if p.PublishedAt.Equal(time.Unix(0, 0)) {
+		p.PublishedAt = time.Time{}
+	}
+	return p, err
+}
+
 // Publications returns every recorded generation, the newest first.
 func (db *DB) Publications(ctx context.Context) ([]Publication, error) {
+	return db.publications(ctx, `SELECT `+publicationColumns+` FROM published_generations ORDER BY name DESC`)
+}
+
+// NewestLive returns the newest live publication (names sort by creation
+// time), or nil when none is.
+func (db *DB) NewestLive(ctx context.Context) (*Publication, error) {
+	list, err := db.publications(ctx, `SELECT `+publicationColumns+` FROM published_generations
+		WHERE state = 'live' ORDER BY name DESC LIMIT 1`)
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	return &list[0], nil
+}
+
+func (db *DB) publications(ctx context.Context, query string) ([]Publication, error) {
 	var out []Publication
 	err := db.view(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT name, state, manifest, bytes, profiles, created_at, coalesce(published_at, 'epoch')
-			FROM published_generations ORDER BY name DESC`)
+		rows, err := tx.Query(ctx, query)
 		if err != nil {
 			return wrap(err, "list the published generations")
 		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Publication, error) {
-			var p Publication
-			err := r.Scan(&p.Name, &p.State, &p.Manifest, &p.Bytes, &p.Profiles, &p.CreatedAt, &p.PublishedAt)
-			if p.PublishedAt.Equal(time.Unix(0, 0)) {
-				p.PublishedAt = time.Time{}
-			}
-			return p, err
-		})
+		out, err = pgx.CollectRows(rows, scanPublication)
 		return wrap(err, "list the published generations")
 	})
 	return out, err
 }
 
-// NewestLive returns the newest live publication, or nil when none is.
-func (db *DB) NewestLive(ctx context.Context) (*Publication, error) {
-	all, err := db.Publications(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range all {
-		if p.State == PublicationLive {
-			return &p, nil
-		}
-	}
-	return nil, nil
+// LiveNewerThan counts the live publications newer than name.
+func (db *DB) LiveNewerThan(ctx context.Context, name string) (int, error) {
+	var n int
+	err := db.view(ctx, func(tx pgx.Tx) error {
+		return wrap(tx.QueryRow(ctx, `SELECT count(*) FROM published_generations WHERE state = 'live' AND name > $1`, name).Scan(&n),
+			"count the newer published generations")
+	})
+	return n, err
 }
 
 // DeletePublication removes name's record (once its objects are gone).

@@ -33,6 +33,11 @@ func TestPublicationsBecomeVisibleWhenComplete(t *testing.T) {
 	if err != nil || p == nil || p.Name != a.Name || p.Bytes != 11 || string(p.Manifest) != `[{"path": "meta.json", "size": 11}]` || p.PublishedAt.IsZero() {
 		t.Fatalf("after completing: %+v, %v; want %s with the manifest of its second try", p, err, a.Name)
 	}
+	for serving, want := range map[string]int{"": 1, "gen-20261128T050000.000Z-000000": 1, a.Name: 0} {
+		if n, err := nodes[1].LiveNewerThan(ctx, serving); err != nil || n != want {
+			t.Errorf("live publications newer than %q: %d, %v; want %d", serving, n, err, want)
+		}
+	}
 	if err := nodes[1].CompletePublication(ctx, a.Name); !errors.Is(err, ErrNotUploading) {
 		t.Errorf("completing a live publication again: %v, want ErrNotUploading", err)
 	}
@@ -42,6 +47,9 @@ func TestPublicationsBecomeVisibleWhenComplete(t *testing.T) {
 	}
 	if p, _ := nodes[0].NewestLive(ctx); p == nil || p.Name != a.Name {
 		t.Errorf("a newer publication still uploading: newest live %+v, want %s", p, a.Name)
+	}
+	if n, err := nodes[0].LiveNewerThan(ctx, a.Name); err != nil || n != 0 {
+		t.Errorf("a newer publication still uploading counts as newer: %d, %v", n, err)
 	}
 	all, err := nodes[0].Publications(ctx)
 	if err != nil || len(all) != 2 || all[0].Name != b.Name || all[0].State != PublicationUploading || !all[0].PublishedAt.IsZero() {

@@ -266,7 +266,7 @@ func (r rolloutProfiles) Profile(id string) (*companydocs.Profile, error) {
 // are newer, in the metastore and the metrics.
 func (f *follower) heartbeat(ctx context.Context) {
 	serving := f.serving()
-	behind, err := f.behind(ctx, serving)
+	behind, err := f.meta.LiveNewerThan(ctx, serving)
 	if err == nil {
 		f.metrics.SetGenerationsBehind(behind)
 		err = f.meta.Heartbeat(ctx, postgres.IndexNode{Node: f.node, Generation: serving, Behind: behind, StartedAt: f.started})
@@ -275,19 +275,6 @@ func (f *follower) heartbeat(ctx context.Context) {
 		f.metrics.ObserveFollowFailure(metrics.FollowHeartbeat)
 		f.logger.Warn("recording this node in the metastore failed", "node", f.node, "err", err)
 	}
-}
-
-// behind counts the live publications newer than serving (names sort by
-// creation time).
-func (f *follower) behind(ctx context.Context, serving string) (int, error) {
-	pubs, err := f.meta.Publications(ctx)
-	n := 0
-	for _, p := range pubs {
-		if p.State == postgres.PublicationLive && p.Name > serving {
-			n++
-		}
-	}
-	return n, err
 }
 
 // DefaultFollowInterval is how often a node asks the metastore for a newer

@@ -19,7 +19,6 @@ CREATE TABLE published_generations (
     created_at   timestamptz NOT NULL,  -- when the publish began
     published_at timestamptz            -- when it became live
 );
-CREATE INDEX published_generations_live ON published_generations (published_at) WHERE state = 'live';
 
 CREATE TABLE index_nodes (
     node         text PRIMARY KEY,
