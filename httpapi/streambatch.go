@@ -72,8 +72,9 @@ func (s *Server) writeBatch(w *bufio.Writer, job batchJob) {
 	for i := 0; i < len(job.reqs) && err == nil; i++ {
 		item := <-ready[i]
 		<-window
-		err = writeItem(w, i, item.encoded)
-		tally.add(i, item)
+		if err = writeItem(w, i, item.encoded); err == nil {
+			tally.add(i, item) // an item the client never got is not charged
+		}
 	}
 	if err == nil {
 		err = tally.writeCharges(w)
