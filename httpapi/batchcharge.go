@@ -49,16 +49,6 @@ func newChargedBatches() *chargedBatches {
 	return &chargedBatches{byKey: map[string]*chargedBatch{}, now: time.Now}
 }
 
-// recall returns the record of client's key for a batch of n queries,
-// made for body when the key is new; nil when key is empty. A key used
-// before for another body is refused.
-func (b *chargedBatches) recall(client, key string, body []byte, n int) (*chargedBatch, error) {
-	if key == "" {
-		return nil, nil
-	}
-	return b.remember(client, key, body, n)
-}
-
 // uncharged counts the queries of a batch of n not charged under rec.
 func (b *chargedBatches) uncharged(rec *chargedBatch, n int) int {
 	if rec == nil {
@@ -74,8 +64,13 @@ func (b *chargedBatches) uncharged(rec *chargedBatch, n int) int {
 	return n
 }
 
-// remember returns the record of client's key, made for body if it is new.
-func (b *chargedBatches) remember(client, key string, body []byte, n int) (*chargedBatch, error) {
+// recall returns the record of client's key for a batch of n queries,
+// made for body when the key is new; nil when key is empty. A key used
+// before for another body is refused.
+func (b *chargedBatches) recall(client, key string, body []byte, n int) (*chargedBatch, error) {
+	if key == "" {
+		return nil, nil
+	}
 	sum := sha256.Sum256(body)
 	b.mu.Lock()
 	defer b.mu.Unlock()
