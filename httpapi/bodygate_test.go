@@ -1,12 +1,16 @@
 package httpapi
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"companydocs"
 )
@@ -151,5 +155,39 @@ func TestBodyGateJudgesTheAnnouncedLength(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("%s %s announcing %d bytes: %d, want %d", c.method, c.path, c.length, resp.StatusCode, c.want)
 		}
+	}
+}
+
+// TestBodyGateReadsAbsoluteFormRequests: a request line in absolute form
+// ("POST http://host/path", which HTTP/1.1 servers take) is judged by the
+// route it reaches: a search batch of 100 KiB, over a JSON route's cap
+// but under the batch's and sent a moment after its headers, is
+// answered, not refused 413 by its headers.
+func TestBodyGateReadsAbsoluteFormRequests(t *testing.T) {
+	s := newOrderServer(t, shippedPlansFile())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.app.Listener(ln)
+	t.Cleanup(func() { s.app.Shutdown() })
+	body := `{"queries":[{"query":"` + strings.Repeat("Bau ", 25<<10) + `"}]}`
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST http://%s%s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
+		ln.Addr(), batchPath, ln.Addr(), len(body))
+	time.Sleep(50 * time.Millisecond) // the body comes after the headers were judged
+	io.WriteString(conn, body)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(resp.Body)
+		t.Errorf("an absolute-form batch of %d bytes: %d %.200s, want 200", len(body), resp.StatusCode, raw)
 	}
 }

@@ -191,7 +191,7 @@ type requestLine struct {
 // Content-Length over the route's cap is answered 413 at once, not after
 // the read timeout; every other request keeps the server's settings.
 func (s *Server) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
+	path := routedPath(h)
 	method := knownMethod(string(h.Method()))
 	rule := s.bodyRuleOf(method, path)
 	line := requestLine{method: method, path: truncate(path, maxLoggedPath), refused: rule.check(h)}
@@ -203,6 +203,18 @@ func (s *Server) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfi
 		return fasthttp.RequestConfig{MaxRequestBodySize: uploadPrefetch, WriteTimeout: rule.answerTimeout}
 	}
 	return fasthttp.RequestConfig{}
+}
+
+// routedPath is the path the router will see (Fiber routes on the URI's
+// original path): of an absolute-form request line ("PUT http://host/...")
+// too, which the request URI alone would not give.
+func routedPath(h *fasthttp.RequestHeader) string {
+	var u fasthttp.URI
+	if err := u.Parse(nil, h.RequestURI()); err != nil {
+		path, _, _ := strings.Cut(string(h.RequestURI()), "?")
+		return path
+	}
+	return string(u.PathOriginal())
 }
 
 // refusedBodyWait is how long the HTTP server waits for the first bytes of
