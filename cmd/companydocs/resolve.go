@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync/atomic"
 
 	"companydocs"
 	"companydocs/index"
@@ -94,12 +93,12 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := c.check(fs.Args()); err != nil {
 		return err
 	}
-	in, size, err := openInput(fs.Args(), os.Stdin)
+	in, path, err := openInput(fs.Args(), os.Stdin)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	return c.run(ctx, in, size, stdout, stderr)
+	return c.run(ctx, in, path, stdout, stderr)
 }
 
 // check finds usage errors before any file is opened.
@@ -138,31 +137,30 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
-// openInput opens the file argument, or stdin without one (or "-"); size
-// is the file's size for the progress bar, -1 when unknown.
-func openInput(rest []string, stdin *os.File) (io.ReadCloser, int64, error) {
+// openInput opens the file argument, or stdin without one (or "-"); path
+// is the file's when it is a regular file, whose rows the progress bar
+// counts, "" otherwise.
+func openInput(rest []string, stdin *os.File) (io.ReadCloser, string, error) {
 	if len(rest) == 0 || rest[0] == "-" {
 		if isTerminal(stdin) {
-			return nil, 0, fmt.Errorf("resolve reads the file named, or stdin, which is a terminal here: name a CSV file or pipe one in: %w", errUsage)
+			return nil, "", fmt.Errorf("resolve reads the file named, or stdin, which is a terminal here: name a CSV file or pipe one in: %w", errUsage)
 		}
-		return io.NopCloser(stdin), -1, nil
+		return io.NopCloser(stdin), "", nil
 	}
 	f, err := os.Open(rest[0])
 	if err != nil {
-		return nil, 0, err
+		return nil, "", err
 	}
-	size := int64(-1)
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return f, "", nil
 	}
-	return f, size, nil
+	return f, rest[0], nil
 }
 
 // run resolves the rows of in and writes them to stdout or --output.
-func (c *resolveConfig) run(ctx context.Context, in io.Reader, size int64, stdout, stderr io.Writer) error {
-	counted := &countingReader{r: in}
+func (c *resolveConfig) run(ctx context.Context, in io.Reader, path string, stdout, stderr io.Writer) error {
 	comma, _ := parseDelimiter(c.delimiter)
-	sheet, err := openSheet(counted, comma, c.caps)
+	sheet, err := openSheet(in, comma, c.caps)
 	if err != nil {
 		return err
 	}
@@ -174,13 +172,18 @@ func (c *resolveConfig) run(ctx context.Context, in io.Reader, size int64, stdou
 	if err != nil {
 		return err
 	}
-	res, closeRes, err := c.resolver(ctx, stderr)
+	progress := newRowProgress(stderr, isTerminal(stderr), skip)
+	res, closeRes, err := c.resolver(ctx, stderr, progress)
 	if err != nil {
 		closeOut()
 		return err
 	}
 	defer closeRes()
-	progress := newRowProgress(stderr, size, skip, counted)
+	if path != "" {
+		counting, stop := context.WithCancel(ctx)
+		defer stop()
+		go countInputRows(counting, path, sheet.comma, c.caps, progress)
+	}
 	p := &pipeline{sheet: sheet, cols: cols, req: c.request(), res: res, skip: skip,
 		workers: c.workers, batchSize: c.rowsPerBatch(), progress: progress}
 	err = p.run(ctx, out)
@@ -273,9 +276,11 @@ func (c *resolveConfig) rowsPerBatch() int {
 
 // resolver returns what resolves a batch of rows: the server's batch
 // endpoint, or the index of the data directory.
-func (c *resolveConfig) resolver(ctx context.Context, stderr io.Writer) (batchResolver, func(), error) {
+func (c *resolveConfig) resolver(ctx context.Context, stderr io.Writer, progress *rowProgress) (batchResolver, func(), error) {
 	if c.server != "" {
-		return newServerResolver(c.server), func() {}, nil
+		s := newServerResolver(c.server)
+		s.waiting = progress.waiting
+		return s, func() {}, nil
 	}
 	live, err := index.OpenLive(c.dataDir, index.LiveOptions{PollInterval: -1, Logger: newLogger(stderr, "auto", "warn")})
 	if err != nil {
@@ -318,14 +323,30 @@ func bestOf(candidates []companydocs.Candidate) rowOutcome {
 	return rowOutcome{best: &candidates[0]}
 }
 
-// countingReader counts the bytes read, for the progress bar.
-type countingReader struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
+// countInputRows counts the data rows of the input file, as the run
+// reads them (a quoted cell may hold line breaks), for the progress bar;
+// a file it cannot read to its end leaves the total unknown.
+func countInputRows(ctx context.Context, path string, comma rune, caps sheetCaps, progress *rowProgress) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sheet, err := openSheet(f, comma, caps)
+	if err != nil {
+		return
+	}
+	rows := 0
+	var refused *refusedRow
+	for ctx.Err() == nil {
+		switch _, err := sheet.next(); {
+		case err == io.EOF:
+			progress.counted(rows)
+			return
+		case err == nil, errors.As(err, &refused):
+			rows++
+		default:
+			return
+		}
+	}
 }

@@ -214,7 +214,7 @@ func TestResolveTabsFromStdin(t *testing.T) {
 	c := resolveConfig{dataDir: dir, query: "Name", properties: make([]string, len(propertyColumns)), workers: 2, batchSize: defaultBatchSize, mode: resolver.ModeStandard,
 		caps: sheetCaps{field: defaultMaxFieldBytes, row: defaultMaxRowBytes, header: defaultMaxHeaderBytes}}
 	var out bytes.Buffer
-	if err := c.run(context.Background(), stdin, -1, &out, io.Discard); err != nil {
+	if err := c.run(context.Background(), stdin, "", &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	got := readSheet(t, out.Bytes(), '\t')
@@ -233,7 +233,7 @@ func TestResolveTabsFromStdin(t *testing.T) {
 	if _, err := stdin.Seek(0, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
-	err = c.run(ctx, stdin, -1, io.Discard, io.Discard)
+	err = c.run(ctx, stdin, "", io.Discard, io.Discard)
 	if err == nil || !regexp.MustCompile(`^interrupted after \d+ rows: run again with --output FILE --resume`).MatchString(err.Error()) || exitCode(err) != 1 {
 		t.Errorf("interrupted run: %v (exit %d), want the sentence that says how to resume and exit 1", err, exitCode(err))
 	}
@@ -311,8 +311,8 @@ func TestResolveThroughServer(t *testing.T) {
 
 // TestResolveProgressOnTerminal runs resolve with stderr on a terminal (a
 // pseudo-terminal) over 1,000 real rows: stderr shows the progress bar
-// with the rows, their rate and the whole input read; stdout holds the
-// CSV alone.
+// with the rows done of the rows the file holds, counted, their rate and
+// the bar full; stdout holds the CSV alone.
 func TestResolveProgressOnTerminal(t *testing.T) {
 	dir, recs := sampleSheet(t)
 	in := filepath.Join(t.TempDir(), "in.csv")
@@ -341,8 +341,8 @@ func TestResolveProgressOnTerminal(t *testing.T) {
 		t.Fatal("the terminal's output did not end")
 	}
 	last := string(screen[bytes.LastIndexByte(bytes.TrimRight(screen, "\r\n "), '\r')+1:])
-	if !strings.Contains(last, "1000 rows") || !strings.Contains(last, "rows/s") || !strings.Contains(last, "100%") {
-		t.Errorf("the terminal last showed %q, want the bar at 100%% with 1000 rows and their rate", last)
+	if !strings.Contains(last, "1000 of 1000 rows") || !strings.Contains(last, "rows/s") || !strings.Contains(last, "100%") {
+		t.Errorf("the terminal last showed %q, want the bar at 100%% with 1000 of 1000 rows and their rate", last)
 	}
 	if n := bytes.Count(stdout.Bytes(), []byte("\n")); n != 1001 || bytes.Contains(stdout.Bytes(), []byte("rows/s")) {
 		t.Errorf("stdout holds %d lines (want 1,001) or the bar", n)
@@ -399,7 +399,8 @@ func (s lateSearcher) Search(ctx context.Context, _ resolver.Request) (*resolver
 // TestResolveWaitsOutABusyServer: a server that resolves as many batches
 // as it takes answers 503 with Retry-After; that is pacing, waited out
 // however often it comes (here more often than an unavailable server is
-// tried), and the file is written whole.
+// tried), and the file is written whole. Each wait is said on stderr,
+// with how long and the rows done of the rows the file holds.
 func TestResolveWaitsOutABusyServer(t *testing.T) {
 	dir, recs := sampleSheet(t)
 	in := filepath.Join(t.TempDir(), "in.csv")
@@ -422,9 +423,13 @@ func TestResolveWaitsOutABusyServer(t *testing.T) {
 	}))
 	defer proxy.Close()
 	out := filepath.Join(t.TempDir(), "out.csv")
-	_, _, line, code := runCLI(t, "resolve", "--server", proxy.URL, "--query", "Firma", "--workers", "1", "--output", out, in)
+	_, stderr, line, code := runCLI(t, "resolve", "--server", proxy.URL, "--query", "Firma", "--workers", "1", "--output", out, in)
 	if code != 0 || lines(out) != 13 {
 		t.Errorf("exit %d (%q), %d lines; want exit 0 and the header with 12 rows after %d answers 503 with Retry-After", code, line, lines(out), maxUnavailableRetries+1)
+	}
+	said := "waiting 1 s: the server resolves as many batches as it takes at once (503); done: 0 " // of 12 rows, once counted
+	if n := strings.Count(stderr, said); n < maxUnavailableRetries {
+		t.Errorf("stderr says %d times %q, want a line for each wait:\n%s", n, said, stderr)
 	}
 }
 
@@ -526,5 +531,68 @@ func TestResolveCapsRefuseRows(t *testing.T) {
 	if code != 2 || !strings.Contains(line, `its header has "Spalte 00", "Spalte 01"`) || !strings.Contains(line, "... (100 columns in all)") ||
 		strings.Contains(line, "Spalte 23") {
 		t.Errorf("a column the header lacks: exit %d, %q; want the first 200 characters of its columns", code, line)
+	}
+}
+
+// TestResolveSaysRateLimitWaits: a server whose search budget is spent
+// answers 429 with Retry-After; resolve says on stderr that it waits on
+// the server's search rate limit, for how long, and how many rows of the
+// file are done, then writes the file whole.
+func TestResolveSaysRateLimitWaits(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	in := filepath.Join(t.TempDir(), "in.csv")
+	writeSheet(t, in, ',', false, germanExcelRows(recs, 9, 13))
+	s := startServer(t, dir)
+	target, err := url.Parse(s.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked.Add(1) == 2 { // the second batch: the budget is spent
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error":{"code":"rate_limited","message":"Too many searches from this address; retry in 1 s."}}`)
+			return
+		}
+		httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	out := filepath.Join(t.TempDir(), "out.csv")
+	_, stderr, line, code := runCLI(t, "resolve", "--server", proxy.URL, "--query", "Firma", "--workers", "1", "--batch-size", "3", "--output", out, in)
+	if code != 0 || lines(out) != 10 {
+		t.Fatalf("exit %d (%q), %d lines; want exit 0 and the header with 9 rows", code, line, lines(out))
+	}
+	said := "waiting 1 s: the server's search rate limit (429; "
+	// The rows are counted while the first batch is resolved.
+	if !strings.Contains(stderr, said) || !regexp.MustCompile(`done: 3( of 9)? rows\n`).MatchString(stderr) {
+		t.Errorf("stderr:\n%s\nwant %q and the rows done (3 of 9)", stderr, said)
+	}
+}
+
+// TestResolveProgressCountsRows: the bar's words count rows, not bytes:
+// rows done of the rows the file holds (a cell quoted over two lines is
+// one row, a row over a cap is a row), with the rows a resumed output
+// kept; on stdin the total is unknown and only the rows done are said.
+func TestResolveProgressCountsRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.csv")
+	text := "Firma,Ort\n\"Alpha\nGmbH\",Berlin\nBeta AG,Köln\n" + strings.Repeat("x", 300) + ",Bonn\nGamma KG,Ulm\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var screen bytes.Buffer
+	p := newRowProgress(&screen, false, 1)
+	if got := p.done(); got != "1 rows (1 kept)" {
+		t.Errorf("before counting: %q, want the total unknown", got)
+	}
+	countInputRows(context.Background(), path, ',', sheetCaps{field: 100, row: 200, header: 200}, p)
+	p.add(2)
+	if got := p.done(); got != "3 of 4 rows (1 kept)" {
+		t.Errorf("counted: %q, want 3 of 4 rows (1 kept)", got)
+	}
+	p.waiting(1500*time.Millisecond, "the server's search rate limit")
+	if got := screen.String(); got != "waiting 2 s: the server's search rate limit; done: 3 of 4 rows (1 kept)\n" {
+		t.Errorf("the wait is said as %q", got)
 	}
 }

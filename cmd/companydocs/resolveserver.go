@@ -40,12 +40,15 @@ const (
 type serverResolver struct {
 	endpoint string
 	client   *http.Client
+	// waiting hears each wait on the server: how long and why.
+	waiting func(d time.Duration, why string)
 }
 
 func newServerResolver(server string) *serverResolver {
 	return &serverResolver{
 		endpoint: strings.TrimRight(server, "/") + batchSearchPath,
 		client:   &http.Client{Timeout: batchRequestTimeout},
+		waiting:  func(time.Duration, string) {},
 	}
 }
 
@@ -108,7 +111,9 @@ func (s *serverResolver) resolve(ctx context.Context, reqs []resolver.Request) (
 				"send smaller batches (--batch-size) or fewer at once (--workers), and continue with --output FILE --resume",
 				len(again), attempt, strings.TrimSuffix(answers[slices.Index(pending, again[0])].errText, "."))
 		}
-		if err := sleepContext(ctx, retryWait(attempt)); err != nil {
+		wait := retryWait(attempt)
+		s.waiting(wait, fmt.Sprintf("the server did not answer %d searches of a batch in time; sending them again", len(again)))
+		if err := sleepContext(ctx, wait); err != nil {
 			return nil, err
 		}
 		pending = again
@@ -184,6 +189,7 @@ func (s *serverResolver) post(ctx context.Context, body []byte) (*batchAnswer, e
 			}
 			wait = retryWait(unavailable)
 		}
+		s.waiting(wait, retry.why())
 		if err := sleepContext(ctx, wait); err != nil {
 			return nil, err
 		}
@@ -194,9 +200,21 @@ func (s *serverResolver) post(ctx context.Context, body []byte) (*batchAnswer, e
 type retryableError struct {
 	err         error
 	rateLimited bool
+	status      int // the answer's, 0 without one
 }
 
 func (e *retryableError) Error() string { return e.err.Error() }
+
+// why says what the run waits for before sending the batch again.
+func (e *retryableError) why() string {
+	switch {
+	case e.status == http.StatusTooManyRequests:
+		return "the server's search rate limit (429; a signed-in account has its own, set by its plan: --api-key)"
+	case e.rateLimited:
+		return "the server resolves as many batches as it takes at once (503)"
+	}
+	return "the server did not answer (" + e.err.Error() + "); trying again"
+}
 
 func (s *serverResolver) postOnce(ctx context.Context, body []byte) (*batchAnswer, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
@@ -225,12 +243,12 @@ func (s *serverResolver) postOnce(ctx context.Context, body []byte) (*batchAnswe
 		}
 		return &answer, 0, nil
 	case http.StatusTooManyRequests:
-		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: true}
+		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: true, status: resp.StatusCode}
 	case http.StatusServiceUnavailable:
 		// With Retry-After the server is pacing (it resolves as many
 		// batches as it takes at once), not failing.
 		paced := resp.Header.Get("Retry-After") != ""
-		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: paced}
+		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: paced, status: resp.StatusCode}
 	case http.StatusBadGateway, http.StatusGatewayTimeout:
 		return nil, 0, &retryableError{err: serverError(resp.StatusCode, data)}
 	}
