@@ -103,25 +103,31 @@ var gapTable = map[string]gapSentence{
 // String says the gap in English. An unknown code is a programming error
 // and panics, so that a gap without a sentence cannot reach a client.
 func (g VerificationGap) String() string {
+	return g.In(messages.English)
+}
+
+// In says the gap in lang, one of the catalog's languages (English
+// otherwise).
+func (g VerificationGap) In(lang string) string {
 	if _, ok := gapTable[g.Code]; !ok {
 		panic(fmt.Sprintf("companydocs: gap code %q has no sentence", g.Code))
 	}
 	if g.Code == GapDescribed {
 		return g.Params.Text
 	}
-	return messages.Say(messages.English, "gap."+g.Code, gapArgs(g.Params))
+	return messages.Say(lang, "gap."+g.Code, gapArgs(lang, g.Params))
 }
 
 // gapArgs are the values of a gap's placeholders: its params, and the
-// words made of them as the page makes them (app.js gapWords), in English.
-func gapArgs(p GapParams) messages.Args {
-	en := func(key string, args messages.Args) string { return messages.Say(messages.English, key, args) }
+// words made of them as the page makes them (app.js gapWords), in lang.
+func gapArgs(lang string, p GapParams) messages.Args {
+	say := func(key string, args messages.Args) string { return messages.Say(lang, key, args) }
 	gleif := func(kind, value string) string {
 		if value == "" {
-			return en("gap.notStated", nil)
+			return say("gap.notStated", nil)
 		}
 		if key := "gleif." + kind + "." + value; messages.Has(key) {
-			return en(key, nil)
+			return say(key, nil)
 		}
 		return value
 	}
@@ -136,11 +142,11 @@ func gapArgs(p GapParams) messages.Args {
 		"listed":       "",
 	}
 	if p.RACode == "" {
-		a["authority"] = en("gap.notStated", nil)
+		a["authority"] = say("gap.notStated", nil)
 	}
 	listed := slices.Clone(p.Listed)
 	if more := p.Entries - len(p.Listed); more > 0 && len(p.Listed) > 0 {
-		listed = append(listed, en("gap.more", messages.Args{"n": more}))
+		listed = append(listed, say("gap.more", messages.Args{"n": more}))
 	}
 	if len(listed) > 0 {
 		a["listed"] = ": " + strings.Join(listed, ", ")
@@ -149,10 +155,13 @@ func gapArgs(p GapParams) messages.Args {
 }
 
 // GapsText says gaps in English, separated by "; ".
-func GapsText(gaps []VerificationGap) string {
+func GapsText(gaps []VerificationGap) string { return GapsTextIn(messages.English, gaps) }
+
+// GapsTextIn says gaps in lang, separated by "; ".
+func GapsTextIn(lang string, gaps []VerificationGap) string {
 	out := make([]string, len(gaps))
 	for i, g := range gaps {
-		out[i] = g.String()
+		out[i] = g.In(lang)
 	}
 	return strings.Join(out, "; ")
 }

@@ -252,9 +252,9 @@ func reviewedCells(t *testing.T, base string, row []string, choice int) []string
 		t.Fatalf("batch answer %v: %v", answer, err)
 	}
 	if choice < 0 {
-		return rowOutcome{}.cells()
+		return rowOutcome{}.cells(plainCells)
 	}
-	return rowOutcome{best: &answer.Results[0].Candidates[choice]}.cells()
+	return rowOutcome{best: &answer.Results[0].Candidates[choice]}.cells(plainCells)
 }
 
 // downloadMany presses the download button and returns the file saved.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"companydocs"
@@ -48,7 +49,7 @@ var propertyColumns = []struct {
 // resolveConfig holds the flags of one resolve run.
 type resolveConfig struct {
 	dataDir, server, output, delimiter, mode string
-	query                                    string
+	query, lang, decimal                     string
 	properties                               []string // header names, in propertyColumns' order; "" unused
 	discover, resume                         bool
 	workers, batchSize                       int
@@ -75,6 +76,8 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.StringVar(&c.properties[i], p.flag, "", p.usage)
 	}
 	fs.StringVar(&c.delimiter, "delimiter", "", `delimiter of the input and output: ",", ";" or "tab" (default: detected from the header line)`)
+	fs.StringVar(&c.lang, "lang", messages.English, "language of the reasons and refusals written: en or de")
+	fs.StringVar(&c.decimal, "decimal", "", `decimal mark of the confidence: "comma" or "point" (default: comma in a file separated by semicolons, as German spreadsheets read it, point otherwise)`)
 	fs.StringVar(&c.output, "output", "", "write to this file instead of stdout")
 	fs.BoolVar(&c.resume, "resume", false, "with --output: keep the rows the file holds and append the rest")
 	fs.IntVar(&c.workers, "workers", 4, fmt.Sprintf("rows (in process) or batches (--server) resolved at once, 1 to %d", maxResolveWorkers))
@@ -114,6 +117,8 @@ func (c *resolveConfig) check(rest []string) error {
 		return fmt.Errorf("--batch-size must be 1 to %d, got %d: %w", maxBatchSize, c.batchSize, errUsage)
 	case c.mode != resolver.ModeStandard && c.mode != resolver.ModeDeep:
 		return fmt.Errorf("--mode must be %s or %s, got %q: %w", resolver.ModeStandard, resolver.ModeDeep, c.mode, errUsage)
+	case !slices.Contains(messages.Languages, c.lang):
+		return fmt.Errorf("--lang must be one of %s, got %q: %w", strings.Join(messages.Languages, ", "), c.lang, errUsage)
 	case c.resume && c.output == "":
 		return fmt.Errorf("--resume needs --output FILE: the file to append to: %w", errUsage)
 	case len(rest) == 1 && c.output != "" && sameFile(rest[0], c.output):
@@ -127,7 +132,10 @@ func (c *resolveConfig) check(rest []string) error {
 	if err := c.caps.check(); err != nil {
 		return err
 	}
-	_, err := parseDelimiter(c.delimiter)
+	comma, err := parseDelimiter(c.delimiter)
+	if err == nil && c.decimal != "" {
+		_, err = decimalFor(c.decimal, comma)
+	}
 	return err
 }
 
@@ -168,7 +176,11 @@ func (c *resolveConfig) run(ctx context.Context, in io.Reader, path string, stdo
 	if err != nil {
 		return err
 	}
-	out, skip, closeOut, err := c.openOutput(sheet, stdout)
+	decimal, err := decimalFor(c.decimal, sheet.comma)
+	if err != nil {
+		return err
+	}
+	out, skip, closeOut, err := c.openOutput(sheet, cellFormat{lang: c.lang, decimal: decimal}, stdout)
 	if err != nil {
 		return err
 	}
@@ -184,7 +196,7 @@ func (c *resolveConfig) run(ctx context.Context, in io.Reader, path string, stdo
 		defer stop()
 		go countInputRows(counting, path, sheet.comma, c.caps, progress)
 	}
-	p := &pipeline{sheet: sheet, cols: cols, req: c.request(), res: res, skip: skip,
+	p := &pipeline{sheet: sheet, cols: cols, req: c.request(), res: res, skip: skip, lang: c.lang,
 		workers: c.workers, batchSize: c.rowsPerBatch(), progress: progress}
 	err = p.run(ctx, out)
 	progress.finish()
@@ -225,10 +237,11 @@ func (c *resolveConfig) mapColumns(sheet *sheetReader) (sheetColumns, error) {
 // openOutput returns the writer of the output rows, how many input rows
 // a resumed output holds already, and the function that flushes and
 // closes it.
-func (c *resolveConfig) openOutput(sheet *sheetReader, stdout io.Writer) (*sheetWriter, int, func() error, error) {
+func (c *resolveConfig) openOutput(sheet *sheetReader, format cellFormat, stdout io.Writer) (*sheetWriter, int, func() error, error) {
 	header := outputHeader(sheet.header, sheet.bom)
 	if c.output == "" {
 		w := newSheetWriter(stdout, sheet.comma)
+		w.format = format
 		return w, 0, w.flush, w.writeHeader(sheet.header, sheet.bom)
 	}
 	var (
@@ -246,6 +259,7 @@ func (c *resolveConfig) openOutput(sheet *sheetReader, stdout io.Writer) (*sheet
 		return nil, 0, nil, err
 	}
 	w := newSheetWriter(f, sheet.comma)
+	w.format = format
 	closeOut := func() error {
 		err := w.flush()
 		if cerr := f.Close(); err == nil {
@@ -279,14 +293,14 @@ func (c *resolveConfig) rowsPerBatch() int {
 func (c *resolveConfig) resolver(ctx context.Context, stderr io.Writer, progress *rowProgress) (batchResolver, func(), error) {
 	if c.server != "" {
 		s := newServerResolver(c.server)
-		s.waiting = progress.waiting
+		s.lang, s.waiting = c.lang, progress.waiting
 		return s, func() {}, nil
 	}
 	live, err := index.OpenLive(c.dataDir, index.LiveOptions{PollInterval: -1, Logger: newLogger(stderr, "auto", "warn")})
 	if err != nil {
 		return nil, nil, err
 	}
-	return localResolver{liveSearcher{live}}, func() { live.Close() }, nil
+	return localResolver{liveSearcher{live}, c.lang}, func() { live.Close() }, nil
 }
 
 // batchResolver resolves the searches of a batch of rows, an outcome for
@@ -296,8 +310,12 @@ type batchResolver interface {
 	resolve(ctx context.Context, reqs []resolver.Request) ([]rowOutcome, error)
 }
 
-// localResolver resolves in process on the data directory's index.
-type localResolver struct{ searcher liveSearcher }
+// localResolver resolves in process on the data directory's index,
+// saying a refused clue in lang.
+type localResolver struct {
+	searcher liveSearcher
+	lang     string
+}
 
 func (l localResolver) resolve(ctx context.Context, reqs []resolver.Request) ([]rowOutcome, error) {
 	outs := make([]rowOutcome, len(reqs))
@@ -307,7 +325,7 @@ func (l localResolver) resolve(ctx context.Context, reqs []resolver.Request) ([]
 		case err == nil:
 			outs[i] = bestOf(res.Candidates)
 		case code == companydocs.EINVALIDQUERY:
-			text, _ := companydocs.ErrorMessageIn(err, messages.English)
+			text, _ := companydocs.ErrorMessageIn(err, l.lang)
 			outs[i] = rowOutcome{errCode: code, errText: text}
 		default:
 			return nil, err

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -141,7 +142,9 @@ func germanExcelRows(recs []record, n, step int) [][]string {
 // sample, names with typos among them: the output keeps the delimiter,
 // the BOM and every input cell, appends the result columns, and each
 // row's candidate is the one "companydocs search" ranks first for the
-// same search; the exact names find their own register entry.
+// same search (its confidence with a decimal comma, the file being
+// separated by semicolons); the exact names find their own register
+// entry.
 func TestResolveGermanExcelSheet(t *testing.T) {
 	dir, recs := sampleSheet(t)
 	in := filepath.Join(t.TempDir(), "firmen.csv")
@@ -180,7 +183,7 @@ func TestResolveGermanExcelSheet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wantCells := bestOf(res.Candidates).cells(); !equalRows(row[3:], wantCells) {
+		if wantCells := bestOf(res.Candidates).cells(cellFormat{lang: "en", decimal: ','}); !equalRows(row[3:], wantCells) {
 			t.Errorf("row %d (%q): %q, want search's first candidate %q", i+1, in[0], row[3:], wantCells)
 		}
 		if rec := recs[(i*31)%len(recs)]; in[0] == rec.Name {
@@ -467,7 +470,7 @@ func TestResolveCapsRefuseRows(t *testing.T) {
 	if len(got) != len(rows) {
 		t.Fatalf("%d output rows, want %d", len(got), len(rows))
 	}
-	empty := make([]string, 3+len(resultColumns)-1)
+	empty := make([]string, 3+len(resultColumns)-len(notReviewed)-1)
 	for i, want := range map[int]string{
 		3: "invalid_query: Line 4 has a cell longer than 100 bytes (--max-field-bytes), so the row was not read.",
 		6: "invalid_query: Line 7 is longer than 200 bytes (--max-row-bytes), so the row was not read.",
@@ -508,7 +511,7 @@ func TestResolveCapsRefuseRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, _, line, code := runCLI(t, append(args, "--output", out, "--resume", in)...); code != 2 ||
-		!strings.Contains(line, "--resume: line 2 of "+out+" has 12 cells, the header 11") {
+		!strings.Contains(line, fmt.Sprintf("--resume: line 2 of %s has %d cells, the header %d", out, 4+len(resultColumns), 3+len(resultColumns))) {
 		t.Errorf("resume of a damaged output: exit %d, %q", code, line)
 	}
 
@@ -595,4 +598,110 @@ func TestResolveProgressCountsRows(t *testing.T) {
 	if got := screen.String(); got != "waiting 2 s: the server's search rate limit; done: 3 of 4 rows (1 kept)\n" {
 		t.Errorf("the wait is said as %q", got)
 	}
+}
+
+// TestResolveGermanCSV resolves a German Excel sheet (semicolons, a BOM)
+// of real companies with --lang de: the confidence has a decimal comma,
+// the reasons are the catalog's German sentences of the candidates'
+// reason codes (none of them English), a row whose clue is refused says
+// so in German, and the review columns reviewed, chosen_by_hand and
+// none_of_these say false. --decimal point writes a point; --resume keeps
+// what a person wrote in the review columns of the rows it keeps.
+func TestResolveGermanCSV(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	in := filepath.Join(t.TempDir(), "firmen.csv")
+	rows := germanExcelRows(recs, 40, 37)
+	rows[5][0] = "   " // a clue of blanks: refused
+	writeSheet(t, in, ';', true, rows)
+	out := filepath.Join(t.TempDir(), "ergebnis.csv")
+	args := []string{"resolve", "--data-dir", dir, "--lang", "de", "--query", "Firma", "--city", "Ort", "--register", "Registernummer", "--output", out, in}
+	if _, stderr, line, code := runCLI(t, args...); code != 0 {
+		t.Fatalf("exit %d, %s %s", code, line, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readSheet(t, bytes.TrimPrefix(data, []byte(utf8BOM)), ';')
+	if h := got[0][len(got[0])-3:]; !equalRows(h, []string{"reviewed", "chosen_by_hand", "none_of_these"}) {
+		t.Errorf("the header ends %q, want the review columns", h)
+	}
+	col := func(name string) int { return slices.Index(got[0], name) }
+	comma, german := 0, 0
+	for i, row := range got[1:] {
+		if review := row[col("reviewed"):]; !equalRows(review, []string{"false", "false", "false"}) {
+			t.Errorf("row %d: review columns %q, want false false false", i+1, review)
+		}
+		if i+1 == 5 {
+			if reason := row[col("reasons")]; !strings.HasPrefix(reason, "invalid_query: ") || !strings.Contains(reason, "Suche") {
+				t.Errorf("the refused row says %q, want invalid_query and the German sentence", reason)
+			}
+			continue
+		}
+		confidence := row[col("confidence")]
+		if strings.Contains(confidence, ".") {
+			t.Errorf("row %d: confidence %q has a decimal point", i+1, confidence)
+		}
+		if strings.Contains(confidence, ",") {
+			comma++
+		}
+		reasons := row[col("reasons")]
+		if reasons == "" {
+			continue
+		}
+		res, err := searchOfRow(dir, rows[i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, english []string
+		for _, d := range res.Candidates[0].ReasonDetails {
+			want = append(want, resolver.ReasonTextIn("de", d))
+			english = append(english, resolver.ReasonText(d))
+		}
+		if reasons != oneLine(strings.Join(want, reasonSeparator)) {
+			t.Errorf("row %d: reasons %q, want the German %q", i+1, reasons, want)
+		}
+		if reasons != oneLine(strings.Join(english, reasonSeparator)) {
+			german++
+		}
+	}
+	if comma == 0 || german < (len(got)-2)/2 {
+		t.Errorf("%d confidences with a decimal comma, %d rows with reasons other than the English ones, of %d", comma, german, len(got)-2)
+	}
+
+	// --decimal point; the review columns a person filled are kept by --resume.
+	point, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--decimal", "point", "--query", "Firma", in)
+	if code != 0 || !regexp.MustCompile(`;0\.\d+;`).MatchString(point) {
+		t.Errorf("--decimal point: exit %d %s, no confidence with a point in\n%.300s", code, line, point)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	first := strings.Replace(lines[1], ";false;false;false", ";true;true;false", 1)
+	kept := strings.Join(append([]string{lines[0], first}, lines[2:len(lines)-4]...), "")
+	if err := os.WriteFile(out, []byte(kept), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, line, code := runCLI(t, append(args[:len(args)-1], "--resume", in)...); code != 0 {
+		t.Fatalf("--resume: exit %d, %s", code, line)
+	}
+	resumed, _ := os.ReadFile(out)
+	if want := strings.Replace(string(data), lines[1], first, 1); string(resumed) != want {
+		t.Errorf("resumed:\n%s\nwant the first row as a person reviewed it, the rest as before:\n%s", resumed, want)
+	}
+	if _, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--lang", "fr", "--query", "Firma", in); code != 2 || !strings.Contains(line, `--lang must be one of en, de, got "fr"`) {
+		t.Errorf("--lang fr: exit %d, %q", code, line)
+	}
+	if _, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--decimal", "comma", "--delimiter", ",", "--query", "Firma", in); code != 2 || !strings.Contains(line, "--decimal comma needs another delimiter") {
+		t.Errorf("--decimal comma in a comma file: exit %d, %q", code, line)
+	}
+}
+
+// searchOfRow is the search resolve makes of a row of germanExcelRows.
+func searchOfRow(dir string, row []string) (*resolver.Result, error) {
+	live, err := index.OpenLive(dir, index.LiveOptions{PollInterval: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	defer live.Close()
+	return liveSearcher{live}.Search(context.Background(), resolver.Request{Query: row[0], Limit: resolver.DefaultLimit,
+		Properties: resolver.Properties{City: row[1], RegisterNumber: row[2]}})
 }

@@ -255,14 +255,15 @@ func TestResolveHostileInputs(t *testing.T) {
 }
 
 // wantRefusedRow checks the output row i (0 the header) is a refused row:
-// empty cells, and reasons that start with reason.
+// empty cells, reasons that start with reason, and not reviewed.
 func wantRefusedRow(t *testing.T, out [][]string, i int, reason string) {
 	t.Helper()
 	if i >= len(out) {
 		t.Fatalf("no output row %d: %d rows", i, len(out))
 	}
 	row := out[i]
-	if strings.Join(row[:len(row)-1], "") != "" || !strings.HasPrefix(row[len(row)-1], reason) {
+	at := len(row) - len(notReviewed) - 1 // the reasons
+	if strings.Join(row[:at], "") != "" || !strings.HasPrefix(row[at], reason) || !equalRows(row[at+1:], notReviewed) {
 		t.Errorf("output row %d is %.300q, want empty cells and the reason %q", i, row, reason)
 	}
 }

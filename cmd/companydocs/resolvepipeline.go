@@ -25,7 +25,8 @@ type pipeline struct {
 	cols               sheetColumns
 	req                resolver.Request
 	res                batchResolver
-	skip               int // rows a resumed output holds already
+	skip               int    // rows a resumed output holds already
+	lang               string // of the refusals of rows over a cap
 	workers, batchSize int
 	progress           *rowProgress
 }
@@ -64,10 +65,11 @@ func (b *rowBatch) add(row []string, req resolver.Request) {
 	}
 }
 
-// refuse appends a row over a cap: empty cells, and its refusal.
-func (b *rowBatch) refuse(width int, r *refusedRow) {
+// refuse appends a row over a cap: empty cells, and its refusal in lang.
+func (b *rowBatch) refuse(width int, r *refusedRow, lang string) {
+	text, _ := r.refusal.MessageIn(lang)
 	b.rows = append(b.rows, make([]string, width))
-	b.outs = append(b.outs, rowOutcome{errCode: r.refusal.Code, errText: r.refusal.Message})
+	b.outs = append(b.outs, rowOutcome{errCode: r.refusal.Code, errText: text})
 }
 
 // resolve resolves the batch's searches, if it has any.
@@ -147,7 +149,7 @@ func (p *pipeline) read(ctx context.Context, ordered, work chan<- *rowBatch) {
 			}
 			return
 		case errors.As(err, &refused):
-			b.refuse(len(p.sheet.header), refused)
+			b.refuse(len(p.sheet.header), refused, p.lang)
 		case err != nil:
 			if len(b.rows) > 0 && !send(b) {
 				return

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/messages"
 	"companydocs/resolver"
 )
 
@@ -39,6 +40,7 @@ const (
 // serverResolver resolves rows through a server's batch endpoint.
 type serverResolver struct {
 	endpoint string
+	lang     string // Accept-Language: the items' refusals are said in it
 	client   *http.Client
 	// waiting hears each wait on the server: how long and why.
 	waiting func(d time.Duration, why string)
@@ -47,6 +49,7 @@ type serverResolver struct {
 func newServerResolver(server string) *serverResolver {
 	return &serverResolver{
 		endpoint: strings.TrimRight(server, "/") + batchSearchPath,
+		lang:     messages.English,
 		client:   &http.Client{Timeout: batchRequestTimeout},
 		waiting:  func(time.Duration, string) {},
 	}
@@ -223,6 +226,7 @@ func (s *serverResolver) postOnce(ctx context.Context, body []byte) (*batchAnswe
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Language", s.lang)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

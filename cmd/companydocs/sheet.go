@@ -14,6 +14,8 @@ import (
 
 	"companydocs"
 	"companydocs/internal/csvrows"
+	"companydocs/messages"
+	"companydocs/resolver"
 )
 
 // utf8BOM starts the CSV files Excel writes as "CSV UTF-8"; without it
@@ -21,8 +23,45 @@ import (
 const utf8BOM = "\ufeff"
 
 // resultColumns are the columns resolve appends to each input row, the
-// page's download has the same.
-var resultColumns = []string{"profile_id", "name", "court", "registry_number", "confidence", "confidence_label", "ordering_eligible", "reasons"}
+// page's download has the same. The last three say what a person decided
+// in the page's review: the row was reviewed, its candidate was chosen by
+// hand, or none of the candidates is the company ("none of these", which
+// is not "not found"). resolve reviews nothing: it writes false in each,
+// and --resume keeps what a person wrote there since.
+var resultColumns = []string{"profile_id", "name", "court", "registry_number", "confidence", "confidence_label", "ordering_eligible", "reasons",
+	"reviewed", "chosen_by_hand", "none_of_these"}
+
+// notReviewed are the review columns of a row resolve wrote.
+var notReviewed = []string{"false", "false", "false"}
+
+// cellFormat is how the output writes its cells for the reader's
+// spreadsheet: the sentences in lang, the confidence with a decimal comma
+// or point.
+type cellFormat struct {
+	lang    string
+	decimal byte // ',' or '.'
+}
+
+// decimalFor returns the decimal mark of the --decimal flag ("comma",
+// "point"; "" chooses the comma for a file separated by semicolons, as
+// German spreadsheets write them, the point otherwise).
+func decimalFor(flag string, comma rune) (byte, error) {
+	switch flag {
+	case "":
+		if comma == ';' {
+			return ',', nil
+		}
+		return '.', nil
+	case "comma":
+		if comma == ',' {
+			return 0, fmt.Errorf("--decimal comma needs another delimiter than the comma (--delimiter \";\" or tab): %w", errUsage)
+		}
+		return ',', nil
+	case "point":
+		return '.', nil
+	}
+	return 0, fmt.Errorf("--decimal must be comma or point, got %q: %w", flag, errUsage)
+}
 
 // reasonSeparator joins a candidate's reasons into one cell.
 const reasonSeparator = " | "
@@ -264,14 +303,20 @@ func (s *sheetReader) next() ([]string, error) {
 // sheetWriter writes the output rows: the input's cells, then
 // resultColumns.
 type sheetWriter struct {
-	csv *csv.Writer
+	csv    *csv.Writer
+	format cellFormat
 }
 
+// newSheetWriter writes with comma, in English with a decimal point
+// until its format is set.
 func newSheetWriter(w io.Writer, comma rune) *sheetWriter {
 	cw := csv.NewWriter(w)
 	cw.Comma = comma
-	return &sheetWriter{csv: cw}
+	return &sheetWriter{csv: cw, format: plainCells}
 }
+
+// plainCells is the format of a file in English with a decimal point.
+var plainCells = cellFormat{lang: messages.English, decimal: '.'}
 
 // writeHeader writes the input's header and resultColumns; a BOM in,
 // a BOM out: Excel then reads the umlauts right.
@@ -291,7 +336,7 @@ func outputHeader(input []string, bom bool) []string {
 
 // writeRow writes an input row with its outcome.
 func (w *sheetWriter) writeRow(row []string, out rowOutcome) error {
-	return w.csv.Write(append(append(make([]string, 0, len(row)+len(resultColumns)), row...), out.cells()...))
+	return w.csv.Write(append(append(make([]string, 0, len(row)+len(resultColumns)), row...), out.cells(w.format)...))
 }
 
 func (w *sheetWriter) flush() error {
@@ -300,23 +345,47 @@ func (w *sheetWriter) flush() error {
 }
 
 // rowOutcome is what a row resolved to: its best candidate, none, or the
-// service's sentence on why the row's clue was refused.
+// service's sentence (in the run's language) on why the row's clue was
+// refused.
 type rowOutcome struct {
 	best    *companydocs.Candidate
 	errCode string
 	errText string
 }
 
-func (o rowOutcome) cells() []string {
+// cells are the result columns of the row in format f: the codes
+// (confidence_label, ordering_eligible, an error's code) as the API
+// writes them, the sentences in f's language.
+func (o rowOutcome) cells(f cellFormat) []string {
+	var cells []string
 	switch {
 	case o.errCode != "":
-		return []string{"", "", "", "", "", "", "", oneLine(o.errCode + ": " + o.errText)}
+		cells = []string{"", "", "", "", "", "", "", oneLine(o.errCode + ": " + o.errText)}
 	case o.best == nil:
-		return make([]string, len(resultColumns))
+		cells = make([]string, len(resultColumns)-len(notReviewed))
+	default:
+		c := o.best
+		confidence := strconv.FormatFloat(c.Confidence, 'f', -1, 64)
+		if f.decimal == ',' {
+			confidence = strings.Replace(confidence, ".", ",", 1)
+		}
+		cells = []string{c.ProfileID, c.Name, c.Court, c.RegistryNumber, confidence,
+			c.ConfidenceLabel, strconv.FormatBool(c.OrderingEligible), oneLine(reasonsIn(f.lang, c))}
 	}
-	c := o.best
-	return []string{c.ProfileID, c.Name, c.Court, c.RegistryNumber, strconv.FormatFloat(c.Confidence, 'f', -1, 64),
-		c.ConfidenceLabel, strconv.FormatBool(c.OrderingEligible), oneLine(strings.Join(c.ConfidenceReasons, reasonSeparator))}
+	return append(cells, notReviewed...)
+}
+
+// reasonsIn says a candidate's reasons in lang, from their codes and
+// params (a server's answer says them in English).
+func reasonsIn(lang string, c *companydocs.Candidate) string {
+	if len(c.ReasonDetails) != len(c.ConfidenceReasons) {
+		return strings.Join(c.ConfidenceReasons, reasonSeparator) // an answer without codes: as said
+	}
+	texts := make([]string, len(c.ReasonDetails))
+	for i, d := range c.ReasonDetails {
+		texts[i] = resolver.ReasonTextIn(lang, d)
+	}
+	return strings.Join(texts, reasonSeparator)
 }
 
 // resumeOutput opens an output file to append to: it counts the complete
