@@ -22,6 +22,11 @@ type Plan struct {
 	// plan may watch; absent (0) in a one-off plan and in plan files
 	// written before watches.
 	WatchLimit int `json:"watch_limit,omitempty"`
+	// SearchRate is how many searches a second an account using the plan
+	// may send in search batches and reconciliation once signed in (a
+	// session), instead of its address's anonymous rate; absent (0): the
+	// address's rate.
+	SearchRate float64 `json:"search_rate,omitempty"`
 }
 
 // Covers reports whether the plan includes document type t.

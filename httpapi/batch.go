@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"strings"
 	"sync"
 
 	"companydocs"
@@ -92,16 +91,19 @@ func (s *Server) batchJob(c *fiber.Ctx, key string) (batchJob, error) {
 	if err != nil {
 		return batchJob{}, err
 	}
-	client := strings.Clone(s.clientIP(c))
-	keyed, err := s.charged.recall(client, key, c.Body(), len(queries))
+	budget, err := s.searchBudgetOf(c)
 	if err != nil {
 		return batchJob{}, err
 	}
-	if err := s.admitSearches(c, s.charged.uncharged(keyed, len(queries))); err != nil {
+	keyed, err := s.charged.recall(budget.id, key, c.Body(), len(queries))
+	if err != nil {
+		return batchJob{}, err
+	}
+	if err := s.admitSearches(c, budget, s.charged.uncharged(keyed, len(queries))); err != nil {
 		return batchJob{}, err
 	}
 	job := batchJob{reqs: make([]resolver.Request, len(queries)), errs: make([]error, len(queries)), keyed: keyed,
-		client: client, lang: messages.Pick(c.Get(fiber.HeaderAcceptLanguage))}
+		budget: budget, lang: messages.Pick(c.Get(fiber.HeaderAcceptLanguage))}
 	for i, q := range queries {
 		job.reqs[i], job.errs[i] = decodeSearch(q) // an item is a search body, refused in its words
 	}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -107,7 +108,12 @@ type Server struct {
 	Deps
 
 	limiter      *rateLimiter
-	sessionAddrs *rateLimiter
+	// accountSearches are the signed-in accounts' search budgets in
+	// batches and reconciliation, at the plans' search_rate; nil when no
+	// plan sets one. Made at the first signed-in search (the plans are
+	// read once, at start).
+	accountSearches func() *rateLimiter
+	sessionAddrs    *rateLimiter
 	sessionKeys  *rateLimiter
 	writes       *rateLimiter
 	ln           atomic.Pointer[lingerListener]
@@ -184,6 +190,7 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 		}
 	}
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
+	s.accountSearches = sync.OnceValue(func() *rateLimiter { return accountSearchLimiter(deps.Ordering, deps.Logger) })
 	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.writes = newRateLimiter(config.WriteRate, config.WriteBurst)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"crypto/sha256"
+	"log/slog"
 	"math"
 	"strconv"
 	"strings"
@@ -147,36 +148,105 @@ func (s *Server) limitSearch(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// accountSearchLimiter keeps the signed-in accounts' search budgets, at
+// the highest search_rate of the configured plans (a client may use every
+// plan, as for watch_limit) in bursts of two seconds' worth; nil when no
+// plan sets one, and accounts then search at their address's rate.
+func accountSearchLimiter(plans interface {
+	Plans() ([]companydocs.Plan, error)
+}, logger *slog.Logger) *rateLimiter {
+	list, err := plans.Plans()
+	if err != nil {
+		if companydocs.ErrorCode(err) != companydocs.EPLANMISSING { // no plans file: no account rates
+			logger.Error("reading the plans' search rate; accounts search at their address's rate", "error", err)
+		}
+		return nil
+	}
+	rate := 0.0
+	for _, p := range list {
+		rate = max(rate, p.SearchRate)
+	}
+	return newRateLimiter(rate, int(math.Ceil(2*rate)))
+}
+
+// searchBudget is the search budget a batch or reconciliation request
+// spends: the signed-in account's, when it sends a session token and a
+// plan sets a search_rate, or else the client address's.
+type searchBudget struct {
+	limiter *rateLimiter // nil: no limit
+	id      string       // the address, or "account " and the account
+	key     string       // the catalog's sentence of a refusal
+}
+
+// searchBudgetOf finds the budget of a request. A request with an
+// Authorization header is the account's, at the highest search_rate of
+// its plans, so that a signed-in list does not crawl at an address's
+// anonymous rate; a token that authenticates no session is refused
+// (unauthorized), not spent at the address's rate without a word.
+func (s *Server) searchBudgetOf(c *fiber.Ctx) (searchBudget, error) {
+	header := c.Get(fiber.HeaderAuthorization)
+	if header == "" {
+		return searchBudget{s.limiter, strings.Clone(s.clientIP(c)), "refusal.too_many_searches"}, nil
+	}
+	token, err := bearerToken(header)
+	if err == nil {
+		var account string
+		if account, err = s.Sessions.Authenticate(c.UserContext(), token); err == nil {
+			limiter := s.accountSearches()
+			if limiter == nil {
+				return searchBudget{s.limiter, strings.Clone(s.clientIP(c)), "refusal.too_many_searches"}, nil
+			}
+			return searchBudget{limiter, "account " + account, "refusal.too_many_account_searches"}, nil
+		}
+	}
+	if code := companydocs.ErrorCode(err); code == companydocs.EUNAUTHORIZED {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="companydocs", error="invalid_token"`)
+	}
+	return searchBudget{}, err
+}
+
 // limitSearches charges n searches (the entities of a data extension)
-// to the client address's search budget, answering rate_limited with
+// to the request's search budget, answering rate_limited with
 // Retry-After when the budget cannot cover them (allowN).
 func (s *Server) limitSearches(c *fiber.Ctx, n int) error {
-	if err := throttleN(c, s.limiter, s.clientIP(c), n, "refusal.too_many_searches"); err != nil {
+	b, err := s.searchBudgetOf(c)
+	if err != nil {
+		return err
+	}
+	if err := throttleN(c, b.limiter, b.id, n, b.key); err != nil {
 		s.Metrics.ObserveRateLimited()
 		return err
 	}
 	return nil
 }
 
-// admitSearches admits n searches of a batch when the client address's
-// budget can cover them (admitN), taking nothing yet: chargeSearches
-// takes what was answered. Refused, it answers rate_limited with
-// Retry-After.
-func (s *Server) admitSearches(c *fiber.Ctx, n int) error {
-	if s.limiter == nil {
+// limitReconcileSearch is limitSearch for the reconciliation's
+// suggestions and previews: one search of the request's budget.
+func (s *Server) limitReconcileSearch(c *fiber.Ctx) error {
+	if err := s.limitSearches(c, 1); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
+// admitSearches admits n searches of a batch when budget b can cover them
+// (admitN), taking nothing yet: b.charge takes what was answered.
+// Refused, it answers rate_limited with Retry-After.
+func (s *Server) admitSearches(c *fiber.Ctx, b searchBudget, n int) error {
+	if b.limiter == nil {
 		return nil
 	}
-	if ok, wait := s.limiter.admitN(s.clientIP(c), n); !ok {
+	if ok, wait := b.limiter.admitN(b.id, n); !ok {
 		s.Metrics.ObserveRateLimited()
-		return retryAfter(c, wait, "refusal.too_many_searches")
+		return retryAfter(c, wait, b.key)
 	}
 	return nil
 }
 
-// chargeSearches takes n searches of the client address's budget.
-func (s *Server) chargeSearches(c *fiber.Ctx, n int) {
-	if s.limiter != nil {
-		s.limiter.chargeN(s.clientIP(c), n)
+// charge takes n searches of the budget.
+func (b searchBudget) charge(n int) {
+	if b.limiter != nil {
+		b.limiter.chargeN(b.id, n)
 	}
 }
 

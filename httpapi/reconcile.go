@@ -22,15 +22,15 @@ const routeReconcile = "/api/v1/reconcile"
 // (CORS; the 0.2 specification requires it of every endpoint of a
 // service, and OpenRefine's page calls some of them from the browser),
 // which no other route is. Queries, suggestions, previews and extended
-// entities are charged to the address's search budget, one per query or
-// entity.
+// entities are charged to the request's search budget (searchBudgetOf:
+// the signed-in account's or the address's), one per query or entity.
 func (s *Server) routesReconcile(api fiber.Router) {
 	r := api.Group("/reconcile", cors.New(cors.Config{AllowOrigins: "*", AllowMethods: "GET,POST", MaxAge: 3600}), openToEveryOrigin)
 	r.Get("/", s.handleReconcile)
 	r.Post("/", s.handleReconcile)
-	r.Get(reconcile.PathSuggestEntity, s.limitSearch, s.handleSuggestEntity)
+	r.Get(reconcile.PathSuggestEntity, s.limitReconcileSearch, s.handleSuggestEntity)
 	r.Get(reconcile.PathSuggestProperty, s.handleSuggestProperty)
-	r.Get(reconcile.PathPreview, s.limitSearch, s.handleReconcilePreview)
+	r.Get(reconcile.PathPreview, s.limitReconcileSearch, s.handleReconcilePreview)
 	r.Get(reconcile.PathProperties, s.handleProposeProperties)
 }
 
@@ -91,7 +91,11 @@ func (s *Server) reconcileQueries(c *fiber.Ctx, raw string) error {
 		return err
 	}
 	defer release()
-	if err := s.admitSearches(c, len(items)); err != nil {
+	budget, err := s.searchBudgetOf(c)
+	if err != nil {
+		return err
+	}
+	if err := s.admitSearches(c, budget, len(items)); err != nil {
 		return err
 	}
 	reqs := make([]resolver.Request, len(items))
@@ -113,7 +117,7 @@ func (s *Server) reconcileQueries(c *fiber.Ctx, raw string) error {
 		out[it.Key] = reconcile.Result{Result: cands}
 		s.Metrics.observeReconcile(reconcileOutcome(a, cands), 1)
 	}
-	s.chargeSearches(c, len(items)) // every query answered: none failed by the service
+	budget.charge(len(items)) // every query answered: none failed by the service
 	return c.JSON(out)
 }
 

@@ -26,13 +26,14 @@ const batchWindow = 8
 
 // batchJob is what the answer of a batch needs once its handler has
 // returned: the queries, the items refused while decoding, the record of
-// its Idempotency-Key, the client address and the language it is for,
-// and the release of its slots.
+// its Idempotency-Key, the search budget it spends (the account's or the
+// client address's) and the language it is for, and the release of its
+// slots.
 type batchJob struct {
 	reqs    []resolver.Request
 	errs    []error
 	keyed   *chargedBatch
-	client  string
+	budget  searchBudget
 	lang    string
 	release func()
 }
@@ -84,9 +85,7 @@ func (s *Server) writeBatch(w *bufio.Writer, job batchJob) {
 		s.logger.Debug("search batch answer cut off", "queries", len(job.reqs), "error", err)
 	}
 	s.charged.markPositions(job.keyed, tally.charged)
-	if s.limiter != nil {
-		s.limiter.chargeN(job.client, len(tally.charged))
-	}
+	job.budget.charge(len(tally.charged))
 	s.Metrics.observeBatch(len(job.reqs), tally.outcomes, len(tally.charged))
 }
 

@@ -99,6 +99,11 @@ func parsePlan(raw json.RawMessage, seen map[string]int64) (companydocs.Plan, in
 	return plan, cents, nil
 }
 
+// MaxPlanSearchRate bounds a plan's search_rate: a node resolves a few
+// hundred batch searches a second (BENCHMARKS.md), so a higher rate is a
+// typing error, not a promise.
+const MaxPlanSearchRate = 10_000
+
 // validatePlan checks every field but the price.
 func validatePlan(plan *companydocs.Plan, seen map[string]int64) error {
 	switch {
@@ -118,6 +123,8 @@ func validatePlan(plan *companydocs.Plan, seen map[string]int64) error {
 		return fmt.Errorf(`field "credit_cost": %d is negative`, plan.CreditCost)
 	case plan.WatchLimit < 0:
 		return fmt.Errorf(`field "watch_limit": %d is negative`, plan.WatchLimit)
+	case plan.SearchRate < 0 || plan.SearchRate > MaxPlanSearchRate:
+		return fmt.Errorf(`field "search_rate": %v must be 0 to %d searches a second`, plan.SearchRate, MaxPlanSearchRate)
 	case plan.WatchLimit > 0 && plan.Kind != companydocs.PlanSubscription:
 		return fmt.Errorf(`field "watch_limit": only a %q plan includes watches; this plan is %q`, companydocs.PlanSubscription, plan.Kind)
 	}

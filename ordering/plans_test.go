@@ -30,6 +30,8 @@ func TestParsePlansRejectsInvalidPlans(t *testing.T) {
 		{"lower-case currency", `{"id":"x","name":"X","kind":"one_off","document_types":["AD"],"currency":"eur","price":"1.00"}`, []string{`plan 2 ("x")`, `"currency"`, `"eur"`}},
 		{"currency symbol", `{"id":"x","name":"X","kind":"one_off","document_types":["AD"],"currency":"€","price":"1.00"}`, []string{`plan 2 ("x")`, `"currency"`}},
 		{"unknown field", `{"id":"x","name":"X","kind":"one_off","document_types":["AD"],"currency":"EUR","price":"1.00","credits_cost":1}`, []string{"plan 2", `"credits_cost"`}},
+		{"negative search rate", `{"id":"x","name":"X","kind":"one_off","document_types":["AD"],"currency":"EUR","price":"1.00","search_rate":-1}`, []string{`plan 2 ("x")`, `"search_rate"`, "0 to 10000"}},
+		{"search rate past the bound", `{"id":"x","name":"X","kind":"one_off","document_types":["AD"],"currency":"EUR","price":"1.00","search_rate":1e6}`, []string{`plan 2 ("x")`, `"search_rate"`, "1e+06"}},
 		{"price as number", `{"id":"x","name":"X","kind":"one_off","document_types":["AD"],"currency":"EUR","price":4.50}`, []string{"plan 2", "price"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

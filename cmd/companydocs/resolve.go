@@ -22,7 +22,9 @@ columns and writes it again, each row followed by its best candidate:
 profile_id, name, court, registry_number, confidence, confidence_label,
 ordering_eligible and reasons. The clue is the --query column; property
 columns (--city, --register ...) are evidence beside it. It resolves on
-the data directory, or through --server's batch endpoint.
+the data directory, or through --server's batch endpoint: with an API
+key in COMPANYDOCS_API_KEY it signs in, and its batches spend the
+account's search rate (its plan's search_rate) instead of the address's.
 
 A row longer than --max-row-bytes, or with a cell longer than
 --max-field-bytes, is not read: its line in the output has empty cells
@@ -294,6 +296,11 @@ func (c *resolveConfig) resolver(ctx context.Context, stderr io.Writer, progress
 	if c.server != "" {
 		s := newServerResolver(c.server)
 		s.lang, s.waiting = c.lang, progress.waiting
+		if key := os.Getenv(apiKeyEnv); key != "" {
+			if err := s.signIn(ctx, key); err != nil {
+				return nil, nil, err
+			}
+		}
 		return s, func() {}, nil
 	}
 	live, err := index.OpenLive(c.dataDir, index.LiveOptions{PollInterval: -1, Logger: newLogger(stderr, "auto", "warn")})

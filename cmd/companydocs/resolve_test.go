@@ -705,3 +705,79 @@ func searchOfRow(dir string, row []string) (*resolver.Result, error) {
 	return liveSearcher{live}.Search(context.Background(), resolver.Request{Query: row[0], Limit: resolver.DefaultLimit,
 		Properties: resolver.Properties{City: row[1], RegisterNumber: row[2]}})
 }
+
+// TestSignedInSearchRate: on a server whose addresses may search 5 times
+// a second, a batch of 60 real rows spends the address's budget and the
+// next is refused (429); signed in, the account searches at the embedded
+// plans' search_rate (200 a second) and two such batches in a row are
+// answered, and a reconciliation too. A token that authenticates no
+// session is refused (401), not spent at the address's rate. resolve
+// --server with COMPANYDOCS_API_KEY signs in: 120 rows in batches of 30
+// meet no 429, where the same run without the key waits on it.
+func TestSignedInSearchRate(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	s := startServer(t, dir, "--demo", "--search-rate", "5", "--search-burst", "5")
+	rows := germanExcelRows(recs, 60, 17)
+	var queries []string
+	for _, r := range rows[1:] {
+		queries = append(queries, fmt.Sprintf(`{"query":%q}`, r[0]))
+	}
+	batch := `{"queries":[` + strings.Join(queries, ",") + `]}`
+	const path = "/api/v1/documents/companies/search/batch"
+	if code, body, _ := s.do(t, "POST", path, batch); code != http.StatusOK {
+		t.Fatalf("anonymous batch: %d %s", code, body)
+	}
+	if code, body, h := s.do(t, "POST", path, batch); code != http.StatusTooManyRequests || !strings.Contains(string(body), "from your address") || h.Get("Retry-After") == "" {
+		t.Errorf("second anonymous batch: %d %s, want 429 with Retry-After: the address's 5 a second are spent", code, body)
+	}
+	var sess struct{ Token string }
+	s.mustJSON(t, http.StatusCreated, &sess, "POST", "/api/v1/auth/sessions/", `{"api_key":"`+s.DemoKey+`"}`)
+	for i := range 2 {
+		if code, body, _ := s.do(t, "POST", path, batch, "Authorization", "Bearer "+sess.Token); code != http.StatusOK || !strings.Contains(string(body), `"charged":`) {
+			t.Errorf("signed-in batch %d: %d %.300s, want 200: the account's budget is the plan's 200 a second", i+1, code, body)
+		}
+	}
+	form := "queries=" + url.QueryEscape(`{"q0":{"query":"`+recs[0].Name+`"}}`)
+	if code, body := postForm(t, s.base+"/api/v1/reconcile/", form, sess.Token); code != http.StatusOK || !strings.Contains(body, `"q0"`) {
+		t.Errorf("signed-in reconciliation: %d %.300s, want 200 while the address's budget is spent", code, body)
+	}
+	if code, body, h := s.do(t, "POST", path, batch, "Authorization", "Bearer not-a-session"); code != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), "invalid_token") {
+		t.Errorf("unknown token: %d %s, want 401 with the Bearer challenge", code, body)
+	}
+
+	in := filepath.Join(t.TempDir(), "in.csv")
+	writeSheet(t, in, ',', false, germanExcelRows(recs, 120, 7))
+	args := []string{"resolve", "--server", s.base, "--query", "Firma", "--batch-size", "30", "--workers", "1", in}
+	t.Setenv(apiKeyEnv, s.DemoKey)
+	before := strings.Count(s.logs.String(), `"status":429`)
+	out, stderr, line, code := runCLI(t, args...)
+	if code != 0 || strings.Count(out, "\n") != 121 || strings.Contains(stderr, "waiting") {
+		t.Errorf("signed in: exit %d %s, %d lines, stderr %q; want 121 lines and no wait", code, line, strings.Count(out, "\n"), stderr)
+	}
+	if n := strings.Count(s.logs.String(), `"status":429`) - before; n != 0 {
+		t.Errorf("a signed-in run met %d answers 429", n)
+	}
+	t.Setenv(apiKeyEnv, "cdk_not_a_key")
+	if _, _, line, code := runCLI(t, args...); code != 1 || !strings.Contains(line, "signing in with the API key in COMPANYDOCS_API_KEY: the server answered 401 unauthorized") {
+		t.Errorf("a wrong key: exit %d, %q", code, line)
+	}
+}
+
+// postForm posts a form with a session token and returns the status and
+// body.
+func postForm(t *testing.T, target, form, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", target, strings.NewReader(form))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
