@@ -107,20 +107,20 @@ type Server struct {
 
 	Deps
 
-	limiter      *rateLimiter
+	limiter *rateLimiter
 	// accountSearches are the signed-in accounts' search budgets in
 	// batches and reconciliation, at the plans' search_rate; nil when no
 	// plan sets one. Made at the first signed-in search (the plans are
 	// read once, at start).
 	accountSearches func() *rateLimiter
 	sessionAddrs    *rateLimiter
-	sessionKeys  *rateLimiter
-	writes       *rateLimiter
-	ln           atomic.Pointer[lingerListener]
-	proxies      []netip.Prefix
-	publicURL    string // Config.PublicURL without its trailing slash
-	uploads      *transfers
-	downloads    *transfers
+	sessionKeys     *rateLimiter
+	writes          *rateLimiter
+	ln              atomic.Pointer[lingerListener]
+	proxies         []netip.Prefix
+	publicURL       string // Config.PublicURL without its trailing slash
+	uploads         *transfers
+	downloads       *transfers
 	// batchSlots holds one token per batch query being resolved, at most
 	// batchCores (SearchAll); batches one per batch being resolved
 	// (admitBatch); charged the keyed batches' charges (batchcharge.go).
