@@ -57,7 +57,7 @@ var (
 	ErrBuildInProgress = errors.New("another ingest is already building an index in this data directory")
 	// ErrNoGeneration is returned by OpenLive when no generation has been
 	// published yet (no CURRENT file).
-	ErrNoGeneration = errors.New("no index generation published yet: run ingest")
+	ErrNoGeneration = errors.New("no index generation published yet")
 	// ErrVersion is returned by Open for a generation built with another
 	// IndexVersion.
 	ErrVersion = errors.New("index generation has another index version: re-run ingest")
@@ -109,11 +109,23 @@ func validGenerationName(name string) bool {
 	return strings.HasPrefix(name, genPrefix) && !strings.ContainsAny(name, `/\`) && name != "." && name != ".."
 }
 
+// noGenerationIn is ErrNoGeneration naming the data directory looked in,
+// as an absolute path: a command run from another directory, or with
+// another --data-dir than the server's, says where it looked.
+func noGenerationIn(dataDir string) error {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		abs = dataDir
+	}
+	return fmt.Errorf("%w in the data directory %s (it holds no %s): ingest one with companydocs ingest --data-dir %s, "+
+		"or name the data directory that holds one with --data-dir", ErrNoGeneration, abs, filepath.Join(indexDirName, currentName), abs)
+}
+
 // readCurrent returns the generation name CURRENT points to.
 func readCurrent(dataDir string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(indexDir(dataDir), currentName))
 	if errors.Is(err, os.ErrNotExist) {
-		return "", ErrNoGeneration
+		return "", noGenerationIn(dataDir)
 	} else if err != nil {
 		return "", fmt.Errorf("read CURRENT: %w", err)
 	}

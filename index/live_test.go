@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -139,9 +140,22 @@ func TestLiveKeepsServingWhenNewGenerationIsBroken(t *testing.T) {
 	}
 }
 
+// TestLiveWithoutGeneration: a data directory without a published
+// generation is ErrNoGeneration, and the error names the directory it
+// looked in as an absolute path, also when given a relative one.
 func TestLiveWithoutGeneration(t *testing.T) {
-	if _, err := OpenLive(t.TempDir(), LiveOptions{}); !errors.Is(err, ErrNoGeneration) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Mkdir("var", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenLive("var", LiveOptions{})
+	if !errors.Is(err, ErrNoGeneration) {
 		t.Fatalf("OpenLive on an empty data dir: %v, want ErrNoGeneration", err)
+	}
+	want := "no index generation published yet in the data directory " + filepath.Join(dir, "var") + " (it holds no index/CURRENT): ingest one with companydocs ingest --data-dir " + filepath.Join(dir, "var")
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("the error says %q, want it to start %q", err, want)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"time"
 
 	"companydocs"
@@ -247,6 +248,24 @@ func (s *Accounts) EnsureDemoAccount(credits int64) (apiKey string, created bool
 		return "", false, err
 	}
 	return apiKey, created, nil
+}
+
+// IsDemoKey reports whether apiKey is the demo account's key now: serve
+// --demo keeps a key across restarts of the same data directory when it
+// still is.
+func (s *Accounts) IsDemoKey(apiKey string) bool {
+	if !strings.HasPrefix(apiKey, apiKeyPrefix) {
+		return false
+	}
+	var name string
+	err := s.store.View(context.Background(), func(tx Tx) error {
+		rec, err := accountForKey(tx, apiKey)
+		if err == nil {
+			name = rec.Name
+		}
+		return err
+	})
+	return err == nil && name == DemoAccount
 }
 
 // accountForKey finds the account of an API key.

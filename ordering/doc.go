@@ -55,8 +55,10 @@
 //
 // API keys ("cdk_...") and session tokens ("cds_...") carry 256 random
 // bits and are stored only as SHA-256 hashes; a key is shown once, when
-// it is made. Since no key is kept in clear, EnsureDemoAccount (serve
-// --demo) rotates the demo key on every start and returns the new one.
+// it is made. Since the store keeps no key in clear, EnsureDemoAccount
+// rotates the demo key and returns the new one; serve --demo keeps that
+// key in the data directory (demo-api-key) and uses it again while
+// IsDemoKey says it is still the demo account's.
 // Replacing a key ends every session made with the old one, in the same
 // transaction (they answer "the key was replaced"): a key is rotated
 // because it may have leaked, and its sessions must not outlive it.

@@ -426,7 +426,25 @@ func (m *Main) ready() []string {
 	return missing
 }
 
+// demoKeyName is the file of the data directory that keeps the demo
+// account's API key, so that a restart of the same data directory keeps
+// the key that was printed (only its hash is in the order store).
+const demoKeyName = "demo-api-key"
+
+// createDemo creates the demo account on first start and prints its key:
+// the key kept in the data directory while it is still the demo
+// account's, else a new one (the old one then stops working), kept for
+// the next start.
 func (m *Main) createDemo() error {
+	path, err := filepath.Abs(filepath.Join(m.Config.DataDir, demoKeyName))
+	if err != nil {
+		return err
+	}
+	if kept, err := os.ReadFile(path); err == nil && m.Accounts.IsDemoKey(strings.TrimSpace(string(kept))) {
+		m.DemoKey = strings.TrimSpace(string(kept))
+		fmt.Fprintf(m.Stdout, "Demo API key (the one of the last start, kept in %s): %s\n", path, m.DemoKey)
+		return nil
+	}
 	key, created, err := m.Accounts.EnsureDemoAccount(int64(m.Config.DemoCredits))
 	if err != nil {
 		return fmt.Errorf("create demo account: %w", err)
@@ -435,7 +453,11 @@ func (m *Main) createDemo() error {
 	if created {
 		fmt.Fprintf(m.Stdout, "Created the demo account with %d credits.\n", m.Config.DemoCredits)
 	}
-	fmt.Fprintf(m.Stdout, "Demo API key (shown once; a new one is issued at every --demo start): %s\n", key)
+	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+		fmt.Fprintf(m.Stdout, "Demo API key (new; not kept, %v: the next --demo start issues another): %s\n", err, key)
+		return nil
+	}
+	fmt.Fprintf(m.Stdout, "Demo API key (new, kept in %s for the next starts of this data directory): %s\n", path, key)
 	return nil
 }
 
