@@ -4,3 +4,7 @@
 // normalisation for folding names) only; every other package of the module
 // imports it.
 package companydocs
+
+// MetricsNamespace prefixes every Prometheus metric of the service, the
+// HTTP collectors (httpapi) and the others (metrics) alike.
+const MetricsNamespace = "companydocs"

@@ -100,3 +100,18 @@ func CheckIdempotencyKey(k string) error {
 	}
 	return nil
 }
+
+// Shorten cuts s to at most n characters (Unicode code points), its last
+// then "…", for quoting a client's or a file's text in a message, a log
+// line or a table cell of fixed width. It never cuts inside a character,
+// so what it returns is as valid UTF-8 as s; n < 1 returns "".
+func Shorten(s string, n int) string {
+	switch {
+	case n < 1:
+		return ""
+	case utf8.RuneCountInString(s) <= n:
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -3,6 +3,7 @@ package companydocs
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestCheckLength: a text is counted in characters, accepted at its cap
@@ -37,5 +38,29 @@ func TestCheckLength(t *testing.T) {
 	err := CheckHeaderLength("Idempotency-Key", strings.Repeat("k", MaxIdempotencyKey+1), MaxIdempotencyKey)
 	if ErrorCode(err) != EVALIDATION || !strings.Contains(err.Error(), "The Idempotency-Key header is longer than 255 characters") {
 		t.Errorf("header: %v", err)
+	}
+}
+
+// TestShorten: a text is cut to at most n characters with "…" as the
+// last, never inside a character, whatever its bytes; shorter texts stay.
+func TestShorten(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"Müller GmbH", 20, "Müller GmbH"},
+		{"Müller GmbH", 11, "Müller GmbH"},
+		{"Müller GmbH", 4, "Mül…"},
+		{"ääää", 2, "ä…"},
+		{"日本語のテキスト", 3, "日本…"},
+		{"abc", 1, "…"},
+		{"abc", 0, ""},
+		{"a\xffb\xffc", 3, "a\ufffd…"},
+	} {
+		got := Shorten(c.in, c.n)
+		if got != c.want || !utf8.ValidString(got) || utf8.RuneCountInString(got) > max(c.n, 0) {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
 	}
 }

@@ -116,7 +116,7 @@ func readBody(c *fiber.Ctx, limit int) error {
 // check judges a request's headers by the rule.
 func (r bodyRule) check(h *fasthttp.RequestHeader) error {
 	if enc := strings.TrimSpace(string(h.Peek(fiber.HeaderContentEncoding))); enc != "" && !strings.EqualFold(enc, "identity") {
-		return companydocs.Refusal(companydocs.EUNSUPPORTEDMEDIA, "refusal.body_encoded", companydocs.Args{"encoding": truncate(enc, 40)})
+		return companydocs.Refusal(companydocs.EUNSUPPORTEDMEDIA, "refusal.body_encoded", companydocs.Args{"encoding": companydocs.Shorten(enc, 40)})
 	}
 	ct := string(h.ContentType())
 	media, _, err := mime.ParseMediaType(ct)
@@ -134,7 +134,7 @@ func (r bodyRule) check(h *fasthttp.RequestHeader) error {
 	case r.takesAny() || (ct == "" && r.types[0] == mediaJSON):
 		return nil
 	case err != nil || !r.takes(media):
-		return companydocs.Refusal(companydocs.EUNSUPPORTEDMEDIA, r.refusal, companydocs.Args{"content_type": truncate(ct, 60)})
+		return companydocs.Refusal(companydocs.EUNSUPPORTEDMEDIA, r.refusal, companydocs.Args{"content_type": companydocs.Shorten(ct, 60)})
 	}
 	return nil
 }

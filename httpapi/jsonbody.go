@@ -66,11 +66,11 @@ func decodeMessage(err error, body []byte, fields string) *refusal {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return &refusal{key: "refusal.body_ends_early"}
 	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
-		return &refusal{"refusal.body_field_twice", companydocs.Args{"field": strconv.Quote(truncate(syn.JSONPointer.LastToken(), 40))}}
+		return &refusal{"refusal.body_field_twice", companydocs.Args{"field": strconv.Quote(companydocs.Shorten(syn.JSONPointer.LastToken(), 40))}}
 	case errors.As(err, &syn):
 		return &refusal{"refusal.body_not_json", companydocs.Args{"byte": syn.ByteOffset}}
 	case errors.As(err, &sem) && errors.Is(sem.Err, json.ErrUnknownName):
-		return &refusal{"refusal.body_unknown_field", companydocs.Args{"field": strconv.Quote(truncate(sem.JSONPointer.LastToken(), 40)), "fields": fields}}
+		return &refusal{"refusal.body_unknown_field", companydocs.Args{"field": strconv.Quote(companydocs.Shorten(sem.JSONPointer.LastToken(), 40)), "fields": fields}}
 	case errors.As(err, &sem) && sem.JSONPointer == "":
 		return &refusal{"refusal.body_not_object", companydocs.Args{"fields": fields, "kind": kindName(sem.JSONKind)}}
 	case errors.As(err, &sem):

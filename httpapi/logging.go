@@ -50,7 +50,7 @@ func (s *Server) handleServerError(c *fiber.Ctx, err error) error {
 	setNoSniff(c)
 	line, ok := s.requestLines.take(c)
 	if !ok {
-		line = requestLine{method: methodOf(c), path: truncate(c.Path(), maxLoggedPath)}
+		line = requestLine{method: methodOf(c), path: companydocs.Shorten(c.Path(), maxLoggedPath)}
 	}
 	if line.refused != nil {
 		err = line.refused // the body did not come in refusedBodyWait: say why it was refused
@@ -73,7 +73,7 @@ func setNoSniff(c *fiber.Ctx) {
 // logRequest writes the request's log line; probes and scrapes go to the
 // debug level so that they do not drown the real traffic.
 func (s *Server) logRequest(c *fiber.Ctx, route, method string, status int, code string, elapsed time.Duration) {
-	s.logLine(c, route, requestLine{method: method, path: truncate(c.Path(), maxLoggedPath)}, status, code, elapsed)
+	s.logLine(c, route, requestLine{method: method, path: companydocs.Shorten(c.Path(), maxLoggedPath)}, status, code, elapsed)
 }
 
 func (s *Server) logLine(c *fiber.Ctx, route string, line requestLine, status int, code string, elapsed time.Duration) {
@@ -120,13 +120,6 @@ func bodySize(c *fiber.Ctx) int {
 
 // maxLoggedPath bounds the path in a log line: a client chooses it.
 const maxLoggedPath = 200
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
 
 // methodOf returns the request method as a string that outlives the
 // request: Fiber's c.Method() shares a buffer that the next request on the
@@ -194,7 +187,7 @@ func (s *Server) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfi
 	path := routedPath(h)
 	method := knownMethod(string(h.Method()))
 	rule := s.bodyRuleOf(method, path)
-	line := requestLine{method: method, path: truncate(path, maxLoggedPath), refused: rule.check(h)}
+	line := requestLine{method: method, path: companydocs.Shorten(path, maxLoggedPath), refused: rule.check(h)}
 	s.requestLines.m.Store(h, line)
 	switch {
 	case line.refused != nil:

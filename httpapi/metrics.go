@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"companydocs"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,7 +14,7 @@ import (
 )
 
 // metricsNamespace prefixes every metric of the service.
-const metricsNamespace = "companydocs"
+const metricsNamespace = companydocs.MetricsNamespace
 
 // Route labels for requests that matched no route, so that scanners probing
 // random paths cannot grow the label set.

@@ -157,7 +157,7 @@ func (s *Server) handleSuggestEntity(c *fiber.Ctx) error {
 	prefix := c.Query("prefix")
 	cursor, err := strconv.Atoi(c.Query("cursor", "0"))
 	if err != nil || cursor < 0 || cursor >= resolver.MaxLimit {
-		return invalidQuery("refusal.reconcile_cursor", companydocs.Args{"max": 49})
+		return invalidQuery("refusal.reconcile_cursor", companydocs.Args{"max": resolver.MaxLimit - 1})
 	}
 	if strings.TrimSpace(prefix) == "" {
 		return invalidQuery("refusal.reconcile_prefix_missing", nil)
@@ -187,7 +187,7 @@ func (s *Server) handleReconcilePreview(c *fiber.Ctx) error {
 	}
 	p := profiles[id]
 	if p == nil {
-		return companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_such_profile", companydocs.Args{"profile": truncate(id, 60)})
+		return companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_such_profile", companydocs.Args{"profile": companydocs.Shorten(id, 60)})
 	}
 	var page bytes.Buffer
 	if err := reconcile.Preview(&page, p); err != nil {

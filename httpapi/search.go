@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 
 	"companydocs"
 	"companydocs/resolver"
@@ -27,8 +29,16 @@ type searchBody struct {
 // searchFields names the fields a search may hold, for messages.
 const searchFields = `"query", "mode", "discover", "limit" and "properties"`
 
-// propertyFields names the properties a search may hold, for messages.
-const propertyFields = `"city", "postal_code", "address", "court", "register_number", "lei", "officer" and "legal_form"`
+// propertyFields names the properties a search may hold, for messages:
+// "city", "postal_code", ... and "legal_form".
+var propertyFields = func() string {
+	quoted := make([]string, len(resolver.PropertyIDs))
+	for i, id := range resolver.PropertyIDs {
+		quoted[i] = strconv.Quote(id)
+	}
+	last := len(quoted) - 1
+	return strings.Join(quoted[:last], ", ") + " and " + quoted[last]
+}()
 
 func (s *Server) handleSearch(c *fiber.Ctx) error {
 	req, err := decodeSearch(c.Body())
@@ -92,9 +102,9 @@ func decodeProperties(raw jsontext.Value, dst *resolver.Properties) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &sem) && errors.Is(sem.Err, json.ErrUnknownName):
-		return invalidQuery("refusal.property_unknown", companydocs.Args{"property": truncate(sem.JSONPointer.LastToken(), 40), "properties": propertyFields})
+		return invalidQuery("refusal.property_unknown", companydocs.Args{"property": companydocs.Shorten(sem.JSONPointer.LastToken(), 40), "properties": propertyFields})
 	case errors.As(err, &sem) && sem.JSONPointer != "":
-		return invalidQuery("refusal.property_type", companydocs.Args{"property": truncate(sem.JSONPointer.LastToken(), 40)})
+		return invalidQuery("refusal.property_type", companydocs.Args{"property": companydocs.Shorten(sem.JSONPointer.LastToken(), 40)})
 	}
 	return invalidQuery("refusal.properties_type", nil)
 }

@@ -167,17 +167,8 @@ func (s *Summary) writeReasons(w io.Writer) error {
 			if i == 0 {
 				kind, reason, count = rs.Kind, rs.Reason, fmt.Sprint(rs.Count)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s:%d %s\n", kind, reason, count, ex.File, ex.Line, clip(ex.Detail, 120))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s:%d %s\n", kind, reason, count, ex.File, ex.Line, companydocs.Shorten(strings.ReplaceAll(ex.Detail, "\t", " "), 120))
 		}
 	}
 	return tw.Flush()
-}
-
-// clip shortens s to at most n runes for one table cell.
-func clip(s string, n int) string {
-	s = strings.ReplaceAll(s, "\t", " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

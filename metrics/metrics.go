@@ -22,7 +22,7 @@ import (
 )
 
 // namespace prefixes every metric of the service.
-const namespace = "companydocs"
+const namespace = companydocs.MetricsNamespace
 
 // Registry holds the collectors on a private registry, so that two servers
 // in one process (tests) never share counters. Every method is safe on a

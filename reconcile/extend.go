@@ -62,7 +62,7 @@ func DecodeExtend(raw string) (ExtendQuery, error) {
 	}
 	for _, p := range q.Properties {
 		if extensionProperty(p.ID) == nil {
-			return q, invalid("refusal.extend_property_unknown", companydocs.Args{"property": truncate(p.ID, 40), "properties": strings.Join(extensionIDs(), ", ")})
+			return q, invalid("refusal.extend_property_unknown", companydocs.Args{"property": companydocs.Shorten(p.ID, 40), "properties": strings.Join(extensionIDs(), ", ")})
 		}
 	}
 	return q, nil

@@ -14,51 +14,35 @@ type Property struct {
 	Description string `json:"description,omitempty"`
 }
 
-// queryProperties are the properties a query may give, in the order of
-// resolver.Properties; their ids are the JSON names of its fields.
-var queryProperties = []Property{
-	{ID: "city", Name: "City (seat)", Description: "Confirms or contradicts the seat"},
-	{ID: "postal_code", Name: "Postal code", Description: "Confirms or contradicts the registered address"},
-	{ID: "address", Name: "Street address", Description: "Street and house number: confirms or contradicts the registered address"},
-	{ID: "court", Name: "Register court", Description: "Amtsgericht keeping the register; read with the register number"},
-	{ID: "register_number", Name: "Register number", Description: "HRB, HRA, VR, GnR, PR or GsR number: looked up by number"},
-	{ID: "lei", Name: "LEI", Description: "Legal Entity Identifier: looked up"},
-	{ID: "officer", Name: "Officer", Description: "A director's or officer's name: searched among officers"},
-	{ID: "legal_form", Name: "Legal form", Description: "GmbH, AG, KG, e.V. ...: confirms or contradicts the form"},
-}
-
-// PropertyIDs are the ids of the properties a query may give.
-var PropertyIDs = func() []string {
-	ids := make([]string, len(queryProperties))
-	for i, p := range queryProperties {
-		ids[i] = p.ID
+// queryProperties are the properties a query may give: the search's
+// (resolver.PropertyIDs, in their order), each with how a reconciliation
+// client shows it. A property without its words here stops the program
+// at start, so that a new property cannot be left out.
+var queryProperties = func() []Property {
+	words := map[string]Property{
+		"city":            {Name: "City (seat)", Description: "Confirms or contradicts the seat"},
+		"postal_code":     {Name: "Postal code", Description: "Confirms or contradicts the registered address"},
+		"address":         {Name: "Street address", Description: "Street and house number: confirms or contradicts the registered address"},
+		"court":           {Name: "Register court", Description: "Amtsgericht keeping the register; read with the register number"},
+		"register_number": {Name: "Register number", Description: "HRB, HRA, VR, GnR, PR or GsR number: looked up by number"},
+		"lei":             {Name: "LEI", Description: "Legal Entity Identifier: looked up"},
+		"officer":         {Name: "Officer", Description: "A director's or officer's name: searched among officers"},
+		"legal_form":      {Name: "Legal form", Description: "GmbH, AG, KG, e.V. ...: confirms or contradicts the form"},
 	}
-	return ids
+	out := make([]Property, len(resolver.PropertyIDs))
+	for i, id := range resolver.PropertyIDs {
+		p, ok := words[id]
+		if !ok {
+			panic("reconcile: the search's property " + id + " has no name")
+		}
+		p.ID = id
+		out[i] = p
+	}
+	return out
 }()
 
-// propertyField is the field of props that pid fills, nil for an
-// unknown pid.
-func propertyField(props *resolver.Properties, pid string) *string {
-	switch pid {
-	case "city":
-		return &props.City
-	case "postal_code":
-		return &props.PostalCode
-	case "address":
-		return &props.Address
-	case "court":
-		return &props.Court
-	case "register_number":
-		return &props.RegisterNumber
-	case "lei":
-		return &props.LEI
-	case "officer":
-		return &props.Officer
-	case "legal_form":
-		return &props.LegalForm
-	}
-	return nil
-}
+// PropertyIDs are the ids of the properties a query may give.
+var PropertyIDs = resolver.PropertyIDs
 
 // SuggestResponse is a suggest service's answer (0.2 schemas
 // suggest-entities-response and suggest-properties-response).

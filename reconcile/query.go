@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"math"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,6 +82,9 @@ func DecodeQueries(raw string) ([]Item, error) {
 func decodeQuery(key string, raw json.RawMessage) (resolver.Request, error) {
 	var q Query
 	var req resolver.Request
+	if name := unknownMember(raw); name != "" {
+		return req, invalid("refusal.reconcile_query_field_unknown", companydocs.Args{"key": companydocs.Shorten(key, 40), "field": companydocs.Shorten(strconv.Quote(name), 40)})
+	}
 	if err := strictDecode(string(raw), &q); err != nil {
 		return req, shapeError(key, err)
 	}
@@ -88,18 +94,18 @@ func decodeQuery(key string, raw json.RawMessage) (resolver.Request, error) {
 	req.Query = q.Query
 	if q.Limit != nil {
 		if *q.Limit < 1 || *q.Limit != math.Trunc(*q.Limit) {
-			return req, invalid("refusal.reconcile_limit", companydocs.Args{"key": truncate(key, 40)})
+			return req, invalid("refusal.reconcile_limit", companydocs.Args{"key": companydocs.Shorten(key, 40)})
 		}
 		req.Limit = int(min(*q.Limit, resolver.MaxLimit))
 	}
 	for _, pv := range q.Properties {
-		field := propertyField(&req.Properties, pv.PID)
+		field := req.Properties.Field(pv.PID)
 		if field == nil {
-			return req, invalid("refusal.reconcile_property_unknown", companydocs.Args{"key": truncate(key, 40), "property": truncate(pv.PID, 40), "properties": strings.Join(PropertyIDs, ", ")})
+			return req, invalid("refusal.reconcile_property_unknown", companydocs.Args{"key": companydocs.Shorten(key, 40), "property": companydocs.Shorten(pv.PID, 40), "properties": strings.Join(PropertyIDs, ", ")})
 		}
 		v, ok := propertyText(pv.V)
 		if !ok {
-			return req, invalid("refusal.reconcile_property_value", companydocs.Args{"key": truncate(key, 40), "property": truncate(pv.PID, 40)})
+			return req, invalid("refusal.reconcile_property_value", companydocs.Args{"key": companydocs.Shorten(key, 40), "property": companydocs.Shorten(pv.PID, 40)})
 		}
 		if *field == "" {
 			*field = v
@@ -135,14 +141,14 @@ func checkType(key string, raw json.RawMessage) error {
 		many = []string{one}
 	case json.Unmarshal(raw, &many) == nil:
 	default:
-		return invalid("refusal.reconcile_type_shape", companydocs.Args{"key": truncate(key, 40)})
+		return invalid("refusal.reconcile_type_shape", companydocs.Args{"key": companydocs.Shorten(key, 40)})
 	}
 	for _, t := range many {
 		if t == TypeCompany {
 			return nil
 		}
 	}
-	return invalid("refusal.reconcile_type_unknown", companydocs.Args{"key": truncate(key, 40), "known": TypeCompany, "type": truncate(strings.Join(many, ", "), 60)})
+	return invalid("refusal.reconcile_type_unknown", companydocs.Args{"key": companydocs.Shorten(key, 40), "known": TypeCompany, "type": companydocs.Shorten(strings.Join(many, ", "), 60)})
 }
 
 // propertyText reads a property value as text: a string, a number (a
@@ -193,16 +199,41 @@ func strictDecode(raw string, dst any) error {
 	return nil
 }
 
-// shapeError says what is wrong with the query object of key.
+// queryMembers are the names of Query's members, its fields' JSON names.
+var queryMembers = func() []string {
+	t := reflect.TypeFor[Query]()
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return names
+}()
+
+// unknownMember returns the first (by name) member of the query object
+// raw that Query has no field for, matched as the decoder matches them
+// (ignoring case); "" when there is none or raw is no object.
+func unknownMember(raw json.RawMessage) string {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(members))
+	for _, name := range names {
+		if !slices.ContainsFunc(queryMembers, func(m string) bool { return strings.EqualFold(m, name) }) {
+			return name
+		}
+	}
+	return ""
+}
+
+// shapeError says what is wrong with the query object of key (whose
+// members unknownMember found known).
 func shapeError(key string, err error) error {
 	var typeErr *json.UnmarshalTypeError
-	switch msg := err.Error(); {
-	case strings.HasPrefix(msg, "json: unknown field "):
-		return invalid("refusal.reconcile_query_field_unknown", companydocs.Args{"key": truncate(key, 40), "field": truncate(strings.TrimPrefix(msg, "json: unknown field "), 40)})
-	case errors.As(err, &typeErr) && typeErr.Field != "":
-		return invalid("refusal.reconcile_query_field_type", companydocs.Args{"key": truncate(key, 40), "field": typeErr.Field, "kind": jsonKind(typeErr.Type.Kind().String())})
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return invalid("refusal.reconcile_query_field_type", companydocs.Args{"key": companydocs.Shorten(key, 40), "field": typeErr.Field, "kind": jsonKind(typeErr.Type.Kind().String())})
 	}
-	return invalid("refusal.reconcile_query_not_object", companydocs.Args{"key": truncate(key, 40)})
+	return invalid("refusal.reconcile_query_not_object", companydocs.Args{"key": companydocs.Shorten(key, 40)})
 }
 
 func jsonKind(goKind string) string {
@@ -220,12 +251,4 @@ func jsonKind(goKind string) string {
 // invalid refuses a query with the catalog's sentence key.
 func invalid(key string, args companydocs.Args) error {
 	return companydocs.Refusal(companydocs.EINVALIDQUERY, key, args)
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

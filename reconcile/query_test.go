@@ -106,3 +106,25 @@ func TestCandidatesMatchOnlyExactAndOrderable(t *testing.T) {
 		t.Errorf("features %+v", got[0].Features)
 	}
 }
+
+// An unknown member of a query is named, quoted, from the query's own
+// members (not from a decoder's English text): the first by name when
+// there are several; members are matched ignoring case, as decoding
+// matches them.
+func TestDecodeQueriesNamesUnknownMembers(t *testing.T) {
+	for _, c := range []struct{ batch, says string }{
+		{`{"q0": {"query": "Rheinbahn AG", "colour": "blue"}}`, `Query “q0”: unknown field "colour";`},
+		{`{"q0": {"query": "Rheinbahn AG", "zeta": 1, "alpha": 2}}`, `unknown field "alpha";`},
+		{`{"q0": {"query": "Rheinbahn AG", "` + strings.Repeat("ß", 60) + `": 1}}`, `unknown field "` + strings.Repeat("ß", 38) + `…;`},
+	} {
+		_, err := DecodeQueries(c.batch)
+		msg, _ := companydocs.ErrorMessageIn(err, messages.English)
+		if companydocs.ErrorCode(err) != companydocs.EINVALIDQUERY || !strings.Contains(msg, c.says) {
+			t.Errorf("%s: %v, want invalid_query saying %s", c.batch, msg, c.says)
+		}
+	}
+	items, err := DecodeQueries(`{"q0": {"Query": "Rheinbahn AG", "LIMIT": 2}}`)
+	if err != nil || items[0].Request.Query != "Rheinbahn AG" || items[0].Request.Limit != 2 {
+		t.Errorf("members in other case: %+v, %v; want them read", items, err)
+	}
+}

@@ -63,10 +63,34 @@ type Properties struct {
 const MaxPropertyRunes = 300
 
 // named returns the properties with their ids, in the order of the
-// struct, the empty ones too.
+// struct, the empty ones too: the one table of the property ids, which
+// PropertyIDs, Field, the reconciliation's properties, the batch's
+// messages and resolve's column flags read.
 func (p *Properties) named() []namedProperty {
 	return []namedProperty{{"city", &p.City}, {"postal_code", &p.PostalCode}, {"address", &p.Address}, {"court", &p.Court},
 		{"register_number", &p.RegisterNumber}, {"lei", &p.LEI}, {"officer", &p.Officer}, {"legal_form", &p.LegalForm}}
+}
+
+// PropertyIDs are the ids of a search's properties (the JSON names of
+// Properties' fields), in the order of the struct.
+var PropertyIDs = func() []string {
+	named := (&Properties{}).named()
+	ids := make([]string, len(named))
+	for i, np := range named {
+		ids[i] = np.id
+	}
+	return ids
+}()
+
+// Field returns the field of p that the property id fills, nil for an
+// id that is not one of PropertyIDs.
+func (p *Properties) Field(id string) *string {
+	for _, np := range p.named() {
+		if np.id == id {
+			return np.value
+		}
+	}
+	return nil
 }
 
 type namedProperty struct {
@@ -102,7 +126,7 @@ func (r *Request) validate() error {
 		r.Mode = ModeStandard
 	}
 	if r.Mode != ModeStandard && r.Mode != ModeDeep {
-		return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.unknown_mode", companydocs.Args{"mode": truncate(r.Mode, 20)})
+		return companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.unknown_mode", companydocs.Args{"mode": companydocs.Shorten(r.Mode, 20)})
 	}
 	if r.Limit == 0 {
 		r.Limit = DefaultLimit
@@ -151,13 +175,6 @@ func hasControl(q string) bool {
 		}
 	}
 	return false
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }
 
 // parsedQuery is the resolver's understanding of a query.

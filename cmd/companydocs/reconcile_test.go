@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -10,8 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/resolver"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -303,6 +306,19 @@ func TestReconcileBadInput(t *testing.T) {
 	s.wantError(t, http.StatusBadRequest, companydocs.EINVALIDQUERY, "GET", reconcilePath+"/suggest/entity?prefix=", "")
 	s.wantError(t, http.StatusBadRequest, companydocs.EINVALIDQUERY, "GET", reconcilePath+"/suggest/entity?prefix=Bau&cursor=-1", "")
 	s.wantError(t, http.StatusBadRequest, companydocs.EINVALIDQUERY, "GET", reconcilePath+"/preview", "")
+	// The cursor's bound is the search's: the message names it.
+	status, body, _ := s.do(t, "GET", reconcilePath+fmt.Sprintf("/suggest/entity?prefix=Bau&cursor=%d", resolver.MaxLimit), "")
+	if want := fmt.Sprintf("0 to %d", resolver.MaxLimit-1); status != http.StatusBadRequest || !strings.Contains(string(body), want) {
+		t.Errorf("cursor %d: %d %s, want 400 saying %s", resolver.MaxLimit, status, body, want)
+	}
+	// An unknown id is quoted cut to 60 characters, never inside one: a
+	// message of valid UTF-8.
+	status, body, _ = s.do(t, "GET", reconcilePath+"/preview?id="+url.QueryEscape(strings.Repeat("ü", 80)), "")
+	var e errorResult
+	if status != http.StatusNotFound || json.Unmarshal(body, &e) != nil || !utf8.ValidString(e.Error.Message) ||
+		!strings.Contains(e.Error.Message, "“"+strings.Repeat("ü", 59)+"…”") {
+		t.Errorf("an unknown id of 80 ü: %d %s, want 404 quoting 59 ü and …", status, body)
+	}
 	s.checkAgainstOpenAPI(t)
 }
 

@@ -33,20 +33,35 @@ than --max-header-bytes, or a quote left open (the error names the line
 it opened on), stops the run.`
 
 // propertyColumns are the optional columns of a row that become the
-// search's properties, by flag name.
-var propertyColumns = []struct {
-	flag, usage string
-	set         func(*resolver.Properties, string)
-}{
-	{"city", "column of the seat's city (e.g. Ort)", func(p *resolver.Properties, v string) { p.City = v }},
-	{"postal-code", "column of the postal code (e.g. PLZ)", func(p *resolver.Properties, v string) { p.PostalCode = v }},
-	{"address", "column of the street and house number (e.g. Straße)", func(p *resolver.Properties, v string) { p.Address = v }},
-	{"court", "column of the register court (e.g. Gericht)", func(p *resolver.Properties, v string) { p.Court = v }},
-	{"register", "column of the register number (e.g. HRB, holding \"HRB 6684\")", func(p *resolver.Properties, v string) { p.RegisterNumber = v }},
-	{"lei", "column of the LEI", func(p *resolver.Properties, v string) { p.LEI = v }},
-	{"officer", "column of a director's or officer's name (e.g. Geschäftsführer)", func(p *resolver.Properties, v string) { p.Officer = v }},
-	{"legal-form", "column of the legal form (e.g. Rechtsform)", func(p *resolver.Properties, v string) { p.LegalForm = v }},
-}
+// search's properties (resolver.PropertyIDs, in their order), by flag:
+// the id with hyphens, "register" for register_number.
+var propertyColumns = func() []propertyColumn {
+	usage := map[string]string{
+		"city":            "column of the seat's city (e.g. Ort)",
+		"postal_code":     "column of the postal code (e.g. PLZ)",
+		"address":         "column of the street and house number (e.g. Straße)",
+		"court":           "column of the register court (e.g. Gericht)",
+		"register_number": "column of the register number (e.g. HRB, holding \"HRB 6684\")",
+		"lei":             "column of the LEI",
+		"officer":         "column of a director's or officer's name (e.g. Geschäftsführer)",
+		"legal_form":      "column of the legal form (e.g. Rechtsform)",
+	}
+	out := make([]propertyColumn, len(resolver.PropertyIDs))
+	for i, id := range resolver.PropertyIDs {
+		flag := strings.ReplaceAll(id, "_", "-")
+		if id == "register_number" {
+			flag = "register"
+		}
+		if usage[id] == "" {
+			panic("resolve: the search's property " + id + " has no column flag")
+		}
+		out[i] = propertyColumn{id: id, flag: flag, usage: usage[id]}
+	}
+	return out
+}()
+
+// propertyColumn is the flag naming the column of one property.
+type propertyColumn struct{ id, flag, usage string }
 
 // resolveConfig holds the flags of one resolve run.
 type resolveConfig struct {

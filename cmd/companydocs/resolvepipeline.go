@@ -188,7 +188,7 @@ func (p *pipeline) request(row []string) resolver.Request {
 	req.Query = strings.TrimSpace(row[p.cols.query])
 	for i, col := range p.cols.properties {
 		if col >= 0 {
-			propertyColumns[i].set(&req.Properties, strings.TrimSpace(row[col]))
+			*req.Properties.Field(propertyColumns[i].id) = strings.TrimSpace(row[col])
 		}
 	}
 	return req

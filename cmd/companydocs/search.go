@@ -112,7 +112,7 @@ func printTable(stdout io.Writer, candidates []companydocs.Candidate) {
 	for i, row := range rows {
 		cells := make([]string, len(row))
 		for j, cell := range row {
-			cells[j] = padRight(truncateRunes(cell, widths[j]), widths[j])
+			cells[j] = padRight(companydocs.Shorten(cell, widths[j]), widths[j])
 		}
 		fmt.Fprintln(stdout, strings.TrimRight(strings.Join(cells, tableGap), " "))
 		if i == 0 {
@@ -160,7 +160,7 @@ func wrapWords(text string, width int) []string {
 	var lines []string
 	line := ""
 	for _, word := range strings.Fields(text) {
-		word = truncateRunes(word, width)
+		word = companydocs.Shorten(word, width)
 		switch {
 		case line == "":
 			line = word
@@ -175,18 +175,6 @@ func wrapWords(text string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
-}
-
-// truncateRunes cuts s to n characters, the last one "…" when cut.
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	if n < 1 {
-		return ""
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 func padRight(s string, n int) string {

@@ -176,11 +176,7 @@ const maxQuotedInput = 200
 // quoteInput quotes text of the input for an error message, cut to
 // maxQuotedInput characters.
 func quoteInput(s string) string {
-	if utf8.RuneCountInString(s) <= maxQuotedInput {
-		return strconv.Quote(s)
-	}
-	r := []rune(s)
-	return strconv.Quote(string(r[:maxQuotedInput])) + "..."
+	return strconv.Quote(companydocs.Shorten(s, maxQuotedInput))
 }
 
 // firstLine returns the first line of br without consuming it (up to
