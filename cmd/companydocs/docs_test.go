@@ -7,6 +7,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/bzip2"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,10 +20,13 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
+
+	"companydocs/data"
 )
 
 // repoRoot is the repository, made absolute before a test changes the
@@ -1060,4 +1065,46 @@ func TestDocumentedFlagTables(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSampleCountSaidOnce: the embedded sample's record count is one
+// figure, in one place (README's "Data and attribution"), and it is the
+// sample's: no other document states a count of the sample's records.
+func TestSampleCountSaidOnce(t *testing.T) {
+	records := bytes.Count(mustReadAll(t, bzip2.NewReader(bytes.NewReader(data.Sample))), []byte("\n"))
+	figure := thousands(records)
+	said := 0
+	for _, path := range append(documentationFiles(t), filepath.Join(repoRoot, "RELIABILITY.md")) {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repoRoot, path)
+		said += strings.Count(string(text), figure)
+		for _, m := range regexp.MustCompile(`(?i)embedded sample[^.]{0,40}?\b(\d{1,3}(,\d{3})+) (real )?(register )?(records|profiles)`).FindAllStringSubmatch(string(text), -1) {
+			t.Errorf("%s states the sample's size as %s: say it in README's Data and attribution only", rel, m[1])
+		}
+	}
+	readme, _ := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if !strings.Contains(string(readme), "`data/sample.jsonl.bz2` holds "+figure+" real records") || said != 1 {
+		t.Errorf("the sample holds %s records; README's Data and attribution must say so, and no document else (said %d times)", figure, said)
+	}
+}
+
+func mustReadAll(t *testing.T, r io.Reader) []byte {
+	t.Helper()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// thousands writes n with a comma between thousands, as the documents do.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -13,7 +13,7 @@ import (
 const benchResolveRows = 2000
 
 // BenchmarkResolveRows measures the rows per second of companydocs
-// resolve on the embedded sample (36,598 profiles): 2,000 rows of its
+// resolve on the embedded sample: 2,000 rows of its
 // real companies as germanExcelRows writes them (every third name with a
 // typo, the seat, every fourth with its register entry), in process
 // (--workers 4) and through the batch endpoint of a server on 127.0.0.1
