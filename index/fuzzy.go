@@ -16,7 +16,7 @@ import (
 // 256 transitions for each state the term could need, some hundred
 // kilobytes for a ten-letter term at two edits, zeroed and mostly unused.
 // At 1.2M records that was half of all the bytes a search allocated
-// (BENCHMARKS.md, "Search at half the cost"). The dictionary walk only
+// (docs/benchmarks-history.md, "Search at half the cost"). The dictionary walk only
 // visits the states the dictionary's terms lead to, so editAutomaton
 // computes those as they are reached instead. It walks each segment's
 // dictionary through scorch's public segment API and merges the terms.

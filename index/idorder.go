@@ -11,7 +11,7 @@ import (
 // the collector can put matches of equal score in id order without
 // reading their ids: a cold read of zap's stored fields each, two fifths
 // of them for matches tied with the worst of the top that then do not
-// make the cut (BENCHMARKS.md, "Search at 5M: the drive skips, ties
+// make the cut (docs/benchmarks-history.md, "Search at 5M: the drive skips, ties
 // ranked, profile-guided optimisation").
 //
 // Live reads the ranks when it opens the generation, before the

@@ -149,7 +149,7 @@ const (
 	// disagreeing). Thirty hold every labelled answer of the evaluation
 	// within the first ten candidates; each hit more is a profile loaded
 	// and scored in every search (50 cost 25% more CPU per search at 5M
-	// than 30, BENCHMARKS.md, "Search at 5M").
+	// than 30, docs/benchmarks-history.md, "Search at 5M").
 	rankWindow = 30
 	// recallSize is the most hits a search looks at: when the ranked
 	// window holds fewer candidates than the page asks for, the hits after

@@ -16,7 +16,7 @@ import (
 )
 
 // ingestMemoryCeiling is the ingest's documented peak resident memory
-// (BENCHMARKS.md, "ingest peak RSS <= 3 GiB").
+// (docs/benchmarks-history.md, "Ingest: peak memory under 3 GiB").
 const ingestMemoryCeiling = 3 << 30
 
 // gzipMember compresses b into one gzip member. A gzip file may hold many
