@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -65,7 +67,17 @@ type docCommand struct {
 	line      int
 	text      string // without its trailing comment
 	checkOnly bool
+	// eventually marks a command whose answer comes within seconds (a
+	// generation swapped in, an event delivered): it is tried again
+	// until it succeeds, for up to eventuallyWithin.
+	eventually bool
 }
+
+// eventuallyMark, in a command's comment, makes it eventually.
+const eventuallyMark = "within seconds"
+
+// eventuallyWithin bounds how long an eventually command is tried.
+const eventuallyWithin = 30 * time.Second
 
 func (c docCommand) String() string { return fmt.Sprintf("%s:%d: %s", c.file, c.line, c.text) }
 
@@ -109,7 +121,8 @@ func shellBlocks(t *testing.T, path string) [][]docCommand {
 			blockCheckOnly = blockCheckOnly || marked
 			continue
 		}
-		block = append(block, docCommand{file: rel, line: pendingLine, text: command, checkOnly: blockCheckOnly || marked})
+		block = append(block, docCommand{file: rel, line: pendingLine, text: command, checkOnly: blockCheckOnly || marked,
+			eventually: strings.Contains(comment, eventuallyMark)})
 	}
 	if in {
 		t.Fatalf("%s: a ```sh block is not closed", rel)
@@ -159,6 +172,10 @@ func TestDocumentedCommands(t *testing.T) {
 				} else {
 					var didRun bool
 					didRun, err = d.run(c.text, env)
+					for deadline := time.Now().Add(eventuallyWithin); err != nil && c.eventually && time.Now().Before(deadline); {
+						time.Sleep(200 * time.Millisecond)
+						didRun, err = d.run(c.text, env)
+					}
 					if didRun {
 						ran++
 					} else {
@@ -175,6 +192,68 @@ func TestDocumentedCommands(t *testing.T) {
 	if ran < 15 || checked < 10 {
 		t.Errorf("only %d commands run and %d checked: the blocks were not found", ran, checked)
 	}
+	if d.receiver == nil {
+		t.Error("no documented receiver (docs/watches.md's recipe) ran")
+	} else if got := d.receiver.waitFor("company.changed", eventuallyWithin); got == "" {
+		t.Errorf("the receiver of docs/watches.md's recipe got no company.changed event; it got:\n%s", d.receiver.all())
+	}
+}
+
+// docReceiver is the webhook receiver a documented "nc -lk HOST PORT"
+// starts: an HTTP server on HOST and a free port that answers 204 and
+// keeps what it got. The port stands in for PORT in later commands.
+type docReceiver struct {
+	addr, documented string // actual and documented host:port
+	mu                   sync.Mutex
+	bodies               []string
+}
+
+func (r *docReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+	r.mu.Lock()
+	r.bodies = append(r.bodies, req.Method+" "+req.URL.Path+" "+string(body))
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (r *docReceiver) all() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.bodies, "\n")
+}
+
+// waitFor returns the first request whose body holds text, waiting up to
+// within; "" if none came.
+func (r *docReceiver) waitFor(text string, within time.Duration) string {
+	for deadline := time.Now().Add(within); ; time.Sleep(100 * time.Millisecond) {
+		for _, b := range strings.Split(r.all(), "\n") {
+			if strings.Contains(b, text) {
+				return b
+			}
+		}
+		if time.Now().After(deadline) {
+			return ""
+		}
+	}
+}
+
+// startReceiver runs "nc -lk HOST PORT" as a receiver on HOST.
+func (d *docRunner) startReceiver(args []string) error {
+	if len(args) != 4 || args[1] != "-lk" || args[2] != "127.0.0.1" {
+		return fmt.Errorf("the documentation test runs nc as a receiver: nc -lk 127.0.0.1 PORT, not %q", strings.Join(args, " "))
+	}
+	if d.receiver != nil {
+		return errors.New("a second receiver")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	d.receiver = &docReceiver{addr: ln.Addr().String(), documented: "127.0.0.1:" + args[3]}
+	srv := &http.Server{Handler: d.receiver, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	d.t.Cleanup(func() { srv.Close() })
+	return nil
 }
 
 // docRunner runs and checks documented commands.
@@ -183,6 +262,7 @@ type docRunner struct {
 	server   *testServer
 	makefile map[string]bool // targets
 	help     map[string]map[string]bool
+	receiver *docReceiver // the one "nc -lk" started, nil before
 }
 
 func newDocRunner(t *testing.T) *docRunner {
@@ -203,7 +283,9 @@ func newDocRunner(t *testing.T) *docRunner {
 	if err := os.Symlink(filepath.Join(repoRoot, "data"), filepath.Join(work, "data")); err != nil {
 		t.Fatal(err)
 	}
-	d.server = startServer(t, filepath.Join(work, "var"), "--demo")
+	// The flags of docs/watches.md's recipe, which calls a receiver on
+	// 127.0.0.1 over http.
+	d.server = startServer(t, filepath.Join(work, "var"), "--demo", "--webhook-allow-http", "--webhook-allow-private")
 	t.Chdir(work)
 	return d
 }
@@ -215,6 +297,16 @@ func (d *docRunner) run(line string, env map[string]string) (didRun bool, err er
 	words, err := shellWords(line, env, d)
 	if err != nil {
 		return false, err
+	}
+	if d.receiver != nil {
+		for _, stage := range words {
+			for i := range stage {
+				stage[i] = strings.ReplaceAll(stage[i], d.receiver.documented, d.receiver.addr)
+			}
+		}
+	}
+	if len(words) == 1 && words[0][0] == "nc" {
+		return true, d.startReceiver(words[0])
 	}
 	if len(words) == 1 && len(words[0]) == 1 && isAssignment(words[0][0]) {
 		name, value, _ := strings.Cut(words[0][0], "=")
@@ -453,26 +545,80 @@ func checkGoTest(args []string) error {
 	return nil
 }
 
-// pipeline runs stages joined by pipes: curl first, then jq or grep.
+// pipeline runs stages joined by pipes: curl first, then jq or grep; or
+// bzcat of a file, then sed, into a file (> FILE ending the last stage).
 func (d *docRunner) pipeline(stages [][]string) (string, error) {
-	var out string
+	var out, into string
+	if last := stages[len(stages)-1]; len(last) > 2 && last[len(last)-2] == ">" {
+		into = last[len(last)-1]
+		stages[len(stages)-1] = last[:len(last)-2]
+	}
 	for i, stage := range stages {
 		var err error
 		switch {
 		case i == 0 && stage[0] == "curl":
 			out, err = d.curl(stage[1:])
+		case i == 0 && stage[0] == "bzcat" && len(stage) == 2:
+			out, err = bzcat(stage[1])
 		case i > 0 && stage[0] == "jq":
 			out, err = jq(stage[1:], out)
 		case i > 0 && stage[0] == "grep" && len(stage) == 2:
 			out, err = grep(stage[1], out)
+		case i > 0 && stage[0] == "sed" && len(stage) == 2:
+			out, err = sed(stage[1], out)
 		default:
-			err = fmt.Errorf("the documentation test runs curl piped into jq or grep, not %q", strings.Join(stage, " "))
+			err = fmt.Errorf("the documentation test runs curl piped into jq or grep, or bzcat into sed, not %q", strings.Join(stage, " "))
 		}
 		if err != nil {
 			return "", err
 		}
 	}
+	if into != "" {
+		return "", os.WriteFile(into, []byte(out), 0o644)
+	}
 	return out, nil
+}
+
+// bzcat returns a bzip2 file decompressed.
+func bzcat(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(bzip2.NewReader(f))
+	return string(b), err
+}
+
+// sed runs one s/PATTERN/REPLACEMENT/ (a trailing g for every match of a
+// line) on each line of in; the pattern must match at least once, so that
+// a documented edit that edits nothing fails.
+func sed(expr, in string) (string, error) {
+	parts := strings.Split(expr, "/")
+	if len(parts) != 4 || parts[0] != "s" || (parts[3] != "" && parts[3] != "g") {
+		return "", fmt.Errorf("the documentation test runs sed 's/PATTERN/REPLACEMENT/', not %q", expr)
+	}
+	re, err := regexp.Compile(parts[1])
+	if err != nil {
+		return "", fmt.Errorf("sed %q: %v", expr, err)
+	}
+	lines, edited := strings.SplitAfter(in, "\n"), 0
+	for i, line := range lines {
+		loc := re.FindStringIndex(line)
+		if loc == nil {
+			continue
+		}
+		edited++
+		if parts[3] == "g" {
+			lines[i] = re.ReplaceAllLiteralString(line, parts[2])
+		} else {
+			lines[i] = line[:loc[0]] + parts[2] + line[loc[1]:]
+		}
+	}
+	if edited == 0 {
+		return "", fmt.Errorf("sed %q edits no line", expr)
+	}
+	return strings.Join(lines, ""), nil
 }
 
 // curl sends the request a curl command line describes to the test
@@ -590,6 +736,7 @@ func jq(args []string, in string) (string, error) {
 		switch {
 		case a == "-r":
 			raw = true
+		case a == "-c": // the output is compact anyway
 		case strings.HasPrefix(a, "-"):
 			return "", fmt.Errorf("the documentation test does not know jq's %s", a)
 		default:
