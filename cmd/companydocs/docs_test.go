@@ -204,8 +204,8 @@ func TestDocumentedCommands(t *testing.T) {
 // keeps what it got. The port stands in for PORT in later commands.
 type docReceiver struct {
 	addr, documented string // actual and documented host:port
-	mu                   sync.Mutex
-	bodies               []string
+	mu               sync.Mutex
+	bodies           []string
 }
 
 func (r *docReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
