@@ -408,23 +408,8 @@ func TestResolveWaitsOutABusyServer(t *testing.T) {
 	dir, recs := sampleSheet(t)
 	in := filepath.Join(t.TempDir(), "in.csv")
 	writeSheet(t, in, ',', false, germanExcelRows(recs, 12, 11))
-	s := startServer(t, dir)
-	target, err := url.Parse(s.base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var busy atomic.Int32
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if busy.Add(1) <= maxUnavailableRetries+1 {
-			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"error":{"code":"service_unavailable","message":"This server is resolving 4 batches, the most it takes at once. Retry in 1 s."}}`)
-			return
-		}
-		httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
+	proxy := pacingProxy(t, startServer(t, dir).base, func(n int32) bool { return n <= maxUnavailableRetries+1 }, http.StatusServiceUnavailable,
+		`{"error":{"code":"service_unavailable","message":"This server is resolving 4 batches, the most it takes at once. Retry in 1 s."}}`)
 	out := filepath.Join(t.TempDir(), "out.csv")
 	_, stderr, line, code := runCLI(t, "resolve", "--server", proxy.URL, "--query", "Firma", "--workers", "1", "--output", out, in)
 	if code != 0 || lines(out) != 13 {
@@ -545,23 +530,9 @@ func TestResolveSaysRateLimitWaits(t *testing.T) {
 	dir, recs := sampleSheet(t)
 	in := filepath.Join(t.TempDir(), "in.csv")
 	writeSheet(t, in, ',', false, germanExcelRows(recs, 9, 13))
-	s := startServer(t, dir)
-	target, err := url.Parse(s.base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var asked atomic.Int32
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if asked.Add(1) == 2 { // the second batch: the budget is spent
-			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusTooManyRequests)
-			io.WriteString(w, `{"error":{"code":"rate_limited","message":"Too many searches from this address; retry in 1 s."}}`)
-			return
-		}
-		httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
+	// The second batch finds the budget spent.
+	proxy := pacingProxy(t, startServer(t, dir).base, func(n int32) bool { return n == 2 }, http.StatusTooManyRequests,
+		`{"error":{"code":"rate_limited","message":"Too many searches from this address; retry in 1 s."}}`)
 	out := filepath.Join(t.TempDir(), "out.csv")
 	_, stderr, line, code := runCLI(t, "resolve", "--server", proxy.URL, "--query", "Firma", "--workers", "1", "--batch-size", "3", "--output", out, in)
 	if code != 0 || lines(out) != 10 {
@@ -780,4 +751,27 @@ func postForm(t *testing.T, target, form, token string) (int, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
+}
+
+// pacingProxy passes requests to the server at base, but answers the n-th
+// (from 1) for which refuse holds with status, Retry-After: 1 and body.
+func pacingProxy(t *testing.T, base string, refuse func(n int32) bool, status int, body string) *httptest.Server {
+	t.Helper()
+	target, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse(asked.Add(1)) {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+			return
+		}
+		httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy
 }
