@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-national test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
+.PHONY: run build test test-national test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -43,6 +43,14 @@ test-resources:
 ## eval: the ranking evaluation alone, verbose (misses are listed)
 eval:
 	$(GO) test -count=1 -v -run 'TestEvaluation' ./resolver/
+
+## calibrate: refit the confidence after a ranking change: rerun the evaluation, write each candidate's score and whether
+## it is right to resolver/testdata/calibration/rows.tsv, fit resolver/calibration_table.go on them, rewrite the golden
+## top-3 (its confidences move with the table) and print the held-out reliability table (docs/api.md, "Confidence")
+calibrate:
+	$(GO) test -count=1 -run 'TestEvaluationConfidence$$' ./resolver/ -args -update-calibration
+	$(GO) test -count=1 -run 'TestEvaluation$$' ./resolver/ -args -update-golden
+	$(GO) test -count=1 -v -run 'TestEvaluationConfidence$$|TestConfidence' ./resolver/
 
 vet:
 	$(GO) vet $(PKGS)

@@ -604,12 +604,14 @@ func candidates(ranked []*scored, limit int) []companydocs.Candidate {
 		if i == limit {
 			break
 		}
-		out = append(out, toCandidate(s))
+		out = append(out, toCandidate(s, i == 0))
 	}
 	return out
 }
 
-func toCandidate(s *scored) companydocs.Candidate {
+// toCandidate converts a scored profile; first is set for the first
+// candidate of the answer, whose confidence is read off its own table.
+func toCandidate(s *scored, first bool) companydocs.Candidate {
 	p := s.p
 	c := companydocs.Candidate{
 		Name:              p.Name,
@@ -618,7 +620,8 @@ func toCandidate(s *scored) companydocs.Candidate {
 		CourtCode:         p.Ref.Court,
 		RegistryNumber:    registryNumber(p.Ref),
 		Source:            p.Source,
-		Confidence:        math.Round(s.confidence*1000) / 1000,
+		Confidence:        math.Round(calibratedConfidence(s, first)*1000) / 1000,
+		Score:             s.confidence,
 		ConfidenceLabel:   label(s),
 		ConfidenceReasons: reasonTextsOf(s.reasons),
 		ReasonDetails:     append([]companydocs.ReasonDetail{}, s.reasons...),

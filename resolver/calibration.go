@@ -1,0 +1,80 @@
+package resolver
+
+import (
+	"sort"
+
+	"companydocs"
+)
+
+// A candidate's confidence is the probability that it is the company
+// meant. The score (the weights of weights.go, which rank and label the
+// candidates) is read through a table fitted on the evaluation set
+// (calibration_table.go, written by `make calibrate` from the rows in
+// testdata/calibration): isotonic regression of "found right" on the
+// score, one table for the first candidate of an answer and one for the
+// candidates after it, whose chance is lower at the same score since
+// something outranks them. Both tables are monotone, so the order of the
+// candidates is the score's; labels are the score's as before.
+
+// A calibrationPoint is a score and the probability it maps to; between
+// two points the probability is interpolated linearly, outside them it is
+// the nearest point's.
+type calibrationPoint struct {
+	score, probability float64
+}
+
+// confidenceCeilings are held on the confidence after the mapping, by the
+// code of the reason that says why: the caps that stand for an ambiguity
+// the evaluation set cannot label - a short query, or a person who is an
+// officer of several companies found (the sample's names are unique by
+// construction, the register's are not), a register number without a
+// court or shared at one court, text after an LEI whose checksum fails -
+// and a name or entry that an identifier given contradicts.
+var confidenceCeilings = map[string]float64{
+	ReasonShortQueryCap:         ShortQueryCap,
+	ReasonSharedOfficerCap:      ShortQueryCap,
+	ReasonNoCourtCap:            NoCourtCap,
+	ReasonSharedNumberCap:       SharedNumberCap,
+	ReasonInvalidLEICap:         InvalidLEICap,
+	ReasonNameConflict:          IdentifierConflictCap,
+	ReasonRegisterNumberDiffers: IdentifierConflictCap,
+	ReasonLEIDiffers:            IdentifierConflictCap,
+}
+
+// calibratedConfidence is the confidence a candidate shows; first is set
+// for the first candidate of the answer. A later candidate never shows
+// more than a first one would at its score.
+func calibratedConfidence(s *scored, first bool) float64 {
+	p := interpolate(firstCandidateCalibration, s.confidence)
+	if !first {
+		p = min(p, interpolate(laterCandidateCalibration, s.confidence))
+	}
+	return min(p, confidenceCeiling(s.reasons))
+}
+
+// confidenceCeiling is the least ceiling the reasons name, 1 for none.
+func confidenceCeiling(reasons []companydocs.ReasonDetail) float64 {
+	ceiling := 1.0
+	for _, r := range reasons {
+		if c, ok := confidenceCeilings[r.Code]; ok {
+			ceiling = min(ceiling, c)
+		}
+	}
+	return ceiling
+}
+
+// interpolate reads a score's probability off a table sorted by score.
+func interpolate(table []calibrationPoint, score float64) float64 {
+	if len(table) == 0 {
+		return score
+	}
+	i := sort.Search(len(table), func(i int) bool { return table[i].score >= score })
+	switch {
+	case i == 0:
+		return table[0].probability
+	case i == len(table):
+		return table[len(table)-1].probability
+	}
+	lo, hi := table[i-1], table[i]
+	return lo.probability + (hi.probability-lo.probability)*(score-lo.score)/(hi.score-lo.score)
+}
