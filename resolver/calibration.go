@@ -14,7 +14,7 @@ import (
 // score, one table for the first candidate of an answer and one for the
 // candidates after it, whose chance is lower at the same score since
 // something outranks them. Both tables are monotone, so the order of the
-// candidates is the score's; labels are the score's as before.
+// candidates is the score's, and so are the labels.
 
 // A calibrationPoint is a score and the probability it maps to; between
 // two points the probability is interpolated linearly, outside them it is
@@ -42,14 +42,27 @@ var confidenceCeilings = map[string]float64{
 }
 
 // calibratedConfidence is the confidence a candidate shows; first is set
-// for the first candidate of the answer. A later candidate never shows
-// more than a first one would at its score.
+// for the first candidate of the answer.
 func calibratedConfidence(s *scored, first bool) float64 {
-	p := interpolate(firstCandidateCalibration, s.confidence)
+	return min(fittedCalibration.probability(s.confidence, first), confidenceCeiling(s.reasons))
+}
+
+// A calibration is a pair of tables: one for the first candidate of an
+// answer, one for those after it.
+type calibration struct {
+	first, later []calibrationPoint
+}
+
+var fittedCalibration = calibration{firstCandidateCalibration, laterCandidateCalibration}
+
+// probability is a score's probability of being right; a later candidate
+// never gets more than a first one would at its score.
+func (c calibration) probability(score float64, first bool) float64 {
+	p := interpolate(c.first, score)
 	if !first {
-		p = min(p, interpolate(laterCandidateCalibration, s.confidence))
+		p = min(p, interpolate(c.later, score))
 	}
-	return min(p, confidenceCeiling(s.reasons))
+	return p
 }
 
 // confidenceCeiling is the least ceiling the reasons name, 1 for none.
@@ -63,7 +76,8 @@ func confidenceCeiling(reasons []companydocs.ReasonDetail) float64 {
 	return ceiling
 }
 
-// interpolate reads a score's probability off a table sorted by score.
+// interpolate reads a score's probability off a table sorted by score;
+// without a table (none fitted yet) it is the score.
 func interpolate(table []calibrationPoint, score float64) float64 {
 	if len(table) == 0 {
 		return score

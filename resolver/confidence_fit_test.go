@@ -3,6 +3,7 @@ package resolver
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"go/format"
 	"math"
@@ -18,7 +19,7 @@ import (
 
 // The fit of the confidence: the evaluation (TestEvaluationConfidence)
 // writes one row per candidate it is shown into CalibrationRowsFile, and
-// FitCalibration turns them into calibration_table.go. `make calibrate`
+// WriteCalibration fits calibration_table.go on them. `make calibrate`
 // does both; the tests here check that the table is the fit of the rows,
 // and how well a fit predicts the rows it was not fitted on.
 
@@ -165,7 +166,7 @@ func (b isotonicBlock) share() float64 { return float64(b.right+1) / float64(b.r
 // of order.
 func fitIsotonic(rows []CalibrationRow) []isotonicBlock {
 	sorted := slices.Clone(rows)
-	slices.SortStableFunc(sorted, func(a, b CalibrationRow) int { return cmpFloat(a.Score, b.Score) })
+	slices.SortStableFunc(sorted, func(a, b CalibrationRow) int { return cmp.Compare(a.Score, b.Score) })
 	var blocks []isotonicBlock
 	for _, r := range sorted {
 		if n := len(blocks); n > 0 && blocks[n-1].to == r.Score {
@@ -191,16 +192,6 @@ func poolViolators(in []isotonicBlock, share func(isotonicBlock) float64) []isot
 		}
 	}
 	return out
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // tableOf is the interpolation table of a fit: each block is flat from its
@@ -262,15 +253,12 @@ type prediction struct {
 	held       bool // held at a ceiling (confidenceCeilings)
 }
 
-// predict gives a row its confidence from the tables, as
+// predict gives a row its confidence from a calibration, as
 // calibratedConfidence does.
-func predict(first, later []calibrationPoint, r CalibrationRow) prediction {
-	p := interpolate(first, r.Score)
-	if r.Position > 1 {
-		p = min(p, interpolate(later, r.Score))
-	}
-	c := r.ceiling()
-	return prediction{confidence: min(p, c), right: r.Right, held: c < p}
+func predict(c calibration, r CalibrationRow) prediction {
+	p := c.probability(r.Score, r.Position == 1)
+	ceiling := r.ceiling()
+	return prediction{confidence: min(p, ceiling), right: r.Right, held: ceiling < p}
 }
 
 // crossValidated predicts every row from tables fitted on the other folds:
@@ -298,10 +286,10 @@ func crossValidated(rows []CalibrationRow) []rowPrediction {
 			}
 		}
 		first, later := splitByPosition(train)
-		ft, lt := tableOf(fitIsotonic(first)), tableOf(fitIsotonic(later))
+		fitted := calibration{tableOf(fitIsotonic(first)), tableOf(fitIsotonic(later))}
 		for i, r := range rows {
 			if fold[r.Case] == k {
-				out[i] = rowPrediction{r, predict(ft, lt, r)}
+				out[i] = rowPrediction{r, predict(fitted, r)}
 			}
 		}
 	}
