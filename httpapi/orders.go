@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"companydocs"
+	"companydocs/ordering"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -25,7 +26,7 @@ func (s *Server) handlePlans(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"plans": plans})
+	return c.JSON(fiber.Map{"plans": ordering.PlansIn(sayingIn(c), plans)})
 }
 
 // handlePreview answers whether an order could be made (lenient: a
@@ -39,7 +40,7 @@ func (s *Server) handlePreview(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(p)
+	return c.JSON(ordering.PreviewIn(sayingIn(c), p))
 }
 
 // handleCreateOrder creates an order (201); duplicate_order carries the
@@ -55,7 +56,7 @@ func (s *Server) handleCreateOrder(c *fiber.Ctx) error {
 		return err
 	}
 	c.Location("/api/v1/documents/orders/" + o.ID + "/")
-	return c.Status(fiber.StatusCreated).JSON(o)
+	return c.Status(fiber.StatusCreated).JSON(ordering.OrderIn(sayingIn(c), o))
 }
 
 // handleListOrders lists the account's own orders, newest first, with
@@ -71,8 +72,8 @@ func (s *Server) handleListOrders(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	resp := listOrdersResponse{Orders: orders}
-	if resp.Orders == nil {
+	resp := listOrdersResponse{Orders: ordering.OrdersIn(sayingIn(c), orders)}
+	if len(resp.Orders) == 0 {
 		resp.Orders = []*companydocs.Order{}
 	}
 	if next != "" {
@@ -100,7 +101,7 @@ func (s *Server) handleGetOrder(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(o)
+	return c.JSON(ordering.OrderIn(sayingIn(c), o))
 }
 
 // decodeJSON reads the request body as exactly one JSON object into dst

@@ -21,9 +21,8 @@ func sayIn(lang, key string, p *companydocs.Params) string {
 }
 
 // paramArgs turns the params of a blocker, next step or history entry
-// into the words their sentences use in lang, as the page does (app.js
-// paramWords): names of documents, money, credits, and a person's note
-// quoted, never spliced into the sentence.
+// into the words their sentences use in lang: names of documents, money,
+// credits, and a person's note quoted, never spliced into the sentence.
 func paramArgs(lang string, p *companydocs.Params) messages.Args {
 	if p == nil {
 		p = &companydocs.Params{}
@@ -38,7 +37,7 @@ func paramArgs(lang string, p *companydocs.Params) messages.Args {
 	a := messages.Args{
 		"company": p.CompanyName, "profile_id": p.ProfileID, "order": p.OrderID, "plan_id": p.PlanID, "plan": p.PlanID,
 		"document": documentName(p.DocumentType), "documents": strings.Join(docs, ", "), "held": "",
-		"amount": money(p.Amount, p.Currency), "credits": creditWords(p.Credits), "note": "", "refund": "",
+		"amount": moneyIn(lang, p.Amount, p.Currency), "credits": creditWords(p.Credits), "note": "", "refund": "",
 	}
 	if len(docs) > 0 {
 		a["held"] = en("blocker.held", messages.Args{"documents": a["documents"]})
@@ -56,7 +55,7 @@ func paramArgs(lang string, p *companydocs.Params) messages.Args {
 	case p.RefundedCredits > 0:
 		a["refund"] = " " + en("refund.credits", messages.Args{"credits": creditWords(p.RefundedCredits)})
 	case p.RefundedAmount != "":
-		a["refund"] = " " + en("refund.payment", messages.Args{"amount": money(p.RefundedAmount, p.Currency)})
+		a["refund"] = " " + en("refund.payment", messages.Args{"amount": moneyIn(lang, p.RefundedAmount, p.Currency)})
 	}
 	return a
 }
@@ -69,8 +68,12 @@ func creditWordsIn(lang string, n int64) string {
 	return messages.Say(lang, "credits.many", messages.Args{"n": n})
 }
 
-// money writes an amount with its currency: "4.50 EUR".
-func money(amount, currency string) string {
+// moneyIn writes an amount with its currency: "4.50 EUR", in German
+// with a decimal comma ("4,50 EUR").
+func moneyIn(lang, amount, currency string) string {
+	if lang == messages.German {
+		amount = strings.Replace(amount, ".", ",", 1)
+	}
 	return strings.TrimSpace(amount + " " + currency)
 }
 

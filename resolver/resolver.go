@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/messages"
 )
 
 // Index is what the resolver needs of a search index generation.
@@ -620,7 +621,7 @@ func toCandidate(s *scored) companydocs.Candidate {
 		Source:            p.Source,
 		Confidence:        math.Round(s.confidence*1000) / 1000,
 		ConfidenceLabel:   label(s),
-		ConfidenceReasons: reasonTextsOf(s.reasons),
+		ConfidenceReasons: reasonTextsOf(messages.English, s.reasons),
 		ReasonDetails:     append([]companydocs.ReasonDetail{}, s.reasons...),
 		OrderingEligible:  p.OrderingEligible(),
 		LegalForm:         p.LegalForm,
