@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"companydocs"
-	"companydocs/ordering"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -58,7 +57,7 @@ func (s *Server) handleCancelOrder(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(ordering.OrderIn(sayingIn(c), o))
+	return c.JSON(companydocs.OrderIn(sayingIn(c), o))
 }
 
 // handleDownload streams the delivered PDF to the order's owner, as it
@@ -131,7 +130,7 @@ type operatorOrder struct {
 
 // operatorOrderIn is o as an operator sees it, said in lang.
 func operatorOrderIn(lang string, o *companydocs.Order) operatorOrder {
-	return operatorOrder{Order: ordering.OrderIn(lang, o), AccountName: o.Account}
+	return operatorOrder{Order: companydocs.OrderIn(lang, o), AccountName: o.Account}
 }
 
 func withAccounts(lang string, orders []*companydocs.Order) []operatorOrder {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"companydocs"
-	"companydocs/ordering"
 	"companydocs/resolver"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,7 +24,7 @@ type Limits struct {
 var serviceLimits = Limits{
 	QueryChars:    resolver.MaxQueryRunes,
 	NoteChars:     companydocs.MaxNote,
-	DocumentBytes: ordering.MaxDocumentSize,
+	DocumentBytes: MaxUploadSize,
 	BatchQueries:  MaxBatchQueries,
 }
 
