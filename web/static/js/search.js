@@ -150,6 +150,7 @@ async function runSearch(q) {
 function searchAgain() {
   if (search.result && search.query) {
     const q = search.query;
+    renderSearchResult(); // the page's labels at once
     cancelSearch();
     runSearch(q);
   }
