@@ -134,7 +134,7 @@ type SaidPlan struct {
 }
 
 // PlansIn gives each plan its label in lang: its documents, its kind and
-// its price ("AD, single order (4.50 EUR)"), short enough for a phone's
+// its price ("AD, one-off: 4.50 EUR"), short enough for a phone's
 // select box.
 func PlansIn(lang string, plans []Plan) []SaidPlan {
 	out := make([]SaidPlan, len(plans))

@@ -164,6 +164,9 @@ func (p *pageDriver) checkDelivered(id string) {
 		p.t.Fatalf("delivered order for the client = %+v, want \"Delivered\", the service's next step, a download and no cancel", card)
 	}
 	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
+	// the service says the order's sentences again, in German
+	p.waitJS("the history said in German", fmt.Sprintf(`[...document.querySelectorAll(%q)].every(n => n.lang === "de")`,
+		cardSelector("#orders-list", id, ".timeline-note")))
 	card = p.readCard("#orders-list", id)
 	button := p.text("read the download button", cardSelector("#orders-list", id, ".download-order"))
 	timeline := p.text("read the timeline", cardSelector("#orders-list", id, ".timeline"))
@@ -376,6 +379,7 @@ func (p *pageDriver) checkStepsInWords() {
 	p.t.Helper()
 	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
+	p.waitJS("the next steps said in German", `[...document.querySelectorAll("#orders-list .next-step span[lang]")].every(n => n.lang === "de")`)
 	steps := eval[[]stepView](p, "read the next steps", `[...document.querySelectorAll("#orders-list .next-step")].map(s => ({
 		code: s.dataset.code, lang: (s.querySelector("span[lang]") || {lang: ""}).lang, text: s.textContent}))`)
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
@@ -395,9 +399,9 @@ func (p *pageDriver) checkStepsInWords() {
 	// The operator's note is shown as written; the service's default note
 	// ("Cancelled by the client.") is English and is not repeated.
 	for _, want := range [][2]string{
-		{"payment_due", "Zahlen Sie 4,50 € für die Bestellung ord_"},
+		{"payment_due", "Zahlen Sie 4,50 EUR für die Bestellung ord_"},
 		{"delivered", "Geliefert: Das Dokument kann heruntergeladen werden."},
-		{"failed", "Grund: „The register court does not answer.“ Die Zahlung von 4,50 € erstattet der Betreiber"},
+		{"failed", "Grund: „The register court does not answer.“ Die Zahlung von 4,50 EUR erstattet der Betreiber"},
 		{"cancelled", "Die Bestellung ist storniert. „Ordered twice by mistake.“ |"},
 		{"cancelled", "Die Bestellung ist storniert. |"},
 	} {

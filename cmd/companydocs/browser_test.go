@@ -440,7 +440,7 @@ func (p *pageDriver) checkGerman() {
 	p.checkGermanDiscovery()
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
 	// the service labels the plans again, in English
-	p.waitJS("the plans in English", `(document.querySelector("#order-plan option") || {}).textContent === "AD, single order (4.50 EUR)"`)
+	p.waitJS("the plans in English", `(document.querySelector("#order-plan option") || {}).textContent === "AD, one-off: 4.50 EUR"`)
 }
 
 // checkGermanNote searches a number the register court does not have: the
@@ -465,14 +465,14 @@ func (p *pageDriver) checkGermanNote() {
 // German from its documents, kind and price, short enough for a phone.
 func (p *pageDriver) checkGermanPlans() {
 	p.t.Helper()
-	want := []string{"AD, Einzelbestellung (4,50 EUR)", "CD, Einzelbestellung (4,50 EUR)", "AD + CD, Abonnement (1 Guthabenpunkt)"}
-	p.waitJS("the plans in German", `(document.querySelector("#order-plan option") || {}).textContent === "AD, Einzelbestellung (4,50 EUR)"`)
+	want := []string{"AD, Einzelkauf: 4,50 EUR", "CD, Einzelkauf: 4,50 EUR", "AD + CD, Abo: 1 Guthabenpunkt"}
+	p.waitJS("the plans in German", `(document.querySelector("#order-plan option") || {}).textContent === "AD, Einzelkauf: 4,50 EUR"`)
 	options := eval[[]string](p, "read the plan options", `[...document.querySelectorAll("#order-plan option")].map(o => o.textContent)`)
 	if !slices.Equal(options, want) {
 		p.t.Errorf("German plan options %q, want %q", options, want)
 	}
 	orders := p.text("read my orders", "#orders-list")
-	if !strings.Contains(orders, "AD, Einzelbestellung") || strings.Contains(orders, "single order") {
+	if !strings.Contains(orders, "AD, Einzelkauf") || strings.Contains(orders, "one-off") {
 		p.t.Errorf("German orders list names the plan in English or not at all: %q", orders)
 	}
 }

@@ -286,7 +286,7 @@ function nextStepNode(o) {
   return el("div", { className: "next-step", "data-kind": step.kind || "", "data-code": step.code || "" }, [
     el("p", {}, [
       el("strong", { text: t("order.nextStep") + ": " + kind }),
-      step.message ? el("span", { lang: o._lang, text: " " + step.message }) : null,
+      step.message ? el("span", { className: "next-step-text", lang: o._lang, text: " " + step.message }) : null,
     ]),
     extra,
   ]);
@@ -307,10 +307,34 @@ function historyNode(o) {
         statusBadge(h.status),
         el("span", { className: "timeline-actor", text: " " + t("history.by", { actor }) }),
       ]),
-      h.note ? el("span", { className: "timeline-note", lang: o._lang, "data-code": h.code || "", text: h.note.trim() }) : null,
+      h.note ? el("span", { className: "timeline-note", lang: o._lang, "data-code": h.code || "", "data-at": h.at, text: h.note.trim() }) : null,
     ]));
   }
   return el("div", { className: "history" }, [el("p", { id: titleId, className: "history-title", text: t("order.history") }), list]);
+}
+
+// saySentencesAgain puts the service's sentences of orders, asked again
+// in another language, into their cards in list in place, without
+// drawing the cards again (a file chosen or a note typed stays).
+export function saySentencesAgain(listId, items) {
+  for (const li of $(listId).children) {
+    const o = items.find((x) => x.id === li.dataset.orderId);
+    if (!o) {
+      continue;
+    }
+    const step = li.querySelector(".next-step-text");
+    if (step && o.next_step && o.next_step.message) {
+      step.textContent = " " + o.next_step.message;
+      step.lang = o._lang;
+    }
+    for (const note of li.querySelectorAll(".timeline-note")) {
+      const h = (o.history || []).find((x) => x.at === note.dataset.at && x.note);
+      if (h) {
+        note.textContent = h.note.trim();
+        note.lang = o._lang;
+      }
+    }
+  }
 }
 
 function renderOrderPanelTexts() {

@@ -3,7 +3,7 @@
 
 import { $, api, el, explain, guarded, onRedraw, saveFile, send, setStatus, state, t } from "./core.js";
 import { loadAccount, setRole } from "./account.js";
-import { orderDetails } from "./order.js";
+import { orderDetails, saySentencesAgain } from "./order.js";
 import { loadQueue } from "./queue.js";
 
 const orders = { cursor: null, items: [], seq: 0 }; // seq: the newest request; older answers are dropped
@@ -64,6 +64,14 @@ function renderOrders() {
   }
   setStatus("orders-status", items.length === 1 ? t("orders.count.one") : t("orders.count.many", { n: items.length }));
   list.replaceChildren(...items.map((o) => el("li", { className: "order-item", "data-order-id": o.id }, [orderDetails(o), clientActions(o)])));
+}
+
+// askAgain reads the orders shown once more, each by its id, so that the
+// service says their sentences in the page's new language; the list keeps
+// its orders (an operator's acted-on ones, older pages) as they are shown.
+export async function askAgain(items, path) {
+  const again = await Promise.all(items.map((o) => api("GET", path + encodeURIComponent(o.id) + "/", undefined, { auth: true }).catch(() => o)));
+  return again;
 }
 
 // replaceOrder puts the answer of an action in place of the order it
@@ -176,6 +184,16 @@ export function startOrders() {
     renderOrders();
     loadOrders(false);
   });
-  onRedraw("language", () => loadOrders(false)); // the service's sentences in the new language
+  onRedraw("language", async () => {
+    renderOrders(); // the page's labels at once
+    if (state.session && state.role !== "operator" && orders.items.length > 0) {
+      const seq = orders.seq;
+      const again = await askAgain(orders.items, "/documents/orders/");
+      if (seq === orders.seq) {
+        orders.items = again;
+        saySentencesAgain("orders-list", again);
+      }
+    }
+  });
   onRedraw("plans", renderOrders);
 }

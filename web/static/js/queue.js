@@ -3,8 +3,8 @@
 // requested, deliver the PDF, fail with a reason, cancel).
 
 import { $, ApiError, api, docName, el, explain, formatMoney, guarded, onRedraw, setStatus, state, t } from "./core.js";
-import { STATUSES, orderDetails, statusWords } from "./order.js";
-import { actionGroup, allows, confirmingButton, focusOrder, replaceOrder } from "./orders.js";
+import { STATUSES, orderDetails, saySentencesAgain, statusWords } from "./order.js";
+import { actionGroup, allows, askAgain, confirmingButton, focusOrder, replaceOrder } from "./orders.js";
 
 const queue = { status: "PREVIEW_READY", cursor: null, items: [], seq: 0 };
 
@@ -166,10 +166,17 @@ export function startQueue() {
   $("queue-status").addEventListener("change", () => loadQueue(false));
   $("queue-refresh").addEventListener("click", () => loadQueue(false));
   $("queue-more").addEventListener("click", () => loadQueue(true));
-  onRedraw("language", () => {
+  onRedraw("language", async () => {
     fillQueueSelect();
     renderQueue();
-    loadQueue(false); // the service's sentences in the new language
+    if (state.session && state.role === "operator" && queue.items.length > 0) {
+      const seq = queue.seq;
+      const again = await askAgain(queue.items, "/operator/orders/");
+      if (seq === queue.seq) {
+        queue.items = again;
+        saySentencesAgain("queue-list", again);
+      }
+    }
   });
   onRedraw("session", () => {
     queue.seq++;

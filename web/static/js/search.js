@@ -207,7 +207,19 @@ export function renderSearchResult() {
     setStatus("search-status", t("search.results.many", { n: candidates.length, q }));
   }
   renderUnderstanding(result.query_understanding, result._lang);
+  // Cards drawn again (a watch made, a role learnt) keep the focus where
+  // it was: on the same button of the same company's card.
+  const active = document.activeElement;
+  const card = active && active.closest ? active.closest("#results > li") : null;
+  const kept = card && active.className ? { id: card.dataset.profileId, cls: active.className.split(" ")[0] } : null;
   $("results").replaceChildren(...candidates.map((c, i) => candidateCard(c, i, result._lang)));
+  if (kept) {
+    const again = [...$("results").children].find((li) => li.dataset.profileId === kept.id);
+    const target = again && again.querySelector("." + kept.cls);
+    if (target) {
+      target.focus();
+    }
+  }
   renderPastedLines(result.query_understanding, result._lang);
 }
 
@@ -320,7 +332,11 @@ export function startSearch() {
   document.querySelector(".examples").addEventListener("click", onExample);
   onRedraw("language", searchAgain);
   onRedraw("session", renderSearchResult);
-  onRedraw("role", renderSearchResult);
+  onRedraw("role", () => {
+    if (state.role === "operator") {
+      renderSearchResult(); // cards drawn before the role was known offer to order
+    }
+  });
   onRedraw("watches", renderSearchResult);
   fitQuery(); // a clue the browser kept from before a reload
   window.addEventListener("hashchange", showProfile);
