@@ -153,9 +153,6 @@ func gapArgs(lang string, p GapParams) messages.Args {
 	return a
 }
 
-// GapsText says gaps in English, separated by "; ".
-func GapsText(gaps []VerificationGap) string { return GapsTextIn(messages.English, gaps) }
-
 // GapsTextIn says gaps in lang, separated by "; ".
 func GapsTextIn(lang string, gaps []VerificationGap) string {
 	out := make([]string, len(gaps))

@@ -182,12 +182,10 @@ var lineTable = map[string]reasonSentence{
 	LineSeat:          {[]string{"text", "seat"}},
 }
 
-// ReasonText says a reason in English: the sentence confidence_reasons
-// carries for it. An unknown code is a programming error and panics, so
-// that a reason without a sentence cannot reach a client.
-func ReasonText(d companydocs.ReasonDetail) string { return ReasonTextIn(messages.English, d) }
-
-// ReasonTextIn says a reason in lang (a catalog language).
+// ReasonTextIn says a reason in lang (a catalog language): the sentence
+// confidence_reasons carries for it. An unknown code is a programming
+// error and panics, so that a reason without a sentence cannot reach a
+// client.
 func ReasonTextIn(lang string, d companydocs.ReasonDetail) string {
 	return say(lang, reasonTable, "reason.", d)
 }

@@ -341,7 +341,7 @@ var pageResultColumns = append(append([]string(nil), resultColumns[:8]...), "rev
 func asThePageWrites(rows [][]string) [][]string {
 	out := make([][]string, len(rows))
 	for i, r := range rows {
-		cells := r[:3+8:3+8]
+		cells := r[: 3+8 : 3+8]
 		if i == 0 {
 			out[i] = append(cells, pageResultColumns[8:]...)
 			continue

@@ -5,8 +5,8 @@ import (
 	"companydocs/internal/realdata"
 
 	"bytes"
-	"fmt"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
