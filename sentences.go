@@ -156,3 +156,26 @@ func PlansIn(lang string, plans []Plan) []SaidPlan {
 	}
 	return out
 }
+
+// OperatorStep is what an operator does next with an order: the first
+// action the service allows the operator now ("none" when nothing is
+// left), and its sentence.
+type OperatorStep struct {
+	Action  string `json:"action"`
+	Message string `json:"message"`
+}
+
+// OperatorStepIn says the operator's next step with o in lang; o's
+// AllowedActions are the operator's.
+func OperatorStepIn(lang string, o *Order) OperatorStep {
+	action := "none"
+	if len(o.AllowedActions) > 0 {
+		action = o.AllowedActions[0]
+	}
+	key := "operatorStep." + action
+	if !messages.Has(key) {
+		key = "operatorStep.none"
+	}
+	return OperatorStep{Action: action, Message: messages.Say(lang, key, messages.Args{
+		"amount": moneyIn(lang, o.Total, o.Currency), "document": documentNameIn(lang, o.DocumentType), "company": o.Company.Name})}
+}

@@ -126,11 +126,13 @@ func asciiSafe(s string) string {
 type operatorOrder struct {
 	*companydocs.Order
 	AccountName string `json:"account"`
+	// Step is the operator's next step, in place of the client's.
+	Step companydocs.OperatorStep `json:"operator_step"`
 }
 
 // operatorOrderIn is o as an operator sees it, said in lang.
 func operatorOrderIn(lang string, o *companydocs.Order) operatorOrder {
-	return operatorOrder{Order: companydocs.OrderIn(lang, o), AccountName: o.Account}
+	return operatorOrder{Order: companydocs.OrderIn(lang, o), AccountName: o.Account, Step: companydocs.OperatorStepIn(lang, o)}
 }
 
 func withAccounts(lang string, orders []*companydocs.Order) []operatorOrder {

@@ -197,7 +197,7 @@ func TestCodesHaveWords(t *testing.T) {
 		"history.order_created", "history.paid_at_creation", "history.payment_confirmed", "history.requested_from_register",
 		"history.delivered", "history.cancelled_by_client", "history.cancelled_by_operator", "history.note",
 		// the operator's next step in the queue: its first allowed action, or none
-		"queue.step.pay", "queue.step.request", "queue.step.deliver", "queue.step.fail", "queue.step.cancel", "queue.step.none",
+		"operatorStep.pay", "operatorStep.request", "operatorStep.deliver", "operatorStep.fail", "operatorStep.cancel", "operatorStep.none",
 	}
 	for _, k := range codes {
 		if !en[k] {

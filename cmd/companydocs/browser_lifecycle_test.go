@@ -140,16 +140,18 @@ func (p *pageDriver) checkOperatorStep(id string) {
 	p.t.Helper()
 	card := p.readCard("#queue-list", id)
 	step := strings.ReplaceAll(card.StepText, "\u00a0", " ")
-	if card.NextStep != "operator" || !strings.Contains(step, "Confirm the payment of €4.50 once it has arrived") || strings.Contains(step, "Pay ") {
-		p.t.Fatalf("a new one-off order in the queue says %q (%s), want the operator's step: confirm the payment of €4.50", step, card.NextStep)
+	if card.NextStep != "operator" || !strings.Contains(step, "Confirm the payment of 4.50 EUR once it has arrived") || strings.Contains(step, "Pay ") {
+		p.t.Fatalf("a new one-off order in the queue says %q (%s), want the operator's step: confirm the payment of 4.50 EUR", step, card.NextStep)
 	}
 	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
+	p.waitJS("the operator's step said in German", fmt.Sprintf(`document.querySelector(%q).lang === "de"`,
+		cardSelector("#queue-list", id, ".operator-step .next-step-text")))
 	card = p.readCard("#queue-list", id)
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.waitJS("the page in English", `document.documentElement.lang === "en"`)
-	if step = strings.ReplaceAll(card.StepText, "\u00a0", " "); !strings.Contains(step, "Ihr nächster Schritt: Bestätigen Sie die Zahlung von 4,50 €") {
-		p.t.Fatalf("the operator's step in German = %q, want \"Ihr nächster Schritt: Bestätigen Sie die Zahlung von 4,50 €\"", step)
+	if step = strings.ReplaceAll(card.StepText, "\u00a0", " "); !strings.Contains(step, "Ihr nächster Schritt: Bestätigen Sie die Zahlung von 4,50 EUR") {
+		p.t.Fatalf("the operator's step in German = %q, want \"Ihr nächster Schritt: Bestätigen Sie die Zahlung von 4,50 EUR\"", step)
 	}
 }
 

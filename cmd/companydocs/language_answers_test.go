@@ -79,10 +79,10 @@ func TestAnswersSayTheirSentencesInTheAskedLanguage(t *testing.T) {
 			t.Errorf("reason %d: code %s in English, %s in German", i, top.Details[i].Code, oben.Details[i].Code)
 		}
 	}
-	if want := "name words “Rheinbahn”; legal form AG; seat Düsseldorf"; en.Understanding.Summary != want {
+	if want := "name words “Rheinbahn Düsseldorf”; legal form AG; seat Düsseldorf"; en.Understanding.Summary != want {
 		t.Errorf("English summary %q, want %q", en.Understanding.Summary, want)
 	}
-	if want := "Namensbestandteile „Rheinbahn“; Rechtsform AG; Sitz Düsseldorf"; de.Understanding.Summary != want {
+	if want := "Namensbestandteile „Rheinbahn Düsseldorf“; Rechtsform AG; Sitz Düsseldorf"; de.Understanding.Summary != want {
 		t.Errorf("German summary %q, want %q", de.Understanding.Summary, want)
 	}
 

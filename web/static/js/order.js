@@ -259,7 +259,8 @@ export function orderDetails(o, step) {
   ].filter(([, v]) => v);
   const dl = el("dl", { className: "facts order-facts" });
   for (const [key, value] of rows) {
-    dl.append(el("div", {}, [el("dt", { text: t(key) }), el("dd", { className: "order-" + key.split(".")[1], text: value })]));
+    const plan = key === "order.plan" ? o.plan_id : undefined;
+    dl.append(el("div", {}, [el("dt", { text: t(key) }), el("dd", { className: "order-" + key.split(".")[1], "data-plan-id": plan, text: value })]));
     if (key === "order.id") {
       dl.append(el("div", {}, [el("dt", { text: t("order.status") }), el("dd", { className: "order-status", "data-status": o.status }, [statusBadge(o.status)])]));
     }
@@ -323,8 +324,9 @@ export function saySentencesAgain(listId, items) {
       continue;
     }
     const step = li.querySelector(".next-step-text");
-    if (step && o.next_step && o.next_step.message) {
-      step.textContent = " " + o.next_step.message;
+    const said = o.operator_step || o.next_step;
+    if (step && said && said.message) {
+      step.textContent = " " + said.message;
       step.lang = o._lang;
     }
     for (const note of li.querySelectorAll(".timeline-note")) {
@@ -334,6 +336,15 @@ export function saySentencesAgain(listId, items) {
         note.lang = o._lang;
       }
     }
+  }
+}
+
+// namePlansAgain names the plans of the orders shown as the service
+// labelled them last (in the page's language), in place: the cards keep
+// what they show besides (a message, a file chosen).
+export function namePlansAgain(listId) {
+  for (const dd of $(listId).querySelectorAll("dd[data-plan-id]")) {
+    dd.textContent = planName(dd.dataset.planId);
   }
 }
 

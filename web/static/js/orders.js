@@ -3,7 +3,7 @@
 
 import { $, api, el, explain, guarded, onRedraw, saveFile, send, setStatus, state, t } from "./core.js";
 import { loadAccount, setRole } from "./account.js";
-import { orderDetails, saySentencesAgain } from "./order.js";
+import { namePlansAgain, orderDetails, saySentencesAgain } from "./order.js";
 import { loadQueue } from "./queue.js";
 
 const orders = { cursor: null, items: [], seq: 0 }; // seq: the newest request; older answers are dropped
@@ -195,5 +195,5 @@ export function startOrders() {
       }
     }
   });
-  onRedraw("plans", renderOrders);
+  onRedraw("plans", () => namePlansAgain("orders-list"));
 }

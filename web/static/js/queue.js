@@ -2,8 +2,8 @@
 // the service lets the operator do with each (confirm payment, mark
 // requested, deliver the PDF, fail with a reason, cancel).
 
-import { $, ApiError, api, docName, el, explain, formatMoney, guarded, onRedraw, setStatus, state, t } from "./core.js";
-import { STATUSES, orderDetails, saySentencesAgain, statusWords } from "./order.js";
+import { $, ApiError, api, el, explain, guarded, onRedraw, setStatus, state, t } from "./core.js";
+import { STATUSES, namePlansAgain, orderDetails, saySentencesAgain, statusWords } from "./order.js";
 import { actionGroup, allows, askAgain, confirmingButton, focusOrder, replaceOrder } from "./orders.js";
 
 const queue = { status: "PREVIEW_READY", cursor: null, items: [], seq: 0 };
@@ -60,19 +60,14 @@ function renderQueue() {
   list.replaceChildren(...items.map((o) => el("li", { className: "order-item", "data-order-id": o.id }, [orderDetails(o, operatorStepNode(o)), operatorActions(o)])));
 }
 
-// operatorStepNode names the operator's next step: the first action the
-// service lists for the operator (allowed_actions), in place of the
-// client's next step (the client pays, downloads; the operator confirms,
-// delivers).
+// operatorStepNode shows the operator's next step as the service says it
+// (operator_step: the first action it allows the operator), in place of
+// the client's next step (the client pays, downloads; the operator
+// confirms, delivers).
 function operatorStepNode(o) {
-  const action = (o.allowed_actions || [])[0] || "none";
-  const company = o.company || {};
-  const words = t("queue.step." + action, {
-    amount: formatMoney(o.total, o.currency), document: docName(o.document_type),
-    company: company.name || "", status: statusWords(o.status),
-  });
-  return el("p", { className: "next-step operator-step", "data-kind": "operator", "data-action": action }, [
-    el("strong", { text: t("queue.nextStep") + ":" }), el("span", { text: " " + words }),
+  const step = o.operator_step || { action: "none", message: "" };
+  return el("p", { className: "next-step operator-step", "data-kind": "operator", "data-action": step.action }, [
+    el("strong", { text: t("queue.nextStep") + ":" }), el("span", { className: "next-step-text", lang: o._lang, text: " " + step.message }),
   ]);
 }
 
@@ -187,4 +182,5 @@ export function startQueue() {
     renderQueue();
   });
   onRedraw("role", () => loadQueue(false));
+  onRedraw("plans", () => namePlansAgain("queue-list"));
 }
