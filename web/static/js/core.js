@@ -16,6 +16,8 @@ export const state = {
   plans: null, // array, or an error object when the plans could not be read
   role: null, // "client" or "operator", learnt from the first orders list
   credits: null, // the account's balance, from GET /account/; null until read
+  watchCount: null, // the account's watches and their limit, from GET /account/
+  returnTo: null, // profile id of the card that asked to sign in
 };
 
 export const $ = (id) => document.getElementById(id);
