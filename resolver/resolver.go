@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/messages"
 )
 
 // Index is what the resolver needs of a search index generation.
@@ -623,7 +624,7 @@ func toCandidate(s *scored, first bool) companydocs.Candidate {
 		Confidence:        math.Round(calibratedConfidence(s, first)*1000) / 1000,
 		Score:             s.confidence,
 		ConfidenceLabel:   label(s),
-		ConfidenceReasons: reasonTextsOf(s.reasons),
+		ConfidenceReasons: reasonTextsOf(messages.English, s.reasons),
 		ReasonDetails:     append([]companydocs.ReasonDetail{}, s.reasons...),
 		OrderingEligible:  p.OrderingEligible(),
 		LegalForm:         p.LegalForm,
