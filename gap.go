@@ -102,12 +102,10 @@ var gapTable = map[string]gapSentence{
 
 // String says the gap in English. An unknown code is a programming error
 // and panics, so that a gap without a sentence cannot reach a client.
-func (g VerificationGap) String() string {
-	return g.In(messages.English)
-}
+func (g VerificationGap) String() string { return g.In(messages.English) }
 
-// In says the gap in lang, one of the catalog's languages (English
-// otherwise).
+// In says the gap in lang (a catalog language); a described gap is the
+// English sentence an older ingest wrote down.
 func (g VerificationGap) In(lang string) string {
 	if _, ok := gapTable[g.Code]; !ok {
 		panic(fmt.Sprintf("companydocs: gap code %q has no sentence", g.Code))
@@ -118,16 +116,17 @@ func (g VerificationGap) In(lang string) string {
 	return messages.Say(lang, "gap."+g.Code, gapArgs(lang, g.Params))
 }
 
-// gapArgs are the values of a gap's placeholders: its params, and the
-// words made of them as the page makes them (app.js gapWords), in lang.
+// gapArgs are the values of a gap's placeholders in lang: its params, and
+// the words made of them (GLEIF's status values, a similarity as a
+// decimal).
 func gapArgs(lang string, p GapParams) messages.Args {
-	say := func(key string, args messages.Args) string { return messages.Say(lang, key, args) }
+	en := func(key string, args messages.Args) string { return messages.Say(lang, key, args) }
 	gleif := func(kind, value string) string {
 		if value == "" {
-			return say("gap.notStated", nil)
+			return en("gap.notStated", nil)
 		}
 		if key := "gleif." + kind + "." + value; messages.Has(key) {
-			return say(key, nil)
+			return en(key, nil)
 		}
 		return value
 	}
@@ -138,15 +137,15 @@ func gapArgs(lang string, p GapParams) messages.Args {
 		"validation":   gleif("validation", p.ValidationSources),
 		"registration": gleif("registration", p.Status),
 		"entity":       gleif("entity", p.Status),
-		"similarity":   fmt.Sprintf("%.2f", float64(p.Percent)/100),
+		"similarity":   decimal(lang, float64(p.Percent)/100),
 		"listed":       "",
 	}
 	if p.RACode == "" {
-		a["authority"] = say("gap.notStated", nil)
+		a["authority"] = en("gap.notStated", nil)
 	}
 	listed := slices.Clone(p.Listed)
 	if more := p.Entries - len(p.Listed); more > 0 && len(p.Listed) > 0 {
-		listed = append(listed, say("gap.more", messages.Args{"n": more}))
+		listed = append(listed, en("gap.more", messages.Args{"n": more}))
 	}
 	if len(listed) > 0 {
 		a["listed"] = ": " + strings.Join(listed, ", ")
@@ -161,6 +160,16 @@ func GapsTextIn(lang string, gaps []VerificationGap) string {
 		out[i] = g.In(lang)
 	}
 	return strings.Join(out, "; ")
+}
+
+// decimal writes x with two fraction digits, with a decimal comma in
+// German.
+func decimal(lang string, x float64) string {
+	s := fmt.Sprintf("%.2f", x)
+	if lang == messages.German {
+		s = strings.Replace(s, ".", ",", 1)
+	}
+	return s
 }
 
 // UnmarshalJSON also reads a gap of an IndexVersion 4 generation, stored

@@ -3,7 +3,6 @@ package resolver
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"companydocs"
 	"companydocs/messages"
@@ -183,49 +182,52 @@ var lineTable = map[string]reasonSentence{
 	LineSeat:          {[]string{"text", "seat"}},
 }
 
-// ReasonText says a reason in English: the sentence confidence_reasons
-// carries for it. An unknown code is a programming error and panics, so
-// that a reason without a sentence cannot reach a client.
-func ReasonText(d companydocs.ReasonDetail) string { return ReasonTextIn(messages.English, d) }
-
-// ReasonTextIn says a reason in lang, one of the catalog's languages
-// (English otherwise): resolve --lang writes these.
+// ReasonTextIn says a reason in lang (a catalog language): the sentence
+// confidence_reasons carries for it. An unknown code is a programming
+// error and panics, so that a reason without a sentence cannot reach a
+// client.
 func ReasonTextIn(lang string, d companydocs.ReasonDetail) string {
-	return sayIn(lang, reasonTable, "reason.", d)
+	return say(lang, reasonTable, "reason.", d)
 }
 
 // NoteText says a note of query_understanding in English.
-func NoteText(d companydocs.ReasonDetail) string { return say(noteTable, "note.", d) }
+func NoteText(d companydocs.ReasonDetail) string { return NoteTextIn(messages.English, d) }
 
-// LineText says in English what a line of a pasted block was used as.
-func LineText(d companydocs.ReasonDetail) string { return say(lineTable, "line.", d) }
-
-func say(table map[string]reasonSentence, prefix string, d companydocs.ReasonDetail) string {
-	return sayIn(messages.English, table, prefix, d)
+// NoteTextIn says a note of query_understanding in lang.
+func NoteTextIn(lang string, d companydocs.ReasonDetail) string {
+	return say(lang, noteTable, "note.", d)
 }
 
-func sayIn(lang string, table map[string]reasonSentence, prefix string, d companydocs.ReasonDetail) string {
+// LineText says in English what a line of a pasted block was used as.
+func LineText(d companydocs.ReasonDetail) string { return LineTextIn(messages.English, d) }
+
+// LineTextIn says in lang what a line of a pasted block was used as.
+func LineTextIn(lang string, d companydocs.ReasonDetail) string {
+	return say(lang, lineTable, "line.", d)
+}
+
+func say(lang string, table map[string]reasonSentence, prefix string, d companydocs.ReasonDetail) string {
 	if _, ok := table[d.Code]; !ok {
 		panic(fmt.Sprintf("resolver: code %q has no sentence", d.Code))
 	}
 	return messages.SayBy(lang, prefix+d.Code, reasonArgs(lang, &d.Params))
 }
 
-// reasonTextsOf says reasons in English, in order.
-func reasonTextsOf(ds []companydocs.ReasonDetail) []string {
+// reasonTextsOf says reasons in lang, in order.
+func reasonTextsOf(lang string, ds []companydocs.ReasonDetail) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
-		out[i] = ReasonText(d)
+		out[i] = ReasonTextIn(lang, d)
 	}
 	return out
 }
 
-// reasonArgs are the values of a reason's, note's or line's placeholders:
-// its params, and the words made of them as the page makes them (app.js
-// reasonWords), in English. Each is made when its sentence asks for it: a
-// search says the reasons of every candidate it returns, and most words
-// made of the params are in few sentences.
+// reasonArgs are the values of a reason's, note's or line's placeholders
+// in lang: its params, and the words made of them. Each is made when its
+// sentence asks for it: a search says the reasons of every candidate it
+// returns, and most words made of the params are in few sentences.
 func reasonArgs(lang string, p *companydocs.ReasonParams) messages.Lookup {
+	words := func(key string) string { return messages.Say(lang, key, nil) }
 	return func(name string) (any, bool) {
 		switch name {
 		case "entries":
@@ -241,9 +243,9 @@ func reasonArgs(lang string, p *companydocs.ReasonParams) messages.Lookup {
 		case "query_suffix":
 			return suffixWords(lang, p.QuerySuffix), true
 		case "former_court":
-			return orWords(p.FormerCourt, wordsIn(lang).noFormerCourt), true
+			return orWords(p.FormerCourt, words("reason.noFormerCourt")), true
 		case "entry_register_number":
-			return orWords(p.RegisterNumber, wordsIn(lang).noRegisterNumber), true
+			return orWords(p.RegisterNumber, words("reason.noRegisterNumber")), true
 		case "at_court":
 			if p.Court == "" {
 				return "", true
@@ -253,7 +255,7 @@ func reasonArgs(lang string, p *companydocs.ReasonParams) messages.Lookup {
 			if len(p.Gaps) > 0 {
 				return companydocs.GapsTextIn(lang, p.Gaps), true
 			}
-			return wordsIn(lang).notConfirmed, true
+			return words("reason.notConfirmed"), true
 		case "position":
 			return officerWords(lang, p.Position), true
 		}
@@ -311,7 +313,7 @@ func paramText(p *companydocs.ReasonParams, name string) string {
 func timesWords(lang string, entries int) (any, bool) {
 	switch {
 	case entries == 1:
-		return wordsIn(lang).timesOne, true
+		return messages.Say(lang, "reason.times.one", nil), true
 	case entries > 1:
 		return messages.Say(lang, "reason.times.many", messages.Args{"n": entries}), true
 	}
@@ -326,31 +328,8 @@ func orWords(s, missing string) string {
 	return s
 }
 
-// missingWords are the catalog's words a reason's placeholders take when
-// a param is missing.
-type missingWords struct{ timesOne, noFormerCourt, noRegisterNumber, notConfirmed string }
-
-// wordsIn returns the missingWords of lang (English when lang is not one
-// of the catalog's), said once rather than for every reason.
-func wordsIn(lang string) missingWords {
-	if lang == messages.German {
-		return germanWords()
-	}
-	return englishWords()
-}
-
-var (
-	englishWords = sync.OnceValue(func() missingWords { return missingWordsOf(messages.English) })
-	germanWords  = sync.OnceValue(func() missingWords { return missingWordsOf(messages.German) })
-)
-
-func missingWordsOf(lang string) missingWords {
-	say := func(key string) string { return messages.Say(lang, key, nil) }
-	return missingWords{say("reason.times.one"), say("reason.noFormerCourt"), say("reason.noRegisterNumber"), say("reason.notConfirmed")}
-}
-
-// officerWords names an officer's position: the common ones in lang
-// with the register's own word, others as the register writes them.
+// officerWords names an officer's position: the common ones in lang with
+// the register's own word, others as the register writes them.
 func officerWords(lang, position string) string {
 	if position == "" {
 		return messages.Say(lang, "reason.officer", nil)
@@ -363,7 +342,7 @@ func officerWords(lang, position string) string {
 }
 
 // positionKeys are the catalog's names of the common positions, by the
-// register's word for them (app.js has the same table).
+// register's word for them.
 var positionKeys = map[string]string{
 	"geschäftsführer": "managing_director", "geschäftsführerin": "managing_director",
 	"vorstand": "board_member", "vorstandsmitglied": "board_member", "vorstandsvorsitzender": "board_member",

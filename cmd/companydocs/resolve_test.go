@@ -627,7 +627,7 @@ func TestResolveGermanCSV(t *testing.T) {
 		var want, english []string
 		for _, d := range res.Candidates[0].ReasonDetails {
 			want = append(want, resolver.ReasonTextIn("de", d))
-			english = append(english, resolver.ReasonText(d))
+			english = append(english, resolver.ReasonTextIn("en", d))
 		}
 		if reasons != oneLine(strings.Join(want, reasonSeparator)) {
 			t.Errorf("row %d: reasons %q, want the German %q", i+1, reasons, want)
