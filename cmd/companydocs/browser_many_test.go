@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"companydocs/internal/realdata"
+	"companydocs/messages"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
@@ -254,10 +256,17 @@ func reviewedCells(t *testing.T, base string, row []string, choice int) []string
 	if err != nil || len(answer.Results) != 1 {
 		t.Fatalf("batch answer %v: %v", answer, err)
 	}
+	// The upload is separated by semicolons: a decimal comma; the review
+	// columns say the person's choice.
+	format := cellFormat{lang: messages.English, decimal: ','}
+	var cells []string
 	if choice < 0 {
-		return rowOutcome{}.cells(plainCells)
+		cells = rowOutcome{}.cells(format)
+	} else {
+		cells = rowOutcome{best: &answer.Results[0].Candidates[choice]}.cells(format)
 	}
-	return rowOutcome{best: &answer.Results[0].Candidates[choice]}.cells(plainCells)
+	copy(cells[len(cells)-len(notReviewed):], []string{"true", strconv.FormatBool(choice >= 0), strconv.FormatBool(choice < 0)})
+	return cells
 }
 
 // downloadMany presses the download button and returns the file saved.
