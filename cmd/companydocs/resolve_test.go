@@ -415,7 +415,7 @@ func TestResolveWaitsOutABusyServer(t *testing.T) {
 	if code != 0 || lines(out) != 13 {
 		t.Errorf("exit %d (%q), %d lines; want exit 0 and the header with 12 rows after %d answers 503 with Retry-After", code, line, lines(out), maxUnavailableRetries+1)
 	}
-	said := "waiting 1 s: the server resolves as many batches as it takes at once (503); done: 0 " // of 12 rows, once counted
+	said := "waiting 1 s: the server's rate limit (503: This server is resolving 4 batches, the most it takes at once. Retry in 1 s); done: 0 " // of 12 rows, once counted
 	if n := strings.Count(stderr, said); n < maxUnavailableRetries {
 		t.Errorf("stderr says %d times %q, want a line for each wait:\n%s", n, said, stderr)
 	}
@@ -538,7 +538,7 @@ func TestResolveSaysRateLimitWaits(t *testing.T) {
 	if code != 0 || lines(out) != 10 {
 		t.Fatalf("exit %d (%q), %d lines; want exit 0 and the header with 9 rows", code, line, lines(out))
 	}
-	said := "waiting 1 s: the server's search rate limit (429; "
+	said := "waiting 1 s: the server's rate limit (429: Too many searches from this address; retry in 1 s; an account signed in with COMPANYDOCS_API_KEY searches at its plan's rate)"
 	// The rows are counted while the first batch is resolved.
 	if !strings.Contains(stderr, said) || !regexp.MustCompile(`done: 3( of 9)? rows\n`).MatchString(stderr) {
 		t.Errorf("stderr:\n%s\nwant %q and the rows done (3 of 9)", stderr, said)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -245,20 +246,23 @@ func (s *serverResolver) signIn(ctx context.Context, apiKey string) error {
 type retryableError struct {
 	err         error
 	rateLimited bool
-	status      int // the answer's, 0 without one
+	status      int    // the answer's, 0 without one
+	said        string // the answer's sentence, "" without one
 }
 
 func (e *retryableError) Error() string { return e.err.Error() }
 
 // why says what the run waits for before sending the batch again.
+// The server's own sentence says which of its limits it is: the
+// search budget (the address's or the signed-in account's), one batch of
+// an address at a time, the batches a node takes at once.
 func (e *retryableError) why(signedIn bool) string {
+	said := strings.TrimSuffix(e.said, ".")
 	switch {
-	case e.status == http.StatusTooManyRequests && signedIn:
-		return "the account's search rate limit (429; its plan's search_rate)"
-	case e.status == http.StatusTooManyRequests:
-		return "the server's search rate limit (429; an account signed in with " + apiKeyEnv + " has its own, set by its plan)"
+	case e.status == http.StatusTooManyRequests && !signedIn:
+		return "the server's rate limit (429: " + said + "; an account signed in with " + apiKeyEnv + " searches at its plan's rate)"
 	case e.rateLimited:
-		return "the server resolves as many batches as it takes at once (503)"
+		return fmt.Sprintf("the server's rate limit (%d: %s)", e.status, said)
 	}
 	return "the server did not answer (" + e.err.Error() + "); trying again"
 }
@@ -294,12 +298,12 @@ func (s *serverResolver) postOnce(ctx context.Context, body []byte) (*batchAnswe
 		}
 		return &answer, 0, nil
 	case http.StatusTooManyRequests:
-		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: true, status: resp.StatusCode}
+		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: true, status: resp.StatusCode, said: errorSentence(data)}
 	case http.StatusServiceUnavailable:
 		// With Retry-After the server is pacing (it resolves as many
 		// batches as it takes at once), not failing.
 		paced := resp.Header.Get("Retry-After") != ""
-		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: paced, status: resp.StatusCode}
+		return nil, retryAfter(resp.Header.Get("Retry-After")), &retryableError{err: serverError(resp.StatusCode, data), rateLimited: paced, status: resp.StatusCode, said: errorSentence(data)}
 	case http.StatusBadGateway, http.StatusGatewayTimeout:
 		return nil, 0, &retryableError{err: serverError(resp.StatusCode, data)}
 	}
@@ -317,13 +321,28 @@ func retryAfter(h string) time.Duration {
 
 // serverError turns an error answer into the service's sentence.
 func serverError(status int, body []byte) error {
+	if code, message := errorBody(body); code != "" {
+		return fmt.Errorf("the server answered %d %s: %s", status, code, message)
+	}
+	return fmt.Errorf("the server answered %d %s", status, http.StatusText(status))
+}
+
+// errorBody reads the code and sentence of an error answer ("" when it is
+// not the service's error body).
+func errorBody(body []byte) (code, message string) {
 	var e struct {
 		Error struct{ Code, Message string } `json:"error"`
 	}
-	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
-		return fmt.Errorf("the server answered %d %s: %s", status, e.Error.Code, e.Error.Message)
+	if json.Unmarshal(body, &e) != nil {
+		return "", ""
 	}
-	return fmt.Errorf("the server answered %d %s", status, http.StatusText(status))
+	return e.Error.Code, e.Error.Message
+}
+
+// errorSentence is the sentence of an error answer, or its code.
+func errorSentence(body []byte) string {
+	code, message := errorBody(body)
+	return cmp.Or(message, code, "no sentence")
 }
 
 func sleepContext(ctx context.Context, d time.Duration) error {
