@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -97,7 +98,7 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&c.decimal, "decimal", "", `decimal mark of the confidence: "comma" or "point" (default: comma in a file separated by semicolons, as German spreadsheets read it, point otherwise)`)
 	fs.StringVar(&c.output, "output", "", "write to this file instead of stdout")
 	fs.BoolVar(&c.resume, "resume", false, "with --output: keep the rows the file holds and append the rest")
-	fs.IntVar(&c.workers, "workers", 4, fmt.Sprintf("rows (in process) or batches (--server) resolved at once, 1 to %d", maxResolveWorkers))
+	fs.IntVar(&c.workers, "workers", 4, fmt.Sprintf("rows resolved at once in process, 1 to %d; through --server batches sent at once, 1 unless set (a server resolves one batch of an address at a time)", maxResolveWorkers))
 	fs.IntVar(&c.batchSize, "batch-size", defaultBatchSize, fmt.Sprintf("rows per request with --server, 1 to %d", maxBatchSize))
 	fs.StringVar(&c.mode, "mode", resolver.ModeStandard, "standard or deep")
 	fs.BoolVar(&c.discover, "discover", false, "include discovery candidates")
@@ -109,6 +110,9 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Sprintf("bytes of the header line (%s); a longer one stops the run", sizeText(defaultMaxHeaderBytes)))
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	if c.server != "" && !isSet(fs, "workers") {
+		c.workers = 1 // more would only wait on the address's batch in progress
 	}
 	if err := c.check(fs.Args()); err != nil {
 		return err
@@ -154,6 +158,13 @@ func (c *resolveConfig) check(rest []string) error {
 		_, err = decimalFor(c.decimal, comma)
 	}
 	return err
+}
+
+// isSet reports whether the command line set the flag name.
+func isSet(fs *flagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func sameFile(a, b string) bool {

@@ -684,7 +684,9 @@ func searchOfRow(dir string, row []string) (*resolver.Result, error) {
 // answered, and a reconciliation too. A token that authenticates no
 // session is refused (401), not spent at the address's rate. resolve
 // --server with COMPANYDOCS_API_KEY signs in: 120 rows in batches of 30
-// meet no 429, where the same run without the key waits on it.
+// meet no 429 (through a server one batch is sent at a time, so none
+// waits for the address's batch in progress either), where the same run
+// without the key waits on it.
 func TestSignedInSearchRate(t *testing.T) {
 	dir, recs := sampleSheet(t)
 	s := startServer(t, dir, "--demo", "--search-rate", "5", "--search-burst", "5")
@@ -718,7 +720,7 @@ func TestSignedInSearchRate(t *testing.T) {
 
 	in := filepath.Join(t.TempDir(), "in.csv")
 	writeSheet(t, in, ',', false, germanExcelRows(recs, 120, 7))
-	args := []string{"resolve", "--server", s.base, "--query", "Firma", "--batch-size", "30", "--workers", "1", in}
+	args := []string{"resolve", "--server", s.base, "--query", "Firma", "--batch-size", "30", in} // one worker through a server
 	t.Setenv(apiKeyEnv, s.DemoKey)
 	before := strings.Count(s.logs.String(), `"status":429`)
 	out, stderr, line, code := runCLI(t, args...)
