@@ -55,8 +55,15 @@ func paramArgs(lang string, p *companydocs.Params) messages.Args {
 	switch {
 	case p.RefundedCredits > 0:
 		a["refund"] = " " + en("refund.credits", messages.Args{"credits": creditWords(p.RefundedCredits)})
+	case p.RefundedAmount != "" && p.Provider != "":
+		a["refund"] = " " + en("refund.provider", messages.Args{"amount": money(p.RefundedAmount, p.Currency)})
 	case p.RefundedAmount != "":
 		a["refund"] = " " + en("refund.payment", messages.Args{"amount": money(p.RefundedAmount, p.Currency)})
+	}
+	a["refunded"] = money(p.RefundedAmount, p.Currency)
+	a["payment_url"] = p.PaymentURL
+	if p.ExpiresAt != nil {
+		a["expires"] = p.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	return a
 }
