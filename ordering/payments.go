@@ -134,6 +134,24 @@ func (s *Orders) startCheckout(ctx context.Context, c *create, prov PaymentProvi
 // answered, so that the provider stops sending it. A missing or wrong
 // signature is invalid_signature and changes nothing.
 func (s *Orders) ApplyPaymentEvent(ctx context.Context, provider string, payload []byte, signature string) (string, error) {
+	outcome, err := s.applyEvent(ctx, provider, payload, signature)
+	if s.onEvent != nil && s.payments[provider] != nil {
+		switch {
+		case err == nil:
+			s.onEvent(provider, outcome)
+		case isCode(err, companydocs.EINVALIDSIGNATURE):
+			s.onEvent(provider, "invalid_signature")
+		}
+	}
+	return outcome, err
+}
+
+func isCode(err error, code string) bool {
+	var e *companydocs.Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+func (s *Orders) applyEvent(ctx context.Context, provider string, payload []byte, signature string) (string, error) {
 	prov := s.payments[provider]
 	if prov == nil {
 		return "", companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_payment_provider", companydocs.Args{"provider": provider})

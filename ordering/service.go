@@ -79,6 +79,10 @@ type Options struct {
 	// OnRefundDue is called after a commit that scheduled a refund
 	// (Orders; to wake the refunder, RunRefunds).
 	OnRefundDue func()
+	// OnPaymentEvent is called with the outcome of each event a provider
+	// sent (Orders; PaymentEvent* or "invalid_signature", for the
+	// metrics).
+	OnPaymentEvent func(provider, outcome string)
 	// OnRefund is called after each refund attempt is recorded, with
 	// "refunded" or "retry" (Orders; for the metrics).
 	OnRefund func(outcome string)
@@ -185,6 +189,7 @@ type Orders struct {
 	payments    map[string]PaymentProvider
 	onRefundDue func()
 	onRefund    func(outcome string)
+	onEvent     func(provider, outcome string)
 	refundBase  time.Duration
 	refundLease time.Duration
 	// failDelivery, set by tests, fails the delivery transaction after the
@@ -226,7 +231,7 @@ func NewOrders(store Store, profiles Profiles, plans *Plans, opts Options) (*Ord
 		lease:    opts.DeliveryLease,
 		logger:   opts.Logger,
 
-		payments: opts.Payments, onRefundDue: opts.OnRefundDue, onRefund: opts.OnRefund,
+		payments: opts.Payments, onRefundDue: opts.OnRefundDue, onRefund: opts.OnRefund, onEvent: opts.OnPaymentEvent,
 		refundBase: opts.RefundRetryBase, refundLease: opts.RefundLease,
 
 		generation: opts.Generation,
