@@ -304,3 +304,37 @@ func checkNoStripeSecrets(t *testing.T, ts *testServer, key string) {
 		}
 	}
 }
+
+// withStripePlan adds the plan paid through Stripe of stripePlans to the
+// plans file at path and returns the new file's path.
+func withStripePlan(t *testing.T, path string) string {
+	t.Helper()
+	var file, extra struct {
+		Plans []map[string]any `json:"plans"`
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(raw, &file) != nil || json.Unmarshal([]byte(stripePlans), &extra) != nil {
+		t.Fatalf("read the plans file %s: %v", path, err)
+	}
+	file.Plans = append(file.Plans, extra.Plans[0])
+	raw, _ = json.Marshal(file)
+	out := filepath.Join(t.TempDir(), "plans.json")
+	if err := os.WriteFile(out, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// exerciseStripe pays an order through Stripe on s, so that the
+// exchanges the OpenAPI check validates hold a payment, the next step
+// pay, an event's answer and a paid order.
+func exerciseStripe(t *testing.T, s *testServer, c claims) {
+	t.Helper()
+	o := s.act(t, http.StatusCreated, "POST", "/api/v1/documents/orders/", c.client, orderBody(c.profile, "AD", "stripe-single"))
+	checkPayStep(t, o.Order)
+	if status, outcome := s.postEvent(t, checkoutEvent(o.Order, "checkout.session.completed", "pi_test_claims")); status != 200 || outcome != "applied" {
+		t.Fatalf("completed: %d %s", status, outcome)
+	}
+	s.act(t, http.StatusOK, "GET", "/api/v1/documents/orders/"+o.ID+"/", c.client, nil)
+	s.act(t, http.StatusOK, "GET", "/api/v1/operator/orders/"+o.ID+"/", c.operator, nil)
+}
