@@ -20,13 +20,15 @@ build:
 
 ## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation, the ingest's memory test, the documented commands, the tests that kill or measure processes (kill_norace_test.go) and the resource scenarios (all without it);
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters),
-## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS)
+## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS),
+## scripts/stripemock.sh installs stripe-mock if missing (the payment tests run a throw-away one)
 test: vet fmt-check
 	scripts/postgres.sh
 	scripts/objectstore.sh
+	scripts/stripemock.sh
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
-	$(GO) test -count=1 -run 'TestManyLargeValidLines|TestDocument|TestCrashSafety|TestResolveResumesAfterKill|TestResolveMemoryIsFlat|TestResolveHostileInputs|TestKilledIngestLeavesNoHalfChangeRecord|TestWatchesSurviveSIGKILL|TestRolloutSurvivesKills|TestFollowWhileTheObjectStoreIsDown' ./cmd/companydocs/
+	$(GO) test -count=1 -run 'TestManyLargeValidLines|TestDocument|TestCrashSafety|TestResolveResumesAfterKill|TestResolveMemoryIsFlat|TestResolveHostileInputs|TestKilledIngestLeavesNoHalfChangeRecord|TestWatchesSurviveSIGKILL|TestRolloutSurvivesKills|TestFollowWhileTheObjectStoreIsDown|TestStripeEventsSurviveSIGKILL' ./cmd/companydocs/
 	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
 
 ## test-national: the tests over the whole national dump (1.2M records of ocdata chunks, build tag national);

@@ -40,10 +40,11 @@ func (t *tx) UnscheduleRefund(orderID string) error {
 	return nil
 }
 
-// ClaimDueRefunds reads the schedule, returns the due refunds earliest
-// first and moves their times by lease (a process killed mid-attempt
-// asks again after it, as on a shared store).
-func (t *tx) ClaimDueRefunds(now time.Time, lease time.Duration, limit int) ([]string, time.Time, error) {
+// ClaimDueRefunds reads the schedule and returns the due refunds earliest
+// first. It writes nothing and ignores lease: one process holds the file
+// and one loop of it asks for refunds, so a refund claimed by a process
+// that was killed is due again at once in the next one.
+func (t *tx) ClaimDueRefunds(now time.Time, _ time.Duration, limit int) ([]string, time.Time, error) {
 	type entry struct {
 		id string
 		at time.Time
@@ -75,9 +76,6 @@ func (t *tx) ClaimDueRefunds(now time.Time, lease time.Duration, limit int) ([]s
 	ids := make([]string, len(due))
 	for i, e := range due {
 		ids[i] = e.id
-		if err := t.ScheduleRefund(e.id, now.Add(lease)); err != nil {
-			return nil, next, err
-		}
 	}
 	return ids, next, nil
 }

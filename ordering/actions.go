@@ -6,13 +6,13 @@ import "companydocs"
 // lists those its caller may take now (Order.AllowedActions), so that a
 // front end offers exactly these and repeats no rule of the lifecycle.
 const (
-	ActionPay      = "pay"      // operator: payment confirmed
+	ActionPay       = "pay"        // operator: payment confirmed
 	ActionPayOnline = "pay_online" // client: pay on the provider's payment page (next_step.params.payment_url) while it is open
-	ActionRequest  = "request"  // operator: asked of the register
-	ActionDeliver  = "deliver"  // operator: the register's PDF uploaded
-	ActionFail     = "fail"     // operator, with a reason
-	ActionCancel   = "cancel"   // client (its own order) or operator
-	ActionDownload = "download" // client: the delivered PDF of its own order
+	ActionRequest   = "request"    // operator: asked of the register
+	ActionDeliver   = "deliver"    // operator: the register's PDF uploaded
+	ActionFail      = "fail"       // operator, with a reason
+	ActionCancel    = "cancel"     // client (its own order) or operator
+	ActionDownload  = "download"   // client: the delivered PDF of its own order
 )
 
 // actionStatus is the status each transition action moves an order to;

@@ -18,9 +18,11 @@ import (
 // that doubles from Options.RefundRetryBase up to maxRefundBackoff, for
 // as long as it takes (a refund is owed, not given up).
 //
-// A claim moves the refund's time by Options.RefundLease first, so that
-// two nodes never ask at once and a node killed between its call and its
-// record leaves the refund to be asked again after the lease, with the
+// One loop per process asks, one refund at a time. On a store shared by
+// several nodes a claim moves the refund's time by Options.RefundLease
+// first, so that two nodes never ask at once and a node killed between
+// its call and its record leaves the refund to be asked again after the
+// lease; on bbolt the next start asks again at once. Either way with the
 // same key: the provider makes it once however often it is asked.
 
 // Defaults of the refunder.

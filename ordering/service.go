@@ -183,7 +183,7 @@ type Orders struct {
 	generation func() (WatchGeneration, func())
 	onWatches  func(delta int) // a watch created (+1) or stopped (-1)
 	onBehind   func()          // a new watch committed behind the current generation
-	logger   *slog.Logger
+	logger     *slog.Logger
 	// payments are the payment providers by name; the refunder's
 	// timing and hooks (see Options).
 	payments    map[string]PaymentProvider

@@ -101,11 +101,13 @@ type PaymentTx interface {
 	// is made); one not scheduled is not an error.
 	UnscheduleRefund(orderID string) error
 	// ClaimDueRefunds returns up to limit orders whose refund is due at
-	// now, earliest first, and moves each one's time to now+lease, so
-	// that no other process asks at the same time and one that died
-	// mid-attempt is retried after lease; also the earliest time a refund
-	// not returned falls due (now when more are due than limit, zero when
-	// none is scheduled). Only in Update.
+	// now, earliest first; also the earliest time a refund not returned
+	// falls due (now when more are due than limit, zero when none is
+	// scheduled). Only in Update. A store shared by several processes
+	// moves each returned one's time to now+lease, so that no other
+	// process asks at the same time and one that died mid-attempt is
+	// retried after lease; a store of one process, whose one refund loop
+	// asks one refund at a time, may leave the schedule alone.
 	ClaimDueRefunds(now time.Time, lease time.Duration, limit int) (due []string, next time.Time, err error)
 	// CountScheduledRefunds counts the refunds in the schedule.
 	CountScheduledRefunds() (int, error)

@@ -139,6 +139,7 @@ func TestStripeEventOnTwoNodes(t *testing.T) {
 	for _, oc := range outcomes {
 		counts[oc]++
 	}
+	t.Logf("outcomes of %d deliveries: %v", 2*perNode, counts)
 	if counts["applied"] != 1 || counts["applied"]+counts["replayed"]+counts["late"] != 2*perNode {
 		t.Errorf("outcomes of %d deliveries: %v, want one applied and the rest replayed or late", 2*perNode, counts)
 	}
