@@ -55,6 +55,16 @@ func stripeFlags(fs *flagSet, c *Config) {
 	fs.Duration(&c.Stripe.RefundRetryBase, "refund-retry-base", ordering.DefaultRefundRetryBase, "wait after a refund's first failed attempt at the payment provider; it doubles per attempt up to 6 hours")
 }
 
+// validateStripe checks the Stripe flags that need no plan to judge.
+func (c *Config) validateStripe(bad func(flagName, format string, args ...any)) {
+	if ttl := c.Stripe.SessionTTL; ttl < 30*time.Minute || ttl > 24*time.Hour {
+		bad("stripe-session-ttl", "must be 30m to 24h (Stripe's bounds), got %s", ttl)
+	}
+	if c.Stripe.RefundRetryBase <= 0 {
+		bad("refund-retry-base", "must be longer than 0, got %s", c.Stripe.RefundRetryBase)
+	}
+}
+
 // stripeFromEnv reads the secrets, and the URLs a flag did not set, from
 // COMPANYDOCS_STRIPE_* or from the file COMPANYDOCS_STRIPE_*_FILE names.
 func stripeFromEnv(c *Config) error {

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rand"
+	"errors"
+	"fmt"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -340,4 +343,93 @@ func exerciseStripe(t *testing.T, s *testServer, c claims) {
 	}
 	s.act(t, http.StatusOK, "GET", "/api/v1/documents/orders/"+o.ID+"/", c.client, nil)
 	s.act(t, http.StatusOK, "GET", "/api/v1/operator/orders/"+o.ID+"/", c.operator, nil)
+}
+
+// TestStripeConfiguration: serve refuses to start with a plan paid
+// through Stripe and a missing key, naming the variable; the keys come
+// from the environment or from files (both at once is refused); the
+// usage never shows them; the embedded plans (--demo) need no Stripe.
+func TestStripeConfiguration(t *testing.T) {
+	plans := filepath.Join(t.TempDir(), "plans.json")
+	if err := os.WriteFile(plans, []byte(stripePlans), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mustBuild(t, dir, 200, sampleFile(t))
+	urls := []string{"--stripe-success-url", "https://docs.example.com/ok", "--stripe-cancel-url", "https://docs.example.com/back"}
+	run := func(t *testing.T, args ...string) (*testServer, error) {
+		t.Helper()
+		s := newTestMain(t, dir, args...)
+		err := s.Run(t.Context())
+		t.Cleanup(func() { s.shutdown() })
+		return s, err
+	}
+	t.Run("no key", func(t *testing.T) {
+		t.Setenv(envStripeWebhookSecret, stripemocktest.Secret)
+		_, err := run(t, append(urls, "--plans", plans)...)
+		if !errors.Is(err, errUsage) || !strings.Contains(fmt.Sprint(err), envStripeSecretKey) || !strings.Contains(fmt.Sprint(err), "stripe-single") {
+			t.Fatalf("start without %s: %v, want a usage error naming it and the plan", envStripeSecretKey, err)
+		}
+	})
+	t.Run("no webhook secret and no URLs", func(t *testing.T) {
+		t.Setenv(envStripeSecretKey, stripeSecretKey(t))
+		_, err := run(t, "--plans", plans)
+		for _, want := range []string{envStripeWebhookSecret, "COMPANYDOCS_STRIPE_SUCCESS_URL", "COMPANYDOCS_STRIPE_CANCEL_URL"} {
+			if !strings.Contains(fmt.Sprint(err), want) {
+				t.Errorf("start without it: %v, want it named: %s", err, want)
+			}
+		}
+	})
+	t.Run("from files", func(t *testing.T) {
+		key := stripeSecretKey(t)
+		keyFile, secretFile := filepath.Join(t.TempDir(), "key"), filepath.Join(t.TempDir(), "whsec")
+		os.WriteFile(keyFile, []byte(key+"\n"), 0o600)
+		os.WriteFile(secretFile, []byte(stripemocktest.Secret), 0o600)
+		t.Setenv(envStripeSecretKey+"_FILE", keyFile)
+		t.Setenv(envStripeWebhookSecret+"_FILE", secretFile)
+		s, err := run(t, append(urls, "--plans", plans)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Config.Stripe.SecretKey.reveal() != key || s.Config.Stripe.WebhookSecret.reveal() != stripemocktest.Secret {
+			t.Errorf("the keys read from files differ from the files'")
+		}
+		if printed := fmt.Sprintf("%v %+v %#v %s", s.Config, s.Config, s.Config, s.Config.Stripe.SecretKey); strings.Contains(printed, key) || strings.Contains(printed, stripemocktest.Secret) {
+			t.Errorf("printing the configuration shows a key")
+		}
+		checkNoStripeSecrets(t, &testServer{Main: s.Main, logs: s.logs, stdout: s.stdout, base: "http://" + s.Addr(), client: http.DefaultClient}, key)
+	})
+	t.Run("both a variable and its file", func(t *testing.T) {
+		t.Setenv(envStripeSecretKey, stripeSecretKey(t))
+		t.Setenv(envStripeSecretKey+"_FILE", filepath.Join(t.TempDir(), "key"))
+		m := NewMain()
+		m.Stderr = &bytes.Buffer{}
+		if err := m.ParseFlags(nil); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), envStripeSecretKey+"_FILE") {
+			t.Fatalf("both set: %v, want a usage error", err)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		key := stripeSecretKey(t)
+		t.Setenv(envStripeSecretKey, key)
+		m := NewMain()
+		var out bytes.Buffer
+		m.Stdout, m.Stderr = &out, &out
+		m.ParseFlags([]string{"--help"})
+		if !strings.Contains(out.String(), "stripe-success-url") || strings.Contains(out.String(), key) {
+			t.Errorf("serve --help lists the Stripe flags: %v, and shows the key: %v", strings.Contains(out.String(), "stripe-success-url"), strings.Contains(out.String(), key))
+		}
+	})
+	t.Run("session lifetime out of Stripe's bounds", func(t *testing.T) {
+		m := NewMain()
+		m.Stderr = &bytes.Buffer{}
+		if err := m.ParseFlags([]string{"--stripe-session-ttl", "10m"}); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--stripe-session-ttl") {
+			t.Fatalf("--stripe-session-ttl 10m: %v", err)
+		}
+	})
+	t.Run("the embedded plans need no Stripe", func(t *testing.T) {
+		s, err := run(t, "--demo")
+		if err != nil || s.refunds != nil {
+			t.Fatalf("--demo without Stripe's keys: %v (refunder running: %v)", err, s.refunds != nil)
+		}
+	})
 }
