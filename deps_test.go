@@ -21,18 +21,19 @@ func TestDependencyDirection(t *testing.T) {
 	}{
 		{"companydocs", []string{"companydocs/", "github.com/", "go.etcd.io/"}},
 		{"companydocs/resolver", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
-		{"companydocs/ordering", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
-		{"companydocs/bbolt", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/"}},
+		{"companydocs/ordering", []string{"github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/bbolt", []string{"github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/"}},
 		{"companydocs/ingest", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/index", []string{"companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/gofiber/"}},
 		{"companydocs/webhook", []string{"companydocs/", "github.com/", "go.etcd.io/", "golang.org/x/"}},
-		{"companydocs/httpapi", []string{"companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/bbolt", "companydocs/postgres", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
-		{"companydocs/postgres", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/httpapi", []string{"github.com/stripe/", "companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/bbolt", "companydocs/postgres", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
+		{"companydocs/postgres", []string{"github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/reconcile", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
 		{"companydocs/objectstore", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "github.com/jackc/", "go.etcd.io/"}},
+		{"companydocs/stripepay", []string{"companydocs/index", "companydocs/httpapi", "companydocs/bbolt", "companydocs/postgres", "github.com/blevesearch/", "github.com/gofiber/", "github.com/jackc/", "go.etcd.io/"}},
 		// the binary links no test or benchmark support
-		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest"}},
+		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
@@ -86,6 +87,24 @@ func TestObjectStoreOwnsBlob(t *testing.T) {
 		for _, imp := range strings.Fields(imports) {
 			if strings.HasPrefix(imp, "gocloud.dev/") && pkg != "companydocs/objectstore" {
 				t.Errorf("%s imports %s: only objectstore may", pkg, imp)
+			}
+		}
+	}
+}
+
+// TestStripePayOwnsStripeGo keeps stripe-go in stripepay: no other package
+// of the binary imports it (the test helper internal/stripemocktest signs
+// events with its webhook package).
+func TestStripePayOwnsStripeGo(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, "github.com/stripe/") && pkg != "companydocs/stripepay" && pkg != "companydocs/internal/stripemocktest" {
+				t.Errorf("%s imports %s: only stripepay may", pkg, imp)
 			}
 		}
 	}
