@@ -198,7 +198,9 @@ func TestBodyGateReadsAbsoluteFormRequests(t *testing.T) {
 // before its handler runs.
 func TestStripeEventBodyCap(t *testing.T) {
 	s := newOrderServer(t, shippedPlansFile())
-	event := func(n int) string { return `{"id":"evt_1","type":"checkout.session.completed","pad":"` + strings.Repeat("x", n) + `"}` }
+	event := func(n int) string {
+		return `{"id":"evt_1","type":"checkout.session.completed","pad":"` + strings.Repeat("x", n) + `"}`
+	}
 	status, code := s.sendBody(t, "POST", routePaymentEvents, "", "application/json; charset=utf-8", "", event(200<<10))
 	if status != http.StatusNotFound || code != companydocs.ENOTFOUND { // past the gate: no provider is configured here
 		t.Errorf("a 200 KiB event: %d %s, want it past the gate (404: no Stripe plan)", status, code)

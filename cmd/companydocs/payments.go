@@ -15,27 +15,21 @@ import (
 
 // Stripe's configuration. The two keys are secrets: they come from the
 // environment or from files only (never flags, which ps shows and the
-// usage would print as defaults), are kept as secret values that print
-// as "[redacted]", and are never logged, echoed or put in /metrics.
+// usage would print as defaults), are kept apart from Config (stripeKeys),
+// and are never logged, echoed or put in /metrics.
 const (
 	envStripeSecretKey     = envPrefix + "STRIPE_SECRET_KEY"
 	envStripeWebhookSecret = envPrefix + "STRIPE_WEBHOOK_SECRET"
 )
 
-// secret is a configuration value that must not be shown: every way of
-// printing it says "[redacted]".
-type secret string
-
-func (secret) String() string                { return "[redacted]" }
-func (secret) GoString() string              { return "[redacted]" }
-func (secret) MarshalText() ([]byte, error)  { return []byte("[redacted]"), nil }
-func (s secret) reveal() string              { return string(s) }
-func (secret) Format(f fmt.State, verb rune) { fmt.Fprint(f, "[redacted]") }
+// stripeKeys are Stripe's secrets, read by ParseFlags. They live in Main,
+// not in Config, so that a printed configuration cannot show them.
+type stripeKeys struct {
+	secretKey, webhookSecret string
+}
 
 // StripeConfig is how serve reaches Stripe, for plans paid through it.
 type StripeConfig struct {
-	SecretKey     secret
-	WebhookSecret secret
 	// SuccessURL and CancelURL are where Stripe's payment page sends the
 	// customer ("{ORDER_ID}" is replaced); SessionTTL how long a page
 	// stays open; APIURL replaces Stripe's address (tests: stripe-mock).
@@ -67,7 +61,7 @@ func (c *Config) validateStripe(bad func(flagName, format string, args ...any)) 
 
 // stripeFromEnv reads the secrets, and the URLs a flag did not set, from
 // COMPANYDOCS_STRIPE_* or from the file COMPANYDOCS_STRIPE_*_FILE names.
-func stripeFromEnv(c *Config) error {
+func stripeFromEnv(c *Config, keys *stripeKeys) error {
 	var errs []error
 	read := func(name string) string {
 		v, err := envOrFile(name)
@@ -76,8 +70,8 @@ func stripeFromEnv(c *Config) error {
 		}
 		return v
 	}
-	c.Stripe.SecretKey = secret(read(envStripeSecretKey))
-	c.Stripe.WebhookSecret = secret(read(envStripeWebhookSecret))
+	keys.secretKey = read(envStripeSecretKey)
+	keys.webhookSecret = read(envStripeWebhookSecret)
 	if c.Stripe.SuccessURL == "" {
 		c.Stripe.SuccessURL = read(envName("stripe-success-url"))
 	}
@@ -118,7 +112,7 @@ func (m *Main) paymentProviders(plans *ordering.Plans) (map[string]ordering.Paym
 	c := m.Config.Stripe
 	var missing []string
 	for _, v := range []struct{ name, value string }{
-		{envStripeSecretKey, c.SecretKey.reveal()}, {envStripeWebhookSecret, c.WebhookSecret.reveal()},
+		{envStripeSecretKey, m.stripeKeys.secretKey}, {envStripeWebhookSecret, m.stripeKeys.webhookSecret},
 		{envName("stripe-success-url"), c.SuccessURL}, {envName("stripe-cancel-url"), c.CancelURL},
 	} {
 		if v.value == "" {
@@ -129,7 +123,7 @@ func (m *Main) paymentProviders(plans *ordering.Plans) (map[string]ordering.Paym
 		return nil, fmt.Errorf("plan %s is paid through Stripe, but %s is not set (set it, or name a file holding it in %s_FILE): %w",
 			strings.Join(ids, ", "), strings.Join(missing, ", "), missing[0], errUsage)
 	}
-	p, err := stripepay.New(stripepay.Config{SecretKey: c.SecretKey.reveal(), WebhookSecret: c.WebhookSecret.reveal(),
+	p, err := stripepay.New(stripepay.Config{SecretKey: m.stripeKeys.secretKey, WebhookSecret: m.stripeKeys.webhookSecret,
 		SuccessURL: c.SuccessURL, CancelURL: c.CancelURL, SessionTTL: c.SessionTTL, APIURL: c.APIURL})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, errUsage)

@@ -132,8 +132,10 @@ type Main struct {
 	// dispatcher is read by the transition hook, which may run before
 	// the dispatcher exists (the demo account) and from any goroutine.
 	dispatcher atomic.Pointer[webhook.Dispatcher]
-	// refunds is the refunder, when a plan is paid through a provider.
-	refunds *refunder
+	// refunds is the refunder, when a plan is paid through a provider;
+	// stripeKeys are Stripe's secrets (never in Config).
+	refunds    *refunder
+	stripeKeys stripeKeys
 	// follower keeps the data directory on the newest published
 	// generation (--index-source); nil otherwise.
 	follower *follower
@@ -193,7 +195,7 @@ func (m *Main) ParseFlags(args []string) error {
 		return err
 	}
 	storeFromEnv(fs, c)
-	if err := stripeFromEnv(c); err != nil {
+	if err := stripeFromEnv(c, &m.stripeKeys); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
