@@ -83,7 +83,6 @@ func (r *eventReceiver) events(typ, order string) int {
 // history entry and one order.paid event, and the nodes count one applied
 // event between them.
 func TestStripeEventOnTwoNodes(t *testing.T) {
-	ctx := context.Background()
 	_, url := startTestCluster(t)
 	dirA := t.TempDir()
 	mustBuild(t, dirA, twoNodesRecords, sampleFile(t))
@@ -94,14 +93,7 @@ func TestStripeEventOnTwoNodes(t *testing.T) {
 	profile := crashProfiles(t, twoNodesRecords)[0]
 	front := startStripeFront(t, 0)
 	_, flags := stripeEnv(t, front)
-	db, err := postgres.Open(ctx, url, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	accounts := ordering.NewAccounts(db, ordering.Options{SweepInterval: -1})
-	defer accounts.Close()
-
+	accounts := sharedAccounts(t, url)
 	a := startCrashServer(t, dirA, append([]string{"--store", url, "--store-pool-size", "8"}, flags...)...)
 	defer a.kill(t)
 	b := startCrashServer(t, dirB, append([]string{"--store", url, "--store-pool-size", "8"}, flags...)...)
@@ -189,4 +181,20 @@ func metricValue(t *testing.T, node *crashServer, sample string) float64 {
 		}
 	}
 	return 0
+}
+
+// sharedAccounts opens the accounts of the PostgreSQL database at url,
+// which the test's nodes share, until the test ends.
+func sharedAccounts(t *testing.T, url string) *ordering.Accounts {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts := ordering.NewAccounts(db, ordering.Options{SweepInterval: -1})
+	t.Cleanup(func() {
+		accounts.Close()
+		db.Close()
+	})
+	return accounts
 }
