@@ -11,7 +11,9 @@ import (
 )
 
 // Transition is a committed change of an order's status, handed to
-// Options.OnTransition. From is "" for a creation.
+// Options.OnTransition. From is "" for a creation; From equals To for a
+// change that wrote an event but kept the status (a refund through a
+// payment provider).
 type Transition struct {
 	OrderID, Account string
 	From, To, Actor  string
@@ -364,7 +366,9 @@ func (s *Orders) afterPaymentChange(o *companydocs.Order) {
 	if r := o.Payment.Refund; r != nil && r.Status == companydocs.RefundPending && s.onRefundDue != nil {
 		s.onRefundDue()
 	}
-	s.expireCheckout(o)
+	if o.Status == companydocs.OrderStatusCancelled && o.Payment.PaymentID == "" {
+		go s.expireCheckout(o) // the cancel's answer does not wait for the provider
+	}
 }
 
 // roleOfActor is the role of the account that made a change: the

@@ -266,13 +266,11 @@ func (s *Orders) annotate(tx Tx, rec *OrderRecord, code string, params companydo
 }
 
 // expireCheckout closes the payment page of an order cancelled before it
-// was paid, after the cancel committed. A failure is logged: the page
+// was paid, after the cancel committed (afterPaymentChange). A failure is
+// logged: the page
 // expires by itself, and a payment made on it meanwhile is refunded
 // (refundLatePayment).
 func (s *Orders) expireCheckout(o *companydocs.Order) {
-	if o == nil || o.Payment == nil || o.Payment.PaymentID != "" || o.Status != companydocs.OrderStatusCancelled {
-		return
-	}
 	prov := s.payments[o.Payment.Provider]
 	if prov == nil {
 		return

@@ -43,6 +43,7 @@ type stripeFront struct {
 	refundKeys  []string // in the order asked
 	failRefunds int
 	checkouts   int
+	expiries    []string // paths of the sessions expired
 }
 
 func startStripeFront(t *testing.T, failRefunds int) *stripeFront {
@@ -64,6 +65,8 @@ func startStripeFront(t *testing.T, failRefunds int) *stripeFront {
 			fail = len(f.refundKeys) <= f.failRefunds
 		case r.Method == "POST" && r.URL.Path == "/v1/checkout/sessions":
 			f.checkouts++
+		case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/expire"):
+			f.expiries = append(f.expiries, r.URL.Path)
 		}
 		f.mu.Unlock()
 		if fail {
@@ -84,6 +87,19 @@ func (f *stripeFront) refundsAsked() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.refundKeys...)
+}
+
+// expired counts the calls that expired the session.
+func (f *stripeFront) expired(sessionID string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, p := range f.expiries {
+		if p == "/v1/checkout/sessions/"+sessionID+"/expire" {
+			n++
+		}
+	}
+	return n
 }
 
 // stripeSecretKey is a fresh test key per run, so that the log check
@@ -257,7 +273,18 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 	if expired.Status != "CANCELLED" || expired.Payment.Status != "expired" || expired.History[1].Code != "checkout_expired" || expired.Payment.Refund != nil {
 		t.Errorf("expired: %+v", expired.Order)
 	}
-	ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "stripe-single"))
+	// Cancelled before payment: the page is closed at Stripe, nothing refunded.
+	open := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "stripe-single"))
+	unpaid := ts.act(t, 200, "POST", orders+open.ID+"/cancel", client, nil)
+	if unpaid.Status != "CANCELLED" || unpaid.Payment.Status != "expired" || unpaid.Payment.Refund != nil || slicesContain(unpaid.AllowedActions, "pay_online") {
+		t.Errorf("cancelled before payment: %+v", unpaid.Order)
+	}
+	waitFor(t, "the payment page to be closed at Stripe", func() bool { return front.expired(unpaid.Payment.SessionID) > 0 })
+	front.mu.Lock()
+	if front.checkouts != 4 { // the duplicate was refused before Stripe was asked
+		t.Errorf("%d checkout sessions opened for 4 orders", front.checkouts)
+	}
+	front.mu.Unlock()
 
 	for outcome, want := range map[string]float64{"applied": 3, "invalid_signature": 3, "unknown": 1} {
 		if v, _ := ts.metric(t, "companydocs_payment_events_total", "outcome", outcome); v != want {

@@ -551,7 +551,9 @@ func isTerminal(w io.Writer) bool {
 // observeTransition feeds the order metrics and wakes the webhook
 // dispatcher, which finds the new event in the outbox.
 func (m *Main) observeTransition(t ordering.Transition) {
-	m.Metrics.ObserveTransition(t.From, t.To, t.Actor)
+	if t.From != t.To { // a refund keeps the status: an event, no transition
+		m.Metrics.ObserveTransition(t.From, t.To, t.Actor)
+	}
 	m.wakeDispatcher()
 }
 
