@@ -71,13 +71,17 @@ func (s *Orders) refundRound(ctx context.Context) time.Time {
 		}
 		return s.now().Add(s.refundBase)
 	}
+	recorded := true
 	for _, t := range tasks {
 		if ctx.Err() != nil {
 			return next
 		}
-		s.askRefund(ctx, t)
+		recorded = s.askRefund(ctx, t) && recorded
 	}
-	if len(tasks) > 0 {
+	switch {
+	case !recorded: // the store failed: do not ask again before it may have recovered
+		return s.now().Add(s.refundBase)
+	case len(tasks) > 0:
 		return s.now() // more may be due
 	}
 	return next
@@ -119,13 +123,14 @@ func (s *Orders) claimRefunds(ctx context.Context) ([]refundTask, time.Time, err
 	return tasks, next, err
 }
 
-// askRefund asks the provider for one refund and records the answer.
-func (s *Orders) askRefund(ctx context.Context, t refundTask) {
+// askRefund asks the provider for one refund and records the answer;
+// false when the answer could not be recorded.
+func (s *Orders) askRefund(ctx context.Context, t refundTask) bool {
 	callCtx, cancel := context.WithTimeout(ctx, providerTimeout)
 	refundID, err := t.prov.Refund(callCtx, t.req)
 	cancel()
 	if ctx.Err() != nil {
-		return // shutting down: the lease runs out and the refund is asked again
+		return true // shutting down: the refund is asked again after the next start (or the lease)
 	}
 	outcome := "refunded"
 	if err != nil {
@@ -133,12 +138,13 @@ func (s *Orders) askRefund(ctx context.Context, t refundTask) {
 		s.logger.Warn("the payment provider refused or missed a refund; it is asked again later", "order", t.req.OrderID, "err", err)
 	}
 	if rerr := s.recordRefund(ctx, t.req.OrderID, refundID, err); rerr != nil {
-		s.logger.Error("record a refund's outcome; it is asked again after the lease", "order", t.req.OrderID, "err", rerr)
-		return
+		s.logger.Error("record a refund's outcome; it is asked again later", "order", t.req.OrderID, "err", rerr)
+		return false
 	}
 	if s.onRefund != nil {
 		s.onRefund(outcome)
 	}
+	return true
 }
 
 // recordRefund records the provider's answer to a refund: made, or

@@ -137,6 +137,9 @@ func (m *Main) startRefunds() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	m.refunds = &refunder{wake: make(chan struct{}, 1), stop: cancel, done: done}
+	if n, err := m.Orders.RefundsPending(); err == nil {
+		m.Metrics.SetRefundsPending(n)
+	}
 	go func() {
 		defer close(done)
 		m.Orders.RunRefunds(ctx, m.refunds.wake)
