@@ -41,17 +41,21 @@ func (s *crashServer) postStripeEvent(e stripeEvent) (int, []byte, error) {
 // eventReceiver is a webhook endpoint on 127.0.0.1 that records the
 // distinct event ids it received by type and order.
 type eventReceiver struct {
-	URL string
-	mu  sync.Mutex
-	ids map[string]map[string]bool // type + " " + order id -> event ids
+	URL   string
+	mu    sync.Mutex
+	ids   map[string]map[string]bool      // type + " " + order id -> event ids
+	steps map[string]companydocs.NextStep // type + " " + order id -> the order's next step in the payload
 }
 
 func startEventReceiver(t *testing.T) *eventReceiver {
-	r := &eventReceiver{ids: map[string]map[string]bool{}}
+	r := &eventReceiver{ids: map[string]map[string]bool{}, steps: map[string]companydocs.NextStep{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		var body struct {
 			Type string
-			Data struct{ ID string }
+			Data struct {
+				ID       string
+				NextStep companydocs.NextStep `json:"next_step"`
+			}
 		}
 		raw, _ := io.ReadAll(req.Body)
 		if json.Unmarshal(raw, &body) == nil {
@@ -61,6 +65,7 @@ func startEventReceiver(t *testing.T) *eventReceiver {
 				r.ids[k] = map[string]bool{}
 			}
 			r.ids[k][req.Header.Get("webhook-id")] = true
+			r.steps[k] = body.Data.NextStep
 			r.mu.Unlock()
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -153,6 +158,12 @@ func TestStripeEventOnTwoNodes(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // a second event would be delivered by now (retry base 20 ms)
 	if n := receiver.events("order.paid", o.ID); n != 1 {
 		t.Errorf("%d distinct order.paid events, want 1", n)
+	}
+	receiver.mu.Lock()
+	created := receiver.steps["order.created "+o.ID]
+	receiver.mu.Unlock()
+	if created.Kind != "pay" || created.Params == nil || created.Params.PaymentURL != o.Payment.URL || created.Params.ExpiresAt == nil {
+		t.Errorf("the order.created webhook's next step: %+v, want pay with the payment page", created)
 	}
 	applied := 0.0
 	for _, node := range []*crashServer{a, b} {
