@@ -72,8 +72,8 @@ func (s *Orders) CreateOrder(ctx context.Context, account string, req companydoc
 	// run more than once, so it only fills these variables; an
 	// application error writes nothing and must not fail the group.
 	c := s.newCreate(account, req, idempotencyKey, a)
-	if prov := s.provider(a.plan); prov != nil && a.gateError() == nil {
-		if err := s.startCheckout(ctx, c, prov); err != nil {
+	if paidThroughProvider(a.plan) && a.gateError() == nil {
+		if err := s.startCheckout(ctx, c); err != nil {
 			return nil, err
 		}
 	}
@@ -153,7 +153,7 @@ func (s *Orders) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition
 	}
 	rec.Order.CreatedAt = s.now().UTC()
 	if c.payment != nil {
-		p := *c.payment // the record is stored by reference on some stores; runs again must not share it
+		p := *c.payment // each run of the transaction fills its own copy
 		rec.Order.Payment = &p
 	}
 	rec.Order.NextStep = nextStep(&rec.Order, c.a)

@@ -94,19 +94,28 @@ const (
 func checkoutKey(orderID string) string { return "companydocs-checkout-" + orderID }
 func refundKey(orderID string) string   { return "companydocs-refund-" + orderID }
 
-// provider returns the provider a plan is paid through, or nil (credits,
-// operator).
-func (s *Orders) provider(plan companydocs.Plan) PaymentProvider {
-	return s.payments[plan.Payment]
+// paidThroughProvider reports whether a plan is paid through a payment
+// provider (not with credits, nor by hand).
+func paidThroughProvider(plan companydocs.Plan) bool {
+	switch plan.Payment {
+	case "", companydocs.PaymentCredits, companydocs.PaymentOperator:
+		return false
+	}
+	return true
 }
 
 // startCheckout opens the payment page of a create on a plan paid
-// through a provider, before its transaction: what the transaction would
+// through a provider, before its transaction (a provider that is not
+// configured refuses it): what the transaction would
 // refuse (a repeat, the gate, the open slot) is refused first, so that no
 // page is opened for it; one opened for a create that then loses a race
 // is never shown and expires unpaid. The order id is taken here, since
 // the page's idempotency key is derived from it.
-func (s *Orders) startCheckout(ctx context.Context, c *create, prov PaymentProvider) error {
+func (s *Orders) startCheckout(ctx context.Context, c *create) error {
+	prov := s.payments[c.a.plan.Payment]
+	if prov == nil { // serve refuses to start so; a program that did not wire the provider
+		return companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.payment_provider_unavailable", nil)
+	}
 	if err := s.store.View(ctx, func(tx Tx) error { return s.refuseDuplicate(tx, c) }); err != nil {
 		return err
 	}

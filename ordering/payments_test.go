@@ -40,3 +40,25 @@ func TestPaymentSentences(t *testing.T) {
 		}
 	}
 }
+
+// TestPaymentProviderMissingRefusesTheOrder: a plan paid through a
+// provider the program did not wire is refused (service_unavailable) and
+// stores nothing, rather than falling back to another way of paying.
+func TestPaymentProviderMissingRefusesTheOrder(t *testing.T) {
+	forEachStore(t, testPaymentProviderMissingRefusesTheOrder)
+}
+
+func testPaymentProviderMissingRefusesTheOrder(t *testing.T) {
+	fx := realFixture(t)
+	plans, err := ParsePlans("plans.json", []byte(`{"plans":[{"id":"card","name":"C","kind":"one_off","document_types":["AD"],"currency":"EUR","price":"4.50","credit_cost":0,"payment":"stripe"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := MustOpen(t, fx.profiles, plans, Options{})
+	acct := MustAccount(t, s, "payer", 0)
+	_, err = s.CreateOrder(ctx, acct, request(fx.live[0], "AD", "card"), "")
+	wantCode(t, err, companydocs.EUNAVAILABLE)
+	if list, _, err := s.List(ctx, acct, "", "", 0); err != nil || len(list) != 0 {
+		t.Errorf("orders after the refusal: %d, %v", len(list), err)
+	}
+}
