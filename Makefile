@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-national test-crash test-resources eval vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
+.PHONY: run build test test-race test-command test-national test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -18,7 +18,11 @@ PGO ?= cmd/companydocs/search.pgo
 build:
 	$(GO) build -pgo=$(PGO) -o bin/companydocs ./cmd/companydocs
 
-## test: every test, with the race detector, plus vet, gofmt, the ranking evaluation, the ingest's memory test, the documented commands, the tests that kill or measure processes (kill_norace_test.go) and the resource scenarios (all without it);
+## test: every test, plus vet, gofmt and the ranking evaluation: the race detector over every package but the
+## command's, and over the command's end-to-end tests where the server's goroutines meet (RACE_E2E); the command's
+## other tests (the server runs in the test process, three times slower under the race detector; among them the
+## documented commands and the tests that kill or measure processes) without it, beside the race run; then the
+## resource scenarios alone (they bound the server's memory and its bystanders' latency);
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters),
 ## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS),
 ## scripts/stripemock.sh installs stripe-mock if missing (the payment tests run a throw-away one)
@@ -26,10 +30,21 @@ test: vet fmt-check
 	scripts/postgres.sh
 	scripts/objectstore.sh
 	scripts/stripemock.sh
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-command
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
-	$(GO) test -count=1 -run 'TestManyLargeValidLines|TestDocument|TestCrashSafety|TestResolveResumesAfterKill|TestResolveMemoryIsFlat|TestResolveHostileInputs|TestKilledIngestLeavesNoHalfChangeRecord|TestWatchesSurviveSIGKILL|TestRolloutSurvivesKills|TestFollowWhileTheObjectStoreIsDown|TestStripeEventsSurviveSIGKILL' ./cmd/companydocs/
 	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
+
+# RACE_E2E: the command's end-to-end tests run under the race detector: several nodes, swaps and rollouts under
+# load, batches, hostile requests, the order lifecycle, webhooks and access control.
+RACE_E2E := ^(TestTwoNodes|TestHotSwapUnderLoad|TestOrdersDuringARollout|TestWatchesTwoNodes|TestSearchBatchOverHTTP|TestHostileRequests|TestLifecycleEndToEnd|TestWebhooksEndToEnd|TestAccessControl)$$
+LIBPKGS = $(shell $(GO) list ./... | grep -v '/cmd/companydocs$$')
+
+test-race:
+	$(GO) test -race -count=1 -timeout 20m $(LIBPKGS)
+	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_E2E)' ./cmd/companydocs/
+
+test-command:
+	$(GO) test -count=1 -timeout 20m -skip '$(RACE_E2E)' ./cmd/companydocs/
 
 ## test-national: the tests over the whole national dump (1.2M records of ocdata chunks, build tag national);
 ## needs DATA (default ../shared/data; without it they skip, under CI=true they fail)
@@ -45,6 +60,14 @@ test-resources:
 ## eval: the ranking evaluation alone, verbose (misses are listed)
 eval:
 	$(GO) test -count=1 -v -run 'TestEvaluation' ./resolver/
+
+## calibrate: refit the confidence after a ranking change: rerun the evaluation, write each candidate's score and whether
+## it is right to resolver/testdata/calibration/rows.tsv, fit resolver/calibration_table.go on them, rewrite the golden
+## top-3 (its confidences move with the table) and print the held-out reliability table (docs/api.md, "Confidence")
+calibrate:
+	$(GO) test -count=1 -run 'TestEvaluationConfidence$$' ./resolver/ -args -update-calibration
+	$(GO) test -count=1 -run 'TestEvaluation$$' ./resolver/ -args -update-golden
+	$(GO) test -count=1 -v -run 'TestEvaluationConfidence$$|TestConfidence' ./resolver/
 
 vet:
 	$(GO) vet $(PKGS)

@@ -33,6 +33,12 @@ type Candidate struct {
 	// sentence and in the same order, so that a client can say them in its
 	// own language.
 	ReasonDetails []ReasonDetail `json:"reason_details"`
+
+	// Score is the sum of evidence the resolver ranked and labelled the
+	// candidate by (resolver/weights.go); Confidence is the probability
+	// read off it. Not part of the answer: the calibration of Confidence
+	// is fitted on it.
+	Score float64 `json:"-"`
 }
 
 // ReasonDetail is one confidence reason as a stable code and the values

@@ -42,6 +42,10 @@ type FieldChange struct {
 	Field  string `json:"field"`
 	Before any    `json:"before"`
 	After  any    `json:"after"`
+	// Message says the change to a person, in the language of the
+	// request: set in the answers of the watch endpoints (WatchIn), never
+	// stored or sent with an event.
+	Message string `json:"message,omitempty"`
 }
 
 // Status values of a profile (Profile.Status).

@@ -102,20 +102,25 @@ var gapTable = map[string]gapSentence{
 
 // String says the gap in English. An unknown code is a programming error
 // and panics, so that a gap without a sentence cannot reach a client.
-func (g VerificationGap) String() string {
+func (g VerificationGap) String() string { return g.In(messages.English) }
+
+// In says the gap in lang (a catalog language); a described gap is the
+// English sentence an older ingest wrote down.
+func (g VerificationGap) In(lang string) string {
 	if _, ok := gapTable[g.Code]; !ok {
 		panic(fmt.Sprintf("companydocs: gap code %q has no sentence", g.Code))
 	}
 	if g.Code == GapDescribed {
 		return g.Params.Text
 	}
-	return messages.Say(messages.English, "gap."+g.Code, gapArgs(g.Params))
+	return messages.Say(lang, "gap."+g.Code, gapArgs(lang, g.Params))
 }
 
-// gapArgs are the values of a gap's placeholders: its params, and the
-// words made of them as the page makes them (app.js gapWords), in English.
-func gapArgs(p GapParams) messages.Args {
-	en := func(key string, args messages.Args) string { return messages.Say(messages.English, key, args) }
+// gapArgs are the values of a gap's placeholders in lang: its params, and
+// the words made of them (GLEIF's status values, a similarity as a
+// decimal).
+func gapArgs(lang string, p GapParams) messages.Args {
+	en := func(key string, args messages.Args) string { return messages.Say(lang, key, args) }
 	gleif := func(kind, value string) string {
 		if value == "" {
 			return en("gap.notStated", nil)
@@ -132,7 +137,7 @@ func gapArgs(p GapParams) messages.Args {
 		"validation":   gleif("validation", p.ValidationSources),
 		"registration": gleif("registration", p.Status),
 		"entity":       gleif("entity", p.Status),
-		"similarity":   fmt.Sprintf("%.2f", float64(p.Percent)/100),
+		"similarity":   decimal(lang, float64(p.Percent)/100),
 		"listed":       "",
 	}
 	if p.RACode == "" {
@@ -148,13 +153,23 @@ func gapArgs(p GapParams) messages.Args {
 	return a
 }
 
-// GapsText says gaps in English, separated by "; ".
-func GapsText(gaps []VerificationGap) string {
+// GapsTextIn says gaps in lang, separated by "; ".
+func GapsTextIn(lang string, gaps []VerificationGap) string {
 	out := make([]string, len(gaps))
 	for i, g := range gaps {
-		out[i] = g.String()
+		out[i] = g.In(lang)
 	}
 	return strings.Join(out, "; ")
+}
+
+// decimal writes x with two fraction digits, with a decimal comma in
+// German.
+func decimal(lang string, x float64) string {
+	s := fmt.Sprintf("%.2f", x)
+	if lang == messages.German {
+		s = strings.Replace(s, ".", ",", 1)
+	}
+	return s
 }
 
 // UnmarshalJSON also reads a gap of an IndexVersion 4 generation, stored

@@ -1,6 +1,7 @@
 package companydocs
 
 import (
+	"companydocs/messages"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -59,7 +60,7 @@ func TestGapReadsOldSentence(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"missing":["no register reference"]}`), &d); err != nil {
 		t.Fatal(err)
 	}
-	if want := []VerificationGap{DescribedGap("no register reference")}; !reflect.DeepEqual(d.Missing, want) || GapsText(d.Missing) != "no register reference" {
+	if want := []VerificationGap{DescribedGap("no register reference")}; !reflect.DeepEqual(d.Missing, want) || GapsTextIn(messages.English, d.Missing) != "no register reference" {
 		t.Errorf("read %+v, want %+v", d.Missing, want)
 	}
 	gap := VerificationGap{Code: GapRegisterNameDiffers, Params: GapParams{GLEIFName: "A GmbH", Entry: "Stendal HRB 573", Name: "B GmbH", Percent: 58}}

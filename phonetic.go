@@ -45,15 +45,22 @@ func phoneticLetters(token string) []byte {
 	return out
 }
 
-// phoneticCode is the code of letter c given its neighbours; "" for H.
+// plainPhonetic is the code of each letter whose code does not depend on
+// its neighbours.
+var plainPhonetic = [26]string{
+	'A' - 'A': "0", 'E' - 'A': "0", 'I' - 'A': "0", 'J' - 'A': "0", 'O' - 'A': "0", 'U' - 'A': "0", 'Y' - 'A': "0",
+	'B' - 'A': "1",
+	'F' - 'A': "3", 'V' - 'A': "3", 'W' - 'A': "3",
+	'G' - 'A': "4", 'K' - 'A': "4", 'Q' - 'A': "4",
+	'L' - 'A': "5",
+	'M' - 'A': "6", 'N' - 'A': "6",
+	'R' - 'A': "7",
+	'S' - 'A': "8", 'Z' - 'A': "8",
+}
+
+// phoneticCode is the code of letter c (A-Z) given its neighbours; "" for H.
 func phoneticCode(c, prev, next byte, first bool) string {
 	switch c {
-	case 'A', 'E', 'I', 'J', 'O', 'U', 'Y':
-		return "0"
-	case 'H':
-		return ""
-	case 'B':
-		return "1"
 	case 'P':
 		if next == 'H' {
 			return "3"
@@ -64,10 +71,6 @@ func phoneticCode(c, prev, next byte, first bool) string {
 			return "8"
 		}
 		return "2"
-	case 'F', 'V', 'W':
-		return "3"
-	case 'G', 'K', 'Q':
-		return "4"
 	case 'C':
 		return phoneticC(prev, next, first)
 	case 'X':
@@ -75,16 +78,8 @@ func phoneticCode(c, prev, next byte, first bool) string {
 			return "8"
 		}
 		return "48"
-	case 'L':
-		return "5"
-	case 'M', 'N':
-		return "6"
-	case 'R':
-		return "7"
-	case 'S', 'Z':
-		return "8"
 	}
-	return ""
+	return plainPhonetic[c-'A']
 }
 
 // phoneticC codes C, which sounds like K before back vowels and some

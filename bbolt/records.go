@@ -52,7 +52,18 @@ func checkRecords(tx *bolt.Tx) error {
 // account (or, the event of a watch, an account); and every delivered
 // order has its document reference.
 func checkLifecycle(tx *bolt.Tx, accounts map[string]bool) error {
-	err := forEach(tx, bucketOrderStatus, func(k, v []byte) error {
+	for _, check := range []func(*bolt.Tx, map[string]bool) error{
+		checkStatusIndex, checkDocumentIndex, checkOutbox, checkDeliveredDocuments,
+	} {
+		if err := check(tx, accounts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkStatusIndex(tx *bolt.Tx, _ map[string]bool) error {
+	return forEach(tx, bucketOrderStatus, func(k, v []byte) error {
 		status, id, _ := bytes.Cut(k, []byte{0})
 		rec, err := storedOrder(tx, string(id))
 		if err != nil || rec.Order.Status != string(status) || rec.Account != string(v) {
@@ -60,10 +71,10 @@ func checkLifecycle(tx *bolt.Tx, accounts map[string]bool) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	err = forEach(tx, bucketDocuments, func(k, v []byte) error {
+}
+
+func checkDocumentIndex(tx *bolt.Tx, _ map[string]bool) error {
+	return forEach(tx, bucketDocuments, func(k, v []byte) error {
 		sha, id, _ := bytes.Cut(k, []byte{0})
 		rec, err := storedOrder(tx, string(id))
 		if err != nil || rec.Order.Document == nil || rec.Order.Document.SHA256 != string(sha) {
@@ -71,10 +82,10 @@ func checkLifecycle(tx *bolt.Tx, accounts map[string]bool) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	err = forEach(tx, bucketOutbox, func(k, v []byte) error {
+}
+
+func checkOutbox(tx *bolt.Tx, accounts map[string]bool) error {
+	return forEach(tx, bucketOutbox, func(k, v []byte) error {
 		var e ordering.Event
 		if err := json.Unmarshal(v, &e); err != nil {
 			return err
@@ -91,9 +102,9 @@ func checkLifecycle(tx *bolt.Tx, accounts map[string]bool) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+func checkDeliveredDocuments(tx *bolt.Tx, _ map[string]bool) error {
 	return forEach(tx, bucketOrders, func(k, v []byte) error {
 		var rec ordering.OrderRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
@@ -216,8 +227,27 @@ func checkOrderIndexes(tx *bolt.Tx, orders map[string]string) error {
 // delivery to an endpoint, every pending entry to a pending delivery, and
 // that each stored body is counted with the deliveries that refer to it.
 func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
+	endpoints, err := checkEndpoints(tx, accounts)
+	if err != nil {
+		return err
+	}
+	refs, err := checkDeliveries(tx, endpoints)
+	if err != nil {
+		return err
+	}
+	if err := checkBodies(tx, refs); err != nil {
+		return err
+	}
+	if err := checkPending(tx); err != nil {
+		return err
+	}
+	return checkDue(tx)
+}
+
+// checkEndpoints returns the id of every endpoint.
+func checkEndpoints(tx *bolt.Tx, accounts map[string]bool) (map[string]bool, error) {
 	endpoints := map[string]bool{}
-	err := forEach(tx, bucketWebhooks, func(k, v []byte) error {
+	return endpoints, forEach(tx, bucketWebhooks, func(k, v []byte) error {
 		var ep ordering.EndpointRecord
 		if err := json.Unmarshal(v, &ep); err != nil {
 			return err
@@ -228,11 +258,13 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 		endpoints[ep.ID] = true
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	refs := map[string]uint32{} // event id -> deliveries without a body of their own
-	err = forEach(tx, bucketWebhookDeliveries, func(k, v []byte) error {
+}
+
+// checkDeliveries returns, for each event, the number of its deliveries
+// without a body of their own.
+func checkDeliveries(tx *bolt.Tx, endpoints map[string]bool) (map[string]uint32, error) {
+	refs := map[string]uint32{}
+	return refs, forEach(tx, bucketWebhookDeliveries, func(k, v []byte) error {
 		var d ordering.DeliveryRecord
 		if err := json.Unmarshal(v, &d); err != nil {
 			return err
@@ -245,13 +277,10 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if err := checkBodies(tx, refs); err != nil {
-		return err
-	}
-	err = forEach(tx, bucketWebhookPending, func(k, v []byte) error {
+}
+
+func checkPending(tx *bolt.Tx) error {
+	return forEach(tx, bucketWebhookPending, func(k, v []byte) error {
 		d := tx.Bucket(bucketWebhookDeliveries).Get(k)
 		var rec ordering.DeliveryRecord
 		if len(v) != 8 || d == nil || json.Unmarshal(d, &rec) != nil || rec.State != "pending" {
@@ -262,9 +291,9 @@ func checkWebhooks(tx *bolt.Tx, accounts map[string]bool) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+func checkDue(tx *bolt.Tx) error {
 	return forEach(tx, bucketWebhookDue, func(k, _ []byte) error {
 		ep, rest, ok := bytes.Cut(k, []byte{0})
 		if !ok || len(rest) < 8 {

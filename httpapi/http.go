@@ -292,7 +292,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	body.Error.Message = message
 	var e *companydocs.Error
 	if errors.As(err, &e) {
-		body.Order = e.Order
+		body.Order = companydocs.OrderIn(said, e.Order)
 		if e.Hint != "" {
 			body.Error.Message += " " + messages.Say(said, "hint."+e.Hint, nil)
 		}

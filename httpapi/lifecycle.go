@@ -57,7 +57,7 @@ func (s *Server) handleCancelOrder(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(o)
+	return c.JSON(companydocs.OrderIn(sayingIn(c), o))
 }
 
 // handleDownload streams the delivered PDF to the order's owner, as it
@@ -126,12 +126,19 @@ func asciiSafe(s string) string {
 type operatorOrder struct {
 	*companydocs.Order
 	AccountName string `json:"account"`
+	// Step is the operator's next step, in place of the client's.
+	Step companydocs.OperatorStep `json:"operator_step"`
 }
 
-func withAccounts(orders []*companydocs.Order) []operatorOrder {
+// operatorOrderIn is o as an operator sees it, said in lang.
+func operatorOrderIn(lang string, o *companydocs.Order) operatorOrder {
+	return operatorOrder{Order: companydocs.OrderIn(lang, o), AccountName: o.Account, Step: companydocs.OperatorStepIn(lang, o)}
+}
+
+func withAccounts(lang string, orders []*companydocs.Order) []operatorOrder {
 	out := make([]operatorOrder, len(orders))
 	for i, o := range orders {
-		out[i] = operatorOrder{Order: o, AccountName: o.Account}
+		out[i] = operatorOrderIn(lang, o)
 	}
 	return out
 }
@@ -148,7 +155,7 @@ func (s *Server) handleOperatorOrders(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	resp := fiber.Map{"orders": withAccounts(orders), "next_cursor": nil}
+	resp := fiber.Map{"orders": withAccounts(sayingIn(c), orders), "next_cursor": nil}
 	if next != "" {
 		resp["next_cursor"] = next
 	}
@@ -160,7 +167,7 @@ func (s *Server) handleOperatorOrder(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(operatorOrder{Order: o, AccountName: o.Account})
+	return c.JSON(operatorOrderIn(sayingIn(c), o))
 }
 
 // handleOperatorAction runs pay, request, fail ({"reason"} required) or
@@ -179,7 +186,7 @@ func (s *Server) handleOperatorAction(action string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return c.JSON(operatorOrder{Order: o, AccountName: o.Account})
+		return c.JSON(operatorOrderIn(sayingIn(c), o))
 	}
 }
 
@@ -206,5 +213,5 @@ func (s *Server) handleDeliver(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(operatorOrder{Order: o, AccountName: o.Account})
+	return c.JSON(operatorOrderIn(sayingIn(c), o))
 }

@@ -25,7 +25,7 @@ func (s *Server) handlePlans(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"plans": plans})
+	return c.JSON(fiber.Map{"plans": companydocs.PlansIn(sayingIn(c), plans)})
 }
 
 // handlePreview answers whether an order could be made (lenient: a
@@ -39,7 +39,7 @@ func (s *Server) handlePreview(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(p)
+	return c.JSON(companydocs.PreviewIn(sayingIn(c), p))
 }
 
 // handleCreateOrder creates an order (201); duplicate_order carries the
@@ -55,7 +55,7 @@ func (s *Server) handleCreateOrder(c *fiber.Ctx) error {
 		return err
 	}
 	c.Location("/api/v1/documents/orders/" + o.ID + "/")
-	return c.Status(fiber.StatusCreated).JSON(o)
+	return c.Status(fiber.StatusCreated).JSON(companydocs.OrderIn(sayingIn(c), o))
 }
 
 // handleListOrders lists the account's own orders, newest first, with
@@ -71,8 +71,8 @@ func (s *Server) handleListOrders(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	resp := listOrdersResponse{Orders: orders}
-	if resp.Orders == nil {
+	resp := listOrdersResponse{Orders: companydocs.OrdersIn(sayingIn(c), orders)}
+	if len(resp.Orders) == 0 {
 		resp.Orders = []*companydocs.Order{}
 	}
 	if next != "" {
@@ -100,7 +100,7 @@ func (s *Server) handleGetOrder(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(o)
+	return c.JSON(companydocs.OrderIn(sayingIn(c), o))
 }
 
 // decodeJSON reads the request body as exactly one JSON object into dst

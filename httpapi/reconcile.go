@@ -73,7 +73,7 @@ func openToEveryOrigin(c *fiber.Ctx) error {
 
 // reconcileViewPath is the page's view of one profile, with {{id}}: the
 // page searches its register number and shows its card (web/static
-// app.js, showProfile).
+// web/static/js/search.js, showProfile).
 const reconcileViewPath = "/#profile={{id}}"
 
 // reconcileQueries answers a reconciliation query batch: each query is

@@ -89,6 +89,7 @@ func (s *Server) routes() {
 	api.Post("/documents/companies/search", s.limitSearch, s.handleSearch)
 	api.Post("/documents/companies/search/batch", s.handleSearchBatch) // charged per query
 	api.Get("/documents/plans", s.handlePlans)
+	api.Get("/limits", s.handleLimits)
 	api.Post("/auth/sessions", noStore, s.limitSessionAddress, s.handleCreateSession)
 	api.Delete("/auth/sessions/current", s.requireSession, s.handleDeleteSession)
 	api.Get("/account", s.requireSession, s.handleAccount)

@@ -46,7 +46,7 @@ func (s *Server) handleSearch(c *fiber.Ctx) error {
 	if s.OnSearch != nil {
 		s.OnSearch(res)
 	}
-	return c.JSON(res)
+	return c.JSON(res.SaidIn(sayingIn(c), req.Query))
 }
 
 // decodeSearch reads a search body; anything malformed is invalid_query.

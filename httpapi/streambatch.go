@@ -169,7 +169,11 @@ func (s *Server) resolveItem(ctx context.Context, job batchJob, i int) (out reso
 			out = encodeItem(itemError(companydocs.Refusal(companydocs.EINTERNAL, companydocs.KeyInternal, nil)), job.lang)
 		}
 	}()
-	out = encodeItem(s.searchItem(ctx, job.reqs[i], job.errs[i]), job.lang)
+	item := s.searchItem(ctx, job.reqs[i], job.errs[i])
+	if item.Result != nil {
+		item.Result = item.Result.SaidIn(job.lang, job.reqs[i].Query)
+	}
+	out = encodeItem(item, job.lang)
 	out.charged = !serviceFault(out.outcome) && (job.keyed == nil || !job.keyed.charged[i])
 	return out
 }

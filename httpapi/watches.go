@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"companydocs"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 )
@@ -25,13 +27,17 @@ func (s *Server) handleCreateWatch(c *fiber.Ctx) error {
 	if created {
 		status = fiber.StatusCreated
 	}
-	return c.Status(status).JSON(w)
+	return c.Status(status).JSON(companydocs.WatchIn(sayingIn(c), *w))
 }
 
 func (s *Server) handleListWatches(c *fiber.Ctx) error {
 	ws, err := s.Ordering.Watches(c.UserContext(), currentSession(c).account)
 	if err != nil {
 		return err
+	}
+	lang := sayingIn(c)
+	for i, w := range ws {
+		ws[i] = companydocs.WatchIn(lang, w)
 	}
 	return c.JSON(fiber.Map{"watches": ws})
 }

@@ -35,9 +35,10 @@ func webGet(t *testing.T, s *Server, path string, header map[string]string) (*ht
 func TestWebFilesCarrySecurityHeaders(t *testing.T) {
 	s := newWebTestServer(t)
 	cases := []struct{ path, contentType, contains string }{
-		{"/", "text/html; charset=utf-8", `<script src="/static/app.js" defer></script>`},
-		{"/static/app.js", "text/javascript; charset=utf-8", "AbortController"},
-		{"/static/i18n.js", "text/javascript; charset=utf-8", "companydocsTexts"},
+		{"/", "text/html; charset=utf-8", `<script type="module" src="/static/js/main.js"></script>`},
+		{"/static/js/main.js", "text/javascript; charset=utf-8", `from "./core.js"`},
+		{"/static/js/core.js", "text/javascript; charset=utf-8", "AbortError"},
+		{"/static/i18n.js", "text/javascript; charset=utf-8", "export const texts"},
 		{"/static/app.css", "text/css; charset=utf-8", ".card"},
 		{"/static/messages.json", "application/json", `"refusal.not_a_pdf":"Das Dokument ist kein PDF`},
 	}
@@ -65,16 +66,16 @@ func TestWebFilesCarrySecurityHeaders(t *testing.T) {
 
 func TestWebRevalidatesWithETag(t *testing.T) {
 	s := newWebTestServer(t)
-	first, _ := webGet(t, s, "/static/app.js", nil)
+	first, _ := webGet(t, s, "/static/js/core.js", nil)
 	etag := first.Header.Get("ETag")
 	if etag == "" {
-		t.Fatal("no ETag on /static/app.js")
+		t.Fatal("no ETag on /static/js/core.js")
 	}
-	again, body := webGet(t, s, "/static/app.js", map[string]string{"If-None-Match": etag})
+	again, body := webGet(t, s, "/static/js/core.js", map[string]string{"If-None-Match": etag})
 	if again.StatusCode != http.StatusNotModified || body != "" {
 		t.Fatalf("revalidation: status %d with %d bytes, want 304 and no body", again.StatusCode, len(body))
 	}
-	changed, _ := webGet(t, s, "/static/app.js", map[string]string{"If-None-Match": `"other"`})
+	changed, _ := webGet(t, s, "/static/js/core.js", map[string]string{"If-None-Match": `"other"`})
 	if changed.StatusCode != http.StatusOK {
 		t.Fatalf("stale ETag: status %d, want 200", changed.StatusCode)
 	}

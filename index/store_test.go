@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"companydocs/messages"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -136,7 +137,7 @@ func TestDecodeOlderGaps(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !reflect.DeepEqual(got.Discovery.Missing, want.Discovery.Missing) || companydocs.GapsText(got.Discovery.Missing) != strings.Join(sentences, "; ") {
+		if !reflect.DeepEqual(got.Discovery.Missing, want.Discovery.Missing) || companydocs.GapsTextIn(messages.English, got.Discovery.Missing) != strings.Join(sentences, "; ") {
 			t.Errorf("%s: gaps %#v, want %#v", name, got.Discovery.Missing, want.Discovery.Missing)
 		}
 		if name == "version 6" && !reflect.DeepEqual(got, want) {

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"companydocs/messages"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -104,13 +105,13 @@ func TestGLEIFDiscoveryProfiles(t *testing.T) {
 		if !reflect.DeepEqual(p.Discovery.Missing, want) {
 			t.Errorf("missing = %+v, want %+v", p.Discovery.Missing, want)
 		}
-		if got := companydocs.GapsText(p.Discovery.Missing); got != "GLEIF's validation: partly corroborated, not fully corroborated" {
+		if got := companydocs.GapsTextIn(messages.English, p.Discovery.Missing); got != "GLEIF's validation: partly corroborated, not fully corroborated" {
 			t.Errorf("in English %q", got)
 		}
 	})
 	t.Run("foreign authority and unparsable reference", func(t *testing.T) {
 		p := sink.mustGet(t, companydocs.DiscoveryID("529900IH9V4I3VHQVO92")) // Deutsche Bank AG, Paris RA000192 "310 327 481"
-		missing := companydocs.GapsText(p.Discovery.Missing)
+		missing := companydocs.GapsTextIn(messages.English, p.Discovery.Missing)
 		if p.Verified || !strings.Contains(missing, "GLEIF's registration authority RA000192 is not a German register court") ||
 			!strings.Contains(missing, "GLEIF's register number “310 327 481” cannot be read") || p.Ref != (companydocs.RegisterRef{}) {
 			t.Errorf("profile = %+v, missing %q", p, missing)
@@ -126,7 +127,7 @@ func TestGLEIFDiscoveryProfiles(t *testing.T) {
 	t.Run("foundation without register reference", func(t *testing.T) {
 		p := sink.mustGet(t, companydocs.DiscoveryID("3912007KGGUR8HY25C94"))
 		if p.Verified || !slices.ContainsFunc(p.Discovery.Missing, func(g companydocs.VerificationGap) bool { return g.Code == companydocs.GapNoRegisterReference }) ||
-			!strings.Contains(companydocs.GapsText(p.Discovery.Missing), "GLEIF gives no register number") {
+			!strings.Contains(companydocs.GapsTextIn(messages.English, p.Discovery.Missing), "GLEIF gives no register number") {
 			t.Errorf("missing = %+v", p.Discovery.Missing)
 		}
 	})

@@ -91,7 +91,7 @@ func TestCodesHaveSentences(t *testing.T) {
 }
 
 // derivedWords are the placeholders made from a code's params rather than
-// copied from one (app.js reasonWords and gapWords).
+// copied from one (resolver reasonArgs and gapArgs).
 var derivedWords = map[string]bool{
 	"entry_register_number": true,
 	"number":                true, "times": true, "missing": true, "entry_suffix": true, "query_suffix": true,

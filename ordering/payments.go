@@ -120,7 +120,7 @@ func (s *Orders) startCheckout(ctx context.Context, c *create) error {
 		return err
 	}
 	c.id = s.ids.next()
-	desc := fmt.Sprintf("%s: %s, %s", c.a.plan.Name, documentNameIn("en", c.req.DocumentType), c.a.profile.Name)
+	desc := fmt.Sprintf("%s (%s): %s", c.a.plan.Name, c.req.DocumentType, c.a.profile.Name)
 	sess, err := prov.StartCheckout(ctx, Checkout{OrderID: c.id, Description: desc, AmountCents: c.a.cents,
 		Currency: c.a.plan.Currency, IdempotencyKey: checkoutKey(c.id)})
 	if err != nil {

@@ -3,7 +3,6 @@ package resolver
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"companydocs"
 	"companydocs/messages"
@@ -183,39 +182,52 @@ var lineTable = map[string]reasonSentence{
 	LineSeat:          {[]string{"text", "seat"}},
 }
 
-// ReasonText says a reason in English: the sentence confidence_reasons
-// carries for it. An unknown code is a programming error and panics, so
-// that a reason without a sentence cannot reach a client.
-func ReasonText(d companydocs.ReasonDetail) string { return say(reasonTable, "reason.", d) }
+// ReasonTextIn says a reason in lang (a catalog language): the sentence
+// confidence_reasons carries for it. An unknown code is a programming
+// error and panics, so that a reason without a sentence cannot reach a
+// client.
+func ReasonTextIn(lang string, d companydocs.ReasonDetail) string {
+	return say(lang, reasonTable, "reason.", d)
+}
 
 // NoteText says a note of query_understanding in English.
-func NoteText(d companydocs.ReasonDetail) string { return say(noteTable, "note.", d) }
+func NoteText(d companydocs.ReasonDetail) string { return NoteTextIn(messages.English, d) }
+
+// NoteTextIn says a note of query_understanding in lang.
+func NoteTextIn(lang string, d companydocs.ReasonDetail) string {
+	return say(lang, noteTable, "note.", d)
+}
 
 // LineText says in English what a line of a pasted block was used as.
-func LineText(d companydocs.ReasonDetail) string { return say(lineTable, "line.", d) }
+func LineText(d companydocs.ReasonDetail) string { return LineTextIn(messages.English, d) }
 
-func say(table map[string]reasonSentence, prefix string, d companydocs.ReasonDetail) string {
+// LineTextIn says in lang what a line of a pasted block was used as.
+func LineTextIn(lang string, d companydocs.ReasonDetail) string {
+	return say(lang, lineTable, "line.", d)
+}
+
+func say(lang string, table map[string]reasonSentence, prefix string, d companydocs.ReasonDetail) string {
 	if _, ok := table[d.Code]; !ok {
 		panic(fmt.Sprintf("resolver: code %q has no sentence", d.Code))
 	}
-	return messages.SayBy(messages.English, prefix+d.Code, reasonArgs(&d.Params))
+	return messages.SayBy(lang, prefix+d.Code, reasonArgs(lang, &d.Params))
 }
 
-// reasonTextsOf says reasons in English, in order.
-func reasonTextsOf(ds []companydocs.ReasonDetail) []string {
+// reasonTextsOf says reasons in lang, in order.
+func reasonTextsOf(lang string, ds []companydocs.ReasonDetail) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
-		out[i] = ReasonText(d)
+		out[i] = ReasonTextIn(lang, d)
 	}
 	return out
 }
 
-// reasonArgs are the values of a reason's, note's or line's placeholders:
-// its params, and the words made of them as the page makes them (app.js
-// reasonWords), in English. Each is made when its sentence asks for it: a
-// search says the reasons of every candidate it returns, and most words
-// made of the params are in few sentences.
-func reasonArgs(p *companydocs.ReasonParams) messages.Lookup {
+// reasonArgs are the values of a reason's, note's or line's placeholders
+// in lang: its params, and the words made of them. Each is made when its
+// sentence asks for it: a search says the reasons of every candidate it
+// returns, and most words made of the params are in few sentences.
+func reasonArgs(lang string, p *companydocs.ReasonParams) messages.Lookup {
+	words := func(key string) string { return messages.Say(lang, key, nil) }
 	return func(name string) (any, bool) {
 		switch name {
 		case "entries":
@@ -225,27 +237,27 @@ func reasonArgs(p *companydocs.ReasonParams) messages.Lookup {
 		case "companies":
 			return p.Companies, true
 		case "times":
-			return timesWords(p.Entries)
+			return timesWords(lang, p.Entries)
 		case "entry_suffix":
-			return suffixWords(p.Suffix), true
+			return suffixWords(lang, p.Suffix), true
 		case "query_suffix":
-			return suffixWords(p.QuerySuffix), true
+			return suffixWords(lang, p.QuerySuffix), true
 		case "former_court":
-			return orWords(p.FormerCourt, englishWords().noFormerCourt), true
+			return orWords(p.FormerCourt, words("reason.noFormerCourt")), true
 		case "entry_register_number":
-			return orWords(p.RegisterNumber, englishWords().noRegisterNumber), true
+			return orWords(p.RegisterNumber, words("reason.noRegisterNumber")), true
 		case "at_court":
 			if p.Court == "" {
 				return "", true
 			}
-			return messages.Say(messages.English, "note.atCourt", messages.Args{"court": p.Court}), true
+			return messages.Say(lang, "note.atCourt", messages.Args{"court": p.Court}), true
 		case "missing":
 			if len(p.Gaps) > 0 {
-				return companydocs.GapsText(p.Gaps), true
+				return companydocs.GapsTextIn(lang, p.Gaps), true
 			}
-			return englishWords().notConfirmed, true
+			return words("reason.notConfirmed"), true
 		case "position":
-			return officerWords(p.Position), true
+			return officerWords(lang, p.Position), true
 		}
 		v := paramText(p, name)
 		return v, v != ""
@@ -298,12 +310,12 @@ func paramText(p *companydocs.ReasonParams, name string) string {
 }
 
 // timesWords says how many entries: nothing for none.
-func timesWords(entries int) (any, bool) {
+func timesWords(lang string, entries int) (any, bool) {
 	switch {
 	case entries == 1:
-		return englishWords().timesOne, true
+		return messages.Say(lang, "reason.times.one", nil), true
 	case entries > 1:
-		return messages.Say(messages.English, "reason.times.many", messages.Args{"n": entries}), true
+		return messages.Say(lang, "reason.times.many", messages.Args{"n": entries}), true
 	}
 	return nil, false
 }
@@ -316,30 +328,21 @@ func orWords(s, missing string) string {
 	return s
 }
 
-// englishWords are the catalog's English words a reason's placeholders
-// take when a param is missing, said once rather than for every reason.
-var englishWords = sync.OnceValue(func() struct{ timesOne, noFormerCourt, noRegisterNumber, notConfirmed string } {
-	en := func(key string) string { return messages.Say(messages.English, key, nil) }
-	return struct{ timesOne, noFormerCourt, noRegisterNumber, notConfirmed string }{
-		en("reason.times.one"), en("reason.noFormerCourt"), en("reason.noRegisterNumber"), en("reason.notConfirmed"),
-	}
-})
-
-// officerWords names an officer's position: the common ones in English
-// with the register's own word, others as the register writes them.
-func officerWords(position string) string {
+// officerWords names an officer's position: the common ones in lang with
+// the register's own word, others as the register writes them.
+func officerWords(lang, position string) string {
 	if position == "" {
-		return messages.Say(messages.English, "reason.officer", nil)
+		return messages.Say(lang, "reason.officer", nil)
 	}
 	args := messages.Args{"position": position}
 	if key, ok := positionKeys[strings.ToLower(position)]; ok {
-		return messages.Say(messages.English, "position."+key, args)
+		return messages.Say(lang, "position."+key, args)
 	}
-	return messages.Say(messages.English, "reason.officerAs", args)
+	return messages.Say(lang, "reason.officerAs", args)
 }
 
 // positionKeys are the catalog's names of the common positions, by the
-// register's word for them (app.js has the same table).
+// register's word for them.
 var positionKeys = map[string]string{
 	"geschäftsführer": "managing_director", "geschäftsführerin": "managing_director",
 	"vorstand": "board_member", "vorstandsmitglied": "board_member", "vorstandsvorsitzender": "board_member",
@@ -350,9 +353,9 @@ var positionKeys = map[string]string{
 }
 
 // suffixWords names a suffix in a reason: "suffix KI", or "no suffix".
-func suffixWords(s string) string {
+func suffixWords(lang, s string) string {
 	if s == "" {
-		return messages.Say(messages.English, "reason.noSuffix", nil)
+		return messages.Say(lang, "reason.noSuffix", nil)
 	}
-	return messages.Say(messages.English, "reason.suffix", messages.Args{"suffix": s})
+	return messages.Say(lang, "reason.suffix", messages.Args{"suffix": s})
 }

@@ -17,6 +17,7 @@ import (
 
 	"companydocs"
 	"companydocs/internal/reasoncodes"
+	"companydocs/messages"
 	"companydocs/resolver"
 )
 
@@ -79,7 +80,7 @@ func TestEvaluationReasons(t *testing.T) {
 		checkDetails(t, req.Query+" lines", u.LineDetails, u.Lines, resolver.LineText)
 		details := append(u.NoteDetails, u.LineDetails...)
 		for _, c := range res.Candidates {
-			checkDetails(t, req.Query+" "+c.Name, c.ReasonDetails, c.ConfidenceReasons, resolver.ReasonText)
+			checkDetails(t, req.Query+" "+c.Name, c.ReasonDetails, c.ConfidenceReasons, func(d companydocs.ReasonDetail) string { return resolver.ReasonTextIn(messages.English, d) })
 			details = append(details, c.ReasonDetails...)
 		}
 		for _, d := range details {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/messages"
 )
 
 // Index is what the resolver needs of a search index generation.
@@ -604,12 +605,14 @@ func candidates(ranked []*scored, limit int) []companydocs.Candidate {
 		if i == limit {
 			break
 		}
-		out = append(out, toCandidate(s))
+		out = append(out, toCandidate(s, i == 0))
 	}
 	return out
 }
 
-func toCandidate(s *scored) companydocs.Candidate {
+// toCandidate converts a scored profile; first is set for the first
+// candidate of the answer, whose confidence is read off its own table.
+func toCandidate(s *scored, first bool) companydocs.Candidate {
 	p := s.p
 	c := companydocs.Candidate{
 		Name:              p.Name,
@@ -618,9 +621,10 @@ func toCandidate(s *scored) companydocs.Candidate {
 		CourtCode:         p.Ref.Court,
 		RegistryNumber:    registryNumber(p.Ref),
 		Source:            p.Source,
-		Confidence:        math.Round(s.confidence*1000) / 1000,
+		Confidence:        math.Round(calibratedConfidence(s, first)*1000) / 1000,
+		Score:             s.confidence,
 		ConfidenceLabel:   label(s),
-		ConfidenceReasons: reasonTextsOf(s.reasons),
+		ConfidenceReasons: reasonTextsOf(messages.English, s.reasons),
 		ReasonDetails:     append([]companydocs.ReasonDetail{}, s.reasons...),
 		OrderingEligible:  p.OrderingEligible(),
 		LegalForm:         p.LegalForm,

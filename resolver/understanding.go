@@ -42,6 +42,10 @@ type Understanding struct {
 	// counts once per person.
 	Lines       []string                   `json:"lines,omitempty"`
 	LineDetails []companydocs.ReasonDetail `json:"line_details,omitempty"`
+	// Summary says in one sentence how the query was read, in the
+	// language of the request (Result.SaidIn); set in the answers of the
+	// search endpoints.
+	Summary string `json:"summary,omitempty"`
 }
 
 // RegisterUnderstanding is a register reference as understood.

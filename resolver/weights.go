@@ -1,7 +1,8 @@
 package resolver
 
-// Confidence is built from named parts so that every point of it can be
-// explained. A text candidate adds up to 1.0:
+// The score, which ranks and labels a candidate and from which its
+// confidence is read (calibration.go), is built from named parts so that
+// every point of it can be explained. A text candidate adds up to 1.0:
 //
 //	NameWeight * name similarity       (0 .. 0.80)
 //	+ SeatWeight if the seat matches   (0.10)

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"companydocs"
-	"companydocs/internal/reasoncodes"
 	"companydocs/messages"
 )
 
@@ -70,21 +68,38 @@ func TestGermanAndEnglishHaveTheSameTexts(t *testing.T) {
 	}
 }
 
+// modules reads the page's JavaScript modules (js/*.js) by name.
+func modules(t *testing.T) map[string]string {
+	t.Helper()
+	names, err := fs.Glob(Files(), "js/*.js")
+	if err != nil || len(names) < 8 {
+		t.Fatalf("page modules: %v, %v", names, err)
+	}
+	out := map[string]string{}
+	for _, name := range names {
+		out[name] = readFile(t, name)
+	}
+	return out
+}
+
 // TestEveryUsedTextExists checks the keys the page names literally: the
-// data-i18n attributes of index.html and the t("...") calls of app.js.
+// data-i18n attributes of index.html and the t("...") calls of the
+// modules.
 func TestEveryUsedTextExists(t *testing.T) {
 	en := languageKeys(t)["en"]
 	used := map[string]bool{}
 	for _, m := range regexp.MustCompile(`data-i18n(?:-aria-label)?="([^"]+)"`).FindAllStringSubmatch(readFile(t, "index.html"), -1) {
 		used[m[1]] = true
 	}
-	for _, m := range regexp.MustCompile(`\bt\("([^"]+)"`).FindAllStringSubmatch(readFile(t, "app.js"), -1) {
-		if !strings.HasSuffix(m[1], ".") { // t("label." + code): a prefix, checked by TestCodesHaveWords
-			used[m[1]] = true
+	for _, js := range modules(t) {
+		for _, m := range regexp.MustCompile(`\bt\("([^"]+)"`).FindAllStringSubmatch(js, -1) {
+			if !strings.HasSuffix(m[1], ".") { // t("label." + code): a prefix, checked by TestCodesHaveWords
+				used[m[1]] = true
+			}
 		}
 	}
 	if len(used) < 50 {
-		t.Fatalf("only %d text keys found in index.html and app.js; the pattern no longer matches", len(used))
+		t.Fatalf("only %d text keys found in index.html and the modules; the pattern no longer matches", len(used))
 	}
 	var missing []string
 	for k := range used {
@@ -96,6 +111,67 @@ func TestEveryUsedTextExists(t *testing.T) {
 	if len(missing) > 0 {
 		t.Fatalf("texts used but not defined: %v", missing)
 	}
+}
+
+// copiedLimit finds a limit of the service written into the page.
+var copiedLimit = regexp.MustCompile(`maxlength|MAX_PDF_BYTES|20 \* 1024|"1000"|\b2000\b`)
+
+// TestModulesAreSmall checks the page's shape: native modules, loaded by
+// index.html as one module script, none over 500 lines, and no limit of
+// the service copied into the page.
+func TestModulesAreSmall(t *testing.T) {
+	for name, js := range modules(t) {
+		if n := strings.Count(js, "\n"); n > 500 {
+			t.Errorf("%s has %d lines; split it (at most 500)", name, n)
+		}
+		if m := copiedLimit.FindString(js); m != "" {
+			t.Errorf("%s holds %q: the service's limits come from GET /api/v1/limits", name, m)
+		}
+	}
+	index := readFile(t, "index.html")
+	if !strings.Contains(index, `<script type="module" src="/static/js/main.js"></script>`) || strings.Contains(index, "maxlength") {
+		t.Error("index.html does not load the page as a module, or copies a limit of the service (maxlength)")
+	}
+	if _, err := fs.Stat(Files(), "app.js"); err == nil {
+		t.Error("app.js is back")
+	}
+}
+
+// TestPageSaysNoServiceSentence checks that the page builds none of the
+// sentences the service says: no module names a key of the message
+// catalog but the names of error codes and document types, and none keeps
+// a rule of the service's sentences; the service's answers say reasons,
+// notes, pasted lines, gaps, blockers, next steps, history, changes, plan
+// labels and how a query was read in the page's language.
+func TestPageSaysNoServiceSentence(t *testing.T) {
+	key := regexp.MustCompile(`\bt\("([^"]+)"`)
+	for name, js := range modules(t) {
+		for _, m := range key.FindAllStringSubmatch(js, -1) {
+			k := m[1]
+			if strings.HasPrefix(k, "error.") || strings.HasPrefix(k, "doc.") {
+				continue
+			}
+			if messages.Has(k) || strings.HasSuffix(k, ".") && catalogPrefix(k) {
+				t.Errorf("%s says the service's sentence %s itself", name, k)
+			}
+		}
+		for _, rule := range []string{"reasonWords", "gapWords", "paramWords", "positionKeys", "typedWords", "fieldChangeWords", "coded("} {
+			if strings.Contains(js, rule) {
+				t.Errorf("%s repeats a rule of the service: %s", name, rule)
+			}
+		}
+	}
+}
+
+// catalogPrefix reports whether a key prefix ("reason.") names sentences
+// of the catalog.
+func catalogPrefix(prefix string) bool {
+	for _, k := range messages.Keys() {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestCodesHaveWords checks that every error and blocker code, order
@@ -121,7 +197,7 @@ func TestCodesHaveWords(t *testing.T) {
 		"history.order_created", "history.paid_at_creation", "history.payment_confirmed", "history.requested_from_register",
 		"history.delivered", "history.cancelled_by_client", "history.cancelled_by_operator", "history.note",
 		// the operator's next step in the queue: its first allowed action, or none
-		"queue.step.pay", "queue.step.request", "queue.step.deliver", "queue.step.fail", "queue.step.cancel", "queue.step.none",
+		"operatorStep.pay", "operatorStep.request", "operatorStep.deliver", "operatorStep.fail", "operatorStep.cancel", "operatorStep.none",
 	}
 	for _, k := range codes {
 		if !en[k] {
@@ -132,69 +208,11 @@ func TestCodesHaveWords(t *testing.T) {
 
 func TestContentType(t *testing.T) {
 	for name, want := range map[string]string{
-		"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
+		"index.html": "text/html; charset=utf-8", "js/main.js": "text/javascript; charset=utf-8",
 		"app.css": "text/css; charset=utf-8", "x.unknownext": "application/octet-stream",
 	} {
 		if got := ContentType(name); got != want {
 			t.Errorf("ContentType(%q) = %q, want %q", name, got, want)
-		}
-	}
-}
-
-// TestReasonCodesHaveWords checks that the page says every reason and note
-// code of the resolver's tables, and every verification gap code, in
-// English and German, with placeholders that are the code's params or
-// words reasonWords or gapWords (app.js) make of them.
-func TestReasonCodesHaveWords(t *testing.T) {
-	texts := languageTexts(t)
-	derived := map[string]bool{}
-	for _, m := range regexp.MustCompile(`\bvars\.(\w+) =`).FindAllStringSubmatch(readFile(t, "app.js"), -1) {
-		derived[m[1]] = true
-	}
-	if !derived["entry_suffix"] {
-		t.Fatalf("reasonWords in app.js not found (derived words %v)", derived)
-	}
-	placeholder := regexp.MustCompile(`\{(\w+)\}`)
-	codes, err := reasoncodes.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := map[string][]string{} // i18n key -> the code's params
-	for _, code := range codes.ReasonCodes() {
-		keys["reason."+code], _ = codes.Params(code)
-	}
-	for _, code := range codes.NoteCodes() {
-		keys["note."+code], _ = codes.Params(code)
-	}
-	for _, code := range codes.LineCodes() {
-		keys["line."+code], _ = codes.Params(code)
-	}
-	for _, code := range codes.GapCodes() {
-		// a described gap is an older ingest's English sentence: the page
-		// shows the service's English reason for it
-		if code != companydocs.GapDescribed {
-			keys["gap."+code], _ = codes.GapParams(code)
-		}
-	}
-	if len(keys) < 45 {
-		t.Fatalf("only %d reason, note and gap codes", len(keys))
-	}
-	for key, names := range keys {
-		params := map[string]bool{}
-		for _, n := range names {
-			params[strings.TrimSuffix(n, "?")] = true
-		}
-		for _, lang := range []string{"en", "de"} {
-			text, ok := texts[lang][key]
-			if !ok {
-				t.Errorf("%s: no words for %s", lang, key)
-				continue
-			}
-			for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
-				if !params[m[1]] && !derived[m[1]] {
-					t.Errorf("%s %s: {%s} is neither a param of the code nor a word app.js makes", lang, key, m[1])
-				}
-			}
 		}
 	}
 }

@@ -115,6 +115,30 @@ func (e *editor) edit(line []byte) ([]byte, bool, error) {
 		return line, true, nil // not a record: left as it is
 	}
 	kind := editKinds[(e.records/e.every)%len(editKinds)]
+	outcome := e.apply(kind, rec, number)
+	if outcome == unchanged {
+		return line, true, nil
+	}
+	e.edited++
+	e.counts[kind]++
+	if outcome == dropped {
+		return nil, false, nil
+	}
+	out, err := json.Marshal(rec)
+	return out, err == nil, err
+}
+
+// editOutcome is what an edit did to a record.
+type editOutcome int
+
+const (
+	unchanged editOutcome = iota // the record does not allow the edit
+	changed
+	dropped
+)
+
+// apply makes the edit of kind to rec, whose court is number.
+func (e *editor) apply(kind string, rec map[string]any, number string) editOutcome {
 	name, _ := rec["name"].(string)
 	switch kind {
 	case "renamed":
@@ -123,7 +147,7 @@ func (e *editor) edit(line []byte) ([]byte, bool, error) {
 	case "officer replaced":
 		officers := asList(rec["officers"])
 		if len(officers) == 0 {
-			return line, true, nil
+			return unchanged
 		}
 		if o, ok := officers[0].(map[string]any); ok {
 			o["name"] = "Harun Yilmaz"
@@ -133,24 +157,16 @@ func (e *editor) edit(line []byte) ([]byte, bool, error) {
 	case "struck off":
 		rec["current_status"] = "removed"
 	case "removed":
-		e.edited++
-		e.counts[kind]++
-		return nil, false, nil
+		return dropped
 	case "moved court":
 		cn, _ := rec["company_number"].(string)
 		court := e.otherCourt(number)
 		if court == "" || strings.Count(cn, "_") != 1 {
-			return line, true, nil
+			return unchanged
 		}
 		rec["company_number"] = court + "_" + cn
 	}
-	out, err := json.Marshal(rec)
-	if err != nil {
-		return nil, false, err
-	}
-	e.edited++
-	e.counts[kind]++
-	return out, true, nil
+	return changed
 }
 
 // otherCourt returns a court code seen before that is not number's court.

@@ -199,40 +199,70 @@ func (f *follow) run(ctx context.Context, storeURL, first, second string, n int)
 	if run.Bytes, run.Files, err = publishedBytes(out); err != nil {
 		return run, err
 	}
-	var nodes []*followNode
+	nodes, err := f.startNodes(ctx, &run, storeURL, source, first)
 	defer func() {
 		for _, nd := range nodes {
 			nd.stop()
 		}
 	}()
+	if err != nil {
+		return run, err
+	}
+	if err := f.rollOut(ctx, &run, nodes, storeURL, source, second); err != nil {
+		return run, err
+	}
+	if out, err := exec.Command(f.bin, "nodes", "--store", storeURL).CombinedOutput(); err == nil {
+		fmt.Fprintf(os.Stderr, "run %d, companydocs nodes:\n%s", n, out)
+	}
+	for _, nd := range nodes {
+		if err := nd.keepLog(filepath.Join(f.logs, fmt.Sprintf("%s-run%d-%s.log", filepath.Base(f.work), n, nd.name))); err != nil {
+			return run, err
+		}
+	}
+	return run, nil
+}
+
+// startNodes starts two new nodes, one after the other on cold caches,
+// and times each one's way to serving the first generation; between them
+// it times a plain copy of that generation for comparison.
+func (f *follow) startNodes(ctx context.Context, run *followRun, storeURL, source, first string) ([]*followNode, error) {
+	var nodes []*followNode
 	for i := 1; i <= 2; i++ {
 		run.ColdCaches = dropCaches()
 		nd, err := f.startNode(ctx, storeURL, source, fmt.Sprintf("node%d", i))
 		if err != nil {
-			return run, err
+			return nodes, err
 		}
 		nodes = append(nodes, nd)
 		ns, err := nd.startTimes(run.Bytes)
 		if err != nil {
-			return run, err
+			return nodes, err
 		}
-		if i == 1 {
-			run.Node1 = ns
-			run.ColdCaches = dropCaches() && run.ColdCaches
-			if run.Copy, err = copyTime(filepath.Join(f.dataDir, "index", first), filepath.Join(f.work, "cp")); err != nil {
-				return run, err
-			}
-		} else {
+		if i == 2 {
 			run.Node2 = ns
+			break
+		}
+		run.Node1 = ns
+		run.ColdCaches = dropCaches() && run.ColdCaches
+		if run.Copy, err = copyTime(filepath.Join(f.dataDir, "index", first), filepath.Join(f.work, "cp")); err != nil {
+			return nodes, err
 		}
 	}
+	return nodes, nil
+}
+
+// rollOut publishes the second generation and times each node's way to
+// serving it.
+func (f *follow) rollOut(ctx context.Context, run *followRun, nodes []*followNode, storeURL, source, second string) error {
 	began := time.Now()
+	var out string
+	var err error
 	if run.Publish2, out, err = f.publish(storeURL, source, second); err != nil {
-		return run, err
+		return err
 	}
 	live := time.Now()
 	if run.Bytes2, _, err = publishedBytes(out); err != nil {
-		return run, err
+		return err
 	}
 	// Every node is polled at once: each one's time is when it was first
 	// seen serving the generation.
@@ -251,29 +281,28 @@ func (f *follow) run(ctx context.Context, storeURL, first, second string, n int)
 	for i, nd := range nodes {
 		s := <-seen[i]
 		if s.err != nil {
-			return run, s.err
+			return s.err
 		}
-		at := s.at
-		ro := rollout{Node: nd.name, Serving: at.Sub(live)}
-		if l, ok := nd.logLine("downloading a published generation", second); ok {
-			ro.Wait = l.Time.Sub(live)
-		}
-		if l, ok := nd.logLine("published generation installed", second); ok {
-			ro.Download = l.duration()
-		}
+		ro := nd.rollout(second, live, s.at)
 		run.Rollout = append(run.Rollout, ro)
 		run.AllServing = max(run.AllServing, ro.Serving)
-		run.FromPublish = max(run.FromPublish, at.Sub(began))
+		run.FromPublish = max(run.FromPublish, s.at.Sub(began))
 	}
-	if out, err := exec.Command(f.bin, "nodes", "--store", storeURL).CombinedOutput(); err == nil {
-		fmt.Fprintf(os.Stderr, "run %d, companydocs nodes:\n%s", n, out)
+	return nil
+}
+
+// rollout reads from the node's log how long it waited before it began
+// downloading the generation published at live and how long the download
+// took; it served the generation at.
+func (nd *followNode) rollout(generation string, live, at time.Time) rollout {
+	ro := rollout{Node: nd.name, Serving: at.Sub(live)}
+	if l, ok := nd.logLine("downloading a published generation", generation); ok {
+		ro.Wait = l.Time.Sub(live)
 	}
-	for _, nd := range nodes {
-		if err := nd.keepLog(filepath.Join(f.logs, fmt.Sprintf("%s-run%d-%s.log", filepath.Base(f.work), n, nd.name))); err != nil {
-			return run, err
-		}
+	if l, ok := nd.logLine("published generation installed", generation); ok {
+		ro.Download = l.duration()
 	}
-	return run, nil
+	return ro
 }
 
 // publish runs companydocs publish of one generation and returns its

@@ -48,6 +48,20 @@ func TestBrowserGermanSaysNoEnglish(t *testing.T) {
 	withdrawn := p.orderPlan("cd-single").ID
 	p.noEnglish("a client's orders")
 
+	p.run("watch the company", chromedp.Click(chromedp.CSS("#results > li.card .watch-button")))
+	p.waitJS("the watch list holds it", `document.querySelectorAll("#watches-list > li").length === 1`)
+	p.noEnglish("the watch list")
+
+	p.run("paste a table", chromedp.Focus(chromedp.CSS("#many-text")),
+		pasteText("Firma\tOrt\nRheinbahn AG\tDüsseldorf\nRheinbahn\tKöln\nMüller GmbH\tKöln"))
+	p.waitJS("the table read", `document.querySelector("#many-read").textContent.startsWith("3 ")`)
+	p.run("find the companies", chromedp.Click(chromedp.CSS("#many-start")))
+	p.waitJS("every row answered", `document.querySelector("#many-status").textContent.startsWith("3 Zeilen gesucht")`)
+	p.run("open a review", chromedp.Click(chromedp.CSS("#many-rows .review-button")))
+	p.waitJS("the review open", `document.querySelector("#many-rows .review") !== null`)
+	p.noEnglish("many companies")
+	p.fitsPhone("browser-catalog-many-de.png")
+
 	const note = "Doch nicht nötig, danke."
 	if _, err := m.Orders.CancelOrder(context.Background(), "katalog-kunde", withdrawn, note); err != nil {
 		t.Fatalf("cancel with a note: %v", err)
@@ -114,10 +128,21 @@ func TestBrowserGermanSaysNoEnglish(t *testing.T) {
 	p.fitsPhone("browser-catalog-queue-de.png")
 }
 
+// readTexts makes the page's texts (its own labels and the catalog merged
+// in, as the page has them) readable as window.pageTexts: importing the
+// module i18n.js again gives the page's own instance of it.
+func (p *pageDriver) readTexts() {
+	p.t.Helper()
+	eval[bool](p, "import the page's texts", `window.pageTexts !== undefined ||
+		(import("/static/i18n.js").then(m => m.textsReady.then(() => { window.pageTexts = m.texts; })), true)`)
+	p.waitJS("the page's texts", `window.pageTexts !== undefined`)
+}
+
 // germanPageText is the page's German words for a key, placeholders unfilled.
 func germanPageText(p *pageDriver, key string) string {
 	p.t.Helper()
-	return eval[string](p, "read the German words for "+key, fmt.Sprintf(`window.companydocsTexts.de[%q] || ""`, key))
+	p.readTexts()
+	return eval[string](p, "read the German words for "+key, fmt.Sprintf(`window.pageTexts.de[%q] || ""`, key))
 }
 
 // englishOnPage finds English on the German page: every stretch of three
@@ -125,7 +150,7 @@ func germanPageText(p *pageDriver, key string) string {
 // own and the catalog's, merged) that differs from its German, and every
 // element marked lang=en other than the language switch.
 const englishOnPage = `(() => {
-	const texts = window.companydocsTexts, shown = document.body.innerText, found = [];
+	const texts = window.pageTexts, shown = document.body.innerText, found = [];
 	for (const [key, en] of Object.entries(texts.en)) {
 		if (texts.de[key] === en) { continue; }
 		for (const part of en.split(/\{\w+\}/)) {
@@ -147,7 +172,8 @@ func (p *pageDriver) noEnglish(where string) {
 	if lang := eval[string](p, "read the page language", `document.documentElement.lang`); lang != "de" {
 		p.t.Fatalf("%s: the page is in %q, want de", where, lang)
 	}
-	if n := eval[int](p, "count the catalog's sentences", `Object.keys(window.companydocsTexts.de).filter(k => k.startsWith("refusal.")).length`); n == 0 {
+	p.readTexts()
+	if n := eval[int](p, "count the catalog's sentences", `Object.keys(window.pageTexts.de).filter(k => k.startsWith("refusal.")).length`); n == 0 {
 		p.t.Fatalf("%s: the page did not read the message catalog", where)
 	}
 	if found := eval[[]string](p, "look for English on the German page", englishOnPage); len(found) > 0 {

@@ -140,16 +140,18 @@ func (p *pageDriver) checkOperatorStep(id string) {
 	p.t.Helper()
 	card := p.readCard("#queue-list", id)
 	step := strings.ReplaceAll(card.StepText, "\u00a0", " ")
-	if card.NextStep != "operator" || !strings.Contains(step, "Confirm the payment of €4.50 once it has arrived") || strings.Contains(step, "Pay ") {
-		p.t.Fatalf("a new one-off order in the queue says %q (%s), want the operator's step: confirm the payment of €4.50", step, card.NextStep)
+	if card.NextStep != "operator" || !strings.Contains(step, "Confirm the payment of 4.50 EUR once it has arrived") || strings.Contains(step, "Pay ") {
+		p.t.Fatalf("a new one-off order in the queue says %q (%s), want the operator's step: confirm the payment of 4.50 EUR", step, card.NextStep)
 	}
 	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
+	p.waitJS("the operator's step said in German", fmt.Sprintf(`document.querySelector(%q).lang === "de"`,
+		cardSelector("#queue-list", id, ".operator-step .next-step-text")))
 	card = p.readCard("#queue-list", id)
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.waitJS("the page in English", `document.documentElement.lang === "en"`)
-	if step = strings.ReplaceAll(card.StepText, "\u00a0", " "); !strings.Contains(step, "Ihr nächster Schritt: Bestätigen Sie die Zahlung von 4,50 €") {
-		p.t.Fatalf("the operator's step in German = %q, want \"Ihr nächster Schritt: Bestätigen Sie die Zahlung von 4,50 €\"", step)
+	if step = strings.ReplaceAll(card.StepText, "\u00a0", " "); !strings.Contains(step, "Ihr nächster Schritt: Bestätigen Sie die Zahlung von 4,50 EUR") {
+		p.t.Fatalf("the operator's step in German = %q, want \"Ihr nächster Schritt: Bestätigen Sie die Zahlung von 4,50 EUR\"", step)
 	}
 }
 
@@ -164,6 +166,9 @@ func (p *pageDriver) checkDelivered(id string) {
 		p.t.Fatalf("delivered order for the client = %+v, want \"Delivered\", the service's next step, a download and no cancel", card)
 	}
 	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
+	// the service says the order's sentences again, in German
+	p.waitJS("the history said in German", fmt.Sprintf(`[...document.querySelectorAll(%q)].every(n => n.lang === "de")`,
+		cardSelector("#orders-list", id, ".timeline-note")))
 	card = p.readCard("#orders-list", id)
 	button := p.text("read the download button", cardSelector("#orders-list", id, ".download-order"))
 	timeline := p.text("read the timeline", cardSelector("#orders-list", id, ".timeline"))
@@ -376,6 +381,7 @@ func (p *pageDriver) checkStepsInWords() {
 	p.t.Helper()
 	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
+	p.waitJS("the next steps said in German", `[...document.querySelectorAll("#orders-list .next-step span[lang]")].every(n => n.lang === "de")`)
 	steps := eval[[]stepView](p, "read the next steps", `[...document.querySelectorAll("#orders-list .next-step")].map(s => ({
 		code: s.dataset.code, lang: (s.querySelector("span[lang]") || {lang: ""}).lang, text: s.textContent}))`)
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
@@ -395,9 +401,9 @@ func (p *pageDriver) checkStepsInWords() {
 	// The operator's note is shown as written; the service's default note
 	// ("Cancelled by the client.") is English and is not repeated.
 	for _, want := range [][2]string{
-		{"payment_due", "Zahlen Sie 4,50 € für die Bestellung ord_"},
+		{"payment_due", "Zahlen Sie 4,50 EUR für die Bestellung ord_"},
 		{"delivered", "Geliefert: Das Dokument kann heruntergeladen werden."},
-		{"failed", "Grund: „The register court does not answer.“ Die Zahlung von 4,50 € erstattet der Betreiber"},
+		{"failed", "Grund: „The register court does not answer.“ Die Zahlung von 4,50 EUR erstattet der Betreiber"},
 		{"cancelled", "Die Bestellung ist storniert. „Ordered twice by mistake.“ |"},
 		{"cancelled", "Die Bestellung ist storniert. |"},
 	} {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestBrowserManyCompanies(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("resolve through the server: exit %d, %s", code, line)
 	}
-	expected := readSheet(t, []byte(strings.TrimPrefix(want, utf8BOM)), ';')
+	expected := asThePageWrites(readSheet(t, []byte(strings.TrimPrefix(want, utf8BOM)), ';'))
 
 	p := &pageDriver{t: t, ctx: newBrowser(t, chrome)}
 	p.run("open the page", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#many-file")))
@@ -143,7 +144,7 @@ func TestBrowserManyCompanies(t *testing.T) {
 	reviewed := eval[[]manyRowsView](p, "read the reviewed rows", readManyRows)
 	for _, at := range []struct{ row, choice int }{{other, 1}, {none, -1}} {
 		cells := reviewedCells(t, base, rows[at.row+1], at.choice)
-		expected[at.row+1] = append(rows[at.row+1][:3:3], cells...)
+		expected[at.row+1] = pageRow(append(rows[at.row+1][:3:3], cells[:len(pageResultColumns)-3]...), at.choice)
 		if r := reviewed[at.row]; !r.Reviewed || r.Name != cells[1] || r.Order != (cells[6] == "true") {
 			t.Errorf("row %d after review: %+v, want it marked reviewed, showing %q, order offered when orderable (%s)", at.row+1, r, cells[1], cells[6])
 		}
@@ -170,8 +171,10 @@ func TestBrowserManyCompanies(t *testing.T) {
 	p.run("back to the table", chromedp.Click(chromedp.CSS("#order-back")))
 
 	p.checkManyGerman(reviewAt)
+	p.checkGermanCSV(len(toReview))
 	p.run("emulate a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
 	p.fitsPhone("browser-many-phone-de.png")
+	p.checkManyPhoneTable()
 	p.run("switch to English", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.waitJS("the page in English", `document.documentElement.lang === "en"`)
 	p.fitsPhone("browser-many-phone.png")
@@ -309,8 +312,9 @@ func (p *pageDriver) checkManyGerman(reviewAt int) {
 		English []string `json:"english"`
 		Badges  []string `json:"badges"`
 	}
+	p.readTexts()
 	got := eval[german](p, "read the section in German", `(() => {
-		const en = window.companydocsTexts.en, de = window.companydocsTexts.de;
+		const en = window.pageTexts.en, de = window.pageTexts.de;
 		const text = document.querySelector("#many").innerText;
 		const english = Object.keys(en).filter(k => (k.startsWith("many.") || k.startsWith("label.")) && en[k] !== de[k])
 			.map(k => en[k].split("{")[0].trim()).filter(s => s.length > 3 && text.includes(s));
@@ -323,5 +327,118 @@ func (p *pageDriver) checkManyGerman(reviewAt int) {
 	}
 	if len(got.English) > 0 || len(got.Badges) > 0 {
 		p.t.Errorf("English on the German page: %q; badges not in German: %q", got.English, got.Badges)
+	}
+}
+
+// pageResultColumns are the columns the page's download appends to each
+// row: those of "companydocs resolve", then the reviewer's.
+var pageResultColumns = append(append([]string(nil), resultColumns[:8]...), "reviewed", "chosen_by_hand", "none_of_these")
+
+// asThePageWrites turns the rows "companydocs resolve" wrote for a file
+// separated by semicolons (3 input columns) into the rows of the page's
+// download of it before any review: the confidence with a decimal comma,
+// and the reviewer's columns, false.
+func asThePageWrites(rows [][]string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		cells := r[: 3+8 : 3+8]
+		if i == 0 {
+			out[i] = append(cells, pageResultColumns[8:]...)
+			continue
+		}
+		out[i] = pageRow(cells, 0)
+		out[i][11], out[i][12], out[i][13] = "false", "false", "false"
+	}
+	return out
+}
+
+// pageRow is a row of the page's download: the input and resolve's
+// result cells, the confidence with a decimal comma, and the review of
+// choice (-1 none of these, else the candidate picked), reviewed.
+func pageRow(cells []string, choice int) []string {
+	row := append([]string(nil), cells...)
+	row[3+4] = strings.Replace(row[3+4], ".", ",", 1)
+	return append(row, "true", fmt.Sprint(choice >= 0), fmt.Sprint(choice < 0))
+}
+
+// checkGermanCSV finds the companies again on the German page, reviews a
+// row as "none of these" and downloads the table: the reasons are the
+// service's German sentences, the confidence has a decimal comma (the
+// file is separated by semicolons), and the reviewer's columns say which
+// row was reviewed and how. The filter shows only the rows to review.
+func (p *pageDriver) checkGermanCSV(toReview int) {
+	p.t.Helper()
+	p.run("find the companies again in German", chromedp.Click(chromedp.CSS("#many-start")))
+	p.waitJS("every row answered in German", `document.querySelector("#many-status").textContent.startsWith("50 Zeilen gesucht")`)
+	p.run("show only the rows to review", chromedp.Click(chromedp.CSS("#many-filter")))
+	shown := eval[[]manyRowsView](p, "read the filtered table", readManyRows)
+	if len(shown) != toReview {
+		p.t.Errorf("the filter shows %d rows, want the %d to review", len(shown), toReview)
+	}
+	for _, r := range shown {
+		if !r.Review || r.Reviewed || r.Label == "exact" {
+			p.t.Errorf("the filter shows row %d, which is not to review: %+v", r.Row+1, r)
+		}
+	}
+	none := shown[0].Row
+	p.openReview(none)
+	sel := fmt.Sprintf(`#many-rows tr[data-row="%d"]`, none)
+	p.run("pick none of these", chromedp.Click(chromedp.CSS(`#many-rows .review input[value="-1"]`)),
+		chromedp.Click(chromedp.CSS("#many-rows .review-save")))
+	p.waitJS("the reviewed row leaves the filtered table", fmt.Sprintf(`document.querySelector(%q) === null`, sel))
+	if n := len(eval[[]manyRowsView](p, "read the filtered table", readManyRows)); n != toReview-1 {
+		p.t.Errorf("after a review the filter shows %d rows, want %d", n, toReview-1)
+	}
+	p.run("show every row", chromedp.Click(chromedp.CSS("#many-filter")))
+	got := readSheet(p.t, []byte(strings.TrimPrefix(p.downloadMany(), utf8BOM)), ';')
+	if !slices.Equal(got[0][3:], pageResultColumns) {
+		p.t.Fatalf("German download header %q, want the input's and %q", got[0], pageResultColumns)
+	}
+	german, english := 0, 0
+	for i, r := range got[1:] {
+		reviewed := [3]string{r[11], r[12], r[13]}
+		want := [3]string{"false", "false", "false"}
+		if i == none {
+			want = [3]string{"true", "false", "true"}
+			if r[3] != "" || r[4] != "" {
+				p.t.Errorf("row %d reviewed as none of these holds %q (%s)", i+1, r[4], r[3])
+			}
+		}
+		if reviewed != want {
+			p.t.Errorf("row %d: reviewed, chosen_by_hand, none_of_these = %v, want %v", i+1, reviewed, want)
+		}
+		if strings.Contains(r[7], ".") || r[7] != "" && r[7] != "1" && !strings.Contains(r[7], ",") {
+			p.t.Errorf("row %d: confidence %q, want a decimal comma", i+1, r[7])
+		}
+		if strings.Contains(r[10], "stimmt") {
+			german++
+		}
+		if strings.Contains(r[10], "matches") || strings.Contains(r[10], "differs") {
+			english++
+		}
+	}
+	if german == 0 || english > 0 {
+		p.t.Errorf("German download: %d rows with German reasons, %d with English ones", german, english)
+	}
+}
+
+// checkManyPhoneTable checks the review table on a 375 px phone: it does
+// not scroll sideways, and every row's match and action lie on the
+// screen.
+func (p *pageDriver) checkManyPhoneTable() {
+	p.t.Helper()
+	type fit struct {
+		Scrolls bool     `json:"scrolls"`
+		Off     []string `json:"off"`
+	}
+	got := eval[fit](p, "measure the table on a phone", `(() => {
+		const box = document.querySelector("#many .table-box");
+		const off = [...document.querySelectorAll("#many-rows > tr[data-row]")].flatMap(tr =>
+			[...tr.querySelectorAll(".match, .row-actions button")].filter(e => { const r = e.getBoundingClientRect(); return r.left < 0 || r.right > 375; })
+				.map(e => tr.dataset.row + ": " + e.className));
+		return {scrolls: box.scrollWidth > box.clientWidth + 1, off};
+	})()`)
+	if got.Scrolls || len(got.Off) > 0 {
+		p.t.Errorf("on a phone the table scrolls sideways (%v) or shows these off the screen: %v", got.Scrolls, got.Off)
 	}
 }

@@ -152,6 +152,8 @@ func (p *pageDriver) pasteImprint() {
 	p.fitsPhone("browser-paste-phone.png")
 	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
+	// the service answers the search again in German
+	p.waitJS("the lines said in German", `[...document.querySelectorAll("#pasted-lines li")].every(li => li.lang === "de")`)
 	p.checkPastedLines("de", "Verwendet", "Nicht verwendet")
 	p.fitsPhone("browser-paste-phone-de.png")
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))

@@ -6,6 +6,7 @@ import (
 
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -421,6 +422,9 @@ func (p *pageDriver) screenshot(name string) {
 func (p *pageDriver) checkGerman() {
 	p.t.Helper()
 	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
+	// the service answers the search again in German
+	p.waitJS("the reasons in German", `(() => { const r = [...document.querySelectorAll("#results > li.card:first-child .reasons li")];
+		return r.length > 0 && r.every(li => li.lang === "de"); })()`)
 	heading := p.text("read the search heading", "#search-heading")
 	badge := p.text("read the top badge", "#results > li.card .badge")
 	lang := eval[string](p, "read the page language", `document.documentElement.lang`)
@@ -435,11 +439,8 @@ func (p *pageDriver) checkGerman() {
 	p.checkGermanNote()
 	p.checkGermanDiscovery()
 	p.run("switch back to English", chromedp.Click(chromedp.CSS("#lang-switch")))
-	// On the English page a plan keeps the operator's name from the plan file.
-	options := eval[[]string](p, "read the English plan options", `[...document.querySelectorAll("#order-plan option")].map(o => o.textContent)`)
-	if len(options) == 0 || options[0] != "Current register printout (AD), single order (€4.50)" {
-		p.t.Errorf("English plan options %q, want the plan file's names", options)
-	}
+	// the service labels the plans again, in English
+	p.waitJS("the plans in English", `(document.querySelector("#order-plan option") || {}).textContent === "AD, one-off: 4.50 EUR"`)
 }
 
 // checkGermanNote searches a number the register court does not have: the
@@ -460,18 +461,18 @@ func (p *pageDriver) checkGermanNote() {
 }
 
 // checkGermanPlans reads the plans of the order panel and the plan of the
-// order in "My orders" on the German page: each is named in German from
-// its documents and kind, not by the plan file's English name.
+// order in "My orders" on the German page: the service labels each in
+// German from its documents, kind and price, short enough for a phone.
 func (p *pageDriver) checkGermanPlans() {
 	p.t.Helper()
+	want := []string{"AD, Einzelkauf: 4,50 EUR", "CD, Einzelkauf: 4,50 EUR", "AD + CD, Abo: 1 Guthabenpunkt"}
+	p.waitJS("the plans in German", `(document.querySelector("#order-plan option") || {}).textContent === "AD, Einzelkauf: 4,50 EUR"`)
 	options := eval[[]string](p, "read the plan options", `[...document.querySelectorAll("#order-plan option")].map(o => o.textContent)`)
-	want := []string{"Aktueller Abdruck (AD), Einzelbestellung (4,50\u00a0€)", "Chronologischer Abdruck (CD), Einzelbestellung (4,50\u00a0€)",
-		"Aktueller Abdruck (AD) und Chronologischer Abdruck (CD), Abonnement (1 Guthabenpunkt)"}
 	if !slices.Equal(options, want) {
 		p.t.Errorf("German plan options %q, want %q", options, want)
 	}
 	orders := p.text("read my orders", "#orders-list")
-	if !strings.Contains(orders, "Aktueller Abdruck (AD), Einzelbestellung") || strings.Contains(orders, "single order") {
+	if !strings.Contains(orders, "AD, Einzelkauf") || strings.Contains(orders, "one-off") {
 		p.t.Errorf("German orders list names the plan in English or not at all: %q", orders)
 	}
 }
@@ -544,18 +545,28 @@ func (p *pageDriver) checkPhoneWidth(screenshot string) {
 // than the screen, one that reaches out of its parent's box, or one whose
 // content overflows it (a long word that does not wrap). What lies in a
 // box that scrolls sideways (a wide table) scrolls there, not the page.
-// Only the innermost such elements are named: they are the ones to fix.
+// A form control is judged by what a person sees, not by its scroll
+// width (which for a select is its longest option, whatever is shown): a
+// select by the option it shows, which must fit its box; a text field or
+// a file input scrolls its own text. Only the innermost such elements are
+// named: they are the ones to fix.
 const sticksOut = `(() => {
 	const box = e => e.getBoundingClientRect();
 	const scrolls = e => { for (let a = e.parentElement; a; a = a.parentElement) { if (["auto", "scroll"].includes(getComputedStyle(a).overflowX)) return true; } return false; };
 	const shown = e => { const r = box(e); return r.width > 0 && r.height > 0 && !["absolute", "fixed"].includes(getComputedStyle(e).position) && !scrolls(e); };
 	const inside = e => { const p = e.parentElement, r = box(e), q = box(p);
 		return r.right <= Math.min(375, q.left + p.clientLeft + p.clientWidth) + 1 && r.left >= q.left + p.clientLeft - 1; };
-	const overflows = e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === "visible";
+	const shownOption = e => { const o = e.selectedOptions[0]; if (!o) return 0;
+		const c = e.cloneNode(false); c.removeAttribute("id"); c.append(o.cloneNode(true));
+		c.style.position = "absolute"; c.style.visibility = "hidden"; c.style.width = "auto"; c.style.minWidth = "0"; c.style.maxWidth = "none";
+		document.body.append(c); const w = box(c).width; c.remove(); return w; };
+	const needs = e => e.tagName === "SELECT" ? shownOption(e) : ["INPUT", "TEXTAREA"].includes(e.tagName) ? 0 : e.scrollWidth;
+	const room = e => e.tagName === "SELECT" ? box(e).width : e.clientWidth;
+	const overflows = e => e.clientWidth > 0 && needs(e) > room(e) + 1 && (e.tagName === "SELECT" || getComputedStyle(e).overflowX === "visible");
 	const bad = e => shown(e) && (!inside(e) || overflows(e));
 	return [...document.querySelectorAll("body *")].filter(e => bad(e) && ![...e.querySelectorAll("*")].some(bad)).slice(0, 8)
 		.map(e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + String(e.className).replace(/ /g, ".") : "") +
-			" (" + Math.round(box(e).left) + " to " + Math.round(box(e).right) + " px, content " + e.scrollWidth + " px) " +
+			" (" + Math.round(box(e).left) + " to " + Math.round(box(e).right) + " px, content " + Math.round(needs(e)) + " px) " +
 			JSON.stringify((e.textContent || "").trim().slice(0, 40)));
 })()`
 
@@ -599,7 +610,7 @@ func (p *pageDriver) signOut() {
 // checkPageHeaders asserts the page and its files carry the security headers.
 func checkPageHeaders(t *testing.T, base string) {
 	t.Helper()
-	for _, path := range []string{"", "static/app.js", "static/i18n.js", "static/app.css"} {
+	for _, path := range []string{"", "static/js/main.js", "static/js/core.js", "static/i18n.js", "static/app.css"} {
 		resp, err := http.Get(base + path)
 		if err != nil {
 			t.Fatalf("GET /%s: %v", path, err)
@@ -608,7 +619,8 @@ func checkPageHeaders(t *testing.T, base string) {
 		csp := resp.Header.Get("Content-Security-Policy")
 		if resp.StatusCode != http.StatusOK || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") ||
 			resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("X-Frame-Options") != "DENY" ||
-			resp.Header.Get("Referrer-Policy") != "no-referrer" {
+			resp.Header.Get("Referrer-Policy") != "no-referrer" ||
+			strings.HasSuffix(path, ".js") && resp.Header.Get("Content-Type") != "text/javascript; charset=utf-8" {
 			t.Fatalf("GET /%s: status %d, headers %v", path, resp.StatusCode, resp.Header)
 		}
 	}
@@ -676,6 +688,9 @@ func newBrowser(t *testing.T, chrome string) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("lang", "en-US"),
 	}
+	if fonts := pinnedFonts(t); fonts != "" {
+		opts = append(opts, chromedp.Env("FONTCONFIG_FILE="+fonts))
+	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	// The first Do starts the browser; its context must carry no deadline,
 	// or the deadline would stop the browser (each step has its own).
@@ -688,6 +703,57 @@ func newBrowser(t *testing.T, chrome string) context.Context {
 		t.Fatalf("start %s: %v", chrome, err)
 	}
 	return ctx
+}
+
+// dejavuDirs are where systems keep DejaVu Sans, the font fontconfig
+// itself depends on (fonts-dejavu-core on Debian and Ubuntu).
+var dejavuDirs = []string{"/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/dejavu", "/usr/share/fonts/TTF",
+	"/usr/share/fonts/dejavu-sans-fonts", "/usr/local/share/fonts"}
+
+// pinnedFonts writes a fontconfig configuration that shows Chromium DejaVu
+// Sans (and DejaVu Sans Mono) only, for every family the page names, and
+// returns its path: the layout the tests measure then does not depend on
+// the fonts a machine has (Chromium's recommended fonts-liberation, for
+// one, measures other widths). DejaVu Sans is wide, so what fits with it
+// fits with the usual narrower fonts. COMPANYDOCS_BROWSER_FONTS=system
+// runs with the machine's fonts instead (CI runs both); without DejaVu
+// the test runs with the machine's fonts and says so.
+func pinnedFonts(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("COMPANYDOCS_BROWSER_FONTS") == "system" {
+		t.Log("browser fonts: the machine's (COMPANYDOCS_BROWSER_FONTS=system)")
+		return ""
+	}
+	dir := ""
+	for _, d := range dejavuDirs {
+		if _, err := os.Stat(filepath.Join(d, "DejaVuSans.ttf")); err == nil {
+			dir = d
+			break
+		}
+	}
+	if dir == "" {
+		t.Logf("browser fonts: the machine's (no DejaVuSans.ttf in %v; install fonts-dejavu-core to pin them)", dejavuDirs)
+		return ""
+	}
+	conf := filepath.Join(t.TempDir(), "fonts.conf")
+	var aliases strings.Builder
+	for _, family := range []string{"sans-serif", "serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "Helvetica Neue", "Helvetica", "Arial"} {
+		fmt.Fprintf(&aliases, "  <match target=\"pattern\"><test name=\"family\"><string>%s</string></test>"+
+			"<edit name=\"family\" mode=\"assign\" binding=\"strong\"><string>DejaVu Sans</string></edit></match>\n", family)
+	}
+	body := fmt.Sprintf(`<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <dir>%s</dir>
+  <cachedir>%s</cachedir>
+%s  <alias binding="strong"><family>monospace</family><prefer><family>DejaVu Sans Mono</family></prefer></alias>
+</fontconfig>
+`, dir, filepath.Join(filepath.Dir(conf), "cache"), aliases.String())
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("browser fonts: DejaVu Sans from %s only (%s)", dir, conf)
+	return conf
 }
 
 // browserExecutable finds Chromium. Without it the test skips, except in

@@ -388,7 +388,8 @@ func emptyPlans(t *testing.T) string {
 
 // checkProse ties two sentences of the document to what the server does:
 // an LEI query finds a discovery record without discover, and an exact
-// name + seat match may score above 0.96.
+// name + seat match is exact (its score, which the answer does not carry,
+// is at least 0.96 and may be more).
 func checkProse(t *testing.T, doc *openapi3.T, s *testServer) {
 	discover := doc.Components.Schemas["SearchRequest"].Value.Properties["discover"].Value.Description
 	res := s.flowSearch(t, "391200PCHLV827FDCB76") // Deutsche Bank Stiftung: a GLEIF record only
@@ -400,8 +401,8 @@ func checkProse(t *testing.T, doc *openapi3.T, s *testServer) {
 	}
 	top := s.flowSearch(t, "Rheinbahn AG Düsseldorf").Candidates[0]
 	search := doc.Paths.Value("/api/v1/documents/companies/search/").Post.Description
-	if top.Confidence > 0.96 && !strings.Contains(search, "at least 0.96") {
-		t.Errorf("Rheinbahn AG Düsseldorf scores %v; the document gives exact name + seat as 0.96", top.Confidence)
+	if top.ConfidenceLabel != companydocs.LabelExact || !strings.Contains(search, "unambiguous exact name + seat match of a verified profile (at least 0.96") {
+		t.Errorf("Rheinbahn AG Düsseldorf is %s; the document gives exact name + seat a score of at least 0.96", top.ConfidenceLabel)
 	}
 }
 

@@ -193,8 +193,14 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 
 	o := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "AD", "stripe-single"))
 	checkPayStep(t, o.Order)
-	if opView := ts.act(t, 200, "GET", operator+o.ID+"/", op, nil); strings.Contains(strings.Join(opView.AllowedActions, ","), "pay") {
-		t.Errorf("the operator may %v an order Stripe pays", opView.AllowedActions)
+	var opView struct {
+		lifecycleOrder
+		Step companydocs.OperatorStep `json:"operator_step"`
+	}
+	ts.call(t, "GET", operator+o.ID+"/", op, nil, &opView)
+	if strings.Contains(strings.Join(opView.AllowedActions, ","), "pay") || opView.Payment == nil || opView.Payment.SessionID != o.Payment.SessionID ||
+		!strings.Contains(opView.Step.Message, "payment page") {
+		t.Errorf("the operator's view of an order awaiting Stripe's payment: actions %v, payment %+v, step %+v", opView.AllowedActions, opView.Payment, opView.Step)
 	}
 	ts.wantError(t, 409, "invalid_transition", "POST", operator+o.ID+"/pay", "", "Authorization", "Bearer "+op)
 

@@ -1,15 +1,15 @@
-// Texts of the page in English and German. app.js picks the browser's
-// language (German for any "de-*", English otherwise) and lets the reader
-// switch. "{name}" marks a value filled in by app.js.
+// Texts of the page in English and German: its own labels only. The page
+// picks the browser's language (German for any "de-*", English otherwise)
+// and lets the reader switch. "{name}" marks a value the page fills in.
 //
-// Only the page's own words live here. Every sentence the service says
-// too (error codes and refusals, reasons, notes, pasted lines, gaps,
-// blockers, next steps, history) comes from the service's message
-// catalog, /static/messages.json, merged in below before app.js starts
-// (companydocsTextsReady); see docs/messages.md.
-"use strict";
+// Every sentence the service says (reasons, notes, pasted lines, how a
+// query was read, blockers, next steps, history, changes, plan labels)
+// comes said in the page's language in the service's answers. The names
+// of error codes and document types come from the service's message
+// catalog, /static/messages.json, merged in below before the page starts
+// (textsReady); see docs/messages.md.
 
-window.companydocsTexts = {
+export const texts = {
   en: {
     "page.title": "companydocs: find a German company and order its register documents",
     "skip": "Skip to the search",
@@ -47,17 +47,6 @@ window.companydocsTexts = {
     "search.resultsLabel": "Search results",
 
     "understood.prefix": "Understood as:",
-    "understood.register": "register number {ref}",
-    "understood.court": "at the register court {court}",
-    "understood.formerCourt": "(formerly {court})",
-    "understood.noCourt": "without a court (the number may exist at several courts)",
-    "understood.lei": "LEI {lei}",
-    "understood.leiInvalid": "an LEI whose check digits are wrong",
-    "understood.name": "name words “{tokens}”",
-    "understood.form": "legal form {form}",
-    "understood.city": "seat {city}",
-    "understood.short": "a short clue: no result is marked exact",
-    "understood.text": "a name or other text",
 
     "label.exact": "Exact match",
     "label.possible": "Possible match",
@@ -80,10 +69,6 @@ window.companydocsTexts = {
     "reasons": "Why this result",
     "orderable": "Orderable",
     "notOrderable": "Not orderable",
-    "notOrderable.removed": "the company has been removed from the register",
-    "notOrderable.unverified": "its identity is not confirmed by a register",
-    "notOrderable.noDocuments": "the register holds no printout that can be ordered",
-    "notOrderable.other": "the profile is not verified for ordering",
     "action.order": "Order a document",
     "action.signInToOrder": "Sign in to order",
     "none": "none",
@@ -131,7 +116,7 @@ window.companydocsTexts = {
     "order.history": "History",
     "order.actionsFor": "Actions for order {id}",
     "order.account": "Account",
-    "order.refunded": "Refunded",
+    "order.refunded": "Credits refunded",
     "order.file": "Document file",
     "order.fileSize": "PDF, {kb} KB",
     "nextStep.download": "Download",
@@ -156,7 +141,8 @@ window.companydocsTexts = {
     "queue.paid": "Payment of order {id} confirmed.",
     "queue.request": "Mark as requested",
     "queue.requested": "Order {id} is marked as requested from the register.",
-    "queue.file": "PDF document (at most 20 MB)",
+    "queue.file": "PDF document (at most {mb} MB)",
+    "queue.fileNoSize": "PDF document",
     "queue.deliver": "Upload and deliver",
     "queue.delivered": "Order {id} is delivered.",
     "queue.reason": "Reason for failing (the client reads it)",
@@ -165,21 +151,8 @@ window.companydocsTexts = {
     "queue.cancelNote": "Note for the client (optional)",
     "queue.cancelQuestion": "Cancel this order? Credits paid are given back; a money payment must be refunded outside the service.",
     "queue.nextStep": "Your next step",
-    "queue.step.pay": "Confirm the payment of {amount} once it has arrived; then request “{document}” for {company} from the register.",
-    "queue.step.request": "Request “{document}” for {company} from the register, then mark the order as requested.",
-    "queue.step.deliver": "Upload the register's PDF of “{document}” for {company} to deliver it, or fail the order with a reason.",
-    "queue.step.fail": "Fail the order with a reason the client reads, or cancel it.",
-    "queue.step.cancel": "Cancel the order if it cannot go on.",
-    "queue.step.none": "Nothing more to do. Status: {status}.",
     "account.operator": "This is an operator account: it manages the order queue below.",
     "account.credits": "Credits: {n}",
-    "plan.one_off": "one-off",
-    "plan.subscription": "subscription",
-    "plan.option": "{name} ({price})",
-    "plan.credits": "{n} credits",
-    "plan.credits.one": "1 credit",
-    "plan.name": "{documents}, {kind}",
-    "plan.and": " and ",
 
     "lines.used": "Used",
     "lines.aside": "Set aside",
@@ -216,21 +189,6 @@ window.companydocsTexts = {
     "watch.noChange": "No change since you started watching ({time}).",
     "watch.changed": "Changed ({time}):",
     "watch.ended": "Gone from the register data ({time}); the watch has ended:",
-    "change.name": "Renamed: {before} → {after}",
-    "change.seat": "Seat moved: {before} → {after}",
-    "change.address": "New address: {after} (was {before})",
-    "change.legal_form": "Legal form: {before} → {after}",
-    "change.status": "Status: {before} → {after}",
-    "change.register": "Moved to another court: {before} → {after}",
-    "change.officers": "Managing directors and officers: left {left}; joined {joined}",
-    "change.previous_names": "Former names changed",
-    "change.lei": "LEI changed",
-    "change.documents": "Documents held by the register changed",
-    "change.removed": "No longer in the register data.",
-    "companyStatus.registered": "registered",
-    "companyStatus.in_liquidation": "in liquidation",
-    "companyStatus.in_insolvency": "in insolvency",
-    "companyStatus.removed": "struck off",
     "many.heading": "Many companies",
     "many.hint": "Upload or paste a CSV or TSV table whose first line names its columns, one company per row. Pick the column with the clue and, where you have them, the columns with the city, register number and so on; each row gets its best candidate.",
     "many.file": "CSV file",
@@ -272,7 +230,8 @@ window.companydocsTexts = {
     "many.none": "None of these",
     "many.saveChoice": "Use this choice",
     "many.download": "Download as CSV",
-    "many.downloadHint": "The file holds your columns and, for each row, the chosen company: profile_id, name, court, registry_number, confidence, confidence_label, ordering_eligible, reasons. A row you reviewed holds your choice.",
+    "many.downloadHint": "The file holds your columns and, for each row, the chosen company: profile_id, name, court, registry_number, confidence, confidence_label, ordering_eligible, reasons; then reviewed, chosen_by_hand and none_of_these say whether you reviewed the row, chose its company yourself or found none of the candidates right. A file separated by semicolons writes decimals with a comma.",
+    "many.filter": "Show only the rows to review",
 
     "footer.data": "Register data: OffeneRegister.de and OpenCorporates (CC BY 4.0); LEI data: GLEIF (CC0).",
     "footer.api": "API description"
@@ -315,17 +274,6 @@ window.companydocsTexts = {
     "search.resultsLabel": "Suchergebnisse",
 
     "understood.prefix": "Verstanden als:",
-    "understood.register": "Registernummer {ref}",
-    "understood.court": "beim Registergericht {court}",
-    "understood.formerCourt": "(früher {court})",
-    "understood.noCourt": "ohne Gericht (die Nummer kann bei mehreren Gerichten vorkommen)",
-    "understood.lei": "LEI {lei}",
-    "understood.leiInvalid": "eine LEI mit falschen Prüfziffern",
-    "understood.name": "Namensbestandteile „{tokens}“",
-    "understood.form": "Rechtsform {form}",
-    "understood.city": "Sitz {city}",
-    "understood.short": "ein kurzer Hinweis: kein Treffer gilt als exakt",
-    "understood.text": "ein Name oder anderer Text",
 
     "label.exact": "Exakter Treffer",
     "label.possible": "Möglicher Treffer",
@@ -348,10 +296,6 @@ window.companydocsTexts = {
     "reasons": "Warum dieser Treffer",
     "orderable": "Bestellbar",
     "notOrderable": "Nicht bestellbar",
-    "notOrderable.removed": "das Unternehmen ist im Register gelöscht",
-    "notOrderable.unverified": "seine Identität ist durch kein Register bestätigt",
-    "notOrderable.noDocuments": "das Register führt keinen bestellbaren Auszug",
-    "notOrderable.other": "das Profil ist nicht für Bestellungen bestätigt",
     "action.order": "Dokument bestellen",
     "action.signInToOrder": "Zum Bestellen anmelden",
     "none": "keine",
@@ -399,7 +343,7 @@ window.companydocsTexts = {
     "order.history": "Verlauf",
     "order.actionsFor": "Aktionen für Bestellung {id}",
     "order.account": "Konto",
-    "order.refunded": "Erstattet",
+    "order.refunded": "Erstattete Guthabenpunkte",
     "order.file": "Dokumentdatei",
     "order.fileSize": "PDF, {kb} KB",
     "nextStep.download": "Herunterladen",
@@ -424,7 +368,8 @@ window.companydocsTexts = {
     "queue.paid": "Zahlung für Bestellung {id} bestätigt.",
     "queue.request": "Als angefordert markieren",
     "queue.requested": "Bestellung {id} ist als beim Register angefordert markiert.",
-    "queue.file": "PDF-Dokument (höchstens 20 MB)",
+    "queue.file": "PDF-Dokument (höchstens {mb} MB)",
+    "queue.fileNoSize": "PDF-Dokument",
     "queue.deliver": "Hochladen und liefern",
     "queue.delivered": "Bestellung {id} ist geliefert.",
     "queue.reason": "Grund für das Scheitern (die Kundschaft liest ihn)",
@@ -433,21 +378,8 @@ window.companydocsTexts = {
     "queue.cancelNote": "Hinweis an die Kundschaft (freiwillig)",
     "queue.cancelQuestion": "Diese Bestellung stornieren? Bezahlte Guthabenpunkte werden erstattet; eine Geldzahlung ist außerhalb des Dienstes zu erstatten.",
     "queue.nextStep": "Ihr nächster Schritt",
-    "queue.step.pay": "Bestätigen Sie die Zahlung von {amount}, sobald sie eingegangen ist; fordern Sie dann „{document}“ für {company} beim Register an.",
-    "queue.step.request": "Fordern Sie „{document}“ für {company} beim Register an und markieren Sie die Bestellung dann als angefordert.",
-    "queue.step.deliver": "Laden Sie das PDF des Registers („{document}“ für {company}) hoch, um es zu liefern, oder lassen Sie die Bestellung mit Grund scheitern.",
-    "queue.step.fail": "Lassen Sie die Bestellung mit einem Grund scheitern, den die Kundschaft liest, oder stornieren Sie sie.",
-    "queue.step.cancel": "Stornieren Sie die Bestellung, wenn sie nicht weitergehen kann.",
-    "queue.step.none": "Nichts mehr zu tun. Status: {status}.",
     "account.operator": "Dies ist ein Betreiberkonto: Es bearbeitet die Bestellungen unten.",
     "account.credits": "Guthaben: {n}",
-    "plan.one_off": "Einzelbestellung",
-    "plan.subscription": "Abonnement",
-    "plan.option": "{name} ({price})",
-    "plan.credits": "{n} Guthabenpunkte",
-    "plan.credits.one": "1 Guthabenpunkt",
-    "plan.name": "{documents}, {kind}",
-    "plan.and": " und ",
 
     "lines.used": "Verwendet",
     "lines.aside": "Nicht verwendet",
@@ -484,21 +416,6 @@ window.companydocsTexts = {
     "watch.noChange": "Keine Änderung seit Beginn der Beobachtung ({time}).",
     "watch.changed": "Geändert ({time}):",
     "watch.ended": "Nicht mehr in den Registerdaten ({time}); die Beobachtung ist beendet:",
-    "change.name": "Umbenannt: {before} → {after}",
-    "change.seat": "Sitz verlegt: {before} → {after}",
-    "change.address": "Neue Anschrift: {after} (bisher {before})",
-    "change.legal_form": "Rechtsform: {before} → {after}",
-    "change.status": "Status: {before} → {after}",
-    "change.register": "Registergericht gewechselt: {before} → {after}",
-    "change.officers": "Geschäftsführung und Vertretung: ausgeschieden {left}; neu {joined}",
-    "change.previous_names": "Frühere Namen geändert",
-    "change.lei": "LEI geändert",
-    "change.documents": "Beim Register vorhandene Dokumente geändert",
-    "change.removed": "Nicht mehr in den Registerdaten.",
-    "companyStatus.registered": "eingetragen",
-    "companyStatus.in_liquidation": "in Liquidation",
-    "companyStatus.in_insolvency": "in Insolvenz",
-    "companyStatus.removed": "gelöscht",
     "many.heading": "Viele Unternehmen",
     "many.hint": "Laden Sie eine CSV- oder TSV-Tabelle hoch oder fügen Sie sie ein: Die erste Zeile nennt die Spalten, jede weitere Zeile ist ein Unternehmen. Wählen Sie die Spalte mit der Angabe und, falls vorhanden, die Spalten mit Ort, Registernummer usw.; jede Zeile erhält ihren besten Treffer.",
     "many.file": "CSV-Datei",
@@ -540,21 +457,22 @@ window.companydocsTexts = {
     "many.none": "Keiner davon",
     "many.saveChoice": "Diese Wahl übernehmen",
     "many.download": "Als CSV herunterladen",
-    "many.downloadHint": "Die Datei enthält Ihre Spalten und je Zeile das gewählte Unternehmen: profile_id, name, court, registry_number, confidence, confidence_label, ordering_eligible, reasons. Eine geprüfte Zeile enthält Ihre Wahl.",
+    "many.downloadHint": "Die Datei enthält Ihre Spalten und je Zeile das gewählte Unternehmen: profile_id, name, court, registry_number, confidence, confidence_label, ordering_eligible, reasons; dann sagen reviewed, chosen_by_hand und none_of_these, ob Sie die Zeile geprüft, ihr Unternehmen selbst gewählt oder keinen der Kandidaten passend gefunden haben. Eine mit Semikolons getrennte Datei schreibt Dezimalzahlen mit Komma.",
+    "many.filter": "Nur die zu prüfenden Zeilen zeigen",
 
     "footer.data": "Registerdaten: OffeneRegister.de und OpenCorporates (CC BY 4.0); LEI-Daten: GLEIF (CC0).",
     "footer.api": "API-Beschreibung"
   }
 };
 
-window.companydocsTextsReady = fetch("/static/messages.json", { credentials: "omit", referrerPolicy: "no-referrer" })
+export const textsReady = fetch("/static/messages.json", { credentials: "omit", referrerPolicy: "no-referrer" })
   .then((resp) => (resp.ok ? resp.json() : {}))
   .then((catalog) => {
-    for (const lang of Object.keys(window.companydocsTexts)) {
-      Object.assign(window.companydocsTexts[lang], catalog[lang] || {});
+    for (const lang of Object.keys(texts)) {
+      Object.assign(texts[lang], catalog[lang] || {});
     }
   })
   .catch(() => {
-    // Without the catalog the page still works: a coded sentence falls
-    // back to the service's own words (app.js coded).
+    // Without the catalog the page still works: an error shows the
+    // service's own sentence.
   });

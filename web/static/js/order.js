@@ -1,0 +1,375 @@
+// Ordering: the order panel (plan, document, the service's preview with
+// its blockers, confirm), and one order as the page shows it anywhere:
+// its facts, its status, the service's next step and its history.
+
+import { $, api, docName, el, errorNode, formatMoney, formatTime, has, newIdempotencyKey, onRedraw, planName, state, t } from "./core.js";
+import { loadAccount } from "./account.js";
+import { loadOrders } from "./orders.js";
+
+let order = null; // {candidate, opener, idemKey, previewSeq, controller, preview}
+
+// orderAction offers to order an orderable company: to a signed-in
+// client, or a way to sign in first. Operators run the queue; the service
+// does not let them order.
+export function orderAction(c) {
+  if (!c.ordering_eligible || state.role === "operator") {
+    return null;
+  }
+  if (!state.session) {
+    const b = el("button", { type: "button", className: "order-signin", text: t("action.signInToOrder") });
+    b.addEventListener("click", () => {
+      state.returnTo = c.profile_id; // come back to this card after signing in
+      $("api-key").focus();
+    });
+    return b;
+  }
+  const b = el("button", { type: "button", className: "order-button primary", text: t("action.order") });
+  b.addEventListener("click", () => openOrderPanel(c, b));
+  return b;
+}
+
+export function openOrderPanel(candidate, opener) {
+  abortPreview();
+  order = { candidate, opener, idemKey: newIdempotencyKey(), previewSeq: 0, controller: null };
+  $("order-result").replaceChildren();
+  $("order-form").hidden = false;
+  $("order-company").textContent = [candidate.name, candidate.court, candidate.registry_number].filter(Boolean).join(", ");
+  fillPlanSelect();
+  $("order-panel").hidden = false;
+  $("order-heading").focus();
+  preview();
+}
+
+export function closeOrderPanel(returnFocus) {
+  abortPreview();
+  const opener = order && order.opener;
+  order = null;
+  $("order-panel").hidden = true;
+  if (returnFocus && opener && document.body.contains(opener)) {
+    opener.focus();
+  } else if (returnFocus) {
+    $("query").focus();
+  }
+}
+
+function fillPlanSelect() {
+  const select = $("order-plan");
+  const previous = select.value;
+  select.replaceChildren();
+  if (!Array.isArray(state.plans) || state.plans.length === 0) {
+    select.disabled = true;
+    $("order-document").disabled = true;
+    $("order-document").replaceChildren();
+    return;
+  }
+  select.disabled = false;
+  for (const p of state.plans) {
+    select.append(el("option", { value: p.id, text: p.label || p.name }));
+  }
+  const held = order ? order.candidate.documents || [] : [];
+  const fitting = state.plans.find((p) => p.id === previous) ||
+    state.plans.find((p) => (p.document_types || []).some((d) => held.includes(d))) || state.plans[0];
+  select.value = fitting.id;
+  fillDocumentSelect();
+}
+
+function fillDocumentSelect() {
+  const select = $("order-document");
+  const previous = select.value;
+  const plan = Array.isArray(state.plans) ? state.plans.find((p) => p.id === $("order-plan").value) : null;
+  select.replaceChildren();
+  if (!plan) {
+    select.disabled = true;
+    return;
+  }
+  select.disabled = false;
+  const held = order ? order.candidate.documents || [] : [];
+  for (const d of plan.document_types || []) {
+    const label = held.includes(d) ? docName(d) : t("doc.notHeld", { doc: docName(d) });
+    select.append(el("option", { value: d, text: label }));
+  }
+  const types = plan.document_types || [];
+  select.value = types.includes(previous) ? previous : types.find((d) => held.includes(d)) || types[0] || "";
+}
+
+function onPlanChange() {
+  fillDocumentSelect();
+  onChoiceChange();
+}
+
+function onChoiceChange() {
+  if (order) {
+    // A different choice is a different order: it gets its own key.
+    order.idemKey = newIdempotencyKey();
+  }
+  $("order-result").replaceChildren();
+  preview();
+}
+
+function abortPreview() {
+  if (order && order.controller) {
+    order.controller.abort();
+    order.controller = null;
+  }
+}
+
+function orderRequest() {
+  const c = order.candidate;
+  const req = { company_profile_id: c.profile_id, document_type: $("order-document").value, plan_id: $("order-plan").value };
+  if (c.discovery_candidate_id) {
+    req.discovery_candidate_id = c.discovery_candidate_id;
+  }
+  return req;
+}
+
+async function preview() {
+  const box = $("preview");
+  const confirm = $("order-confirm");
+  confirm.disabled = true;
+  confirm.textContent = t("order.confirm");
+  if (!order) {
+    return;
+  }
+  if (!Array.isArray(state.plans) || state.plans.length === 0) {
+    box.replaceChildren(Array.isArray(state.plans) ? el("p", { className: "message error", text: t("error.plan_configuration_missing") }) : errorNode(state.plans));
+    return;
+  }
+  abortPreview();
+  const current = order;
+  const seq = ++current.previewSeq;
+  const controller = new AbortController();
+  current.controller = controller;
+  box.replaceChildren(el("p", { className: "status", text: t("order.previewing") }));
+  try {
+    const p = await api("POST", "/documents/orders/preview/", orderRequest(), { auth: true, signal: controller.signal });
+    if (order !== current || seq !== current.previewSeq) {
+      return;
+    }
+    current.preview = p;
+    renderPreview(p);
+  } catch (err) {
+    if (err.name === "AbortError" || order !== current || seq !== current.previewSeq) {
+      return;
+    }
+    box.replaceChildren(errorNode(err));
+  }
+}
+
+// onlyOpenOrder reports a preview whose one obstacle is an open order of
+// the same kind: the page then offers to show that order. Sending the
+// request cannot make a second order; the service answers duplicate_order
+// with the existing one.
+function onlyOpenOrder(p) {
+  const blockers = p.blockers || [];
+  return !p.ordering_eligible && blockers.length > 0 && blockers.every((b) => b.code === "duplicate_order");
+}
+
+function renderPreview(p) {
+  const confirm = $("order-confirm");
+  confirm.disabled = !(p.ordering_eligible || onlyOpenOrder(p));
+  confirm.textContent = onlyOpenOrder(p) ? t("order.showExisting") : t("order.confirm");
+  const rows = el("dl", { className: "facts" }, [
+    el("div", {}, [el("dt", { text: t("order.estimatedTotal") }), el("dd", { className: "total", text: formatMoney(p.estimated_total, p.currency) })]),
+    p.credit_cost ? el("div", {}, [el("dt", { text: t("order.credits") }), el("dd", { text: String(p.credit_cost) })]) : null,
+  ]);
+  const children = [el("h3", { text: t("order.previewHeading") }), rows];
+  if (p.ordering_eligible) {
+    children.push(el("p", { className: "message ok", text: t("order.ready") }));
+  } else {
+    const list = el("ul", { className: "blockers" }, (p.blockers || []).map((b) =>
+      el("li", { "data-code": b.code }, [el("span", { lang: p._lang, text: b.message })])));
+    children.push(el("div", { className: "message error" }, [el("p", { text: t("order.blocked") }), list]));
+  }
+  $("preview").replaceChildren(...children);
+}
+
+async function placeOrder(event) {
+  event.preventDefault();
+  const current = order;
+  const confirm = $("order-confirm");
+  if (!current || confirm.disabled) {
+    return;
+  }
+  confirm.disabled = true;
+  const result = $("order-result");
+  result.replaceChildren(el("p", { className: "status", text: t("order.placing") }));
+  try {
+    const o = await api("POST", "/documents/orders/", orderRequest(), { auth: true, headers: { "Idempotency-Key": current.idemKey } });
+    showOrder(o, t("order.created"), "ok");
+  } catch (err) {
+    if (order !== current) {
+      return;
+    }
+    if (err.code === "duplicate_order" && err.order) {
+      showOrder(Object.defineProperty(err.order, "_lang", { value: err.lang }), t("order.duplicate"), "duplicate");
+      return;
+    }
+    result.replaceChildren(errorNode(err));
+    confirm.disabled = false;
+  }
+}
+
+function showOrder(o, headline, kind) {
+  $("order-form").hidden = true;
+  const box = el("div", { className: "message " + (kind === "ok" ? "ok" : "info"), "data-kind": kind }, [
+    el("p", { className: "headline", text: headline }),
+    orderDetails(o),
+  ]);
+  const again = el("button", { type: "button", text: t("order.back") });
+  again.addEventListener("click", () => closeOrderPanel(true));
+  $("order-result").replaceChildren(box, again);
+  $("order-heading").focus();
+  loadOrders(false);
+  loadAccount();
+}
+
+// ---- one order: facts, status in words, timeline, next step ----
+
+// Each status has a sign besides its colour, so that it does not rest on
+// colour alone; the words carry the meaning, the sign is decoration.
+const STATUS_SIGNS = { PREVIEW_READY: "○", PAID: "◐", REQUESTED: "◑", DELIVERED: "✓", FAILED: "✗", CANCELLED: "⊘" };
+export const STATUSES = Object.keys(STATUS_SIGNS);
+
+export function statusWords(status) {
+  return has("orderStatus." + status) ? t("orderStatus." + status) : status;
+}
+
+function statusBadge(status) {
+  return el("span", { className: "status-badge status-" + status, "data-status": status }, [
+    el("span", { "aria-hidden": "true", text: (STATUS_SIGNS[status] || "•") + " " }),
+    el("span", { className: "status-words", text: statusWords(status) }),
+  ]);
+}
+
+// orderDetails shows an order; step, when given, in place of the
+// service's next step (the operator's queue says the operator's).
+export function orderDetails(o, step) {
+  const company = o.company || {};
+  const rows = [
+    ["order.id", o.id],
+    ["order.account", o.account],
+    ["order.for", [company.name, company.court, company.registry_number].filter(Boolean).join(", ")],
+    ["order.document", docName(o.document_type)],
+    ["order.plan", planName(o.plan_id)],
+    ["order.total", formatMoney(o.total, o.currency)],
+    ["order.workflow", has("workflow." + o.workflow_status) ? t("workflow." + o.workflow_status) : o.workflow_status],
+    ["order.createdAt", o.created_at ? formatTime(o.created_at) : ""],
+    ["order.refunded", o.credits_refunded ? String(o.credits_refunded) : ""],
+    ["order.file", o.document ? t("order.fileSize", { kb: Math.max(1, Math.round(o.document.size / 1024)) }) : ""],
+  ].filter(([, v]) => v);
+  const dl = el("dl", { className: "facts order-facts" });
+  for (const [key, value] of rows) {
+    const plan = key === "order.plan" ? o.plan_id : undefined;
+    dl.append(el("div", {}, [el("dt", { text: t(key) }), el("dd", { className: "order-" + key.split(".")[1], "data-plan-id": plan, text: value })]));
+    if (key === "order.id") {
+      dl.append(el("div", {}, [el("dt", { text: t("order.status") }), el("dd", { className: "order-status", "data-status": o.status }, [statusBadge(o.status)])]));
+    }
+  }
+  return el("div", { className: "order-details", "data-order-id": o.id, "data-status": o.status }, [dl, step || nextStepNode(o), historyNode(o)]);
+}
+
+// stepActions holds, by next-step kind, what a part of the page adds
+// under the service's next step (a button that pays, for instance):
+// onNextStep("payment", (order) => node).
+const stepActions = {};
+
+export function onNextStep(kind, fn) {
+  stepActions[kind] = fn;
+}
+
+// nextStepNode shows the service's next step, whatever it is: its kind in
+// words, the service's sentence, and what a part of the page offers for
+// that kind.
+function nextStepNode(o) {
+  const step = o.next_step || {};
+  const kind = has("nextStep." + step.kind) ? t("nextStep." + step.kind) : step.kind || "";
+  const extra = stepActions[step.kind] ? stepActions[step.kind](o) : null;
+  return el("div", { className: "next-step", "data-kind": step.kind || "", "data-code": step.code || "" }, [
+    el("p", {}, [
+      el("strong", { text: t("order.nextStep") + ": " + kind }),
+      step.message ? el("span", { className: "next-step-text", lang: o._lang, text: " " + step.message }) : null,
+    ]),
+    extra,
+  ]);
+}
+
+function historyNode(o) {
+  const history = o.history || [];
+  if (history.length === 0) {
+    return null;
+  }
+  const titleId = "history-" + o.id + "-" + Math.random().toString(36).slice(2, 8);
+  const list = el("ol", { className: "timeline", "aria-labelledby": titleId });
+  for (const h of history) {
+    const actor = has("actor." + h.actor) ? t("actor." + h.actor) : h.actor;
+    list.append(el("li", { className: "timeline-entry", "data-status": h.status, "data-actor": h.actor }, [
+      el("time", { datetime: h.at, text: formatTime(h.at) }),
+      el("span", { className: "timeline-what" }, [
+        statusBadge(h.status),
+        el("span", { className: "timeline-actor", text: " " + t("history.by", { actor }) }),
+      ]),
+      h.note ? el("span", { className: "timeline-note", lang: o._lang, "data-code": h.code || "", "data-at": h.at, text: h.note.trim() }) : null,
+    ]));
+  }
+  return el("div", { className: "history" }, [el("p", { id: titleId, className: "history-title", text: t("order.history") }), list]);
+}
+
+// saySentencesAgain puts the service's sentences of orders, asked again
+// in another language, into their cards in list in place, without
+// drawing the cards again (a file chosen or a note typed stays).
+export function saySentencesAgain(listId, items) {
+  for (const li of $(listId).children) {
+    const o = items.find((x) => x.id === li.dataset.orderId);
+    if (!o) {
+      continue;
+    }
+    const step = li.querySelector(".next-step-text");
+    const said = o.operator_step || o.next_step;
+    if (step && said && said.message) {
+      step.textContent = " " + said.message;
+      step.lang = o._lang;
+    }
+    for (const note of li.querySelectorAll(".timeline-note")) {
+      const h = (o.history || []).find((x) => x.at === note.dataset.at && x.note);
+      if (h) {
+        note.textContent = h.note.trim();
+        note.lang = o._lang;
+      }
+    }
+  }
+}
+
+// namePlansAgain names the plans of the orders shown as the service
+// labelled them last (in the page's language), in place: the cards keep
+// what they show besides (a message, a file chosen).
+export function namePlansAgain(listId) {
+  for (const dd of $(listId).querySelectorAll("dd[data-plan-id]")) {
+    dd.textContent = planName(dd.dataset.planId);
+  }
+}
+
+function renderOrderPanelTexts() {
+  if (order) {
+    fillPlanSelect();
+    preview(); // the service says the blockers in the new language
+  }
+}
+
+export function startOrder() {
+  $("order-plan").addEventListener("change", onPlanChange);
+  $("order-document").addEventListener("change", onChoiceChange);
+  $("order-form").addEventListener("submit", placeOrder);
+  $("order-back").addEventListener("click", () => closeOrderPanel(true));
+  $("order-panel").addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      closeOrderPanel(true);
+    }
+  });
+  onRedraw("language", renderOrderPanelTexts);
+  onRedraw("session", () => {
+    if (!state.session) {
+      closeOrderPanel(false);
+    }
+  });
+  onRedraw("plans", renderOrderPanelTexts);
+}
