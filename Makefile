@@ -24,10 +24,12 @@ build:
 ## documented commands and the tests that kill or measure processes) without it, beside the race run; then the
 ## resource scenarios alone (they bound the server's memory and its bystanders' latency);
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters),
-## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS)
+## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS),
+## scripts/stripemock.sh installs stripe-mock if missing (the payment tests run a throw-away one)
 test: vet fmt-check
 	scripts/postgres.sh
 	scripts/objectstore.sh
+	scripts/stripemock.sh
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-command
 	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
 	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/

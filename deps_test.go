@@ -2,6 +2,7 @@ package companydocs_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -21,18 +22,19 @@ func TestDependencyDirection(t *testing.T) {
 	}{
 		{"companydocs", []string{"companydocs/", "github.com/", "go.etcd.io/"}},
 		{"companydocs/resolver", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
-		{"companydocs/ordering", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
-		{"companydocs/bbolt", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/"}},
+		{"companydocs/ordering", []string{"github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/bbolt", []string{"github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/"}},
 		{"companydocs/ingest", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/index", []string{"companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/gofiber/"}},
 		{"companydocs/webhook", []string{"companydocs/", "github.com/", "go.etcd.io/", "golang.org/x/"}},
-		{"companydocs/httpapi", []string{"companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/bbolt", "companydocs/postgres", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
-		{"companydocs/postgres", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
+		{"companydocs/httpapi", []string{"github.com/stripe/", "companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/bbolt", "companydocs/postgres", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
+		{"companydocs/postgres", []string{"github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/reconcile", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
 		{"companydocs/objectstore", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "github.com/jackc/", "go.etcd.io/"}},
+		{"companydocs/stripepay", []string{"companydocs/index", "companydocs/httpapi", "companydocs/bbolt", "companydocs/postgres", "github.com/blevesearch/", "github.com/gofiber/", "github.com/jackc/", "go.etcd.io/"}},
 		// the binary links no test or benchmark support
-		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest"}},
+		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
@@ -77,6 +79,20 @@ func allowed(pkg, dep string) bool {
 // TestObjectStoreOwnsBlob keeps gocloud.dev in objectstore: no other
 // package of the binary imports it (its tests may, for a fileblob bucket).
 func TestObjectStoreOwnsBlob(t *testing.T) {
+	checkOnlyImporters(t, "gocloud.dev/", "companydocs/objectstore")
+}
+
+// TestStripePayOwnsStripeGo keeps stripe-go in stripepay: no other package
+// of the binary imports it (the test helper internal/stripemocktest signs
+// events with its webhook package).
+func TestStripePayOwnsStripeGo(t *testing.T) {
+	checkOnlyImporters(t, "github.com/stripe/", "companydocs/stripepay", "companydocs/internal/stripemocktest")
+}
+
+// checkOnlyImporters fails for every package but owners that imports a
+// path starting with prefix (test imports aside).
+func checkOnlyImporters(t *testing.T, prefix string, owners ...string) {
+	t.Helper()
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
 	if err != nil {
 		t.Fatalf("go list ./...: %v", err)
@@ -84,8 +100,8 @@ func TestObjectStoreOwnsBlob(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, " ")
 		for _, imp := range strings.Fields(imports) {
-			if strings.HasPrefix(imp, "gocloud.dev/") && pkg != "companydocs/objectstore" {
-				t.Errorf("%s imports %s: only objectstore may", pkg, imp)
+			if strings.HasPrefix(imp, prefix) && !slices.Contains(owners, pkg) {
+				t.Errorf("%s imports %s: only %s may", pkg, imp, strings.Join(owners, " and "))
 			}
 		}
 	}

@@ -27,6 +27,7 @@ const (
 	EFORBIDDEN         = "forbidden"           // authenticated, but the account's role may not use the route
 	EINVALIDTRANSITION = "invalid_transition"  // the order's status does not allow the change
 	EWATCHLIMIT        = "watch_limit_reached" // the account watches as many companies as its plans allow
+	EINVALIDSIGNATURE  = "invalid_signature"   // a payment provider's event whose signature does not verify
 )
 
 // Hints name what a client does next where a message tells it to; the

@@ -32,7 +32,7 @@ const (
 const (
 	ActorClient   = "client"   // the account that owns the order
 	ActorOperator = "operator" // an account with the operator role
-	ActorSystem   = "system"   // the service itself (credit plans are paid at creation)
+	ActorSystem   = "system"   // the service itself (credit plans are paid at creation, a payment provider's events)
 )
 
 // Account roles.
@@ -67,7 +67,7 @@ type OrderDocument struct {
 var transitions = map[string]map[string][]string{
 	OrderStatusPreviewReady: {
 		OrderStatusPaid:      {ActorOperator, ActorSystem},
-		OrderStatusCancelled: {ActorClient, ActorOperator},
+		OrderStatusCancelled: {ActorClient, ActorOperator, ActorSystem},
 	},
 	OrderStatusPaid: {
 		OrderStatusRequested: {ActorOperator},

@@ -13,6 +13,7 @@ func TestCanTransition(t *testing.T) {
 		{OrderStatusPreviewReady, OrderStatusPaid, ActorSystem}:        true,
 		{OrderStatusPreviewReady, OrderStatusCancelled, ActorClient}:   true,
 		{OrderStatusPreviewReady, OrderStatusCancelled, ActorOperator}: true,
+		{OrderStatusPreviewReady, OrderStatusCancelled, ActorSystem}:   true, // a checkout that expired unpaid
 		{OrderStatusPaid, OrderStatusRequested, ActorOperator}:         true,
 		{OrderStatusPaid, OrderStatusCancelled, ActorClient}:           true,
 		{OrderStatusPaid, OrderStatusCancelled, ActorOperator}:         true,

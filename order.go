@@ -27,7 +27,19 @@ type Plan struct {
 	// session), instead of its address's anonymous rate; absent (0): the
 	// address's rate.
 	SearchRate float64 `json:"search_rate,omitempty"`
+	// Payment says how an order on the plan is paid: PaymentCredits,
+	// PaymentOperator or PaymentStripe. A plans file may leave it out:
+	// a priced one-off plan is then paid as agreed with the operator,
+	// every other plan with credits.
+	Payment string `json:"payment"`
 }
+
+// How a plan is paid.
+const (
+	PaymentCredits  = "credits"  // the credit debit at creation pays the order
+	PaymentOperator = "operator" // paid as agreed, confirmed by an operator
+	PaymentStripe   = "stripe"   // paid on Stripe's hosted payment page
+)
 
 // Covers reports whether the plan includes document type t.
 func (p *Plan) Covers(t DocumentType) bool {
@@ -58,6 +70,13 @@ type Params struct {
 	Note            string `json:"note,omitempty"`
 	RefundedCredits int64  `json:"refunded_credits,omitempty"`
 	RefundedAmount  string `json:"refunded_amount,omitempty"`
+	// Provider names the payment provider a payment or a refunded_amount
+	// goes through ("stripe"); without it the operator refunds by hand.
+	Provider string `json:"provider,omitempty"`
+	// PaymentURL and ExpiresAt are the hosted payment page of an order
+	// paid online and when it closes (next step "pay").
+	PaymentURL string     `json:"payment_url,omitempty"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
 }
 
 // Blocker explains why a preview is not orderable.
@@ -123,12 +142,67 @@ type Order struct {
 	History              []HistoryEntry  `json:"history"`
 	// Document is set once the order is DELIVERED.
 	Document *OrderDocument `json:"document,omitempty"`
+	// Payment is set on an order paid through a payment provider: its
+	// checkout, the provider's payment id and the refund.
+	Payment *OrderPayment `json:"payment,omitempty"`
 	// AllowedActions are what the caller of the answer may do with the
 	// order now, by the transition table and the caller's role (see
 	// package ordering's Action names); never null.
 	AllowedActions []string `json:"allowed_actions"`
 	Account        string   `json:"-"`
 	IdempotencyKey string   `json:"-"`
+}
+
+// Payment states of an order paid through a provider.
+const (
+	PaymentOpen    = "open"    // the hosted payment page awaits the customer
+	PaymentPaid    = "paid"    // the provider reported the payment
+	PaymentExpired = "expired" // the page closed unpaid
+)
+
+// Refund states of a payment.
+const (
+	RefundPending  = "pending"  // to be asked of the provider, or asked and not yet confirmed
+	RefundRefunded = "refunded" // the provider made the refund
+)
+
+// OrderPayment is the payment of an order through a provider (Stripe):
+// what the customer pays on the provider's hosted page, and its refund.
+type OrderPayment struct {
+	Provider string `json:"provider"` // PaymentStripe
+	Status   string `json:"status"`   // PaymentOpen, PaymentPaid or PaymentExpired
+	// Amount (decimal, as Order.Total) and Currency are what the page
+	// asks for.
+	Amount   string `json:"amount"`
+	Currency string `json:"currency"`
+	// SessionID is the provider's checkout session; URL is its hosted
+	// payment page, open until ExpiresAt.
+	SessionID string    `json:"session_id"`
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// PaymentID is the provider's id of the payment (Stripe's payment
+	// intent), set once paid; PaidAt is when the service learnt of it.
+	PaymentID string     `json:"payment_id,omitempty"`
+	PaidAt    *time.Time `json:"paid_at,omitempty"`
+	// Refund is set once the paid order is cancelled or failed.
+	Refund *PaymentRefund `json:"refund,omitempty"`
+}
+
+// PaymentRefund is the refund of a payment through its provider.
+type PaymentRefund struct {
+	Status      string    `json:"status"` // RefundPending or RefundRefunded
+	Amount      string    `json:"amount"`
+	Currency    string    `json:"currency"`
+	RequestedAt time.Time `json:"requested_at"`
+	// Attempts counts the calls made to the provider; NextAttemptAt is
+	// when a pending refund is tried again, LastError why the last
+	// attempt failed.
+	Attempts      int        `json:"attempts"`
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+	LastError     string     `json:"last_error,omitempty"`
+	// RefundID is the provider's refund, set once refunded.
+	RefundID   string     `json:"refund_id,omitempty"`
+	RefundedAt *time.Time `json:"refunded_at,omitempty"`
 }
 
 // SnapshotOf copies the order-relevant data of a verified profile.

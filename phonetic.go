@@ -45,17 +45,17 @@ func phoneticLetters(token string) []byte {
 	return out
 }
 
-// plainPhonetic is the code of each letter whose code does not depend on
-// its neighbours.
-var plainPhonetic = [26]string{
-	'A' - 'A': "0", 'E' - 'A': "0", 'I' - 'A': "0", 'J' - 'A': "0", 'O' - 'A': "0", 'U' - 'A': "0", 'Y' - 'A': "0",
-	'B' - 'A': "1",
-	'F' - 'A': "3", 'V' - 'A': "3", 'W' - 'A': "3",
-	'G' - 'A': "4", 'K' - 'A': "4", 'Q' - 'A': "4",
-	'L' - 'A': "5",
-	'M' - 'A': "6", 'N' - 'A': "6",
-	'R' - 'A': "7",
-	'S' - 'A': "8", 'Z' - 'A': "8",
+// plainPhonetic is the code of each letter (A-Z) whose code does not
+// depend on its neighbours.
+var plainPhonetic = [128]string{
+	'A': "0", 'E': "0", 'I': "0", 'J': "0", 'O': "0", 'U': "0", 'Y': "0",
+	'B': "1",
+	'F': "3", 'V': "3", 'W': "3",
+	'G': "4", 'K': "4", 'Q': "4",
+	'L': "5",
+	'M': "6", 'N': "6",
+	'R': "7",
+	'S': "8", 'Z': "8",
 }
 
 // phoneticCode is the code of letter c (A-Z) given its neighbours; "" for H.
@@ -79,7 +79,7 @@ func phoneticCode(c, prev, next byte, first bool) string {
 		}
 		return "48"
 	}
-	return plainPhonetic[c-'A']
+	return plainPhonetic[c]
 }
 
 // phoneticC codes C, which sounds like K before back vowels and some

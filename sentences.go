@@ -46,8 +46,15 @@ func paramArgs(lang string, p *Params) messages.Args {
 	switch {
 	case p.RefundedCredits > 0:
 		a["refund"] = " " + en("refund.credits", messages.Args{"credits": creditWords(p.RefundedCredits)})
+	case p.RefundedAmount != "" && p.Provider != "":
+		a["refund"] = " " + en("refund.provider", messages.Args{"amount": moneyIn(lang, p.RefundedAmount, p.Currency)})
 	case p.RefundedAmount != "":
 		a["refund"] = " " + en("refund.payment", messages.Args{"amount": moneyIn(lang, p.RefundedAmount, p.Currency)})
+	}
+	a["refunded"] = moneyIn(lang, p.RefundedAmount, p.Currency)
+	a["payment_url"] = p.PaymentURL
+	if p.ExpiresAt != nil {
+		a["expires"] = p.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	return a
 }
@@ -176,6 +183,10 @@ func OperatorStepIn(lang string, o *Order) OperatorStep {
 	if !messages.Has(key) {
 		key = "operatorStep.none"
 	}
-	return OperatorStep{Action: action, Message: messages.Say(lang, key, messages.Args{
-		"amount": moneyIn(lang, o.Total, o.Currency), "document": documentNameIn(lang, o.DocumentType), "company": o.Company.Name})}
+	args := messages.Args{"amount": moneyIn(lang, o.Total, o.Currency), "document": documentNameIn(lang, o.DocumentType), "company": o.Company.Name}
+	if p := o.Payment; p != nil && p.Status == PaymentOpen && o.Status == OrderStatusPreviewReady {
+		key = "operatorStep.awaiting_payment" // the client pays on the provider's page; its event pays the order
+		args["expires"] = p.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return OperatorStep{Action: action, Message: messages.Say(lang, key, args)}
 }

@@ -54,7 +54,16 @@ var (
 	bucketProfileWatches = []byte("profile_watches") // account 0 profile id -> watch id
 )
 
-var allBuckets = [][]byte{bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox, bucketWebhooks, bucketWebhookDeliveries, bucketWebhookPending, bucketWebhookDue, bucketWebhookBodies, bucketWebhookBodyRefs, bucketWatches, bucketAccountWatches, bucketProfileWatches}
+// Payments through a provider: the provider events applied, and the
+// refunds to ask of a provider with when each is due. Pending refunds
+// are few (those a provider has not yet made), so the claim reads the
+// whole schedule.
+var (
+	bucketPaymentEvents = []byte("payment_events") // provider 0 event id -> applied at (unix ns, 8 bytes)
+	bucketRefundsDue    = []byte("refunds_due")    // order id -> next attempt (unix ns, 8 bytes)
+)
+
+var allBuckets = [][]byte{bucketPaymentEvents, bucketRefundsDue, bucketAccounts, bucketKeys, bucketSessions, bucketAccountSessions, bucketOrders, bucketAccountOrders, bucketIdempotency, bucketOpenOrders, bucketOrderStatus, bucketDocuments, bucketOutbox, bucketWebhooks, bucketWebhookDeliveries, bucketWebhookPending, bucketWebhookDue, bucketWebhookBodies, bucketWebhookBodyRefs, bucketWatches, bucketAccountWatches, bucketProfileWatches}
 
 // createBuckets creates the buckets a file lacks and builds the indexes
 // that files written before them lack.

@@ -68,6 +68,9 @@ func (s *Server) bodyRuleOf(method, path string) bodyRule {
 	case method == fiber.MethodPost && path == routeSearchBatch:
 		json.limit, json.streamed, json.answerTimeout = max(json.limit, BatchBodyLimit), true, s.batchAnswerTimeout()
 		return json
+	case method == fiber.MethodPost && path == routePaymentEvents:
+		json.limit = PaymentEventBodyLimit
+		return json
 	case method == fiber.MethodPost && path == routeReconcile:
 		return bodyRule{types: []string{mediaForm}, limit: s.config.BodyLimit, refusal: "refusal.body_not_form_type"}
 	case method == fiber.MethodPost && strings.HasPrefix(path, "/api/v1/"):

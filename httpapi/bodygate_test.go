@@ -191,3 +191,22 @@ func TestBodyGateReadsAbsoluteFormRequests(t *testing.T) {
 		t.Errorf("an absolute-form batch of %d bytes: %d %.200s, want 200", len(body), resp.StatusCode, raw)
 	}
 }
+
+// TestStripeEventBodyCap: the Stripe events route takes JSON up to
+// PaymentEventBodyLimit (a large event passes the gate, past the other
+// routes' 64 KiB), and refuses more
+// before its handler runs.
+func TestStripeEventBodyCap(t *testing.T) {
+	s := newOrderServer(t, shippedPlansFile())
+	event := func(n int) string {
+		return `{"id":"evt_1","type":"checkout.session.completed","pad":"` + strings.Repeat("x", n) + `"}`
+	}
+	status, code := s.sendBody(t, "POST", routePaymentEvents, "", "application/json; charset=utf-8", "", event(200<<10))
+	if status != http.StatusNotFound || code != companydocs.ENOTFOUND { // past the gate: no provider is configured here
+		t.Errorf("a 200 KiB event: %d %s, want it past the gate (404: no Stripe plan)", status, code)
+	}
+	status, code = s.sendBody(t, "POST", routePaymentEvents, "", "application/json", "", event(PaymentEventBodyLimit))
+	wantStatus(t, "an event over the cap", status, code, http.StatusRequestEntityTooLarge, companydocs.ETOOLARGE)
+	status, code = s.sendBody(t, "POST", "/api/v1/documents/orders/preview", "", "application/json", "", event(200<<10))
+	wantStatus(t, "the same body on another route", status, code, http.StatusRequestEntityTooLarge, companydocs.ETOOLARGE)
+}

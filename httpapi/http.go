@@ -250,6 +250,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // statusOf is the one table mapping error codes to HTTP statuses.
 var statusOf = map[string]int{
 	companydocs.EINVALIDQUERY:      fiber.StatusBadRequest,
+	companydocs.EINVALIDSIGNATURE:  fiber.StatusBadRequest,
 	companydocs.EVALIDATION:        fiber.StatusUnprocessableEntity,
 	companydocs.EUNAUTHORIZED:      fiber.StatusUnauthorized,
 	companydocs.EINSUFFICIENTFUNDS: fiber.StatusPaymentRequired,

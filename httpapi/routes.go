@@ -68,6 +68,9 @@ type Ordering interface {
 	CreateWatch(ctx context.Context, account, profileID string) (w *companydocs.Watch, created bool, err error)
 	Watches(ctx context.Context, account string) ([]companydocs.Watch, error)
 	DeleteWatch(ctx context.Context, account, id string) error
+	// ApplyPaymentEvent verifies a payment provider's signed event and
+	// applies it to its order; it returns what became of it.
+	ApplyPaymentEvent(ctx context.Context, provider string, payload []byte, signature string) (outcome string, err error)
 }
 
 // routes registers every route of the service in one place. Paths are
@@ -110,6 +113,7 @@ func (s *Server) routes() {
 	api.Post("/watches", s.requireSession, s.limitWrites, s.handleCreateWatch)
 	api.Get("/watches", s.requireSession, s.handleListWatches)
 	api.Delete("/watches/:id", s.requireSession, s.limitWrites, s.handleDeleteWatch)
+	api.Post("/payments/stripe/events", s.handleStripeEvent) // signed by Stripe, no session
 }
 
 // recoverPanics turns a panic in a handler into an internal error instead

@@ -57,8 +57,9 @@ type Registry struct {
 	transfersInFlight *prometheus.GaugeVec
 	transfersRefused  *prometheus.CounterVec
 
-	watch  watchCollectors
-	follow followCollectors
+	watch    watchCollectors
+	follow   followCollectors
+	payments paymentCollectors
 
 	buildInfo *prometheus.GaugeVec
 }
@@ -82,6 +83,7 @@ func New() *Registry {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registerWebhooks()
+	m.registerPayments()
 	m.registerGeneration()
 	m.registerIngest()
 	m.registerTransfers()

@@ -6,12 +6,13 @@ import "companydocs"
 // lists those its caller may take now (Order.AllowedActions), so that a
 // front end offers exactly these and repeats no rule of the lifecycle.
 const (
-	ActionPay      = "pay"      // operator: payment confirmed
-	ActionRequest  = "request"  // operator: asked of the register
-	ActionDeliver  = "deliver"  // operator: the register's PDF uploaded
-	ActionFail     = "fail"     // operator, with a reason
-	ActionCancel   = "cancel"   // client (its own order) or operator
-	ActionDownload = "download" // client: the delivered PDF of its own order
+	ActionPay       = "pay"        // operator: payment confirmed
+	ActionPayOnline = "pay_online" // client: pay on the provider's payment page (next_step.params.payment_url) while it is open
+	ActionRequest   = "request"    // operator: asked of the register
+	ActionDeliver   = "deliver"    // operator: the register's PDF uploaded
+	ActionFail      = "fail"       // operator, with a reason
+	ActionCancel    = "cancel"     // client (its own order) or operator
+	ActionDownload  = "download"   // client: the delivered PDF of its own order
 )
 
 // actionStatus is the status each transition action moves an order to;
@@ -27,12 +28,13 @@ var actionStatus = map[string]string{
 
 // Actions lists every action in the order a front end offers them: the
 // operator's steps along the lifecycle, then cancel, then download.
-var Actions = []string{ActionPay, ActionRequest, ActionDeliver, ActionFail, ActionCancel, ActionDownload}
+var Actions = []string{ActionPay, ActionPayOnline, ActionRequest, ActionDeliver, ActionFail, ActionCancel, ActionDownload}
 
 // AllowedActions lists what an account of role may do with o now, in the
 // order of Actions: the transitions the table lets its actor make (a
-// client's only is cancel), and for a client the download of a delivered
-// document. An operator does not download: documents are the client's.
+// client's only is cancel; an operator does not confirm a payment a
+// provider takes), for a client the payment on the provider's page while
+// it is open and the download of a delivered document. An operator does not download: documents are the client's.
 // The list is never nil, so that an answer says [] rather than null.
 func AllowedActions(o *companydocs.Order, role string) []string {
 	actor := companydocs.ActorClient
@@ -42,7 +44,12 @@ func AllowedActions(o *companydocs.Order, role string) []string {
 	out := []string{}
 	for _, a := range Actions {
 		ok := companydocs.CanTransition(o.Status, actionStatus[a], actor)
-		if a == ActionDownload {
+		switch a {
+		case ActionPay: // an order paid through a provider is paid by its events only
+			ok = ok && o.Payment == nil
+		case ActionPayOnline:
+			ok = actor == companydocs.ActorClient && o.Status == companydocs.OrderStatusPreviewReady && o.Payment != nil && o.Payment.Status == companydocs.PaymentOpen
+		case ActionDownload:
 			ok = actor == companydocs.ActorClient && o.Status == companydocs.OrderStatusDelivered && o.Document != nil
 		}
 		if ok {

@@ -295,8 +295,28 @@ func copyOrders(src, dst Tx) error {
 				return fmt.Errorf("copy the open-order slot of order %s: %w", rec.Order.ID, err)
 			}
 		}
-		return nil
+		return copyRefund(dst, rec)
 	})
+}
+
+// copyRefund schedules the pending refund of an order paid through a
+// provider, due when its record says (the schedule itself is not
+// readable through a Tx; the order record holds the refund). The ids of
+// the provider events applied are not copied: an event of an order past
+// its checkout changes nothing anyway.
+func copyRefund(dst Tx, rec *OrderRecord) error {
+	p := rec.Order.Payment
+	if p == nil || p.Refund == nil || p.Refund.Status != companydocs.RefundPending {
+		return nil
+	}
+	at := p.Refund.RequestedAt
+	if p.Refund.NextAttemptAt != nil {
+		at = *p.Refund.NextAttemptAt
+	}
+	if err := dst.ScheduleRefund(rec.Order.ID, at); err != nil {
+		return fmt.Errorf("copy the refund of order %s: %w", rec.Order.ID, err)
+	}
+	return nil
 }
 
 // claimed turns a claim that found another holder into ErrExists.

@@ -104,17 +104,35 @@
 // outbox event commit together or not at all. Orders stored before
 // histories existed get a synthesized creation entry when read.
 //
-// Payment: a one-off plan with a price waits in PREVIEW_READY until an
-// operator confirms the payment, made outside the service; a credit plan
-// (or one that costs nothing) is paid by the debit at creation: the create
+// Payment: a plan says how it is paid (Plan.Payment). A credit plan (or
+// one that costs nothing) is paid by the debit at creation: the create
 // transaction also moves it to PAID (actor system), and the create answers
-// the order as created (PREVIEW_READY), as the specification shows it.
+// the order as created (PREVIEW_READY), as the specification shows it. An
+// operator plan waits in PREVIEW_READY until an operator confirms the
+// payment, made outside the service. A plan paid through a
+// PaymentProvider (payments.go; Stripe, package stripepay) opens the
+// order's hosted payment page before the create transaction, with an
+// idempotency key derived from the order id taken beforehand (what the
+// transaction would refuse is refused first, so that no page is opened
+// for it); the order waits in PREVIEW_READY with the next step "pay" and
+// the client's action pay_online. The provider's signed events move it
+// (ApplyPaymentEvent): paid (actor system), or cancelled when the page
+// expired, its slot freed. The event id is claimed (PaymentTx) in the
+// transaction of the change, after the order's row lock, so each event
+// is applied at most once on every node; a replay, a late event or an
+// unknown session changes nothing. An operator cannot confirm such an
+// order's payment by hand.
 //
 // Refunds: cancelling or failing an order with credits_charged > 0 gives
 // the credits back and sets credits_refunded in the same transaction.
 // Since a terminal order allows no transition, no retry, race or kill can
-// refund twice. A money payment is refunded by the operator outside the
-// service; the history note says so.
+// refund twice. A payment taken through a provider is recorded as a
+// pending refund and scheduled in the same transaction; the refunder
+// (refunds.go, RunRefunds) asks the provider with the order's idempotency
+// key and records the answer: refunded (a history entry that changes no
+// status, and an order.refunded event), or retried with a backoff. A
+// payment made as agreed on an operator plan is refunded by the operator
+// outside the service; the history note says so.
 //
 // Idempotency-Key: the order stores a fingerprint of the request (profile,
 // discovery id, document, plan). A repeat with the key is duplicate_order
@@ -173,7 +191,9 @@
 // order.created, order.paid, order.requested, order.delivered,
 // order.failed or order.cancelled; the order id and account; the time;
 // and the payload, the order JSON exactly as GET shows it after the
-// change. Events survive restarts and kills like every committed write.
+// change. A refund through a payment provider, which changes no status,
+// writes order.refunded (or order.refund_pending for a payment that came
+// after the cancel). Events survive restarts and kills like every committed write.
 // Options.OnTransition is called after each commit (metrics, and a cheap
 // wake-up for the dispatcher); OutboxStats gives the depth and the oldest
 // event's time.

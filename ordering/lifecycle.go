@@ -11,7 +11,9 @@ import (
 )
 
 // Transition is a committed change of an order's status, handed to
-// Options.OnTransition. From is "" for a creation.
+// Options.OnTransition. From is "" for a creation; From equals To for a
+// change that wrote an event but kept the status (a refund through a
+// payment provider).
 type Transition struct {
 	OrderID, Account string
 	From, To, Actor  string
@@ -44,10 +46,13 @@ func (s *Orders) move(tx Tx, rec *OrderRecord, to, actor string, n historyNote, 
 	if !companydocs.CanTransition(from, to, actor) {
 		return Transition{}, companydocs.ErrInvalidTransition(o.ID, from, to, actor)
 	}
+	if to == companydocs.OrderStatusPaid && actor == companydocs.ActorOperator && o.Payment != nil {
+		return Transition{}, companydocs.Refusal(companydocs.EINVALIDTRANSITION, "refusal.paid_through_provider", companydocs.Args{"order": o.ID, "provider": o.Payment.Provider})
+	}
 	ended := &companydocs.Params{Note: n.params.Note} // the params of a failed or cancelled order's next step
 	at = notBefore(at, rec)
 	if to == companydocs.OrderStatusCancelled || to == companydocs.OrderStatusFailed {
-		refunded, err := s.refund(tx, rec, from)
+		refunded, err := s.refund(tx, rec, from, at)
 		if err != nil {
 			return Transition{}, err
 		}
@@ -84,10 +89,22 @@ func notBefore(at time.Time, rec *OrderRecord) time.Time {
 }
 
 // refund gives the credits of a cancelled or failed order back and
-// reports whether anything is refunded: the credits, or a payment the
-// operator refunds outside the service.
-func (s *Orders) refund(tx Tx, rec *OrderRecord, from string) (bool, error) {
+// reports whether anything is refunded: the credits, a payment its
+// provider refunds (scheduled here, asked after the commit), or a
+// payment the operator refunds outside the service. An order whose
+// payment page is still open closes it: unpaid, it is expired.
+func (s *Orders) refund(tx Tx, rec *OrderRecord, from string, at time.Time) (bool, error) {
 	o := &rec.Order
+	if p := o.Payment; p != nil {
+		switch {
+		case p.Status == companydocs.PaymentOpen:
+			p.Status = companydocs.PaymentExpired
+			return false, nil
+		case p.Status == companydocs.PaymentPaid && p.Refund == nil:
+			return true, s.startRefund(tx, rec, at)
+		}
+		return false, nil
+	}
 	if o.CreditsCharged > 0 && o.CreditsRefunded == 0 {
 		if _, err := tx.AddCredits(rec.Account, o.CreditsCharged); err != nil {
 			return false, fmt.Errorf("refund order %s: %w", o.ID, err)
@@ -105,6 +122,8 @@ func addRefund(p *companydocs.Params, o *companydocs.Order, refunded bool) {
 	case !refunded:
 	case o.CreditsRefunded > 0:
 		p.RefundedCredits = o.CreditsRefunded
+	case o.Payment != nil:
+		p.RefundedAmount, p.Currency, p.Provider = o.Payment.Amount, o.Payment.Currency, o.Payment.Provider
 	default:
 		p.RefundedAmount, p.Currency = o.Total, o.Currency
 	}
@@ -211,6 +230,11 @@ const (
 	HistoryCancelledByClient   = "cancelled_by_client"
 	HistoryCancelledByOperator = "cancelled_by_operator"
 	HistoryNoteGiven           = "note" // note
+	// Payments through a provider (provider names it).
+	HistoryPaidOnline      = "paid_online"       // amount, currency, provider (the provider)
+	HistoryCheckoutExpired = "checkout_expired"  // the payment page closed unpaid
+	HistoryPaidAfterCancel = "paid_after_cancel" // refunded_amount, currency, provider
+	HistoryRefunded        = "refunded"          // refunded_amount, currency, provider
 )
 
 // historyNote is what a transition writes into the history: a code with
@@ -328,7 +352,23 @@ func (s *Orders) change(ctx context.Context, owner, id, to, actor string, note h
 		return nil, err
 	}
 	s.notify(tr)
+	s.afterPaymentChange(out)
 	return out, nil
+}
+
+// afterPaymentChange does, after a change committed, what its payment
+// asks of the provider: close the page of an order cancelled unpaid, wake
+// the refunder for a refund it scheduled.
+func (s *Orders) afterPaymentChange(o *companydocs.Order) {
+	if o == nil || o.Payment == nil {
+		return
+	}
+	if r := o.Payment.Refund; r != nil && r.Status == companydocs.RefundPending && s.onRefundDue != nil {
+		s.onRefundDue()
+	}
+	if o.Status == companydocs.OrderStatusCancelled && o.Payment.PaymentID == "" {
+		go s.expireCheckout(o) // the cancel's answer does not wait for the provider
+	}
 }
 
 // roleOfActor is the role of the account that made a change: the

@@ -72,6 +72,11 @@ func (s *Orders) CreateOrder(ctx context.Context, account string, req companydoc
 	// run more than once, so it only fills these variables; an
 	// application error writes nothing and must not fail the group.
 	c := s.newCreate(account, req, idempotencyKey, a)
+	if paidThroughProvider(a.plan) && a.gateError() == nil {
+		if err := s.startCheckout(ctx, c); err != nil {
+			return nil, err
+		}
+	}
 	var order *companydocs.Order
 	var trs []Transition
 	err = s.store.Update(ctx, func(tx Tx) error {
@@ -96,6 +101,10 @@ type create struct {
 	rec     OrderRecord // all but the id, the time and the next step
 	idemKey string      // "" without an Idempotency-Key
 	slot    OpenSlot
+	// id and payment are set when the plan is paid through a provider:
+	// the order id its payment page was opened for, and the page.
+	id      string
+	payment *companydocs.OrderPayment
 }
 
 func (s *Orders) newCreate(account string, req companydocs.OrderRequest, idemKey string, a *assessment) *create {
@@ -138,9 +147,16 @@ func (s *Orders) createOrder(tx Tx, c *create) (*companydocs.Order, []Transition
 		return nil, nil, err
 	}
 	rec := c.rec
-	rec.Order.ID = s.ids.next()
+	rec.Order.ID = c.id
+	if rec.Order.ID == "" {
+		rec.Order.ID = s.ids.next()
+	}
 	rec.Order.CreatedAt = s.now().UTC()
-	rec.Order.NextStep = nextStep(rec.Order.ID, c.req.DocumentType, c.a)
+	if c.payment != nil {
+		p := *c.payment // each run of the transaction fills its own copy
+		rec.Order.Payment = &p
+	}
+	rec.Order.NextStep = nextStep(&rec.Order, c.a)
 	rec.Order.History = []companydocs.HistoryEntry{createdEntry(rec.Order.CreatedAt)}
 	evt, err := s.nextEventID(tx, &rec) // stored with the order
 	if err != nil {
@@ -196,9 +212,15 @@ const keyOpenOrder = "refusal.open_order"
 
 // paidAtCreation: the debit at creation is the payment of a credit plan
 // (and a plan that costs nothing needs none); a priced one-off plan waits
-// for the operator to confirm the payment.
+// for the operator to confirm the payment, or for its payment provider.
 func paidAtCreation(a *assessment) bool {
-	return !(a.plan.Kind == companydocs.PlanOneOff && a.cents > 0)
+	switch a.plan.Payment {
+	case companydocs.PaymentCredits:
+		return true
+	case "": // a plan not read from a plans file
+		return !(a.plan.Kind == companydocs.PlanOneOff && a.cents > 0)
+	}
+	return false
 }
 
 // idempotentRepeat answers a create whose Idempotency-Key was used
@@ -242,7 +264,8 @@ func (a *assessment) gateError() error {
 
 // Next-step kinds.
 const (
-	NextStepPayment  = "payment"
+	NextStepPayment  = "payment" // paid as agreed, confirmed by the operator
+	NextStepPay      = "pay"     // paid by the client on the provider's payment page
 	NextStepDelivery = "delivery"
 )
 
@@ -250,6 +273,7 @@ const (
 // own language with the step's params.
 const (
 	StepPaymentDue      = "payment_due"       // order_id, amount, currency, document_type, company_name
+	StepPayOnline       = "pay_online"        // order_id, amount, currency, document_type, company_name, payment_url, expires_at
 	StepPaidWithCredits = "paid_with_credits" // credits, document_type, company_name
 	StepPaid            = "paid"              // document_type, company_name
 	StepRequested       = "requested"
@@ -258,12 +282,19 @@ const (
 	StepCancelled       = "cancelled" // note unless none was given, and what was refunded as for failed
 )
 
-// nextStep: a one-off plan with a price is paid per order; a subscription
+// nextStep: a one-off plan with a price is paid per order, on its
+// provider's payment page or as agreed with the operator; a subscription
 // or a prepaid credit plan goes straight to delivery.
-func nextStep(id string, t companydocs.DocumentType, a *assessment) companydocs.NextStep {
+func nextStep(o *companydocs.Order, a *assessment) companydocs.NextStep {
+	t := o.DocumentType
+	if p := o.Payment; p != nil {
+		expires := p.ExpiresAt
+		return step(NextStepPay, StepPayOnline, &companydocs.Params{OrderID: o.ID, Amount: p.Amount, Currency: p.Currency,
+			DocumentType: t, CompanyName: a.profile.Name, PaymentURL: p.URL, ExpiresAt: &expires})
+	}
 	if !paidAtCreation(a) {
 		return step(NextStepPayment, StepPaymentDue,
-			&companydocs.Params{OrderID: id, Amount: formatCents(a.cents), Currency: a.plan.Currency, DocumentType: t, CompanyName: a.profile.Name})
+			&companydocs.Params{OrderID: o.ID, Amount: formatCents(a.cents), Currency: a.plan.Currency, DocumentType: t, CompanyName: a.profile.Name})
 	}
 	return step(NextStepDelivery, StepPaidWithCredits, &companydocs.Params{Credits: a.plan.CreditCost, DocumentType: t, CompanyName: a.profile.Name})
 }

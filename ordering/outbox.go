@@ -19,6 +19,10 @@ const (
 	EventOrderDelivered = "order.delivered"
 	EventOrderFailed    = "order.failed"
 	EventOrderCancelled = "order.cancelled"
+	// The refund of a payment through its provider, which changes no
+	// status: made, or pending for a payment that came after the cancel.
+	EventOrderRefunded      = "order.refunded"
+	EventOrderRefundPending = "order.refund_pending"
 )
 
 var eventOfStatus = map[string]string{
@@ -75,11 +79,17 @@ func (s *Orders) nextEventID(tx Tx, rec *OrderRecord) (string, error) {
 // writeEvent appends the event of the order's current status under id,
 // its payload the order as GET shows it to its owner now.
 func writeEvent(tx Tx, rec *OrderRecord, id string, at time.Time) error {
+	return writeEventOf(tx, rec, id, eventOfStatus[rec.Order.Status], at)
+}
+
+// writeEventOf appends an event of type typ about the order as its
+// owner sees it now.
+func writeEventOf(tx Tx, rec *OrderRecord, id, typ string, at time.Time) error {
 	payload, err := json.Marshal(rec.orderFor(companydocs.RoleClient))
 	if err != nil {
 		return fmt.Errorf("encode event payload of order %s: %w", rec.Order.ID, err)
 	}
-	e := Event{ID: id, Type: eventOfStatus[rec.Order.Status], OrderID: rec.Order.ID, Account: rec.Account, At: at, Payload: payload}
+	e := Event{ID: id, Type: typ, OrderID: rec.Order.ID, Account: rec.Account, At: at, Payload: payload}
 	if err := tx.AppendEvent(&e); err != nil {
 		return fmt.Errorf("store event %s: %w", id, err)
 	}

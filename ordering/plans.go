@@ -96,6 +96,9 @@ func parsePlan(raw json.RawMessage, seen map[string]int64) (companydocs.Plan, in
 	if err != nil {
 		return plan, 0, fmt.Errorf("field \"price\": %q is %w", plan.Price, err)
 	}
+	if err := settlePayment(&plan, cents); err != nil {
+		return plan, 0, err
+	}
 	return plan, cents, nil
 }
 
@@ -129,6 +132,42 @@ func validatePlan(plan *companydocs.Plan, seen map[string]int64) error {
 		return fmt.Errorf(`field "watch_limit": only a %q plan includes watches; this plan is %q`, companydocs.PlanSubscription, plan.Kind)
 	}
 	return validateDocumentTypes(plan.DocumentTypes)
+}
+
+// settlePayment checks how the plan is paid, or says it when the file
+// does not: a priced one-off plan as agreed with the operator (as before
+// plans named it), every other with credits (the debit at creation pays
+// it, or it costs nothing). Only a priced one-off plan
+// in EUR, with no credit cost, can be paid through Stripe.
+func settlePayment(plan *companydocs.Plan, cents int64) error {
+	switch plan.Payment {
+	case "":
+		plan.Payment = companydocs.PaymentCredits
+		if plan.Kind == companydocs.PlanOneOff && cents > 0 {
+			plan.Payment = companydocs.PaymentOperator
+		}
+		return nil
+	case companydocs.PaymentCredits, companydocs.PaymentOperator:
+		return nil
+	case companydocs.PaymentStripe:
+		if plan.Kind != companydocs.PlanOneOff || cents <= 0 || plan.CreditCost != 0 || plan.Currency != "EUR" {
+			return fmt.Errorf(`field "payment": %q needs a %q plan with a price above 0 in "EUR" and a credit_cost of 0`, plan.Payment, companydocs.PlanOneOff)
+		}
+		return nil
+	}
+	return fmt.Errorf(`field "payment": %q is none of %q, %q or %q`, plan.Payment, companydocs.PaymentCredits, companydocs.PaymentOperator, companydocs.PaymentStripe)
+}
+
+// PaidThrough lists the ids of the plans paid through provider
+// ("stripe"), so that serve refuses to start without its keys.
+func (p *Plans) PaidThrough(provider string) []string {
+	var ids []string
+	for i := range p.Len() {
+		if p.list[i].Payment == provider {
+			ids = append(ids, p.list[i].ID)
+		}
+	}
+	return ids
 }
 
 func hasKey(m map[string]int64, k string) bool {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"companydocs"
 )
@@ -141,4 +142,49 @@ func FuzzParseCents(f *testing.F) {
 			t.Errorf("parseCents(%q) = %d, formats back as %q", s, c, formatCents(c))
 		}
 	})
+}
+
+// TestPlanPayment: a plan says how it is paid, or the file's kind and
+// price say it as before plans named it; only a priced one-off plan in EUR
+// without a credit cost can be paid through Stripe.
+func TestPlanPayment(t *testing.T) {
+	plans, err := ParsePlans("plans.json", []byte(`{"plans":[`+validPlan+`,
+		{"id":"sub","name":"S","kind":"subscription","document_types":["AD"],"currency":"EUR","price":"0.00","credit_cost":1},
+		{"id":"free","name":"F","kind":"one_off","document_types":["AD"],"currency":"EUR","price":"0.00","credit_cost":0},
+		{"id":"card","name":"C","kind":"one_off","document_types":["AD"],"currency":"EUR","price":"4.50","credit_cost":0,"payment":"stripe"},
+		{"id":"by-hand","name":"H","kind":"subscription","document_types":["AD"],"currency":"EUR","price":"0.00","credit_cost":0,"payment":"operator"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ad-single": "operator", "sub": "credits", "free": "credits", "card": "stripe", "by-hand": "operator"}
+	for id, payment := range want {
+		if p, _, _ := plans.Plan(id); p.Payment != payment {
+			t.Errorf("plan %s is paid by %q, want %q", id, p.Payment, payment)
+		}
+	}
+	if got := plans.PaidThrough(companydocs.PaymentStripe); len(got) != 1 || got[0] != "card" {
+		t.Errorf("plans paid through Stripe: %v, want [card]", got)
+	}
+	for name, plan := range map[string]string{
+		"subscription":  `{"id":"x","name":"X","kind":"subscription","document_types":["AD"],"currency":"EUR","price":"4.50","credit_cost":0,"payment":"stripe"}`,
+		"free":          `{"id":"x","name":"X","kind":"one_off","document_types":["AD"],"currency":"EUR","price":"0.00","credit_cost":0,"payment":"stripe"}`,
+		"credit cost":   `{"id":"x","name":"X","kind":"one_off","document_types":["AD"],"currency":"EUR","price":"4.50","credit_cost":1,"payment":"stripe"}`,
+		"in dollars":    `{"id":"x","name":"X","kind":"one_off","document_types":["AD"],"currency":"USD","price":"4.50","credit_cost":0,"payment":"stripe"}`,
+		"unknown means": `{"id":"x","name":"X","kind":"one_off","document_types":["AD"],"currency":"EUR","price":"4.50","credit_cost":0,"payment":"paypal"}`,
+	} {
+		if _, err := ParsePlans("plans.json", []byte(`{"plans":[`+plan+`]}`)); err == nil || !strings.Contains(err.Error(), `field "payment"`) {
+			t.Errorf("%s: %v, want the payment field refused", name, err)
+		}
+	}
+}
+
+// TestRefundBackoff: the wait after each failed refund doubles from the
+// base up to six hours, and stays there.
+func TestRefundBackoff(t *testing.T) {
+	base := 30 * time.Second
+	for n, want := range map[int]time.Duration{1: 30 * time.Second, 2: time.Minute, 3: 2 * time.Minute, 10: 256 * time.Minute, 11: 6 * time.Hour, 100: 6 * time.Hour} {
+		if got := refundBackoff(base, n); got != want {
+			t.Errorf("after %d failed attempts: wait %s, want %s", n, got, want)
+		}
+	}
 }

@@ -71,6 +71,27 @@ type Options struct {
 	// the comparison with the new generation may have passed it by, so
 	// the caller runs one again (Orders).
 	OnWatchBehind func()
+
+	// Payments are the payment providers by the name plans give them in
+	// "payment" (Orders; "stripe"). A plan paid through a provider not
+	// here cannot be ordered: serve refuses to start with one.
+	Payments map[string]PaymentProvider
+	// OnRefundDue is called after a commit that scheduled a refund
+	// (Orders; to wake the refunder, RunRefunds).
+	OnRefundDue func()
+	// OnPaymentEvent is called with the outcome of each event a provider
+	// sent (Orders; PaymentEvent* or "invalid_signature", for the
+	// metrics).
+	OnPaymentEvent func(provider, outcome string)
+	// OnRefund is called after each refund attempt is recorded, with
+	// "refunded" or "retry" (Orders; for the metrics).
+	OnRefund func(outcome string)
+	// RefundRetryBase is the wait after a refund's first failed attempt;
+	// it doubles per attempt (Orders; default DefaultRefundRetryBase).
+	// RefundLease is how long a claimed refund stays with the process
+	// asking for it (default DefaultRefundLease).
+	RefundRetryBase time.Duration
+	RefundLease     time.Duration
 }
 
 // DefaultDeliveryLease is the delivery lease when Options name none.
@@ -79,6 +100,12 @@ const DefaultDeliveryLease = time.Minute
 func (o Options) withDefaults() Options {
 	if o.DeliveryLease <= 0 {
 		o.DeliveryLease = DefaultDeliveryLease
+	}
+	if o.RefundRetryBase <= 0 {
+		o.RefundRetryBase = DefaultRefundRetryBase
+	}
+	if o.RefundLease <= 0 {
+		o.RefundLease = DefaultRefundLease
 	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
@@ -156,6 +183,15 @@ type Orders struct {
 	generation func() (WatchGeneration, func())
 	onWatches  func(delta int) // a watch created (+1) or stopped (-1)
 	onBehind   func()          // a new watch committed behind the current generation
+	logger     *slog.Logger
+	// payments are the payment providers by name; the refunder's
+	// timing and hooks (see Options).
+	payments    map[string]PaymentProvider
+	onRefundDue func()
+	onRefund    func(outcome string)
+	onEvent     func(provider, outcome string)
+	refundBase  time.Duration
+	refundLease time.Duration
 	// failDelivery, set by tests, fails the delivery transaction after the
 	// document is on disk, as a crash before the commit would.
 	failDelivery func() error
@@ -193,6 +229,10 @@ func NewOrders(store Store, profiles Profiles, plans *Plans, opts Options) (*Ord
 		onChange: opts.OnTransition,
 		checkURL: opts.CheckWebhookURL,
 		lease:    opts.DeliveryLease,
+		logger:   opts.Logger,
+
+		payments: opts.Payments, onRefundDue: opts.OnRefundDue, onRefund: opts.OnRefund, onEvent: opts.OnPaymentEvent,
+		refundBase: opts.RefundRetryBase, refundLease: opts.RefundLease,
 
 		generation: opts.Generation,
 		onWatches:  opts.OnWatches,

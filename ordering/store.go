@@ -81,6 +81,36 @@ type Tx interface {
 	OutboxTx
 	WebhookTx
 	WatchTx
+	PaymentTx
+}
+
+// PaymentTx holds what a payment provider's events and refunds need
+// beyond the order: the ids of the provider events applied, so that each
+// is applied at most once, and the schedule of the refunds to ask of a
+// provider (the refund itself is in the order record).
+type PaymentTx interface {
+	// ClaimPaymentEvent records that the provider's event id is applied
+	// in this transaction and returns true; when it was applied before,
+	// it changes nothing and returns false (INSERT ... ON CONFLICT DO
+	// NOTHING).
+	ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, error)
+	// ScheduleRefund sets when the order's refund is asked of its
+	// provider next, replacing the time it had.
+	ScheduleRefund(orderID string, at time.Time) error
+	// UnscheduleRefund removes the order's refund from the schedule (it
+	// is made); one not scheduled is not an error.
+	UnscheduleRefund(orderID string) error
+	// ClaimDueRefunds returns up to limit orders whose refund is due at
+	// now, earliest first; also the earliest time a refund not returned
+	// falls due (now when more are due than limit, zero when none is
+	// scheduled). Only in Update. A store shared by several processes
+	// moves each returned one's time to now+lease, so that no other
+	// process asks at the same time and one that died mid-attempt is
+	// retried after lease; a store of one process, whose one refund loop
+	// asks one refund at a time, may leave the schedule alone.
+	ClaimDueRefunds(now time.Time, lease time.Duration, limit int) (due []string, next time.Time, err error)
+	// CountScheduledRefunds counts the refunds in the schedule.
+	CountScheduledRefunds() (int, error)
 }
 
 // AccountTx holds accounts, their API key hashes and their credits.

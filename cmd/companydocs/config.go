@@ -196,6 +196,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateStore(bad)
 	c.validateFollow(bad)
+	c.validateStripe(bad)
 	if c.StoreCheckTimeout <= 0 {
 		bad("store-check-timeout", "must be longer than 0 (use --skip-store-check to skip the check), got %s", c.StoreCheckTimeout)
 	}

@@ -41,8 +41,10 @@ func TestOpenAPIClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustBuild(t, dir, 2000, sampleFile(t), offeneRegister(t, "fixtures_665.jsonl"), leis)
-	s := startServer(t, dir, "--plans", oneWatchPlans(t))
+	_, stripeFlags := stripeEnv(t, startStripeFront(t, 0))
+	s := startServer(t, dir, append(stripeFlags, "--plans", withStripePlan(t, oneWatchPlans(t)))...)
 	c := claimClients(t, s)
+	exerciseStripe(t, s, c)
 
 	t.Run("unknown fields", func(t *testing.T) { checkUnknownFields(t, doc, s, c) })
 	t.Run("examples", func(t *testing.T) { checkExamples(t, s, c) })
@@ -114,6 +116,7 @@ func checkUnknownFields(t *testing.T, doc *openapi3.T, s *testServer, c claims) 
 		"FailRequest":        {"reason": "The register has no such entry."},
 		"WebhookRequest":     {"url": "https://example.com/hook"},
 		"WatchRequest":       {"company_profile_id": c.profile},
+		"StripeEvent":        {"id": "evt_unsigned", "type": "checkout.session.completed", "data": map[string]any{"object": map[string]any{}}},
 	}
 	checked := 0
 	for path, item := range doc.Paths.Map() {
@@ -259,6 +262,7 @@ func reachErrorCodes(t *testing.T, s *testServer, c claims) map[string]string {
 	s.act(t, http.StatusCreated, "POST", "/api/v1/watches/", c.client, map[string]any{"company_profile_id": c.profile})
 	try("POST", "/api/v1/watches/", c.client, map[string]any{"company_profile_id": otherOrderable(t, s, c.profile)})
 	try("DELETE", "/api/v1/watches/wat_unknown", c.client, nil)
+	try("POST", "/api/v1/payments/stripe/events", "", `{"id": "evt_forged", "type": "checkout.session.completed", "data": {"object": {}}}`, "Stripe-Signature", "t=1,v1=00")
 	if status, raw := s.call(t, "GET", "/api/v1/watches/", c.client, nil, nil); status != http.StatusOK || !strings.Contains(string(raw), c.profile) {
 		t.Errorf("GET /api/v1/watches/: %d %s", status, raw)
 	}

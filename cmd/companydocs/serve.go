@@ -88,6 +88,8 @@ type Config struct {
 	WebhookWorkers      int
 	WebhookRetryBase    time.Duration
 	WebhookRetryFor     time.Duration
+	// Stripe is how plans paid through Stripe reach it.
+	Stripe StripeConfig
 }
 
 // Main is the serve command: it owns the index, the order store and the
@@ -130,6 +132,10 @@ type Main struct {
 	// dispatcher is read by the transition hook, which may run before
 	// the dispatcher exists (the demo account) and from any goroutine.
 	dispatcher atomic.Pointer[webhook.Dispatcher]
+	// refunds is the refunder, when a plan is paid through a provider;
+	// stripeKeys are Stripe's secrets (never in Config).
+	refunds    *refunder
+	stripeKeys stripeKeys
 	// follower keeps the data directory on the newest published
 	// generation (--index-source); nil otherwise.
 	follower *follower
@@ -178,6 +184,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Bool(&c.SkipStoreCheck, "skip-store-check", false, "skip the page-by-page check of orders.db at start (for very large files; its size and meta pages are still checked)")
 	storeFlags(fs, c)
 	followFlags(fs, c)
+	stripeFlags(fs, c)
 	fs.Bool(&c.WebhookAllowHTTP, "webhook-allow-http", false, "accept http:// webhook URLs (bodies and signatures travel in clear); for tests and closed networks")
 	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", false, "accept webhook hosts on loopback, private, link-local and other non-public addresses, so that accounts can make the server call into its own network; for tests and closed networks")
 	fs.Duration(&c.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "time limit of one webhook delivery attempt")
@@ -188,6 +195,9 @@ func (m *Main) ParseFlags(args []string) error {
 		return err
 	}
 	storeFromEnv(fs, c)
+	if err := stripeFromEnv(c, &m.stripeKeys); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no arguments, got %q: %w", fs.Args(), errUsage)
 	}
@@ -204,6 +214,10 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	plans, err := loadPlans(m.Config.Plans)
+	if err != nil {
+		return err
+	}
+	providers, err := m.paymentProviders(plans)
 	if err != nil {
 		return err
 	}
@@ -234,7 +248,9 @@ func (m *Main) Run(ctx context.Context) error {
 		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
 		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL,
 		DeliveryLease: webhookLease(m.Config.WebhookTimeout), Generation: m.currentGeneration, OnWatches: m.Metrics.AddWatches,
-		OnWatchBehind: m.wakeWatcher}
+		OnWatchBehind: m.wakeWatcher,
+		Payments:      providers, OnRefundDue: m.wakeRefunds, OnRefund: m.observeRefund, OnPaymentEvent: m.Metrics.ObservePaymentEvent,
+		RefundRetryBase: m.Config.Stripe.RefundRetryBase}
 	var profiles ordering.Profiles = m.Live
 	if m.follower != nil {
 		profiles = rolloutProfiles{live: m.Live, f: m.follower}
@@ -244,6 +260,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Accounts = ordering.NewAccounts(store, opts)
 	m.startWebhooks()
+	if providers != nil {
+		m.startRefunds()
+	}
 	m.watcher.Store(startWatcher(m.Orders, m.Live, m.Metrics, m.Logger, m.wakeDispatcher))
 	if counts, err := m.Orders.CountByStatus(); err == nil {
 		m.Metrics.SetOrderCounts(counts)
@@ -343,6 +362,7 @@ func (m *Main) Close() error {
 	if m.Webhooks != nil {
 		errs = append(errs, m.Webhooks.Close())
 	}
+	m.stopRefunds()
 	errs = append(errs, m.store.Close())
 	if m.Live != nil {
 		errs = append(errs, m.Live.Close())
@@ -553,7 +573,9 @@ func isTerminal(w io.Writer) bool {
 // observeTransition feeds the order metrics and wakes the webhook
 // dispatcher, which finds the new event in the outbox.
 func (m *Main) observeTransition(t ordering.Transition) {
-	m.Metrics.ObserveTransition(t.From, t.To, t.Actor)
+	if t.From != t.To { // a refund keeps the status: an event, no transition
+		m.Metrics.ObserveTransition(t.From, t.To, t.Actor)
+	}
 	m.wakeDispatcher()
 }
 

@@ -1,0 +1,217 @@
+package ordering
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"companydocs"
+)
+
+// Refunds through a payment provider: the change that calls for one (a
+// paid order cancelled or failed, a payment after the cancel) records it
+// pending in the order and schedules it in its own transaction
+// (startRefund); the refunder then asks the provider, with the order's
+// idempotency key, and records the answer: refunded, with a history
+// entry and an order.refunded event, or tried again later with a backoff
+// that doubles from Options.RefundRetryBase up to maxRefundBackoff, for
+// as long as it takes (a refund is owed, not given up).
+//
+// One loop per process asks, one refund at a time. On a store shared by
+// several nodes a claim moves the refund's time by Options.RefundLease
+// first, so that two nodes never ask at once and a node killed between
+// its call and its record leaves the refund to be asked again after the
+// lease; on bbolt the next start asks again at once. Either way with the
+// same key: the provider makes it once however often it is asked.
+
+// Defaults of the refunder.
+const (
+	DefaultRefundRetryBase = 30 * time.Second
+	DefaultRefundLease     = 2 * time.Minute
+	maxRefundBackoff       = 6 * time.Hour
+	refundBatch            = 16
+)
+
+// refundTask is one due refund and the provider to ask.
+type refundTask struct {
+	prov PaymentProvider
+	req  RefundRequest
+}
+
+// RunRefunds asks the providers for the refunds due until ctx ends,
+// waking at the earliest next time or when wake receives. Call it in its
+// own goroutine.
+func (s *Orders) RunRefunds(ctx context.Context, wake <-chan struct{}) {
+	for {
+		next := s.refundRound(ctx)
+		wait := time.Minute
+		if !next.IsZero() {
+			wait = max(time.Until(next), 10*time.Millisecond)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// refundRound claims the due refunds, asks for each and records it, and
+// returns when to look again.
+func (s *Orders) refundRound(ctx context.Context) time.Time {
+	tasks, next, err := s.claimRefunds(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.logger.Error("claim due refunds", "err", err)
+		}
+		return s.now().Add(s.refundBase)
+	}
+	recorded := true
+	for _, t := range tasks {
+		if ctx.Err() != nil {
+			return next
+		}
+		recorded = s.askRefund(ctx, t) && recorded
+	}
+	switch {
+	case !recorded: // the store failed: do not ask again before it may have recovered
+		return s.now().Add(s.refundBase)
+	case len(tasks) > 0:
+		return s.now() // more may be due
+	}
+	return next
+}
+
+// claimRefunds claims the due refunds for the lease and reads what each
+// asks for.
+func (s *Orders) claimRefunds(ctx context.Context) ([]refundTask, time.Time, error) {
+	var tasks []refundTask
+	var next time.Time
+	err := s.store.Update(ctx, func(tx Tx) error {
+		tasks = tasks[:0]
+		ids, n, err := tx.ClaimDueRefunds(s.now().UTC(), s.refundLease, refundBatch)
+		if err != nil {
+			return err
+		}
+		next = n
+		for _, id := range ids {
+			rec, err := getOrder(tx, id)
+			if err != nil {
+				return err
+			}
+			p := rec.Order.Payment
+			if p == nil || p.Refund == nil || p.Refund.Status != companydocs.RefundPending || s.payments[p.Provider] == nil {
+				if err := tx.UnscheduleRefund(id); err != nil {
+					return err
+				}
+				continue
+			}
+			cents, err := parseCents(p.Amount)
+			if err != nil {
+				return fmt.Errorf("order %s: payment amount %q: %w", id, p.Amount, err)
+			}
+			tasks = append(tasks, refundTask{prov: s.payments[p.Provider], req: RefundRequest{OrderID: id, PaymentID: p.PaymentID,
+				AmountCents: cents, Currency: p.Currency, IdempotencyKey: refundKey(id)}})
+		}
+		return nil
+	})
+	return tasks, next, err
+}
+
+// askRefund asks the provider for one refund and records the answer;
+// false when the answer could not be recorded.
+func (s *Orders) askRefund(ctx context.Context, t refundTask) bool {
+	callCtx, cancel := context.WithTimeout(ctx, providerTimeout)
+	refundID, err := t.prov.Refund(callCtx, t.req)
+	cancel()
+	if ctx.Err() != nil {
+		return true // shutting down: the refund is asked again after the next start (or the lease)
+	}
+	outcome := "refunded"
+	if err != nil {
+		outcome = "retry"
+		s.logger.Warn("the payment provider refused or missed a refund; it is asked again later", "order", t.req.OrderID, "err", err)
+	}
+	if rerr := s.recordRefund(ctx, t.req.OrderID, refundID, err); rerr != nil {
+		s.logger.Error("record a refund's outcome; it is asked again later", "order", t.req.OrderID, "err", rerr)
+		return false
+	}
+	if s.onRefund != nil {
+		s.onRefund(outcome)
+	}
+	return true
+}
+
+// recordRefund records the provider's answer to a refund: made, or
+// failed and scheduled again with the backoff.
+func (s *Orders) recordRefund(ctx context.Context, orderID, refundID string, callErr error) error {
+	var tr *Transition
+	err := s.store.Update(ctx, func(tx Tx) error {
+		tr = nil
+		rec, err := getOrder(tx, orderID)
+		if err != nil {
+			return err
+		}
+		p := rec.Order.Payment
+		if p == nil || p.Refund == nil || p.Refund.Status != companydocs.RefundPending {
+			return tx.UnscheduleRefund(orderID) // recorded by another node meanwhile
+		}
+		r, now := p.Refund, s.now().UTC()
+		r.Attempts++
+		if callErr != nil {
+			at := now.Add(refundBackoff(s.refundBase, r.Attempts))
+			r.NextAttemptAt, r.LastError = &at, errorLine(callErr)
+			if err := tx.UpdateOrder(rec, rec.Order.Status); err != nil {
+				return err
+			}
+			return tx.ScheduleRefund(orderID, at)
+		}
+		r.Status, r.RefundID, r.RefundedAt, r.NextAttemptAt, r.LastError = companydocs.RefundRefunded, refundID, &now, nil, ""
+		if err := tx.UnscheduleRefund(orderID); err != nil {
+			return err
+		}
+		params := companydocs.Params{RefundedAmount: r.Amount, Currency: r.Currency, Provider: p.Provider}
+		t, err := s.annotate(tx, rec, HistoryRefunded, params, EventOrderRefunded, now)
+		tr = &t
+		return err
+	})
+	if err == nil && tr != nil {
+		s.notify(*tr)
+	}
+	return err
+}
+
+// refundBackoff is the wait after the n-th failed attempt: base, doubling,
+// at most maxRefundBackoff.
+func refundBackoff(base time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n && d < maxRefundBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxRefundBackoff)
+}
+
+// errorLine is the first line of an error, at most 200 bytes, for the
+// operator's view of a refund.
+func errorLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// RefundsPending counts the refunds waiting for their provider (for the
+// metrics).
+func (s *Orders) RefundsPending() (n int, err error) {
+	err = s.store.View(context.Background(), func(tx Tx) error {
+		n, err = tx.CountScheduledRefunds()
+		return err
+	})
+	return n, err
+}

@@ -1,0 +1,87 @@
+package postgres
+
+import (
+	"time"
+
+	"companydocs/ordering"
+)
+
+var _ ordering.PaymentTx = (*txn)(nil)
+
+// ClaimPaymentEvent inserts the event's row unless it is there: of two
+// transactions inserting one id, the second waits for the first and then
+// finds the conflict.
+func (t *txn) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, error) {
+	if err := t.needWrite(); err != nil {
+		return false, err
+	}
+	n, err := t.exec("INSERT INTO payment_events (provider, event_id, applied_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", provider, eventID, at)
+	if err != nil {
+		return false, wrap(err, "claim payment event "+eventID)
+	}
+	return n == 1, nil
+}
+
+// ScheduleRefund inserts or moves the order's refund.
+func (t *txn) ScheduleRefund(orderID string, at time.Time) error {
+	if err := t.needWrite(); err != nil {
+		return err
+	}
+	_, err := t.exec("INSERT INTO refunds_due (order_id, due_at) VALUES ($1, $2) ON CONFLICT (order_id) DO UPDATE SET due_at = EXCLUDED.due_at", orderID, at)
+	return wrap(err, "schedule the refund of "+orderID)
+}
+
+// UnscheduleRefund deletes the order's refund from the schedule.
+func (t *txn) UnscheduleRefund(orderID string) error {
+	if err := t.needWrite(); err != nil {
+		return err
+	}
+	_, err := t.exec("DELETE FROM refunds_due WHERE order_id = $1", orderID)
+	return wrap(err, "unschedule the refund of "+orderID)
+}
+
+// ClaimDueRefunds moves the earliest due refunds, skipping rows another
+// node holds locked, to now+lease and returns them.
+func (t *txn) ClaimDueRefunds(now time.Time, lease time.Duration, limit int) ([]string, time.Time, error) {
+	if err := t.needWrite(); err != nil {
+		return nil, time.Time{}, err
+	}
+	rows, err := t.tx.Query(t.ctx, `UPDATE refunds_due SET due_at = $2 WHERE order_id IN (
+		SELECT order_id FROM refunds_due WHERE due_at <= $1 ORDER BY due_at, order_id LIMIT $3 FOR UPDATE SKIP LOCKED)
+		RETURNING order_id`, now, now.Add(lease), limit)
+	if err != nil {
+		return nil, time.Time{}, wrap(err, "claim due refunds")
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, time.Time{}, wrap(err, "claim due refunds")
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, time.Time{}, wrap(err, "claim due refunds")
+	}
+	var next *time.Time
+	if _, err := t.one("SELECT min(due_at) FROM refunds_due WHERE due_at > $1", []any{now}, &next); err != nil {
+		return nil, time.Time{}, wrap(err, "next due refund")
+	}
+	var at time.Time
+	if next != nil {
+		at = *next
+	}
+	if len(ids) == limit {
+		at = now
+	}
+	return ids, at, nil
+}
+
+// CountScheduledRefunds counts the schedule.
+func (t *txn) CountScheduledRefunds() (int, error) {
+	var n int
+	_, err := t.one("SELECT count(*) FROM refunds_due", nil, &n)
+	return n, wrap(err, "count scheduled refunds")
+}
