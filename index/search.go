@@ -438,16 +438,8 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 	// clauses match; its documents count towards the order of tokens, so
 	// that a company's own name words drive the search before a city word.
 	tq.order = stats.docFreq(fieldSeat, t)
-	switch q.Only {
-	case companydocs.OnlyFormerNames:
-		add(fieldPreviousNames, t, boostPreviousNames)
-		return tq
-	case companydocs.OnlyOfficers:
-		add(fieldOfficers, t, boostPerson)
-		addOfficerTypos(t, stats, add)
-		return tq
-	case companydocs.OnlyAddress:
-		add(fieldAddress, t, boostAddressClue)
+	if q.Only != "" {
+		addOnly(t, q.Only, stats, add)
 		return tq
 	}
 	tq.known = add(fieldName, t, boostName)
@@ -463,6 +455,30 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 			}
 		}
 	}
+	addBeyondName(t, q, stats, add)
+	return tq
+}
+
+// addClause adds a clause for value in field, if some document holds it,
+// and reports whether one does.
+type addClause = func(field, value string, boost float64) bool
+
+// addOnly adds the clauses of a query that searches one field alone.
+func addOnly(t string, only companydocs.SearchField, stats *termStats, add addClause) {
+	switch only {
+	case companydocs.OnlyFormerNames:
+		add(fieldPreviousNames, t, boostPreviousNames)
+	case companydocs.OnlyOfficers:
+		add(fieldOfficers, t, boostPerson)
+		addOfficerTypos(t, stats, add)
+	case companydocs.OnlyAddress:
+		add(fieldAddress, t, boostAddressClue)
+	}
+}
+
+// addBeyondName adds the clauses over former names, officers, addresses
+// and sounds that a clue or a deep search asks for.
+func addBeyondName(t string, q companydocs.TextQuery, stats *termStats, add addClause) {
 	if q.Deep {
 		add(fieldPreviousNames, t, boostPreviousNames)
 	}
@@ -484,7 +500,6 @@ func newTokenQuery(t, form string, q companydocs.TextQuery, stats *termStats) to
 			add(fieldPhonetic, code, boostPhonetic)
 		}
 	}
-	return tq
 }
 
 // clueWord reports whether t is a word of the clue the query names
@@ -532,7 +547,7 @@ const (
 // a person's name word that no officer bears (companydocs.TypoBudget, as
 // for company names): "Beeir" finds "Beier". A word officers bear is
 // taken as written, and so is a word some seat bears: the person's town.
-func addOfficerTypos(t string, stats *termStats, add func(field, value string, boost float64) bool) {
+func addOfficerTypos(t string, stats *termStats, add addClause) {
 	if stats.docFreq(fieldOfficers, t) > 0 || stats.docFreq(fieldSeat, t) > 0 {
 		return
 	}

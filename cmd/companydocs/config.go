@@ -162,41 +162,65 @@ func (c *Config) Validate() error {
 	if c.DemoCredits < 0 {
 		bad("demo-credits", "must be 0 or more, got %d", c.DemoCredits)
 	}
+	for _, validate := range []func(badValue){
+		c.validateRates, c.validateWorkers, c.validateStore, c.validateFollow, c.validateStripe,
+		c.validateDurations, c.validateNetwork, c.validateLogging,
+	} {
+		validate(bad)
+	}
+	return errors.Join(errs...)
+}
+
+// badValue reports a flag's value as a usage error.
+type badValue = func(flagName, format string, args ...any)
+
+// validateRates checks the rate limits: each rate a finite number of 0 or
+// more, and a burst of at least 1 while its rate is on.
+func (c *Config) validateRates(bad badValue) {
+	for _, l := range []struct {
+		name  string
+		rate  float64
+		burst int
+	}{
+		{"search", c.SearchRate, c.SearchBurst},
+		{"session", c.SessionRate, c.SessionBurst},
+		{"write", c.WriteRate, c.WriteBurst},
+	} {
+		if !(l.rate >= 0) || math.IsInf(l.rate, 0) {
+			bad(l.name+"-rate", "must be a number of 0 or more (0 turns the limit off), got %v", l.rate)
+		}
+		if l.rate > 0 && l.burst < 1 {
+			bad(l.name+"-burst", "must be 1 or more while --%s-rate is on, got %d", l.name, l.burst)
+		}
+	}
+}
+
+// validateWorkers checks the counts of things at work at once.
+func (c *Config) validateWorkers(bad badValue) {
+	for _, n := range []struct {
+		name  string
+		value int
+	}{
+		{"batches-in-flight", c.BatchesInFlight},
+		{"uploads-in-flight", c.UploadsInFlight},
+		{"downloads-in-flight", c.DownloadsInFlight},
+		{"downloads-per-account", c.DownloadsPerAccount},
+		{"webhook-workers", c.WebhookWorkers},
+		{"keep", c.Keep},
+	} {
+		if n.value < 1 {
+			bad(n.name, "must be 1 or more, got %d", n.value)
+		}
+	}
+}
+
+func (c *Config) validateDurations(bad badValue) {
 	if c.SessionTTL <= 0 {
 		bad("session-ttl", "must be longer than 0, got %s", c.SessionTTL)
-	}
-	if !(c.SearchRate >= 0) || math.IsInf(c.SearchRate, 0) {
-		bad("search-rate", "must be a number of 0 or more (0 turns the limit off), got %v", c.SearchRate)
-	}
-	if c.SearchRate > 0 && c.SearchBurst < 1 {
-		bad("search-burst", "must be 1 or more while --search-rate is on, got %d", c.SearchBurst)
-	}
-	if !(c.SessionRate >= 0) || math.IsInf(c.SessionRate, 0) {
-		bad("session-rate", "must be a number of 0 or more (0 turns the limits off), got %v", c.SessionRate)
-	}
-	if c.SessionRate > 0 && c.SessionBurst < 1 {
-		bad("session-burst", "must be 1 or more while --session-rate is on, got %d", c.SessionBurst)
-	}
-	if !(c.WriteRate >= 0) || math.IsInf(c.WriteRate, 0) {
-		bad("write-rate", "must be a number of 0 or more (0 turns the limit off), got %v", c.WriteRate)
-	}
-	if c.WriteRate > 0 && c.WriteBurst < 1 {
-		bad("write-burst", "must be 1 or more while --write-rate is on, got %d", c.WriteBurst)
 	}
 	if c.WebhookTimeout <= 0 || c.WebhookRetryBase <= 0 || c.WebhookRetryFor <= 0 {
 		bad("webhook-timeout", "--webhook-timeout, --webhook-retry-base and --webhook-retry-for must be longer than 0")
 	}
-	for name, n := range map[string]int{"batches-in-flight": c.BatchesInFlight, "uploads-in-flight": c.UploadsInFlight, "downloads-in-flight": c.DownloadsInFlight, "downloads-per-account": c.DownloadsPerAccount} {
-		if n < 1 {
-			bad(name, "must be 1 or more, got %d", n)
-		}
-	}
-	if c.WebhookWorkers < 1 {
-		bad("webhook-workers", "must be 1 or more, got %d", c.WebhookWorkers)
-	}
-	c.validateStore(bad)
-	c.validateFollow(bad)
-	c.validateStripe(bad)
 	if c.StoreCheckTimeout <= 0 {
 		bad("store-check-timeout", "must be longer than 0 (use --skip-store-check to skip the check), got %s", c.StoreCheckTimeout)
 	}
@@ -209,9 +233,9 @@ func (c *Config) Validate() error {
 	if c.PollInterval <= 0 {
 		bad("poll-interval", "must be longer than 0, got %s", c.PollInterval)
 	}
-	if c.Keep < 1 {
-		bad("keep", "must be 1 or more, got %d", c.Keep)
-	}
+}
+
+func (c *Config) validateNetwork(bad badValue) {
 	if c.MaxConnections < 0 || c.MaxConnectionsPerAddr < 0 {
 		bad("max-connections", "--max-connections and --max-connections-per-addr must be 0 (no cap) or more, got %d and %d", c.MaxConnections, c.MaxConnectionsPerAddr)
 	}
@@ -225,13 +249,15 @@ func (c *Config) Validate() error {
 			bad("public-url", "%v", err)
 		}
 	}
+}
+
+func (c *Config) validateLogging(bad badValue) {
 	if err := checkLogFormat(c.LogFormat); err != nil {
 		bad("log-format", "%v", err)
 	}
 	if _, err := parseLogLevel(c.LogLevel); err != nil {
 		bad("log-level", "%v", err)
 	}
-	return errors.Join(errs...)
 }
 
 func validProxy(s string) bool {

@@ -291,7 +291,7 @@ func followFlags(fs *flagSet, c *Config) {
 }
 
 // validateFollow checks the follow flags (bad reports a usage error).
-func (c *Config) validateFollow(bad func(flagName, format string, args ...any)) {
+func (c *Config) validateFollow(bad badValue) {
 	if c.IndexSource != "" && !postgresURL(c.Store) {
 		bad("index-source", "needs --store postgres://..., the metastore of published generations")
 	}

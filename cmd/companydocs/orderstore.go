@@ -51,7 +51,7 @@ func postgresURL(url string) bool {
 
 // validateStore checks the order store's configuration; the URL itself
 // is never repeated, since it may hold a password.
-func (c *Config) validateStore(bad func(flagName, format string, args ...any)) {
+func (c *Config) validateStore(bad badValue) {
 	if c.Store != "" && !postgresURL(c.Store) {
 		bad("store", "must be a postgres:// URL, or empty for orders.db in the data directory")
 	}

@@ -50,7 +50,7 @@ func stripeFlags(fs *flagSet, c *Config) {
 }
 
 // validateStripe checks the Stripe flags that need no plan to judge.
-func (c *Config) validateStripe(bad func(flagName, format string, args ...any)) {
+func (c *Config) validateStripe(bad badValue) {
 	if ttl := c.Stripe.SessionTTL; ttl < 30*time.Minute || ttl > 24*time.Hour {
 		bad("stripe-session-ttl", "must be 30m to 24h (Stripe's bounds), got %s", ttl)
 	}

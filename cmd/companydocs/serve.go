@@ -221,29 +221,61 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	store, err := m.openIndexAndStore(ctx)
+	if err != nil {
+		return err
+	}
+	if err = m.startOrdering(store, plans, providers); err != nil {
+		return err
+	}
+	if m.OrderStore != nil {
+		if m.store, err = listenStore(m.Config.DataDir, m.OrderStore, m.Accounts, m.Logger); err != nil {
+			m.Logger.Error("online backup, check and accounts are off: stop the server to run store backup, store check or accounts", "err", err)
+		}
+	}
+	if m.Config.Demo {
+		if err := m.createDemo(); err != nil {
+			return err
+		}
+	}
+	return m.listen()
+}
+
+// openIndexAndStore opens the live index (first following the published
+// generations, or ingesting the embedded sample, where that is the way to
+// one) and the order store.
+func (m *Main) openIndexAndStore(ctx context.Context) (ordering.Store, error) {
 	var store ordering.Store
+	var err error
 	if m.Config.IndexSource != "" {
 		if store, err = m.openOrderStore(ctx); err != nil {
-			return err
+			return nil, err
 		}
 		if err := m.startFollowing(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	} else if err := m.ensureGeneration(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	m.Live, err = index.OpenLive(m.Config.DataDir, index.LiveOptions{PollInterval: m.Config.PollInterval, Logger: m.Logger,
 		OnSwap: m.observeSwap, OnReject: m.Metrics.ObserveRejectedGeneration})
 	if err != nil {
-		return fmt.Errorf("open index: %w", err)
+		return nil, fmt.Errorf("open index: %w", err)
 	}
 	m.Metrics.SetGeneration(m.Live.Current())
 	m.observeChanges(m.Live.Meta())
 	if m.follower != nil {
 		m.follower.start()
 	} else if store, err = m.openOrderStore(ctx); err != nil {
-		return err
+		return nil, err
 	}
+	return store, nil
+}
+
+// startOrdering starts the ordering service over store, its webhooks, its
+// refunds and the watcher.
+func (m *Main) startOrdering(store ordering.Store, plans *ordering.Plans, providers map[string]ordering.PaymentProvider) error {
+	var err error
 	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
 		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
 		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL,
@@ -267,17 +299,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if counts, err := m.Orders.CountByStatus(); err == nil {
 		m.Metrics.SetOrderCounts(counts)
 	}
-	if m.OrderStore != nil {
-		if m.store, err = listenStore(m.Config.DataDir, m.OrderStore, m.Accounts, m.Logger); err != nil {
-			m.Logger.Error("online backup, check and accounts are off: stop the server to run store backup, store check or accounts", "err", err)
-		}
-	}
-	if m.Config.Demo {
-		if err := m.createDemo(); err != nil {
-			return err
-		}
-	}
-	return m.listen()
+	return nil
 }
 
 func (m *Main) listen() error {

@@ -60,16 +60,8 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 && args[0] == "migrate" {
 		return runMigrate(ctx, args[1:], stdout, stderr)
 	}
-	switch {
-	case len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
-		fmt.Fprintln(stdout, storeUsage)
-		return flag.ErrHelp
-	case len(args) == 0:
-		fmt.Fprintln(stderr, storeUsage)
-		return errUsage
-	case args[0] != "check" && args[0] != "backup":
-		fmt.Fprintf(stderr, "unknown store command %q\n%s\n", args[0], storeUsage)
-		return errUsage
+	if err := checkStoreCommand(args, stdout, stderr); err != nil {
+		return err
 	}
 	var (
 		dataDir, to, store string
@@ -102,6 +94,23 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("store backup needs --to FILE: %w", errUsage)
 	}
 	return storeBackup(ctx, dataDir, to, force, timeout, stdout)
+}
+
+// checkStoreCommand answers help and refuses a missing or unknown store
+// command.
+func checkStoreCommand(args []string, stdout, stderr io.Writer) error {
+	switch {
+	case len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+		fmt.Fprintln(stdout, storeUsage)
+		return flag.ErrHelp
+	case len(args) == 0:
+		fmt.Fprintln(stderr, storeUsage)
+		return errUsage
+	case args[0] != "check" && args[0] != "backup":
+		fmt.Fprintf(stderr, "unknown store command %q\n%s\n", args[0], storeUsage)
+		return errUsage
+	}
+	return nil
 }
 
 // storeCheck checks orders.db: through the running server's socket (on a

@@ -195,57 +195,78 @@ func (r *Reader) chunk(chunk []byte, err error) bool {
 
 // scan runs the state machine over content without line ends.
 func (r *Reader) scan(b []byte) {
-	comma := r.opt.Comma
 	for len(b) > 0 && r.failed == nil {
 		switch r.state {
 		case recordStart, fieldStart:
-			if r.state == recordStart {
-				r.start = r.line + 1
-			}
-			switch b[0] {
-			case '"':
-				r.state, r.quoteLine, r.crossed, b = quoted, r.line+1, false, b[1:]
-			case comma:
-				r.endField()
-				r.state, b = fieldStart, b[1:]
-			default:
-				r.state = unquoted
-			}
+			b = r.fieldBegins(b)
 		case unquoted:
-			i := bytes.IndexByte(b, comma)
-			if i < 0 {
-				r.add(b)
-				return
-			}
-			r.add(b[:i])
-			r.endField()
-			r.state, b = fieldStart, b[i+1:]
-		case quoted:
-			i := bytes.IndexByte(b, '"')
-			if i < 0 {
-				r.add(b)
-				return
-			}
-			r.add(b[:i])
-			r.state, b = quote, b[i+1:]
-		case quote:
-			switch b[0] {
-			case '"': // an escaped quote
-				r.add(b[:1])
-				r.state, b = quoted, b[1:]
-			case comma:
+			var found bool
+			if b, found = r.runTo(b, r.opt.Comma); found {
 				r.endField()
-				r.state, b = fieldStart, b[1:]
-			default: // a bare quote, taken literally
-				if r.opt.CheckQuotes && r.crossed {
-					r.fail(fmt.Sprintf("on line %d a quote inside its cell closes nothing", r.line+1))
-					return
-				}
-				r.add([]byte{'"'})
-				r.state = quoted
+				r.state = fieldStart
 			}
+		case quoted:
+			var found bool
+			if b, found = r.runTo(b, '"'); found {
+				r.state = quote
+			}
+		case quote:
+			b = r.afterQuote(b)
 		}
 	}
+}
+
+// fieldBegins reads the first byte of a field: a quote opens a quoted
+// field, a comma ends an empty one.
+func (r *Reader) fieldBegins(b []byte) []byte {
+	if r.state == recordStart {
+		r.start = r.line + 1
+	}
+	switch b[0] {
+	case '"':
+		r.state, r.quoteLine, r.crossed = quoted, r.line+1, false
+		return b[1:]
+	case r.opt.Comma:
+		r.endField()
+		r.state = fieldStart
+		return b[1:]
+	}
+	r.state = unquoted
+	return b
+}
+
+// runTo adds the field's content up to the next stop byte and returns
+// what follows that byte; without one it adds all of b.
+func (r *Reader) runTo(b []byte, stop byte) (rest []byte, found bool) {
+	i := bytes.IndexByte(b, stop)
+	if i < 0 {
+		r.add(b)
+		return nil, false
+	}
+	r.add(b[:i])
+	return b[i+1:], true
+}
+
+// afterQuote reads the byte after a quote inside a quoted field.
+func (r *Reader) afterQuote(b []byte) []byte {
+	switch b[0] {
+	case '"': // an escaped quote
+		r.add(b[:1])
+		r.state = quoted
+		return b[1:]
+	case r.opt.Comma:
+		r.endField()
+		r.state = fieldStart
+		return b[1:]
+	}
+	// a bare quote, taken literally
+	if r.opt.CheckQuotes && r.crossed {
+		r.fail(fmt.Sprintf("on line %d a quote inside its cell closes nothing", r.line+1))
+		return nil
+	}
+	r.add([]byte{'"'})
+	r.state = quoted
+	return b
 }
 
 // endOfLine handles a line end; it reports whether the record ended.
