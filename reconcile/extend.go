@@ -87,45 +87,51 @@ func Extend(q ExtendQuery, profiles map[string]*companydocs.Profile) ExtendRespo
 
 // values are what profile p holds for property id.
 func values(p *companydocs.Profile, id string) []StrValue {
-	if p == nil {
-		return []StrValue{}
-	}
-	var texts []string
-	switch id {
-	case "court":
-		texts = []string{p.CourtName()}
-	case "register_number":
-		if p.Ref.Number != "" {
-			texts = []string{p.Ref.NumberKey()}
-		}
-	case "city":
-		texts = []string{p.Seat}
-	case "address":
-		texts = []string{strings.TrimSuffix(strings.TrimSpace(p.Address), ".")}
-	case "legal_form":
-		texts = []string{p.LegalForm}
-	case "status":
-		texts = []string{p.CandidateStatus()}
-	case "lei":
-		for _, l := range p.LEIs {
-			texts = append(texts, string(l.LEI))
-		}
-	case "documents":
-		for _, d := range p.Documents {
-			texts = append(texts, string(d))
-		}
-	case "ordering_eligible":
-		texts = []string{strconv.FormatBool(p.OrderingEligible())}
-	case "officer":
-		texts = currentOfficers(p)
-	}
 	out := []StrValue{}
-	for _, t := range texts {
+	texts, ok := propertyTexts[id]
+	if p == nil || !ok {
+		return out
+	}
+	for _, t := range texts(p) {
 		if t != "" {
 			out = append(out, StrValue{Str: t})
 		}
 	}
 	return out
+}
+
+// propertyTexts gives, for each extension property, what a profile holds
+// for it.
+var propertyTexts = map[string]func(p *companydocs.Profile) []string{
+	"court": func(p *companydocs.Profile) []string { return []string{p.CourtName()} },
+	"register_number": func(p *companydocs.Profile) []string {
+		if p.Ref.Number == "" {
+			return nil
+		}
+		return []string{p.Ref.NumberKey()}
+	},
+	"city": func(p *companydocs.Profile) []string { return []string{p.Seat} },
+	"address": func(p *companydocs.Profile) []string {
+		return []string{strings.TrimSuffix(strings.TrimSpace(p.Address), ".")}
+	},
+	"legal_form": func(p *companydocs.Profile) []string { return []string{p.LegalForm} },
+	"status":     func(p *companydocs.Profile) []string { return []string{p.CandidateStatus()} },
+	"lei": func(p *companydocs.Profile) []string {
+		var out []string
+		for _, l := range p.LEIs {
+			out = append(out, string(l.LEI))
+		}
+		return out
+	},
+	"documents": func(p *companydocs.Profile) []string {
+		var out []string
+		for _, d := range p.Documents {
+			out = append(out, string(d))
+		}
+		return out
+	},
+	"ordering_eligible": func(p *companydocs.Profile) []string { return []string{strconv.FormatBool(p.OrderingEligible())} },
+	"officer":           currentOfficers,
 }
 
 // currentOfficers names the officers not dismissed, with their position.

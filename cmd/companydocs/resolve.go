@@ -127,6 +127,27 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // check finds usage errors before any file is opened.
 func (c *resolveConfig) check(rest []string) error {
+	if err := c.checkFlags(rest); err != nil {
+		return err
+	}
+	if c.server != "" {
+		if err := checkServerURL(c.server); err != nil {
+			return err
+		}
+	}
+	if err := c.caps.check(); err != nil {
+		return err
+	}
+	comma, err := parseDelimiter(c.delimiter)
+	if err == nil && c.decimal != "" {
+		_, err = decimalFor(c.decimal, comma)
+	}
+	return err
+}
+
+// checkFlags checks each flag's value and the input file against the
+// output.
+func (c *resolveConfig) checkFlags(rest []string) error {
 	switch {
 	case strings.TrimSpace(c.query) == "":
 		return fmt.Errorf("resolve needs --query COLUMN: the header name of the column holding the clue: %w", errUsage)
@@ -145,19 +166,7 @@ func (c *resolveConfig) check(rest []string) error {
 	case len(rest) == 1 && c.output != "" && sameFile(rest[0], c.output):
 		return fmt.Errorf("--output %s is the input file: choose another: %w", c.output, errUsage)
 	}
-	if c.server != "" {
-		if err := checkServerURL(c.server); err != nil {
-			return err
-		}
-	}
-	if err := c.caps.check(); err != nil {
-		return err
-	}
-	comma, err := parseDelimiter(c.delimiter)
-	if err == nil && c.decimal != "" {
-		_, err = decimalFor(c.decimal, comma)
-	}
-	return err
+	return nil
 }
 
 // isSet reports whether the command line set the flag name.

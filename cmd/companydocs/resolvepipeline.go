@@ -117,23 +117,7 @@ func (p *pipeline) run(ctx context.Context, out *sheetWriter) error {
 // read sends the rows in batches, after skipping those a resumed output
 // holds; an error travels as a batch of its own.
 func (p *pipeline) read(ctx context.Context, ordered, work chan<- *rowBatch) {
-	send := func(b *rowBatch) bool {
-		select {
-		case ordered <- b:
-		case <-ctx.Done():
-			return false
-		}
-		if b.err != nil {
-			close(b.done)
-			return false
-		}
-		select {
-		case work <- b:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
+	send := func(b *rowBatch) bool { return sendBatch(ctx, b, ordered, work) }
 	if err := p.skipDone(); err != nil {
 		send(&rowBatch{err: err, done: make(chan struct{})})
 		return
@@ -165,6 +149,26 @@ func (p *pipeline) read(ctx context.Context, ordered, work chan<- *rowBatch) {
 			}
 			b = newRowBatch(p.batchSize)
 		}
+	}
+}
+
+// sendBatch puts b in the writer's order, then, unless it carries an
+// error, to the workers; it reports whether reading goes on.
+func sendBatch(ctx context.Context, b *rowBatch, ordered, work chan<- *rowBatch) bool {
+	select {
+	case ordered <- b:
+	case <-ctx.Done():
+		return false
+	}
+	if b.err != nil {
+		close(b.done)
+		return false
+	}
+	select {
+	case work <- b:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
