@@ -628,8 +628,8 @@ func checkPageHeaders(t *testing.T, base string) {
 
 // startBrowserServer ingests part of the embedded sample plus the fixture
 // file and the embedded LEI sample into a temp data directory and starts
-// the real server on it.
-func startBrowserServer(t *testing.T, fixtures string) *Main {
+// the real server on it, with flags added to its own.
+func startBrowserServer(t *testing.T, fixtures string, flags ...string) *Main {
 	t.Helper()
 	dir := t.TempDir()
 	sample := filepath.Join(t.TempDir(), "sample.jsonl.bz2")
@@ -650,7 +650,7 @@ func startBrowserServer(t *testing.T, fixtures string) *Main {
 	}
 	m := NewMain()
 	m.Stdout, m.Stderr = io.Discard, logs
-	if err := m.ParseFlags([]string{"--data-dir", dir, "--addr", "127.0.0.1:0", "--log-format", "text", "--log-level", "warn"}); err != nil {
+	if err := m.ParseFlags(append([]string{"--data-dir", dir, "--addr", "127.0.0.1:0", "--log-format", "text", "--log-level", "warn"}, flags...)); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Run(context.Background()); err != nil {
