@@ -72,18 +72,9 @@ func TestBrowserStripePayment(t *testing.T) {
 	front := startStripeFront(t, 0)
 	_, flags := stripeEnv(t, front)
 	m := startBrowserServer(t, realdata.Path(t, "offeneregister", "fixtures_665.jsonl"), flags...)
-	clientKey, err := m.Accounts.CreateAccount("card-client", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	operatorKey, err := m.Accounts.CreateAccountWithRole("card-operator", companydocs.RoleOperator, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clientKey, operatorKey := clientAndOperator(t, m, "card-client", "card-operator")
 	p := &pageDriver{t: t, ctx: newBrowser(t, chrome)}
-	p.run("open the page on a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile),
-		chromedp.Navigate("http://"+m.Addr()+"/"), chromedp.WaitVisible(chromedp.CSS("#query")))
-	p.waitJS("the page script started", `document.body.dataset.ready === "true"`)
+	p.openOnPhone(m)
 	p.useEnglish()
 	p.typeClue("Rheinbahn AG Düsseldorf")
 	p.waitJS("results for Rheinbahn", `document.querySelectorAll("#results > li.card").length > 0`)

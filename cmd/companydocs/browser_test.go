@@ -667,6 +667,30 @@ func startBrowserServer(t *testing.T, fixtures string, flags ...string) *Main {
 	return m
 }
 
+// clientAndOperator creates a client and an operator account on the
+// browser test's server and returns their API keys.
+func clientAndOperator(t *testing.T, m *Main, client, operator string) (clientKey, operatorKey string) {
+	t.Helper()
+	clientKey, err := m.Accounts.CreateAccount(client, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	operatorKey, err = m.Accounts.CreateAccountWithRole(operator, companydocs.RoleOperator, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clientKey, operatorKey
+}
+
+// openOnPhone opens the page of the server on a 375 px phone and waits
+// until its script has started.
+func (p *pageDriver) openOnPhone(m *Main) {
+	p.t.Helper()
+	p.run("open the page on a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile),
+		chromedp.Navigate("http://"+m.Addr()+"/"), chromedp.WaitVisible(chromedp.CSS("#query")))
+	p.waitJS("the page script started", `document.body.dataset.ready === "true"`)
+}
+
 // newBrowser starts headless Chromium with its own profile directory and
 // no traffic of its own (updates, sync, background networking).
 func newBrowser(t *testing.T, chrome string) context.Context {
