@@ -20,6 +20,7 @@ type payView struct {
 	Kind        string `json:"kind"` // the next step's kind
 	Link        string `json:"link"` // the words of "Pay now"
 	Href        string `json:"href"`
+	LinkName    string `json:"link_name"` // its aria-label
 	By          string `json:"by"`
 	ExpiresAt   string `json:"expires_at"`
 	Status      string `json:"status"` // the payment's status code kept in data-payment-status
@@ -41,6 +42,7 @@ const readPayment = `(root => {
 	const a = d.querySelector(".next-step a.pay-now"), pay = d.querySelector(".payment"), by = d.querySelector(".next-step .pay");
 	return {
 		kind: d.querySelector(".next-step").dataset.kind, link: a ? a.textContent : "", href: a ? a.getAttribute("href") : "",
+		link_name: a ? a.getAttribute("aria-label") : "",
 		by: q(".pay-by"), expires_at: by ? by.dataset.expiresAt : "",
 		status: pay ? pay.dataset.paymentStatus : "", status_words: q(".pay-status"), paid_at: q(".pay-paid-at"),
 		refund: pay ? pay.dataset.refundStatus : "", refund_words: q(".pay-refund"),
@@ -144,7 +146,8 @@ func checkPayNow(t *testing.T, v payView, o companydocs.Order, link, by, status 
 		t.Fatalf("order %s has no payment page: %+v", o.ID, o.Payment)
 	}
 	expires := o.Payment.ExpiresAt
-	if v.Kind != "pay" || v.Link != link || v.Href != o.Payment.URL || v.Status != "open" || v.StatusWords != status ||
+	if v.Kind != "pay" || v.Link != link || !strings.HasPrefix(v.LinkName, link) || !strings.HasSuffix(v.LinkName, o.ID) ||
+		v.Href != o.Payment.URL || v.Status != "open" || v.StatusWords != status ||
 		v.Session != "" || v.PaymentID != "" || v.Amount != "" {
 		t.Errorf("order %s awaiting payment shows %+v; want %q linking to %s and %q", o.ID, v, link, o.Payment.URL, status)
 	}

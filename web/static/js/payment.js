@@ -22,7 +22,8 @@ function payNow(o) {
     return null;
   }
   const box = el("p", { className: "pay", "data-expires-at": p.expires_at }, [
-    el("a", { className: "pay-now", href: p.payment_url, text: t("action.pay_online") }),
+    // Several orders may await payment: the link's name says which.
+    el("a", { className: "pay-now", href: p.payment_url, "aria-label": t("pay.nowFor", { id: o.id }), text: t("action.pay_online") }),
     el("span", { className: "pay-by", text: t("pay.by", { time: formatTime(p.expires_at) }) }),
   ]);
   setTimeout(() => {
