@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"companydocs"
 	"companydocs/messages"
+	"companydocs/ordering"
 )
 
 func readFile(t *testing.T, name string) string {
@@ -176,7 +178,8 @@ func catalogPrefix(prefix string) bool {
 
 // TestCodesHaveWords checks that every error and blocker code, order
 // status, workflow status, actor, next-step kind and history code of the
-// service, and every operator action, has plain words on the page.
+// service, every operator action, the client's payment online and the
+// states of a payment and its refund have plain words on the page.
 func TestCodesHaveWords(t *testing.T) {
 	en := languageKeys(t)["en"]
 	codes := []string{
@@ -198,6 +201,14 @@ func TestCodesHaveWords(t *testing.T) {
 		"history.delivered", "history.cancelled_by_client", "history.cancelled_by_operator", "history.note",
 		// the operator's next step in the queue: its first allowed action, or none
 		"operatorStep.pay", "operatorStep.request", "operatorStep.deliver", "operatorStep.fail", "operatorStep.cancel", "operatorStep.none",
+		"operatorStep.awaiting_payment",
+		// paying through a provider: the client's action and next step,
+		// the payment's and the refund's states, the provider, the history
+		"action." + ordering.ActionPayOnline, "nextStep." + ordering.NextStepPay,
+		"paymentStatus." + companydocs.PaymentOpen, "paymentStatus." + companydocs.PaymentPaid, "paymentStatus." + companydocs.PaymentExpired,
+		"refundStatus." + companydocs.RefundPending, "refundStatus." + companydocs.RefundRefunded, "provider." + companydocs.PaymentStripe,
+		"history." + ordering.HistoryPaidOnline, "history." + ordering.HistoryCheckoutExpired,
+		"history." + ordering.HistoryPaidAfterCancel, "history." + ordering.HistoryRefunded,
 	}
 	for _, k := range codes {
 		if !en[k] {

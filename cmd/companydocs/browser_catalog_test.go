@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"companydocs"
 	"companydocs/internal/realdata"
 	"companydocs/messages"
 
@@ -25,18 +24,9 @@ import (
 func TestBrowserGermanSaysNoEnglish(t *testing.T) {
 	chrome := browserExecutable(t)
 	m := startBrowserServer(t, realdata.Path(t, "offeneregister", "fixtures_665.jsonl"))
-	clientKey, err := m.Accounts.CreateAccount("katalog-kunde", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	operatorKey, err := m.Accounts.CreateAccountWithRole("katalog-betrieb", companydocs.RoleOperator, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clientKey, operatorKey := clientAndOperator(t, m, "katalog-kunde", "katalog-betrieb")
 	p := &pageDriver{t: t, ctx: newBrowser(t, chrome)}
-	p.run("open the page on a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile),
-		chromedp.Navigate("http://"+m.Addr()+"/"), chromedp.WaitVisible(chromedp.CSS("#query")))
-	p.waitJS("the page script started", `document.body.dataset.ready === "true"`)
+	p.openOnPhone(m)
 	p.run("switch to German", chromedp.Click(chromedp.CSS("#lang-switch")))
 	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
 

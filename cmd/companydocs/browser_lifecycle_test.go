@@ -282,6 +282,13 @@ func minimalPDF(text string) []byte {
 // the page shows of the new order.
 func (p *pageDriver) orderPlan(plan string) orderState {
 	p.t.Helper()
+	return p.orderPlanDocument(plan, "")
+}
+
+// orderPlanDocument orders a document of the exact card's company with a
+// plan; without a document, the one the page chooses.
+func (p *pageDriver) orderPlanDocument(plan, document string) orderState {
+	p.t.Helper()
 	if eval[bool](p, "is the order panel open", `!document.querySelector("#order-panel").hidden`) {
 		p.run("close the order panel", chromedp.Click(chromedp.CSS("#order-result button")), chromedp.WaitNotVisible(chromedp.CSS("#order-panel")))
 	}
@@ -290,6 +297,10 @@ func (p *pageDriver) orderPlan(plan string) orderState {
 		chromedp.WaitVisible(chromedp.CSS("#order-panel")))
 	eval[string](p, "choose the plan "+plan, fmt.Sprintf(`(() => { const s = document.querySelector("#order-plan");
 		s.value = %q; s.dispatchEvent(new Event("change")); return s.value; })()`, plan))
+	if document != "" {
+		eval[string](p, "choose the document "+document, fmt.Sprintf(`(() => { const s = document.querySelector("#order-document");
+			s.value = %q; s.dispatchEvent(new Event("change")); return s.value; })()`, document))
+	}
 	p.waitJS("a preview without blockers", `document.querySelector("#preview .message.ok") !== null && !document.querySelector("#order-confirm").disabled`)
 	p.run("confirm the order", chromedp.Click(chromedp.CSS("#order-confirm")))
 	p.waitJS("the order outcome", `document.querySelector("#order-result [data-kind]") !== null`)

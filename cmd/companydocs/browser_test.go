@@ -628,8 +628,8 @@ func checkPageHeaders(t *testing.T, base string) {
 
 // startBrowserServer ingests part of the embedded sample plus the fixture
 // file and the embedded LEI sample into a temp data directory and starts
-// the real server on it.
-func startBrowserServer(t *testing.T, fixtures string) *Main {
+// the real server on it, with flags added to its own.
+func startBrowserServer(t *testing.T, fixtures string, flags ...string) *Main {
 	t.Helper()
 	dir := t.TempDir()
 	sample := filepath.Join(t.TempDir(), "sample.jsonl.bz2")
@@ -650,7 +650,7 @@ func startBrowserServer(t *testing.T, fixtures string) *Main {
 	}
 	m := NewMain()
 	m.Stdout, m.Stderr = io.Discard, logs
-	if err := m.ParseFlags([]string{"--data-dir", dir, "--addr", "127.0.0.1:0", "--log-format", "text", "--log-level", "warn"}); err != nil {
+	if err := m.ParseFlags(append([]string{"--data-dir", dir, "--addr", "127.0.0.1:0", "--log-format", "text", "--log-level", "warn"}, flags...)); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Run(context.Background()); err != nil {
@@ -665,6 +665,30 @@ func startBrowserServer(t *testing.T, fixtures string) *Main {
 		}
 	})
 	return m
+}
+
+// clientAndOperator creates a client and an operator account on the
+// browser test's server and returns their API keys.
+func clientAndOperator(t *testing.T, m *Main, client, operator string) (clientKey, operatorKey string) {
+	t.Helper()
+	clientKey, err := m.Accounts.CreateAccount(client, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	operatorKey, err = m.Accounts.CreateAccountWithRole(operator, companydocs.RoleOperator, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clientKey, operatorKey
+}
+
+// openOnPhone opens the page of the server on a 375 px phone and waits
+// until its script has started.
+func (p *pageDriver) openOnPhone(m *Main) {
+	p.t.Helper()
+	p.run("open the page on a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile),
+		chromedp.Navigate("http://"+m.Addr()+"/"), chromedp.WaitVisible(chromedp.CSS("#query")))
+	p.waitJS("the page script started", `document.body.dataset.ready === "true"`)
 }
 
 // newBrowser starts headless Chromium with its own profile directory and

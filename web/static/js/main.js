@@ -8,6 +8,7 @@ import { loadAccount, renderSession, startAccount } from "./account.js";
 import { startMany } from "./many.js";
 import { startOrder } from "./order.js";
 import { loadOrders, startOrders } from "./orders.js";
+import { startPayment } from "./payment.js";
 import { startQueue } from "./queue.js";
 import { startSearch } from "./search.js";
 import { loadWatches, startWatches } from "./watches.js";
@@ -54,6 +55,7 @@ async function start() {
   startSearch();
   startOrder();
   startOrders();
+  startPayment();
   startWatches();
   startQueue();
   startMany();

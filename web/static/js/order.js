@@ -5,6 +5,7 @@
 import { $, api, docName, el, errorNode, formatMoney, formatTime, has, newIdempotencyKey, onRedraw, planName, state, t } from "./core.js";
 import { loadAccount } from "./account.js";
 import { loadOrders } from "./orders.js";
+import { paymentFacts } from "./payment.js";
 
 let order = null; // {candidate, opener, idemKey, previewSeq, controller, preview}
 
@@ -242,7 +243,8 @@ function statusBadge(status) {
 }
 
 // orderDetails shows an order; step, when given, in place of the
-// service's next step (the operator's queue says the operator's).
+// service's next step (the operator's queue says the operator's), and
+// then with the payment as the operator sees it.
 export function orderDetails(o, step) {
   const company = o.company || {};
   const rows = [
@@ -265,7 +267,7 @@ export function orderDetails(o, step) {
       dl.append(el("div", {}, [el("dt", { text: t("order.status") }), el("dd", { className: "order-status", "data-status": o.status }, [statusBadge(o.status)])]));
     }
   }
-  return el("div", { className: "order-details", "data-order-id": o.id, "data-status": o.status }, [dl, step || nextStepNode(o), historyNode(o)]);
+  return el("div", { className: "order-details", "data-order-id": o.id, "data-status": o.status }, [dl, paymentFacts(o, Boolean(step)), step || nextStepNode(o), historyNode(o)]);
 }
 
 // stepActions holds, by next-step kind, what a part of the page adds

@@ -99,7 +99,9 @@ function operatorActions(o) {
     const noteId = "cancel-note-" + o.id;
     const note = noteInput(noteId, "cancel-note");
     const noteField = el("div", { className: "field" }, [el("label", { for: noteId, text: t("queue.cancelNote") }), note]);
-    box.append(confirmingButton(t("action.cancel"), t("queue.cancelQuestion"), t("action.cancelYes"), t("action.cancelNo"), "cancel-order", async () =>
+    // A payment through a provider goes back by itself; any other, by hand.
+    const question = o.payment ? t("queue.cancelQuestionOnline") : t("queue.cancelQuestion");
+    box.append(confirmingButton(t("action.cancel"), question, t("action.cancelYes"), t("action.cancelNo"), "cancel-order", async () =>
       done(await api("POST", path + "cancel", note.value.trim() ? { note: note.value.trim() } : {}, { auth: true }), t("action.cancelled", { id: o.id })), message, noteField));
   }
   return actionGroup(o, box, message);
