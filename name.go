@@ -68,7 +68,7 @@ func findLegalForm(toks []string) (start, end int, code string, ok bool) {
 		}
 		for n := min(forms.maxLen, len(toks)-i); n >= 1; n-- {
 			c, ok := forms.exact[string(joinTokens(buf[:0], toks[i:i+n]))]
-			if !ok || i == 0 && n == 1 && len(toks[0]) <= 3 {
+			if !ok || i == 0 && n == 1 && len(toks[0]) <= 3 || n == 1 && amtsgerichtAfterForm(toks, i) {
 				continue
 			}
 			if n >= best {
@@ -78,6 +78,13 @@ func findLegalForm(toks []string) (start, end int, code string, ok bool) {
 		}
 	}
 	return start, end, code, best > 0
+}
+
+// amtsgerichtAfterForm reports whether the "ag" at token i follows
+// another legal form ("Müller GmbH AG Marburg"): there it is the
+// Amtsgericht of a court's name, not a second form.
+func amtsgerichtAfterForm(toks []string, i int) bool {
+	return toks[i] == "ag" && i > 0 && legalFormEnds()[toks[i-1]]
 }
 
 // joinTokens appends toks to dst, separated by spaces, as strings.Join.

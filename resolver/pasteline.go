@@ -72,13 +72,30 @@ var (
 		ceo
 		managing director
 		managing directors
+		managing director s
+		managing director in
+		director
+		directors
+		represented by
+		represented by the managing director
+		represented by the board
+		authorised representative
+		authorized representative
+		board
+		board of directors
+		management board
+		executive board
+		members of the board
+		chairman of the board
+		chairman of the supervisory board
+		owner
 		geschaeftsleitung
 		verantwortlich
 		vorsitzender
 		vorsitzende
 		1 vorsitzender
 		1 vorsitzende`)
-	seatLabels     = wordSetLines("sitz\nsitz der gesellschaft\nsitz des vereins\nsitz der genossenschaft\ngesellschaftssitz\nsatzungssitz\nsitz des unternehmens")
+	seatLabels     = wordSetLines("sitz\nsitz der gesellschaft\nsitz des vereins\nsitz der genossenschaft\ngesellschaftssitz\nsatzungssitz\nsitz des unternehmens\nregistered office\nregistered seat\nseat")
 	nameLabels     = wordSetLines("firma\nname\nfirmenname\nunternehmen\nanbieter\ndiensteanbieter\nbetreiber\nherausgeber\ngesellschaft\nverein")
 	registerLabels = wordSetLines(`registergericht
 		register
@@ -107,10 +124,31 @@ var (
 		eingetragen im vereinsregister
 		eingetragen beim amtsgericht
 		registergericht und registernummer
-		handelsregister und registernummer`)
+		handelsregister und registernummer
+		register court
+		registry court
+		registration court
+		court of registration
+		commercial register
+		commercial registry
+		trade register
+		register of companies
+		registration number
+		registration no
+		register number
+		company number
+		local court
+		district court
+		registered at
+		registered with
+		registered in`)
 	// registerWords start a register line without a colon.
 	registerWords = wordSet(`registergericht amtsgericht handelsregister vereinsregister genossenschaftsregister
-		partnerschaftsregister eingetragen eintragung registernummer registereintrag ag hrb hra vr gnr pr`)
+		partnerschaftsregister eingetragen eintragung registernummer registereintrag ag hrb hra vr gnr pr hr`)
+	// courtWords start a register line only with a register reference
+	// or a court in it: they start names too ("AG Wohnen", "Local
+	// Heroes GmbH", "VR Bank").
+	courtWords = wordSet(`ag vr pr registered register registry commercial registration local district`)
 )
 
 func wordSetLines(s string) map[string]bool {
@@ -192,11 +230,20 @@ func registerLine(line string) bool {
 	if len(words) == 0 {
 		return false
 	}
-	if registerWords[words[0]] {
-		_, _, ok := companydocs.FindRegisterRef(line)
-		return ok || words[0] != "ag" && words[0] != "vr" && words[0] != "pr" && len(words) <= 6
-	}
 	_, rest, ok := companydocs.FindRegisterRef(line)
+	switch {
+	case courtWords[words[0]]:
+		return ok || courtAlone(line)
+	case registerWords[words[0]]:
+		return ok || len(words) <= 6
+	}
+	return ok && strings.TrimSpace(strings.Trim(rest, ",;:()")) == ""
+}
+
+// courtAlone reports whether a line names a court and nothing else:
+// "AG Freiburg", "Local Court of Siegburg".
+func courtAlone(line string) bool {
+	_, rest, ok := companydocs.FindCourt(line)
 	return ok && strings.TrimSpace(strings.Trim(rest, ",;:()")) == ""
 }
 
@@ -219,8 +266,12 @@ func (b *block) readRegister(line string) {
 }
 
 // courtIn finds the court a register line names after "Amtsgericht",
-// "AG" or a label ("Registergericht: München"), in one to three words.
+// "AG", "Local Court" or a label ("Registergericht: München"), in one to
+// three words.
 func courtIn(line string) (companydocs.Court, bool) {
+	if c, _, ok := companydocs.FindCourt(line); ok {
+		return c, true
+	}
 	_, value, labelled := cutLabel(line)
 	words := strings.Fields(strings.NewReplacer(",", " ", ";", " ", "(", " ( ", ")", " ) ").Replace(value))
 	for i := range words {
