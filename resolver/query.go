@@ -203,8 +203,11 @@ type parsedQuery struct {
 	// without them.
 	readings []reading
 	// completes is set when the last token is a word still being typed
-	// (Request.Completes).
-	completes bool
+	// (Request.Completes), or the start of a word a system cut (cut,
+	// cutName).
+	completes, cut bool
+	// cutAside is the last word of a cut name, set aside (cutName).
+	cutAside []string
 	// seats holds the forms of the candidates' seats (seatFormsOf).
 	seats map[string]seatForms
 	// deep is set for a deep-mode search.
@@ -247,7 +250,7 @@ func newReading(tokens []string) reading {
 // parseQuery splits a query into an identifier, a legal form and name tokens.
 func parseQuery(q string) *parsedQuery {
 	pq := &parsedQuery{raw: strings.TrimSpace(q)}
-	rest := pq.raw
+	rest := cutName(pq, pq.raw)
 	if ref, r, ok := companydocs.FindRegisterRef(pq.raw); ok {
 		pq.ref, pq.hasRef, rest = ref, true, r
 	}
@@ -274,9 +277,10 @@ func (pq *parsedQuery) readText(rest string) {
 	for _, t := range pq.tokens {
 		pq.plain = append(pq.plain, companydocs.FoldPlain(t))
 	}
-	pq.clean, pq.ignored = withoutNoise(pq.tokens)
+	clean, ignored := withoutNoise(pq.tokens)
+	pq.clean, pq.ignored = clean, append(append([]string(nil), pq.cutAside...), ignored...)
 	pq.readings = []reading{newReading(pq.tokens)}
-	if len(pq.ignored) > 0 {
+	if len(ignored) > 0 {
 		pq.readings = append(pq.readings, newReading(pq.clean))
 	}
 	pq.address = isAddress(pq.clean)
@@ -287,6 +291,42 @@ func (pq *parsedQuery) readText(rest string) {
 			pq.surname = newTokenList(pq.person[len(pq.person)-1:]).toks[0]
 		}
 	}
+}
+
+// fieldLengths are the lengths at which systems cut a name: the name
+// fields of ERP systems, bank transfers and supplier lists hold 30, 35,
+// 40 or 50 characters.
+var fieldLengths = [...]int{30, 35, 40, 50}
+
+// cutName reads a name that fills a field length to its last character
+// ("Initiative zur Unterstützung von Me") as cut there: its last word is
+// searched as the start of a word, as a word still being typed is, and a
+// last word too short to start one (companydocs.MinWordStart) is set
+// aside, since it tells nothing. It returns the name to read.
+func cutName(pq *parsedQuery, name string) string {
+	n := utf8.RuneCountInString(name)
+	last, _ := utf8.DecodeLastRuneInString(name)
+	if !slices.Contains(fieldLengths[:], n) || !unicode.IsLetter(last) || endsInLegalForm(name) {
+		return name
+	}
+	pq.cut = true
+	i := strings.LastIndexFunc(name, unicode.IsSpace)
+	if i < 0 {
+		return name
+	}
+	if word := name[i+1:]; utf8.RuneCountInString(word) < companydocs.MinWordStart {
+		pq.cutAside = companydocs.Tokens(companydocs.Fold(word))
+		return strings.TrimSpace(name[:i])
+	}
+	return name
+}
+
+// endsInLegalForm reports whether a name's last word is its legal form
+// ("Neue Heimat Südbayerische Wohnstätten eG"): a whole name, not a cut one.
+func endsInLegalForm(name string) bool {
+	_, form, ok := companydocs.SplitLegalForm(name)
+	tokens := companydocs.Tokens(companydocs.Fold(name))
+	return ok && len(tokens) > 0 && len(form.Words) > 0 && tokens[len(tokens)-1] == form.Words[len(form.Words)-1]
 }
 
 // leiPrefixes are the labels people paste in front of an LEI.

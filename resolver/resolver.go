@@ -40,7 +40,7 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 	}
 	pq := parseQuery(req.Query)
 	pq.props = readProperties(req.Properties)
-	pq.completes = req.Completes
+	pq.completes = req.Completes || pq.cut
 	if g := pq.props; g != nil && pq.hasRef && pq.ref.Court == "" {
 		pq.ref.Court = g.court // a typed number's court from its column
 	}
@@ -366,7 +366,7 @@ func textQueryOf(pq *parsedQuery, req Request) companydocs.TextQuery {
 		Deep:      req.Mode == ModeDeep,
 		Officers:  len(pq.person) > 0,
 		Address:   pq.address || pq.houseNumber,
-		Completes: req.Completes,
+		Completes: pq.completes,
 		Discover:  req.Discover,
 	}
 	if pq.hasForm {
