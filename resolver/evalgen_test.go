@@ -408,7 +408,7 @@ var clueKinds = map[string]bool{
 	"address": true, "address_postcode": true, "address_deep": true, "address_postcode_deep": true,
 	"name_noise": true, "place_ascii": true, "lei_prefix": true,
 	"paste_register": true, "paste_register_oneline": true, "paste_text": true, "paste_text_oneline": true,
-	"director_typo": true,
+	"director_typo":    true,
 	"register_written": true, "court_written": true, "name_cut": true, "name_abbreviated": true,
 }
 

@@ -215,9 +215,11 @@ type parsedQuery struct {
 	// block is the pasted block the query was read from, nil for a typed
 	// one.
 	block *block
-	// props are the properties given beside the text, nil when none;
-	// leiKnown is set when their LEI names a known profile.
-	props    *givenClues
+	// clues are the request's clues beside its text's name: the
+	// properties given, the court the text names without a number, the
+	// lines of a pasted block (weighClues). leiKnown is set when the LEI
+	// given as a property names a known profile.
+	clues    clueList
 	leiKnown bool
 }
 
@@ -253,6 +255,10 @@ func parseQuery(q string) *parsedQuery {
 	rest := cutName(pq, pq.raw)
 	if ref, r, ok := companydocs.FindRegisterRef(pq.raw); ok {
 		pq.ref, pq.hasRef, rest = ref, true, r
+	} else if court, r, ok := companydocs.FindCourt(rest); ok && r != "" {
+		// "Müller GmbH AG Marburg": the court is a clue, not the name's
+		pq.clues.add(clue{kind: clueCourt, source: fromText, text: courtText(rest, r), court: court.Code})
+		rest = r
 	}
 	if lei := trimLEIPrefix(pq.raw); companydocs.LooksLikeLEI(lei) {
 		pq.leiShape = true
@@ -291,6 +297,19 @@ func (pq *parsedQuery) readText(rest string) {
 			pq.surname = newTokenList(pq.person[len(pq.person)-1:]).toks[0]
 		}
 	}
+}
+
+// courtText is what a text said of the court: the text less what
+// remains of it ("AG Marburg" of "Müller GmbH AG Marburg"), as near as
+// words go.
+func courtText(text, rest string) string {
+	words := strings.Fields(text)
+	for _, w := range strings.Fields(rest) {
+		if i := slices.Index(words, w); i >= 0 {
+			words = slices.Delete(words, i, i+1)
+		}
+	}
+	return strings.Trim(strings.Join(words, " "), " ,;")
 }
 
 // fieldLengths are the lengths at which systems cut a name: the name
@@ -395,13 +414,13 @@ func (pq *parsedQuery) isShort() bool {
 	if pq.hasRef || (pq.leiShape && pq.leiErr == nil) {
 		return false
 	}
-	if b := pq.block; b != nil && (len(b.persons) > 0 || b.street != "") {
+	if pq.clues.has(clueOfficer, fromLine) || pq.clues.has(clueAddress, fromLine) {
 		return false
 	}
-	if pq.props != nil && (pq.props.hasRef || pq.leiKnown) {
+	if pq.clues.has(clueRegister, fromProperty) || pq.leiKnown {
 		return false
 	}
-	return pq.distinctiveTokens()+pq.props.softClues() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes
+	return pq.distinctiveTokens()+pq.clues.softClues() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes
 }
 
 // maxShortRunes is the longest query that can be short: longer than the
