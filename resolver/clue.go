@@ -284,6 +284,7 @@ func (s *scored) agree(weight float64, code string, params companydocs.ReasonPar
 	s.reason(code, params)
 	if !s.anchored {
 		s.confidence += weight
+		s.parts.clues += weight
 	}
 }
 
@@ -292,6 +293,7 @@ func (s *scored) agree(weight float64, code string, params companydocs.ReasonPar
 func (s *scored) disagree(weight float64, code string, params companydocs.ReasonParams) {
 	s.reason(code, params)
 	s.disagreed = true
+	s.parts.clues -= weight
 	if s.anchored {
 		s.confidence = max(s.confidence-weight, ExactThreshold)
 		return

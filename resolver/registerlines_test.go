@@ -2,6 +2,7 @@ package resolver_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,4 +94,63 @@ func first(res *resolver.Result) companydocs.Candidate {
 		return companydocs.Candidate{}
 	}
 	return res.Candidates[0]
+}
+
+// TestTypedCourtIsAClue types a real company's name with its court named
+// without a number: "AG <court>" after the name is the court, weighed as
+// the court it is and no part of the name; "AG" after a name's word is
+// its legal form.
+func TestTypedCourtIsAClue(t *testing.T) {
+	idx := mustSample(t)
+	for _, query := range []string{"Nutzfahrzeugtechnik Dufner GmbH AG Freiburg", "AG Freiburg Nutzfahrzeugtechnik Dufner GmbH",
+		"Nutzfahrzeugtechnik Dufner GmbH, Local Court of Freiburg"} {
+		res, err := resolver.Resolve(context.Background(), idx, resolver.Request{Query: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := first(res)
+		if c.Name != "Nutzfahrzeugtechnik Dufner GmbH" || !hasCode(&c, resolver.ReasonCourtMatches) {
+			t.Errorf("%q: first %s with %v, want Nutzfahrzeugtechnik Dufner GmbH, its court matching", query, c.Name, c.ConfidenceReasons)
+		}
+		if got := strings.Join(res.Understanding.NameTokens, " "); got != "nutzfahrzeugtechnik dufner" || res.Understanding.LegalForm != "GmbH" {
+			t.Errorf("%q: read as %q (%s), want the name without the court", query, got, res.Understanding.LegalForm)
+		}
+	}
+	res, err := resolver.Resolve(context.Background(), idx, resolver.Request{Query: "LRP ASSET MANAGEMENT AG Freiburg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := first(res)
+	if res.Understanding.LegalForm != "AG" || c.Name != "LRP ASSET MANAGEMENT AG" || hasCode(&c, resolver.ReasonCourtMatches) {
+		t.Errorf("AG after a name: form %q, first %s with %v; want the form AG and no court", res.Understanding.LegalForm, c.Name, c.ConfidenceReasons)
+	}
+}
+
+// TestCutNamesAreSearchedAsStarts types real names cut at a field length
+// in the middle of a word, as ERP exports cut them: the last word is
+// searched as a start, or set aside when too short to start one. A name
+// cut before the words that tell it from others ("Förderverein der
+// Freiwilligen Feuer...") may still rank after them; one cut after them
+// is among the first three.
+func TestCutNamesAreSearchedAsStarts(t *testing.T) {
+	gen := mustBuildSampleIndex(t)
+	for _, tc := range []struct {
+		query, want, aside string
+		ranked             bool
+	}{
+		{"Deutscher Verband der Gebrauch", "Deutscher Verband der Gebrauchshund-Sportvereine e.V. Sportverband für das Polizei- u. Schutzhundwesen e.V. Zweigverein Münster-Neutor e.V. von 1949", "", true},
+		{"Haus-und Grundeigentümerverein im K", "Haus-und Grundeigentümerverein im Kreis Altenkirchen und Westerwaldkreis e.V., Betzdorf", "k", false},
+	} {
+		res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: tc.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rank := slices.IndexFunc(res.Candidates, func(c companydocs.Candidate) bool { return c.Name == tc.want })
+		if tc.ranked && (rank < 0 || rank > 2) {
+			t.Errorf("%q: %q is #%d, want among the first three", tc.query, tc.want, rank+1)
+		}
+		if aside := strings.Join(res.Understanding.IgnoredWords, " "); aside != tc.aside {
+			t.Errorf("%q: set aside %q, want %q", tc.query, aside, tc.aside)
+		}
+	}
 }

@@ -146,7 +146,7 @@ func resolveLEI(idx Index, pq *parsedQuery, lei companydocs.LEI) ([]*scored, []c
 	}
 	var out []*scored
 	for _, p := range profiles {
-		s := &scored{p: p, confidence: AnchoredConfidence, anchored: len(profiles) == 1}
+		s := &scored{p: p, confidence: AnchoredConfidence, anchored: len(profiles) == 1, parts: scoreParts{identifier: AnchoredConfidence}}
 		s.reason(ReasonLEIMatches, companydocs.ReasonParams{LEI: string(lei)})
 		if len(pq.tokens) > 0 && textEvidence(pq, p).score < conflictingName {
 			s.anchored, s.conflict = false, true
@@ -205,6 +205,7 @@ func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, a
 	suffixOK := registerSuffixEvidence(pq, p, s)
 	nameConflict := registerNameEvidence(pq, p, s)
 	s.conflict = nameConflict
+	s.parts.identifier = s.confidence
 	statusEvidence(p, s)
 	unique := courtOK && suffixOK && live == 1 && !p.Removed
 	switch {
@@ -461,7 +462,7 @@ func searchWindow(ctx context.Context, idx Index, q companydocs.TextQuery, pq *p
 func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
 	ev := textEvidence(pq, p)
 	s := &scored{p: p, confidence: ev.score, reasons: ev.reasons, seatMatched: ev.seat, nameExact: ev.exact,
-		evidence: ev.score > 0, field: ev.field, person: ev.person, covers: ev.covers}
+		evidence: ev.score > 0, field: ev.field, person: ev.person, covers: ev.covers, parts: scoreParts{text: ev.score}}
 	legalFormEvidence(pq, p, s)
 	statusEvidence(p, s)
 	if pq.leiShape && pq.leiErr != nil {
@@ -642,7 +643,7 @@ func toCandidate(s *scored) companydocs.Candidate {
 		CourtCode:         p.Ref.Court,
 		RegistryNumber:    registryNumber(p.Ref),
 		Source:            p.Source,
-		Confidence:        math.Round(s.confidence*1000) / 1000,
+		Confidence:        confidenceOf(s),
 		ConfidenceLabel:   label(s),
 		ConfidenceReasons: reasonTextsOf(s.reasons),
 		ReasonDetails:     append([]companydocs.ReasonDetail{}, s.reasons...),

@@ -42,6 +42,36 @@ type scored struct {
 	// conflict is set when a register number or LEI given names another
 	// entry, or the name given contradicts an identifier's entry.
 	disagreed, conflict bool
+	// parts are the components of the raw score, confidence.
+	parts scoreParts
+}
+
+// scoreParts are the components a candidate's raw score (scored.confidence,
+// before its caps) was added up from, kept beside it for the confidence a
+// client sees (confidenceOf).
+type scoreParts struct {
+	// text is the best evidence of the query's text (textEvidence: a
+	// name, former name, officer or address, with the seat).
+	text float64
+	// identifier is what a register number (with its court, suffix and
+	// the name beside it) or an LEI gave.
+	identifier float64
+	// form is the legal form typed agreeing, verified the verified
+	// entry's weight.
+	form, verified float64
+	// clues is what the clues beside the name added and took away
+	// (weighClues).
+	clues float64
+}
+
+// confidenceOf is the one place the confidence a client sees is computed:
+// from the raw score (scored.confidence, its caps applied) and its parts
+// (scored.parts). It is the raw score, rounded to three places; a mapping
+// to the probability that the candidate is the company meant belongs
+// here, and must keep the order of the raw scores, which the ranking and
+// the labels (label) read.
+func confidenceOf(s *scored) float64 {
+	return math.Round(s.confidence*1000) / 1000
 }
 
 // reason adds a reason; params holds the values its sentence names.
@@ -303,6 +333,7 @@ func legalFormEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) {
 	}
 	if p.LegalForm == pq.form.Code {
 		s.confidence += LegalFormWeight
+		s.parts.form += LegalFormWeight
 		s.reason(ReasonLegalFormMatches, companydocs.ReasonParams{LegalForm: pq.form.Code})
 		return
 	}
@@ -316,6 +347,7 @@ func legalFormEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) {
 func statusEvidence(p *companydocs.Profile, s *scored) {
 	if p.Verified {
 		s.confidence += VerifiedWeight
+		s.parts.verified += VerifiedWeight
 	}
 	switch {
 	case p.Source == companydocs.SourceDiscovery && !p.Verified:
