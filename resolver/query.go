@@ -186,9 +186,9 @@ type parsedQuery struct {
 	tokens []string
 	plain  []string
 
-	// clean are the tokens without noise words ("firma", "aus"), ignored
-	// the noise words dropped.
-	clean, ignored []string
+	// clean are the tokens without noise words ("firma", "aus"); the
+	// noise words dropped are clues set aside (fromAside).
+	clean []string
 	// person holds the clean tokens that read as a person's name, address
 	// is set when the clean tokens hold a street and house number.
 	person []string
@@ -284,7 +284,8 @@ func (pq *parsedQuery) readText(rest string) {
 		pq.plain = append(pq.plain, companydocs.FoldPlain(t))
 	}
 	clean, ignored := withoutNoise(pq.tokens)
-	pq.clean, pq.ignored = clean, append(append([]string(nil), pq.cutAside...), ignored...)
+	pq.clean = clean
+	pq.setAside(append(append([]string(nil), pq.cutAside...), ignored...))
 	pq.readings = []reading{newReading(pq.tokens)}
 	if len(ignored) > 0 {
 		pq.readings = append(pq.readings, newReading(pq.clean))
@@ -346,6 +347,26 @@ func endsInLegalForm(name string) bool {
 	_, form, ok := companydocs.SplitLegalForm(name)
 	tokens := companydocs.Tokens(companydocs.Fold(name))
 	return ok && len(tokens) > 0 && len(form.Words) > 0 && tokens[len(tokens)-1] == form.Words[len(form.Words)-1]
+}
+
+// setAside keeps the words of the text set aside as clues of their own
+// (a text read again, as a register reference's, replaces them).
+func (pq *parsedQuery) setAside(words []string) {
+	pq.clues = slices.DeleteFunc(pq.clues, func(c clue) bool { return c.source == fromAside })
+	for _, w := range words {
+		pq.clues.add(clue{kind: clueName, source: fromAside, text: w})
+	}
+}
+
+// asideWords are the words of the text set aside.
+func (pq *parsedQuery) asideWords() []string {
+	var out []string
+	for _, c := range pq.clues {
+		if c.source == fromAside {
+			out = append(out, c.text)
+		}
+	}
+	return out
 }
 
 // leiPrefixes are the labels people paste in front of an LEI.
