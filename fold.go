@@ -89,11 +89,8 @@ func (f *folder) rune(r rune) {
 	case r == '&' || r == '+':
 		f.flush()
 		f.emit(ampersandToken)
-	case r == '.' && string(f.cur) == "u":
-		f.cur = f.cur[:0]
-		f.emit(ampersandToken)
-	case r == '.' && len(f.cur) >= 2 && len(f.cur) <= maxAbbreviation:
-		f.abbreviation()
+	case r == '.':
+		f.dot()
 	case isApostrophe(r):
 		// dropped so that "Müller's" stays one token
 	case r >= utf8.RuneSelf && unicode.Is(unicode.Mn, r):
@@ -113,9 +110,14 @@ func (f *folder) flush() {
 	}
 }
 
-// abbreviation ends the current token at its dot, spelled out when it is
-// an abbreviation with a dot ("Gebr."); "RA-Ges." becomes one word.
-func (f *folder) abbreviation() {
+// dot ends the current token at a dot: "u." is "&", an abbreviation
+// with a dot ("Gebr.") is spelled out, "RA-Ges." becomes one word.
+func (f *folder) dot() {
+	if string(f.cur) == "u" {
+		f.cur = f.cur[:0]
+		f.emit(ampersandToken)
+		return
+	}
 	words, ok := dotAbbreviations[string(f.cur)]
 	if !ok {
 		f.flush()
@@ -173,9 +175,6 @@ func (f *folder) flushPending() {
 	}
 	f.out.WriteString("ra")
 }
-
-// maxAbbreviation is the longest abbreviation spelled out ("beteil").
-const maxAbbreviation = 6
 
 // dotAbbreviations are the abbreviations of company names that lists
 // write with a dot, by their folded letters: each spelled out
