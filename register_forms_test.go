@@ -129,3 +129,24 @@ func TestAGBeforeACourtIsTheCourt(t *testing.T) {
 		t.Errorf("the form of a name with a court after it is %q, want GmbH", form.Code)
 	}
 }
+
+func FuzzFindCourt(f *testing.F) {
+	for _, s := range append(registerSeeds, "Müller GmbH AG Marburg", "Register court: Local Court Stuttgart", "Siemens AG München") {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, rest, ok := FindCourt(s)
+		if !ok {
+			if rest != s {
+				t.Fatalf("no court in %q but rest %q", s, rest)
+			}
+			return
+		}
+		if _, known := CourtByCode(c.Code); !known || c.Former {
+			t.Fatalf("court %+v found in %q is not a current court", c, s)
+		}
+		if len(rest) >= len(s) {
+			t.Fatalf("court %s found in %q but rest %q is not shorter", c.Name, s, rest)
+		}
+	})
+}

@@ -463,6 +463,9 @@ func isCourtCode(s string) bool {
 // not a court, and "AG" after a name's word is its legal form ("Siemens
 // AG München").
 func FindCourt(text string) (court Court, rest string, ok bool) {
+	if !mayIntroduceCourt(text) {
+		return Court{}, text, false // most texts: spare the scan
+	}
 	toks := scanTokens(text)
 	for i := range toks {
 		if !introducesCourt(toks, i) {
@@ -483,6 +486,18 @@ func FindCourt(text string) (court Court, rest string, ok bool) {
 		}
 	}
 	return Court{}, text, false
+}
+
+// mayIntroduceCourt reports whether text may hold a word that
+// introduces a court (introducesCourt): "gericht", "court" or "AG" in
+// any case. It errs on the side of yes.
+func mayIntroduceCourt(text string) bool {
+	for _, w := range [...]string{"gericht", "Gericht", "GERICHT", "ourt", "OURT", "AG", "ag", "Ag", "aG"} {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // introducesCourt reports whether token i is a word that introduces a

@@ -313,12 +313,20 @@ func (b *block) readRegister(line string) {
 		params.RegisterNumber = ref.NumberKey()
 		params.Court = courtNameOrEmpty(ref.Court)
 	}
-	if court, ok := courtIn(line); ok && params.Court == "" {
-		params.Court = court.Name
-		b.addFirst(clue{kind: clueCourt, source: fromLine, text: line, court: court.Code})
+	if params.Court == "" {
+		// a line whose reference names its court names no other
+		b.readCourt(line, &params)
 	}
 	b.register = strings.TrimSpace(b.register + " " + line)
 	b.use(LineRegister, params)
+}
+
+// readCourt keeps the court a register line names without a reference's.
+func (b *block) readCourt(line string, params *rp) {
+	if court, ok := courtIn(line); ok {
+		params.Court = court.Name
+		b.addFirst(clue{kind: clueCourt, source: fromLine, text: line, court: court.Code})
+	}
 }
 
 // courtIn finds the court a register line names after "Amtsgericht",
