@@ -206,7 +206,8 @@ type parsedQuery struct {
 	// (Request.Completes), or the start of a word a system cut (cut,
 	// cutName).
 	completes, cut bool
-	// cutAside is the last word of a cut name, set aside (cutName).
+	// cutAside is the last word of a cut name, too short to start a
+	// word: the name is also read without it (cutName).
 	cutAside []string
 	// seats holds the forms of the candidates' seats (seatFormsOf).
 	seats map[string]seatForms
@@ -285,10 +286,20 @@ func (pq *parsedQuery) readText(rest string) {
 	}
 	clean, ignored := withoutNoise(pq.tokens)
 	pq.clean = clean
-	pq.setAside(append(append([]string(nil), pq.cutAside...), ignored...))
+	pq.setAside(ignored)
+	if len(ignored) > 0 {
+		// "Firma Lutte GmbH in Altenberge" fills 30 characters by
+		// chance: a text with words around the name is typed, not cut
+		pq.cut, pq.cutAside = false, nil
+	}
 	pq.readings = []reading{newReading(pq.tokens)}
 	if len(ignored) > 0 {
 		pq.readings = append(pq.readings, newReading(pq.clean))
+	}
+	if uncut, ok := withoutSuffix(pq.clean, pq.cutAside); ok && len(uncut) > 0 {
+		// a cut name's last letters tell nothing, or they are a seat
+		// typed after the name ("... in Hof"): both readings
+		pq.readings = append(pq.readings, newReading(uncut))
 	}
 	pq.address = isAddress(pq.clean)
 	pq.houseNumber = hasHouseNumber(pq.clean)
@@ -321,8 +332,8 @@ var fieldLengths = [...]int{30, 35, 40, 50}
 // cutName reads a name that fills a field length to its last character
 // ("Initiative zur Unterstützung von Me") as cut there: its last word is
 // searched as the start of a word, as a word still being typed is, and a
-// last word too short to start one (companydocs.MinWordStart) is set
-// aside, since it tells nothing. It returns the name to read.
+// last word too short to start one (companydocs.MinWordStart) is also
+// read without (cutAside, readText). It returns the name to read.
 func cutName(pq *parsedQuery, name string) string {
 	n := utf8.RuneCountInString(name)
 	last, _ := utf8.DecodeLastRuneInString(name)
@@ -336,9 +347,17 @@ func cutName(pq *parsedQuery, name string) string {
 	}
 	if word := name[i+1:]; utf8.RuneCountInString(word) < companydocs.MinWordStart {
 		pq.cutAside = companydocs.Tokens(companydocs.Fold(word))
-		return strings.TrimSpace(name[:i])
 	}
 	return name
+}
+
+// withoutSuffix returns tokens less suffix, when they end in it.
+func withoutSuffix(tokens, suffix []string) ([]string, bool) {
+	n := len(tokens) - len(suffix)
+	if len(suffix) == 0 || n < 0 || !slices.Equal(tokens[n:], suffix) {
+		return nil, false
+	}
+	return tokens[:n], true
 }
 
 // endsInLegalForm reports whether a name's last word is its legal form
