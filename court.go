@@ -96,11 +96,16 @@ func lookupCourtKeys(m map[string]*Court, keys []string) (Court, bool) {
 	return Court{}, false
 }
 
-// courtPrefixWords are the words people put before a court name.
+// courtPrefixWords are the words people put before a court name, in
+// German and in the English of imprints ("Local Court of Siegburg",
+// "Register court: District Court Stuttgart", "the commercial register of
+// the Local Court of Bonn").
 var courtPrefixWords = map[string]bool{
 	"amtsgericht": true, "ag": true, "registergericht": true,
 	"handelsregister": true, "hr": true, "reg": true, "amtsg": true,
 	"registergerichts": true, "amtsgerichts": true, "beim": true, "des": true,
+	"local": true, "district": true, "court": true, "registry": true, "register": true,
+	"commercial": true, "of": true, "the": true,
 }
 
 // courtKeys returns the folded spellings under which a court name is looked

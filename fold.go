@@ -18,6 +18,10 @@ const combiningDiaeresis = '\u0308'
 // ü -> ue, ß -> ss), strips other diacritics, turns punctuation into spaces,
 // normalises "und", "u." and "+" to "&" and collapses white space.
 // Apostrophes are dropped rather than spaced ("McDonald's" -> "mcdonalds").
+// The abbreviations of company names as lists write them are spelled out
+// (abbreviations): "Gebr." -> "gebrueder", "StBG" ->
+// "steuerberatungsgesellschaft", so that a name and its abbreviated
+// spelling fold alike, in the index and in a query.
 func Fold(s string) string { return fold(s, true) }
 
 // FoldPlain is Fold with umlauts reduced to their base letter (ä -> a): the
@@ -58,6 +62,7 @@ func fold(s string, transliterate bool) string {
 		f.rune(r)
 	}
 	f.flush()
+	f.flushPending()
 	return f.out.String()
 }
 
@@ -67,6 +72,8 @@ type folder struct {
 	out           strings.Builder
 	cur           []byte // the token being read
 	scratch       [64]byte
+	// pendingRA is set while a token "ra" is held back (emit)
+	pendingRA bool
 }
 
 func (f *folder) rune(r rune) {
@@ -82,9 +89,8 @@ func (f *folder) rune(r rune) {
 	case r == '&' || r == '+':
 		f.flush()
 		f.emit(ampersandToken)
-	case r == '.' && string(f.cur) == "u":
-		f.cur = f.cur[:0]
-		f.emit(ampersandToken)
+	case r == '.':
+		f.dot()
 	case isApostrophe(r):
 		// dropped so that "Müller's" stays one token
 	case r >= utf8.RuneSelf && unicode.Is(unicode.Mn, r):
@@ -104,15 +110,97 @@ func (f *folder) flush() {
 	}
 }
 
+// dot ends the current token at a dot: "u." is "&", an abbreviation
+// with a dot ("Gebr.") is spelled out, "RA-Ges." becomes one word.
+func (f *folder) dot() {
+	if string(f.cur) == "u" {
+		f.cur = f.cur[:0]
+		f.emit(ampersandToken)
+		return
+	}
+	words, ok := dotAbbreviations[string(f.cur)]
+	if !ok {
+		f.flush()
+		return
+	}
+	// the token before "Ges." was "ra" only if nothing came between
+	// (pendingRA is cleared by every emit)
+	f.cur = f.cur[:0]
+	if f.pendingRA && string(words[0]) == "gesellschaft" {
+		f.pendingRA = false
+		f.emit(lawFirm[f.spelling()])
+		return
+	}
+	f.emit(words[f.spelling()])
+}
+
+// spelling is the index into an abbreviation's spellings: transliterated
+// or plain (ü -> ue or u).
+func (f *folder) spelling() int {
+	if f.transliterate {
+		return 0
+	}
+	return 1
+}
+
 func (f *folder) emit(tok []byte) {
+	if string(tok) == "ra" && !f.pendingRA {
+		// held back: "RA-Ges." is one word
+		f.pendingRA = true
+		return
+	}
+	f.flushPending()
 	if f.out.Len() > 0 {
 		f.out.WriteByte(' ')
 	}
-	if string(tok) == "und" {
+	switch {
+	case string(tok) == "und":
 		tok = ampersandToken
+	case len(tok) == 3 || len(tok) == 4:
+		if words, ok := acronyms[string(tok)]; ok {
+			tok = words[f.spelling()]
+		}
 	}
 	f.out.Write(tok)
 }
+
+// flushPending writes a held-back "ra".
+func (f *folder) flushPending() {
+	if !f.pendingRA {
+		return
+	}
+	f.pendingRA = false
+	if f.out.Len() > 0 {
+		f.out.WriteByte(' ')
+	}
+	f.out.WriteString("ra")
+}
+
+// dotAbbreviations are the abbreviations of company names that lists
+// write with a dot, by their folded letters: each spelled out
+// transliterated (Fold) and plain (FoldPlain). Without the dot the letters
+// stay as they are: they may be the start of a word being typed ("Verw"
+// of "Verwertung"). "u." is "&" (fold).
+var dotAbbreviations = map[string][2][]byte{
+	"ges":    {[]byte("gesellschaft"), []byte("gesellschaft")},
+	"verw":   {[]byte("verwaltung"), []byte("verwaltung")},
+	"gebr":   {[]byte("gebrueder"), []byte("gebruder")},
+	"grdst":  {[]byte("grundstuecks"), []byte("grundstucks")},
+	"beteil": {[]byte("beteiligungs"), []byte("beteiligungs")},
+	"immob":  {[]byte("immobilien"), []byte("immobilien")},
+	"dt":     {[]byte("deutsche"), []byte("deutsche")},
+	"int":    {[]byte("international"), []byte("international")},
+}
+
+// acronyms are the abbreviations written without dots, spelled out
+// wherever they stand.
+var acronyms = map[string][2][]byte{
+	"stbg": {[]byte("steuerberatungsgesellschaft"), []byte("steuerberatungsgesellschaft")},
+	"wpg":  {[]byte("wirtschaftspruefungsgesellschaft"), []byte("wirtschaftsprufungsgesellschaft")},
+}
+
+// lawFirm is "RA-Ges." spelled out.
+var lawFirm = [2][]byte{[]byte("rechtsanwaltsgesellschaft"), []byte("rechtsanwaltsgesellschaft")}
 
 var ampersandToken = []byte(ampersand)
 

@@ -68,7 +68,7 @@ func findLegalForm(toks []string) (start, end int, code string, ok bool) {
 		}
 		for n := min(forms.maxLen, len(toks)-i); n >= 1; n-- {
 			c, ok := forms.exact[string(joinTokens(buf[:0], toks[i:i+n]))]
-			if !ok || i == 0 && n == 1 && len(toks[0]) <= 3 {
+			if !ok || i == 0 && n == 1 && len(toks[0]) <= 3 || n == 1 && amtsgerichtAfterForm(toks, i) {
 				continue
 			}
 			if n >= best {
@@ -78,6 +78,13 @@ func findLegalForm(toks []string) (start, end int, code string, ok bool) {
 		}
 	}
 	return start, end, code, best > 0
+}
+
+// amtsgerichtAfterForm reports whether the "ag" at token i follows
+// another legal form ("Müller GmbH AG Marburg"): there it is the
+// Amtsgericht of a court's name, not a second form.
+func amtsgerichtAfterForm(toks []string, i int) bool {
+	return toks[i] == "ag" && i > 0 && legalFormEnds()[toks[i-1]]
 }
 
 // joinTokens appends toks to dst, separated by spaces, as strings.Join.
@@ -94,11 +101,13 @@ func joinTokens(dst []byte, toks []string) []byte {
 // legalFormSpellings maps each canonical code to the spellings that occur
 // in the registers (see offeneregister_legal_form_suffix_freq.csv and
 // offeneregister_name_last_token_freq.csv in the shared data). Spellings are
-// folded before use, so "G.m.b.H." stands for "GmbH.", "g m b h" and so on.
+// folded before use, so "G.m.b.H." stands for "GmbH.", "g m b h" and so on;
+// "Ges. mbH" and "Ges.m.b.H." fold as "Gesellschaft mbH" and "Gesellschaft
+// m.b.H." do (Fold spells "Ges." out), whose "Gesellschaft" is the name's.
 var legalFormSpellings = map[string][]string{
 	"GmbH": {"GmbH", "mbH", "G.m.b.H.", "m.b.H.", "Gesellschaft mit beschränkter Haftung",
 		"Gesellschaft mit beschraenkter Haftung", "Gesellschaft mit beschrankter Haftung",
-		"Gesellschaft mit beschränkterHaftung", "Ges.m.b.H.", "Ges. mbH", "GesmbH",
+		"Gesellschaft mit beschränkterHaftung", "GesmbH",
 		"mit beschränkter Haftung", "mit beschraenkter Haftung"},
 	"gGmbH": {"gGmbH", "gemeinnützige GmbH", "gemeinnützige Gesellschaft mit beschränkter Haftung", "gemeinnützige mbH"},
 	"UG (haftungsbeschränkt)": {"UG (haftungsbeschränkt)", "UG (haftungsbeschrankt)", "UG",

@@ -33,6 +33,16 @@ func TestFold(t *testing.T) {
 		{"decomposed u\u0308ber", "decomposed ueber", "decomposed uber"},
 		{"Bau.", "bau", "bau"},
 		{"Rundfunk", "rundfunk", "rundfunk"},
+		// abbreviations as lists write them, spelled out
+		{"Gebr. Müller GmbH", "gebrueder mueller gmbh", "gebruder muller gmbh"},
+		{"Müller Grdst.-Verw.-Ges. mbH", "mueller grundstuecks verwaltung gesellschaft mbh", "muller grundstucks verwaltung gesellschaft mbh"},
+		{"Dt. Int. Immob. Beteil. GmbH", "deutsche international immobilien beteiligungs gmbh", "deutsche international immobilien beteiligungs gmbh"},
+		{"Schmidt RA-Ges. mbH", "schmidt rechtsanwaltsgesellschaft mbh", "schmidt rechtsanwaltsgesellschaft mbh"},
+		{"Müller StBG mbH", "mueller steuerberatungsgesellschaft mbh", "muller steuerberatungsgesellschaft mbh"},
+		{"WPG Müller", "wirtschaftspruefungsgesellschaft mueller", "wirtschaftsprufungsgesellschaft muller"},
+		// without their dot, the letters may start a word being typed
+		{"Verw GmbH", "verw gmbh", "verw gmbh"},
+		{"RA Müller, Ra Ges", "ra mueller ra ges", "ra muller ra ges"},
 		{"", "", ""},
 		{"---", "", ""},
 	}
@@ -327,6 +337,28 @@ func TestFoldLatinTableAgreesWithNorm(t *testing.T) {
 					t.Errorf("%q folds to %q, decomposed to %q", s, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestAbbreviatedNamesShareTheirKey: a name as a list abbreviates it
+// and as the register writes it have one name key, so that the exact
+// name match holds between them (real names of the registers).
+func TestAbbreviatedNamesShareTheirKey(t *testing.T) {
+	for _, tc := range [][2]string{
+		{"Gebr. Hoffmann Eisenwaren - Handlung KG", "Gebrüder Hoffmann Eisenwaren - Handlung KG"},
+		{"Dt. Lebens-Rettungs-Ges. e.V.", "Deutsche Lebens-Rettungs-Gesellschaft e.V."},
+		{"Müller Grdst.-Verw. GmbH", "Müller Grundstücks-Verwaltung GmbH"},
+		{"Rheinland Immob. Beteil. GmbH", "Rheinland Immobilien Beteiligungs GmbH"},
+		{"Int. Bund e.V.", "International Bund e.V."},
+		{"Schneider StBG mbH", "Schneider Steuerberatungsgesellschaft mbH"},
+		{"Schneider WPG GmbH", "Schneider Wirtschaftsprüfungsgesellschaft GmbH"},
+		{"Schneider RA-Ges. mbH", "Schneider Rechtsanwaltsgesellschaft mbH"},
+		{"Müller u. Söhne GmbH", "Müller und Söhne GmbH"},
+		{"Müller Ges. mbH", "Müller Gesellschaft mbH"},
+	} {
+		if a, b := NameKey(tc[0]), NameKey(tc[1]); a != b {
+			t.Errorf("NameKey(%q) = %q, NameKey(%q) = %q; want one key", tc[0], a, tc[1], b)
 		}
 	}
 }

@@ -133,7 +133,7 @@ func TestFindRegisterRef(t *testing.T) {
 		{"unknown place stays in rest", "Müller GmbH HRB 6684 Teningen", "||HRB|6684|", "Müller GmbH Teningen", true},
 		{"GLEIF style", "Neopera Business Consulting GmbH HRB 32179 HB", "H1101||HRB|32179|", "Neopera Business Consulting GmbH", true},
 		{"suffix", "4dynamic GmbH HRB 15653 PI Elmshorn", "||HRB|15653|PI", "4dynamic GmbH Elmshorn", true},
-		{"imprint sentence", "eingetragen im Handelsregister des Amtsgerichts München unter HRB 6684", "D2601V||HRB|6684|", "eingetragen im", true},
+		{"imprint sentence", "eingetragen im Handelsregister des Amtsgerichts München unter HRB 6684", "D2601V||HRB|6684|", "", true},
 		{"legal form after number is no suffix", "Bauer HRB 12 AG", "||HRB|12|", "Bauer AG", true},
 		{"PR agency", "PR-Agentur Müller", "", "PR-Agentur Müller", false},
 		{"VR Bank", "VR Bank eG", "", "VR Bank eG", false},

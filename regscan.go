@@ -2,6 +2,7 @@ package companydocs
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -31,11 +32,14 @@ var numberFillers = map[string]bool{
 }
 
 // courtFillers may stand between a court name and the register type:
-// "Amtsgericht München, Registernummer: HRB 6684".
+// "Amtsgericht München, Registernummer: HRB 6684", and in English "Local
+// Court of Siegburg under HRB 15223", "Local Court Stuttgart /
+// Registration number: HRA 728372".
 var courtFillers = map[string]bool{
-	",": true, ":": true, "-": true, "(": true, ";": true,
+	",": true, ":": true, "-": true, "(": true, ";": true, "/": true,
 	"registernummer": true, "registernr": true, "register": true, "handelsregister": true,
 	"unter": true, "im": true, "nr": true, ".": true,
+	"registration": true, "number": true, "no": true, "under": true, "commercial": true,
 }
 
 // formerWords introduce the former court: "Oldenburg (Oldenburg) früher Varel".
@@ -139,12 +143,20 @@ func matchRefAt(toks []token, i int) (refMatch, bool) {
 	if court, ok := CourtOfMarker(m.ref.Suffix); ok && (m.ref.Court == "" || SameCourt(m.ref.Court, court)) {
 		m.ref.Court, m.ref.Suffix = court, ""
 	}
+	// the register's label before it is no part of what remains:
+	// "Registration number: HRB 2795"
+	label := skipBack(toks, m.start, registerLabelWords)
+	for label < m.start && toks[label].kind == tokPunct {
+		label++ // "e.V. VR 1": the dot is the name's
+	}
+	m.start = label
 	return m, true
 }
 
 // matchTypeNumber matches "HRB 6684", "HR B 6684", "HRB-Nr. 6684",
-// "HRB6684", "HRB 53 KI", "HRB 53KI" or "HRB53KI" at token i and returns the
-// index after it.
+// "HRB6684", "HRB 53 KI", "HRB 53KI", "HRB53KI", "Handelsregister B 6684"
+// or "Handelsregister Abteilung B 6684" at token i and returns the index
+// after it.
 func matchTypeNumber(toks []token, i int) (RegisterRef, int, bool) {
 	t := toks[i]
 	if t.kind == tokMixed {
@@ -154,13 +166,7 @@ func matchTypeNumber(toks []token, i int) (RegisterRef, int, bool) {
 	if t.kind != tokWord {
 		return RegisterRef{}, 0, false
 	}
-	typ, ok := ParseRegisterType(t.text)
-	j := i + 1
-	if !ok && strings.EqualFold(t.text, "HR") && j < len(toks) && toks[j].kind == tokWord {
-		typ, ok = ParseRegisterType("HR" + toks[j].text)
-		ok = ok && len(toks[j].text) == 1
-		j++
-	}
+	typ, j, ok := matchRegisterType(toks, i)
 	if !ok {
 		return RegisterRef{}, 0, false
 	}
@@ -181,6 +187,32 @@ func matchTypeNumber(toks []token, i int) (RegisterRef, int, bool) {
 	}
 	return RegisterRef{Type: typ, Number: num, Suffix: suffix}, j, true
 }
+
+// matchRegisterType matches the register type at word token i: "HRB",
+// "Vereinsregister", or the commercial register and its division apart
+// ("HR B", "Handelsregister B", "Handelsregister Abteilung B", "HR Abt.
+// A"). It returns the index after it.
+func matchRegisterType(toks []token, i int) (RegisterType, int, bool) {
+	if typ, ok := ParseRegisterType(toks[i].text); ok {
+		return typ, i + 1, true
+	}
+	if w := strings.ToLower(toks[i].text); w != "hr" && w != "handelsregister" {
+		return "", 0, false
+	}
+	j := i + 1
+	for j < len(toks) && divisionWords[strings.ToLower(toks[j].text)] {
+		j++
+	}
+	if j >= len(toks) || toks[j].kind != tokWord || len(toks[j].text) != 1 {
+		return "", 0, false
+	}
+	typ, ok := ParseRegisterType("HR" + toks[j].text)
+	return typ, j + 1, ok
+}
+
+// divisionWords stand between the commercial register and its division:
+// "Handelsregister Abteilung B", "HR Abt. A".
+var divisionWords = map[string]bool{"abteilung": true, "abt": true, ".": true}
 
 // splitGluedRef splits "HRB6684", "HRB53KI" or "GnR53MÖ" into type, number
 // and suffix.
@@ -253,7 +285,45 @@ func matchCourtBefore(toks []token, typeAt int) courtBefore {
 	if !ok || start > 0 && formerWords[Fold(toks[start-1].text)] {
 		return courtBefore{}
 	}
+	if agIsLegalForm(toks, start) && start+1 < end {
+		// "Siemens AG München HRB 6684": the name's form, then the court
+		start++
+	}
 	return courtBefore{court: c.Code, start: start, explicit: startsExplicit(toks[start]), ok: true}
+}
+
+// agIsLegalForm reports whether the "AG" at token i is the legal form
+// of the name before it (Aktiengesellschaft) rather than the Amtsgericht
+// of the court after it: it follows a word of the name, not the start,
+// punctuation, a number or another legal form ("Müller GmbH AG
+// Marburg" names the court).
+func agIsLegalForm(toks []token, i int) bool {
+	if !strings.EqualFold(toks[i].text, "AG") || i == 0 || toks[i-1].kind != tokWord {
+		return false
+	}
+	return !legalFormEnds()[Fold(toks[i-1].text)]
+}
+
+// legalFormEnds are the last words of the legal forms' spellings
+// ("gmbh", "kg", "haftung").
+var legalFormEnds = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for spelling := range legalForms().exact {
+		toks := Tokens(spelling)
+		m[toks[len(toks)-1]] = true
+	}
+	return m
+})
+
+// registerLabelWords stand before a register reference as its label, in
+// German and English: "Registernummer:", "Registration number:",
+// "Registered under". They are cut out with the reference.
+var registerLabelWords = map[string]bool{
+	":": true, "-": true, "registernummer": true, "registernr": true, "register": true,
+	"handelsregister": true, "handelsregisternummer": true, "nr": true, ".": true,
+	"registration": true, "number": true, "no": true, "under": true, "commercial": true,
+	"registered": true, "reg": true, "in": true, "the": true, "eingetragen": true, "im": true, "beim": true,
+	"unter": true,
 }
 
 // matchCourtAfter looks for "München", "(AG München)", ", Amtsgericht
@@ -311,7 +381,7 @@ func spanHasFormerWord(toks []token) bool {
 
 func startsExplicit(t token) bool {
 	switch Fold(t.text) {
-	case "amtsgericht", "ag", "registergericht", "amtsgerichts", "beim":
+	case "amtsgericht", "ag", "registergericht", "amtsgerichts", "beim", "local", "district", "registry", "register":
 		return true
 	}
 	return false
@@ -383,4 +453,82 @@ func isCourtCode(s string) bool {
 		}
 	}
 	return len(s) == 5 || isUpper(s[5])
+}
+
+// FindCourt looks for a court named without a register number inside free
+// text: "Amtsgericht Marburg", "AG Freiburg", "Registergericht: Bonn",
+// "Local Court of Siegburg", "District Court Stuttgart". It returns the
+// court with the text that remains once the court and the words that
+// introduce it are cut out. A court's name alone ("Marburg") is a seat,
+// not a court, and "AG" after a name's word is its legal form ("Siemens
+// AG München").
+func FindCourt(text string) (court Court, rest string, ok bool) {
+	if !mayIntroduceCourt(text) {
+		return Court{}, text, false // most texts: spare the scan
+	}
+	toks := scanTokens(text)
+	for i := range toks {
+		if !introducesCourt(toks, i) {
+			continue
+		}
+		from := i + 1
+		for from < len(toks) && courtLinkWords[strings.ToLower(toks[from].text)] {
+			from++
+		}
+		for n := min(maxCourtSpan, len(toks)-from); n >= 1; n-- {
+			if spanHasFormerWord(toks[from:from+n]) || toks[from].kind == tokPunct {
+				continue
+			}
+			if c, ok := lookupCourtKeys(courts().current, spanKeys(toks, from, from+n)); ok {
+				m := refMatch{start: skipBack(toks, i, courtLeadWords), end: from + n}
+				return c, restText(text, toks, m), true
+			}
+		}
+	}
+	return Court{}, text, false
+}
+
+// mayIntroduceCourt reports whether text may hold a word that
+// introduces a court (introducesCourt): "gericht", "court" or "AG" in
+// any case. It errs on the side of yes.
+func mayIntroduceCourt(text string) bool {
+	for _, w := range [...]string{"gericht", "Gericht", "GERICHT", "ourt", "OURT", "AG", "ag", "Ag", "aG"} {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// introducesCourt reports whether token i is a word that introduces a
+// court's name: "Amtsgericht", "AG" where it is no legal form,
+// "Registergericht", or the "Court" of "Local Court".
+func introducesCourt(toks []token, i int) bool {
+	if toks[i].kind != tokWord {
+		return false
+	}
+	switch Fold(toks[i].text) {
+	case "amtsgericht", "amtsgerichts", "registergericht", "registergerichts":
+		return true
+	case "court":
+		// "Local Court", "Register court"; not "Food Court"
+		return i > 0 && courtKinds[Fold(toks[i-1].text)]
+	case "ag":
+		return !agIsLegalForm(toks, i)
+	}
+	return false
+}
+
+// courtKinds are the words before "Court" that make it a register court.
+var courtKinds = map[string]bool{"local": true, "district": true, "register": true, "registry": true, "registration": true}
+
+// courtLinkWords stand between the word that introduces a court and its
+// name: "Local Court of Siegburg", "Registergericht: Bonn".
+var courtLinkWords = map[string]bool{"of": true, ":": true, "the": true, "-": true}
+
+// courtLeadWords stand before the word that introduces a court and are
+// cut out with it: "Local Court", "Register court:", "beim Amtsgericht".
+var courtLeadWords = map[string]bool{
+	"local": true, "district": true, "register": true, "registry": true, "registration": true,
+	"beim": true, "the": true, "of": true, ",": true, "(": true, ";": true,
 }

@@ -29,7 +29,12 @@ import (
 // Version 9 stores each profile's value in its bleve document too
 // (fieldProfile), which a search reads instead of the profile store; a
 // version 8 generation still serves, its hits read from the store.
-const IndexVersion = 9
+// Version 10 folds names with their abbreviations spelled out
+// (companydocs.Fold: "Gebr." -> "gebrueder", "StBG" ->
+// "steuerberatungsgesellschaft"); a version 9 generation still serves,
+// but finds an abbreviated name by the other spelling only as a typo or
+// a prefix would.
+const IndexVersion = 10
 
 // oldestReadableVersion is the oldest generation Open still reads: version
 // 4 differs only in the profile values, which decodeProfile reads in both

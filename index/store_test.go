@@ -156,7 +156,7 @@ const profileLayout = `Profile{ID string, Source string, Ref RegisterRef{Court s
 // values would then decode into the wrong fields. Bump IndexVersion and
 // update profileLayout together.
 func TestProfileLayout(t *testing.T) {
-	if IndexVersion != 9 {
+	if IndexVersion != 10 {
 		t.Fatalf("IndexVersion is %d: check that profileLayout is the layout of that version, then update this test", IndexVersion)
 	}
 	if got := layoutOf(reflect.TypeOf(companydocs.Profile{})); got != profileLayout {

@@ -58,7 +58,7 @@ func TestReadClues(t *testing.T) {
 			if got := strings.Join(pq.clean, " "); got != tc.clean {
 				t.Errorf("clean %q, want %q", got, tc.clean)
 			}
-			if got := strings.Join(pq.ignored, " "); got != tc.ignored {
+			if got := strings.Join(pq.asideWords(), " "); got != tc.ignored {
 				t.Errorf("ignored %q, want %q", got, tc.ignored)
 			}
 			if got := strings.Join(pq.person, " "); got != tc.person {

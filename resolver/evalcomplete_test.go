@@ -7,6 +7,7 @@
 package resolver_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -65,4 +66,30 @@ func typedSoFar(words []string) (string, bool) {
 
 func hasCandidate(res *resolver.Result, id string) bool {
 	return slices.ContainsFunc(res.Candidates, func(c companydocs.Candidate) bool { return c.ProfileID == id })
+}
+
+// TestCutNamesAreSearchedAsStarts types real names cut at a field length
+// in the middle of a word, as ERP exports cut them: the last word is
+// searched as a start, and the company is among the first three. A
+// typed name and seat that fill a field length by chance keep their
+// seat, however short.
+func TestCutNamesAreSearchedAsStarts(t *testing.T) {
+	gen := mustBuildSampleIndex(t)
+	for _, tc := range []struct{ query, want, seat string }{
+		{"Deutscher Verband der Gebrauch", "Deutscher Verband der Gebrauchshund-Sportvereine e.V. Sportverband für das Polizei- u. Schutzhundwesen e.V. Zweigverein Münster-Neutor e.V. von 1949", ""},
+		{"Central-Theater Verwaltungsgesellschaft mbH in Hof", "Central-Theater Verwaltungsgesellschaft mbH", "Hof"},
+		{"Radfahrverein 1912 Elz aus Elz", "Radfahrverein 1912 Elz", "Elz"},
+	} {
+		res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: tc.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rank := slices.IndexFunc(res.Candidates, func(c companydocs.Candidate) bool { return c.Name == tc.want })
+		if rank < 0 || rank > 2 {
+			t.Errorf("%q: %q is #%d, want among the first three", tc.query, tc.want, rank+1)
+		}
+		if tc.seat != "" && (rank != 0 || res.Understanding.City != tc.seat) {
+			t.Errorf("%q: %q is #%d with the seat %q, want first with %q", tc.query, tc.want, rank+1, res.Understanding.City, tc.seat)
+		}
+	}
 }

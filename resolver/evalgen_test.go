@@ -67,6 +67,14 @@ func TestGenerateEvalSet(t *testing.T) {
 	// after the others so that those stay as they were.
 	g.pasteCases(200)
 	g.directorTypoCases(80)
+	// Register lines in English and as people write them, courts named
+	// without a number, names cut at a field length and abbreviated as
+	// lists write them, drawn after the others so that those stay as
+	// they were.
+	g.writtenRegisterCases(80)
+	g.courtCases(40)
+	g.cutNameCases(80)
+	g.abbreviatedCases(80)
 	f, err := os.Create(evalFile)
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +408,8 @@ var clueKinds = map[string]bool{
 	"address": true, "address_postcode": true, "address_deep": true, "address_postcode_deep": true,
 	"name_noise": true, "place_ascii": true, "lei_prefix": true,
 	"paste_register": true, "paste_register_oneline": true, "paste_text": true, "paste_text_oneline": true,
-	"director_typo": true,
+	"director_typo":    true,
+	"register_written": true, "court_written": true, "name_cut": true, "name_abbreviated": true,
 }
 
 // personKey is an officer's folded first and last name.

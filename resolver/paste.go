@@ -130,7 +130,8 @@ var asideLabels = map[string]string{
 	"web": AsideWeb, "internet": AsideWeb, "homepage": AsideWeb, "website": AsideWeb, "www": AsideWeb, "w": AsideWeb,
 	"ustidnr": AsideVATID, "ustid": AsideVATID, "ust": AsideVATID, "ustidnummer": AsideVATID,
 	"umsatzsteueridentifikationsnummer": AsideVATID, "umsatzsteuer identifikationsnummer": AsideVATID,
-	"vat": AsideVATID, "vatid": AsideVATID, "vat no": AsideVATID, "ustnr": AsideVATID,
+	"vat": AsideVATID, "vatid": AsideVATID, "vat no": AsideVATID, "ustnr": AsideVATID, "vat id": AsideVATID,
+	"vat id no": AsideVATID, "vat number": AsideVATID, "vat reg no": AsideVATID, "telephone": AsidePhone,
 	"steuernummer": AsideTaxNumber, "stnr": AsideTaxNumber, "steuernr": AsideTaxNumber, "st nr": AsideTaxNumber,
 	"finanzamt": AsideTaxNumber, "wirtschaftsidentifikationsnummer": AsideTaxNumber, "widnr": AsideTaxNumber,
 	"iban": AsideBank, "bic": AsideBank, "swift": AsideBank, "bank": AsideBank, "bankverbindung": AsideBank,
@@ -164,42 +165,64 @@ var (
 )
 
 // setAside reports whether a line identifies nothing in the register, and
-// the code that says why.
+// the code that says why: by its label ("Tel.:") or by what it holds.
 func setAside(line string) (string, bool) {
-	if label, value, ok := cutLabel(line); ok {
-		if code, known := asideLabels[label]; known {
-			return code, true
-		}
-		if code, known := asideLabels[strings.Fields(label + " x")[0]]; known && value != "" && code != AsideHeading {
-			return code, true
-		}
+	if code, ok := asideByLabel(line); ok {
+		return code, true
 	}
 	folded := foldLabel(line)
-	first := strings.Fields(folded + " x")[0]
-	switch {
-	case emailPattern.MatchString(line):
-		return AsideEmail, true
-	case webPattern.MatchString(strings.TrimSpace(line)):
-		return AsideWeb, true
-	case vatPattern.MatchString(line):
-		return AsideVATID, true
-	case ibanPattern.MatchString(line) && strings.ContainsFunc(line, unicode.IsDigit) && first != "hrb",
-		bicPattern.MatchString(strings.TrimSpace(line)):
-		return AsideBank, true
-	case phonePattern.MatchString(line) && strings.Count(line, " ") < 6:
-		return AsidePhone, true
-	case hoursPattern.MatchString(line):
-		return AsideOpeningHours, true
-	case hasPrefixWord(folded, greetingPrefix) || greetingLines[folded]:
-		return AsideGreeting, true
-	case hasPrefixWord(folded, headingPrefix) || headingLines[folded]:
-		return AsideHeading, true
-	case labelledNoise(folded):
-		return asideLabels[first], true
-	case bankLine(folded):
+	for _, rule := range asideRules {
+		if rule.holds(line, folded) {
+			return rule.code, true
+		}
+	}
+	if labelledNoise(folded) {
+		return asideLabels[strings.Fields(folded)[0]], true
+	}
+	if bankLine(folded) {
 		return AsideBank, true
 	}
 	return "", false
+}
+
+// asideByLabel reads the code of a line's label: the label whole, or its
+// first word before a value ("Tel. Zentrale: 030 1234").
+func asideByLabel(line string) (string, bool) {
+	label, value, ok := cutLabel(line)
+	if !ok {
+		return "", false
+	}
+	if code, known := asideLabels[label]; known {
+		return code, true
+	}
+	if code, known := asideLabels[strings.Fields(label + " x")[0]]; known && value != "" && code != AsideHeading {
+		return code, true
+	}
+	return "", false
+}
+
+// asideRule sets a line aside by what it holds: the line as pasted and
+// folded (foldLabel).
+type asideRule struct {
+	code  string
+	holds func(line, folded string) bool
+}
+
+// asideRules are the content rules of setAside, in order: the first that
+// holds says the code.
+var asideRules = []asideRule{
+	{AsideEmail, func(line, _ string) bool { return emailPattern.MatchString(line) }},
+	{AsideWeb, func(line, _ string) bool { return webPattern.MatchString(strings.TrimSpace(line)) }},
+	{AsideVATID, func(line, _ string) bool { return vatPattern.MatchString(line) }},
+	{AsideBank, func(line, folded string) bool {
+		first := strings.Fields(folded + " x")[0]
+		return ibanPattern.MatchString(line) && strings.ContainsFunc(line, unicode.IsDigit) && first != "hrb" ||
+			bicPattern.MatchString(strings.TrimSpace(line))
+	}},
+	{AsidePhone, func(line, _ string) bool { return phonePattern.MatchString(line) && strings.Count(line, " ") < 6 }},
+	{AsideOpeningHours, func(line, _ string) bool { return hoursPattern.MatchString(line) }},
+	{AsideGreeting, func(_, folded string) bool { return hasPrefixWord(folded, greetingPrefix) || greetingLines[folded] }},
+	{AsideHeading, func(_, folded string) bool { return hasPrefixWord(folded, headingPrefix) || headingLines[folded] }},
 }
 
 // labelledNoise reports whether a line starts with a noise label without a

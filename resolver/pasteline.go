@@ -7,22 +7,58 @@ import (
 	"companydocs"
 )
 
-// block is a pasted block as read: the evidence each line gives.
+// block is a pasted block as read: what each line was used as, and the
+// clues the lines give (source fromLine).
 type block struct {
 	// lines say what each line was used as, or why it was set aside.
 	lines []companydocs.ReasonDetail
-	// name is the company's name line; register the register lines
-	// joined, court the court one of them names.
-	name, register, court string
-	// seat is the city of the seat or the postcode line; street the
-	// street with house number, postcode its postcode.
-	seat, street, postcode string
-	// persons are the folded names of the persons the block names.
-	persons [][]string
-	lei     string
+	clues clueList
+	// register is the register lines joined, which give the register
+	// reference together (the number on one, the court on another).
+	register string
 	// loose are the lines no rule read, in order, with their index in
 	// lines: the name and persons without a label are among them.
 	loose []looseLine
+}
+
+// set keeps c as the block's one clue of its kind: a later street or
+// postcode line replaces an earlier one.
+func (b *block) set(c clue) {
+	for i := range b.clues {
+		if b.clues[i].kind == c.kind {
+			b.clues[i] = c
+			return
+		}
+	}
+	b.clues.add(c)
+}
+
+// addFirst keeps c unless the block has a clue of its kind already: the
+// first name, seat or court line counts.
+func (b *block) addFirst(c clue) {
+	if !b.clues.has(c.kind, fromLine) {
+		b.clues.add(c)
+	}
+}
+
+// text returns the text of the block's clue of a kind, "" for none.
+func (b *block) text(kind clueKind) string {
+	c, _ := b.clues.first(kind, fromLine)
+	return c.text
+}
+
+// persons are the folded names of the persons the block names.
+func (b *block) persons() [][]string {
+	var out [][]string
+	for _, c := range b.clues.all(clueOfficer, fromLine) {
+		out = append(out, c.words)
+	}
+	return out
+}
+
+// addPerson keeps a person the block names.
+func (b *block) addPerson(words []string) {
+	b.clues.add(clue{kind: clueOfficer, source: fromLine, text: strings.Join(words, " "), words: words})
 }
 
 type looseLine struct {
@@ -72,13 +108,30 @@ var (
 		ceo
 		managing director
 		managing directors
+		managing director s
+		managing director in
+		director
+		directors
+		represented by
+		represented by the managing director
+		represented by the board
+		authorised representative
+		authorized representative
+		board
+		board of directors
+		management board
+		executive board
+		members of the board
+		chairman of the board
+		chairman of the supervisory board
+		owner
 		geschaeftsleitung
 		verantwortlich
 		vorsitzender
 		vorsitzende
 		1 vorsitzender
 		1 vorsitzende`)
-	seatLabels     = wordSetLines("sitz\nsitz der gesellschaft\nsitz des vereins\nsitz der genossenschaft\ngesellschaftssitz\nsatzungssitz\nsitz des unternehmens")
+	seatLabels     = wordSetLines("sitz\nsitz der gesellschaft\nsitz des vereins\nsitz der genossenschaft\ngesellschaftssitz\nsatzungssitz\nsitz des unternehmens\nregistered office\nregistered seat\nseat")
 	nameLabels     = wordSetLines("firma\nname\nfirmenname\nunternehmen\nanbieter\ndiensteanbieter\nbetreiber\nherausgeber\ngesellschaft\nverein")
 	registerLabels = wordSetLines(`registergericht
 		register
@@ -107,10 +160,31 @@ var (
 		eingetragen im vereinsregister
 		eingetragen beim amtsgericht
 		registergericht und registernummer
-		handelsregister und registernummer`)
+		handelsregister und registernummer
+		register court
+		registry court
+		registration court
+		court of registration
+		commercial register
+		commercial registry
+		trade register
+		register of companies
+		registration number
+		registration no
+		register number
+		company number
+		local court
+		district court
+		registered at
+		registered with
+		registered in`)
 	// registerWords start a register line without a colon.
 	registerWords = wordSet(`registergericht amtsgericht handelsregister vereinsregister genossenschaftsregister
-		partnerschaftsregister eingetragen eintragung registernummer registereintrag ag hrb hra vr gnr pr`)
+		partnerschaftsregister eingetragen eintragung registernummer registereintrag ag hrb hra vr gnr pr hr`)
+	// courtWords start a register line only with a register reference
+	// or a court in it: they start names too ("AG Wohnen", "Local
+	// Heroes GmbH", "VR Bank").
+	courtWords = wordSet(`ag vr pr registered register registry commercial registration local district`)
 )
 
 func wordSetLines(s string) map[string]bool {
@@ -146,35 +220,57 @@ func (b *block) use(code string, params companydocs.ReasonParams) {
 }
 
 func (b *block) readLine(line string) {
-	if line == "" {
-		return
-	}
-	text := rp{Text: line}
-	if lei := trimLEIPrefix(line); companydocs.LooksLikeLEI(lei) && (lei != line || validLEI(lei)) {
-		b.lei = lei
-		b.use(LineLEI, rp{Text: line, LEI: strings.ToUpper(strings.Join(strings.Fields(lei), ""))})
+	if line == "" || b.readLEI(line) {
 		return
 	}
 	if code, ok := setAside(line); ok {
-		b.use(code, text)
+		b.use(code, rp{Text: line})
 		return
 	}
+	if b.readLabelled(line) {
+		return
+	}
+	if registerLine(line) {
+		b.readRegister(line)
+		return
+	}
+	if !b.readAddress(line) {
+		b.loose = append(b.loose, looseLine{line, len(b.lines)})
+		b.use(AsideUnknown, rp{Text: line}) // until readLoose decides
+	}
+}
+
+// readLEI reads a line that is an LEI, labelled or not.
+func (b *block) readLEI(line string) bool {
+	lei := trimLEIPrefix(line)
+	if !companydocs.LooksLikeLEI(lei) || lei == line && !validLEI(lei) {
+		return false
+	}
+	b.set(clue{kind: clueLEI, source: fromLine, text: lei})
+	b.use(LineLEI, rp{Text: line, LEI: strings.ToUpper(strings.Join(strings.Fields(lei), ""))})
+	return true
+}
+
+// readLabelled reads a line by its label: persons, the seat, the name,
+// the register.
+func (b *block) readLabelled(line string) bool {
 	label, value, labelled := cutLabel(line)
 	switch {
-	case labelled && personLabels[label]:
+	case !labelled:
+		return false
+	case personLabels[label]:
 		b.readPersons(line, value, label)
-	case labelled && seatLabels[label] && value != "":
+	case seatLabels[label] && value != "":
 		b.readSeat(line, value)
-	case labelled && nameLabels[label] && value != "":
-		b.name = value
-		b.use(LineName, text)
-	case labelled && registerLabels[label] || registerLine(line):
+	case nameLabels[label] && value != "":
+		b.set(clue{kind: clueName, source: fromLine, text: value})
+		b.use(LineName, rp{Text: line})
+	case registerLabels[label]:
 		b.readRegister(line)
-	case b.readAddress(line):
 	default:
-		b.loose = append(b.loose, looseLine{line, len(b.lines)})
-		b.use(AsideUnknown, text) // until readLoose decides
+		return false
 	}
+	return true
 }
 
 // validLEI reports whether an unlabelled line is an LEI: its checksum
@@ -192,11 +288,20 @@ func registerLine(line string) bool {
 	if len(words) == 0 {
 		return false
 	}
-	if registerWords[words[0]] {
-		_, _, ok := companydocs.FindRegisterRef(line)
-		return ok || words[0] != "ag" && words[0] != "vr" && words[0] != "pr" && len(words) <= 6
-	}
 	_, rest, ok := companydocs.FindRegisterRef(line)
+	switch {
+	case courtWords[words[0]]:
+		return ok || courtAlone(line)
+	case registerWords[words[0]]:
+		return ok || len(words) <= 6
+	}
+	return ok && strings.TrimSpace(strings.Trim(rest, ",;:()")) == ""
+}
+
+// courtAlone reports whether a line names a court and nothing else:
+// "AG Freiburg", "Local Court of Siegburg".
+func courtAlone(line string) bool {
+	_, rest, ok := companydocs.FindCourt(line)
 	return ok && strings.TrimSpace(strings.Trim(rest, ",;:()")) == ""
 }
 
@@ -208,19 +313,29 @@ func (b *block) readRegister(line string) {
 		params.RegisterNumber = ref.NumberKey()
 		params.Court = courtNameOrEmpty(ref.Court)
 	}
-	if court, ok := courtIn(line); ok && params.Court == "" {
-		params.Court = court.Name
-		if b.court == "" {
-			b.court = court.Code
-		}
+	if params.Court == "" {
+		// a line whose reference names its court names no other
+		b.readCourt(line, &params)
 	}
 	b.register = strings.TrimSpace(b.register + " " + line)
 	b.use(LineRegister, params)
 }
 
+// readCourt keeps the court a register line names without a reference's.
+func (b *block) readCourt(line string, params *rp) {
+	if court, ok := courtIn(line); ok {
+		params.Court = court.Name
+		b.addFirst(clue{kind: clueCourt, source: fromLine, text: line, court: court.Code})
+	}
+}
+
 // courtIn finds the court a register line names after "Amtsgericht",
-// "AG" or a label ("Registergericht: München"), in one to three words.
+// "AG", "Local Court" or a label ("Registergericht: München"), in one to
+// three words.
 func courtIn(line string) (companydocs.Court, bool) {
+	if c, _, ok := companydocs.FindCourt(line); ok {
+		return c, true
+	}
 	_, value, labelled := cutLabel(line)
 	words := strings.Fields(strings.NewReplacer(",", " ", ";", " ", "(", " ( ", ")", " ) ").Replace(value))
 	for i := range words {
@@ -243,9 +358,7 @@ func courtIn(line string) (companydocs.Court, bool) {
 
 func (b *block) readSeat(line, value string) {
 	seat := strings.TrimSpace(strings.Split(value, ",")[0])
-	if b.seat == "" {
-		b.seat = seat
-	}
+	b.addFirst(clue{kind: clueSeat, source: fromLine, text: seat})
 	b.use(LineSeat, rp{Text: line, Seat: seat})
 }
 
@@ -256,10 +369,10 @@ func (b *block) readAddress(line string) bool {
 	street, place = strings.TrimSpace(street), strings.TrimSpace(place)
 	switch {
 	case place != "" && isStreet(street) && postcodePattern.MatchString(place):
-		b.street = street
+		b.set(clue{kind: clueAddress, source: fromLine, text: street})
 		b.readPostcode(place)
 	case place == "" && isStreet(street):
-		b.street = street
+		b.set(clue{kind: clueAddress, source: fromLine, text: street})
 	case place == "" && postcodePattern.MatchString(street):
 		b.readPostcode(street)
 	default:
@@ -271,10 +384,8 @@ func (b *block) readAddress(line string) bool {
 
 func (b *block) readPostcode(s string) {
 	m := postcodePattern.FindStringSubmatch(s)
-	b.postcode = m[1]
-	if b.seat == "" {
-		b.seat = strings.TrimSpace(m[2])
-	}
+	b.set(clue{kind: cluePostcode, source: fromLine, text: m[1]})
+	b.addFirst(clue{kind: clueSeat, source: fromLine, text: strings.TrimSpace(m[2])})
 }
 
 // isStreet reports whether s is a street with house number: its street
@@ -310,7 +421,7 @@ func (b *block) readPersons(line, value, label string) {
 		return
 	}
 	for _, p := range persons {
-		b.persons = append(b.persons, p)
+		b.addPerson(p)
 		b.use(LinePerson, rp{Text: line, Person: displayName(value, p), Position: label})
 	}
 }
@@ -321,17 +432,17 @@ func (b *block) readPersons(line, value, label string) {
 // "Geschäftsführer"), the rest identifies nothing.
 func (b *block) readLoose() {
 	name := -1
-	if b.name == "" {
+	if !b.clues.has(clueName, fromLine) {
 		name = b.nameLine()
 	}
 	for i, l := range b.loose {
 		switch {
 		case i == name:
-			b.name = l.text
+			b.set(clue{kind: clueName, source: fromLine, text: l.text})
 			b.lines[l.at] = companydocs.ReasonDetail{Code: LineName, Params: rp{Text: l.text}}
 		case readsAsPerson(l.text) != nil:
 			p := readsAsPerson(l.text)
-			b.persons = append(b.persons, p)
+			b.addPerson(p)
 			b.lines[l.at] = companydocs.ReasonDetail{Code: LinePerson, Params: rp{Text: l.text, Person: displayName(l.text, p)}}
 		}
 	}

@@ -18,7 +18,8 @@ import (
 func resolveBlock(ctx context.Context, idx Index, req Request, lines []string) (*Result, error) {
 	b := readBlock(lines)
 	pq := blockQuery(b)
-	pq.props = readProperties(req.Properties)
+	given, _ := readProperties(req.Properties)
+	pq.clues = append(pq.clues, given...)
 	var (
 		found []*scored
 		notes []companydocs.ReasonDetail
@@ -56,35 +57,53 @@ func resolveBlock(ctx context.Context, idx Index, req Request, lines []string) (
 // text its name and seat, or without a name its first person or its
 // address.
 func blockQuery(b *block) *parsedQuery {
-	pq := &parsedQuery{block: b}
+	pq := &parsedQuery{block: b, clues: append(clueList(nil), b.clues...)}
+	for i := range pq.clues {
+		if pq.clues[i].kind == clueAddress {
+			pq.clues[i].text = b.street() // weighed with its postcode
+		}
+	}
 	if ref, _, ok := companydocs.FindRegisterRef(b.register); ok {
-		if ref.Court == "" {
-			ref.Court = b.court
+		if court, named := b.clues.first(clueCourt, fromLine); named && ref.Court == "" {
+			ref.Court = court.court
 		}
 		pq.ref, pq.hasRef = ref, true
+		pq.clues.add(clue{kind: clueRegister, source: fromLine, text: b.register, ref: ref})
 	}
-	if b.lei != "" {
+	if lei, ok := b.clues.first(clueLEI, fromLine); ok {
 		pq.leiShape = true
-		pq.lei, pq.leiErr = companydocs.ParseLEI(b.lei)
+		pq.lei, pq.leiErr = companydocs.ParseLEI(lei.text)
 	}
-	pq.raw = b.text()
+	pq.raw = b.query()
 	pq.readText(pq.raw)
 	return pq
 }
 
-// text is what a block asks as text.
-func (b *block) text() string {
-	text := b.name
+// query is what a block asks as text: its name, or without one its first
+// person or its street, with its seat.
+func (b *block) query() string {
+	text := b.text(clueName)
+	persons := b.persons()
 	switch {
-	case text == "" && len(b.persons) > 0:
-		text = strings.Join(b.persons[0], " ")
-	case text == "" && b.street != "":
-		text = b.street + " " + b.postcode
+	case text == "" && len(persons) > 0:
+		text = strings.Join(persons[0], " ")
+	case text == "" && b.text(clueAddress) != "":
+		text = b.street()
 	}
-	if b.seat != "" && !strings.Contains(companydocs.Fold(text), companydocs.Fold(b.seat)) {
-		text += " " + b.seat
+	if seat := b.text(clueSeat); seat != "" && !strings.Contains(companydocs.Fold(text), companydocs.Fold(seat)) {
+		text += " " + seat
 	}
 	return strings.TrimSpace(text)
+}
+
+// street is the block's street with its postcode, as addressHolds reads
+// them together; "" without a street line.
+func (b *block) street() string {
+	street := b.text(clueAddress)
+	if street == "" {
+		return ""
+	}
+	return street + " " + b.text(cluePostcode)
 }
 
 // resolveBlockText searches the block's text as typed, then its persons
@@ -119,7 +138,7 @@ func resolveBlockText(ctx context.Context, idx Index, pq *parsedQuery, b *block,
 	var out []*scored
 	for _, s := range found {
 		// like a typed search's, a hit without evidence is noise
-		if confirmed := blockEvidence(b, s); s.evidence || confirmed {
+		if confirmed := blockEvidence(pq, s); s.evidence || confirmed {
 			out = append(out, s)
 		}
 	}
@@ -136,7 +155,7 @@ func resolveBlockText(ctx context.Context, idx Index, pq *parsedQuery, b *block,
 // search each.
 func blockSearches(b *block, req Request, found []*scored) []companydocs.TextQuery {
 	var out []companydocs.TextQuery
-	for i, p := range b.persons {
+	for i, p := range b.persons() {
 		if i == maxPersonSearches {
 			break
 		}
@@ -144,10 +163,10 @@ func blockSearches(b *block, req Request, found []*scored) []companydocs.TextQue
 			out = append(out, companydocs.TextQuery{NameTerms: p, Only: companydocs.OnlyOfficers, Fuzzy: true, Discover: req.Discover})
 		}
 	}
-	street := b.street + " " + b.postcode
-	if b.street != "" && !anyNamed(found, func(s *scored) bool { return addressHolds(s.p, street) }) {
-		words := companydocs.Tokens(companydocs.Fold(street + " " + b.seat))
-		out = append(out, companydocs.TextQuery{NameTerms: words, SeatWords: companydocs.Tokens(companydocs.Fold(b.seat)),
+	street, seat := b.street(), b.text(clueSeat)
+	if street != "" && !anyNamed(found, func(s *scored) bool { return addressHolds(s.p, street) }) {
+		words := companydocs.Tokens(companydocs.Fold(street + " " + seat))
+		out = append(out, companydocs.TextQuery{NameTerms: words, SeatWords: companydocs.Tokens(companydocs.Fold(seat)),
 			Only: companydocs.OnlyAddress, Discover: req.Discover})
 	}
 	return out
@@ -169,36 +188,14 @@ func anyNamed(found []*scored, holds func(*scored) bool) bool {
 // a name's.
 const maxPersonSearches = 2
 
-// blockEvidence adds what the block's persons and street confirm of a
-// text candidate, and caps it below exact; it reports whether they
-// confirmed anything.
-func blockEvidence(b *block, s *scored) bool {
-	confirmed := false
-	if o, ok := officerOf(b, s.p); ok {
-		confirmed = true
-		s.confidence += PastedOfficerWeight
-		s.reason(ReasonOfficerMatches, companydocs.ReasonParams{Person: o.Name, Position: o.Position})
-	}
-	if b.street != "" && addressHolds(s.p, b.street+" "+b.postcode) {
-		confirmed = true
-		s.confidence += PastedAddressWeight
-		s.reason(ReasonAddressMatches, companydocs.ReasonParams{Address: strings.TrimSuffix(strings.TrimSpace(s.p.Address), ".")})
-	}
+// blockEvidence weighs what the block's lines say of a text candidate
+// (weighClues: its persons and street confirm it), and caps it below
+// exact; it reports whether they confirmed anything.
+func blockEvidence(pq *parsedQuery, s *scored) bool {
+	confirmed := weighClues(pq, s, fromLine)
 	s.anchored = false
-	s.confidence = clamp(s.confidence)
 	s.cap(PastedTextCap, ReasonPastedTextCap, companydocs.ReasonParams{})
 	return confirmed
-}
-
-// officerOf returns an officer of p who bears the name of one of the
-// block's persons.
-func officerOf(b *block, p *companydocs.Profile) (companydocs.Officer, bool) {
-	for _, person := range b.persons {
-		if o, ok := officerNamed(p, person); ok {
-			return o, true
-		}
-	}
-	return companydocs.Officer{}, false
 }
 
 // officerNamed returns the officer of p who bears the person's name.

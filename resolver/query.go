@@ -203,9 +203,9 @@ type parsedQuery struct {
 	tokens []string
 	plain  []string
 
-	// clean are the tokens without noise words ("firma", "aus"), ignored
-	// the noise words dropped.
-	clean, ignored []string
+	// clean are the tokens without noise words ("firma", "aus"); the
+	// noise words dropped are clues set aside (fromAside).
+	clean []string
 	// person holds the clean tokens that read as a person's name, address
 	// is set when the clean tokens hold a street and house number.
 	person []string
@@ -220,8 +220,12 @@ type parsedQuery struct {
 	// without them.
 	readings []reading
 	// completes is set when the last token is a word still being typed
-	// (Request.Completes).
-	completes bool
+	// (Request.Completes), or the start of a word a system cut (cut,
+	// cutName).
+	completes, cut bool
+	// cutAside is the last word of a cut name, too short to start a
+	// word: the name is also read without it (cutName).
+	cutAside []string
 	// seats holds the forms of the candidates' seats (seatFormsOf).
 	seats map[string]seatForms
 	// deep is set for a deep-mode search.
@@ -229,9 +233,11 @@ type parsedQuery struct {
 	// block is the pasted block the query was read from, nil for a typed
 	// one.
 	block *block
-	// props are the properties given beside the text, nil when none;
-	// leiKnown is set when their LEI names a known profile.
-	props    *givenClues
+	// clues are the request's clues beside its text's name: the
+	// properties given, the court the text names without a number, the
+	// lines of a pasted block (weighClues). leiKnown is set when the LEI
+	// given as a property names a known profile.
+	clues    clueList
 	leiKnown bool
 }
 
@@ -264,9 +270,13 @@ func newReading(tokens []string) reading {
 // parseQuery splits a query into an identifier, a legal form and name tokens.
 func parseQuery(q string) *parsedQuery {
 	pq := &parsedQuery{raw: strings.TrimSpace(q)}
-	rest := pq.raw
+	rest := cutName(pq, pq.raw)
 	if ref, r, ok := companydocs.FindRegisterRef(pq.raw); ok {
 		pq.ref, pq.hasRef, rest = ref, true, r
+	} else if court, r, ok := companydocs.FindCourt(rest); ok && r != "" {
+		// "Müller GmbH AG Marburg": the court is a clue, not the name's
+		pq.clues.add(clue{kind: clueCourt, source: fromText, text: courtText(rest, r), court: court.Code})
+		rest = r
 	}
 	if lei := trimLEIPrefix(pq.raw); companydocs.LooksLikeLEI(lei) {
 		pq.leiShape = true
@@ -291,10 +301,22 @@ func (pq *parsedQuery) readText(rest string) {
 	for _, t := range pq.tokens {
 		pq.plain = append(pq.plain, companydocs.FoldPlain(t))
 	}
-	pq.clean, pq.ignored = withoutNoise(pq.tokens)
+	clean, ignored := withoutNoise(pq.tokens)
+	pq.clean = clean
+	pq.setAside(ignored)
+	if len(ignored) > 0 {
+		// "Firma Lutte GmbH in Altenberge" fills 30 characters by
+		// chance: a text with words around the name is typed, not cut
+		pq.cut, pq.cutAside = false, nil
+	}
 	pq.readings = []reading{newReading(pq.tokens)}
-	if len(pq.ignored) > 0 {
+	if len(ignored) > 0 {
 		pq.readings = append(pq.readings, newReading(pq.clean))
+	}
+	if uncut, ok := withoutSuffix(pq.clean, pq.cutAside); ok && len(uncut) > 0 {
+		// a cut name's last letters tell nothing, or they are a seat
+		// typed after the name ("... in Hof"): both readings
+		pq.readings = append(pq.readings, newReading(uncut))
 	}
 	pq.address = isAddress(pq.clean)
 	pq.houseNumber = hasHouseNumber(pq.clean)
@@ -304,6 +326,83 @@ func (pq *parsedQuery) readText(rest string) {
 			pq.surname = newTokenList(pq.person[len(pq.person)-1:]).toks[0]
 		}
 	}
+}
+
+// courtText is what a text said of the court: the text less what
+// remains of it ("AG Marburg" of "Müller GmbH AG Marburg"), as near as
+// words go.
+func courtText(text, rest string) string {
+	words := strings.Fields(text)
+	for _, w := range strings.Fields(rest) {
+		if i := slices.Index(words, w); i >= 0 {
+			words = slices.Delete(words, i, i+1)
+		}
+	}
+	return strings.Trim(strings.Join(words, " "), " ,;")
+}
+
+// fieldLengths are the lengths at which systems cut a name: the name
+// fields of ERP systems, bank transfers and supplier lists hold 30, 35,
+// 40 or 50 characters.
+var fieldLengths = [...]int{30, 35, 40, 50}
+
+// cutName reads a name that fills a field length to its last character
+// ("Initiative zur Unterstützung von Me") as cut there: its last word is
+// searched as the start of a word, as a word still being typed is, and a
+// last word too short to start one (companydocs.MinWordStart) is also
+// read without (cutAside, readText). It returns the name to read.
+func cutName(pq *parsedQuery, name string) string {
+	n := utf8.RuneCountInString(name)
+	last, _ := utf8.DecodeLastRuneInString(name)
+	if !slices.Contains(fieldLengths[:], n) || !unicode.IsLetter(last) || endsInLegalForm(name) {
+		return name
+	}
+	pq.cut = true
+	i := strings.LastIndexFunc(name, unicode.IsSpace)
+	if i < 0 {
+		return name
+	}
+	if word := name[i+1:]; utf8.RuneCountInString(word) < companydocs.MinWordStart {
+		pq.cutAside = companydocs.Tokens(companydocs.Fold(word))
+	}
+	return name
+}
+
+// withoutSuffix returns tokens less suffix, when they end in it.
+func withoutSuffix(tokens, suffix []string) ([]string, bool) {
+	n := len(tokens) - len(suffix)
+	if len(suffix) == 0 || n < 0 || !slices.Equal(tokens[n:], suffix) {
+		return nil, false
+	}
+	return tokens[:n], true
+}
+
+// endsInLegalForm reports whether a name's last word is its legal form
+// ("Neue Heimat Südbayerische Wohnstätten eG"): a whole name, not a cut one.
+func endsInLegalForm(name string) bool {
+	_, form, ok := companydocs.SplitLegalForm(name)
+	tokens := companydocs.Tokens(companydocs.Fold(name))
+	return ok && len(tokens) > 0 && len(form.Words) > 0 && tokens[len(tokens)-1] == form.Words[len(form.Words)-1]
+}
+
+// setAside keeps the words of the text set aside as clues of their own
+// (a text read again, as a register reference's, replaces them).
+func (pq *parsedQuery) setAside(words []string) {
+	pq.clues = slices.DeleteFunc(pq.clues, func(c clue) bool { return c.source == fromAside })
+	for _, w := range words {
+		pq.clues.add(clue{kind: clueName, source: fromAside, text: w})
+	}
+}
+
+// asideWords are the words of the text set aside.
+func (pq *parsedQuery) asideWords() []string {
+	var out []string
+	for _, c := range pq.clues {
+		if c.source == fromAside {
+			out = append(out, c.text)
+		}
+	}
+	return out
 }
 
 // leiPrefixes are the labels people paste in front of an LEI.
@@ -372,13 +471,13 @@ func (pq *parsedQuery) isShort() bool {
 	if pq.hasRef || (pq.leiShape && pq.leiErr == nil) {
 		return false
 	}
-	if b := pq.block; b != nil && (len(b.persons) > 0 || b.street != "") {
+	if pq.clues.has(clueOfficer, fromLine) || pq.clues.has(clueAddress, fromLine) {
 		return false
 	}
-	if pq.props != nil && (pq.props.hasRef || pq.leiKnown) {
+	if pq.clues.has(clueRegister, fromProperty) || pq.leiKnown {
 		return false
 	}
-	return pq.distinctiveTokens()+pq.props.softClues() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes
+	return pq.distinctiveTokens()+pq.clues.softClues() < 2 && utf8.RuneCountInString(pq.raw) <= maxShortRunes
 }
 
 // maxShortRunes is the longest query that can be short: longer than the

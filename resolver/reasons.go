@@ -266,47 +266,35 @@ func reasonArgs(lang string, p *companydocs.ReasonParams) messages.Lookup {
 
 // paramText returns the param a placeholder names as it is, "" for none.
 func paramText(p *companydocs.ReasonParams, name string) string {
-	switch name {
-	case "lei":
-		return p.LEI
-	case "register_number", "number":
-		return p.RegisterNumber
-	case "court":
-		return p.Court
-	case "query_court":
-		return p.QueryCourt
-	case "query_former_court":
-		return p.QueryFormerCourt
-	case "suffix":
-		return p.Suffix
-	case "legal_form":
-		return p.LegalForm
-	case "query_legal_form":
-		return p.QueryLegalForm
-	case "name":
-		return p.Name
-	case "seat":
-		return p.Seat
-	case "former_name":
-		return p.FormerName
-	case "person":
-		return p.Person
-	case "address":
-		return p.Address
-	case "text":
-		return p.Text
-	case "query_seat":
-		return p.QuerySeat
-	case "query_address":
-		return p.QueryAddress
-	case "query_register_number":
-		return p.QueryRegisterNumber
-	case "query_lei":
-		return p.QueryLEI
-	case "property":
-		return p.Property
+	if field, ok := paramFields[name]; ok {
+		return field(p)
 	}
 	return ""
+}
+
+// paramFields are the params placeholders name as they are, by the
+// placeholder's name.
+var paramFields = map[string]func(*companydocs.ReasonParams) string{
+	"lei":                   func(p *companydocs.ReasonParams) string { return p.LEI },
+	"register_number":       func(p *companydocs.ReasonParams) string { return p.RegisterNumber },
+	"number":                func(p *companydocs.ReasonParams) string { return p.RegisterNumber },
+	"court":                 func(p *companydocs.ReasonParams) string { return p.Court },
+	"query_court":           func(p *companydocs.ReasonParams) string { return p.QueryCourt },
+	"query_former_court":    func(p *companydocs.ReasonParams) string { return p.QueryFormerCourt },
+	"suffix":                func(p *companydocs.ReasonParams) string { return p.Suffix },
+	"legal_form":            func(p *companydocs.ReasonParams) string { return p.LegalForm },
+	"query_legal_form":      func(p *companydocs.ReasonParams) string { return p.QueryLegalForm },
+	"name":                  func(p *companydocs.ReasonParams) string { return p.Name },
+	"seat":                  func(p *companydocs.ReasonParams) string { return p.Seat },
+	"former_name":           func(p *companydocs.ReasonParams) string { return p.FormerName },
+	"person":                func(p *companydocs.ReasonParams) string { return p.Person },
+	"address":               func(p *companydocs.ReasonParams) string { return p.Address },
+	"text":                  func(p *companydocs.ReasonParams) string { return p.Text },
+	"query_seat":            func(p *companydocs.ReasonParams) string { return p.QuerySeat },
+	"query_address":         func(p *companydocs.ReasonParams) string { return p.QueryAddress },
+	"query_register_number": func(p *companydocs.ReasonParams) string { return p.QueryRegisterNumber },
+	"query_lei":             func(p *companydocs.ReasonParams) string { return p.QueryLEI },
+	"property":              func(p *companydocs.ReasonParams) string { return p.Property },
 }
 
 // timesWords says how many entries: nothing for none.

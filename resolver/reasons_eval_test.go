@@ -148,6 +148,14 @@ func checkReasonParams(t *testing.T, where string, d companydocs.ReasonDetail, s
 		if name == "entries" && fmt.Sprint(v) == "1" && strings.Contains(sentence, " once ") {
 			continue // one entry is said in words (the catalog's reason.times.one)
 		}
+		if name == "register_number" && d.Code == resolver.LineRegister {
+			// the line says the number as it writes it ("Handelsregister
+			// Abteilung B 2795"), the param as registers do ("HRB 2795")
+			if ref, _, ok := companydocs.FindRegisterRef(sentence); !ok || ref.NumberKey() != fmt.Sprint(v) {
+				t.Errorf("%s: %s param %s=%q is not the reference of the sentence %q", where, d.Code, name, v, sentence)
+			}
+			continue
+		}
 		for _, word := range reasoncodes.Words(v) {
 			// name_conflict quotes the name as Go does (%q)
 			if !strings.Contains(sentence, word) && !strings.Contains(sentence, strconv.Quote(word)) {

@@ -40,11 +40,31 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 		return resolveBlock(ctx, idx, req, lines)
 	}
 	pq := parseQuery(req.Query)
-	pq.props = readProperties(req.Properties)
-	pq.completes = req.Completes
-	if g := pq.props; g != nil && pq.hasRef && pq.ref.Court == "" {
-		pq.ref.Court = g.court // a typed number's court from its column
+	given, propertyNotes := readProperties(req.Properties)
+	pq.clues = append(pq.clues, given...)
+	pq.completes = req.Completes || pq.cut
+	if c, ok := pq.clues.first(clueCourt, fromProperty); ok && pq.hasRef && pq.ref.Court == "" {
+		pq.ref.Court = c.court // a typed number's court from its column
 	}
+	found, notes, err := resolveIdentifiers(idx, pq, req)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
+	}
+	ranked, err := rankFound(ctx, idx, pq, req, found)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
+	}
+	notes = append(notes, propertyNotes...)
+	return &Result{
+		Candidates:    candidates(ranked, req.Limit),
+		Understanding: understand(pq, ranked, notes),
+	}, nil
+}
+
+// resolveIdentifiers looks up the typed LEI, then the typed register
+// reference, then the identifiers given as properties, until one finds
+// entries.
+func resolveIdentifiers(idx Index, pq *parsedQuery, req Request) ([]*scored, []companydocs.ReasonDetail, error) {
 	var (
 		found []*scored
 		err   error
@@ -57,57 +77,46 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 		pq.readAsRegister()
 		found, notes, err = resolveRegister(idx, pq, req)
 	}
-	var more []companydocs.ReasonDetail
 	if err == nil && len(found) == 0 {
+		var more []companydocs.ReasonDetail
 		found, more, err = resolveGivenIdentifiers(idx, pq, req)
 		notes = append(notes, more...)
 	}
+	return found, notes, err
+}
+
+// rankFound ranks the entries found by an identifier; with none, or only
+// entries whose name contradicts the text's, the text's companies are
+// searched too, each marked with the identifier it does not bear.
+func rankFound(ctx context.Context, idx Index, pq *parsedQuery, req Request, found []*scored) ([]*scored, error) {
+	if len(pq.tokens) == 0 || len(found) > 0 && !allConflict(found) {
+		return rank(found, pq, nil), nil
+	}
+	ranked, err := resolveText(ctx, idx, pq, req)
 	if err != nil {
-		return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
+		return nil, err
 	}
-	var ranked []*scored
-	switch {
-	case len(pq.tokens) > 0 && (len(found) == 0 || allConflict(found)):
-		// nothing found by an identifier, or only entries whose name
-		// contradicts the text's: the text's companies are searched too,
-		// each marked with the identifier it does not bear
-		if ranked, err = resolveText(ctx, idx, pq, req); err != nil {
-			return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
-		}
-		if len(found) > 0 {
-			ranked = rank(append(found, ranked...), pq, nil)
-		}
-	default:
-		ranked = rank(found, pq, nil)
+	if len(found) > 0 {
+		ranked = rank(append(found, ranked...), pq, nil)
 	}
-	if pq.props != nil {
-		notes = append(notes, pq.props.notes...)
-	}
-	return &Result{
-		Candidates:    candidates(ranked, req.Limit),
-		Understanding: understand(pq, ranked, notes),
-	}, nil
+	return ranked, nil
 }
 
 // resolveGivenIdentifiers looks up the LEI and then the register number
 // given as properties, when the text held neither: each is looked up as
 // the typed one is, the text's name confirming or contradicting the entry.
 func resolveGivenIdentifiers(idx Index, pq *parsedQuery, req Request) ([]*scored, []companydocs.ReasonDetail, error) {
-	g := pq.props
-	if g == nil {
-		return nil, nil, nil
-	}
 	var notes []companydocs.ReasonDetail
-	if g.lei != "" {
-		found, more, err := resolveLEI(idx, pq, g.lei)
+	if c, ok := pq.clues.first(clueLEI, fromProperty); ok {
+		found, more, err := resolveLEI(idx, pq, c.lei)
 		if err != nil || len(found) > 0 {
 			pq.leiKnown = len(found) > 0
 			return found, more, err
 		}
 		notes = more
 	}
-	if g.hasRef && !pq.hasRef {
-		pq.ref, pq.hasRef = g.ref, true
+	if c, ok := pq.clues.first(clueRegister, fromProperty); ok && !pq.hasRef {
+		pq.ref, pq.hasRef = c.ref, true
 		found, more, err := resolveRegister(idx, pq, req)
 		return found, append(notes, more...), err
 	}
@@ -138,7 +147,7 @@ func resolveLEI(idx Index, pq *parsedQuery, lei companydocs.LEI) ([]*scored, []c
 	}
 	var out []*scored
 	for _, p := range profiles {
-		s := &scored{p: p, confidence: AnchoredConfidence, anchored: len(profiles) == 1}
+		s := &scored{p: p, confidence: AnchoredConfidence, anchored: len(profiles) == 1, parts: scoreParts{identifier: AnchoredConfidence}}
 		s.reason(ReasonLEIMatches, companydocs.ReasonParams{LEI: string(lei)})
 		if len(pq.tokens) > 0 && textEvidence(pq, p).score < conflictingName {
 			s.anchored, s.conflict = false, true
@@ -147,7 +156,7 @@ func resolveLEI(idx Index, pq *parsedQuery, lei companydocs.LEI) ([]*scored, []c
 		}
 		statusEvidence(p, s)
 		s.confidence = min(s.confidence, AnchoredConfidence)
-		applyProperties(pq, s)
+		weighClues(pq, s, fromProperty)
 		out = append(out, s)
 	}
 	return out, nil, nil
@@ -193,34 +202,11 @@ func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, a
 	// the number, the court, the suffix and the status each give a reason
 	s := &scored{p: p, registerMatch: true, confidence: RegisterNumberWeight, reasons: make([]companydocs.ReasonDetail, 0, 4)}
 	s.reason(ReasonRegisterNumberMatches, companydocs.ReasonParams{RegisterNumber: string(p.Ref.Type) + " " + p.Ref.Number})
-	courtOK := pq.ref.Court != "" && companydocs.SameCourt(p.Ref.Court, pq.ref.Court)
-	suffixOK := identityMatches(pq.ref, p.Ref)
-	switch {
-	case courtOK:
-		s.confidence += CourtWeight
-		s.reason(ReasonCourtMatches, companydocs.ReasonParams{Court: courtName(p.Ref.Court)})
-	case pq.ref.Court != "":
-		s.confidence -= CourtWeight
-		s.reason(ReasonCourtDiffers, companydocs.ReasonParams{Court: courtName(p.Ref.Court), QueryCourt: courtName(pq.ref.Court)})
-	}
-	switch {
-	case suffixOK && pq.ref.FormerCourt != "":
-		s.confidence += SuffixWeight
-		s.reason(ReasonFormerCourtMatches, companydocs.ReasonParams{FormerCourt: courtName(p.Ref.FormerCourt)})
-	case suffixOK && p.Ref.Suffix != "":
-		s.confidence += SuffixWeight
-		s.reason(ReasonSuffixMatches, companydocs.ReasonParams{Suffix: p.Ref.Suffix})
-	case suffixOK:
-		s.confidence += SuffixWeight
-	case pq.ref.Suffix != "" && pq.ref.Suffix != p.Ref.Suffix:
-		s.confidence -= SuffixWeight
-		s.reason(ReasonSuffixDiffers, companydocs.ReasonParams{Suffix: p.Ref.Suffix, QuerySuffix: pq.ref.Suffix})
-	case pq.ref.FormerCourt != "":
-		s.confidence -= SuffixWeight
-		s.reason(ReasonFormerCourtDiffers, companydocs.ReasonParams{FormerCourt: courtName(p.Ref.FormerCourt), QueryFormerCourt: courtName(pq.ref.FormerCourt)})
-	}
+	courtOK := registerCourtEvidence(pq, p, s)
+	suffixOK := registerSuffixEvidence(pq, p, s)
 	nameConflict := registerNameEvidence(pq, p, s)
 	s.conflict = nameConflict
+	s.parts.identifier = s.confidence
 	statusEvidence(p, s)
 	unique := courtOK && suffixOK && live == 1 && !p.Removed
 	switch {
@@ -237,8 +223,47 @@ func scoreRegister(pq *parsedQuery, p *companydocs.Profile, entriesWithNumber, a
 		}
 	}
 	s.confidence = clamp(s.confidence)
-	applyProperties(pq, s)
+	weighClues(pq, s, fromProperty)
 	return s
+}
+
+// registerCourtEvidence weighs the court named with a register number;
+// it reports whether the entry is at that court.
+func registerCourtEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bool {
+	switch {
+	case pq.ref.Court == "":
+		return false
+	case companydocs.SameCourt(p.Ref.Court, pq.ref.Court):
+		s.confidence += CourtWeight
+		s.reason(ReasonCourtMatches, companydocs.ReasonParams{Court: courtName(p.Ref.Court)})
+		return true
+	}
+	s.confidence -= CourtWeight
+	s.reason(ReasonCourtDiffers, companydocs.ReasonParams{Court: courtName(p.Ref.Court), QueryCourt: courtName(pq.ref.Court)})
+	return false
+}
+
+// registerSuffixEvidence weighs the suffix and former court named with a
+// register number; it reports whether they agree with the entry's.
+func registerSuffixEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) bool {
+	suffixOK := identityMatches(pq.ref, p.Ref)
+	switch {
+	case suffixOK && pq.ref.FormerCourt != "":
+		s.confidence += SuffixWeight
+		s.reason(ReasonFormerCourtMatches, companydocs.ReasonParams{FormerCourt: courtName(p.Ref.FormerCourt)})
+	case suffixOK && p.Ref.Suffix != "":
+		s.confidence += SuffixWeight
+		s.reason(ReasonSuffixMatches, companydocs.ReasonParams{Suffix: p.Ref.Suffix})
+	case suffixOK:
+		s.confidence += SuffixWeight
+	case pq.ref.Suffix != "" && pq.ref.Suffix != p.Ref.Suffix:
+		s.confidence -= SuffixWeight
+		s.reason(ReasonSuffixDiffers, companydocs.ReasonParams{Suffix: p.Ref.Suffix, QuerySuffix: pq.ref.Suffix})
+	case pq.ref.FormerCourt != "":
+		s.confidence -= SuffixWeight
+		s.reason(ReasonFormerCourtDiffers, companydocs.ReasonParams{FormerCourt: courtName(p.Ref.FormerCourt), QueryFormerCourt: courtName(pq.ref.FormerCourt)})
+	}
+	return suffixOK
 }
 
 // registerNameEvidence weighs a name given next to a register number; it
@@ -337,14 +362,14 @@ func fieldSearches(q companydocs.TextQuery, pq *parsedQuery, first textWindow) [
 // hits are scored against the text, as every candidate is, so that only
 // those whose name the text supports join.
 func givenOfficerSearch(pq *parsedQuery, req Request, found []*scored) (companydocs.TextQuery, bool) {
-	g := pq.props
-	if g == nil || len(g.officer) == 0 {
+	officer, ok := pq.clues.first(clueOfficer, fromProperty)
+	if !ok {
 		return companydocs.TextQuery{}, false
 	}
-	if anyNamed(found, func(s *scored) bool { _, ok := officerNamed(s.p, g.officer); return ok }) {
+	if anyNamed(found, func(s *scored) bool { _, ok := officerNamed(s.p, officer.words); return ok }) {
 		return companydocs.TextQuery{}, false
 	}
-	return companydocs.TextQuery{NameTerms: g.officer, Only: companydocs.OnlyOfficers, Fuzzy: true, Discover: req.Discover}, true
+	return companydocs.TextQuery{NameTerms: officer.words, Only: companydocs.OnlyOfficers, Fuzzy: true, Discover: req.Discover}, true
 }
 
 // rankWindowOf is how many hits are ranked together for a query. Names
@@ -367,19 +392,19 @@ func textQueryOf(pq *parsedQuery, req Request) companydocs.TextQuery {
 		Deep:      req.Mode == ModeDeep,
 		Officers:  len(pq.person) > 0,
 		Address:   pq.address || pq.houseNumber,
-		Completes: req.Completes,
+		Completes: pq.completes,
 		Discover:  req.Discover,
 	}
 	if pq.hasForm {
 		q.LegalFormTerms = pq.form.Words
 	}
-	if g := pq.props; g != nil {
-		// a seat and a form given boost the companies that have them,
-		// as the query's own would; they are no name words
-		q.SeatWords = append(append(q.SeatWords, g.city...), placeSpellings(g.city)...)
-		if g.hasForm && !pq.hasForm {
-			q.LegalFormTerms = g.form.Words
-		}
+	// a seat and a form given boost the companies that have them, as the
+	// query's own would; they are no name words
+	if city, ok := pq.clues.first(clueSeat, fromProperty); ok {
+		q.SeatWords = append(append(q.SeatWords, city.words...), placeSpellings(city.words)...)
+	}
+	if form, ok := pq.clues.first(clueLegalForm, fromProperty); ok && !pq.hasForm {
+		q.LegalFormTerms = form.form.Words
 	}
 	pq.deep = q.Deep
 	return q
@@ -438,14 +463,14 @@ func searchWindow(ctx context.Context, idx Index, q companydocs.TextQuery, pq *p
 func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
 	ev := textEvidence(pq, p)
 	s := &scored{p: p, confidence: ev.score, reasons: ev.reasons, seatMatched: ev.seat, nameExact: ev.exact,
-		evidence: ev.score > 0, field: ev.field, person: ev.person, covers: ev.covers}
+		evidence: ev.score > 0, field: ev.field, person: ev.person, covers: ev.covers, parts: scoreParts{text: ev.score}}
 	legalFormEvidence(pq, p, s)
 	statusEvidence(p, s)
 	if pq.leiShape && pq.leiErr != nil {
 		s.cap(InvalidLEICap, ReasonInvalidLEICap, companydocs.ReasonParams{})
 	}
 	s.confidence = clamp(s.confidence)
-	applyProperties(pq, s)
+	weighClues(pq, s, fromProperty, fromText)
 	return s
 }
 
@@ -621,7 +646,7 @@ func toCandidate(s *scored, first bool) companydocs.Candidate {
 		CourtCode:         p.Ref.Court,
 		RegistryNumber:    registryNumber(p.Ref),
 		Source:            p.Source,
-		Confidence:        math.Round(calibratedConfidence(s, first)*1000) / 1000,
+		Confidence:        confidenceOf(s, first),
 		Score:             s.confidence,
 		ConfidenceLabel:   label(s),
 		ConfidenceReasons: reasonTextsOf(messages.English, s.reasons),

@@ -38,10 +38,40 @@ type scored struct {
 	// capped notes the reason codes of caps that applied, once each.
 	capped map[string]bool
 	// disagreed is set when a property given disagrees with the
-	// candidate (applyProperties): a text match is then not anchored.
+	// candidate (weighClues): a text match is then not anchored.
 	// conflict is set when a register number or LEI given names another
 	// entry, or the name given contradicts an identifier's entry.
 	disagreed, conflict bool
+	// parts are the components of the raw score, confidence.
+	parts scoreParts
+}
+
+// scoreParts are the components a candidate's raw score (scored.confidence,
+// before its caps) was added up from, kept beside it for the confidence a
+// client sees (confidenceOf).
+type scoreParts struct {
+	// text is the best evidence of the query's text (textEvidence: a
+	// name, former name, officer or address, with the seat).
+	text float64
+	// identifier is what a register number (with its court, suffix and
+	// the name beside it) or an LEI gave.
+	identifier float64
+	// form is the legal form typed agreeing, verified the verified
+	// entry's weight.
+	form, verified float64
+	// clues is what the clues beside the name added and took away
+	// (weighClues).
+	clues float64
+}
+
+// confidenceOf is the one place the confidence a client sees is computed:
+// the probability, fitted on the evaluation (calibration.go), that a
+// candidate with the raw score (scored.confidence, its caps applied) in
+// its place (first in the answer or later) is the company meant, rounded
+// to three places. The mapping keeps the order of the raw scores, which
+// the ranking and the labels (label) read.
+func confidenceOf(s *scored, first bool) float64 {
+	return math.Round(calibratedConfidence(s, first)*1000) / 1000
 }
 
 // reason adds a reason; params holds the values its sentence names.
@@ -185,55 +215,92 @@ func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
 // fieldEvidence offers consider the evidence of the query's words (a
 // reading, less the candidate's seat when seatOK) in every field.
 func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, query tokenList, seatOK bool, consider func(evidence)) {
-	tokens := query.words
-	seatBonus := 0.0
-	var seatReasons []companydocs.ReasonDetail
+	fe := fieldMatch{pq: pq, p: p, f: f, query: query, seatOK: seatOK}
 	if seatOK {
-		seatBonus = SeatWeight
-		seatReasons = []companydocs.ReasonDetail{{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}}
+		fe.seatBonus = SeatWeight
+		fe.seatReasons = []companydocs.ReasonDetail{{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}}
 	}
-	with := func(code string, params companydocs.ReasonParams) []companydocs.ReasonDetail {
-		return append([]companydocs.ReasonDetail{{Code: code, Params: params}}, seatReasons...)
+	if !sharesOnlyFirstName(pq, query.words, f.base) {
+		consider(fe.name())
 	}
-	if !sharesOnlyFirstName(pq, tokens, f.base) {
-		m := matchName(query, f.base)
-		e := evidence{score: NameWeight*m.score + seatBonus, seat: seatOK, field: fieldName, covers: m.score >= closeNameMatch && !m.numberConflict}
-		e.reasons = append(nameReasons(m, tokens, f.base.words), seatReasons...)
-		if m.numberConflict {
-			e.score -= NumberMismatchPenalty
-			e.reasons = append(e.reasons, companydocs.ReasonDetail{Code: ReasonNameNumbersDiffer})
-		}
-		e.exact = m.score >= fullNameMatch && strings.Join(tokens, " ") == strings.Join(f.base.words, " ")
-		consider(e)
+	fe.formerNames(consider)
+	fe.officers(consider)
+	fe.address(consider)
+}
+
+// fieldMatch is the query's words matched against a profile's fields,
+// with the seat's bonus and reason when the reading left the seat out.
+type fieldMatch struct {
+	pq          *parsedQuery
+	p           *companydocs.Profile
+	f           *profileFields
+	query       tokenList
+	seatOK      bool
+	seatBonus   float64
+	seatReasons []companydocs.ReasonDetail
+}
+
+// with returns a reason followed by the seat's.
+func (fe *fieldMatch) with(code string, params companydocs.ReasonParams) []companydocs.ReasonDetail {
+	return append([]companydocs.ReasonDetail{{Code: code, Params: params}}, fe.seatReasons...)
+}
+
+// name is the evidence of the current name.
+func (fe *fieldMatch) name() evidence {
+	tokens, f := fe.query.words, fe.f
+	m := matchName(fe.query, f.base)
+	e := evidence{score: NameWeight*m.score + fe.seatBonus, seat: fe.seatOK, field: fieldName, covers: m.score >= closeNameMatch && !m.numberConflict}
+	e.reasons = append(nameReasons(m, tokens, f.base.words), fe.seatReasons...)
+	if m.numberConflict {
+		e.score -= NumberMismatchPenalty
+		e.reasons = append(e.reasons, companydocs.ReasonDetail{Code: ReasonNameNumbersDiffer})
 	}
-	for i, prev := range p.PreviousNames {
-		pm := matchName(query, f.previous[i])
+	e.exact = m.score >= fullNameMatch && strings.Join(tokens, " ") == strings.Join(f.base.words, " ")
+	return e
+}
+
+// formerNames offers the evidence of each previous name that matches.
+func (fe *fieldMatch) formerNames(consider func(evidence)) {
+	for i, prev := range fe.p.PreviousNames {
+		pm := matchName(fe.query, fe.f.previous[i])
 		if pm.score < partialNameMatch || pm.numberConflict {
 			continue
 		}
-		consider(evidence{score: NameWeight*pm.score*FormerNameFactor + seatBonus, seat: seatOK, field: fieldFormerName,
-			reasons: with(ReasonFormerNameMatches, companydocs.ReasonParams{FormerName: prev})})
+		consider(evidence{score: NameWeight*pm.score*FormerNameFactor + fe.seatBonus, seat: fe.seatOK, field: fieldFormerName,
+			reasons: fe.with(ReasonFormerNameMatches, companydocs.ReasonParams{FormerName: prev})})
 	}
+}
+
+// officers offers the evidence of each officer who holds every word of
+// the query, or is the person it names.
+func (fe *fieldMatch) officers(consider func(evidence)) {
 	officerFactor := OfficerFactor
-	if len(pq.person) > 0 {
+	if len(fe.pq.person) > 0 {
 		officerFactor = PersonOfficerFactor
 	}
-	for i, officer := range f.officers {
-		o := p.Officers[i]
-		om := matchName(query, officer)
-		if om.recall < fullRecall && !(len(pq.person) > 0 && personMatches(query, officer)) {
+	for i, officer := range fe.f.officers {
+		o := fe.p.Officers[i]
+		om := matchName(fe.query, officer)
+		if om.recall < fullRecall && !(len(fe.pq.person) > 0 && personMatches(fe.query, officer)) {
 			continue
 		}
-		consider(evidence{score: NameWeight*om.score*officerFactor + seatBonus, seat: seatOK, field: fieldOfficer, covers: true,
+		consider(evidence{score: NameWeight*om.score*officerFactor + fe.seatBonus, seat: fe.seatOK, field: fieldOfficer, covers: true,
 			person:  strings.Join(officer.words, " "),
-			reasons: with(ReasonOfficerMatches, companydocs.ReasonParams{Person: o.Name, Position: o.Position})})
+			reasons: fe.with(ReasonOfficerMatches, companydocs.ReasonParams{Person: o.Name, Position: o.Position})})
 	}
-	if (pq.address || pq.houseNumber) && len(f.address.words) > 0 {
-		am := matchName(query, f.address)
-		if am.recall >= closeNameMatch && !numbersDiffer(query.words, f.address.words) {
-			consider(evidence{score: NameWeight*am.recall*AddressFactor + seatBonus, seat: seatOK, field: fieldAddress, covers: am.recall >= closeNameMatch,
-				reasons: with(ReasonAddressMatches, companydocs.ReasonParams{Address: strings.TrimSuffix(strings.TrimSpace(p.Address), ".")})})
-		}
+}
+
+// address offers the evidence of the registered address when the query
+// may hold one.
+func (fe *fieldMatch) address(consider func(evidence)) {
+	pq, f := fe.pq, fe.f
+	if !(pq.address || pq.houseNumber) || len(f.address.words) == 0 {
+		return
+	}
+	am := matchName(fe.query, f.address)
+	if am.recall >= closeNameMatch && !numbersDiffer(fe.query.words, f.address.words) {
+		consider(evidence{score: NameWeight*am.recall*AddressFactor + fe.seatBonus, seat: fe.seatOK, field: fieldAddress, covers: am.recall >= closeNameMatch,
+			reasons: fe.with(ReasonAddressMatches, companydocs.ReasonParams{Address: strings.TrimSuffix(strings.TrimSpace(fe.p.Address), ".")})})
 	}
 }
 
@@ -266,6 +333,7 @@ func legalFormEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) {
 	}
 	if p.LegalForm == pq.form.Code {
 		s.confidence += LegalFormWeight
+		s.parts.form += LegalFormWeight
 		s.reason(ReasonLegalFormMatches, companydocs.ReasonParams{LegalForm: pq.form.Code})
 		return
 	}
@@ -279,6 +347,7 @@ func legalFormEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) {
 func statusEvidence(p *companydocs.Profile, s *scored) {
 	if p.Verified {
 		s.confidence += VerifiedWeight
+		s.parts.verified += VerifiedWeight
 	}
 	switch {
 	case p.Source == companydocs.SourceDiscovery && !p.Verified:

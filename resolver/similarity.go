@@ -117,21 +117,32 @@ func tokenSims(a, b token) (ab, ba float64) {
 	if a.number || b.number {
 		return 0, 0
 	}
-	n, m := a.runes, b.runes
-	// the distance is at least the difference in length
-	if budget := companydocs.TypoBudget(min(n, m)); budget > 0 && abs(n-m) <= budget && !lettersApart(x, y, budget) {
-		if d := levenshtein.ComputeDistance(x, y); d <= budget {
-			sim := simTypo - simPerEdit*float64(d-1)
-			return sim, sim
-		}
+	if sim, ok := typoSim(a, b); ok {
+		return sim, sim
 	}
-	if n >= 4 && strings.HasPrefix(y, x) {
+	if a.runes >= 4 && strings.HasPrefix(y, x) {
 		ab = simPrefix
 	}
-	if m >= 4 && strings.HasPrefix(x, y) {
+	if b.runes >= 4 && strings.HasPrefix(x, y) {
 		ba = simPrefix
 	}
 	return ab, ba
+}
+
+// typoSim returns the similarity of two words within the typo budget of
+// the shorter, and whether they are.
+func typoSim(a, b token) (float64, bool) {
+	n, m := a.runes, b.runes
+	// the distance is at least the difference in length
+	budget := companydocs.TypoBudget(min(n, m))
+	if budget <= 0 || abs(n-m) > budget || lettersApart(a.folded, b.folded, budget) {
+		return 0, false
+	}
+	d := levenshtein.ComputeDistance(a.folded, b.folded)
+	if d > budget {
+		return 0, false
+	}
+	return simTypo - simPerEdit*float64(d-1), true
 }
 
 func abs(x int) int { return max(x, -x) }

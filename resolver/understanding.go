@@ -88,7 +88,7 @@ func understand(pq *parsedQuery, ranked []*scored, notes []companydocs.ReasonDet
 	}
 	u.Person = strings.Join(pq.person, " ")
 	u.Address = pq.address
-	u.IgnoredWords = pq.ignored
+	u.IgnoredWords = pq.asideWords()
 	for _, n := range u.NoteDetails {
 		u.Notes = append(u.Notes, NoteText(n))
 	}
