@@ -18,6 +18,7 @@
 package objectstoretest
 
 import (
+	"companydocs/internal/toolcache"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -80,15 +81,10 @@ type ports struct {
 // builds, ${COMPANYDOCS_CACHE:-$HOME/.cache/companydocs}/bin/weed, or an
 // error saying how to build it.
 func Binary() (string, error) {
-	cache := os.Getenv("COMPANYDOCS_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find the object store binary: %w", err)
-		}
-		cache = filepath.Join(home, ".cache", "companydocs")
+	bin, err := toolcache.Bin("weed")
+	if err != nil {
+		return "", err
 	}
-	bin := filepath.Join(cache, "bin", "weed")
 	if _, err := os.Stat(bin); err != nil {
 		return "", fmt.Errorf("no object store server (SeaweedFS weed) at %s: run scripts/objectstore.sh, which builds it from the Go module proxy (about 12 minutes on 2 cores, once)", bin)
 	}

@@ -14,6 +14,7 @@ package stripemocktest
 
 import (
 	"bufio"
+	"companydocs/internal/toolcache"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,15 +44,10 @@ var installErr error
 // Binary returns the path of the stripe-mock binary, installing it with
 // scripts/stripemock.sh when it is missing.
 func Binary() (string, error) {
-	cache := os.Getenv("COMPANYDOCS_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find the stripe-mock binary: %w", err)
-		}
-		cache = filepath.Join(home, ".cache", "companydocs")
+	bin, err := toolcache.Bin("stripe-mock")
+	if err != nil {
+		return "", err
 	}
-	bin := filepath.Join(cache, "bin", "stripe-mock")
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
