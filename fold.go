@@ -47,7 +47,6 @@ func fold(s string, transliterate bool) string {
 	}
 	f := folder{transliterate: transliterate}
 	f.out.Grow(len(s))
-	f.cur = f.scratch[:0]
 	for _, r := range s {
 		if r < utf8.RuneSelf {
 			f.rune(r)
@@ -70,8 +69,7 @@ func fold(s string, transliterate bool) string {
 type folder struct {
 	transliterate bool
 	out           strings.Builder
-	cur           []byte // the token being read
-	scratch       [64]byte
+	cur           foldToken // the token being read
 	// pendingRA is set while a token "ra" is held back (emit)
 	pendingRA bool
 }
@@ -79,12 +77,12 @@ type folder struct {
 func (f *folder) rune(r rune) {
 	switch {
 	case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9'):
-		f.cur = append(f.cur, byte(r))
+		f.cur.add(byte(r))
 	case r < utf8.RuneSelf && 'A' <= r && r <= 'Z':
-		f.cur = append(f.cur, byte(r)+'a'-'A')
+		f.cur.add(byte(r) + 'a' - 'A')
 	case r == combiningDiaeresis:
-		if f.transliterate && endsWithUmlautBase(f.cur) {
-			f.cur = append(f.cur, 'e')
+		if f.transliterate && endsWithUmlautBase(f.cur.bytes()) {
+			f.cur.add('e')
 		}
 	case r == '&' || r == '+':
 		f.flush()
@@ -96,7 +94,7 @@ func (f *folder) rune(r rune) {
 	case r >= utf8.RuneSelf && unicode.Is(unicode.Mn, r):
 		// other diacritics: dropped
 	case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-		f.cur = appendFoldedRune(f.cur, r)
+		f.cur.addFolded(r)
 	default:
 		f.flush()
 	}
@@ -104,28 +102,28 @@ func (f *folder) rune(r rune) {
 
 // flush ends the current token.
 func (f *folder) flush() {
-	if len(f.cur) > 0 {
-		f.emit(f.cur)
-		f.cur = f.cur[:0]
+	if tok := f.cur.bytes(); len(tok) > 0 {
+		f.emit(tok)
+		f.cur.reset()
 	}
 }
 
 // dot ends the current token at a dot: "u." is "&", an abbreviation
 // with a dot ("Gebr.") is spelled out, "RA-Ges." becomes one word.
 func (f *folder) dot() {
-	if string(f.cur) == "u" {
-		f.cur = f.cur[:0]
+	if string(f.cur.bytes()) == "u" {
+		f.cur.reset()
 		f.emit(ampersandToken)
 		return
 	}
-	words, ok := dotAbbreviations[string(f.cur)]
+	words, ok := dotAbbreviations[string(f.cur.bytes())]
 	if !ok {
 		f.flush()
 		return
 	}
 	// the token before "Ges." was "ra" only if nothing came between
 	// (pendingRA is cleared by every emit)
-	f.cur = f.cur[:0]
+	f.cur.reset()
 	if f.pendingRA && string(words[0]) == "gesellschaft" {
 		f.pendingRA = false
 		f.emit(lawFirm[f.spelling()])
@@ -204,26 +202,68 @@ var lawFirm = [2][]byte{[]byte("rechtsanwaltsgesellschaft"), []byte("rechtsanwal
 
 var ampersandToken = []byte(ampersand)
 
-// appendFoldedRune appends the lower-case form of r, spelling out the
-// letters that have no decomposition.
-func appendFoldedRune(b []byte, r rune) []byte {
+// foldToken is the token being read. Its letters live in an array inside the
+// folder, not behind a slice into it: a pointer from the folder into
+// itself moved every fold's state to the heap (escape analysis cannot
+// follow it), one allocation per name scored. A token longer than the
+// array, rare, continues on the heap.
+type foldToken struct {
+	short [64]byte
+	n     int
+	long  []byte
+}
+
+func (t *foldToken) add(c byte) {
+	switch {
+	case t.long != nil:
+		t.long = append(t.long, c)
+	case t.n < len(t.short):
+		t.short[t.n] = c
+		t.n++
+	default:
+		t.long = append(append(make([]byte, 0, 2*len(t.short)), t.short[:t.n]...), c)
+	}
+}
+
+func (t *foldToken) addString(s string) {
+	for i := 0; i < len(s); i++ {
+		t.add(s[i])
+	}
+}
+
+func (t *foldToken) bytes() []byte {
+	if t.long != nil {
+		return t.long
+	}
+	return t.short[:t.n]
+}
+
+func (t *foldToken) reset() { t.n, t.long = 0, nil }
+
+// addFolded adds the lower-case form of r, spelling out the letters that
+// have no decomposition.
+func (t *foldToken) addFolded(r rune) {
 	switch r {
 	case 'ß', 'ẞ':
-		return append(b, "ss"...)
+		t.addString("ss")
 	case 'Æ', 'æ':
-		return append(b, "ae"...)
+		t.addString("ae")
 	case 'Œ', 'œ':
-		return append(b, "oe"...)
+		t.addString("oe")
 	case 'Ø', 'ø':
-		return append(b, 'o')
+		t.add('o')
 	case 'Ł', 'ł':
-		return append(b, 'l')
+		t.add('l')
 	case 'Đ', 'đ':
-		return append(b, 'd')
+		t.add('d')
 	case 'ı':
-		return append(b, 'i')
+		t.add('i')
+	default:
+		var b [utf8.UTFMax]byte
+		for _, c := range utf8.AppendRune(b[:0], unicode.ToLower(r)) {
+			t.add(c)
+		}
 	}
-	return utf8.AppendRune(b, unicode.ToLower(r))
 }
 
 // latinDecomposed holds the canonical decomposition (NFD) of the

@@ -187,7 +187,7 @@ var lineTable = map[string]reasonSentence{
 // error and panics, so that a reason without a sentence cannot reach a
 // client.
 func ReasonTextIn(lang string, d companydocs.ReasonDetail) string {
-	return say(lang, reasonTable, "reason.", d)
+	return say(lang, reasonTable, "reason.", &d)
 }
 
 // NoteText says a note of query_understanding in English.
@@ -195,7 +195,7 @@ func NoteText(d companydocs.ReasonDetail) string { return NoteTextIn(messages.En
 
 // NoteTextIn says a note of query_understanding in lang.
 func NoteTextIn(lang string, d companydocs.ReasonDetail) string {
-	return say(lang, noteTable, "note.", d)
+	return say(lang, noteTable, "note.", &d)
 }
 
 // LineText says in English what a line of a pasted block was used as.
@@ -203,10 +203,13 @@ func LineText(d companydocs.ReasonDetail) string { return LineTextIn(messages.En
 
 // LineTextIn says in lang what a line of a pasted block was used as.
 func LineTextIn(lang string, d companydocs.ReasonDetail) string {
-	return say(lang, lineTable, "line.", d)
+	return say(lang, lineTable, "line.", &d)
 }
 
-func say(lang string, table map[string]reasonSentence, prefix string, d companydocs.ReasonDetail) string {
+// say says d by its table's sentence. d is a pointer: the placeholders'
+// lookup keeps its params, and a copy of a detail (some 400 bytes) would
+// be made on the heap for every reason of every candidate.
+func say(lang string, table map[string]reasonSentence, prefix string, d *companydocs.ReasonDetail) string {
 	if _, ok := table[d.Code]; !ok {
 		panic(fmt.Sprintf("resolver: code %q has no sentence", d.Code))
 	}
@@ -216,8 +219,8 @@ func say(lang string, table map[string]reasonSentence, prefix string, d companyd
 // reasonTextsOf says reasons in lang, in order.
 func reasonTextsOf(lang string, ds []companydocs.ReasonDetail) []string {
 	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[i] = ReasonTextIn(lang, d)
+	for i := range ds {
+		out[i] = say(lang, reasonTable, "reason.", &ds[i])
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -635,6 +636,17 @@ func candidates(ranked []*scored, limit int) []companydocs.Candidate {
 	return out
 }
 
+// detailsOf returns the reasons of s for its candidate: the scored
+// profile's own slice, clipped so that nothing appended to either is
+// seen by the other (a detail is some 400 bytes: a copy for every
+// candidate of every search was garbage for nothing), and [] for none.
+func detailsOf(s *scored) []companydocs.ReasonDetail {
+	if len(s.reasons) == 0 {
+		return []companydocs.ReasonDetail{}
+	}
+	return slices.Clip(s.reasons)
+}
+
 // toCandidate converts a scored profile; first is set for the first
 // candidate of the answer, whose confidence is read off its own table.
 func toCandidate(s *scored, first bool) companydocs.Candidate {
@@ -650,7 +662,7 @@ func toCandidate(s *scored, first bool) companydocs.Candidate {
 		Score:             s.confidence,
 		ConfidenceLabel:   label(s),
 		ConfidenceReasons: reasonTextsOf(messages.English, s.reasons),
-		ReasonDetails:     append([]companydocs.ReasonDetail{}, s.reasons...),
+		ReasonDetails:     detailsOf(s),
 		OrderingEligible:  p.OrderingEligible(),
 		LegalForm:         p.LegalForm,
 		Status:            p.CandidateStatus(),
