@@ -77,6 +77,10 @@ var labelPattern = regexp.MustCompile(`^([\p{L}][\p{L}\p{M}.\-/ ]{0,60}?)\s*:\s*
 
 // cutLabel splits "Label: value" into the folded label and the value.
 func cutLabel(line string) (label, value string, ok bool) {
+	if !strings.Contains(line, ":") {
+		// most lines have no label: the pattern is not run for them
+		return "", line, false
+	}
 	m := labelPattern.FindStringSubmatch(line)
 	if m == nil || len(strings.Fields(m[1])) > 5 {
 		return "", line, false
@@ -209,21 +213,29 @@ type asideRule struct {
 }
 
 // asideRules are the content rules of setAside, in order: the first that
-// holds says the code.
+// holds says the code. Each pattern runs only on a line with the
+// character it cannot match without (an @, a dot, a digit): every line
+// of every pasted block meets these rules.
 var asideRules = []asideRule{
-	{AsideEmail, func(line, _ string) bool { return emailPattern.MatchString(line) }},
-	{AsideWeb, func(line, _ string) bool { return webPattern.MatchString(strings.TrimSpace(line)) }},
-	{AsideVATID, func(line, _ string) bool { return vatPattern.MatchString(line) }},
+	{AsideEmail, func(line, _ string) bool { return strings.Contains(line, "@") && emailPattern.MatchString(line) }},
+	{AsideWeb, func(line, _ string) bool {
+		return strings.Contains(line, ".") && webPattern.MatchString(strings.TrimSpace(line))
+	}},
+	{AsideVATID, func(line, _ string) bool { return hasDigit(line) && vatPattern.MatchString(line) }},
 	{AsideBank, func(line, folded string) bool {
 		first := strings.Fields(folded + " x")[0]
-		return ibanPattern.MatchString(line) && strings.ContainsFunc(line, unicode.IsDigit) && first != "hrb" ||
-			bicPattern.MatchString(strings.TrimSpace(line))
+		return hasDigit(line) && first != "hrb" && ibanPattern.MatchString(line) ||
+			(strings.HasPrefix(folded, "bic") || strings.HasPrefix(folded, "swift")) && bicPattern.MatchString(strings.TrimSpace(line))
 	}},
-	{AsidePhone, func(line, _ string) bool { return phonePattern.MatchString(line) && strings.Count(line, " ") < 6 }},
-	{AsideOpeningHours, func(line, _ string) bool { return hoursPattern.MatchString(line) }},
+	{AsidePhone, func(line, _ string) bool {
+		return hasDigit(line) && strings.Count(line, " ") < 6 && phonePattern.MatchString(line)
+	}},
+	{AsideOpeningHours, func(line, _ string) bool { return hasDigit(line) && hoursPattern.MatchString(line) }},
 	{AsideGreeting, func(_, folded string) bool { return hasPrefixWord(folded, greetingPrefix) || greetingLines[folded] }},
 	{AsideHeading, func(_, folded string) bool { return hasPrefixWord(folded, headingPrefix) || headingLines[folded] }},
 }
+
+func hasDigit(s string) bool { return strings.ContainsFunc(s, unicode.IsDigit) }
 
 // labelledNoise reports whether a line starts with a noise label without a
 // colon: "Tel. 030 1234", "Fax 030 1235", "USt-IdNr. DE123456789".
