@@ -35,8 +35,16 @@ func splitBlock(q string) []string {
 		// one line, as most queries are: spare the pattern
 		return splitLabelled(q)
 	}
+	var lines []string
+	if strings.ContainsAny(q, "·•|") {
+		lines = lineSeparators.Split(q, -1)
+	} else {
+		// line breaks and tabs only, as most blocks are: split by hand
+		// (splitLabelled trims the \r of \r\n and drops empty lines)
+		lines = strings.FieldsFunc(q, func(r rune) bool { return r == '\n' || r == '\t' })
+	}
 	var out []string
-	for _, line := range lineSeparators.Split(q, -1) {
+	for _, line := range lines {
 		out = append(out, splitLabelled(line)...)
 	}
 	return out
