@@ -84,13 +84,17 @@ func (l clueList) has(kind clueKind, sources ...clueSource) bool {
 
 // all returns the clues of a kind from one of the sources.
 func (l clueList) all(kind clueKind, sources ...clueSource) []clue {
-	var out []clue
+	return l.appendAll(nil, kind, sources...)
+}
+
+// appendAll appends the clues all returns to dst.
+func (l clueList) appendAll(dst []clue, kind clueKind, sources ...clueSource) []clue {
 	for _, c := range l {
 		if c.kind == kind && hasSource(sources, c.source) {
-			out = append(out, c)
+			dst = append(dst, c)
 		}
 	}
-	return out
+	return dst
 }
 
 func hasSource(sources []clueSource, s clueSource) bool {
@@ -147,9 +151,11 @@ var clueOrder = map[clueSource][]clueKind{
 // lowers it, not below exact: a company moves, changes its form and its
 // officers under the same register entry.
 func weighClues(pq *parsedQuery, s *scored, sources ...clueSource) (confirmed bool) {
+	// weighed for every candidate: the clues are gathered on the stack
+	var buf [4]clue
 	for _, source := range sources {
 		for _, kind := range clueOrder[source] {
-			clues := pq.clues.all(kind, source)
+			clues := pq.clues.appendAll(buf[:0], kind, source)
 			if len(clues) > 0 && weighKind(pq, s, kind, clues, clueWeights[source][kind]) {
 				confirmed = true
 			}

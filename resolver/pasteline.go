@@ -329,6 +329,10 @@ func (b *block) readCourt(line string, params *rp) {
 	}
 }
 
+// courtPunctuation spaces what may stand around a court's name in a
+// register line.
+var courtPunctuation = strings.NewReplacer(",", " ", ";", " ", "(", " ( ", ")", " ) ")
+
 // courtIn finds the court a register line names after "Amtsgericht",
 // "AG", "Local Court" or a label ("Registergericht: München"), in one to
 // three words.
@@ -337,7 +341,7 @@ func courtIn(line string) (companydocs.Court, bool) {
 		return c, true
 	}
 	_, value, labelled := cutLabel(line)
-	words := strings.Fields(strings.NewReplacer(",", " ", ";", " ", "(", " ( ", ")", " ) ").Replace(value))
+	words := strings.Fields(courtPunctuation.Replace(value))
 	for i := range words {
 		w := foldLabel(words[i])
 		if !(labelled && i == 0) && !strings.HasPrefix(w, "amtsgericht") && w != "ag" && !strings.HasPrefix(w, "registergericht") {

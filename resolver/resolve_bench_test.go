@@ -5,16 +5,9 @@ package resolver_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
-	"companydocs/index"
 	"companydocs/resolver"
-)
-
-var (
-	benchOnce sync.Once
-	benchLive *index.Live
 )
 
 // BenchmarkResolve answers the queries of the evaluation set against a
@@ -24,7 +17,9 @@ var (
 // it added ("clues": directors, former names, addresses, noise words,
 // seats without umlauts, labelled LEIs), each at the default limit.
 func BenchmarkResolve(b *testing.B) {
-	benchOnce.Do(func() { benchLive = mustBuildSampleIndex(b) })
+	// each benchmark builds its own: the index is closed when the
+	// benchmark that built it ends
+	benchLive := mustBuildSampleIndex(b)
 	cases := loadEval(b)
 	for _, set := range []struct {
 		name  string
@@ -54,7 +49,9 @@ func BenchmarkResolve(b *testing.B) {
 // evaluation set (name_*: exact, with city, without or with another legal
 // form, umlauts, typos, lower case), one query per iteration in turn.
 func BenchmarkResolvePasted(b *testing.B) {
-	benchOnce.Do(func() { benchLive = mustBuildSampleIndex(b) })
+	// each benchmark builds its own: the index is closed when the
+	// benchmark that built it ends
+	benchLive := mustBuildSampleIndex(b)
 	cases := loadEval(b)
 	for _, prefix := range []string{"name_", "paste_"} {
 		var qs []resolver.Request
