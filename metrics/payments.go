@@ -21,9 +21,9 @@ func (m *Registry) registerPayments() {
 	}
 	p.refunds = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "payment_refunds_total",
-		Help: "Refund attempts asked of payment providers by outcome: refunded, retry (refused or unreachable, asked again later with a backoff).",
+		Help: "Refund attempts at payment providers by outcome: refunded (asked and made), found (an earlier ask whose answer was lost had made it, found by a look-up and not asked again), retry (refused, unanswered or not looked up, tried again later with a backoff).",
 	}, []string{"outcome"})
-	for _, o := range []string{"refunded", "retry"} {
+	for _, o := range []string{"refunded", "found", "retry"} {
 		p.refunds.WithLabelValues(o)
 	}
 	p.refundPending = prometheus.NewGauge(prometheus.GaugeOpts{

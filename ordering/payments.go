@@ -24,6 +24,10 @@ type PaymentProvider interface {
 	// Refund pays a payment back in full and returns the provider's
 	// refund id.
 	Refund(ctx context.Context, r RefundRequest) (refundID string, err error)
+	// FindRefund looks for a refund of the payment that the provider
+	// made already (an earlier ask whose answer was lost) and returns
+	// its id, or "" when there is none.
+	FindRefund(ctx context.Context, r RefundRequest) (refundID string, err error)
 	// ParseEvent verifies the signature of an event the provider sent
 	// and decodes it: ErrBadSignature when the signature is missing or
 	// does not verify.
