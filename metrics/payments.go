@@ -14,9 +14,9 @@ func (m *Registry) registerPayments() {
 	p := &m.payments
 	p.events = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "payment_events_total",
-		Help: "Events of payment providers by provider and outcome: applied (the order moved), replayed (its id was applied before), late (the order is past its checkout), unknown (no order has the checkout), ignored (a type not acted on), invalid_signature (refused, 400).",
+		Help: "Events of payment providers by provider and outcome: applied (the order moved), replayed (its id was applied before), late (the order is past its checkout), unknown (no order has the checkout), ignored (a type not acted on), mismatch (paid, but not the order's amount or currency: not marked paid), invalid_signature (refused, 400).",
 	}, []string{"provider", "outcome"})
-	for _, o := range []string{"applied", "replayed", "late", "unknown", "ignored", "invalid_signature"} {
+	for _, o := range []string{"applied", "replayed", "late", "unknown", "ignored", "mismatch", "invalid_signature"} {
 		p.events.WithLabelValues("stripe", o)
 	}
 	p.refunds = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -26,6 +26,7 @@ func TestPaymentSentences(t *testing.T) {
 		{"history.cancelled_by_client", refund, map[string][]string{"en": {"Refund pending: 4.50 EUR"}, "de": {"Erstattung ausstehend: 4,50 EUR"}}},
 		{"history.refunded", refund, map[string][]string{"en": {"Refunded: 4.50 EUR"}, "de": {"Erstattet: 4,50 EUR"}}},
 		{"history.paid_online", &companydocs.Params{Amount: "4.50", Currency: "EUR", Provider: companydocs.PaymentStripe}, map[string][]string{"en": {"Paid 4.50 EUR online."}, "de": {"4,50 EUR online bezahlt."}}},
+		{"history.payment_mismatch", &companydocs.Params{Amount: "4.00", Currency: "USD", Provider: companydocs.PaymentStripe}, map[string][]string{"en": {"4.00 USD", "not paid"}, "de": {"4,00 USD", "nicht bezahlt"}}},
 	} {
 		for _, lang := range messages.Languages {
 			got := companydocs.SayIn(lang, tc.key, tc.p)

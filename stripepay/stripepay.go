@@ -214,7 +214,7 @@ func (p *Provider) ParseEvent(payload []byte, signature string) (*ordering.Payme
 		out.Kind = string(ev.Type) // a delayed method: paid once async_payment_succeeded comes
 		return out, nil
 	}
-	out.SessionID, out.OrderID, out.AmountCents = s.ID, s.ClientReferenceID, s.AmountTotal
+	out.SessionID, out.OrderID, out.AmountCents, out.Currency = s.ID, s.ClientReferenceID, s.AmountTotal, strings.ToUpper(string(s.Currency))
 	if out.OrderID == "" {
 		out.OrderID = s.Metadata["order_id"]
 	}

@@ -234,11 +234,17 @@ var eventSeq struct {
 // checkoutEvent signs an event of typ for o's checkout session, with a
 // new event id; paymentIntent is the payment's id (completed events).
 func checkoutEvent(o companydocs.Order, typ, paymentIntent string) stripeEvent {
+	return checkoutEventPaying(o, typ, paymentIntent, 450, "eur")
+}
+
+// checkoutEventPaying is checkoutEvent with the session's amount_total
+// in cents and its currency.
+func checkoutEventPaying(o companydocs.Order, typ, paymentIntent string, cents int, currency string) stripeEvent {
 	eventSeq.Lock()
 	eventSeq.n++
 	id := "evt_test_" + o.ID + "_" + time.Now().Format("150405.000000") + "_" + string(rune('a'+eventSeq.n%26))
 	eventSeq.Unlock()
-	session := map[string]any{"id": o.Payment.SessionID, "client_reference_id": o.ID, "amount_total": 450, "currency": "eur",
+	session := map[string]any{"id": o.Payment.SessionID, "client_reference_id": o.ID, "amount_total": cents, "currency": currency,
 		"payment_status": "paid", "status": "complete", "mode": "payment", "metadata": map[string]string{"order_id": o.ID}}
 	if typ == "checkout.session.expired" {
 		session["payment_status"], session["status"] = "unpaid", "expired"
@@ -274,7 +280,8 @@ func (s *testServer) postEvent(t *testing.T, e stripeEvent) (int, string) {
 // paid order cancelled is refunded through Stripe exactly once, also
 // when Stripe answers the first refund 500, and one Stripe made whose
 // answer was lost is found by a look-up and not asked again; an expired
-// page cancels the order and frees its slot.
+// page cancels the order and frees its slot; a completion of another
+// amount or currency than the price pays nothing and is flagged.
 func TestStripeOneOffStory(t *testing.T) { forEachServerStore(t, testStripeOneOffStory) }
 
 func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
@@ -402,13 +409,28 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 		t.Errorf("cancelled before payment: %+v", unpaid.Order)
 	}
 	waitFor(t, "the payment page to be closed at Stripe", func() bool { return front.expired(unpaid.Payment.SessionID) > 0 })
+	// A payment of another amount, or another currency, than the price: not paid, flagged.
+	m := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "stripe-single"))
+	for _, e := range []stripeEvent{checkoutEventPaying(m.Order, "checkout.session.completed", "pi_test_less", 400, "eur"),
+		checkoutEventPaying(m.Order, "checkout.session.completed", "pi_test_usd", 450, "usd")} {
+		if status, outcome := ts.postEvent(t, e); status != 200 || outcome != "mismatch" {
+			t.Errorf("a payment not of the price: %d %s, want 200 mismatch", status, outcome)
+		}
+	}
+	mism := ts.act(t, 200, "GET", operator+m.ID+"/", op, nil)
+	if h := mism.History; mism.Status != "PREVIEW_READY" || mism.Payment.Status != "open" || mism.Payment.PaymentID != "pi_test_usd" || len(h) != 3 ||
+		h[1].Code != "payment_mismatch" || h[1].Params.Amount != "4.00" || h[1].Params.Currency != "EUR" ||
+		h[2].Code != "payment_mismatch" || h[2].Params.Currency != "USD" || !strings.Contains(h[2].Note, "not the order's price") {
+		t.Errorf("after payments not of the price: %+v", mism.Order)
+	}
+
 	front.mu.Lock()
-	if front.checkouts != 5 { // the duplicate was refused before Stripe was asked
-		t.Errorf("%d checkout sessions opened for 5 orders", front.checkouts)
+	if front.checkouts != 6 { // the duplicate was refused before Stripe was asked
+		t.Errorf("%d checkout sessions opened for 6 orders", front.checkouts)
 	}
 	front.mu.Unlock()
 
-	for outcome, want := range map[string]float64{"applied": 4, "invalid_signature": 3, "unknown": 1} {
+	for outcome, want := range map[string]float64{"applied": 4, "invalid_signature": 3, "unknown": 1, "mismatch": 2} {
 		if v, _ := ts.metric(t, "companydocs_payment_events_total", "outcome", outcome); v != want {
 			t.Errorf("payment_events_total{outcome=%q} = %v, want %v", outcome, v, want)
 		}
