@@ -21,6 +21,31 @@ func (t *tx) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, er
 	return true, nil
 }
 
+// PrunePaymentEvents deletes up to limit ids applied before before. The
+// bucket is keyed by id, so it is read whole: it holds the ids of the
+// days kept (paymentEventsKept in package ordering), and the pruning
+// runs hourly.
+func (t *tx) PrunePaymentEvents(before time.Time, limit int) (int, error) {
+	b := t.read(bucketPaymentEvents)
+	if b == nil {
+		return 0, nil
+	}
+	var old [][]byte
+	c := b.Cursor()
+	for k, v := c.First(); k != nil && len(old) < limit; k, v = c.Next() {
+		if len(v) == 8 && int64(binary.BigEndian.Uint64(v)) < before.UnixNano() {
+			old = append(old, append([]byte(nil), k...))
+		}
+	}
+	w := t.write(bucketPaymentEvents)
+	for _, k := range old {
+		if err := w.Delete(k); err != nil {
+			return 0, fmt.Errorf("prune payment events: %w", err)
+		}
+	}
+	return len(old), nil
+}
+
 // ScheduleRefund sets the order's refund due at at.
 func (t *tx) ScheduleRefund(orderID string, at time.Time) error {
 	if err := t.write(bucketRefundsDue).Put([]byte(orderID), nanos(at)); err != nil {

@@ -241,6 +241,36 @@ func (s *Orders) applyPaymentEvent(tx Tx, provider string, ev *PaymentEvent) (st
 	return PaymentEventApplied, []Transition{tr}, err
 }
 
+// The ids of applied payment events are kept paymentEventsKept, ten times
+// the three days Stripe sends an event again for, so that a replay
+// within them is always recognised; older ones are deleted hourly by the
+// refunder (RunRefunds), in batches of pruneBatch per transaction.
+const (
+	paymentEventsKept       = 30 * 24 * time.Hour
+	paymentEventsPruneEvery = time.Hour
+	pruneBatch              = 1000
+)
+
+// prunePaymentEvents deletes the ids of the events applied more than
+// paymentEventsKept ago and returns how many.
+func (s *Orders) prunePaymentEvents(ctx context.Context) (int, error) {
+	before := s.now().UTC().Add(-paymentEventsKept)
+	total := 0
+	for ctx.Err() == nil {
+		var n int
+		err := s.store.Update(ctx, func(tx Tx) error {
+			var err error
+			n, err = tx.PrunePaymentEvents(before, pruneBatch)
+			return err
+		})
+		total += n
+		if err != nil || n < pruneBatch {
+			return total, err
+		}
+	}
+	return total, ctx.Err()
+}
+
 // paymentMatches reports whether a completed checkout paid the order's
 // price: its amount in cents and its currency.
 func paymentMatches(ev *PaymentEvent, p *companydocs.OrderPayment) bool {

@@ -54,10 +54,18 @@ type refundTask struct {
 }
 
 // RunRefunds asks the providers for the refunds due until ctx ends,
-// waking at the earliest next time or when wake receives. Call it in its
-// own goroutine.
+// waking at the earliest next time or when wake receives; at its start
+// and hourly it prunes the ids of payment events past their keep. Call
+// it in its own goroutine.
 func (s *Orders) RunRefunds(ctx context.Context, wake <-chan struct{}) {
+	var pruneAt time.Time
 	for {
+		if now := s.now(); !now.Before(pruneAt) {
+			if _, err := s.prunePaymentEvents(ctx); err != nil && ctx.Err() == nil {
+				s.logger.Error("prune the applied payment events", "err", err)
+			}
+			pruneAt = now.Add(paymentEventsPruneEvery)
+		}
 		next := s.refundRound(ctx)
 		wait := time.Minute
 		if !next.IsZero() {

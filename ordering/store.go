@@ -94,6 +94,9 @@ type PaymentTx interface {
 	// it changes nothing and returns false (INSERT ... ON CONFLICT DO
 	// NOTHING).
 	ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, error)
+	// PrunePaymentEvents deletes up to limit of the event ids applied
+	// before before and returns how many it deleted. Only in Update.
+	PrunePaymentEvents(before time.Time, limit int) (int, error)
 	// ScheduleRefund sets when the order's refund is asked of its
 	// provider next, replacing the time it had.
 	ScheduleRefund(orderID string, at time.Time) error

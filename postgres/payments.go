@@ -22,6 +22,16 @@ func (t *txn) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, e
 	return n == 1, nil
 }
 
+// PrunePaymentEvents deletes up to limit ids applied before before.
+func (t *txn) PrunePaymentEvents(before time.Time, limit int) (int, error) {
+	if err := t.needWrite(); err != nil {
+		return 0, err
+	}
+	n, err := t.exec(`DELETE FROM payment_events WHERE (provider, event_id) IN (
+		SELECT provider, event_id FROM payment_events WHERE applied_at < $1 LIMIT $2)`, before, limit)
+	return int(n), wrap(err, "prune payment events")
+}
+
 // ScheduleRefund inserts or moves the order's refund.
 func (t *txn) ScheduleRefund(orderID string, at time.Time) error {
 	if err := t.needWrite(); err != nil {
