@@ -1,6 +1,7 @@
 package bbolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -44,6 +45,33 @@ func (t *tx) PrunePaymentEvents(before time.Time, limit int) (int, error) {
 		}
 	}
 	return len(old), nil
+}
+
+// PaymentEvents pages through the applied ids in key order (provider,
+// then id).
+func (t *tx) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]ordering.AppliedPaymentEvent, error) {
+	b := t.read(bucketPaymentEvents)
+	if b == nil {
+		return nil, nil
+	}
+	c := b.Cursor()
+	k, v := c.First()
+	if after != (ordering.AppliedPaymentEvent{}) {
+		from := key(after.Provider, after.EventID)
+		if k, v = c.Seek(from); bytes.Equal(k, from) {
+			k, v = c.Next()
+		}
+	}
+	var out []ordering.AppliedPaymentEvent
+	for ; k != nil && len(out) < limit; k, v = c.Next() {
+		provider, id, ok := bytes.Cut(k, []byte{0})
+		if !ok || len(v) != 8 {
+			return nil, fmt.Errorf("%w: payment event %q", ordering.ErrDamaged, k)
+		}
+		out = append(out, ordering.AppliedPaymentEvent{Provider: string(provider), EventID: string(id),
+			AppliedAt: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()})
+	}
+	return out, nil
 }
 
 // ScheduleRefund sets the order's refund due at at.
