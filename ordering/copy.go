@@ -89,9 +89,16 @@ func (c *Census) take(tx Tx) error {
 // eachPaymentEvent calls fn with every applied payment event id, a page
 // at a time.
 func eachPaymentEvent(tx Tx, fn func(*AppliedPaymentEvent) error) error {
-	var after AppliedPaymentEvent
+	return eachPaged(tx.PaymentEvents, func(e *AppliedPaymentEvent) AppliedPaymentEvent { return *e }, fn)
+}
+
+// eachPaged calls fn with every record read pages copyPage at a time,
+// each page after the cursor of the last record of the one before (the
+// zero cursor reads the first).
+func eachPaged[R, C any](read func(after C, limit int) ([]R, error), cursor func(*R) C, fn func(*R) error) error {
+	var after C
 	for {
-		page, err := tx.PaymentEvents(after, copyPage)
+		page, err := read(after, copyPage)
 		if err != nil || len(page) == 0 {
 			return err
 		}
@@ -100,7 +107,7 @@ func eachPaymentEvent(tx Tx, fn func(*AppliedPaymentEvent) error) error {
 				return err
 			}
 		}
-		after = page[len(page)-1]
+		after = cursor(&page[len(page)-1])
 	}
 }
 
@@ -122,19 +129,7 @@ func copyPaymentEvents(src, dst Tx) error {
 
 // eachWatch calls fn with every watch in id order, a page at a time.
 func eachWatch(tx Tx, fn func(*WatchRecord) error) error {
-	after := ""
-	for {
-		page, err := tx.Watches(after, copyPage)
-		if err != nil || len(page) == 0 {
-			return err
-		}
-		for i := range page {
-			if err := fn(&page[i]); err != nil {
-				return err
-			}
-		}
-		after = page[len(page)-1].ID
-	}
+	return eachPaged(tx.Watches, func(w *WatchRecord) string { return w.ID }, fn)
 }
 
 func copyWatches(src, dst Tx) error {
