@@ -218,7 +218,7 @@ func (s *Orders) settleRefund(ctx context.Context, orderID string, a refundAnswe
 	switch {
 	case a.err != nil:
 		outcome = RefundOutcomeRetry
-		s.logger.Warn("the payment provider refused or missed a refund; it is tried again later", "order", orderID, "err", a.err)
+		s.logger.Warn("a refund attempt at the payment provider failed (refused, unanswered, or not looked up); it is tried again later", "order", orderID, "err", a.err)
 	case a.found:
 		outcome = RefundOutcomeFound
 		s.logger.Info("the payment provider had made a refund whose answer was lost; recorded without asking again", "order", orderID, "refund", a.refundID)
