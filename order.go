@@ -194,12 +194,18 @@ type PaymentRefund struct {
 	Amount      string    `json:"amount"`
 	Currency    string    `json:"currency"`
 	RequestedAt time.Time `json:"requested_at"`
-	// Attempts counts the calls made to the provider; NextAttemptAt is
-	// when a pending refund is tried again, LastError why the last
-	// attempt failed.
+	// Attempts counts the attempts whose outcome was recorded (an ask
+	// made, refused or unanswered; a look-up); NextAttemptAt is when a
+	// pending refund is tried again, LastError why the last attempt
+	// failed.
 	Attempts      int        `json:"attempts"`
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
 	LastError     string     `json:"last_error,omitempty"`
+	// AskedAt is set, committed, before the provider is asked, and
+	// cleared with the answer's record: one still set is an ask whose
+	// answer was lost (the process stopped mid-call), so that the
+	// refund is looked up at the provider before it is asked again.
+	AskedAt *time.Time `json:"asked_at,omitempty"`
 	// RefundID is the provider's refund, set once refunded.
 	RefundID   string     `json:"refund_id,omitempty"`
 	RefundedAt *time.Time `json:"refunded_at,omitempty"`

@@ -1,6 +1,7 @@
 package bbolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -19,6 +20,58 @@ func (t *tx) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, er
 		return false, fmt.Errorf("store payment event: %w", err)
 	}
 	return true, nil
+}
+
+// PrunePaymentEvents deletes up to limit ids applied before before. The
+// bucket is keyed by id, so it is read whole: it holds the ids of the
+// days kept (paymentEventsKept in package ordering), and the pruning
+// runs hourly.
+func (t *tx) PrunePaymentEvents(before time.Time, limit int) (int, error) {
+	b := t.read(bucketPaymentEvents)
+	if b == nil {
+		return 0, nil
+	}
+	var old [][]byte
+	c := b.Cursor()
+	for k, v := c.First(); k != nil && len(old) < limit; k, v = c.Next() {
+		if len(v) == 8 && int64(binary.BigEndian.Uint64(v)) < before.UnixNano() {
+			old = append(old, append([]byte(nil), k...))
+		}
+	}
+	w := t.write(bucketPaymentEvents)
+	for _, k := range old {
+		if err := w.Delete(k); err != nil {
+			return 0, fmt.Errorf("prune payment events: %w", err)
+		}
+	}
+	return len(old), nil
+}
+
+// PaymentEvents pages through the applied ids in key order (provider,
+// then id).
+func (t *tx) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]ordering.AppliedPaymentEvent, error) {
+	b := t.read(bucketPaymentEvents)
+	if b == nil {
+		return nil, nil
+	}
+	c := b.Cursor()
+	k, v := c.First()
+	if after != (ordering.AppliedPaymentEvent{}) {
+		from := key(after.Provider, after.EventID)
+		if k, v = c.Seek(from); bytes.Equal(k, from) {
+			k, v = c.Next()
+		}
+	}
+	var out []ordering.AppliedPaymentEvent
+	for ; k != nil && len(out) < limit; k, v = c.Next() {
+		provider, id, ok := bytes.Cut(k, []byte{0})
+		if !ok || len(v) != 8 {
+			return nil, fmt.Errorf("%w: payment event %q", ordering.ErrDamaged, k)
+		}
+		out = append(out, ordering.AppliedPaymentEvent{Provider: string(provider), EventID: string(id),
+			AppliedAt: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()})
+	}
+	return out, nil
 }
 
 // ScheduleRefund sets the order's refund due at at.

@@ -14,16 +14,16 @@ func (m *Registry) registerPayments() {
 	p := &m.payments
 	p.events = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "payment_events_total",
-		Help: "Events of payment providers by provider and outcome: applied (the order moved), replayed (its id was applied before), late (the order is past its checkout), unknown (no order has the checkout), ignored (a type not acted on), invalid_signature (refused, 400).",
+		Help: "Events of payment providers by provider and outcome: applied (the order moved), replayed (its id was applied before), late (the order is past its checkout), unknown (no order has the checkout), ignored (a type not acted on), mismatch (paid, but not the order's amount or currency: not marked paid), invalid_signature (refused, 400).",
 	}, []string{"provider", "outcome"})
-	for _, o := range []string{"applied", "replayed", "late", "unknown", "ignored", "invalid_signature"} {
+	for _, o := range []string{"applied", "replayed", "late", "unknown", "ignored", "mismatch", "invalid_signature"} {
 		p.events.WithLabelValues("stripe", o)
 	}
 	p.refunds = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "payment_refunds_total",
-		Help: "Refund attempts asked of payment providers by outcome: refunded, retry (refused or unreachable, asked again later with a backoff).",
+		Help: "Refund attempts at payment providers by outcome: refunded (asked and made), found (an earlier ask whose answer was lost had made it, found by a look-up and not asked again), retry (refused, unanswered or not looked up, tried again later with a backoff).",
 	}, []string{"outcome"})
-	for _, o := range []string{"refunded", "retry"} {
+	for _, o := range []string{"refunded", "found", "retry"} {
 		p.refunds.WithLabelValues(o)
 	}
 	p.refundPending = prometheus.NewGauge(prometheus.GaugeOpts{

@@ -27,7 +27,7 @@ const allDeliveries = 1 << 30
 type Census struct {
 	Accounts, Sessions, Orders, IdempotencyKeys, OpenOrders int
 	DocumentRefs, Events, Endpoints, Deliveries, Scheduled  int
-	Watches                                                 int
+	Watches, PaymentEvents                                  int
 	// Balances maps each account to its credits; Credits is their sum.
 	Balances map[string]int64
 	Credits  int64
@@ -80,14 +80,25 @@ func (c *Census) take(tx Tx) error {
 	if err := c.takeWebhooks(tx); err != nil {
 		return err
 	}
-	return eachWatch(tx, func(*WatchRecord) error { c.Watches++; return nil })
+	if err := eachWatch(tx, func(*WatchRecord) error { c.Watches++; return nil }); err != nil {
+		return err
+	}
+	return eachPaymentEvent(tx, func(*AppliedPaymentEvent) error { c.PaymentEvents++; return nil })
 }
 
-// eachWatch calls fn with every watch in id order, a page at a time.
-func eachWatch(tx Tx, fn func(*WatchRecord) error) error {
-	after := ""
+// eachPaymentEvent calls fn with every applied payment event id, a page
+// at a time.
+func eachPaymentEvent(tx Tx, fn func(*AppliedPaymentEvent) error) error {
+	return eachPaged(tx.PaymentEvents, func(e *AppliedPaymentEvent) AppliedPaymentEvent { return *e }, fn)
+}
+
+// eachPaged calls fn with every record read pages copyPage at a time,
+// each page after the cursor of the last record of the one before (the
+// zero cursor reads the first).
+func eachPaged[R, C any](read func(after C, limit int) ([]R, error), cursor func(*R) C, fn func(*R) error) error {
+	var after C
 	for {
-		page, err := tx.Watches(after, copyPage)
+		page, err := read(after, copyPage)
 		if err != nil || len(page) == 0 {
 			return err
 		}
@@ -96,8 +107,29 @@ func eachWatch(tx Tx, fn func(*WatchRecord) error) error {
 				return err
 			}
 		}
-		after = page[len(page)-1].ID
+		after = cursor(&page[len(page)-1])
 	}
+}
+
+// copyPaymentEvents copies the ids of the payment events applied, with
+// when, so that a replay after the copy is still recognised (and pruned
+// when its time comes).
+func copyPaymentEvents(src, dst Tx) error {
+	return eachPaymentEvent(src, func(e *AppliedPaymentEvent) error {
+		claimed, err := dst.ClaimPaymentEvent(e.Provider, e.EventID, e.AppliedAt)
+		if err == nil && !claimed {
+			err = ErrExists
+		}
+		if err != nil {
+			return fmt.Errorf("copy payment event %s %s: %w", e.Provider, e.EventID, err)
+		}
+		return nil
+	})
+}
+
+// eachWatch calls fn with every watch in id order, a page at a time.
+func eachWatch(tx Tx, fn func(*WatchRecord) error) error {
+	return eachPaged(tx.Watches, func(w *WatchRecord) string { return w.ID }, fn)
 }
 
 func copyWatches(src, dst Tx) error {
@@ -198,7 +230,8 @@ func eachEvent(tx Tx, fn func(*Event) error) error {
 // Copy copies every record of from into to: accounts with their key
 // hashes and credits, sessions, orders with their history, their
 // Idempotency-Keys and open-order slots, document references, the outbox,
-// webhook endpoints, deliveries and their schedule, and watches. It reads from in one
+// webhook endpoints, deliveries and their schedule, watches, and the ids
+// of the payment events applied. It reads from in one
 // View and writes to in one Update, so that to gets all of it or nothing.
 // A record to holds already fails the copy with ErrExists. Into a store
 // that keeps documents itself (a SharedStore) it copies each delivered
@@ -208,7 +241,7 @@ func eachEvent(tx Tx, fn func(*Event) error) error {
 func Copy(ctx context.Context, from, to Store, documents DocumentReader) error {
 	return from.View(ctx, func(src Tx) error {
 		return to.Update(ctx, func(dst Tx) error {
-			steps := []func(src, dst Tx) error{copyAccounts, copyOrders, copyDocuments(ctx, documents), copyEvents, copyWebhooks, copyWatches}
+			steps := []func(src, dst Tx) error{copyAccounts, copyOrders, copyDocuments(ctx, documents), copyEvents, copyWebhooks, copyWatches, copyPaymentEvents}
 			for _, step := range steps {
 				if err := step(src, dst); err != nil {
 					return err
@@ -468,7 +501,8 @@ func (c Census) Added(before Census) Census {
 		IdempotencyKeys: before.IdempotencyKeys + c.IdempotencyKeys, OpenOrders: before.OpenOrders + c.OpenOrders,
 		DocumentRefs: before.DocumentRefs + c.DocumentRefs, Events: before.Events + c.Events, Endpoints: before.Endpoints + c.Endpoints,
 		Deliveries: before.Deliveries + c.Deliveries, Scheduled: before.Scheduled + c.Scheduled, Watches: before.Watches + c.Watches,
-		Balances: maps.Clone(before.Balances), Credits: before.Credits + c.Credits,
+		PaymentEvents: before.PaymentEvents + c.PaymentEvents,
+		Balances:      maps.Clone(before.Balances), Credits: before.Credits + c.Credits,
 	}
 	if sum.Balances == nil {
 		sum.Balances = map[string]int64{}
@@ -490,6 +524,7 @@ func (c Census) Differences(got Census) []string {
 		{"document references", c.DocumentRefs, got.DocumentRefs}, {"outbox events", c.Events, got.Events},
 		{"webhook endpoints", c.Endpoints, got.Endpoints}, {"webhook deliveries", c.Deliveries, got.Deliveries},
 		{"scheduled deliveries", c.Scheduled, got.Scheduled}, {"watches", c.Watches, got.Watches},
+		{"applied payment events", c.PaymentEvents, got.PaymentEvents},
 	} {
 		if f.want != f.got {
 			out = append(out, fmt.Sprintf("%d %s, want %d", f.got, f.what, f.want))
@@ -509,9 +544,9 @@ func (c Census) Differences(got Census) []string {
 // String is the census in one line, for a summary.
 func (c Census) String() string {
 	return fmt.Sprintf("%d accounts (%d credits in all), %d sessions, %d orders, %d Idempotency-Keys, %d open-order slots, "+
-		"%d document references, %d outbox events, %d webhook endpoints, %d deliveries (%d scheduled), %d watches",
+		"%d document references, %d outbox events, %d webhook endpoints, %d deliveries (%d scheduled), %d watches, %d applied payment events",
 		c.Accounts, c.Credits, c.Sessions, c.Orders, c.IdempotencyKeys, c.OpenOrders,
-		c.DocumentRefs, c.Events, c.Endpoints, c.Deliveries, c.Scheduled, c.Watches)
+		c.DocumentRefs, c.Events, c.Endpoints, c.Deliveries, c.Scheduled, c.Watches, c.PaymentEvents)
 }
 
 // errCopyMismatch wraps the differences a verification found.

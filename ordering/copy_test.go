@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"reflect"
@@ -17,7 +18,8 @@ import (
 // TestCopy copies a store with every kind of record (a session, a key
 // hash, an order holding its Idempotency-Key and its slot, a cancelled
 // and refunded one, events still in the outbox, webhook endpoints with a
-// delivered and a scheduled delivery) into a fresh store of every kind:
+// delivered and a scheduled delivery, applied payment event ids) into a
+// fresh store of every kind:
 // the censuses match, the target passes its check and lists the same
 // orders, and a second copy into it fails whole with ErrExists.
 func TestCopy(t *testing.T) { forEachStore(t, testCopy) }
@@ -69,11 +71,21 @@ func testCopy(t *testing.T) {
 	if _, err := s.CancelOrder(ctx, acct, second.ID, ""); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.store.Update(ctx, func(tx Tx) error {
+		for i := range copyPage + 2 { // more than a page
+			if _, err := tx.ClaimPaymentEvent("stripe", fmt.Sprintf("evt_copied_%04d", i), appliedAt); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	want, err := TakeCensus(ctx, s.store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want.Watches != 1 || want.Sessions != 1 || want.Orders != 3 || want.DocumentRefs != 1 || want.IdempotencyKeys != 1 || want.OpenOrders != 1 || want.Events == 0 || want.Scheduled == 0 || want.Deliveries <= want.Scheduled {
+	if want.Watches != 1 || want.Sessions != 1 || want.Orders != 3 || want.DocumentRefs != 1 || want.IdempotencyKeys != 1 || want.OpenOrders != 1 || want.Events == 0 || want.Scheduled == 0 || want.Deliveries <= want.Scheduled || want.PaymentEvents != copyPage+2 {
 		t.Fatalf("the source lacks a kind of record: %s", want)
 	}
 	for _, kind := range slices.Sorted(maps.Keys(TestStores)) {
@@ -96,6 +108,9 @@ func watchAndChange(t *testing.T, s *service, account string, p *companydocs.Pro
 		t.Fatalf("compare: %+v, %v", run, err)
 	}
 }
+
+// appliedAt is when the copied payment events were applied.
+var appliedAt = time.Date(2026, 11, 2, 8, 15, 0, 0, time.UTC)
 
 // copyInto copies s into a fresh store of kind and checks the copy.
 func copyInto(t *testing.T, s *service, kind string, want Census, acct string, fx *fixture, delivered string) {
@@ -134,6 +149,7 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 		t.Errorf("the copy's document of %s differs from the delivered one", delivered)
 	}
 	checkCopiedBodies(t, s.store, orders)
+	checkCopiedPaymentEvents(t, dst)
 	watchesBefore, _ := s.Watches(ctx, acct)
 	watchesAfter, err := orders.Watches(ctx, acct)
 	if err != nil || len(watchesAfter) != 1 || watchesAfter[0].LastChange == nil || jsonOf(t, watchesBefore) != jsonOf(t, watchesAfter) {
@@ -149,6 +165,29 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 	}
 	if again, _ := TakeCensus(ctx, dst); Verify(want, again) != nil {
 		t.Errorf("a failed copy changed the target: %s", again)
+	}
+}
+
+// checkCopiedPaymentEvents: the copy holds the applied payment events
+// with when each was applied, so that a replay is still one.
+func checkCopiedPaymentEvents(t *testing.T, dst Store) {
+	t.Helper()
+	err := dst.Update(ctx, func(tx Tx) error {
+		page, err := tx.PaymentEvents(AppliedPaymentEvent{Provider: "stripe", EventID: "evt_copied_0499"}, 10)
+		if err != nil {
+			return err
+		}
+		if len(page) != 2 || page[0].EventID != "evt_copied_0500" || page[1].EventID != "evt_copied_0501" || !page[0].AppliedAt.Equal(appliedAt) {
+			t.Errorf("the copy's payment events after evt_copied_0499: %+v", page)
+		}
+		claimed, err := tx.ClaimPaymentEvent("stripe", "evt_copied_0007", time.Now())
+		if claimed {
+			t.Errorf("a payment event applied before the copy is not a replay in the copy")
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -193,7 +193,8 @@
 // and the payload, the order JSON exactly as GET shows it after the
 // change. A refund through a payment provider, which changes no status,
 // writes order.refunded (or order.refund_pending for a payment that came
-// after the cancel). Events survive restarts and kills like every committed write.
+// after the cancel; order.payment_mismatch for a payment that is not the
+// order's price, which changes nothing else). Events survive restarts and kills like every committed write.
 // Options.OnTransition is called after each commit (metrics, and a cheap
 // wake-up for the dispatcher); OutboxStats gives the depth and the oldest
 // event's time.

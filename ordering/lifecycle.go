@@ -235,6 +235,7 @@ const (
 	HistoryCheckoutExpired = "checkout_expired"  // the payment page closed unpaid
 	HistoryPaidAfterCancel = "paid_after_cancel" // refunded_amount, currency, provider
 	HistoryRefunded        = "refunded"          // refunded_amount, currency, provider
+	HistoryPaymentMismatch = "payment_mismatch"  // amount, currency (what was paid), provider
 )
 
 // historyNote is what a transition writes into the history: a code with

@@ -23,6 +23,9 @@ const (
 	// status: made, or pending for a payment that came after the cancel.
 	EventOrderRefunded      = "order.refunded"
 	EventOrderRefundPending = "order.refund_pending"
+	// A payment whose amount or currency differs from the order's price:
+	// the order is not paid, and an operator looks at it.
+	EventOrderPaymentMismatch = "order.payment_mismatch"
 )
 
 var eventOfStatus = map[string]string{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"companydocs"
@@ -24,6 +25,10 @@ type PaymentProvider interface {
 	// Refund pays a payment back in full and returns the provider's
 	// refund id.
 	Refund(ctx context.Context, r RefundRequest) (refundID string, err error)
+	// FindRefund looks for a refund of the payment that the provider
+	// made already (an earlier ask whose answer was lost) and returns
+	// its id, or "" when there is none.
+	FindRefund(ctx context.Context, r RefundRequest) (refundID string, err error)
 	// ParseEvent verifies the signature of an event the provider sent
 	// and decodes it: ErrBadSignature when the signature is missing or
 	// does not verify.
@@ -77,6 +82,7 @@ type PaymentEvent struct {
 	OrderID     string // the order the checkout was opened for
 	PaymentID   string
 	AmountCents int64
+	Currency    string // ISO 4217, upper case
 }
 
 // Outcomes of a payment event (for the metrics).
@@ -86,6 +92,7 @@ const (
 	PaymentEventLate     = "late"     // the order is past the checkout
 	PaymentEventUnknown  = "unknown"  // no order has the checkout
 	PaymentEventIgnored  = "ignored"  // a type the rules do not act on
+	PaymentEventMismatch = "mismatch" // paid, but not the order's amount or currency: not paid, flagged
 )
 
 // checkoutKey and refundKey are the idempotency keys of an order's calls
@@ -220,6 +227,10 @@ func (s *Orders) applyPaymentEvent(tx Tx, provider string, ev *PaymentEvent) (st
 		tr, err := s.move(tx, rec, companydocs.OrderStatusCancelled, companydocs.ActorSystem, historyNote{code: HistoryCheckoutExpired}, now)
 		return PaymentEventApplied, []Transition{tr}, err
 	}
+	if ev.Kind == PaymentEventCompleted && !paymentMatches(ev, p) {
+		tr, err := s.flagMismatch(tx, rec, ev, now)
+		return PaymentEventMismatch, []Transition{tr}, err
+	}
 	p.Status, p.PaymentID, p.PaidAt = companydocs.PaymentPaid, ev.PaymentID, &now
 	if paidLate {
 		tr, err := s.refundLatePayment(tx, rec, now)
@@ -228,6 +239,57 @@ func (s *Orders) applyPaymentEvent(tx Tx, provider string, ev *PaymentEvent) (st
 	note := historyNote{code: HistoryPaidOnline, params: companydocs.Params{Amount: p.Amount, Currency: p.Currency, Provider: provider}}
 	tr, err := s.move(tx, rec, companydocs.OrderStatusPaid, companydocs.ActorSystem, note, now)
 	return PaymentEventApplied, []Transition{tr}, err
+}
+
+// The ids of applied payment events are kept paymentEventsKept, ten times
+// the three days Stripe sends an event again for, so that a replay
+// within them is always recognised; older ones are deleted hourly by the
+// refunder (RunRefunds), in batches of pruneBatch per transaction.
+const (
+	paymentEventsKept       = 30 * 24 * time.Hour
+	paymentEventsPruneEvery = time.Hour
+	pruneBatch              = 1000
+)
+
+// prunePaymentEvents deletes the ids of the events applied more than
+// paymentEventsKept ago and returns how many.
+func (s *Orders) prunePaymentEvents(ctx context.Context) (int, error) {
+	before := s.now().UTC().Add(-paymentEventsKept)
+	total := 0
+	for ctx.Err() == nil {
+		var n int
+		err := s.store.Update(ctx, func(tx Tx) error {
+			var err error
+			n, err = tx.PrunePaymentEvents(before, pruneBatch)
+			return err
+		})
+		total += n
+		if err != nil || n < pruneBatch {
+			return total, err
+		}
+	}
+	return total, ctx.Err()
+}
+
+// paymentMatches reports whether a completed checkout paid the order's
+// price: its amount in cents and its currency.
+func paymentMatches(ev *PaymentEvent, p *companydocs.OrderPayment) bool {
+	cents, err := parseCents(p.Amount)
+	return err == nil && cents == ev.AmountCents && strings.EqualFold(ev.Currency, p.Currency)
+}
+
+// flagMismatch records a payment that is not the order's price (a
+// session changed at the provider, or another currency): the order is
+// not paid and stays where it was, its history says what was paid, and
+// the payment's id is kept, so that an operator can refund it at the
+// provider and cancel the order.
+func (s *Orders) flagMismatch(tx Tx, rec *OrderRecord, ev *PaymentEvent, at time.Time) (Transition, error) {
+	p := rec.Order.Payment
+	p.PaymentID = ev.PaymentID
+	s.logger.Warn("a payment does not match its order's price; the order is not paid", "order", rec.Order.ID,
+		"paid", formatCents(ev.AmountCents)+" "+ev.Currency, "price", p.Amount+" "+p.Currency)
+	params := companydocs.Params{Amount: formatCents(ev.AmountCents), Currency: strings.ToUpper(ev.Currency), Provider: p.Provider}
+	return s.annotate(tx, rec, HistoryPaymentMismatch, params, EventOrderPaymentMismatch, at)
 }
 
 // refundLatePayment refunds a payment that arrived after its order was

@@ -1,11 +1,13 @@
 package ordering
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"companydocs"
+	"companydocs/internal/testclock"
 	"companydocs/messages"
 )
 
@@ -26,6 +28,7 @@ func TestPaymentSentences(t *testing.T) {
 		{"history.cancelled_by_client", refund, map[string][]string{"en": {"Refund pending: 4.50 EUR"}, "de": {"Erstattung ausstehend: 4,50 EUR"}}},
 		{"history.refunded", refund, map[string][]string{"en": {"Refunded: 4.50 EUR"}, "de": {"Erstattet: 4,50 EUR"}}},
 		{"history.paid_online", &companydocs.Params{Amount: "4.50", Currency: "EUR", Provider: companydocs.PaymentStripe}, map[string][]string{"en": {"Paid 4.50 EUR online."}, "de": {"4,50 EUR online bezahlt."}}},
+		{"history.payment_mismatch", &companydocs.Params{Amount: "4.00", Currency: "USD", Provider: companydocs.PaymentStripe}, map[string][]string{"en": {"4.00 USD", "not paid"}, "de": {"4,00 USD", "nicht bezahlt"}}},
 	} {
 		for _, lang := range messages.Languages {
 			got := companydocs.SayIn(lang, tc.key, tc.p)
@@ -60,5 +63,55 @@ func testPaymentProviderMissingRefusesTheOrder(t *testing.T) {
 	wantCode(t, err, companydocs.EUNAVAILABLE)
 	if list, _, err := s.List(ctx, acct, "", "", 0); err != nil || len(list) != 0 {
 		t.Errorf("orders after the refusal: %d, %v", len(list), err)
+	}
+}
+
+// TestPaymentEventsPruned: the ids of payment events applied more than
+// paymentEventsKept ago are deleted (in batches, so more than one batch
+// goes), the younger ones stay; an id pruned may be claimed again, one
+// kept is still a replay.
+func TestPaymentEventsPruned(t *testing.T) { forEachStore(t, testPaymentEventsPruned) }
+
+func testPaymentEventsPruned(t *testing.T) {
+	c := testclock.New()
+	s := MustOpen(t, nil, nil, Options{Now: c.Now})
+	start := c.Now()
+	claim := func(id string, at time.Time) bool {
+		t.Helper()
+		var claimed bool
+		if err := s.store.Update(ctx, func(tx Tx) error {
+			var err error
+			claimed, err = tx.ClaimPaymentEvent("stripe", id, at)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return claimed
+	}
+	old := pruneBatch + 3
+	if err := s.store.Update(ctx, func(tx Tx) error {
+		for i := range old {
+			if _, err := tx.ClaimPaymentEvent("stripe", fmt.Sprintf("evt_old_%d", i), start); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	claim("evt_young", start.Add(10*24*time.Hour))
+	c.Advance(paymentEventsKept + time.Hour)
+	n, err := s.prunePaymentEvents(ctx)
+	if err != nil || n != old {
+		t.Fatalf("pruned %d (%v), want the %d older than %s", n, err, old, paymentEventsKept)
+	}
+	if claim("evt_young", c.Now()) {
+		t.Errorf("an id applied 21 days ago was pruned: a replay of it would apply again")
+	}
+	if !claim("evt_old_7", c.Now()) {
+		t.Errorf("an id applied 30 days and an hour ago is still kept")
+	}
+	if n, err := s.prunePaymentEvents(ctx); err != nil || n != 0 {
+		t.Errorf("a second prune deleted %d (%v)", n, err)
 	}
 }

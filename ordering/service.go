@@ -84,7 +84,7 @@ type Options struct {
 	// metrics).
 	OnPaymentEvent func(provider, outcome string)
 	// OnRefund is called after each refund attempt is recorded, with
-	// "refunded" or "retry" (Orders; for the metrics).
+	// its outcome, RefundOutcome* (Orders; for the metrics).
 	OnRefund func(outcome string)
 	// RefundRetryBase is the wait after a refund's first failed attempt;
 	// it doubles per attempt (Orders; default DefaultRefundRetryBase).

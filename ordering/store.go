@@ -94,6 +94,13 @@ type PaymentTx interface {
 	// it changes nothing and returns false (INSERT ... ON CONFLICT DO
 	// NOTHING).
 	ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, error)
+	// PrunePaymentEvents deletes up to limit of the event ids applied
+	// before before and returns how many it deleted. Only in Update.
+	PrunePaymentEvents(before time.Time, limit int) (int, error)
+	// PaymentEvents returns up to limit of the applied event ids after
+	// after, ordered by provider, then id (the zero value starts at the
+	// first), for a copy.
+	PaymentEvents(after AppliedPaymentEvent, limit int) ([]AppliedPaymentEvent, error)
 	// ScheduleRefund sets when the order's refund is asked of its
 	// provider next, replacing the time it had.
 	ScheduleRefund(orderID string, at time.Time) error
@@ -111,6 +118,13 @@ type PaymentTx interface {
 	ClaimDueRefunds(now time.Time, lease time.Duration, limit int) (due []string, next time.Time, err error)
 	// CountScheduledRefunds counts the refunds in the schedule.
 	CountScheduledRefunds() (int, error)
+}
+
+// AppliedPaymentEvent is the id of a provider's event that was applied,
+// and when.
+type AppliedPaymentEvent struct {
+	Provider, EventID string
+	AppliedAt         time.Time
 }
 
 // AccountTx holds accounts, their API key hashes and their credits.

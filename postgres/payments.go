@@ -22,6 +22,36 @@ func (t *txn) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, e
 	return n == 1, nil
 }
 
+// PrunePaymentEvents deletes up to limit ids applied before before.
+func (t *txn) PrunePaymentEvents(before time.Time, limit int) (int, error) {
+	if err := t.needWrite(); err != nil {
+		return 0, err
+	}
+	n, err := t.exec(`DELETE FROM payment_events WHERE (provider, event_id) IN (
+		SELECT provider, event_id FROM payment_events WHERE applied_at < $1 LIMIT $2)`, before, limit)
+	return int(n), wrap(err, "prune payment events")
+}
+
+// PaymentEvents pages through the applied ids by provider, then id.
+func (t *txn) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]ordering.AppliedPaymentEvent, error) {
+	rows, err := t.tx.Query(t.ctx, `SELECT provider, event_id, applied_at FROM payment_events
+		WHERE (provider, event_id) > ($1, $2) ORDER BY provider, event_id LIMIT $3`, after.Provider, after.EventID, limit)
+	if err != nil {
+		return nil, wrap(err, "read payment events")
+	}
+	defer rows.Close()
+	var out []ordering.AppliedPaymentEvent
+	for rows.Next() {
+		var e ordering.AppliedPaymentEvent
+		if err := rows.Scan(&e.Provider, &e.EventID, &e.AppliedAt); err != nil {
+			return nil, wrap(err, "read payment events")
+		}
+		e.AppliedAt = e.AppliedAt.UTC()
+		out = append(out, e)
+	}
+	return out, wrap(rows.Err(), "read payment events")
+}
+
 // ScheduleRefund inserts or moves the order's refund.
 func (t *txn) ScheduleRefund(orderID string, at time.Time) error {
 	if err := t.needWrite(); err != nil {

@@ -153,6 +153,37 @@ func (p *Provider) Refund(ctx context.Context, r ordering.RefundRequest) (string
 	return ref.ID, nil
 }
 
+// FindRefund lists the payment intent's refunds and returns the one
+// made for the order (its metadata), or, when none is, the first of
+// refunds that together pay the whole amount back (made by hand in
+// Stripe's dashboard); "" when the payment is not refunded. A failed or
+// canceled refund is none.
+func (p *Provider) FindRefund(ctx context.Context, r ordering.RefundRequest) (string, error) {
+	params := &stripe.RefundListParams{PaymentIntent: stripe.String(r.PaymentID)}
+	params.Context = ctx
+	var first string
+	var total int64
+	for ref, err := range p.client.V1Refunds.List(ctx, params) {
+		if err != nil {
+			return "", callError("list the refunds of order "+r.OrderID, err)
+		}
+		if ref.Status == stripe.RefundStatusFailed || ref.Status == stripe.RefundStatusCanceled {
+			continue
+		}
+		if ref.Metadata["order_id"] == r.OrderID {
+			return ref.ID, nil
+		}
+		if first == "" {
+			first = ref.ID
+		}
+		total += ref.Amount
+	}
+	if first != "" && total >= r.AmountCents {
+		return first, nil
+	}
+	return "", nil
+}
+
 // ParseEvent verifies the Stripe-Signature header (HMAC-SHA256 over the
 // timestamp and the body with the webhook secret, within the library's
 // five minutes' tolerance) and decodes a checkout session's event. Events
@@ -183,7 +214,7 @@ func (p *Provider) ParseEvent(payload []byte, signature string) (*ordering.Payme
 		out.Kind = string(ev.Type) // a delayed method: paid once async_payment_succeeded comes
 		return out, nil
 	}
-	out.SessionID, out.OrderID, out.AmountCents = s.ID, s.ClientReferenceID, s.AmountTotal
+	out.SessionID, out.OrderID, out.AmountCents, out.Currency = s.ID, s.ClientReferenceID, s.AmountTotal, strings.ToUpper(string(s.Currency))
 	if out.OrderID == "" {
 		out.OrderID = s.Metadata["order_id"]
 	}

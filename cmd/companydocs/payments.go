@@ -172,7 +172,8 @@ func (m *Main) observeRefund(outcome string) {
 }
 
 // stopRefunds stops the refunder and waits for it; an attempt cut short
-// is asked again after its lease.
+// is looked up at the provider after the next start (or its lease), and
+// asked again only if the provider has no refund.
 func (m *Main) stopRefunds() {
 	if r := m.refunds; r != nil {
 		r.stop()

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,14 +35,28 @@ const stripePlans = `{"plans": [
    "currency": "EUR", "price": "0.00", "credit_cost": 1, "watch_limit": 25}
 ]}`
 
-// stripeFront is a reverse proxy on 127.0.0.1 in front of stripe-mock:
-// it records the Idempotency-Key of every refund asked, and answers the
-// first failRefunds refunds 500 as Stripe does when it fails.
+// stripeFront is a reverse proxy on 127.0.0.1 in front of stripe-mock.
+// It keeps what stateless stripe-mock does not, the refunds made: a
+// refunds list of a payment intent answers them (Stripe's list object),
+// and an ask under a key that made a refund is answered that refund, as
+// Stripe's idempotency does. It records the Idempotency-Key of every
+// refund asked, answers the first failRefunds asks 500 without
+// forwarding them (Stripe failing), and loses the answers of the next
+// loseRefunds refunds made (the connection closes after Stripe made
+// it). A refund asked is forwarded to the end even when its caller is
+// killed meanwhile, and a list waits for it, so that what a restarted
+// server looks up is what Stripe made.
 type stripeFront struct {
 	URL         string
 	mu          sync.Mutex
-	refundKeys  []string // in the order asked
+	refundKeys  []string                     // in the order asked
+	refunds     map[string][]json.RawMessage // payment intent -> the refunds made of it
+	made        map[string]json.RawMessage   // idempotency key -> the refund its first ask made
+	replays     map[string]int               // idempotency key -> asks after the refund was made
+	lookups     int                          // refunds lists asked for
+	found       int                          // lists that answered a refund
 	failRefunds int
+	loseRefunds int
 	checkouts   int
 	expiries    []string // paths of the sessions expired
 }
@@ -53,33 +68,112 @@ func startStripeFront(t *testing.T, failRefunds int) *stripeFront {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &stripeFront{failRefunds: failRefunds}
+	f := &stripeFront{failRefunds: failRefunds, refunds: map[string][]json.RawMessage{}, made: map[string]json.RawMessage{}, replays: map[string]int{}}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.ErrorLog = log.New(io.Discard, "", 0) // a server killed mid-call (the crash test) breaks its request
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		fail := false
 		switch {
 		case r.Method == "POST" && r.URL.Path == "/v1/refunds":
-			f.refundKeys = append(f.refundKeys, r.Header.Get("Idempotency-Key"))
-			fail = len(f.refundKeys) <= f.failRefunds
+			f.refund(w, r, mock.URL)
+			return
+		case r.Method == "GET" && r.URL.Path == "/v1/refunds":
+			f.listRefunds(w, r.URL.Query().Get("payment_intent"))
+			return
+		}
+		f.mu.Lock()
+		switch {
 		case r.Method == "POST" && r.URL.Path == "/v1/checkout/sessions":
 			f.checkouts++
 		case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/expire"):
 			f.expiries = append(f.expiries, r.URL.Path)
 		}
 		f.mu.Unlock()
-		if fail {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			w.Write([]byte(`{"error": {"type": "api_error", "message": "An unknown error occurred."}}`))
-			return
-		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	f.URL = srv.URL
 	return f
+}
+
+// refund answers a refund asked: 500 for the first failRefunds, the
+// refund made before under its key, or what stripe-mock answers, kept
+// with its payment intent, amount and order under an id of its own.
+func (f *stripeFront) refund(w http.ResponseWriter, r *http.Request, mockURL string) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return // the caller was killed before it asked
+	}
+	form, _ := url.ParseQuery(string(body))
+	key := r.Header.Get("Idempotency-Key")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refundKeys = append(f.refundKeys, key)
+	w.Header().Set("Content-Type", "application/json")
+	if made, ok := f.made[key]; ok {
+		f.replays[key]++
+		w.Write(made)
+		return
+	}
+	if len(f.refundKeys) <= f.failRefunds {
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write([]byte(`{"error": {"type": "api_error", "message": "An unknown error occurred."}}`))
+		return
+	}
+	req, _ := http.NewRequest("POST", mockURL+"/v1/refunds", bytes.NewReader(body)) // not r's context: made even if the caller dies
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		var refund map[string]any
+		if json.Unmarshal(raw, &refund) == nil {
+			amount, _ := strconv.ParseInt(form.Get("amount"), 10, 64)
+			pi := form.Get("payment_intent")
+			refund["id"] = fmt.Sprintf("re_front_%d", len(f.made)+1)
+			refund["payment_intent"], refund["amount"], refund["status"] = pi, amount, "succeeded"
+			refund["metadata"] = map[string]string{"order_id": form.Get("metadata[order_id]")}
+			raw, _ = json.Marshal(refund)
+			f.made[key] = raw
+			f.refunds[pi] = append(f.refunds[pi], raw)
+		}
+		if f.loseRefunds > 0 { // cut off mid-answer (a connection closed before any byte would be re-sent by Go's transport)
+			f.loseRefunds--
+			w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
+			w.Write(raw[:len(raw)/2])
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(raw)
+}
+
+// listRefunds answers the refunds of a payment intent made through the
+// front, as Stripe's list object.
+func (f *stripeFront) listRefunds(w http.ResponseWriter, paymentIntent string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lookups++
+	data := f.refunds[paymentIntent]
+	if data == nil {
+		data = []json.RawMessage{}
+	} else {
+		f.found++
+	}
+	raw, _ := json.Marshal(map[string]any{"object": "list", "url": "/v1/refunds", "has_more": false, "data": data})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(raw)
+}
+
+// madeID is the id of the refund made under key; the caller holds mu.
+func (f *stripeFront) madeID(key string) string {
+	var refund struct{ ID string }
+	_ = json.Unmarshal(f.made[key], &refund)
+	return refund.ID
 }
 
 // refundsAsked returns the keys of the refunds asked so far.
@@ -140,11 +234,17 @@ var eventSeq struct {
 // checkoutEvent signs an event of typ for o's checkout session, with a
 // new event id; paymentIntent is the payment's id (completed events).
 func checkoutEvent(o companydocs.Order, typ, paymentIntent string) stripeEvent {
+	return checkoutEventPaying(o, typ, paymentIntent, 450, "eur")
+}
+
+// checkoutEventPaying is checkoutEvent with the session's amount_total
+// in cents and its currency.
+func checkoutEventPaying(o companydocs.Order, typ, paymentIntent string, cents int, currency string) stripeEvent {
 	eventSeq.Lock()
 	eventSeq.n++
 	id := "evt_test_" + o.ID + "_" + time.Now().Format("150405.000000") + "_" + string(rune('a'+eventSeq.n%26))
 	eventSeq.Unlock()
-	session := map[string]any{"id": o.Payment.SessionID, "client_reference_id": o.ID, "amount_total": 450, "currency": "eur",
+	session := map[string]any{"id": o.Payment.SessionID, "client_reference_id": o.ID, "amount_total": cents, "currency": currency,
 		"payment_status": "paid", "status": "complete", "mode": "payment", "metadata": map[string]string{"order_id": o.ID}}
 	if typ == "checkout.session.expired" {
 		session["payment_status"], session["status"] = "unpaid", "expired"
@@ -178,8 +278,10 @@ func (s *testServer) postEvent(t *testing.T, e stripeEvent) (int, string) {
 // and change nothing; replays, late events and unknown sessions are 200
 // and change nothing), then it is requested, delivered and downloaded. A
 // paid order cancelled is refunded through Stripe exactly once, also
-// when Stripe answers the first refund 500; an expired page cancels the
-// order and frees its slot.
+// when Stripe answers the first refund 500, and one Stripe made whose
+// answer was lost is found by a look-up and not asked again; an expired
+// page cancels the order and frees its slot; a completion of another
+// amount or currency than the price pays nothing and is flagged.
 func TestStripeOneOffStory(t *testing.T) { forEachServerStore(t, testStripeOneOffStory) }
 
 func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
@@ -269,6 +371,27 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 		t.Errorf("refunds asked of Stripe: %q, want the order's key twice (a 500, then the refund)", keys)
 	}
 
+	// A refund Stripe made whose answer is lost: looked up, found, not asked again.
+	front.mu.Lock()
+	front.loseRefunds, front.lookups = 1, 0
+	front.mu.Unlock()
+	l := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "stripe-single"))
+	if status, outcome := ts.postEvent(t, checkoutEvent(l.Order, "checkout.session.completed", "pi_test_lost")); status != 200 || outcome != "applied" {
+		t.Fatalf("completed: %d %s", status, outcome)
+	}
+	ts.act(t, 200, "POST", orders+l.ID+"/cancel", client, nil)
+	waitFor(t, "the refund whose answer was lost to be found", func() bool {
+		refunded = ts.act(t, 200, "GET", operator+l.ID+"/", op, nil)
+		return refunded.Payment.Refund.Status == "refunded"
+	})
+	time.Sleep(300 * time.Millisecond)
+	front.mu.Lock()
+	if r := refunded.Payment.Refund; r.Attempts != 2 || r.RefundID != front.madeID("companydocs-refund-"+l.ID) || r.AskedAt != nil ||
+		len(front.refundKeys) != 3 || front.refundKeys[2] != "companydocs-refund-"+l.ID || front.lookups != 1 {
+		t.Errorf("a refund whose answer was lost: %+v; asked %q, looked up %d times", r, front.refundKeys, front.lookups)
+	}
+	front.mu.Unlock()
+
 	// Expiry: cancelled by the system, the slot freed for a new order.
 	e := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "stripe-single"))
 	ts.wantError(t, 409, "duplicate_order", "POST", orders, orderJSON(profile, "CD", "stripe-single"), "Authorization", "Bearer "+client)
@@ -286,19 +409,36 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 		t.Errorf("cancelled before payment: %+v", unpaid.Order)
 	}
 	waitFor(t, "the payment page to be closed at Stripe", func() bool { return front.expired(unpaid.Payment.SessionID) > 0 })
+	// A payment of another amount, or another currency, than the price: not paid, flagged.
+	m := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "stripe-single"))
+	for _, e := range []stripeEvent{checkoutEventPaying(m.Order, "checkout.session.completed", "pi_test_less", 400, "eur"),
+		checkoutEventPaying(m.Order, "checkout.session.completed", "pi_test_usd", 450, "usd")} {
+		if status, outcome := ts.postEvent(t, e); status != 200 || outcome != "mismatch" {
+			t.Errorf("a payment not of the price: %d %s, want 200 mismatch", status, outcome)
+		}
+	}
+	mism := ts.act(t, 200, "GET", operator+m.ID+"/", op, nil)
+	if h := mism.History; mism.Status != "PREVIEW_READY" || mism.Payment.Status != "open" || mism.Payment.PaymentID != "pi_test_usd" || len(h) != 3 ||
+		h[1].Code != "payment_mismatch" || h[1].Params.Amount != "4.00" || h[1].Params.Currency != "EUR" ||
+		h[2].Code != "payment_mismatch" || h[2].Params.Currency != "USD" || !strings.Contains(h[2].Note, "not the order's price") {
+		t.Errorf("after payments not of the price: %+v", mism.Order)
+	}
+
 	front.mu.Lock()
-	if front.checkouts != 4 { // the duplicate was refused before Stripe was asked
-		t.Errorf("%d checkout sessions opened for 4 orders", front.checkouts)
+	if front.checkouts != 6 { // the duplicate was refused before Stripe was asked
+		t.Errorf("%d checkout sessions opened for 6 orders", front.checkouts)
 	}
 	front.mu.Unlock()
 
-	for outcome, want := range map[string]float64{"applied": 3, "invalid_signature": 3, "unknown": 1} {
+	for outcome, want := range map[string]float64{"applied": 4, "invalid_signature": 3, "unknown": 1, "mismatch": 2} {
 		if v, _ := ts.metric(t, "companydocs_payment_events_total", "outcome", outcome); v != want {
 			t.Errorf("payment_events_total{outcome=%q} = %v, want %v", outcome, v, want)
 		}
 	}
-	if v, _ := ts.metric(t, "companydocs_payment_refunds_total", "outcome", "refunded"); v != 1 {
-		t.Errorf("payment_refunds_total{outcome=refunded} = %v, want 1", v)
+	for outcome, want := range map[string]float64{"refunded": 1, "found": 1, "retry": 2} {
+		if v, _ := ts.metric(t, "companydocs_payment_refunds_total", "outcome", outcome); v != want {
+			t.Errorf("payment_refunds_total{outcome=%q} = %v, want %v", outcome, v, want)
+		}
 	}
 	checkNoStripeSecrets(t, ts, key)
 }
