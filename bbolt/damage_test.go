@@ -305,7 +305,7 @@ func (d *damageDB) checkIntact(t *testing.T, s *service) {
 	}
 }
 
-// TestZeroLengthDatabaseIsRefused is the first repro of issue 14: a
+// TestZeroLengthDatabaseIsRefused reproduces the first damage found: a
 // zero-length orders.db was silently initialised as a new, empty database.
 func TestZeroLengthDatabaseIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), DatabaseFile)

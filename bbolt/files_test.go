@@ -62,7 +62,7 @@ func TestSecretsAreStoredOnlyAsHashes(t *testing.T) {
 	}
 }
 
-// TestOneKeyCannotGrowTheFile is the repro of issue 14: one API key
+// TestOneKeyCannotGrowTheFile reproduces a file that grew without bound: one API key
 // creating sessions without pause, none expiring. Before the cap the file
 // doubled every few thousand sessions (256 KiB after 1,000, 2 MiB after
 // 5,000); now it stays at its size after the first thousand.

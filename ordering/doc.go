@@ -212,7 +212,7 @@
 // transactions of all nodes overlap, so a lower id may commit after a
 // higher one. Making ids follow commit order there took a lock held from
 // the id to the commit: every event-writing transaction of every node
-// committed one at a time (issue 19's benchmark), for a promise only an
+// committed one at a time (the several-node order benchmark), for a promise only an
 // id-paging reader needed, and none was left in use.
 //
 // Readers therefore never page by id across transactions: FanOutEvents

@@ -32,7 +32,7 @@ func openNode(t *testing.T, storeDir string, fx *fixture, c *testclock.Clock) *s
 
 // TestNodesShareDocuments: a PDF delivered through one node of a shared
 // store downloads, byte for byte, from another node with a data directory
-// of its own (issue 19, item 5).
+// of its own.
 func TestNodesShareDocuments(t *testing.T) { t.Run("postgres", testNodesShareDocuments) }
 
 func testNodesShareDocuments(t *testing.T) {
@@ -70,9 +70,8 @@ func testNodesShareDocuments(t *testing.T) {
 
 // TestSessionEndedOnOneNodeIsRefusedOnEvery: a session that one node
 // ended (sign-out, key rotation) is refused by another node that had it
-// cached, SharedSessionCacheTTL after the end at the latest (issue 19,
-// item 4). The test clock stands still, then moves by the TTL: no
-// wall-clock timing.
+// cached, SharedSessionCacheTTL after the end at the latest. The test
+// clock stands still, then moves by the TTL: no wall-clock timing.
 func TestSessionEndedOnOneNodeIsRefusedOnEvery(t *testing.T) {
 	t.Run("postgres", testSessionEndedOnOneNodeIsRefusedOnEvery)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // TestClueReadings asks for real companies of the embedded sample by the
-// clues of issue 17 and checks the first candidate, its label, the reason
+// clues beside names and numbers and checks the first candidate, its label, the reason
 // naming the field that matched and how the query was read.
 func TestClueReadings(t *testing.T) {
 	gen := mustBuildSampleIndex(t)

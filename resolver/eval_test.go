@@ -50,13 +50,13 @@ type evalSummary struct {
 	ClueHit3ByKind map[string]float64 `json:"clue_hit3_by_kind"`
 }
 
-// clueFloors are the least hit@3 of kinds of clue (issue 17).
+// clueFloors are the least hit@3 of kinds of clue beside names and numbers.
 var clueFloors = map[string]float64{
 	"director": 0.90, "former_name": 0.95, "director_typo": 0.90,
 	"address": 0.90, "address_postcode": 0.90, "address_deep": 0.90, "address_postcode_deep": 0.90,
 }
 
-// pasteFloors are the least top-1 of pasted blocks (issue 24): with a
+// pasteFloors are the least top-1 of pasted blocks: with a
 // register line (which must also be exact, exact_recall) and without.
 var pasteFloors = map[string]float64{
 	"paste_register": 0.99, "paste_register_oneline": 0.99, "paste_text": 0.97, "paste_text_oneline": 0.97,

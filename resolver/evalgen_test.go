@@ -55,7 +55,7 @@ func TestGenerateEvalSet(t *testing.T) {
 	g.shortCases()
 	g.leiCases()
 	g.discoveryCases()
-	// The kinds of clue beside names and numbers (issue 17), drawn after
+	// The kinds of clue beside names and numbers, drawn after
 	// the others so that those stay as they were.
 	g.directorCases(80)
 	g.formerNameCases(80)
@@ -63,7 +63,7 @@ func TestGenerateEvalSet(t *testing.T) {
 	g.noiseCases(80)
 	g.placeASCIICases(80)
 	g.leiPrefixCases()
-	// Pasted blocks and persons' names with a typo (issue 24), drawn
+	// Pasted blocks and persons' names with a typo, drawn
 	// after the others so that those stay as they were.
 	g.pasteCases(200)
 	g.directorTypoCases(80)

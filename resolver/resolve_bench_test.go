@@ -12,10 +12,10 @@ import (
 
 // BenchmarkResolve answers the queries of the evaluation set against a
 // generation of the embedded sample (36,599 records and the LEI sample),
-// one query per iteration in turn: the kinds before issue 17 ("names":
-// names, register references, LEIs, short queries) and the kinds of clue
-// it added ("clues": directors, former names, addresses, noise words,
-// seats without umlauts, labelled LEIs), each at the default limit.
+// one query per iteration in turn: names, register references, LEIs and
+// short queries ("names"), and the kinds of clue beside them ("clues":
+// directors, former names, addresses, noise words, seats without
+// umlauts, labelled LEIs), each at the default limit.
 func BenchmarkResolve(b *testing.B) {
 	// each benchmark builds its own: the index is closed when the
 	// benchmark that built it ends
@@ -43,7 +43,7 @@ func BenchmarkResolve(b *testing.B) {
 	}
 }
 
-// BenchmarkResolvePasted compares pasted blocks (issue 24: imprints,
+// BenchmarkResolvePasted compares pasted blocks (imprints,
 // letterheads and signatures built from real records, with and without
 // register lines, multi-line and one-line) with the name queries of the
 // evaluation set (name_*: exact, with city, without or with another legal
