@@ -158,6 +158,9 @@ const (
 	PaymentOpen    = "open"    // the hosted payment page awaits the customer
 	PaymentPaid    = "paid"    // the provider reported the payment
 	PaymentExpired = "expired" // the page closed unpaid
+	// PaymentMismatch: the provider reported a payment that is not the
+	// order's price; the order is not paid, and its checkout is over
+	PaymentMismatch = "mismatch"
 )
 
 // Refund states of a payment.
@@ -170,7 +173,7 @@ const (
 // what the customer pays on the provider's hosted page, and its refund.
 type OrderPayment struct {
 	Provider string `json:"provider"` // PaymentStripe
-	Status   string `json:"status"`   // PaymentOpen, PaymentPaid or PaymentExpired
+	Status   string `json:"status"`   // PaymentOpen, PaymentPaid, PaymentExpired or PaymentMismatch
 	// Amount (decimal, as Order.Total) and Currency are what the page
 	// asks for.
 	Amount   string `json:"amount"`

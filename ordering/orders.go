@@ -274,6 +274,7 @@ const (
 const (
 	StepPaymentDue      = "payment_due"       // order_id, amount, currency, document_type, company_name
 	StepPayOnline       = "pay_online"        // order_id, amount, currency, document_type, company_name, payment_url, expires_at
+	StepPaymentMismatch = "payment_mismatch"  // order_id, amount, currency (the price), document_type, company_name
 	StepPaidWithCredits = "paid_with_credits" // credits, document_type, company_name
 	StepPaid            = "paid"              // document_type, company_name
 	StepRequested       = "requested"

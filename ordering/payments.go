@@ -280,12 +280,15 @@ func paymentMatches(ev *PaymentEvent, p *companydocs.OrderPayment) bool {
 
 // flagMismatch records a payment that is not the order's price (a
 // session changed at the provider, or another currency): the order is
-// not paid and stays where it was, its history says what was paid, and
-// the payment's id is kept, so that an operator can refund it at the
-// provider and cancel the order.
+// not paid and stays where it was, its payment says mismatch (the
+// checkout is over: no payment page is offered again), its history says
+// what was paid, and the payment's id is kept, so that an operator can
+// refund it at the provider and cancel the order.
 func (s *Orders) flagMismatch(tx Tx, rec *OrderRecord, ev *PaymentEvent, at time.Time) (Transition, error) {
-	p := rec.Order.Payment
-	p.PaymentID = ev.PaymentID
+	o, p := &rec.Order, rec.Order.Payment
+	p.Status, p.PaymentID = companydocs.PaymentMismatch, ev.PaymentID
+	o.NextStep = step(NextStepPayment, StepPaymentMismatch,
+		&companydocs.Params{OrderID: o.ID, Amount: p.Amount, Currency: p.Currency, DocumentType: o.DocumentType, CompanyName: o.Company.Name})
 	s.logger.Warn("a payment does not match its order's price; the order is not paid", "order", rec.Order.ID,
 		"paid", formatCents(ev.AmountCents)+" "+ev.Currency, "price", p.Amount+" "+p.Currency)
 	params := companydocs.Params{Amount: formatCents(ev.AmountCents), Currency: strings.ToUpper(ev.Currency), Provider: p.Provider}

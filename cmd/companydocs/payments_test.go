@@ -409,24 +409,38 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 		t.Errorf("cancelled before payment: %+v", unpaid.Order)
 	}
 	waitFor(t, "the payment page to be closed at Stripe", func() bool { return front.expired(unpaid.Payment.SessionID) > 0 })
-	// A payment of another amount, or another currency, than the price: not paid, flagged.
-	m := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "stripe-single"))
-	for _, e := range []stripeEvent{checkoutEventPaying(m.Order, "checkout.session.completed", "pi_test_less", 400, "eur"),
-		checkoutEventPaying(m.Order, "checkout.session.completed", "pi_test_usd", 450, "usd")} {
-		if status, outcome := ts.postEvent(t, e); status != 200 || outcome != "mismatch" {
+	// A payment of another amount, or another currency, than the price:
+	// not paid, flagged; the checkout is over, so a second completion is
+	// late and no payment page is offered again.
+	for i, e := range []struct {
+		paymentID string
+		cents     int
+		currency  string
+	}{{"pi_test_less", 400, "eur"}, {"pi_test_usd", 450, "usd"}} {
+		m := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "stripe-single"))
+		if status, outcome := ts.postEvent(t, checkoutEventPaying(m.Order, "checkout.session.completed", e.paymentID, e.cents, e.currency)); status != 200 || outcome != "mismatch" {
 			t.Errorf("a payment not of the price: %d %s, want 200 mismatch", status, outcome)
 		}
-	}
-	mism := ts.act(t, 200, "GET", operator+m.ID+"/", op, nil)
-	if h := mism.History; mism.Status != "PREVIEW_READY" || mism.Payment.Status != "open" || mism.Payment.PaymentID != "pi_test_usd" || len(h) != 3 ||
-		h[1].Code != "payment_mismatch" || h[1].Params.Amount != "4.00" || h[1].Params.Currency != "EUR" ||
-		h[2].Code != "payment_mismatch" || h[2].Params.Currency != "USD" || !strings.Contains(h[2].Note, "not the order's price") {
-		t.Errorf("after payments not of the price: %+v", mism.Order)
+		if status, outcome := ts.postEvent(t, checkoutEventPaying(m.Order, "checkout.session.completed", "pi_test_again", 450, "eur")); status != 200 || outcome != "late" {
+			t.Errorf("a completion after a payment not of the price: %d %s, want 200 late", status, outcome)
+		}
+		mism := ts.act(t, 200, "GET", operator+m.ID+"/", op, nil)
+		paid := []string{"4.00 EUR", "4.50 USD"}[i]
+		if h := mism.History; mism.Status != "PREVIEW_READY" || mism.Payment.Status != "mismatch" || mism.Payment.PaymentID != e.paymentID || len(h) != 2 ||
+			h[1].Code != "payment_mismatch" || h[1].Params.Amount+" "+h[1].Params.Currency != paid || !strings.Contains(h[1].Note, "not the order's price") {
+			t.Errorf("after a payment of %s: %+v", paid, mism.Order)
+		}
+		seen := ts.act(t, 200, "GET", orders+m.ID+"/", client, nil)
+		if slicesContain(seen.AllowedActions, "pay_online") || seen.NextStep.Code != "payment_mismatch" || seen.NextStep.Kind != "payment" {
+			t.Errorf("the client's view after a payment of %s: actions %v, next step %+v", paid, seen.AllowedActions, seen.NextStep)
+		}
+		// the operator settles it: refunded at Stripe by hand, the order cancelled
+		ts.act(t, 200, "POST", operator+m.ID+"/cancel", op, map[string]string{"note": "paid another amount; refunded at Stripe"})
 	}
 
 	front.mu.Lock()
-	if front.checkouts != 6 { // the duplicate was refused before Stripe was asked
-		t.Errorf("%d checkout sessions opened for 6 orders", front.checkouts)
+	if front.checkouts != 7 { // the duplicate was refused before Stripe was asked
+		t.Errorf("%d checkout sessions opened for 7 orders", front.checkouts)
 	}
 	front.mu.Unlock()
 
