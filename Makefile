@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-race test-command test-national test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
+.PHONY: run build test test-race test-race-e2e test-command test-eval test-follow-crash test-national test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -21,8 +21,10 @@ build:
 ## test: every test, plus vet, gofmt and the ranking evaluation: the race detector over every package but the
 ## command's, and over the command's end-to-end tests where the server's goroutines meet (RACE_E2E); the command's
 ## other tests (the server runs in the test process, three times slower under the race detector; among them the
-## documented commands and the tests that kill or measure processes) without it, beside the race run; then the
-## resource scenarios alone (they bound the server's memory and its bystanders' latency);
+## documented commands and the tests that kill or measure processes) without it, beside the race run; beside them
+## both, the ranking evaluation, the command's follow and crash tests (FOLLOW_CRASH: much of it waiting on the
+## object store and on killed processes) and the race detector over RACE_E2E; then the resource scenarios alone
+## (they bound the server's memory and its bystanders' latency);
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters),
 ## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS),
 ## scripts/stripemock.sh installs stripe-mock if missing (the payment tests run a throw-away one)
@@ -30,21 +32,36 @@ test: vet fmt-check
 	scripts/postgres.sh
 	scripts/objectstore.sh
 	scripts/stripemock.sh
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-command
-	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-race test-command test-eval test-follow-crash test-race-e2e
 	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
 
 # RACE_E2E: the command's end-to-end tests run under the race detector: several nodes, swaps and rollouts under
 # load, batches, hostile requests, the order lifecycle, webhooks and access control.
 RACE_E2E := ^(TestTwoNodes|TestHotSwapUnderLoad|TestOrdersDuringARollout|TestWatchesTwoNodes|TestSearchBatchOverHTTP|TestHostileRequests|TestLifecycleEndToEnd|TestWebhooksEndToEnd|TestAccessControl)$$
-LIBPKGS = $(shell $(GO) list ./... | grep -v '/cmd/companydocs$$')
+# LIBPKGS: the longest packages under the race detector first (index about 220 s, bbolt 95 s, ingest, ordering, the
+# object store's), so that go test -p 2 packs the short ones beside them instead of ending on index alone
+LIBPKGS = $(shell $(GO) list ./index ./bbolt ./ingest ./ordering ./internal/objectstoretest ./... | grep -v '/cmd/companydocs$$')
 
 test-race:
 	$(GO) test -race -count=1 -timeout 20m $(LIBPKGS)
+
+test-race-e2e:
 	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_E2E)' ./cmd/companydocs/
 
+# FOLLOW_CRASH: the command's tests of publish and follow and its crash tests (without the race detector, as they
+# kill processes and take the object store away); the first wait on SeaweedFS (11 s to start, 15 s to stop, 17 s
+# to start again) more than they compute. make test runs them on a third line, after the evaluation (so that the
+# command's test package is compiled once, by test-command) and before the race detector over RACE_E2E.
+FOLLOW_CRASH := ^(TestPublishAndFollow|TestFollowWhileTheObjectStoreIsDown|TestRolloutSurvivesKills|TestCrashSafety|TestCrashSafetyPostgres)$$
+
 test-command:
-	$(GO) test -count=1 -timeout 20m -skip '$(RACE_E2E)' ./cmd/companydocs/
+	$(GO) test -count=1 -timeout 20m -skip '$(RACE_E2E)|$(FOLLOW_CRASH)' ./cmd/companydocs/
+
+test-eval:
+	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
+
+test-follow-crash:
+	$(GO) test -count=1 -timeout 20m -run '$(FOLLOW_CRASH)' ./cmd/companydocs/
 
 ## test-national: the tests over the whole national dump (1.2M records of ocdata chunks, build tag national);
 ## needs DATA (default ../shared/data; without it they skip, under CI=true they fail)

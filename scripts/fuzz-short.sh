@@ -10,17 +10,28 @@
 # that message and wrote no reproducer, the target is run once more,
 # bounded by the number of executions the first run reached instead of a
 # clock, which has no deadline to race; any failure of that run fails.
+#
+# Each package's test binary is built once, instrumented for fuzzing as
+# "go test -fuzz" builds it, and run for each of its targets the way
+# "go test -fuzz" runs it: in the package's directory (its testdata/fuzz
+# seeds, and a failing input written there) with the go command's corpus
+# cache of the package. Linking one binary per target cost about as much
+# as the fuzzing itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-10s}
+cache=$($GO env GOCACHE)/fuzz
+bindir=$(mktemp -d)
+trap 'rm -rf "$bindir"' EXIT
 total=0
 
-# fuzz runs one target with a -fuzztime, printing the tail of its output;
-# the whole output is left in $log.
+# fuzz runs one target of the package's binary $bin with a -fuzztime; its
+# whole output is left in $log.
 fuzz() {
 	local pkg=$1 target=$2 limit=$3
-	$GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$limit" "$pkg" >"$log" 2>&1
+	(cd "$dir" && "$bin" -test.paniconexit0 -test.timeout=10m0s -test.run='^$' -test.fuzz="^${target}\$" \
+		-test.fuzztime="$limit" -test.fuzzcachedir="$cache/$pkg") >"$log" 2>&1
 }
 
 execs() {
@@ -43,7 +54,11 @@ coordinatorRace() {
 
 for pkg in $($GO list ./...); do
 	dir=$($GO list -f '{{.Dir}}' "$pkg")
-	for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
+	targets=$(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u || true)
+	[ -n "$targets" ] || continue
+	bin=$bindir/$(basename "$dir").test
+	$GO test -c -fuzz . -o "$bin" "$pkg"
+	for target in $targets; do
 		echo "== $pkg $target ($FUZZTIME)"
 		log=$(mktemp)
 		before=$(reproducers "$dir" "$target")

@@ -38,7 +38,7 @@ func TestBrowserGermanSaysNoEnglish(t *testing.T) {
 	withdrawn := p.orderPlan("cd-single").ID
 	p.noEnglish("a client's orders")
 
-	p.run("watch the company", chromedp.Click(chromedp.CSS("#results > li.card .watch-button")))
+	p.run("watch the company", clickAgainIfReplaced("#results > li.card .watch-button"))
 	p.waitJS("the watch list holds it", `document.querySelectorAll("#watches-list > li").length === 1`)
 	p.noEnglish("the watch list")
 

@@ -293,7 +293,7 @@ func (p *pageDriver) orderPlanDocument(plan, document string) orderState {
 		p.run("close the order panel", chromedp.Click(chromedp.CSS("#order-result button")), chromedp.WaitNotVisible(chromedp.CSS("#order-panel")))
 	}
 	p.run("open the order panel",
-		chromedp.Click(chromedp.CSS("#results > li.card .order-button")),
+		clickAgainIfReplaced("#results > li.card .order-button"),
 		chromedp.WaitVisible(chromedp.CSS("#order-panel")))
 	eval[string](p, "choose the plan "+plan, fmt.Sprintf(`(() => { const s = document.querySelector("#order-plan");
 		s.value = %q; s.dispatchEvent(new Event("change")); return s.value; })()`, plan))
@@ -370,7 +370,7 @@ func (p *pageDriver) checkPhoneManyOrders(delivered string) {
 	p.checkPhoneWidth("browser-orders-phone.png")
 	p.run("open the order panel again",
 		chromedp.Click(chromedp.CSS("#order-result button")), chromedp.WaitNotVisible(chromedp.CSS("#order-panel")),
-		chromedp.Click(chromedp.CSS("#results > li.card .order-button")), chromedp.WaitVisible(chromedp.CSS("#order-panel")))
+		clickAgainIfReplaced("#results > li.card .order-button"), chromedp.WaitVisible(chromedp.CSS("#order-panel")))
 	p.waitJS("the first preview", `document.querySelector("#preview .message") !== null`)
 	eval[string](p, "choose the credit plan", `(() => { const s = document.querySelector("#order-plan");
 		s.value = "subscription-basic"; s.dispatchEvent(new Event("change")); return s.value; })()`)

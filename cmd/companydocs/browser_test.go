@@ -6,6 +6,7 @@ import (
 
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 	"companydocs/index"
 	"companydocs/ingest"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/chromedp"
 )
 
@@ -104,6 +106,22 @@ func (p *pageDriver) run(step string, actions ...chromedp.Action[chromedp.Void])
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		p.fail(step, err)
 	}
+}
+
+// clickAgainIfReplaced is chromedp.Click on the first node matching sel,
+// tried again when the page replaced that node between the query and the
+// click (the results re-rendered by an answer that came in meanwhile):
+// Chromium then knows no node of that id and nothing was clicked.
+func clickAgainIfReplaced(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for {
+			_, err := chromedp.Click(chromedp.CSS(sel))(ctx, t)
+			var cdpErr *cdproto.Error
+			if !errors.As(err, &cdpErr) || cdpErr.Message != "Could not find node with given id" || ctx.Err() != nil {
+				return err
+			}
+		}
+	})
 }
 
 // value runs one action that reads something from the page.
@@ -264,7 +282,7 @@ func (p *pageDriver) searchRheinbahn() {
 
 func (p *pageDriver) signIn(key string) {
 	p.t.Helper()
-	p.run("ask to sign in from the card", chromedp.Click(chromedp.CSS("#results > li.card .order-signin")))
+	p.run("ask to sign in from the card", clickAgainIfReplaced("#results > li.card .order-signin"))
 	if focused := eval[string](p, "read the focused element", `document.activeElement.id`); focused != "api-key" {
 		p.t.Fatalf("\"Sign in to order\" moved focus to %q, want the API key field", focused)
 	}
@@ -324,7 +342,7 @@ const readOrder = `(() => { const r = document.querySelector("#order-result [dat
 func (p *pageDriver) placeOrder(open bool) orderState {
 	p.t.Helper()
 	p.run("open the order panel",
-		chromedp.Click(chromedp.CSS("#results > li.card .order-button")),
+		clickAgainIfReplaced("#results > li.card .order-button"),
 		chromedp.WaitVisible(chromedp.CSS("#order-panel")))
 	focused := eval[string](p, "read the focused element", `document.activeElement.id`)
 	if focused != "order-heading" {
@@ -384,7 +402,7 @@ func (p *pageDriver) checkBlockersInWords() {
 	p.t.Helper()
 	p.run("open the order panel again",
 		chromedp.Click(chromedp.CSS("#order-result button")), chromedp.WaitNotVisible(chromedp.CSS("#order-panel")),
-		chromedp.Click(chromedp.CSS("#results > li.card .order-button")), chromedp.WaitVisible(chromedp.CSS("#order-panel")))
+		clickAgainIfReplaced("#results > li.card .order-button"), chromedp.WaitVisible(chromedp.CSS("#order-panel")))
 	p.waitJS("the first preview", `document.querySelector("#preview .message") !== null`)
 	eval[string](p, "choose the credit plan", `(() => { const s = document.querySelector("#order-plan");
 		s.value = "subscription-basic"; s.dispatchEvent(new Event("change")); return s.value; })()`)
