@@ -57,8 +57,12 @@ FOLLOW_CRASH := ^(TestPublishAndFollow|TestFollowWhileTheObjectStoreIsDown|TestR
 test-command:
 	$(GO) test -count=1 -timeout 20m -skip '$(RACE_E2E)|$(FOLLOW_CRASH)' ./cmd/companydocs/
 
+# EVAL: the resolver's tests over a real index of the embedded sample, which the race run leaves out (go:build
+# !race): the evaluation with its golden files and calibration, the clue readings, reachability of every profile
+EVAL := ^(TestEvaluation.*|TestClueReadings|TestSharedDirectorIsCapped|TestCutNamesAreSearchedAsStarts|TestEveryVerifiedProfileReachable)$$
+
 test-eval:
-	$(GO) test -count=1 -run 'TestEvaluation' ./resolver/
+	$(GO) test -count=1 -run '$(EVAL)' ./resolver/
 
 test-follow-crash:
 	$(GO) test -count=1 -timeout 20m -run '$(FOLLOW_CRASH)' ./cmd/companydocs/
