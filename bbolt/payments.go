@@ -54,14 +54,12 @@ func (t *tx) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]ord
 	if b == nil {
 		return nil, nil
 	}
-	c := b.Cursor()
-	k, v := c.First()
+	from := ""
 	if after != (ordering.AppliedPaymentEvent{}) {
-		from := key(after.Provider, after.EventID)
-		if k, v = c.Seek(from); bytes.Equal(k, from) {
-			k, v = c.Next()
-		}
+		from = string(key(after.Provider, after.EventID))
 	}
+	c := b.Cursor()
+	k, v := firstAfter(c, from)
 	var out []ordering.AppliedPaymentEvent
 	for ; k != nil && len(out) < limit; k, v = c.Next() {
 		provider, id, ok := bytes.Cut(k, []byte{0})

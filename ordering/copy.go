@@ -94,18 +94,21 @@ func eachPaymentEvent(tx Tx, fn func(*AppliedPaymentEvent) error) error {
 
 // eachPaged calls fn with every record read pages copyPage at a time,
 // each page after the cursor of the last record of the one before (the
-// zero cursor reads the first).
+// zero cursor reads the first); a page shorter than copyPage is the last.
 func eachPaged[R, C any](read func(after C, limit int) ([]R, error), cursor func(*R) C, fn func(*R) error) error {
 	var after C
 	for {
 		page, err := read(after, copyPage)
-		if err != nil || len(page) == 0 {
+		if err != nil {
 			return err
 		}
 		for i := range page {
 			if err := fn(&page[i]); err != nil {
 				return err
 			}
+		}
+		if len(page) < copyPage {
+			return nil
 		}
 		after = cursor(&page[len(page)-1])
 	}
@@ -209,22 +212,7 @@ func eachOrder(tx Tx, fn func(*OrderRecord) error) error {
 
 // eachEvent calls fn with every event of the outbox, in id order.
 func eachEvent(tx Tx, fn func(*Event) error) error {
-	after := ""
-	for {
-		page, err := tx.Events(after, copyPage)
-		if err != nil {
-			return err
-		}
-		for i := range page {
-			if err := fn(&page[i]); err != nil {
-				return err
-			}
-		}
-		if len(page) < copyPage {
-			return nil
-		}
-		after = page[len(page)-1].ID
-	}
+	return eachPaged(tx.Events, func(e *Event) string { return e.ID }, fn)
 }
 
 // Copy copies every record of from into to: accounts with their key
