@@ -253,7 +253,7 @@ func labelledNoise(folded string) bool {
 		return false
 	}
 	code, ok := asideLabels[words[0]]
-	return ok && code != AsideHeading && len(words[0]) > 1 && strings.ContainsFunc(folded, unicode.IsDigit)
+	return ok && code != AsideHeading && len(words[0]) > 1 && hasDigit(folded)
 }
 
 // bankLine reports whether a line names a bank and nothing else of a
