@@ -13,17 +13,9 @@
 set -euo pipefail
 VERSION=v0.0.0-20261109003541-7506e5f91cd6
 GO="${GO:-go}"
-bindir="${COMPANYDOCS_CACHE:-$HOME/.cache/companydocs}/bin"
-bin="$bindir/weed"
-stamp="$bindir/weed.version"
-if [[ -x $bin && -f $stamp && $(<"$stamp") == "$VERSION" ]]; then
-	echo "$bin"
-	exit 0
-fi
+. "$(dirname "$0")/toolcache.sh"
+toolcache_open weed "$VERSION"
 echo "building SeaweedFS $VERSION into $bin (about 12 minutes on 2 cores, once)" >&2
-mkdir -p "$bindir"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 # Outside any module, so that neither go.mod nor go.sum of the checkout
 # changes.
 src=$(cd "$work" && GOFLAGS=-mod=mod "$GO" mod download -json "github.com/seaweedfs/seaweedfs@$VERSION" |
@@ -31,7 +23,5 @@ src=$(cd "$work" && GOFLAGS=-mod=mod "$GO" mod download -json "github.com/seawee
 [[ -n $src && -d $src/weed ]] || { echo "SeaweedFS $VERSION: module source not found" >&2; exit 1; }
 start=$SECONDS
 (cd "$src" && GOFLAGS="-mod=readonly -buildvcs=false" "$GO" build -trimpath -o "$work/weed" ./weed)
-mv "$work/weed" "$bin"
-echo "$VERSION" >"$stamp"
 echo "built in $((SECONDS - start)) s" >&2
-echo "$bin"
+toolcache_keep "$work/weed" "$VERSION"

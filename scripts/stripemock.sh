@@ -12,18 +12,8 @@
 set -euo pipefail
 VERSION=v0.203.0
 GO="${GO:-go}"
-bindir="${COMPANYDOCS_CACHE:-$HOME/.cache/companydocs}/bin"
-bin="$bindir/stripe-mock"
-stamp="$bindir/stripe-mock.version"
-if [[ -x $bin && -f $stamp && $(<"$stamp") == "$VERSION" ]]; then
-	echo "$bin"
-	exit 0
-fi
+. "$(dirname "$0")/toolcache.sh"
+toolcache_open stripe-mock "$VERSION"
 echo "installing stripe-mock $VERSION into $bin (about a minute, once)" >&2
-mkdir -p "$bindir"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 (cd "$work" && GOBIN="$work" GOFLAGS=-mod=mod "$GO" install "github.com/stripe/stripe-mock@$VERSION")
-mv "$work/stripe-mock" "$bin"
-echo "$VERSION" >"$stamp"
-echo "$bin"
+toolcache_keep "$work/stripe-mock" "$VERSION"
