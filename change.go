@@ -74,7 +74,7 @@ func (p *Profile) Status() string {
 	if p.Removed {
 		return ProfileStatusRemoved
 	}
-	name := " " + strings.Join(strings.Fields(strings.NewReplacer(".", " ").Replace(strings.ToLower(p.Name))), " ")
+	name := " " + strings.Join(strings.Fields(strings.ReplaceAll(strings.ToLower(p.Name), ".", " ")), " ")
 	for _, s := range liquidationSuffixes {
 		if strings.HasSuffix(name, s) {
 			return ProfileStatusInLiquidation
