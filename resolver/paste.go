@@ -21,8 +21,13 @@ import (
 // Hauptstr. 5 · 12345 Berlin").
 var lineSeparators = regexp.MustCompile(`\r?\n|\t|\s+[·•|]\s+|[·•]`)
 
-// lineSeparatorRunes are the runes every match of lineSeparators holds one of.
-const lineSeparatorRunes = "\n\t·•|"
+// lineSeparatorRunes are the runes every match of lineSeparators holds
+// one of; a block without bulletRunes has its lines cut at line breaks and
+// tabs alone.
+const (
+	bulletRunes        = "·•|"
+	lineSeparatorRunes = "\n\t" + bulletRunes
+)
 
 // splitBlock returns the lines of a query, empty ones left out. Within a
 // line, a part after a comma or semicolon that starts with a label
@@ -36,7 +41,7 @@ func splitBlock(q string) []string {
 		return splitLabelled(q)
 	}
 	var lines []string
-	if strings.ContainsAny(q, "·•|") {
+	if strings.ContainsAny(q, bulletRunes) {
 		lines = lineSeparators.Split(q, -1)
 	} else {
 		// line breaks and tabs only, as most blocks are: split by hand
