@@ -17,9 +17,7 @@ import (
 // directors, former names, addresses, noise words, seats without
 // umlauts, labelled LEIs), each at the default limit.
 func BenchmarkResolve(b *testing.B) {
-	// each benchmark builds its own: the index is closed when the
-	// benchmark that built it ends
-	benchLive := mustBuildSampleIndex(b)
+	live := mustBuildSampleIndex(b)
 	cases := loadEval(b)
 	for _, set := range []struct {
 		name  string
@@ -34,7 +32,7 @@ func BenchmarkResolve(b *testing.B) {
 		b.Run(set.name, func(b *testing.B) {
 			i := 0
 			for b.Loop() {
-				if _, err := resolver.Resolve(context.Background(), benchLive, qs[i%len(qs)]); err != nil {
+				if _, err := resolver.Resolve(context.Background(), live, qs[i%len(qs)]); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -49,9 +47,7 @@ func BenchmarkResolve(b *testing.B) {
 // evaluation set (name_*: exact, with city, without or with another legal
 // form, umlauts, typos, lower case), one query per iteration in turn.
 func BenchmarkResolvePasted(b *testing.B) {
-	// each benchmark builds its own: the index is closed when the
-	// benchmark that built it ends
-	benchLive := mustBuildSampleIndex(b)
+	live := mustBuildSampleIndex(b)
 	cases := loadEval(b)
 	for _, prefix := range []string{"name_", "paste_"} {
 		var qs []resolver.Request
@@ -63,7 +59,7 @@ func BenchmarkResolvePasted(b *testing.B) {
 		b.Run(strings.TrimSuffix(prefix, "_"), func(b *testing.B) {
 			i := 0
 			for b.Loop() {
-				if _, err := resolver.Resolve(context.Background(), benchLive, qs[i%len(qs)]); err != nil {
+				if _, err := resolver.Resolve(context.Background(), live, qs[i%len(qs)]); err != nil {
 					b.Fatal(err)
 				}
 				i++
