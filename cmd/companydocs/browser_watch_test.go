@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -56,10 +57,18 @@ func TestBrowserWatch(t *testing.T) {
 	p.waitJS("the page in German", `document.documentElement.lang === "de"`)
 	p.waitJS("the change arrived", `(() => { document.querySelector("#watches-refresh").click();
 		return document.querySelector("#watches-list > li [data-field=status]") !== null; })()`)
-	// the last refresh may still be re-drawing the list: wait for its words
-	p.waitJS("the change in words", `(document.querySelector("#watches-list > li .watch-change") || {}).textContent?.includes("Geändert (")`)
-	words := p.text("read the change", "#watches-list > li .watch-change")
-	for _, want := range []string{"Geändert (", "Umbenannt: " + name + " → " + name + " i.L.", "Status: eingetragen → in Liquidation"} {
+	// a refresh still in flight may re-draw the list (empty while it is
+	// drawn) after any one reading: read until every word is there, at
+	// most 10 s, then judge the last reading
+	wants := []string{"Geändert (", "Umbenannt: " + name + " → " + name + " i.L.", "Status: eingetragen → in Liquidation"}
+	words := ""
+	for i := 0; i < 200; i++ {
+		if words = p.text("read the change", "#watches-list > li .watch-change"); containsAll(words, wants) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, want := range wants {
 		if !strings.Contains(words, want) {
 			t.Errorf("the change in German reads %q, want %q in it", words, want)
 		}
@@ -78,4 +87,14 @@ func TestBrowserWatch(t *testing.T) {
 		t.Errorf("the order panel is for %q, want %q", got, name+" i.L.")
 	}
 	p.waitJS("the preview of the fresh printout", `document.querySelector("#order-confirm").disabled === false`)
+}
+
+// containsAll reports whether s holds every one of subs.
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }
