@@ -66,8 +66,14 @@ func Summarise(samples []Sample, wall time.Duration) Latency {
 }
 
 func rank(sorted []time.Duration, q float64) time.Duration {
-	i := int(q*float64(len(sorted))+0.999999) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
+	return sorted[rankIndex(len(sorted), q)]
+}
+
+// rankIndex is the index of the q quantile (nearest rank) among n sorted
+// values.
+func rankIndex(n int, q float64) int {
+	i := int(q*float64(n)+0.999999) - 1
+	return min(max(i, 0), n-1)
 }
 
 // ByKind splits samples by query kind.

@@ -9,6 +9,7 @@
 //	bench ingest  -bin BIN -data-dir DIR FILE...
 //	bench edits   -every N -o DIR CORPUS...
 //	bench search  -bin BIN -data-dir DIR -queries QUERIES.jsonl
+//	bench compare -bin BIN -data-dir DIR -base-bin BIN -base-data-dir DIR -queries QUERIES.jsonl
 //	bench orders  -bin BIN -data-dir DIR -profiles PROFILES.txt [-store postgres -nodes N -pool-size P]
 //	bench lifecycle -bin BIN -data-dir DIR -profiles PROFILES.txt [-store postgres -nodes N -pool-size P]
 //	bench pg      -bin BIN -data-dir DIR -queries QUERIES.jsonl CORPUS...
@@ -36,6 +37,7 @@ const usage = `bench measures companydocs. Commands:
   ingest    time an ingest: records/s, peak RSS, bytes on disk
   edits     copy OffeneRegister dumps with every n-th record edited as the register edits them (for the change record)
   search    search latency over HTTP at 1, 4 and 16 clients, per query kind; serving RSS
+  compare   two builds side by side: both servers at once, rounds alternating, p99 per kind with the ratio's interval
   orders    order creation throughput and latency with 32 clients (bbolt, or PostgreSQL on one or more nodes)
   lifecycle complete order lifecycles (create, pay, request, deliver a PDF) with webhooks to a local receiver (same stores)
   pg        the same name queries against PostgreSQL pg_trgm and companydocs, side by side
@@ -62,7 +64,7 @@ func run(ctx context.Context, args []string) error {
 		return errors.New("no command")
 	}
 	cmds := map[string]func(context.Context, []string) error{
-		"queries": runQueries, "ingest": runIngest, "edits": runEdits, "search": runSearch,
+		"queries": runQueries, "ingest": runIngest, "edits": runEdits, "search": runSearch, "compare": runCompare,
 		"orders": runOrders, "lifecycle": runLifecycle, "pg": runPG, "profile": runProfile, "costs": runCosts,
 		"follow": runFollow,
 	}
