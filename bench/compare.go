@@ -11,13 +11,16 @@ import (
 // samples, the ratio of the p99s (after over before) with its 95%
 // interval, and in how many rounds the p99 after was the lower.
 type Comparison struct {
-	Before, After Latency
-	Ratio         float64
-	Low, High     float64
-	RoundsLower   int
-	Rounds        int
+	Before      Latency `json:"before"`
+	After       Latency `json:"after"`
+	Ratio       float64 `json:"p99_ratio"`
+	Low         float64 `json:"p99_ratio_low"`
+	High        float64 `json:"p99_ratio_high"`
+	RoundsLower int     `json:"rounds_lower_after"`
+	Rounds      int     `json:"rounds"`
 	// the p99 of each round, in milliseconds
-	BeforeRounds, AfterRounds []float64
+	BeforeRounds []float64 `json:"before_round_p99_ms"`
+	AfterRounds  []float64 `json:"after_round_p99_ms"`
 }
 
 // resamplings of the rounds behind a ratio's interval
