@@ -27,10 +27,13 @@ func (t *txn) PrunePaymentEvents(before time.Time, limit int) (int, error) {
 	if err := t.needWrite(); err != nil {
 		return 0, err
 	}
-	n, err := t.exec(`DELETE FROM payment_events WHERE (provider, event_id) IN (
-		SELECT provider, event_id FROM payment_events WHERE applied_at < $1 LIMIT $2)`, before, limit)
+	n, err := t.exec(`DELETE FROM payment_events WHERE (provider, event_id) IN (`+oldPaymentEvents+`)`, before, limit)
 	return int(n), wrap(err, "prune payment events")
 }
+
+// oldPaymentEvents selects up to $2 ids applied before $1, by the index on
+// the applied time (migration 00008).
+const oldPaymentEvents = `SELECT provider, event_id FROM payment_events WHERE applied_at < $1 LIMIT $2`
 
 // PaymentEvents pages through the applied ids by provider, then id.
 func (t *txn) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]ordering.AppliedPaymentEvent, error) {
