@@ -12,7 +12,6 @@ import (
 // compareSide is one of the two servers compared: its samples per kind,
 // kept per round so that the rounds can be resampled.
 type compareSide struct {
-	name   string
 	srv    *bench.Server
 	search bench.Searcher
 	rounds map[string][][]bench.Sample
@@ -59,7 +58,10 @@ func runCompare(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sets := compareSets(all, *kinds)
+	sets, err := compareSets(all, *kinds)
+	if err != nil {
+		return err
+	}
 	base, err := startSide(ctx, "before", *baseBin, *baseDataDir, *clients)
 	if err != nil {
 		return err
@@ -112,24 +114,25 @@ type querySet struct {
 }
 
 // compareSets are the loads compared: the mixed load (every kind but the
-// clue kinds, as bench search's) and each kind alone.
-func compareSets(all []bench.Query, kinds string) []querySet {
+// clue kinds, as bench search's) and each kind alone, or the kinds named
+// (comma-separated, "mixed" among them).
+func compareSets(all []bench.Query, kinds string) ([]querySet, error) {
+	names := append([]string{"mixed"}, kindsOf(all)...)
+	if kinds != "" {
+		names = strings.Split(kinds, ",")
+	}
 	var sets []querySet
-	if kinds == "" {
-		sets = append(sets, querySet{"mixed", withoutKinds(all, bench.ClueKinds...)})
-		for _, k := range kindsOf(all) {
-			sets = append(sets, querySet{k, filterKinds(all, k)})
-		}
-		return sets
-	}
-	for _, k := range strings.Split(kinds, ",") {
+	for _, k := range names {
+		qs := filterKinds(all, k)
 		if k == "mixed" {
-			sets = append(sets, querySet{k, withoutKinds(all, bench.ClueKinds...)})
-		} else {
-			sets = append(sets, querySet{k, filterKinds(all, k)})
+			qs = withoutKinds(all, bench.ClueKinds...)
 		}
+		if len(qs) == 0 {
+			return nil, fmt.Errorf("the query set has no query of kind %q", k)
+		}
+		sets = append(sets, querySet{k, qs})
 	}
-	return sets
+	return sets, nil
 }
 
 func startSide(ctx context.Context, name, bin, dataDir string, clients int) (*compareSide, error) {
@@ -137,7 +140,7 @@ func startSide(ctx context.Context, name, bin, dataDir string, clients int) (*co
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &compareSide{name: name, srv: srv, search: bench.HTTPSearcher(srv.URL, bench.NewClient(clients)), rounds: map[string][][]bench.Sample{}}, nil
+	return &compareSide{srv: srv, search: bench.HTTPSearcher(srv.URL, bench.NewClient(clients)), rounds: map[string][][]bench.Sample{}}, nil
 }
 
 func printCompare(res compareResult, clients, requests, rounds int) {
