@@ -36,8 +36,11 @@ type StripeConfig struct {
 	SuccessURL, CancelURL string
 	SessionTTL            time.Duration
 	APIURL                string
-	// RefundRetryBase is the wait after a refund's first failed attempt.
+	// RefundRetryBase is the wait after a refund's first failed attempt;
+	// RefundLease how long a refund claimed on a shared store stays with
+	// the node asking for it.
 	RefundRetryBase time.Duration
+	RefundLease     time.Duration
 }
 
 // stripeFlags adds the flags of StripeConfig but the secrets.
@@ -47,6 +50,7 @@ func stripeFlags(fs *flagSet, c *Config) {
 	fs.Duration(&c.Stripe.SessionTTL, "stripe-session-ttl", stripepay.DefaultSessionTTL, "how long an order's Stripe payment page stays open (30m to 24h); the order holds its slot as long")
 	fs.String(&c.Stripe.APIURL, "stripe-api-url", "", "Stripe's API address; empty is Stripe's own (for tests against stripe-mock)")
 	fs.Duration(&c.Stripe.RefundRetryBase, "refund-retry-base", ordering.DefaultRefundRetryBase, "wait after a refund's first failed attempt at the payment provider; it doubles per attempt up to 6 hours")
+	fs.Duration(&c.Stripe.RefundLease, "refund-lease", ordering.DefaultRefundLease, "on PostgreSQL, how long a refund a node claimed stays with it: a node killed mid-ask leaves the refund to be looked up after it (keep it above Stripe's 80 s call timeout)")
 }
 
 // validateStripe checks the Stripe flags that need no plan to judge.
@@ -56,6 +60,9 @@ func (c *Config) validateStripe(bad badValue) {
 	}
 	if c.Stripe.RefundRetryBase <= 0 {
 		bad("refund-retry-base", "must be longer than 0, got %s", c.Stripe.RefundRetryBase)
+	}
+	if c.Stripe.RefundLease < time.Second {
+		bad("refund-lease", "must be 1s or longer, got %s", c.Stripe.RefundLease)
 	}
 }
 

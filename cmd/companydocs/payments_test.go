@@ -613,6 +613,13 @@ func TestStripeConfiguration(t *testing.T) {
 			t.Fatalf("--stripe-session-ttl 10m: %v", err)
 		}
 	})
+	t.Run("refund lease under a second", func(t *testing.T) {
+		m := NewMain()
+		m.Stderr = &bytes.Buffer{}
+		if err := m.ParseFlags([]string{"--refund-lease", "500ms"}); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--refund-lease") {
+			t.Fatalf("--refund-lease 500ms: %v", err)
+		}
+	})
 	t.Run("the embedded plans need no Stripe", func(t *testing.T) {
 		s, err := run(t, "--demo")
 		if err != nil || s.refunds != nil {

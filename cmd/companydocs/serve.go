@@ -282,7 +282,7 @@ func (m *Main) startOrdering(store ordering.Store, plans *ordering.Plans, provid
 		DeliveryLease: webhookLease(m.Config.WebhookTimeout), Generation: m.currentGeneration, OnWatches: m.Metrics.AddWatches,
 		OnWatchBehind: m.wakeWatcher,
 		Payments:      providers, OnRefundDue: m.wakeRefunds, OnRefund: m.observeRefund, OnPaymentEvent: m.Metrics.ObservePaymentEvent,
-		RefundRetryBase: m.Config.Stripe.RefundRetryBase}
+		RefundRetryBase: m.Config.Stripe.RefundRetryBase, RefundLease: m.Config.Stripe.RefundLease}
 	var profiles ordering.Profiles = m.Live
 	if m.follower != nil {
 		profiles = rolloutProfiles{live: m.Live, f: m.follower}
