@@ -116,12 +116,33 @@ func clickAgainIfReplaced(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		for {
 			_, err := chromedp.Click(chromedp.CSS(sel))(ctx, t)
-			var cdpErr *cdproto.Error
-			if !errors.As(err, &cdpErr) || cdpErr.Message != "Could not find node with given id" || ctx.Err() != nil {
+			if !nodeReplaced(err) || ctx.Err() != nil {
 				return err
 			}
 		}
 	})
+}
+
+// textAgainIfReplaced is chromedp.Text of the first visible node matching
+// sel, read again when the page replaced that node between the query and
+// the read (a refresh still in flight re-drew it).
+func textAgainIfReplaced(sel string) chromedp.Action[string] {
+	return func(ctx context.Context, t *chromedp.Target) (string, error) {
+		for {
+			text, err := chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible)(ctx, t)
+			if !nodeReplaced(err) || ctx.Err() != nil {
+				return text, err
+			}
+		}
+	}
+}
+
+// nodeReplaced reports whether a step failed because Chromium knows no
+// node of the id the step's query found: the page replaced it in
+// between. The message depends on the call (a click's, a read's).
+func nodeReplaced(err error) bool {
+	var cdpErr *cdproto.Error
+	return errors.As(err, &cdpErr) && (cdpErr.Message == "Could not find node with given id" || cdpErr.Message == "No node with given id found")
 }
 
 // value runs one action that reads something from the page.
@@ -157,10 +178,11 @@ func (p *pageDriver) waitJS(step, cond string) {
 	value(p, step, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout)))
 }
 
-// text reads the visible text of the first element a CSS selector finds.
+// text reads the visible text of the first element a CSS selector finds,
+// again when the page re-drew that element meanwhile.
 func (p *pageDriver) text(step, selector string) string {
 	p.t.Helper()
-	return strings.TrimSpace(value(p, step, chromedp.Text(chromedp.CSS(selector), chromedp.NodeVisible)))
+	return strings.TrimSpace(value(p, step, textAgainIfReplaced(selector)))
 }
 
 func (p *pageDriver) useEnglish() {
