@@ -111,27 +111,21 @@ func (p *pageDriver) run(step string, actions ...chromedp.Action[chromedp.Void])
 // clickAgainIfReplaced is chromedp.Click on the first node matching sel,
 // tried again when the page replaced that node between the query and the
 // click (the results re-rendered by an answer that came in meanwhile):
-// Chromium then knows no node of that id and nothing was clicked.
+// nothing was clicked then.
 func clickAgainIfReplaced(sel string) chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		for {
-			_, err := chromedp.Click(chromedp.CSS(sel))(ctx, t)
-			if !nodeReplaced(err) || ctx.Err() != nil {
-				return err
-			}
-		}
-	})
+	return againIfReplaced(func() chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) })
 }
 
-// textAgainIfReplaced is chromedp.Text of the first visible node matching
-// sel, read again when the page replaced that node between the query and
-// the read (a refresh still in flight re-drew it).
-func textAgainIfReplaced(sel string) chromedp.Action[string] {
-	return func(ctx context.Context, t *chromedp.Target) (string, error) {
+// againIfReplaced runs the query action newAction makes, and a new one
+// again as long as the page replaced the node the query found before the
+// action reached it (a refresh still in flight re-drew it), until the
+// step's time is up.
+func againIfReplaced[T any](newAction func() chromedp.Action[T]) chromedp.Action[T] {
+	return func(ctx context.Context, t *chromedp.Target) (T, error) {
 		for {
-			text, err := chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible)(ctx, t)
+			v, err := newAction()(ctx, t)
 			if !nodeReplaced(err) || ctx.Err() != nil {
-				return text, err
+				return v, err
 			}
 		}
 	}
@@ -182,7 +176,8 @@ func (p *pageDriver) waitJS(step, cond string) {
 // again when the page re-drew that element meanwhile.
 func (p *pageDriver) text(step, selector string) string {
 	p.t.Helper()
-	return strings.TrimSpace(value(p, step, textAgainIfReplaced(selector)))
+	read := func() chromedp.Action[string] { return chromedp.Text(chromedp.CSS(selector), chromedp.NodeVisible) }
+	return strings.TrimSpace(value(p, step, againIfReplaced(read)))
 }
 
 func (p *pageDriver) useEnglish() {
