@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -336,7 +337,7 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 	}
 	got := ts.act(t, 200, "GET", orders+o.ID+"/", client, nil)
 	if got.Status != "PAID" || got.Payment.Status != "paid" || got.Payment.PaymentID != "pi_test_story" || len(got.History) != 2 ||
-		got.History[1].Actor != "system" || got.History[1].Code != "paid_online" || slicesContain(got.AllowedActions, "pay_online") {
+		got.History[1].Actor != "system" || got.History[1].Code != "paid_online" || slices.Contains(got.AllowedActions, "pay_online") {
 		t.Fatalf("after the completed event: %+v", got.Order)
 	}
 	ts.act(t, 200, "POST", operator+o.ID+"/request", op, nil)
@@ -405,7 +406,7 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 	// Cancelled before payment: the page is closed at Stripe, nothing refunded.
 	open := ts.act(t, 201, "POST", orders, client, orderJSON(profile, "CD", "stripe-single"))
 	unpaid := ts.act(t, 200, "POST", orders+open.ID+"/cancel", client, nil)
-	if unpaid.Status != "CANCELLED" || unpaid.Payment.Status != "expired" || unpaid.Payment.Refund != nil || slicesContain(unpaid.AllowedActions, "pay_online") {
+	if unpaid.Status != "CANCELLED" || unpaid.Payment.Status != "expired" || unpaid.Payment.Refund != nil || slices.Contains(unpaid.AllowedActions, "pay_online") {
 		t.Errorf("cancelled before payment: %+v", unpaid.Order)
 	}
 	waitFor(t, "the payment page to be closed at Stripe", func() bool { return front.expired(unpaid.Payment.SessionID) > 0 })
@@ -431,7 +432,7 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 			t.Errorf("after a payment of %s: %+v", paid, mism.Order)
 		}
 		seen := ts.act(t, 200, "GET", orders+m.ID+"/", client, nil)
-		if slicesContain(seen.AllowedActions, "pay_online") || seen.NextStep.Code != "payment_mismatch" || seen.NextStep.Kind != "payment" {
+		if slices.Contains(seen.AllowedActions, "pay_online") || seen.NextStep.Code != "payment_mismatch" || seen.NextStep.Kind != "payment" {
 			t.Errorf("the client's view after a payment of %s: actions %v, next step %+v", paid, seen.AllowedActions, seen.NextStep)
 		}
 		// the operator settles it: refunded at Stripe by hand, the order cancelled
@@ -470,18 +471,9 @@ func checkPayStep(t *testing.T, o companydocs.Order) {
 		o.Payment.URL != p.PaymentURL || !o.Payment.ExpiresAt.Equal(*p.ExpiresAt) || o.Payment.Amount != "4.50" {
 		t.Fatalf("payment of a Stripe order: %+v", o.Payment)
 	}
-	if !slicesContain(o.AllowedActions, "pay_online") || !slicesContain(o.AllowedActions, "cancel") {
+	if !slices.Contains(o.AllowedActions, "pay_online") || !slices.Contains(o.AllowedActions, "cancel") {
 		t.Fatalf("a client may %v, want pay_online and cancel", o.AllowedActions)
 	}
-}
-
-func slicesContain(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // checkNoStripeSecrets checks that neither secret is in the logs, the
