@@ -30,8 +30,14 @@ type Publication struct {
 
 // IndexNode is a node as it last reported itself.
 type IndexNode struct {
-	Node        string
-	Generation  string
+	Node       string
+	Generation string // the generation it serves; "" none yet
+	// Installing is the generation it downloads or installs ("" none):
+	// retention keeps it as it keeps the served one.
+	Installing string
+	// Damaged names a published generation the node found damaged and
+	// why ("" none); it backs off before fetching it again.
+	Damaged     string
 	Behind      int
 	StartedAt   time.Time
 	HeartbeatAt time.Time
@@ -130,14 +136,15 @@ func (db *DB) DeletePublication(ctx context.Context, name string) error {
 	})
 }
 
-// Heartbeat records that node serves generation, behind newer live
+// Heartbeat records what node serves and installs, behind newer live
 // publications, now.
 func (db *DB) Heartbeat(ctx context.Context, n IndexNode) error {
 	return db.update(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO index_nodes (node, generation, behind, started_at, heartbeat_at)
-			VALUES ($1, $2, $3, $4, now())
-			ON CONFLICT (node) DO UPDATE SET generation = EXCLUDED.generation, behind = EXCLUDED.behind,
-				started_at = EXCLUDED.started_at, heartbeat_at = now()`, n.Node, n.Generation, n.Behind, n.StartedAt)
+		_, err := tx.Exec(ctx, `INSERT INTO index_nodes (node, generation, installing, damaged, behind, started_at, heartbeat_at)
+			VALUES ($1, $2, $3, $4, $5, $6, now())
+			ON CONFLICT (node) DO UPDATE SET generation = EXCLUDED.generation, installing = EXCLUDED.installing,
+				damaged = EXCLUDED.damaged, behind = EXCLUDED.behind, started_at = EXCLUDED.started_at, heartbeat_at = now()`,
+			n.Node, n.Generation, n.Installing, n.Damaged, n.Behind, n.StartedAt)
 		return wrap(err, "record the heartbeat of "+n.Node)
 	})
 }
@@ -146,13 +153,13 @@ func (db *DB) Heartbeat(ctx context.Context, n IndexNode) error {
 func (db *DB) IndexNodes(ctx context.Context) ([]IndexNode, error) {
 	var out []IndexNode
 	err := db.view(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT node, generation, behind, started_at, heartbeat_at FROM index_nodes ORDER BY node`)
+		rows, err := tx.Query(ctx, `SELECT node, generation, installing, damaged, behind, started_at, heartbeat_at FROM index_nodes ORDER BY node`)
 		if err != nil {
 			return wrap(err, "list the nodes")
 		}
 		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (IndexNode, error) {
 			var n IndexNode
-			return n, r.Scan(&n.Node, &n.Generation, &n.Behind, &n.StartedAt, &n.HeartbeatAt)
+			return n, r.Scan(&n.Node, &n.Generation, &n.Installing, &n.Damaged, &n.Behind, &n.StartedAt, &n.HeartbeatAt)
 		})
 		return wrap(err, "list the nodes")
 	})
