@@ -2,6 +2,7 @@ package companydocs
 
 import (
 	"errors"
+	"time"
 
 	"companydocs/messages"
 )
@@ -54,6 +55,9 @@ type Error struct {
 	// ArgsIn, when set, gives Args in another language: for values that
 	// are words themselves (a document's name, a blocker's sentence).
 	ArgsIn func(lang string) messages.Args
+	// RetryAfter, when set, is how long a client waits before it asks
+	// again (a refusal that passes by itself: HTTP's Retry-After).
+	RetryAfter time.Duration
 }
 
 // Error implements the error interface with the sentence alone: it is
@@ -92,6 +96,13 @@ func (e *Error) MessageIn(lang string) (message, saidIn string) {
 // WithHint sets the hint of e and returns it.
 func (e *Error) WithHint(hint string) *Error {
 	e.Hint = hint
+	return e
+}
+
+// WithRetryAfter sets how long a client waits before it asks again and
+// returns e.
+func (e *Error) WithRetryAfter(d time.Duration) *Error {
+	e.RetryAfter = d
 	return e
 }
 

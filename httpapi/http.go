@@ -300,6 +300,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	var e *companydocs.Error
 	if errors.As(err, &e) {
 		body.Order = companydocs.OrderIn(said, e.Order)
+		if e.RetryAfter > 0 {
+			setRetryAfter(c, e.RetryAfter)
+		}
 		if e.Hint != "" {
 			body.Error.Message += " " + messages.Say(said, "hint."+e.Hint, nil)
 		}

@@ -303,7 +303,14 @@ func throttleN(c *fiber.Ctx, l *rateLimiter, id string, n int, key string) error
 // retryAfter sets Retry-After to wait, in whole seconds (at least 1), and
 // returns rate_limited, said by the catalog's sentence key.
 func retryAfter(c *fiber.Ctx, wait time.Duration, key string) error {
+	secs := setRetryAfter(c, wait)
+	return companydocs.Refusal(companydocs.ERATELIMITED, key, companydocs.Args{"seconds": secs})
+}
+
+// setRetryAfter sets Retry-After to wait in whole seconds, at least 1,
+// and returns them.
+func setRetryAfter(c *fiber.Ctx, wait time.Duration) int {
 	secs := max(int(math.Ceil(wait.Seconds())), 1)
 	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
-	return companydocs.Refusal(companydocs.ERATELIMITED, key, companydocs.Args{"seconds": secs})
+	return secs
 }
