@@ -10,6 +10,7 @@ type followCollectors struct {
 	downloaded prometheus.Counter
 	installs   prometheus.Counter
 	failures   *prometheus.CounterVec
+	damaged    prometheus.Gauge
 }
 
 // Steps of following that can fail, the label of follow_failures_total.
@@ -18,6 +19,10 @@ const (
 	FollowDownload  = "download"
 	FollowInstall   = "install"
 	FollowHeartbeat = "heartbeat"
+	// FollowDamaged: a published generation found damaged (an object
+	// that differs from its manifest, a manifest or a store that does not
+	// check); the node backs off before it fetches it again.
+	FollowDamaged = "damaged"
 )
 
 func (m *Registry) registerFollow() {
@@ -36,12 +41,16 @@ func (m *Registry) registerFollow() {
 	})
 	f.failures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "index_follow_failures_total",
-		Help: "Failed steps of following published generations, by step: metastore (reading the published generations), download (the object store down, slow, or an object damaged), install (a downloaded generation refused), heartbeat.",
+		Help: "Failed steps of following published generations, by step: metastore (reading the published generations), download (the object store down, slow, or an object damaged), install (a downloaded generation refused), heartbeat, damaged (a published generation found damaged, fetched again only after a backoff).",
 	}, []string{"step"})
-	for _, s := range []string{FollowMetastore, FollowDownload, FollowInstall, FollowHeartbeat} {
+	for _, s := range []string{FollowMetastore, FollowDownload, FollowInstall, FollowHeartbeat, FollowDamaged} {
 		f.failures.WithLabelValues(s)
 	}
-	m.Prometheus.MustRegister(f.behind, f.downloaded, f.installs, f.failures)
+	f.damaged = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "index_damaged_generations",
+		Help: "Published generations this node found damaged and backs off from (it serves what it has; companydocs nodes says which and why).",
+	})
+	m.Prometheus.MustRegister(f.behind, f.downloaded, f.installs, f.failures, f.damaged)
 }
 
 // SetGenerationsBehind sets how many published generations are newer
@@ -75,4 +84,13 @@ func (m *Registry) ObserveFollowFailure(step string) {
 		return
 	}
 	m.follow.failures.WithLabelValues(step).Inc()
+}
+
+// SetDamagedGenerations sets how many published generations this node
+// found damaged and backs off from.
+func (m *Registry) SetDamagedGenerations(n int) {
+	if m == nil {
+		return
+	}
+	m.follow.damaged.Set(float64(n))
 }
