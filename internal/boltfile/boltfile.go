@@ -6,9 +6,19 @@
 // makes it read unmapped memory. None of these can be recovered inside
 // bbolt, so the file is walked here first: every page reachable from the
 // current meta page, and the freelist, must lie inside the file, carry its
-// own id and the type its parent expects, and hold its elements inside its
-// bytes. bbolt's own check (Tx.Check) then finds what is left (pages lost
-// or referenced twice, keys out of order) on a file it can walk safely.
+// own id and the type its parent expects, hold its elements inside its
+// bytes and its keys in order. bbolt's own check (Tx.Check) then finds
+// what is left (pages lost, freed twice or both free and used) on a file
+// it can walk safely.
+//
+// The walk finds everything bbolt's check finds in the tree for a reason:
+// on a file written without its freelist (Options.NoFreelistSync), bbolt
+// rebuilds the freelist by that check of the tree before its own check
+// runs, and panics at the first finding while the goroutine it checks on
+// goes on reading through the transaction the panic closed: a nil pointer
+// dereference on a goroutine nobody can recover, which ends the process
+// (bbolt v1.5.0, DB.freepages). Tx.Check is safe on such a file only
+// when its tree holds nothing to find.
 //
 // The layout relied on is bbolt's (go.etcd.io/bbolt internal/common,
 // version 2 of the file format): a 16-byte page header (id uint64, flags
@@ -251,7 +261,7 @@ func (bf *File) Walk(deadline time.Time, visit func(Page)) error {
 	if err := w.freelist(); err != nil {
 		return err
 	}
-	_, err := w.tree(bf.Meta.Root, "", true, 0)
+	_, _, err := w.tree(bf.Meta.Root, "", true, 0)
 	return err
 }
 
@@ -343,17 +353,18 @@ func (w *walker) report(p Page) {
 
 // tree walks the pages of the bucket whose root page is id. A page may be
 // a branch or a leaf; which one is in its flags. It returns the first key
-// of the page, which its parent branch must name it by.
-func (w *walker) tree(id uint64, bucket string, top bool, depth int) ([]byte, error) {
+// of the tree, which its parent branch must name it by, and its last key,
+// which must come before the parent's next key.
+func (w *walker) tree(id uint64, bucket string, top bool, depth int) (first, last []byte, err error) {
 	if depth > maxDepth {
-		return nil, damaged("the tree below page %d is deeper than %d levels", id, maxDepth)
+		return nil, nil, damaged("the tree below page %d is deeper than %d levels", id, maxDepth)
 	}
 	head := make([]byte, pageHeaderSize)
 	if id < 2 || id >= w.bf.Meta.HighMark {
-		return nil, damaged("a reference to page %d, outside pages 2 to %d", id, w.bf.Meta.HighMark-1)
+		return nil, nil, damaged("a reference to page %d, outside pages 2 to %d", id, w.bf.Meta.HighMark-1)
 	}
 	if _, err := w.bf.f.ReadAt(head, int64(id)*int64(w.bf.Meta.PageSize)); err != nil {
-		return nil, fmt.Errorf("read page %d: %w", id, err)
+		return nil, nil, fmt.Errorf("read page %d: %w", id, err)
 	}
 	want := le.Uint16(head[8:])
 	if want != flagBranch {
@@ -361,7 +372,7 @@ func (w *walker) tree(id uint64, bucket string, top bool, depth int) ([]byte, er
 	}
 	buf, err := w.page(id, want)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w.report(Page{ID: id, Type: typeName(want), Overflow: le.Uint32(buf[12:]), Bucket: bucket})
 	if want == flagBranch {
@@ -374,57 +385,65 @@ func (w *walker) tree(id uint64, bucket string, top bool, depth int) ([]byte, er
 // the child's first key and finds the child's entry by that key when it
 // writes the child again; a key that differs, though still in order (and
 // so passing bbolt's check), makes that write corrupt the tree ("write:
-// circular dependency occurred").
-func (w *walker) branch(id uint64, buf []byte, bucket string, top bool, depth int) ([]byte, error) {
+// circular dependency occurred"). Every key below a child comes before the
+// next child's key, as bbolt's check wants.
+func (w *walker) branch(id uint64, buf []byte, bucket string, top bool, depth int) (first, last []byte, err error) {
 	elems, err := elements(id, buf)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(elems) == 0 {
-		return nil, damaged("branch page %d has no elements", id)
+		return nil, nil, damaged("branch page %d has no elements", id)
 	}
-	var first []byte
 	for i, e := range elems {
 		// A branch element is pos, ksize, pgid.
 		key, err := keyOf(id, buf, e, le.Uint32(buf[e:]), le.Uint32(buf[e+4:]), 0)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if i > 0 && bytes.Compare(last, key) >= 0 {
+			return nil, nil, damaged("branch page %d: the keys below its element %d reach %x, not before its element %d's key %x", id, i-1, last, i, key)
 		}
 		child := le.Uint64(buf[e+8:])
-		childFirst, err := w.tree(child, bucket, top, depth+1)
+		childFirst, childLast, err := w.tree(child, bucket, top, depth+1)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !bytes.Equal(key, childFirst) {
-			return nil, damaged("branch page %d names page %d by the key %x, but its first key is %x", id, child, key, childFirst)
+			return nil, nil, damaged("branch page %d names page %d by the key %x, but its first key is %x", id, child, key, childFirst)
 		}
 		if i == 0 {
 			first = key
 		}
+		last = childLast
 	}
-	return first, nil
+	return first, last, nil
 }
 
-func (w *walker) leaf(id uint64, buf []byte, bucket string, top bool, depth int) ([]byte, error) {
+// leaf checks a leaf page's elements, their keys in strictly increasing
+// order, and follows the buckets it holds.
+func (w *walker) leaf(id uint64, buf []byte, bucket string, top bool, depth int) (first, last []byte, err error) {
 	elems, err := elements(id, buf)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var first []byte
 	for i, e := range elems {
 		flags := le.Uint32(buf[e:])
 		if flags&^leafBucket != 0 {
-			return nil, damaged("leaf page %d has an element with unknown flags %#x", id, flags)
+			return nil, nil, damaged("leaf page %d has an element with unknown flags %#x", id, flags)
 		}
 		// A leaf element is flags, pos, ksize, vsize.
 		kv, err := keyOf(id, buf, e, le.Uint32(buf[e+4:]), le.Uint32(buf[e+8:]), le.Uint32(buf[e+12:]))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		key, value := kv[:le.Uint32(buf[e+8:])], kv[le.Uint32(buf[e+8:]):]
 		if i == 0 {
 			first = key
+		} else if bytes.Compare(last, key) >= 0 {
+			return nil, nil, damaged("leaf page %d: key %d (%x) does not come after key %d (%x)", id, i, key, i-1, last)
 		}
+		last = key
 		if flags&leafBucket == 0 {
 			continue
 		}
@@ -433,10 +452,10 @@ func (w *walker) leaf(id uint64, buf []byte, bucket string, top bool, depth int)
 			name = string(key)
 		}
 		if err := w.bucket(id, name, value, depth); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return first, nil
+	return first, last, nil
 }
 
 // bucket follows a bucket value: its root page, or its inline page.
@@ -445,7 +464,7 @@ func (w *walker) bucket(parent uint64, name string, value []byte, depth int) err
 		return damaged("leaf page %d holds bucket %q in %d bytes, fewer than its 16-byte header", parent, name, len(value))
 	}
 	if root := le.Uint64(value); root != 0 {
-		_, err := w.tree(root, name, false, depth+1)
+		_, _, err := w.tree(root, name, false, depth+1)
 		return err
 	}
 	inline := value[16:]
