@@ -58,7 +58,7 @@ func (b *Builder) commit(meta Meta) (Meta, error) {
 	if err := writeMeta(b.dir, m); err != nil {
 		return Meta{}, err
 	}
-	if err := verifyGeneration(b.dir, m); err != nil {
+	if err := verifyGeneration(b.dir, m, false); err != nil {
 		return Meta{}, err
 	}
 	if err := b.publish(name); err != nil {
@@ -439,9 +439,10 @@ func publishDir(dataDir, dir, name string) error {
 // verifyGeneration opens the finished generation as a server would (Open:
 // sizes and checksums, bbolt page counts, document count) and checks
 // further that the profile store holds meta.Profiles profiles and that a
-// sample profile reads back from both stores.
-func verifyGeneration(dir string, m Meta) error {
-	g, err := Open(dir)
+// sample profile reads back from both stores. A downloaded generation is
+// opened with every bbolt file checked whole first (openWith).
+func verifyGeneration(dir string, m Meta, downloaded bool) error {
+	g, err := openWith(dir, downloaded)
 	if err != nil {
 		return fmt.Errorf("verify generation: %w", err)
 	}

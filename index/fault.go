@@ -49,6 +49,15 @@ func recoverFault(err *error, g *Generation, old bool) {
 	panic(r)
 }
 
+// faultText says what a recovered panic was; a memory fault names its
+// address, which the runtime's message does not.
+func faultText(r any) string {
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		return fmt.Sprintf("memory fault at %#x", f.Addr())
+	}
+	return fmt.Sprint(r)
+}
+
 // usable fails once a call on the generation has faulted.
 func (g *Generation) usable() error {
 	if g.faulted.Load() {

@@ -49,19 +49,27 @@ type Generation struct {
 // one never keeps the generation from serving); a generation written
 // before checksums existed gets structural
 // checks only (see Checksummed). Both bbolt files must hold every page
-// their meta page counts, and the index must hold as many documents as
+// their meta page counts (checkBoltFile; a downloaded generation's are
+// checked whole, see openWith), and the index must hold as many documents as
 // meta.json counts profiles. A refused generation gives a RejectError
 // saying why; a version Open cannot read (see oldestReadableVersion) gives
 // one that wraps ErrVersion.
 func Open(dir string) (*Generation, error) {
-	g, err := open(dir)
+	return openWith(dir, false)
+}
+
+// openWith is Open, or for a generation this node downloaded: every file
+// checked against meta.json, the change record too, and every bbolt file
+// checked whole before it is read (openChecked).
+func openWith(dir string, downloaded bool) (*Generation, error) {
+	g, err := open(dir, downloaded)
 	if err != nil {
 		return nil, fmt.Errorf("open index generation %q: %w", dir, err)
 	}
 	return g, nil
 }
 
-func open(dir string) (*Generation, error) {
+func open(dir string, downloaded bool) (*Generation, error) {
 	meta, err := ReadMeta(dir)
 	if err != nil {
 		var syntax *json.SyntaxError
@@ -85,7 +93,7 @@ func open(dir string) (*Generation, error) {
 		return nil, reject(RejectOpen, "generation is being removed")
 	}
 	g.lock = lock
-	if err := g.verifyAndOpen(); err != nil {
+	if err := g.verifyAndOpen(downloaded); err != nil {
 		return nil, errors.Join(err, g.Close())
 	}
 	return g, nil
@@ -96,14 +104,19 @@ func open(dir string) (*Generation, error) {
 func (g *Generation) Checksummed() bool { return len(g.meta.Files) > 0 }
 
 // verifyAndOpen checks the files, opens the stores and checks the counts.
-func (g *Generation) verifyAndOpen() error {
+// A downloaded generation's files are checked as openWith says.
+func (g *Generation) verifyAndOpen(downloaded bool) error {
+	files, check := withoutChanges(g.meta.Files), checkBoltFile
+	if downloaded {
+		files, check = g.meta.Files, checkWholeBoltFile
+	}
 	if g.Checksummed() {
-		if err := verifyFiles(g.dir, withoutChanges(g.meta.Files)); err != nil {
+		if err := verifyFiles(g.dir, files); err != nil {
 			return err
 		}
 	}
-	for _, path := range []string{filepath.Join(g.dir, profilesName), filepath.Join(g.dir, bleveDirName, "store", "root.bolt")} {
-		if err := checkBoltFile(path); err != nil {
+	for _, path := range g.boltFiles(downloaded) {
+		if err := check(path); err != nil {
 			return err
 		}
 	}
@@ -118,6 +131,17 @@ func (g *Generation) verifyAndOpen() error {
 		return &RejectError{Reason: RejectOpen, Err: err}
 	}
 	return err
+}
+
+// boltFiles returns the paths of the generation's bbolt files: the
+// profile store, bleve's root, and with changes the change record when
+// meta.json lists it.
+func (g *Generation) boltFiles(changes bool) []string {
+	paths := []string{filepath.Join(g.dir, profilesName), filepath.Join(g.dir, bleveDirName, "store", "root.bolt")}
+	if _, listed := changesSum(g.meta.Files); changes && listed {
+		paths = append(paths, filepath.Join(g.dir, changesName))
+	}
+	return paths
 }
 
 // openStores opens both stores. A panic of bbolt or bleve on a file the

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
-	"time"
 
 	"companydocs"
 
@@ -39,8 +40,9 @@ func DownloadDir(dataDir, name string) (string, error) {
 
 // Install publishes the downloaded generation in dir (a DownloadDir):
 // under the build lock (ErrBuildInProgress while an ingest builds), it
-// checks every file against meta.json and opens the generation as a
-// server would (verifyGeneration), renames it to its name and points
+// checks every file against meta.json, the change record too, checks its
+// bbolt files whole (openChecked) and opens the generation as a server
+// would (verifyGeneration), renames it to its name and points
 // CURRENT at it, then removes the generations beyond the newest keep and
 // the downloads of other generations. A generation that fails the check
 // is refused (a RejectError) and dir is left as it is.
@@ -62,7 +64,7 @@ func Install(dataDir, dir string, keep int) (Meta, error) {
 	if _, err := sweepOrphan(dataDir); err != nil {
 		return Meta{}, err
 	}
-	if err := verifyGeneration(dir, m); err != nil {
+	if err := verifyGeneration(dir, m, true); err != nil {
 		return Meta{}, err
 	}
 	if err := publishDir(dataDir, dir, m.ID); err != nil {
@@ -107,22 +109,38 @@ const ProfilesFile = profilesName
 // order for a company only that generation holds is not refused during a
 // rollout.
 type ProfileStore struct {
-	db *bolt.DB
+	db      *bolt.DB
+	name    string
+	faulted atomic.Bool
 }
 
 // OpenProfileStore opens the profile store in dir, a generation or its
-// download directory, read-only; its file must have been checked against
-// its SHA-256 before.
+// download directory, read-only, after checking the whole file
+// (openChecked): its SHA-256 only says it is the file the publisher named.
+// A damaged file is a RejectError of RejectStructure; a file that cannot
+// be opened now is one of RejectOpen.
 func OpenProfileStore(dir string) (*ProfileStore, error) {
-	db, err := bolt.Open(filepath.Join(dir, profilesName), 0o444, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	db, err := openChecked(filepath.Join(dir, profilesName))
 	if err != nil {
 		return nil, fmt.Errorf("open the profile store of %s: %w", filepath.Base(dir), err)
 	}
-	return &ProfileStore{db: db}, nil
+	return &ProfileStore{db: db, name: filepath.Base(dir)}, nil
 }
 
-// Profile returns the profile id, nil when the store has none.
+// Profile returns the profile id, nil when the store has none. A fault
+// reading the mapped file (changed on disk after it was checked) is an
+// error, and every later call fails at once (see fault.go).
 func (s *ProfileStore) Profile(id string) (p *companydocs.Profile, err error) {
+	if s.faulted.Load() {
+		return nil, fmt.Errorf("the profile store of %s failed reading its file earlier and is no longer used", s.name)
+	}
+	defer func(old bool) {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			s.faulted.Store(true)
+			err = fmt.Errorf("the profile store of %s: reading the file failed (was it changed on disk?): %s", s.name, faultText(readFailure(r)))
+		}
+	}(debug.SetPanicOnFault(true))
 	err = s.db.View(func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketProfiles) == nil {
 			return errors.New("the profile store has no profiles bucket")
@@ -133,5 +151,11 @@ func (s *ProfileStore) Profile(id string) (p *companydocs.Profile, err error) {
 	return p, err
 }
 
-// Close closes the store.
-func (s *ProfileStore) Close() error { return s.db.Close() }
+// Close closes the store; after a fault it leaves the file mapped, since
+// the fault may have left bbolt's locks taken (see fault.go).
+func (s *ProfileStore) Close() error {
+	if s.faulted.Load() {
+		return fmt.Errorf("the profile store of %s faulted: it is left open", s.name)
+	}
+	return s.db.Close()
+}

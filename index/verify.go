@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-
-	"companydocs/internal/boltfile"
 )
 
 // Why a generation was refused, the reason of a RejectError. Every reason
@@ -137,19 +135,4 @@ func verifyFiles(dir string, sums []FileSum) error {
 		}
 	}
 	return nil
-}
-
-// checkBoltFile checks a bbolt file before it is mapped, with the same
-// bounds-checked reader the order store uses (internal/boltfile): a valid
-// meta page, and a file that holds every page up to its high-water mark.
-// bbolt maps past the end of a short file, and a read of a page beyond it
-// is a SIGBUS that kills the process.
-func checkBoltFile(path string) error {
-	bf, err := boltfile.Open(path)
-	if errors.Is(err, boltfile.ErrDamaged) {
-		return reject(RejectStructure, "%s: %w", filepath.Base(path), err)
-	} else if err != nil {
-		return reject(ioReason(err, RejectFiles), "%s: %w", filepath.Base(path), err)
-	}
-	return bf.Close()
 }
