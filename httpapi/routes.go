@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	"companydocs"
@@ -117,14 +119,27 @@ func (s *Server) routes() {
 }
 
 // recoverPanics turns a panic in a handler into an internal error instead
-// of a dropped connection.
+// of a dropped connection, and a memory fault into such a panic: the
+// stores are mapped files, and a read of a page a damaged or shrunk file
+// no longer holds (a SIGBUS, or a SIGSEGV past the mapping) would
+// otherwise end the process. The fault setting is the goroutine's, and
+// fasthttp runs the handlers behind c.Next on the goroutine that serves
+// the connection, one request after the other; it is set back after
+// each. Work a handler hands to another goroutine (a streamed body's
+// writer) is not covered.
 func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {
-	defer func() {
+	defer func(old bool) {
+		debug.SetPanicOnFault(old)
 		if r := recover(); r != nil {
-			s.logger.Error("panic in handler", "route", c.Path(), "panic", r)
+			attrs := []any{"route", c.Path(), "panic", r}
+			if f, ok := r.(interface{ Addr() uintptr }); ok {
+				// The runtime's message for a fault reads as a nil dereference.
+				attrs = append(attrs, "fault_address", fmt.Sprintf("%#x", f.Addr()))
+			}
+			s.logger.Error("panic in handler", attrs...)
 			err = companydocs.Refusal(companydocs.EINTERNAL, companydocs.KeyInternal, nil)
 		}
-	}()
+	}(debug.SetPanicOnFault(true))
 	return c.Next()
 }
 
