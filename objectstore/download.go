@@ -23,6 +23,11 @@ const partSuffix = ".part"
 // the size or SHA-256 metadata differs.
 var ErrDamaged = errors.New("object damaged")
 
+// ErrBadManifest says that a list of files to download names a path
+// outside the generation, a negative size or a file twice: the manifest
+// itself is damaged or hostile, and another try meets it again.
+var ErrBadManifest = errors.New("manifest refused")
+
 // A fetch is what Download does for one file: keep it, or read its object
 // from offset on into its partial file.
 type fetch struct {
@@ -45,10 +50,10 @@ type fetch struct {
 // any other error is kept and continued by the next try.
 func (s *Store) Download(ctx context.Context, name, dir string, files []File, rate int64, progress func(done, total int64)) error {
 	if err := checkName(name); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrBadManifest, err)
 	}
 	if err := checkFiles(files); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrBadManifest, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("download generation %s: %w", name, err)

@@ -19,6 +19,17 @@ type Profiles interface {
 	Profile(id string) (*companydocs.Profile, error)
 }
 
+// GenerationProfiles is Profiles on a node that may answer from a newer
+// generation than the one it serves (a node that follows published
+// generations, during a rollout): ProfileOf also names the generation the
+// profile comes from, "" for the one served. Watch creation asks it where
+// the served generation says no, so that a watch and an order get the
+// same answer.
+type GenerationProfiles interface {
+	Profiles
+	ProfileOf(id string) (p *companydocs.Profile, generation string, err error)
+}
+
 // Options tunes Accounts and Orders; each reads the fields its comment
 // names. The zero value is usable but for Orders' DocumentsDir.
 type Options struct {

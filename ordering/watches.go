@@ -145,9 +145,31 @@ func (s *Orders) watchedProfile(id string) (*companydocs.Profile, string, error)
 		return nil, "", err
 	}
 	if !p.OrderingEligible() {
+		if p, generation, err = s.newerWatchedProfile(id, p, generation); err != nil {
+			return nil, "", err
+		}
+	}
+	if !p.OrderingEligible() {
 		return nil, "", companydocs.Refusal(companydocs.EVERIFIEDREQUIRED, "refusal.watch_not_orderable", companydocs.Args{"profile": id})
 	}
 	return p, generation, nil
+}
+
+// newerWatchedProfile asks a newer generation than the served one about
+// a profile the served one does not hold as orderable (GenerationProfiles;
+// a look-up that cannot be made is an error to retry, never a refusal). A
+// watch read from it records it, so that no comparison with the older
+// generation reports the rollout as a change.
+func (s *Orders) newerWatchedProfile(id string, served *companydocs.Profile, generation string) (*companydocs.Profile, string, error) {
+	gp, ok := s.profiles.(GenerationProfiles)
+	if !ok || s.generation == nil {
+		return served, generation, nil
+	}
+	p, newer, err := gp.ProfileOf(id)
+	if err != nil || newer == "" || !p.OrderingEligible() {
+		return served, generation, err
+	}
+	return p, newer, nil
 }
 
 // existingWatch returns the account's live watch of the profile, or nil;

@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
-	"companydocs"
 	"companydocs/index"
 	"companydocs/metrics"
 	"companydocs/objectstore"
@@ -29,7 +29,18 @@ import (
 // is published yet or the metastore or the object store failed.
 const followRetry = 2 * time.Second
 
-// follower keeps a data directory on the newest published generation.
+// gateLookupTimeout bounds the ordering gate's question to the metastore
+// (which generation is newest): a metastore that does not answer in time
+// is a 503 to retry, never a refusal.
+const gateLookupTimeout = 2 * time.Second
+
+// installRetryAfter is the Retry-After of an order or watch answered 503
+// while the node fetches the newest generation's profile store, which it
+// downloads first.
+const installRetryAfter = 2 * time.Second
+
+// follower keeps a data directory on the newest published generation
+// that installs.
 type follower struct {
 	meta     *postgres.DB
 	objects  *objectstore.Store
@@ -44,71 +55,128 @@ type follower struct {
 	// serving returns the generation the node serves ("" before Live is
 	// open).
 	serving func() string
+	now     func() time.Time
 
 	cancel context.CancelFunc
 	done   chan struct{}
 	wake   chan struct{}
 
-	// During a rollout: the newest live generation this node does not
-	// serve yet, and its profile store once downloaded (newerProfile).
-	mu       sync.Mutex
+	mu sync.Mutex
+	// installing is the generation being downloaded and installed ("" none),
+	// which heartbeats report so that retention keeps it.
+	installing string
+	// During a rollout: the newest generation this node does not serve
+	// yet, and its profile store once downloaded and checked, which the
+	// ordering gate asks (rolloutProfiles).
 	pending  string
 	profiles *index.ProfileStore
+	// damaged are the published generations found damaged, by name: none
+	// takes part in an answer of the gate, and each is fetched again only
+	// after its backoff.
+	damaged map[string]damage
 }
 
 // errNothingPublished is what a node that follows says while the
 // metastore holds no live generation.
 var errNothingPublished = errors.New("no generation is published yet: publish one with companydocs publish, or ingest --publish")
 
-// sync installs the newest live generation unless the data directory
-// holds it already, and returns its name.
+// sync installs the newest live generation that installs, unless the data
+// directory holds it or a newer one already, and returns the name of the
+// generation installed last. A damaged generation is recorded and backed
+// off (recordDamage), and the next older live one newer than the
+// installed one is tried: a new node starts on the newest that installs.
 func (f *follower) sync(ctx context.Context) (string, error) {
-	p, err := f.meta.NewestLive(ctx)
+	pubs, err := f.meta.Publications(ctx)
 	if err != nil {
 		f.metrics.ObserveFollowFailure(metrics.FollowMetastore)
 		return "", fmt.Errorf("read the published generations: %w", err)
 	}
-	if p == nil {
+	current, _ := index.ReadCurrent(f.dataDir) // a generation renamed into place by a killed install is not current: Install sweeps it
+	f.forgetDamage(pubs, current)
+	candidates := liveNewerThan(pubs, current)
+	if len(candidates) == 0 && current == "" {
 		return "", errNothingPublished
 	}
-	if cur, _ := index.ReadCurrent(f.dataDir); cur == p.Name {
-		return p.Name, nil // installed (a generation renamed into place by a killed install is not: Install sweeps it)
+	var errs []error
+	for _, p := range candidates {
+		if wait := f.backingOff(p.Name); wait > 0 {
+			errs = append(errs, fmt.Errorf("%s is damaged; fetched again in %s", p.Name, wait.Round(time.Second)))
+			continue
+		}
+		err := f.install(ctx, &p)
+		if err == nil {
+			return p.Name, nil
+		}
+		if !isDamage(err) {
+			return "", err
+		}
+		f.recordDamage(p.Name, err)
+		errs = append(errs, err)
 	}
-	return p.Name, f.install(ctx, p)
+	if current == "" {
+		return "", errors.Join(errs...)
+	}
+	return current, errors.Join(errs...)
+}
+
+// liveNewerThan picks the live publications of pubs (newest first) newer
+// than name.
+func liveNewerThan(pubs []postgres.Publication, name string) []postgres.Publication {
+	var out []postgres.Publication
+	for _, p := range pubs {
+		if p.State == postgres.PublicationLive && p.Name > name {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // install downloads p into its download directory (continuing what a
-// killed node left there), checks and installs it.
+// killed node left there), checks and installs it, reporting it in the
+// heartbeats meanwhile.
 func (f *follower) install(ctx context.Context, p *postgres.Publication) error {
 	var files []objectstore.File
 	if err := json.Unmarshal(p.Manifest, &files); err != nil {
-		f.metrics.ObserveFollowFailure(metrics.FollowMetastore)
-		return fmt.Errorf("read the manifest of %s: %w", p.Name, err)
+		return fmt.Errorf("read the manifest of %s: %w: %w", p.Name, errDamagedManifest, err)
 	}
 	dir, err := index.DownloadDir(f.dataDir, p.Name)
 	if err != nil {
 		return err
 	}
+	f.setInstalling(p.Name)
+	defer f.setInstalling("")
+	stopBeats := f.heartbeatWhile(ctx)
+	defer stopBeats()
 	began := time.Now()
 	f.logger.Info("downloading a published generation", "generation", p.Name, "bytes", p.Bytes, "files", len(files))
-	if err := f.download(ctx, p.Name, dir, profilesFirst(files)); err != nil {
-		return err
+	err = f.fetchAndInstall(ctx, p.Name, dir, files)
+	if isDamage(err) {
+		os.RemoveAll(dir) // refused as it is published: fetched anew once the backoff ends
 	}
-	f.openPending(p.Name, dir)
-	if err := f.download(ctx, p.Name, dir, files); err != nil {
-		return err
-	}
-	meta, err := index.Install(f.dataDir, dir, f.keep)
 	if err != nil {
-		f.metrics.ObserveFollowFailure(metrics.FollowInstall)
-		if index.RejectReason(err) != index.RejectOpen {
-			os.RemoveAll(dir) // checked against its manifest and still refused: fetch it anew
-		}
-		return fmt.Errorf("install %s: %w", p.Name, err)
+		return err
 	}
 	f.metrics.ObserveInstall()
-	f.logger.Info("published generation installed", "generation", meta.ID, "profiles", meta.Profiles,
-		"bytes", p.Bytes, "duration", time.Since(began).Round(time.Millisecond))
+	f.logger.Info("published generation installed", "generation", p.Name, "bytes", p.Bytes, "duration", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// fetchAndInstall downloads the profile store of name first and opens it
+// for the gate, then the rest, and installs the generation.
+func (f *follower) fetchAndInstall(ctx context.Context, name, dir string, files []objectstore.File) error {
+	if err := f.download(ctx, name, dir, profilesFirst(files)); err != nil {
+		return err
+	}
+	if err := f.openPending(name, dir); err != nil {
+		return err
+	}
+	if err := f.download(ctx, name, dir, files); err != nil {
+		return err
+	}
+	if _, err := index.Install(f.dataDir, dir, f.keep); err != nil {
+		f.metrics.ObserveFollowFailure(metrics.FollowInstall)
+		return fmt.Errorf("install %s: %w", name, err)
+	}
 	return nil
 }
 
@@ -135,17 +203,29 @@ func profilesFirst(files []objectstore.File) []objectstore.File {
 	return nil
 }
 
-// openPending opens the downloaded profile store of name for the gate.
-func (f *follower) openPending(name, dir string) {
+// openPending opens and checks the downloaded profile store of name for
+// the gate. A store that does not open or check is damage: its file
+// matched the manifest, so the manifest lies about it.
+func (f *follower) openPending(name, dir string) error {
 	store, err := index.OpenProfileStore(dir)
 	if err != nil {
-		f.logger.Warn("the downloaded profile store does not open; the gate waits for the swap", "generation", name, "err", err)
-		return
+		if transientOpen(err) {
+			f.logger.Warn("the downloaded profile store does not open now; the gate waits for the swap", "generation", name, "err", err)
+			return nil
+		}
+		return fmt.Errorf("%w: %w", errDamagedStore, err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closePending()
 	f.pending, f.profiles = name, store
+	return nil
+}
+
+// transientOpen tells a failure of the process (out of file descriptors
+// or memory) from a store that does not check.
+func transientOpen(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOMEM)
 }
 
 // closePending closes the pending profile store; f.mu is held.
@@ -156,26 +236,11 @@ func (f *follower) closePending() {
 	f.pending, f.profiles = "", nil
 }
 
-// newerProfile looks id up in the newest live generation when this node
-// does not serve it yet (the ordering gate asks when the served
-// generation lacks id): in its profile store once downloaded; before
-// that the order is answered service_unavailable, to be retried, never
-// refused as an unknown company. With nothing newer published id is
-// unknown (nil, nil).
-func (f *follower) newerProfile(id string) (*companydocs.Profile, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	newest, err := f.meta.NewestLive(ctx)
-	if err != nil || newest == nil || newest.Name <= f.serving() {
-		return nil, nil
-	}
+// setInstalling records the generation being installed ("" none).
+func (f *follower) setInstalling(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.pending == newest.Name && f.profiles != nil {
-		return f.profiles.Profile(id)
-	}
-	f.wakeUp()
-	return nil, companydocs.Refusal(companydocs.EUNAVAILABLE, "refusal.generation_installing", companydocs.Args{"generation": newest.Name})
+	f.installing = name
 }
 
 // wakeUp asks the follow loop to sync now.
@@ -197,15 +262,16 @@ func (f *follower) settle() {
 }
 
 // first installs a generation into an empty data directory, asking again
-// until one is published and installed or ctx ends.
+// until one is published and installs, or ctx ends.
 func (f *follower) first(ctx context.Context) error {
 	for {
 		name, err := f.sync(ctx)
-		if err == nil {
+		if err == nil || name != "" {
 			f.logger.Info("following published generations", "generation", name, "node", f.node)
 			return nil
 		}
 		f.logger.Warn("waiting for a published generation", "node", f.node, "err", err)
+		f.heartbeat(ctx)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -246,35 +312,44 @@ func (f *follower) stop() {
 	f.closePending()
 }
 
-// rolloutProfiles is the ordering gate's profile lookup on a node that
-// follows: the generation it serves, then the newest published one it
-// has not swapped in yet (follower.newerProfile).
-type rolloutProfiles struct {
-	live *index.Live
-	f    *follower
-}
-
-func (r rolloutProfiles) Profile(id string) (*companydocs.Profile, error) {
-	p, err := r.live.Profile(id)
-	if err != nil || p != nil {
-		return p, err
-	}
-	return r.f.newerProfile(id)
-}
-
-// heartbeat records what the node serves and how many live generations
-// are newer, in the metastore and the metrics.
+// heartbeat records what the node serves and installs, which published
+// generations it found damaged and how many live ones are newer, in the
+// metastore and the metrics.
 func (f *follower) heartbeat(ctx context.Context) {
 	serving := f.serving()
 	behind, err := f.meta.LiveNewerThan(ctx, serving)
 	if err == nil {
 		f.metrics.SetGenerationsBehind(behind)
-		err = f.meta.Heartbeat(ctx, postgres.IndexNode{Node: f.node, Generation: serving, Behind: behind, StartedAt: f.started})
+		installing, damaged := f.report()
+		err = f.meta.Heartbeat(ctx, postgres.IndexNode{Node: f.node, Generation: serving, Installing: installing,
+			Damaged: damaged, Behind: behind, StartedAt: f.started})
 	}
 	if err != nil && ctx.Err() == nil {
 		f.metrics.ObserveFollowFailure(metrics.FollowHeartbeat)
 		f.logger.Warn("recording this node in the metastore failed", "node", f.node, "err", err)
 	}
+}
+
+// heartbeatWhile reports the node every interval until the returned stop
+// is called: a download of a large generation takes minutes, and a node
+// that says nothing meanwhile looks gone to retention and to operators.
+func (f *follower) heartbeatWhile(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(f.interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				f.heartbeat(ctx)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // DefaultFollowInterval is how often a node asks the metastore for a newer
@@ -312,7 +387,7 @@ func (m *Main) startFollowing(ctx context.Context) error {
 	}
 	m.follower = &follower{meta: m.Database, objects: objects, dataDir: m.Config.DataDir, node: m.nodeName(), started: time.Now(),
 		rate: m.Config.DownloadRate, interval: m.Config.FollowInterval, keep: m.Config.Keep, logger: m.Logger, metrics: m.Metrics,
-		serving: m.servingGeneration, wake: make(chan struct{}, 1)}
+		serving: m.servingGeneration, now: time.Now, wake: make(chan struct{}, 1), damaged: map[string]damage{}}
 	if _, err := index.ReadCurrent(m.Config.DataDir); errors.Is(err, index.ErrNoGeneration) {
 		return m.follower.first(ctx)
 	} else if err != nil {

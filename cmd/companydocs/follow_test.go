@@ -83,7 +83,7 @@ func (f followSetup) waitReported(t *testing.T, gen string, names ...string) {
 		served := 0
 		for _, line := range strings.Split(out, "\n") {
 			for _, n := range names {
-				if strings.HasPrefix(line, n+" ") && strings.Contains(line, gen) {
+				if fields := strings.Fields(line); len(fields) > 1 && fields[0] == n && fields[1] == gen {
 					served++
 				}
 			}
