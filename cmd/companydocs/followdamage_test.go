@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"companydocs/index"
+	"companydocs/ingest"
+	"companydocs/objectstore"
+	"companydocs/postgres"
+
+	"gocloud.dev/blob"
+)
+
+// publishDamaged uploads the generation meta of the publisher's data
+// directory, flips a byte in the middle of its largest object but the
+// profile store (keeping its size: the object no longer matches the
+// manifest), and only then records it live, with its true manifest; it
+// returns the generation's bytes.
+func (f followSetup) publishDamaged(t *testing.T, meta index.Meta) int64 {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(f.publisherDir, "index", meta.ID)
+	files, total, err := generationFiles(dir, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := objectstore.Open(ctx, f.source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objects.Close()
+	if _, err := objects.Upload(ctx, meta.ID, dir, files); err != nil {
+		t.Fatal(err)
+	}
+	var largest objectstore.File
+	for _, file := range files {
+		if file.Path != index.ProfilesFile && file.Size > largest.Size {
+			largest = file
+		}
+	}
+	bucket, err := blob.OpenBucket(ctx, f.source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	key := meta.ID + "/" + largest.Path
+	data, err := bucket.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	if err := bucket.WriteAll(ctx, key, data, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.recordLive(t, meta.ID, files, total, int64(meta.Profiles))
+	return total
+}
+
+// recordLive records name live in the metastore with files as its
+// manifest, as a publish does once its upload is checked.
+func (f followSetup) recordLive(t *testing.T, name string, files any, bytes, profiles int64) {
+	t.Helper()
+	ctx := context.Background()
+	manifest, err := json.Marshal(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := postgres.Open(ctx, f.store, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.BeginPublication(ctx, postgres.Publication{Name: name, Manifest: manifest, Bytes: bytes, Profiles: profiles}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CompletePublication(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// profileOnlyIn returns the id of a company the generation in dir holds
+// among the embedded sample's records from to to.
+func profileOnlyIn(t *testing.T, dir string, from, to int) string {
+	t.Helper()
+	g, err := index.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, line := range sampleLines(t, to)[from:] {
+		rec, err := ingest.DecodeOffeneRegisterLine(line)
+		if err != nil || !rec.OrderingEligible() {
+			continue
+		}
+		ps, err := g.ByNumber(rec.Ref.Type, rec.Ref.Number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.Name == rec.Name && p.OrderingEligible() {
+				return p.ID
+			}
+		}
+	}
+	t.Fatal("no orderable company in the sample's range")
+	return ""
+}
+
+// TestDamagedGenerationIsBackedOff, on a shared directory and on S3: a
+// published generation whose largest object differs from its manifest is
+// fetched once, recorded (a metric, companydocs nodes) and not fetched
+// again for the 8 s watched at a follow interval of 100 ms (80 intervals);
+// the node keeps serving the generation before, leaves no download folder
+// of it, and answers an order for a company only the damaged generation
+// holds as an unknown company, never accepting it and never with a 503
+// that lasts; a node added on an empty data directory starts on the
+// generation before.
+func TestDamagedGenerationIsBackedOff(t *testing.T) {
+	forEachObjectStore(t, testDamagedGenerationIsBackedOff)
+}
+
+func testDamagedGenerationIsBackedOff(t *testing.T, f followSetup) {
+	first := f.publish(t, 1000)
+	dataDir := t.TempDir()
+	node := startServer(t, dataDir, "--store", f.store, "--index-source", f.source, "--follow-interval", "100ms", "--node-name", "node-a")
+	token := node.session(t, "acme", 100)
+	bytesBefore, _ := node.metric(t, "companydocs_index_download_bytes_total")
+
+	meta := mustBuild(t, f.publisherDir, 1500, sampleFile(t))
+	onlyNew := profileOnlyIn(t, filepath.Join(f.publisherDir, "index", meta.ID), 1000, 1500)
+	size := f.publishDamaged(t, meta)
+	waitMetric(t, node, "companydocs_index_follow_failures_total", 1, "step", "damaged")
+	time.Sleep(8 * time.Second)
+
+	fetched, _ := node.metric(t, "companydocs_index_download_bytes_total")
+	failures, _ := node.metric(t, "companydocs_index_follow_failures_total", "step", "damaged")
+	gauge, _ := node.metric(t, "companydocs_index_damaged_generations")
+	t.Logf("in 8 s after the damage: %.0f damage failures, %.0f bytes fetched (the generation has %d)", failures, fetched-bytesBefore, size)
+	if failures != 1 || gauge != 1 {
+		t.Errorf("damage failures %v and damaged generations %v, want 1 and 1: the damaged object is fetched again at every interval", failures, gauge)
+	}
+	if fetched-bytesBefore > float64(size) {
+		t.Errorf("%.0f bytes fetched in 8 s, more than the generation's %d once", fetched-bytesBefore, size)
+	}
+	if got := node.servingGeneration(); got != first {
+		t.Errorf("the node serves %q, want %s", got, first)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dataDir, "index", ".download-*")); len(leftovers) > 0 {
+		t.Errorf("download folders left: %v", leftovers)
+	}
+	out, _, _, _ := runCLI(t, "nodes", "--store", f.store)
+	if !strings.Contains(out, "node-a found damaged: "+meta.ID) {
+		t.Errorf("companydocs nodes does not name the damaged generation:\n%s", out)
+	}
+	checkNeverOrderable(t, node, token, onlyNew)
+	if c := f.node(t, "node-new"); c.servingGeneration() != first {
+		t.Errorf("a node added while the newest generation is damaged serves %q, want %s", c.servingGeneration(), first)
+	}
+}
+
+// checkNeverOrderable asks for a company only a damaged generation holds:
+// a preview blocks it as unknown and an order is refused 422.
+func checkNeverOrderable(t *testing.T, s *testServer, token, id string) {
+	t.Helper()
+	var preview previewAnswer
+	status, raw := s.call(t, "POST", "/api/v1/documents/orders/preview/", token, orderBody(id, "AD", "ad-single"), &preview)
+	if status != http.StatusOK || preview.OrderingEligible || len(preview.Blockers) == 0 || preview.Blockers[0].Code != "company_not_found" {
+		t.Errorf("preview of a company only the damaged generation holds: %d %s, want company_not_found", status, raw)
+	}
+	if status, raw := s.call(t, "POST", "/api/v1/documents/orders/", token, orderBody(id, "AD", "ad-single"), nil); status != http.StatusUnprocessableEntity {
+		t.Errorf("order of a company only the damaged generation holds: %d %s, want 422", status, raw)
+	}
+}
+
+// waitMetric waits until s's metric (with labels) reaches at least want.
+func waitMetric(t *testing.T, s *testServer, name string, want float64, labels ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if n, _ := s.metric(t, name, labels...); n >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s%v did not reach %v in 30 s\n%s", name, labels, want, s.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestDamagedManifestLeavesNoDownloadFolder: live rows of the metastore
+// whose manifests name a path outside the generation, or are not JSON,
+// are refused once each and backed off; no .download-* folder is left of
+// them, and the node serves what it has.
+func TestDamagedManifestLeavesNoDownloadFolder(t *testing.T) {
+	f := newFollowSetup(t)
+	first := f.publish(t, 300)
+	dataDir := t.TempDir()
+	node := startServer(t, dataDir, "--store", f.store, "--index-source", f.source, "--follow-interval", "100ms")
+	for i, manifest := range []string{`[{"Path":"../../escape","Size":3,"SHA256":"00"}]`, `{"not":"a list"}`} {
+		f.recordLive(t, first+"-hostile"+string(rune('a'+i)), json.RawMessage(manifest), 3, 1)
+	}
+	waitMetric(t, node, "companydocs_index_damaged_generations", 2)
+	time.Sleep(2 * time.Second) // 20 intervals
+	if n, _ := node.metric(t, "companydocs_index_follow_failures_total", "step", "damaged"); n != 2 {
+		t.Errorf("%v damage failures in 2 s, want 2: one for each row", n)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dataDir, "index", ".download-*")); len(leftovers) > 0 {
+		t.Errorf("download folders left: %v", leftovers)
+	}
+	if got := node.servingGeneration(); got != first {
+		t.Errorf("the node serves %q, want %s", got, first)
+	}
+}
+
+// TestHeartbeatWhileDownloading: a node downloading a generation slowly
+// (--download-rate) goes on reporting itself every follow interval, naming
+// the generation it installs, so that neither an operator nor retention
+// takes it for gone.
+func TestHeartbeatWhileDownloading(t *testing.T) {
+	f := newFollowSetup(t)
+	f.publish(t, 300)
+	startServer(t, t.TempDir(), "--store", f.store, "--index-source", f.source, "--follow-interval", "200ms",
+		"--node-name", "slow", "--download-rate", "200000")
+	second := f.publish(t, 3000)
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, f.store, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	seen, oldest := 0, time.Duration(0)
+	for deadline := time.Now().Add(30 * time.Second); seen < 20; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the node was seen installing %s %d times in 30 s", second, seen)
+		}
+		nodes, err := db.IndexNodes(ctx)
+		if err != nil || len(nodes) != 1 {
+			t.Fatalf("nodes %v, %v", nodes, err)
+		}
+		n := nodes[0]
+		if n.Installing != second {
+			if n.Generation == second {
+				t.Fatalf("the node swapped after %d heartbeats seen while installing: make the download slower", seen)
+			}
+			continue
+		}
+		seen++
+		oldest = max(oldest, time.Since(n.HeartbeatAt)) // the cluster runs on this machine, on its clock
+	}
+	t.Logf("20 readings during the download: the oldest heartbeat was %s old", oldest.Round(time.Millisecond))
+	if oldest > 2*time.Second {
+		t.Errorf("a heartbeat %s old during the download, at a follow interval of 200 ms", oldest)
+	}
+}
+
+// TestDamageBackoffFetchesAFewTimesIn5Minutes: the backoff of a damaged
+// generation lets a node fetch it at most four times in five minutes,
+// and never waits longer than the cap.
+func TestDamageBackoffFetchesAFewTimesIn5Minutes(t *testing.T) {
+	fetches, at := 0, time.Duration(0)
+	for failures := 1; at < 5*time.Minute; failures++ {
+		fetches++
+		at += damageBackoff(failures)
+	}
+	if fetches > 4 {
+		t.Errorf("%d fetches in 5 minutes", fetches)
+	}
+	if got := damageBackoff(40); got != damageBackoffMax {
+		t.Errorf("backoff after 40 failures %s, want the cap %s", got, damageBackoffMax)
+	}
+}
+
+// TestNodesEscapesControlCharacters: names from the metastore are shown
+// with escape sequences, line breaks and format characters escaped, so a
+// row can neither forge another nor rewrite the terminal.
+func TestNodesEscapesControlCharacters(t *testing.T) {
+	now := time.Now()
+	var out bytes.Buffer
+	err := printNodes(&out, []postgres.Publication{{Name: "gen-1\x1b[2J", State: "live"}},
+		[]postgres.IndexNode{{Node: "evil\nnode-b  gen-2  0  1s ago", Generation: "gen-1\u202e", Installing: "gen-\x07",
+			Damaged: "gen-3: \x1b]0;title\x07", HeartbeatAt: now}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, raw := range []string{"\x1b", "\x07", "\u202e", "evil\n"} {
+		if strings.Contains(text, raw) {
+			t.Errorf("the output holds %q as it is:\n%s", raw, text)
+		}
+	}
+	for _, escaped := range []string{`gen-1\x1b[2J`, `evil\nnode-b`, `gen-1\u202e`, `gen-\a`, `gen-3: \x1b]0;title\a`} {
+		if !strings.Contains(text, escaped) {
+			t.Errorf("the output lacks %s:\n%s", escaped, text)
+		}
+	}
+}
