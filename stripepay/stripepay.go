@@ -184,11 +184,17 @@ func (p *Provider) FindRefund(ctx context.Context, r ordering.RefundRequest) (st
 	return "", nil
 }
 
+// errNoEventID: a signed event without an id. The rules claim each id
+// once, so the first event without one would take the empty id and
+// every later one would be answered as its replay and never applied.
+var errNoEventID = errors.New("stripe event: no id")
+
 // ParseEvent verifies the Stripe-Signature header (HMAC-SHA256 over the
 // timestamp and the body with the webhook secret, within the library's
-// five minutes' tolerance) and decodes a checkout session's event. Events
-// of another API version are read too: only the session's id, reference,
-// payment intent and amount are used, which every version has.
+// five minutes' tolerance) and decodes a checkout session's event; an
+// event without an id is refused. Events of another API version are read
+// too: only the session's id, reference, payment intent and amount are
+// used, which every version has.
 func (p *Provider) ParseEvent(payload []byte, signature string) (*ordering.PaymentEvent, error) {
 	ev, err := webhook.ConstructEventWithOptions(payload, signature, p.cfg.WebhookSecret, webhook.ConstructEventOptions{IgnoreAPIVersionMismatch: true})
 	if err != nil {
@@ -196,6 +202,9 @@ func (p *Provider) ParseEvent(payload []byte, signature string) (*ordering.Payme
 			return nil, ordering.ErrBadSignature
 		}
 		return nil, fmt.Errorf("stripe event: %w", err)
+	}
+	if ev.ID == "" {
+		return nil, errNoEventID
 	}
 	out := &ordering.PaymentEvent{ID: ev.ID, Kind: string(ev.Type)}
 	switch ev.Type {

@@ -257,6 +257,25 @@ func checkoutEventPaying(o companydocs.Order, typ, paymentIntent string, cents i
 	return stripeEvent{body, sig}
 }
 
+// withEventID is e with id as its event id, signed anew now; nil leaves
+// the id out.
+func withEventID(t *testing.T, e stripeEvent, id any) stripeEvent {
+	t.Helper()
+	var ev map[string]any
+	if err := json.Unmarshal(e.body, &ev); err != nil {
+		t.Fatal(err)
+	}
+	delete(ev, "id")
+	if id != nil {
+		ev["id"] = id
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stripeEvent{body, stripemocktest.Sign(body, stripemocktest.Secret, time.Now())}
+}
+
 // postEvent posts a Stripe event as Stripe does and returns the status
 // and the outcome the server answered.
 func (s *testServer) postEvent(t *testing.T, e stripeEvent) (int, string) {
@@ -316,6 +335,14 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 	} {
 		if status, raw := ts.postEvent(t, e); status != 400 || !strings.Contains(raw, "invalid_signature") {
 			t.Errorf("%s signature: %d %s, want 400 invalid_signature", name, status, raw)
+		}
+	}
+	// Signed events without an id: unreadable, refused before anything
+	// is applied or counted (else the first would take the empty id, and
+	// every later one be answered "replayed").
+	for _, id := range []any{nil, ""} {
+		if status, raw := ts.postEvent(t, withEventID(t, paid, id)); status != 422 || !strings.Contains(raw, "validation_error") {
+			t.Errorf("an event with id %#v: %d %s, want 422 validation_error", id, status, raw)
 		}
 	}
 	if got := ts.act(t, 200, "GET", orders+o.ID+"/", client, nil); got.Status != "PREVIEW_READY" || len(got.History) != 1 {

@@ -1,0 +1,78 @@
+package stripepay
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stripe/stripe-go/v82"
+
+	"companydocs/internal/stripemocktest"
+	"companydocs/ordering"
+)
+
+// testProvider is a provider that makes no call: ParseEvent needs only
+// the webhook secret.
+func testProvider(t *testing.T) *Provider {
+	t.Helper()
+	p, err := New(Config{SecretKey: "sk_test_events", WebhookSecret: stripemocktest.Secret,
+		SuccessURL: "https://docs.example.com/ok", CancelURL: "https://docs.example.com/back"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// paidSession is the checkout session of a paid order.
+var paidSession = map[string]any{"id": "cs_test_1", "client_reference_id": "ord_1", "payment_intent": "pi_test_1",
+	"amount_total": 450, "currency": "eur", "payment_status": "paid", "status": "complete", "mode": "payment"}
+
+// TestParseEventWithoutID: a signed event without an id (none, or "") is
+// refused as unreadable, not as a bad signature, whatever its type: the
+// rules claim each event id once, and an event with none would take the
+// empty id from every later one.
+func TestParseEventWithoutID(t *testing.T) {
+	p := testProvider(t)
+	for _, tc := range []struct {
+		name, typ string
+		id        any // nil: no "id" member at all
+	}{
+		{"no id, completed", "checkout.session.completed", nil},
+		{"empty id, completed", "checkout.session.completed", ""},
+		{"empty id, expired", "checkout.session.expired", ""},
+		{"no id, a type the rules ignore", "customer.created", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body, sig := signedWithID(t, tc.typ, tc.id)
+			ev, err := p.ParseEvent(body, sig)
+			if !errors.Is(err, errNoEventID) || errors.Is(err, ordering.ErrBadSignature) {
+				t.Errorf("got %+v, %v; want errNoEventID", ev, err)
+			}
+		})
+	}
+	body, sig := signedWithID(t, "checkout.session.completed", "evt_test_has_one")
+	if ev, err := p.ParseEvent(body, sig); err != nil || ev.ID != "evt_test_has_one" {
+		t.Errorf("the same event with an id: %+v, %v", ev, err)
+	}
+}
+
+// signedWithID signs, now, an event of typ for paidSession with id as its
+// "id" member; nil leaves the member out.
+func signedWithID(t *testing.T, typ string, id any) (body []byte, signature string) {
+	t.Helper()
+	obj := map[string]any{"object": "checkout.session"}
+	for k, v := range paidSession {
+		obj[k] = v
+	}
+	ev := map[string]any{"object": "event", "type": typ, "api_version": stripe.APIVersion, "created": time.Now().Unix(),
+		"livemode": false, "pending_webhooks": 1, "data": map[string]any{"object": obj}}
+	if id != nil {
+		ev["id"] = id
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body, stripemocktest.Sign(body, stripemocktest.Secret, time.Now())
+}
