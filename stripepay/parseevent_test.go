@@ -3,6 +3,7 @@ package stripepay
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -27,6 +28,52 @@ func testProvider(t *testing.T) *Provider {
 // paidSession is the checkout session of a paid order.
 var paidSession = map[string]any{"id": "cs_test_1", "client_reference_id": "ord_1", "payment_intent": "pi_test_1",
 	"amount_total": 450, "currency": "eur", "payment_status": "paid", "status": "complete", "mode": "payment"}
+
+// TestParseEventSignedAt: a signature is taken within eventTolerance of
+// now, before or after (clocks differ by seconds), and refused as a bad
+// signature further away on either side: an hour old as a day ahead.
+func TestParseEventSignedAt(t *testing.T) {
+	p := testProvider(t)
+	for _, tc := range []struct {
+		name string
+		at   time.Duration // from now
+		ok   bool
+	}{
+		{"now", 0, true},
+		{"four minutes old", -4 * time.Minute, true},
+		{"a minute ahead", time.Minute, true},
+		{"four minutes ahead", 4 * time.Minute, true},
+		{"six minutes old", -6 * time.Minute, false},
+		{"an hour old", -time.Hour, false},
+		{"six minutes ahead", 6 * time.Minute, false},
+		{"a day ahead", 24 * time.Hour, false},
+		{"a year ahead", 365 * 24 * time.Hour, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body, sig := stripemocktest.Event("evt_test_at", "checkout.session.completed", paidSession, stripemocktest.Secret, time.Now().Add(tc.at))
+			ev, err := p.ParseEvent(body, sig)
+			switch {
+			case tc.ok && (err != nil || ev.ID != "evt_test_at" || ev.Kind != ordering.PaymentEventCompleted || ev.OrderID != "ord_1"):
+				t.Errorf("got %+v, %v; want the completed event of ord_1", ev, err)
+			case !tc.ok && !errors.Is(err, ordering.ErrBadSignature):
+				t.Errorf("got %+v, %v; want ErrBadSignature", ev, err)
+			}
+		})
+	}
+}
+
+// TestParseEventSignedAheadInAnyTimestamp: a header naming two times is
+// refused when either lies ahead, whichever the library verifies.
+func TestParseEventSignedAheadInAnyTimestamp(t *testing.T) {
+	p := testProvider(t)
+	body, sig := stripemocktest.Event("evt_test_two", "checkout.session.completed", paidSession, stripemocktest.Secret, time.Now())
+	ahead := "t=" + strconv.FormatInt(time.Now().Add(24*time.Hour).Unix(), 10)
+	for _, h := range []string{ahead + "," + sig, sig + "," + ahead} {
+		if ev, err := p.ParseEvent(body, h); !errors.Is(err, ordering.ErrBadSignature) {
+			t.Errorf("header %q: got %+v, %v; want ErrBadSignature", h, ev, err)
+		}
+	}
+}
 
 // TestParseEventWithoutID: a signed event without an id (none, or "") is
 // refused as unreadable, not as a bad signature, whatever its type: the

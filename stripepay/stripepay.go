@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -184,24 +185,36 @@ func (p *Provider) FindRefund(ctx context.Context, r ordering.RefundRequest) (st
 	return "", nil
 }
 
+// eventTolerance is how far the time an event was signed at may lie from
+// now, before or after: stripe-go's five minutes. The library refuses
+// only a signature older than that (its check is time.Since > tolerance),
+// so ParseEvent refuses one stamped further ahead itself (signedAhead):
+// else a signature made with the secret for a time days ahead would be
+// taken all that while.
+const eventTolerance = webhook.DefaultTolerance
+
 // errNoEventID: a signed event without an id. The rules claim each id
 // once, so the first event without one would take the empty id and
 // every later one would be answered as its replay and never applied.
 var errNoEventID = errors.New("stripe event: no id")
 
 // ParseEvent verifies the Stripe-Signature header (HMAC-SHA256 over the
-// timestamp and the body with the webhook secret, within the library's
-// five minutes' tolerance) and decodes a checkout session's event; an
-// event without an id is refused. Events of another API version are read
-// too: only the session's id, reference, payment intent and amount are
-// used, which every version has.
+// timestamp and the body with the webhook secret, signed at most
+// eventTolerance before or after now) and decodes a checkout session's
+// event; an event without an id is refused. Events of another API
+// version are read too: only the session's id, reference, payment intent
+// and amount are used, which every version has.
 func (p *Provider) ParseEvent(payload []byte, signature string) (*ordering.PaymentEvent, error) {
-	ev, err := webhook.ConstructEventWithOptions(payload, signature, p.cfg.WebhookSecret, webhook.ConstructEventOptions{IgnoreAPIVersionMismatch: true})
+	ev, err := webhook.ConstructEventWithOptions(payload, signature, p.cfg.WebhookSecret,
+		webhook.ConstructEventOptions{Tolerance: eventTolerance, IgnoreAPIVersionMismatch: true})
 	if err != nil {
 		if errors.Is(err, webhook.ErrNotSigned) || errors.Is(err, webhook.ErrInvalidHeader) || errors.Is(err, webhook.ErrNoValidSignature) || errors.Is(err, webhook.ErrTooOld) {
 			return nil, ordering.ErrBadSignature
 		}
 		return nil, fmt.Errorf("stripe event: %w", err)
+	}
+	if signedAhead(signature, p.now()) {
+		return nil, ordering.ErrBadSignature
 	}
 	if ev.ID == "" {
 		return nil, errNoEventID
@@ -231,6 +244,24 @@ func (p *Provider) ParseEvent(payload []byte, signature string) (*ordering.Payme
 		out.PaymentID = s.PaymentIntent.ID
 	}
 	return out, nil
+}
+
+// signedAhead reports whether a timestamp (t=) of a Stripe-Signature
+// header lies more than eventTolerance after now. Every t= is checked,
+// not only the last one the library verifies against: a header with any
+// time ahead is refused.
+func signedAhead(header string, now time.Time) bool {
+	for _, pair := range strings.Split(header, ",") {
+		v, ok := strings.CutPrefix(pair, "t=")
+		if !ok {
+			continue
+		}
+		t, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || time.Unix(t, 0).Sub(now) > eventTolerance {
+			return true
+		}
+	}
+	return false
 }
 
 // callError names what failed and, for Stripe's own answer, its status,

@@ -326,12 +326,14 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 	}
 	ts.wantError(t, 409, "invalid_transition", "POST", operator+o.ID+"/pay", "", "Authorization", "Bearer "+op)
 
-	// Signatures: missing, wrong secret, body changed after signing.
+	// Signatures: missing, wrong secret, body changed after signing,
+	// stamped a day ahead.
 	paid := checkoutEvent(o.Order, "checkout.session.completed", "pi_test_story")
 	for name, e := range map[string]stripeEvent{
-		"missing":  {paid.body, ""},
-		"wrong":    {paid.body, checkoutEvent(o.Order, "checkout.session.completed", "pi_x").signature},
-		"tampered": {[]byte(strings.Replace(string(paid.body), "pi_test_story", "pi_test_other", 1)), paid.signature},
+		"missing":     {paid.body, ""},
+		"wrong":       {paid.body, checkoutEvent(o.Order, "checkout.session.completed", "pi_x").signature},
+		"tampered":    {[]byte(strings.Replace(string(paid.body), "pi_test_story", "pi_test_other", 1)), paid.signature},
+		"a day ahead": {paid.body, stripemocktest.Sign(paid.body, stripemocktest.Secret, time.Now().Add(24*time.Hour))},
 	} {
 		if status, raw := ts.postEvent(t, e); status != 400 || !strings.Contains(raw, "invalid_signature") {
 			t.Errorf("%s signature: %d %s, want 400 invalid_signature", name, status, raw)
@@ -472,7 +474,7 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 	}
 	front.mu.Unlock()
 
-	for outcome, want := range map[string]float64{"applied": 4, "invalid_signature": 3, "unknown": 1, "mismatch": 2} {
+	for outcome, want := range map[string]float64{"applied": 4, "invalid_signature": 4, "unknown": 1, "mismatch": 2} {
 		if v, _ := ts.metric(t, "companydocs_payment_events_total", "outcome", outcome); v != want {
 			t.Errorf("payment_events_total{outcome=%q} = %v, want %v", outcome, v, want)
 		}
