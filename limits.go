@@ -115,3 +115,16 @@ func Shorten(s string, n int) string {
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
 }
+
+// SizeText writes a cap in bytes as people read it, the way the messages
+// that name a cap write it: "64 KiB", "1 MiB", "1000 bytes". A cap that
+// is no whole number of KiB is written in bytes, never rounded.
+func SizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -64,3 +64,16 @@ func TestShorten(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeText: whole MiB and KiB are written so, anything else in
+// bytes, never rounded.
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int]string{
+		256 << 10: "256 KiB", 64 << 10: "64 KiB", 1 << 10: "1 KiB", 1 << 20: "1 MiB", 20 << 20: "20 MiB",
+		1536 << 10: "1536 KiB", 1000: "1000 bytes", 1025: "1025 bytes", 0: "0 bytes",
+	} {
+		if got := SizeText(n); got != want {
+			t.Errorf("SizeText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -42,6 +42,10 @@ type bodyRule struct {
 	streamed bool
 	// refusal is the sentence for another media type.
 	refusal string
+	// namesLimit: a body over limit is refused with a sentence naming
+	// limit, this route's own cap; refusal.body_too_large names those of
+	// the JSON routes, the search batch and the upload.
+	namesLimit bool
 	// answerTimeout, when set, bounds the writing of the answer in place
 	// of Config.WriteTimeout (a search batch's, written as it is resolved).
 	answerTimeout time.Duration
@@ -69,7 +73,7 @@ func (s *Server) bodyRuleOf(method, path string) bodyRule {
 		json.limit, json.streamed, json.answerTimeout = max(json.limit, BatchBodyLimit), true, s.batchAnswerTimeout()
 		return json
 	case method == fiber.MethodPost && path == routePaymentEvents:
-		json.limit = PaymentEventBodyLimit
+		json.limit, json.namesLimit = PaymentEventBodyLimit, true
 		return json
 	case method == fiber.MethodPost && path == routeReconcile:
 		return bodyRule{types: []string{mediaForm}, limit: s.config.BodyLimit, refusal: "refusal.body_not_form_type"}
@@ -94,7 +98,7 @@ func (s *Server) gateBody(c *fiber.Ctx) error {
 	if rule.streamed {
 		return c.Next()
 	}
-	if err := readBody(c, rule.limit); err != nil {
+	if err := rule.read(c); err != nil {
 		return err
 	}
 	return c.Next()
@@ -103,11 +107,21 @@ func (s *Server) gateBody(c *fiber.Ctx) error {
 // readBody reads c's streamed body, at most limit bytes, into the request
 // (c.Body), refusing a longer one; then the connection is closed.
 func readBody(c *fiber.Ctx, limit int) error {
+	return bodyRule{limit: limit}.read(c)
+}
+
+// read reads c's streamed body, at most r.limit bytes, into the request
+// (c.Body), refusing a longer one (r.errTooLarge); then the connection is
+// closed.
+func (r bodyRule) read(c *fiber.Ctx) error {
 	stream := c.Context().RequestBodyStream()
 	if stream == nil {
 		return nil
 	}
-	body, err := readBounded(&requestBody{r: stream}, c.Request().Header.ContentLength(), limit)
+	body, err := readBounded(&requestBody{r: stream}, c.Request().Header.ContentLength(), r.limit)
+	if errors.Is(err, errOverLimit) {
+		err = r.errTooLarge()
+	}
 	if err != nil {
 		c.Context().SetConnectionClose()
 		return err
@@ -157,14 +171,26 @@ func (r bodyRule) tooLarge(n int) error {
 	if r.streamed {
 		return companydocs.Refusal(companydocs.ETOOLARGE, "refusal.upload_too_large", companydocs.Args{"size": n, "max_bytes": r.limit})
 	}
+	return r.errTooLarge()
+}
+
+// errTooLarge is the refusal of a body over the rule's limit.
+func (r bodyRule) errTooLarge() error {
+	if r.namesLimit {
+		return companydocs.Refusal(companydocs.ETOOLARGE, "refusal.body_over_route_limit", companydocs.Args{"max": companydocs.SizeText(r.limit)})
+	}
 	return errBodyTooLarge()
 }
 
+// errOverLimit: readBounded met a body over its limit; its reader says
+// which refusal that is.
+var errOverLimit = errors.New("the body is over its limit")
+
 // readBounded reads a body of length n (-1: chunked, length unknown) of
-// at most limit bytes.
+// at most limit bytes; a longer one is errOverLimit.
 func readBounded(r io.Reader, n, limit int) ([]byte, error) {
 	if n > limit {
-		return nil, errBodyTooLarge()
+		return nil, errOverLimit
 	}
 	if n >= 0 {
 		body := make([]byte, n)
@@ -177,7 +203,7 @@ func readBounded(r io.Reader, n, limit int) ([]byte, error) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err == nil && len(body) > limit {
-		err = errBodyTooLarge()
+		err = errOverLimit
 	}
 	return body, err
 }

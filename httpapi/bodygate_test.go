@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -189,6 +190,62 @@ func TestBodyGateReadsAbsoluteFormRequests(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		raw, _ := io.ReadAll(resp.Body)
 		t.Errorf("an absolute-form batch of %d bytes: %d %.200s, want 200", len(body), resp.StatusCode, raw)
+	}
+}
+
+// TestStripeEventTooLargeNamesItsCap: an event over PaymentEventBodyLimit
+// is refused with a sentence naming that cap (256 KiB), in English and
+// German, whether its Content-Length announces it or it comes chunked
+// and passes the cap while read; the other routes' sentence names theirs
+// (64 KiB), which the events route's once named too.
+func TestStripeEventTooLargeNamesItsCap(t *testing.T) {
+	s := newOrderServer(t, shippedPlansFile())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln) // its lingering close lets a client still sending read the 413
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	body := `{"id":"evt_1","type":"checkout.session.completed","pad":"` + strings.Repeat("x", PaymentEventBodyLimit) + `"}`
+	limit := companydocs.SizeText(PaymentEventBodyLimit)
+	for _, c := range []struct {
+		name, path, lang string
+		chunked          bool
+		want             string // in the message
+	}{
+		{"announced, English", routePaymentEvents, "en", false, "at most " + limit + "."},
+		{"announced, German", routePaymentEvents, "de", false, "höchstens " + limit + " an."},
+		{"chunked, English", routePaymentEvents, "en", true, "at most " + limit + "."},
+		{"chunked, German", routePaymentEvents, "de", true, "höchstens " + limit + " an."},
+		{"another route", "/api/v1/documents/orders/preview", "en", false, "at most 64 KiB of JSON"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequest("POST", "http://"+ln.Addr().String()+c.path, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.chunked {
+				req.ContentLength, req.TransferEncoding = -1, []string{"chunked"}
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept-Language", c.lang)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var out errorBody
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+				t.Fatal(err)
+			}
+			wantStatus(t, c.name, resp.StatusCode, out.Error.Code, http.StatusRequestEntityTooLarge, companydocs.ETOOLARGE)
+			if !strings.Contains(out.Error.Message, c.want) {
+				t.Errorf("message %q, want it to say %q", out.Error.Message, c.want)
+			}
+			if c.path == routePaymentEvents && strings.Contains(out.Error.Message, "64 KiB") {
+				t.Errorf("message %q names the other routes' cap", out.Error.Message)
+			}
+		})
 	}
 }
 

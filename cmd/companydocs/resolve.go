@@ -103,11 +103,11 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&c.mode, "mode", resolver.ModeStandard, "standard or deep")
 	fs.BoolVar(&c.discover, "discover", false, "include discovery candidates")
 	fs.IntVar(&c.caps.field, "max-field-bytes", defaultMaxFieldBytes,
-		fmt.Sprintf("bytes of a cell (%s); a row with a longer one is refused in its own output line", sizeText(defaultMaxFieldBytes)))
+		fmt.Sprintf("bytes of a cell (%s); a row with a longer one is refused in its own output line", companydocs.SizeText(defaultMaxFieldBytes)))
 	fs.IntVar(&c.caps.row, "max-row-bytes", defaultMaxRowBytes,
-		fmt.Sprintf("bytes of a row (%s); a longer one is refused in its own output line", sizeText(defaultMaxRowBytes)))
+		fmt.Sprintf("bytes of a row (%s); a longer one is refused in its own output line", companydocs.SizeText(defaultMaxRowBytes)))
 	fs.IntVar(&c.caps.header, "max-header-bytes", defaultMaxHeaderBytes,
-		fmt.Sprintf("bytes of the header line (%s); a longer one stops the run", sizeText(defaultMaxHeaderBytes)))
+		fmt.Sprintf("bytes of the header line (%s); a longer one stops the run", companydocs.SizeText(defaultMaxHeaderBytes)))
 	if err := fs.parse(args); err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ func openSheet(r io.Reader, comma rune, caps sheetCaps) (*sheetReader, error) {
 		return nil, fmt.Errorf("the input is empty: it needs a header line naming its columns: %w", errUsage)
 	case isOverCap(err):
 		return nil, fmt.Errorf("the header line is longer than %s (--max-header-bytes): it should name the columns; if it does, raise the cap: %w",
-			sizeText(caps.header), errUsage)
+			companydocs.SizeText(caps.header), errUsage)
 	case err != nil:
 		return nil, fmt.Errorf("reading the header line: %w", err)
 	}
@@ -157,17 +157,6 @@ func newRowReader(br *bufio.Reader, comma rune, caps sheetCaps) *csvrows.Reader 
 
 func isOverCap(err error) bool {
 	return errors.Is(err, csvrows.ErrRowTooLong) || errors.Is(err, csvrows.ErrFieldTooLong)
-}
-
-// sizeText writes a cap as people read it: "64 KiB", "1 MiB", "1000 bytes".
-func sizeText(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // maxQuotedInput is how much of the input an error message quotes.
@@ -274,10 +263,10 @@ func (s *sheetReader) next() ([]string, error) {
 	switch {
 	case errors.Is(err, csvrows.ErrRowTooLong):
 		return nil, &refusedRow{companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.sheet_row_too_long",
-			companydocs.Args{"line": s.rows.Start(), "max": sizeText(s.caps.row)})}
+			companydocs.Args{"line": s.rows.Start(), "max": companydocs.SizeText(s.caps.row)})}
 	case errors.Is(err, csvrows.ErrFieldTooLong):
 		return nil, &refusedRow{companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.sheet_cell_too_long",
-			companydocs.Args{"line": s.rows.Start(), "max": sizeText(s.caps.field)})}
+			companydocs.Args{"line": s.rows.Start(), "max": companydocs.SizeText(s.caps.field)})}
 	case errors.As(err, &open):
 		return nil, fmt.Errorf("%w: no row from line %d on was resolved; close the quote (a quote inside a cell is written twice: \"\"), "+
 			"then run again, with --output FILE --resume to keep the rows written", err, open.Line)
@@ -460,9 +449,9 @@ func damagedOutput(name string, line int, why error, caps sheetCaps) error {
 	what := why.Error()
 	switch {
 	case errors.Is(why, csvrows.ErrRowTooLong):
-		what = "is longer than " + sizeText(caps.row)
+		what = "is longer than " + companydocs.SizeText(caps.row)
 	case errors.Is(why, csvrows.ErrFieldTooLong):
-		what = "has a cell longer than " + sizeText(caps.field)
+		what = "has a cell longer than " + companydocs.SizeText(caps.field)
 	case errors.As(why, &open):
 		line, what = open.Line, "holds a quote that is not closed ("+open.How+")"
 	}
