@@ -205,7 +205,7 @@ func openInput(rest []string, stdin *os.File) (io.ReadCloser, string, error) {
 // run resolves the rows of in and writes them to stdout or --output.
 func (c *resolveConfig) run(ctx context.Context, in io.Reader, path string, stdout, stderr io.Writer) error {
 	comma, _ := parseDelimiter(c.delimiter)
-	sheet, err := openSheet(in, comma, c.caps)
+	sheet, err := openSheet(in, comma, c.caps, c.lang)
 	if err != nil {
 		return err
 	}
@@ -392,7 +392,7 @@ func countInputRows(ctx context.Context, path string, comma rune, caps sheetCaps
 		return
 	}
 	defer f.Close()
-	sheet, err := openSheet(f, comma, caps)
+	sheet, err := openSheet(f, comma, caps, messages.English) // its errors are not said
 	if err != nil {
 		return
 	}

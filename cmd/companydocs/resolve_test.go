@@ -522,6 +522,61 @@ func TestResolveCapsRefuseRows(t *testing.T) {
 	}
 }
 
+// TestResolveTextAfterQuote: a cell with text after its closing quote
+// ("Foo GmbH"x;Berlin) stops the run with a sentence that says so, in the
+// run's language (--lang), naming the line, the cell and the text, not
+// as a quote left open; the rows before it are written (exit 1). In a
+// semicolon CSV, a TSV and the header line.
+func TestResolveTextAfterQuote(t *testing.T) {
+	dir, recs := sampleSheet(t)
+	tmp := t.TempDir()
+	rows := germanExcelRows(recs, 5, 41)
+	for _, tc := range []struct {
+		name    string
+		comma   rune
+		lang    string
+		badLine int // 1: the header
+		want    string
+	}{
+		{"semicolons, English", ';', "en", 4, `companydocs: Line 4: cell 1 has text after its closing quote: "x;`},
+		{"tabs, German", '\t', "de", 4, `companydocs: Zeile 4: In Zelle 1 steht nach dem schließenden Anführungszeichen noch Text: "x\t`},
+		{"the header", ';', "en", 1, `companydocs: Line 1: cell 1 has text after its closing quote: "x;Ort;Registernummer". No row from line 1 on`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			for i, row := range rows {
+				row = slices.Clone(row)
+				if i+1 == tc.badLine {
+					row = append([]string{`"` + strings.ReplaceAll(row[0], `"`, `""`) + `"x`}, row[1:]...)
+				} else {
+					for j, cell := range row {
+						row[j] = `"` + strings.ReplaceAll(cell, `"`, `""`) + `"`
+					}
+				}
+				buf.WriteString(strings.Join(row, string(tc.comma)) + "\r\n")
+			}
+			in, out := filepath.Join(tmp, tc.name+".csv"), filepath.Join(tmp, tc.name+".out.csv")
+			if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--query", "Firma", "--city", "Ort", "--lang", tc.lang, "--output", out, in)
+			if code != 1 || !strings.HasPrefix(line, tc.want) || strings.Contains(line, "not closed") {
+				t.Errorf("exit %d, %q; want exit 1 and %q", code, line, tc.want)
+			}
+			if tc.badLine == 1 {
+				return
+			}
+			written, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readSheet(t, written, tc.comma); len(got) != tc.badLine-1 || got[len(got)-1][3] == "" {
+				t.Errorf("the output holds %d rows (%q); want the header and the %d resolved rows before line %d", len(got), got, tc.badLine-2, tc.badLine)
+			}
+		})
+	}
+}
+
 // TestResolveSaysRateLimitWaits: a server whose search budget is spent
 // answers 429 with Retry-After; resolve says on stderr that it waits on
 // the server's search rate limit, for how long, and how many rows of the

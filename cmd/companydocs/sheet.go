@@ -115,14 +115,16 @@ type sheetReader struct {
 	comma  rune
 	bom    bool
 	caps   sheetCaps
+	lang   string // of the sentences that stop the run at a cell it cannot read
 }
 
 // openSheet reads the header of r. comma 0 detects the delimiter from
 // the header line: the most frequent of comma, semicolon and tab outside
-// quotes (German Excel writes semicolons).
-func openSheet(r io.Reader, comma rune, caps sheetCaps) (*sheetReader, error) {
+// quotes (German Excel writes semicolons). lang is the language of the
+// sentences that stop the run.
+func openSheet(r io.Reader, comma rune, caps sheetCaps, lang string) (*sheetReader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	s := &sheetReader{comma: comma, caps: caps}
+	s := &sheetReader{comma: comma, caps: caps, lang: lang}
 	if head, _ := br.Peek(len(utf8BOM)); string(head) == utf8BOM {
 		s.bom = true
 		br.Discard(len(utf8BOM))
@@ -132,12 +134,15 @@ func openSheet(r io.Reader, comma rune, caps sheetCaps) (*sheetReader, error) {
 	}
 	s.rows = newRowReader(br, s.comma, caps)
 	header, err := s.rows.Read()
+	var after *csvrows.TextAfterQuoteError
 	switch {
 	case err == io.EOF:
 		return nil, fmt.Errorf("the input is empty: it needs a header line naming its columns: %w", errUsage)
 	case isOverCap(err):
 		return nil, fmt.Errorf("the header line is longer than %s (--max-header-bytes): it should name the columns; if it does, raise the cap: %w",
 			companydocs.SizeText(caps.header), errUsage)
+	case errors.As(err, &after):
+		return nil, textAfterQuote(after, lang)
 	case err != nil:
 		return nil, fmt.Errorf("reading the header line: %w", err)
 	}
@@ -255,11 +260,12 @@ func (e *refusedRow) Error() string { return e.refusal.Message }
 
 // next returns the next row, as wide as the header: a short row is
 // padded with empty cells, empty cells beyond the header are dropped.
-// A row over a cap is a *refusedRow error; a quote left open stops the
-// run.
+// A row over a cap is a *refusedRow error; a quote left open, or text
+// after a closing quote, stops the run.
 func (s *sheetReader) next() ([]string, error) {
 	fields, err := s.rows.Read()
 	var open *csvrows.QuoteError
+	var after *csvrows.TextAfterQuoteError
 	switch {
 	case errors.Is(err, csvrows.ErrRowTooLong):
 		return nil, &refusedRow{companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.sheet_row_too_long",
@@ -270,6 +276,8 @@ func (s *sheetReader) next() ([]string, error) {
 	case errors.As(err, &open):
 		return nil, fmt.Errorf("%w: no row from line %d on was resolved; close the quote (a quote inside a cell is written twice: \"\"), "+
 			"then run again, with --output FILE --resume to keep the rows written", err, open.Line)
+	case errors.As(err, &after):
+		return nil, textAfterQuote(after, s.lang)
 	case err != nil:
 		return nil, err
 	}
@@ -284,6 +292,23 @@ func (s *sheetReader) next() ([]string, error) {
 	copy(row, fields)
 	return row, nil
 }
+
+// textAfterQuote is the sentence, in lang, that stops a run at a cell
+// whose closing quote text follows: the line, the cell and the text.
+func textAfterQuote(e *csvrows.TextAfterQuoteError, lang string) error {
+	return &sheetStop{messages.Say(lang, "refusal.sheet_text_after_quote",
+		messages.Args{"line": e.Line, "cell": e.Cell, "text": quoteInput(e.Text)}), e}
+}
+
+// sheetStop is a sentence that stops the run, said in the run's
+// language, and the reader's error behind it.
+type sheetStop struct {
+	sentence string
+	cause    error
+}
+
+func (e *sheetStop) Error() string { return e.sentence }
+func (e *sheetStop) Unwrap() error { return e.cause }
 
 // sheetWriter writes the output rows: the input's cells, then
 // resultColumns.
@@ -446,6 +471,7 @@ func completeRows(f *os.File, header []string, comma rune, caps sheetCaps) (rows
 // damagedOutput is the refusal of an output with a damaged row at line.
 func damagedOutput(name string, line int, why error, caps sheetCaps) error {
 	var open *csvrows.QuoteError
+	var after *csvrows.TextAfterQuoteError
 	what := why.Error()
 	switch {
 	case errors.Is(why, csvrows.ErrRowTooLong):
@@ -454,6 +480,8 @@ func damagedOutput(name string, line int, why error, caps sheetCaps) error {
 		what = "has a cell longer than " + companydocs.SizeText(caps.field)
 	case errors.As(why, &open):
 		line, what = open.Line, "holds a quote that is not closed ("+open.How+")"
+	case errors.As(why, &after):
+		line, what = after.Line, fmt.Sprintf("has text after the closing quote of cell %d", after.Cell)
 	}
 	return fmt.Errorf("--resume: line %d of %s %s: this command did not write it so, the file is damaged or another's; "+
 		"remove it or choose another --output: %w", line, name, what, errUsage)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // Options bound a Reader and say how strictly it reads quotes.
@@ -21,9 +22,10 @@ type Options struct {
 	MaxRow int
 	// MaxField, when over 0, bounds the bytes of one field's content.
 	MaxField int
-	// CheckQuotes reports a quote left open (QuoteError) instead of
-	// reading the rest of the input into its field as encoding/csv does.
-	// It needs MaxField.
+	// CheckQuotes reports a quote left open (QuoteError), and text after
+	// a closing quote in a cell that then runs over its line's end
+	// (TextAfterQuoteError), instead of reading the rest of the input
+	// into its field as encoding/csv does. It needs MaxField.
 	CheckQuotes bool
 }
 
@@ -47,14 +49,20 @@ type Reader struct {
 	// pendingCR is a '\r' at the end of a chunk: dropped if a '\n' follows
 	// (a CRLF line end) or the input ends, kept as content otherwise.
 	pendingCR bool
-	size      int   // raw bytes of the current record so far
-	fieldSize int   // content bytes of the current field so far
-	crossed   bool  // the current field is quoted and holds a line break
-	refused   error // why the current record's content is dropped, or nil
-	failed    error // a *QuoteError: reading cannot go on
-	buf       []byte
-	ends      []int // end offset in buf of each field
-	fields    []string
+	size      int  // raw bytes of the current record so far
+	fieldSize int  // content bytes of the current field so far
+	crossed   bool // the current field is quoted and holds a line break
+	cells     int  // fields of the current record ended so far
+	// textAfterQuote is the first text after a closing quote in the current
+	// quoted field, on its first line (CheckQuotes only); the text starts
+	// at textAt in buf.
+	textAfterQuote *TextAfterQuoteError
+	textAt         int
+	refused        error // why the current record's content is dropped, or nil
+	failed         error // a *QuoteError or *TextAfterQuoteError: reading cannot go on
+	buf            []byte
+	ends           []int // end offset in buf of each field
+	fields         []string
 }
 
 type state int
@@ -90,6 +98,26 @@ func (e *QuoteError) Error() string {
 	return fmt.Sprintf("the quote opened on line %d is not closed: %s", e.Line, e.How)
 }
 
+// TextAfterQuoteError is a quoted field whose closing quote is followed by
+// text on its line ("Foo GmbH"x;Berlin) and which then reaches the line's
+// end: encoding/csv would take the quote as text and read on to the next
+// quote, merging the rows between into the field. Reading stops there. A
+// field that ends on its line all the same ("a "b" c";d) is read as
+// encoding/csv reads it.
+type TextAfterQuoteError struct {
+	Line int    // the line of the closing quote and the text
+	Cell int    // the field's place in its record, from 1
+	Text string // the text after the quote, its first maxTextAfterQuote bytes
+}
+
+func (e *TextAfterQuoteError) Error() string {
+	return fmt.Sprintf("on line %d, cell %d has text after its closing quote: %q", e.Line, e.Cell, e.Text)
+}
+
+// maxTextAfterQuote bounds the text a TextAfterQuoteError keeps: enough
+// to find the cell by.
+const maxTextAfterQuote = 64
+
 // New returns a Reader of br.
 func New(br *bufio.Reader, opt Options) *Reader {
 	if opt.Comma == 0 {
@@ -119,8 +147,9 @@ func (r *Reader) Offset() int64 { return r.offset }
 // Read returns the next record's fields, valid until the next call. At the
 // end of the input it returns io.EOF; a record over a cap gives
 // ErrRowTooLong or ErrFieldTooLong (the caller may go on reading), a
-// quote left open a *QuoteError (every later call returns it too); any
-// other error is a read error.
+// quote left open a *QuoteError, text after a closing quote a
+// *TextAfterQuoteError (every later call returns either too); any other
+// error is a read error.
 func (r *Reader) Read() ([]string, error) {
 	if r.failed != nil {
 		return nil, r.failed
@@ -220,11 +249,11 @@ func (r *Reader) scan(b []byte) {
 // field, a comma ends an empty one.
 func (r *Reader) fieldBegins(b []byte) []byte {
 	if r.state == recordStart {
-		r.start = r.line + 1
+		r.start, r.cells = r.line+1, 0
 	}
 	switch b[0] {
 	case '"':
-		r.state, r.quoteLine, r.crossed = quoted, r.line+1, false
+		r.state, r.quoteLine, r.crossed, r.textAfterQuote = quoted, r.line+1, false, nil
 		return b[1:]
 	case r.opt.Comma:
 		r.endField()
@@ -265,6 +294,9 @@ func (r *Reader) afterQuote(b []byte) []byte {
 		return nil
 	}
 	r.add([]byte{'"'})
+	if r.opt.CheckQuotes && r.textAfterQuote == nil {
+		r.textAfterQuote, r.textAt = &TextAfterQuoteError{Line: r.line + 1, Cell: r.cells + 1}, len(r.buf)
+	}
 	r.state = quoted
 	return b
 }
@@ -276,6 +308,10 @@ func (r *Reader) endOfLine() bool {
 	case recordStart:
 		return false // an empty line
 	case quoted:
+		if r.textAfterQuote != nil { // the field was closed, then text followed
+			r.stopAfterQuote()
+			return false
+		}
 		r.crossed = true
 		r.add([]byte{'\n'}) // a line break inside a quoted field
 		return false
@@ -288,6 +324,10 @@ func (r *Reader) endOfLine() bool {
 // endOfInput ends the input; it reports whether a last record ended there.
 func (r *Reader) endOfInput() bool {
 	if r.state == recordStart {
+		return false
+	}
+	if r.textAfterQuote != nil && r.state == quoted {
+		r.stopAfterQuote()
 		return false
 	}
 	if r.opt.CheckQuotes && r.state == quoted {
@@ -325,11 +365,33 @@ func (r *Reader) fail(how string) {
 	}
 }
 
+// stopAfterQuote stops reading at the text after a closing quote, which
+// buf holds unless the record was refused over a cap.
+func (r *Reader) stopAfterQuote() {
+	if r.refused == nil {
+		r.textAfterQuote.Text = head(r.buf[r.textAt:], maxTextAfterQuote)
+	}
+	r.failed = r.textAfterQuote
+}
+
 func (r *Reader) endField() {
-	r.fieldSize, r.crossed = 0, false
+	r.fieldSize, r.crossed, r.textAfterQuote = 0, false, nil
+	r.cells++
 	if r.refused == nil {
 		r.ends = append(r.ends, len(r.buf))
 	}
+}
+
+// head is the first bytes of b, at most n, cut before a character that
+// does not fit whole (b holds whole characters).
+func head(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n])
 }
 
 // record returns the fields of the record just ended.

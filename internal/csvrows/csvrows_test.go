@@ -76,7 +76,8 @@ func checkSameAsEncodingCSV(t *testing.T, input string) {
 }
 
 // checkQuotesOnlyStop: with CheckQuotes the reader gives encoding/csv's
-// records until it reports a quote left open, and only then differs.
+// records until it reports a quote left open or text after a closing
+// quote, and only then differs.
 func checkQuotesOnlyStop(t *testing.T, input string, comma byte, want []csvRow) {
 	t.Helper()
 	r := New(bufio.NewReaderSize(strings.NewReader(input), 16), Options{Comma: comma, MaxRow: len(input) + 1, MaxField: len(input) + 1, CheckQuotes: true})
@@ -84,8 +85,10 @@ func checkQuotesOnlyStop(t *testing.T, input string, comma byte, want []csvRow) 
 	for {
 		rec, err := r.Read()
 		var open *QuoteError
-		if err == io.EOF || errors.As(err, &open) {
-			if len(got) > len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want[:len(got)])) || (open == nil && len(got) != len(want)) {
+		var after *TextAfterQuoteError
+		stopped := errors.As(err, &open) || errors.As(err, &after)
+		if err == io.EOF || stopped {
+			if len(got) > len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want[:len(got)])) || (!stopped && len(got) != len(want)) {
 				t.Fatalf("input %q with CheckQuotes (%v):\nReader       %+v\nencoding/csv %+v", input, err, got, want)
 			}
 			return
@@ -238,5 +241,65 @@ func TestQuoteLeftOpen(t *testing.T) {
 	// the rest of the input.
 	if got, qe := readAll(t, "h\n\"a\n"+rows, Options{MaxRow: 1 << 10}); qe != nil || len(got) != 2 {
 		t.Errorf("without CheckQuotes: %q, %v", got, qe)
+	}
+}
+
+// TestTextAfterQuote: a quoted cell whose closing quote is followed by
+// text and which then reaches its line's end stops the reader with the
+// line, the cell and the text (its first 64 bytes, whole characters),
+// not as a quote left open; the records before it are read. A cell that
+// ends on its line after such text is read as encoding/csv reads it.
+func TestTextAfterQuote(t *testing.T) {
+	opt := Options{Comma: ';', MaxRow: 1 << 10, MaxField: 256, CheckQuotes: true}
+	long := strings.Repeat("ü", 40) // 80 bytes
+	for _, tc := range []struct {
+		name, input string
+		rows        []string // read before the stop
+		want        *TextAfterQuoteError
+	}{
+		{"first cell", "Firma;Ort\n\"Foo GmbH\"x;Berlin\nBar AG;Köln\n", []string{`["Firma" "Ort"]`},
+			&TextAfterQuoteError{Line: 2, Cell: 1, Text: "x;Berlin"}},
+		{"second cell, CRLF", "a;b;c\r\n1;\"Foo\" GmbH;3\r\n4;5;6\r\n", []string{`["a" "b" "c"]`},
+			&TextAfterQuoteError{Line: 2, Cell: 2, Text: " GmbH;3"}},
+		{"at the end of the input", "a;b\n\"Foo\"x", []string{`["a" "b"]`},
+			&TextAfterQuoteError{Line: 2, Cell: 1, Text: "x"}},
+		{"after a cell over two lines", "a;b;c\n1;\"two\nlines\";\"c\"d\n", []string{`["a" "b" "c"]`},
+			&TextAfterQuoteError{Line: 3, Cell: 3, Text: "d"}},
+		{"a long text, cut", "\"a\"" + long + "\n", nil,
+			&TextAfterQuoteError{Line: 1, Cell: 1, Text: long[:64]}},
+		{"a long text, cut before a character", "\"a\"x" + long + "\n", nil,
+			&TextAfterQuoteError{Line: 1, Cell: 1, Text: "x" + long[:62]}},
+		{"a tab", "a\tb\n\"Foo\"x\tBerlin\n", []string{`["a\tb"]`},
+			&TextAfterQuoteError{Line: 2, Cell: 1, Text: "x\tBerlin"}},
+		{"ends on its line", "\"a \"b\" c\";d\n\"e\"\"\";f\n", []string{`["a \"b\" c" "d"]`, `["e\"" "f"]`}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, bufSize := range []int{16, 4096} {
+				r := New(bufio.NewReaderSize(strings.NewReader(tc.input), bufSize), opt)
+				var rows []string
+				var err error
+				for {
+					var rec []string
+					if rec, err = r.Read(); err != nil {
+						break
+					}
+					rows = append(rows, fmt.Sprintf("%q", rec))
+				}
+				var after *TextAfterQuoteError
+				var open *QuoteError
+				switch {
+				case !reflect.DeepEqual(rows, tc.rows):
+					t.Errorf("buffer %d: rows %q, want %q", bufSize, rows, tc.rows)
+				case tc.want == nil && err != io.EOF:
+					t.Errorf("buffer %d: %v, want the input read to its end", bufSize, err)
+				case tc.want != nil && (!errors.As(err, &after) || *after != *tc.want || errors.As(err, &open)):
+					t.Errorf("buffer %d: %v, want %v", bufSize, err, tc.want)
+				case tc.want != nil:
+					if _, again := r.Read(); again != err {
+						t.Errorf("buffer %d: the next read gave %v", bufSize, again)
+					}
+				}
+			}
+		})
 	}
 }
