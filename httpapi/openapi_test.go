@@ -186,6 +186,12 @@ func TestOpenAPIStatesTheDecidedValues(t *testing.T) {
 			t.Errorf("%s: the document does not say %q", name, want)
 		}
 	}
+	events := doc.Paths.Value(routePaymentEvents).Post
+	for where, text := range map[string]string{"description": events.Description, "413": *events.Responses.Value("413").Value.Description} {
+		if want := companydocs.SizeText(PaymentEventBodyLimit); !strings.Contains(text, want) {
+			t.Errorf("the events route's %s does not say its cap, %s", where, want)
+		}
+	}
 	search := doc.Components.Schemas["SearchRequest"].Value.Properties
 	if got := *search["limit"].Value.Max; got != resolver.MaxLimit {
 		t.Errorf("SearchRequest.limit maximum %v, want %d", got, resolver.MaxLimit)
