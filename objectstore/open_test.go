@@ -15,7 +15,7 @@ func TestOpen(t *testing.T) {
 	}{
 		{"directory", "file://" + dir, true},
 		{"directory with prefix", "file://" + dir + "?prefix=published/", true},
-		{"s3-compatible", "s3://bucket?endpoint=http://127.0.0.1:9&region=eu-central-1&use_path_style=true", true},
+		{"s3-compatible", "s3://bucket?prefix=companydocs/&endpoint=http://127.0.0.1:9&region=eu-central-1&use_path_style=true", true},
 		{"missing directory", "file://" + filepath.Join(dir, "missing"), false},
 		{"unknown parameter", "file://" + dir + "?colour=red", false},
 		{"other scheme", "gs://bucket", false},

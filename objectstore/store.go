@@ -11,16 +11,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:// URLs: a shared directory
 	_ "gocloud.dev/blob/s3blob"   // s3:// URLs: S3 and S3-compatible stores
 	"gocloud.dev/gcerrors"
 )
 
-// Store is a bucket (or a prefix of one) holding published generations,
-// each under "<name>/".
+// Store is the part of a bucket (its prefix) that holds published
+// generations, each under "<name>/". It lists, writes, deletes and aborts
+// only under its prefix: what lies beside it is never read or touched.
 type Store struct {
-	bucket *blob.Bucket
+	bucket *blob.Bucket // under prefix: its keys are relative to it
+	// prefix is the part of the bucket that is the store's, as the URL
+	// names it ("companydocs/"; "" for a file:// directory of its own).
+	prefix string
+	// client and bucketName reach, on an s3:// store, the incomplete
+	// multipart uploads that blob does not list; client is nil on a
+	// file:// store, which has none.
+	client     *s3.Client
+	bucketName string
 	// idle bounds every request and every pause of a transfer: a store
 	// that accepts a connection and then says nothing would otherwise hold
 	// a caller without a deadline forever.
@@ -39,40 +49,106 @@ type File struct {
 	SHA256 string
 }
 
-// Open opens the store at url with blob.OpenBucket: "file:///dir?..." or
-// "s3://bucket?endpoint=...&region=...&use_path_style=true" (a "prefix"
-// parameter narrows it to a prefix of the bucket). Credentials come from
-// the environment (AWS_ACCESS_KEY_ID ...), never from the URL: a URL with
-// user information is refused, so that no error can echo a secret.
+// Open opens the store at url with blob.OpenBucket:
+// "s3://bucket?prefix=companydocs/&endpoint=...&region=...&use_path_style=true"
+// or "file:///dir" (which may take a prefix too). An s3:// URL must name
+// the prefix that is the index's own, a path ending in "/": a bucket is
+// one flat namespace often shared with other data, and the store lists,
+// deletes and aborts under its prefix only. A file:// directory is named
+// whole by its path and is the prefix itself when the URL gives none.
+// Credentials come from the environment (AWS_ACCESS_KEY_ID ...), never
+// from the URL: a URL with user information is refused, so that no error
+// can echo a secret.
 func Open(ctx context.Context, url string) (*Store, error) {
-	if err := checkURL(url); err != nil {
+	loc, err := parseURL(url)
+	if err != nil {
 		return nil, fmt.Errorf("open object store: %w", err)
 	}
 	b, err := blob.OpenBucket(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("open object store: %w", err)
 	}
-	return &Store{bucket: b, idle: defaultIdle}, nil
+	s := &Store{bucket: b, prefix: loc.prefix, idle: defaultIdle}
+	if loc.scheme == "s3" {
+		// s3blob documents *s3.Client for Bucket.As; without it the
+		// uploads of killed publishes could never be aborted.
+		if !b.As(&s.client) {
+			b.Close()
+			return nil, errors.New("open object store: the s3 driver no longer gives its *s3.Client (blob.Bucket.As)")
+		}
+		s.bucketName = loc.bucket
+	}
+	return s, nil
 }
 
-// checkURL refuses what OpenBucket would echo back in its error with a
+// WithIdle sets how long a request, or a transfer that makes no progress,
+// may take before it is cancelled with an error naming the object (Open
+// sets 2 minutes), and returns s; a node that follows sets its follow
+// interval, so that a store that stops answering fails within one. Call
+// it before s is used; d must be positive (it panics otherwise).
+func (s *Store) WithIdle(d time.Duration) *Store {
+	if d <= 0 {
+		panic(fmt.Sprintf("objectstore: idle bound %s is not positive", d))
+	}
+	s.idle = d
+	return s
+}
+
+// Prefix is the part of the bucket that is the store's ("" for a file://
+// directory without one); names the store returns are relative to it.
+func (s *Store) Prefix() string { return s.prefix }
+
+// location is what Open reads of a URL itself.
+type location struct {
+	scheme, bucket, prefix string
+}
+
+// parseURL refuses what OpenBucket would echo back in its error with a
 // secret in it, and names the problem without repeating the URL: url.Parse
-// quotes the whole URL in its errors.
-func checkURL(raw string) error {
+// quotes the whole URL in its errors. It checks the prefix: required for
+// s3://, a clean relative path ending in "/" wherever given.
+func parseURL(raw string) (location, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return errors.New("the URL does not parse (want file:///dir or s3://bucket?...)")
+		return location{}, errors.New("the URL does not parse (want file:///dir or s3://bucket?prefix=...)")
 	}
 	if u.User != nil {
-		return errors.New("the URL carries user information: give credentials in the environment, not in the URL")
+		return location{}, errors.New("the URL carries user information: give credentials in the environment, not in the URL")
 	}
+	loc := location{scheme: u.Scheme, bucket: u.Host, prefix: u.Query().Get("prefix")}
 	switch u.Scheme {
-	case "file", "s3":
-		return nil
+	case "file":
+	case "s3":
+		if loc.prefix == "" {
+			return location{}, errors.New("the s3:// URL names no prefix: add prefix=NAME/, the part of the bucket that is the index's own (companydocs/, say); publish lists, deletes and aborts only under it")
+		}
 	case "":
-		return errors.New("the URL has no scheme (want file:// or s3://)")
+		return location{}, errors.New("the URL has no scheme (want file:// or s3://)")
+	default:
+		return location{}, errors.New("the URL's scheme is neither file nor s3")
 	}
-	return errors.New("the URL's scheme is neither file nor s3")
+	if loc.prefix != "" {
+		if err := checkPrefix(loc.prefix); err != nil {
+			return location{}, err
+		}
+	}
+	return loc, nil
+}
+
+// checkPrefix accepts a prefix of path elements each followed by "/"
+// ("companydocs/", "indexes/prod/"): no empty, "." or ".." element, no
+// backslash or control character, so that it names one subtree and the
+// keys under it are the same on every store.
+func checkPrefix(p string) error {
+	bad := !strings.HasSuffix(p, "/") || strings.ContainsAny(p, `\`) ||
+		strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	for _, el := range strings.Split(strings.TrimSuffix(p, "/"), "/") {
+		bad = bad || el == "" || el == "." || el == ".."
+	}
+	if bad {
+		return fmt.Errorf("prefix %q is not a path of names each ending in / (want companydocs/, say)", p)
+	}
+	return nil
 }
 
 // Close closes the bucket.

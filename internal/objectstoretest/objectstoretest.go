@@ -18,6 +18,7 @@
 package objectstoretest
 
 import (
+	"bytes"
 	"companydocs/internal/toolcache"
 	"context"
 	"crypto/rand"
@@ -29,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,11 +149,22 @@ func freePorts() (ports, error) {
 	return ports{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]}, nil
 }
 
-// URL is the store's bucket as a gocloud.dev/blob URL for s3blob. The
-// credentials are not part of it: s3blob reads them from the environment
-// (Env, Setenv).
-func (s *Server) URL() string {
+// Prefix is the part of Bucket that URL names: an s3:// --index-source
+// names the prefix that is the index's own.
+const Prefix = "companydocs/"
+
+// URL is the store's bucket under Prefix as a gocloud.dev/blob URL for
+// s3blob. The credentials are not part of it: s3blob reads them from the
+// environment (Env, Setenv).
+func (s *Server) URL() string { return s.PrefixURL(Prefix) }
+
+// PrefixURL is URL with another prefix; "" names the whole bucket (which
+// companydocs refuses for an index).
+func (s *Server) PrefixURL(prefix string) string {
 	q := url.Values{}
+	if prefix != "" {
+		q.Set("prefix", prefix)
+	}
 	q.Set("endpoint", s.Endpoint)
 	q.Set("region", s.Region)
 	q.Set("use_path_style", "true")
@@ -186,6 +199,85 @@ func (s *Server) Client() *s3.Client {
 		Credentials:  credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
 		UsePathStyle: true,
 	})
+}
+
+// requestTimeout bounds each request of the helpers below.
+const requestTimeout = 30 * time.Second
+
+// Put writes data as the object key of Bucket (a key of the whole
+// bucket, not under Prefix unless it says so).
+func (s *Server) Put(tb testing.TB, key string, data []byte) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	if _, err := s.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(data)}); err != nil {
+		tb.Fatalf("write %s: %v", key, err)
+	}
+}
+
+// Keys lists the key of every object in Bucket, sorted.
+func (s *Server) Keys(tb testing.TB) []string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(s.Client(), &s3.ListObjectsV2Input{Bucket: &s.Bucket})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			tb.Fatalf("list %s: %v", s.Bucket, err)
+		}
+		for _, o := range page.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// BeginUpload starts a multipart upload of key in Bucket and uploads its
+// first part, size bytes, and never completes it: what a publish killed
+// in the middle of a large object leaves (S3 keeps and bills the part
+// until the upload is aborted). It returns the upload's id.
+func (s *Server) BeginUpload(tb testing.TB, key string, size int) string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	c := s.Client()
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key})
+	if err != nil {
+		tb.Fatalf("begin an upload of %s: %v", key, err)
+	}
+	if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: up.UploadId,
+		PartNumber: aws.Int32(1), Body: bytes.NewReader(make([]byte, size))}); err != nil {
+		tb.Fatalf("upload a part of %s: %v", key, err)
+	}
+	return aws.ToString(up.UploadId)
+}
+
+// Uploads lists the keys of Bucket's incomplete multipart uploads,
+// sorted.
+func (s *Server) Uploads(tb testing.TB) []string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	var keys []string
+	in := &s3.ListMultipartUploadsInput{Bucket: &s.Bucket}
+	for {
+		page, err := s.Client().ListMultipartUploads(ctx, in)
+		if err != nil {
+			tb.Fatalf("list the uploads of %s: %v", s.Bucket, err)
+		}
+		for _, u := range page.Uploads {
+			keys = append(keys, aws.ToString(u.Key))
+		}
+		if !aws.ToBool(page.IsTruncated) {
+			break
+		}
+		in.KeyMarker, in.UploadIdMarker = page.NextKeyMarker, page.NextUploadIdMarker
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 func (s *Server) args() []string {
