@@ -21,11 +21,25 @@ to the object store and records it in the PostgreSQL metastore; nodes that
 follow (serve --index-source) download and serve it. It becomes visible to
 them only after every file is uploaded and checked, in one transaction; a
 publish killed before leaves nothing visible, and running it again
-continues the upload.`
+continues the upload.
+
+The URL names a bucket and a prefix of its own for the index:
+s3://bucket?prefix=companydocs/&endpoint=...&region=...&use_path_style=true
+(prefix required) or file:///shared/dir (the directory is the index's; a
+prefix=... may narrow it). Publish lists, deletes and aborts only under the
+prefix, and there only what the metastore records as its own: incomplete
+multipart uploads its killed runs left of the generation it publishes, and
+generations killed publishes left uploading for over an hour or retired
+(objects and incomplete uploads). Anything else under the prefix is left
+alone and named in a line "left alone: ..."; nothing beside the prefix is
+listed or touched.`
+
+// indexSourceHelp is the help of publish's --index-source flag.
+const indexSourceHelp = "the object store to publish to, a bucket and a prefix of its own: s3://bucket?prefix=companydocs/&endpoint=...&region=...&use_path_style=true (prefix required), or file:///shared/dir; nodes follow the same URL"
 
 // orphanAge is how old a publication still uploading must be before a
 // later publish takes it for one a killed publish left, and removes its
-// objects and record.
+// objects, its incomplete uploads and its record.
 const orphanAge = time.Hour
 
 // nodeStale is how long since its last heartbeat a node is no longer
@@ -39,7 +53,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlagSet("publish", stdout, stderr)
 	fs.Synopsis = publishUsage
 	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory holding the generation")
-	fs.String(&source, "index-source", "", "object store to publish to (s3://bucket?endpoint=...&region=...&use_path_style=true, or file:///shared/dir)")
+	fs.String(&source, "index-source", "", indexSourceHelp)
 	fs.StringVar(&store, "store", "", "the PostgreSQL metastore, the nodes' order store (postgres://...; env "+envName("store")+", then DATABASE_URL)")
 	fs.StringVar(&generation, "generation", "", "the generation to publish (gen-...); empty is the one CURRENT names")
 	if err := fs.parse(args); err != nil {
@@ -54,7 +68,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case !postgresURL(store):
 		return fmt.Errorf("publish needs --store postgres://..., the metastore: %w", errUsage)
 	}
-	p, err := openPublisher(ctx, source, store)
+	p, err := openPublisher(ctx, source, store, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -69,19 +83,20 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	fmt.Fprintf(stdout, "published %s: %d profiles, %d files, %d bytes\n", pub.Name, pub.Profiles, len(pub.files), pub.Bytes)
-	for _, name := range pub.retired {
-		fmt.Fprintf(stdout, "deleted %s from the object store: every node serves two newer generations\n", name)
-	}
+	p.retire(ctx)
 	return nil
 }
 
-// publisher uploads generations and records them in the metastore.
+// publisher uploads generations and records them in the metastore; it
+// says what it removed, aborted and left alone on out, and what it could
+// not do (the publish goes on) on warn.
 type publisher struct {
-	meta    *postgres.DB
-	objects *objectstore.Store
+	meta      *postgres.DB
+	objects   *objectstore.Store
+	out, warn io.Writer
 }
 
-func openPublisher(ctx context.Context, source, store string) (*publisher, error) {
+func openPublisher(ctx context.Context, source, store string, out, warn io.Writer) (*publisher, error) {
 	objects, err := objectstore.Open(ctx, source)
 	if err != nil {
 		return nil, fmt.Errorf("open the object store (--index-source): %w", err)
@@ -91,7 +106,7 @@ func openPublisher(ctx context.Context, source, store string) (*publisher, error
 		objects.Close()
 		return nil, fmt.Errorf("open the metastore (--store): %w", err)
 	}
-	return &publisher{meta: meta, objects: objects}, nil
+	return &publisher{meta: meta, objects: objects, out: out, warn: warn}, nil
 }
 
 func (p *publisher) close() {
@@ -102,8 +117,7 @@ func (p *publisher) close() {
 // published is what a publish recorded.
 type published struct {
 	postgres.Publication
-	files   []objectstore.File
-	retired []string // older generations deleted from the object store
+	files []objectstore.File
 }
 
 // publish checks the generation in dir as a server would open it,
@@ -125,7 +139,7 @@ func (p *publisher) publish(ctx context.Context, dir string) (*published, error)
 		return nil, err
 	}
 	pub := &published{Publication: postgres.Publication{Name: meta.ID, Manifest: manifest, Bytes: bytes, Profiles: int64(meta.Profiles)}, files: files}
-	p.removeOrphans(ctx, meta.ID)
+	p.clean(ctx, meta.ID)
 	if err := p.meta.BeginPublication(ctx, pub.Publication); err != nil {
 		return nil, err
 	}
@@ -135,31 +149,65 @@ func (p *publisher) publish(ctx context.Context, dir string) (*published, error)
 	if err := p.meta.CompletePublication(ctx, meta.ID); err != nil && !errors.Is(err, postgres.ErrNotUploading) {
 		return nil, err // ErrNotUploading: live already, published before
 	}
-	pub.retired = p.retire(ctx)
 	return pub, nil
 }
 
 // retire deletes the published generations that two newer ones have
 // replaced on every node that reports (a heartbeat within nodeStale):
-// their objects, then their records. Never one a node still serves or
-// may fall back to (a node keeps its previous generation); with no node
-// reporting, none. It returns the names it deleted.
-func (p *publisher) retire(ctx context.Context) []string {
+// their incomplete uploads, their objects, then their records. Never one
+// a node still serves, nor one it may fall back to (a node keeps its
+// previous generation); with no node reporting, none; and none when the
+// metastore cannot say which nodes report. It prints what it deleted.
+func (p *publisher) retire(ctx context.Context) {
 	pubs, err := p.meta.Publications(ctx)
 	if err != nil {
-		return nil
+		fmt.Fprintf(p.warn, "retention skipped: %v\n", err)
+		return
 	}
 	nodes, err := p.meta.IndexNodes(ctx)
 	if err != nil {
-		return nil
+		fmt.Fprintf(p.warn, "retention skipped: %v\n", err)
+		return
 	}
-	var retired []string
 	for _, name := range retirable(pubs, nodes, time.Now()) {
-		if p.objects.Delete(ctx, name) == nil && p.meta.DeletePublication(ctx, name) == nil {
-			retired = append(retired, name)
+		aborted, err := p.remove(ctx, name)
+		if err != nil {
+			fmt.Fprintf(p.warn, "retention: %s kept: %v\n", name, err)
+			continue
 		}
+		fmt.Fprintf(p.out, "deleted %s from the object store: every node serves two newer generations%s\n", name, abortedNote(aborted))
 	}
-	return retired
+}
+
+// remove deletes a generation the metastore records as the publisher's:
+// its incomplete uploads aborted, its objects deleted, then its record.
+// It returns the uploads aborted.
+func (p *publisher) remove(ctx context.Context, name string) ([]string, error) {
+	aborted, err := p.objects.AbortUploads(ctx, name)
+	if err != nil {
+		return aborted, err
+	}
+	if err := p.objects.Delete(ctx, name); err != nil {
+		return aborted, err
+	}
+	return aborted, p.meta.DeletePublication(ctx, name)
+}
+
+// abortedNote is what a line about a removed generation adds when
+// incomplete uploads of it were aborted.
+func abortedNote(aborted []string) string {
+	if len(aborted) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; aborted %s of it", count(len(aborted), "incomplete upload"))
+}
+
+// count is "1 thing" or "n things".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // retirable names the live generations older than the one before the
@@ -213,30 +261,65 @@ func generationFiles(dir string, meta index.Meta) ([]objectstore.File, int64, er
 	return files, total, nil
 }
 
-// removeOrphans removes what killed publishes left: objects of no
-// recorded generation, and publications uploading for longer than
-// orphanAge with their objects. A failure is no reason not to publish.
-func (p *publisher) removeOrphans(ctx context.Context, publishing string) {
+// clean removes what killed publishes left under the prefix, and only
+// what the metastore records as the publisher's: publications uploading
+// for longer than orphanAge (their incomplete uploads, objects and
+// records), and the incomplete uploads of publishing, the generation about
+// to be published, that its own killed runs left (its objects stay: the
+// upload continues them; a second publish of the same generation running
+// at the same moment would lose its uploads in progress and fail, to be
+// run again). Everything else under the prefix is left alone and named,
+// one line per top-level name. With the metastore unreadable nothing is
+// removed; a failure is reported and is no reason not to publish.
+func (p *publisher) clean(ctx context.Context, publishing string) {
 	pubs, err := p.meta.Publications(ctx)
 	if err != nil {
+		fmt.Fprintf(p.warn, "the object store is left as it is: %v\n", err)
 		return
 	}
 	recorded := map[string]bool{publishing: true}
 	for _, pub := range pubs {
 		recorded[pub.Name] = true
 		if pub.State == postgres.PublicationUploading && pub.Name != publishing && time.Since(pub.CreatedAt) > orphanAge {
-			if p.objects.Delete(ctx, pub.Name) == nil {
-				p.meta.DeletePublication(ctx, pub.Name)
-			}
+			p.removeOrphan(ctx, pub)
 		}
 	}
-	names, err := p.objects.Names(ctx)
+	aborted, err := p.objects.AbortUploads(ctx, publishing)
 	if err != nil {
+		fmt.Fprintf(p.warn, "incomplete uploads of %s kept: %v\n", publishing, err)
+	} else if len(aborted) > 0 {
+		fmt.Fprintf(p.out, "aborted %s of %s, left by a killed publish of it\n", count(len(aborted), "incomplete upload"), publishing)
+	}
+	p.reportForeign(ctx, recorded)
+}
+
+// removeOrphan removes a publication a killed publish left uploading.
+func (p *publisher) removeOrphan(ctx context.Context, pub postgres.Publication) {
+	aborted, err := p.remove(ctx, pub.Name)
+	if err != nil {
+		fmt.Fprintf(p.warn, "%s, left uploading by a killed publish, kept: %v\n", pub.Name, err)
 		return
 	}
-	for _, name := range names {
-		if !recorded[name] {
-			p.objects.Delete(ctx, name)
+	fmt.Fprintf(p.out, "deleted %s from the object store: a killed publish left it uploading %s ago%s\n",
+		pub.Name, time.Since(pub.CreatedAt).Round(time.Minute), abortedNote(aborted))
+}
+
+// reportForeign names every top-level name under the prefix that is not
+// a generation the metastore records: publish leaves it alone.
+func (p *publisher) reportForeign(ctx context.Context, recorded map[string]bool) {
+	entries, err := p.objects.Contents(ctx)
+	if err != nil {
+		fmt.Fprintf(p.warn, "what lies under the prefix is not known: %v\n", err)
+		return
+	}
+	for _, e := range entries {
+		if recorded[e.Generation()] {
+			continue
 		}
+		what := count(e.Objects, "object")
+		if e.Uploads > 0 {
+			what += ", " + count(e.Uploads, "incomplete upload")
+		}
+		fmt.Fprintf(p.out, "left alone: %s%s is not a generation this metastore records (%s)\n", p.objects.Prefix(), e.Name, what)
 	}
 }
