@@ -43,9 +43,21 @@ const indexSourceHelp = "the object store to publish to, a bucket and a prefix o
 const orphanAge = time.Hour
 
 // nodeStale is how long since its last heartbeat a node is no longer
-// counted as serving (it reports every --follow-interval, 10 s by
-// default): retention waits for the nodes that report.
-const nodeStale = 5 * time.Minute
+// counted as serving or installing a generation; retention waits for the
+// nodes that report. A node heartbeats every --follow-interval (10 s by
+// default), also while it downloads, so the window has to outlast the
+// longest gap between two heartbeats; it is also made to outlast a whole
+// download, in case a node's heartbeats stall while it downloads. The
+// slowest download measured (docs/benchmarks-history.md, "Publish and
+// follow", 5M: 3,490,214,049 bytes) took 32.2 s with its install: node 2
+// during the rollout of run 3, from a file:// store on the same disk
+// (11.1 s the median of a node alone). A 5M download over a 100 Mbit/s
+// link takes about 4.7 minutes, nearly the 5 minutes this window was. 15
+// minutes is 28 times the slowest measured and covers a whole 5M download
+// at 3.9 MB/s (31 Mbit/s, or --download-rate 3900000) or faster. Waiting
+// longer for a node that stopped reporting only keeps an old generation
+// in the store 10 minutes more.
+const nodeStale = 15 * time.Minute
 
 // runPublish runs "companydocs publish".
 func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -155,7 +167,7 @@ func (p *publisher) publish(ctx context.Context, dir string) (*published, error)
 // retire deletes the published generations that two newer ones have
 // replaced on every node that reports (a heartbeat within nodeStale):
 // their incomplete uploads, their objects, then their records. Never one
-// a node still serves, nor one it may fall back to (a node keeps its
+// a node serves or installs, nor one it may fall back to (a node keeps its
 // previous generation); with no node reporting, none; and none when the
 // metastore cannot say which nodes report. It prints what it deleted.
 func (p *publisher) retire(ctx context.Context) {
@@ -210,16 +222,22 @@ func count(n int, thing string) string {
 	return fmt.Sprintf("%d %ss", n, thing)
 }
 
-// retirable names the live generations older than the one before the
-// oldest that a reporting node serves (names sort by creation time).
+// retirable names the live generations that two newer live ones have
+// replaced below the oldest generation a reporting node serves or
+// installs (IndexNode.Generation, IndexNode.Installing; a heartbeat within
+// nodeStale): never one a node serves or installs, nor the one before the
+// oldest of them, which a node keeps as its previous generation (names
+// sort by creation time). With no node reporting a generation, none.
 func retirable(pubs []postgres.Publication, nodes []postgres.IndexNode, now time.Time) []string {
 	oldest := ""
 	for _, n := range nodes {
-		if now.Sub(n.HeartbeatAt) > nodeStale || n.Generation == "" {
+		if now.Sub(n.HeartbeatAt) > nodeStale {
 			continue
 		}
-		if oldest == "" || n.Generation < oldest {
-			oldest = n.Generation
+		for _, g := range []string{n.Generation, n.Installing} {
+			if g != "" && (oldest == "" || g < oldest) {
+				oldest = g
+			}
 		}
 	}
 	if oldest == "" {
@@ -232,7 +250,7 @@ func retirable(pubs []postgres.Publication, nodes []postgres.IndexNode, now time
 		}
 	}
 	var out []string
-	newerThanServed := 0 // live generations between a candidate and the oldest served, that one included
+	newerThanServed := 0 // live generations between a candidate and the oldest served or installed, that one included
 	for _, name := range live {
 		if name > oldest {
 			continue

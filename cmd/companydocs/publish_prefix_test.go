@@ -260,6 +260,77 @@ func TestPublishAbortsItsIncompleteUploads(t *testing.T) {
 	}
 }
 
+// TestRetentionWaitsForAnInstallingNode, on a shared directory: four
+// generations live, node a serves the third, node b reported 10 minutes
+// ago that it installs the first (a slow download). The publish of the
+// fourth deletes nothing; once b serves the fourth, publishing again
+// deletes the first.
+func TestRetentionWaitsForAnInstallingNode(t *testing.T) {
+	f := newPrefixFileSetup(t)
+	ctx := context.Background()
+	db := mustMetastore(t, f.store)
+	first := f.publish(t, 1000)
+	f.publish(t, 1500)
+	third := f.publish(t, 2000)
+	for _, n := range []postgres.IndexNode{{Node: "a", Generation: third}, {Node: "b", Installing: first}} {
+		if err := db.Heartbeat(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustExec(t, f.store, `UPDATE index_nodes SET heartbeat_at = now() - interval '10 minutes' WHERE node = 'b'`)
+	fourth, out := f.publishSaying(t, 2500)
+	if strings.Contains(out, "deleted") {
+		t.Errorf("the fourth publish, node b installing %s:\n%s\nwant nothing deleted", first, out)
+	}
+	if len(under(f.bucket.keys(t), objectstoretest.Prefix+first+"/")) == 0 {
+		t.Errorf("%s is gone from the store while node b installs it", first)
+	}
+	if err := db.Heartbeat(ctx, postgres.IndexNode{Node: "b", Generation: fourth}); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, line, code := runCLI(t, "publish", "--data-dir", f.publisherDir, "--index-source", f.source, "--store", f.store)
+	if code != 0 || !strings.Contains(out, "deleted "+first+" ") {
+		t.Errorf("publishing again, every node on the third or newer: exit %d %s\n%s%s\nwant %s deleted", code, line, out, errOut, first)
+	}
+}
+
+// TestRetentionKeepsInstallingGenerations: a generation a reporting node
+// installs is kept as one it serves is, with the one before it; a node
+// that reported 10 minutes ago still reports (nodeStale is 15 minutes).
+func TestRetentionKeepsInstallingGenerations(t *testing.T) {
+	now := time.Now()
+	var pubs []postgres.Publication
+	for _, g := range []string{"gen-5", "gen-4", "gen-3", "gen-2", "gen-1"} {
+		pubs = append(pubs, postgres.Publication{Name: g, State: postgres.PublicationLive})
+	}
+	node := func(serves, installs string, age time.Duration) postgres.IndexNode {
+		return postgres.IndexNode{Node: serves + "+" + installs + fmt.Sprint(age), Generation: serves, Installing: installs, HeartbeatAt: now.Add(-age)}
+	}
+	for _, c := range []struct {
+		name  string
+		nodes []postgres.IndexNode
+		want  []string
+	}{
+		{"every node on the newest", []postgres.IndexNode{node("gen-5", "", 0)}, []string{"gen-3", "gen-2", "gen-1"}},
+		{"a node installs the newest", []postgres.IndexNode{node("gen-4", "gen-5", 0)}, []string{"gen-2", "gen-1"}},
+		{"a new node installs an old one", []postgres.IndexNode{node("gen-5", "", 0), node("", "gen-2", 0)}, nil},
+		{"a node installs one older than it serves", []postgres.IndexNode{node("gen-5", "gen-3", 0)}, []string{"gen-1"}},
+		{"only an installing node reports", []postgres.IndexNode{node("", "gen-4", 0)}, []string{"gen-2", "gen-1"}},
+		{"an installing node 10 minutes ago", []postgres.IndexNode{node("gen-5", "", 0), node("", "gen-1", 10*time.Minute)}, nil},
+		{"an installing node past nodeStale", []postgres.IndexNode{node("gen-5", "", 0), node("", "gen-1", nodeStale+time.Second)}, []string{"gen-3", "gen-2", "gen-1"}},
+	} {
+		got := retirable(pubs, c.nodes, now)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+		for _, n := range c.nodes {
+			if now.Sub(n.HeartbeatAt) <= nodeStale && (slices.Contains(got, n.Generation) || slices.Contains(got, n.Installing)) {
+				t.Errorf("%s: retires a generation node %s serves or installs", c.name, n.Node)
+			}
+		}
+	}
+}
+
 // mustMetastore opens the metastore at url until t ends.
 func mustMetastore(t *testing.T, url string) *postgres.DB {
 	t.Helper()
