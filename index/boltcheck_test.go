@@ -247,26 +247,62 @@ func TestDamagedProfileStoreAfterOpenFailsItsLookups(t *testing.T) {
 // profiles.db is cut to 64 KiB, with meta.json naming the cut file's size
 // and SHA-256 (the publication lies consistently), is refused as damage
 // by Install before any of it is read with bbolt, and is not installed.
-// So is one whose change record (smaller) is cut to half its pages.
+// So is one whose change record (smaller) is cut to half its pages, or is
+// a sound bbolt file without the record's buckets: damage a node does not
+// fetch again and again.
 func TestDamagedDownloadIsRefusedByInstall(t *testing.T) {
 	tmpl := sharedDamageTemplate(t)
-	for _, file := range []string{profilesName, changesName} {
-		t.Run(file, func(t *testing.T) {
+	cut := func(file string, n func(path string) int64) func(t *testing.T, dir string) string {
+		return func(t *testing.T, dir string) string {
+			path := filepath.Join(dir, file)
+			if err := os.Truncate(path, n(path)); err != nil {
+				t.Fatal(err)
+			}
+			return file
+		}
+	}
+	for name, damage := range map[string]func(t *testing.T, dir string) string{
+		"profiles.db cut to 64 KiB": cut(profilesName, func(string) int64 { return 64 << 10 }),
+		"changes.db cut to half its pages": cut(changesName, func(path string) int64 {
+			return usedBytes(t, path) / 2
+		}),
+		"changes.db without its buckets": func(t *testing.T, dir string) string {
+			emptyBoltFile(t, filepath.Join(dir, changesName))
+			return changesName
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
 			node := t.TempDir()
 			m, err := ReadMeta(tmpl.dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			dir := copyGeneration(t, tmpl.dir, node, downloadPrefix+m.ID)
-			cutAndRecord(t, dir, file, min(64<<10, usedBytes(t, filepath.Join(dir, file))/2))
+			recordSum(t, dir, damage(t, dir))
 			_, err = Install(node, dir, DefaultKeep)
 			if RejectReason(err) != RejectStructure {
-				t.Fatalf("Install of a download with %s cut to 64 KiB: %v (reason %q), want a refusal of its structure", file, err, RejectReason(err))
+				t.Fatalf("Install: %v (reason %q), want a refusal of its structure", err, RejectReason(err))
 			}
 			if _, err := ReadCurrent(node); !errors.Is(err, ErrNoGeneration) {
 				t.Errorf("CURRENT after a refused install: %v", err)
 			}
 		})
+	}
+}
+
+// emptyBoltFile replaces the file at path with a bbolt file that holds
+// nothing.
+func emptyBoltFile(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -281,14 +317,11 @@ func usedBytes(t *testing.T, path string) int64 {
 	return int64(bf.Meta.HighMark) * int64(bf.Meta.PageSize)
 }
 
-// cutAndRecord cuts the generation's file to n bytes and records its new
-// size and SHA-256 in meta.json.
-func cutAndRecord(t *testing.T, dir, file string, n int64) {
+// recordSum records the size and SHA-256 of the generation's file in its
+// meta.json.
+func recordSum(t *testing.T, dir, file string) {
 	t.Helper()
 	path := filepath.Join(dir, file)
-	if err := os.Truncate(path, n); err != nil {
-		t.Fatal(err)
-	}
 	m, err := ReadMeta(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -450,7 +450,11 @@ func verifyGeneration(dir string, m Meta, downloaded bool) error {
 	if err := g.checkCounts(true); err != nil {
 		return fmt.Errorf("verify generation: %w", err)
 	}
-	if _, err := g.Changes(); err != nil && (m.Changes != nil || !errors.Is(err, ErrNoChanges)) {
+	if _, err := g.Changes(); errors.Is(err, ErrChangesDamaged) {
+		// The bytes are damaged, not the process short of something: a
+		// node that downloaded them fetches them anew, not again and again.
+		return reject(RejectStructure, "verify generation: %w", err)
+	} else if err != nil && (m.Changes != nil || !errors.Is(err, ErrNoChanges)) {
 		return fmt.Errorf("verify generation: %w", err)
 	}
 	if g.meta.Profiles != m.Profiles {
