@@ -29,6 +29,7 @@ const (
 	EINVALIDTRANSITION = "invalid_transition"  // the order's status does not allow the change
 	EWATCHLIMIT        = "watch_limit_reached" // the account watches as many companies as its plans allow
 	EINVALIDSIGNATURE  = "invalid_signature"   // a payment provider's event whose signature does not verify
+	EINVALIDEVENT      = "invalid_event"       // a payment provider's signed event that is not one this service can read
 )
 
 // Hints name what a client does next where a message tells it to; the

@@ -251,6 +251,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 var statusOf = map[string]int{
 	companydocs.EINVALIDQUERY:      fiber.StatusBadRequest,
 	companydocs.EINVALIDSIGNATURE:  fiber.StatusBadRequest,
+	companydocs.EINVALIDEVENT:      fiber.StatusBadRequest,
 	companydocs.EVALIDATION:        fiber.StatusUnprocessableEntity,
 	companydocs.EUNAUTHORIZED:      fiber.StatusUnauthorized,
 	companydocs.EINSUFFICIENTFUNDS: fiber.StatusPaymentRequired,

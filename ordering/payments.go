@@ -175,8 +175,10 @@ func (s *Orders) applyEvent(ctx context.Context, provider string, payload []byte
 	ev, err := prov.ParseEvent(payload, signature)
 	if errors.Is(err, ErrBadSignature) {
 		return "", companydocs.Refusal(companydocs.EINVALIDSIGNATURE, "refusal.payment_signature", nil)
-	} else if err != nil {
-		return "", companydocs.Refusal(companydocs.EVALIDATION, "refusal.payment_event_unreadable", nil)
+	} else if err != nil || ev.ID == "" {
+		// Without an id an event cannot be applied at most once: the
+		// first would claim the empty id and every later one be a replay.
+		return "", companydocs.Refusal(companydocs.EINVALIDEVENT, "refusal.payment_event_unreadable", nil)
 	}
 	if ev.Kind != PaymentEventCompleted && ev.Kind != PaymentEventExpired {
 		return PaymentEventIgnored, nil

@@ -19,6 +19,7 @@ import (
 	"companydocs"
 	"companydocs/data"
 	"companydocs/httpapi"
+	"companydocs/internal/stripemocktest"
 	"companydocs/resolver"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -263,6 +264,8 @@ func reachErrorCodes(t *testing.T, s *testServer, c claims) map[string]string {
 	try("POST", "/api/v1/watches/", c.client, map[string]any{"company_profile_id": otherOrderable(t, s, c.profile)})
 	try("DELETE", "/api/v1/watches/wat_unknown", c.client, nil)
 	try("POST", "/api/v1/payments/stripe/events", "", `{"id": "evt_forged", "type": "checkout.session.completed", "data": {"object": {}}}`, "Stripe-Signature", "t=1,v1=00")
+	idless := []byte(`{"type": "checkout.session.completed", "data": {"object": {"object": "checkout.session"}}}`)
+	try("POST", "/api/v1/payments/stripe/events", "", string(idless), "Stripe-Signature", stripemocktest.Sign(idless, stripemocktest.Secret, time.Now()))
 	if status, raw := s.call(t, "GET", "/api/v1/watches/", c.client, nil, nil); status != http.StatusOK || !strings.Contains(string(raw), c.profile) {
 		t.Errorf("GET /api/v1/watches/: %d %s", status, raw)
 	}

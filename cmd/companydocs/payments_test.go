@@ -343,8 +343,8 @@ func testStripeOneOffStory(t *testing.T, storeFlags ...string) {
 	// is applied or counted (else the first would take the empty id, and
 	// every later one be answered "replayed").
 	for _, id := range []any{nil, ""} {
-		if status, raw := ts.postEvent(t, withEventID(t, paid, id)); status != 422 || !strings.Contains(raw, "validation_error") {
-			t.Errorf("an event with id %#v: %d %s, want 422 validation_error", id, status, raw)
+		if status, raw := ts.postEvent(t, withEventID(t, paid, id)); status != 400 || !strings.Contains(raw, "invalid_event") {
+			t.Errorf("an event with id %#v: %d %s, want 400 invalid_event", id, status, raw)
 		}
 	}
 	if got := ts.act(t, 200, "GET", orders+o.ID+"/", client, nil); got.Status != "PREVIEW_READY" || len(got.History) != 1 {
