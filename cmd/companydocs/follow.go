@@ -352,6 +352,15 @@ func (f *follower) heartbeatWhile(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
+// followIdle is how long a node waits for an object store that answers
+// nothing before the download fails and counts as a follow failure: one
+// follow interval, so that a hung store shows in the metrics within one,
+// but at least a second (a first byte over a slow link) and at most the
+// store's own default.
+func followIdle(interval time.Duration) time.Duration {
+	return min(max(interval, time.Second), 2*time.Minute)
+}
+
 // DefaultFollowInterval is how often a node asks the metastore for a newer
 // published generation.
 const DefaultFollowInterval = 10 * time.Second
@@ -359,9 +368,9 @@ const DefaultFollowInterval = 10 * time.Second
 // followFlags declares the flags of a node that follows published
 // generations.
 func followFlags(fs *flagSet, c *Config) {
-	fs.String(&c.IndexSource, "index-source", "", "object store to follow published index generations from (s3://bucket?endpoint=...&region=...&use_path_style=true, or file:///shared/dir); needs --store postgres://..., the metastore; the node then starts on an empty data directory and never ingests")
+	fs.String(&c.IndexSource, "index-source", "", "object store to follow published index generations from (s3://bucket?prefix=companydocs/&endpoint=...&region=...&use_path_style=true, the prefix the index's own, or file:///shared/dir); needs --store postgres://..., the metastore; the node then starts on an empty data directory and never ingests")
 	fs.Int64(&c.DownloadRate, "download-rate", 0, "bytes a second a following node downloads at most; 0 is unbounded")
-	fs.Duration(&c.FollowInterval, "follow-interval", DefaultFollowInterval, "how often a following node asks the metastore for a newer published generation")
+	fs.Duration(&c.FollowInterval, "follow-interval", DefaultFollowInterval, "how often a following node asks the metastore for a newer published generation and reports itself; an object store that answers nothing for this long (at least 1s, at most 2m) fails the download")
 	fs.String(&c.NodeName, "node-name", "", "the name a following node reports itself by in the metastore (companydocs nodes); empty is the host name and the data directory")
 }
 
@@ -385,6 +394,7 @@ func (m *Main) startFollowing(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open the index source (--index-source): %w", err)
 	}
+	objects.WithIdle(followIdle(m.Config.FollowInterval))
 	m.follower = &follower{meta: m.Database, objects: objects, dataDir: m.Config.DataDir, node: m.nodeName(), started: time.Now(),
 		rate: m.Config.DownloadRate, interval: m.Config.FollowInterval, keep: m.Config.Keep, logger: m.Logger, metrics: m.Metrics,
 		serving: m.servingGeneration, now: time.Now, wake: make(chan struct{}, 1), damaged: map[string]damage{}}

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"companydocs/index"
 	"companydocs/ingest"
+	"companydocs/metrics"
 	"companydocs/objectstore"
 	"companydocs/postgres"
 
@@ -116,7 +120,7 @@ func profileOnlyIn(t *testing.T, dir string, from, to int) string {
 // TestDamagedGenerationIsBackedOff, on a shared directory and on S3: a
 // published generation whose largest object differs from its manifest is
 // fetched once, recorded (a metric, companydocs nodes) and not fetched
-// again for the 8 s watched at a follow interval of 100 ms (80 intervals);
+// again for the 5 s watched at a follow interval of 100 ms (50 intervals);
 // the node keeps serving the generation before, leaves no download folder
 // of it, and answers an order for a company only the damaged generation
 // holds as an unknown company, never accepting it and never with a 503
@@ -137,17 +141,17 @@ func testDamagedGenerationIsBackedOff(t *testing.T, f followSetup) {
 	onlyNew := profileOnlyIn(t, filepath.Join(f.publisherDir, "index", meta.ID), 1000, 1500)
 	size := f.publishDamaged(t, meta)
 	waitMetric(t, node, "companydocs_index_follow_failures_total", 1, "step", "damaged")
-	time.Sleep(8 * time.Second)
+	time.Sleep(5 * time.Second)
 
 	fetched, _ := node.metric(t, "companydocs_index_download_bytes_total")
 	failures, _ := node.metric(t, "companydocs_index_follow_failures_total", "step", "damaged")
 	gauge, _ := node.metric(t, "companydocs_index_damaged_generations")
-	t.Logf("in 8 s after the damage: %.0f damage failures, %.0f bytes fetched (the generation has %d)", failures, fetched-bytesBefore, size)
+	t.Logf("in 5 s after the damage: %.0f damage failures, %.0f bytes fetched (the generation has %d)", failures, fetched-bytesBefore, size)
 	if failures != 1 || gauge != 1 {
 		t.Errorf("damage failures %v and damaged generations %v, want 1 and 1: the damaged object is fetched again at every interval", failures, gauge)
 	}
 	if fetched-bytesBefore > float64(size) {
-		t.Errorf("%.0f bytes fetched in 8 s, more than the generation's %d once", fetched-bytesBefore, size)
+		t.Errorf("%.0f bytes fetched in 5 s, more than the generation's %d once", fetched-bytesBefore, size)
 	}
 	if got := node.servingGeneration(); got != first {
 		t.Errorf("the node serves %q, want %s", got, first)
@@ -199,6 +203,7 @@ func waitMetric(t *testing.T, s *testServer, name string, want float64, labels .
 // are refused once each and backed off; no .download-* folder is left of
 // them, and the node serves what it has.
 func TestDamagedManifestLeavesNoDownloadFolder(t *testing.T) {
+	t.Parallel() // mostly waiting on follow intervals
 	f := newFollowSetup(t)
 	first := f.publish(t, 300)
 	dataDir := t.TempDir()
@@ -224,6 +229,7 @@ func TestDamagedManifestLeavesNoDownloadFolder(t *testing.T) {
 // the generation it installs, so that neither an operator nor retention
 // takes it for gone.
 func TestHeartbeatWhileDownloading(t *testing.T) {
+	t.Parallel() // mostly waiting on a slow download
 	f := newFollowSetup(t)
 	f.publish(t, 300)
 	startServer(t, t.TempDir(), "--store", f.store, "--index-source", f.source, "--follow-interval", "200ms",
@@ -300,4 +306,104 @@ func TestNodesEscapesControlCharacters(t *testing.T) {
 			t.Errorf("the output lacks %s:\n%s", escaped, text)
 		}
 	}
+}
+
+// TestFollowCountsAHungObjectStoreWithinOneInterval: an object store
+// that accepts connections and answers nothing fails a node's download
+// within one follow interval, counted as a follow failure, instead of
+// holding the follow for the store's two-minute default.
+func TestFollowCountsAHungObjectStoreWithinOneInterval(t *testing.T) {
+	_, url := startTestCluster(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "companydocs")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	ctx := context.Background()
+	objects, err := objectstore.Open(ctx, "s3://generations?prefix=companydocs/&endpoint="+hungEndpoint(t)+"&region=us-east-1&use_path_style=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objects.Close()
+	const interval = 2 * time.Second
+	objects.WithIdle(followIdle(interval))
+	f := followSetup{store: url}
+	f.recordLive(t, "gen-20261202T000000Z-hung", []objectstore.File{{Path: index.ProfilesFile, Size: 1 << 20, SHA256: strings.Repeat("0", 64)}}, 1<<20, 1)
+	db, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	reg := metrics.New()
+	fl := &follower{meta: db, objects: objects, dataDir: t.TempDir(), node: "hung", started: time.Now(), interval: interval, keep: 2,
+		logger: slog.New(slog.DiscardHandler), metrics: reg, serving: func() string { return "" }, now: time.Now,
+		wake: make(chan struct{}, 1), damaged: map[string]damage{}}
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	began := time.Now()
+	_, err = fl.sync(sctx)
+	took := time.Since(began)
+	t.Logf("the sync failed after %s: %v", took.Round(time.Millisecond), err)
+	if err == nil || isDamage(err) {
+		t.Fatalf("a store that answers nothing: %v, want a download failure that is not damage", err)
+	}
+	if took > interval+time.Second {
+		t.Errorf("the download failed after %s, want within one follow interval (%s)", took, interval)
+	}
+	if n := counterValue(t, reg, "companydocs_index_follow_failures_total", "step", "download"); n != 1 {
+		t.Errorf("download failures %v, want 1", n)
+	}
+}
+
+// counterValue reads a counter of reg with the given label.
+func counterValue(t *testing.T, reg *metrics.Registry, name, label, value string) float64 {
+	t.Helper()
+	families, err := reg.Prometheus.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range families {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{%s=%q}", name, label, value)
+	return 0
+}
+
+// hungEndpoint is the address of a listener on 127.0.0.1 that accepts
+// connections and never answers.
+func hungEndpoint(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
 }
