@@ -2,12 +2,10 @@ package objectstore
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -175,7 +173,7 @@ func TestPrefixBoundsAnS3Store(t *testing.T) {
 // for, instead of hanging (a node sets its follow interval as the bound).
 func TestPublishAndFetchFailWithinIdleOnAHungStore(t *testing.T) {
 	const idle = time.Second
-	endpoint := hungListener(t)
+	endpoint := objectstoretest.HungEndpoint(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "companydocs")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
@@ -213,38 +211,4 @@ func TestPublishAndFetchFailWithinIdleOnAHungStore(t *testing.T) {
 			}
 		})
 	}
-}
-
-// hungListener listens on 127.0.0.1, accepts every connection and never
-// answers; it returns its address as an http:// endpoint.
-func hungListener(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String()
 }

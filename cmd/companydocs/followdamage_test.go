@@ -5,16 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"companydocs/index"
 	"companydocs/ingest"
+	"companydocs/internal/objectstoretest"
 	"companydocs/metrics"
 	"companydocs/objectstore"
 	"companydocs/postgres"
@@ -318,7 +317,7 @@ func TestFollowCountsAHungObjectStoreWithinOneInterval(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	ctx := context.Background()
-	objects, err := objectstore.Open(ctx, "s3://generations?prefix=companydocs/&endpoint="+hungEndpoint(t)+"&region=us-east-1&use_path_style=true")
+	objects, err := objectstore.Open(ctx, "s3://generations?prefix=companydocs/&endpoint="+objectstoretest.HungEndpoint(t)+"&region=us-east-1&use_path_style=true")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,36 +373,4 @@ func counterValue(t *testing.T, reg *metrics.Registry, name, label, value string
 	}
 	t.Fatalf("no %s{%s=%q}", name, label, value)
 	return 0
-}
-
-// hungEndpoint is the address of a listener on 127.0.0.1 that accepts
-// connections and never answers.
-func hungEndpoint(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String()
 }

@@ -29,20 +29,6 @@ type rolloutCase struct {
 	blight func(rec map[string]any) // what A does to it
 }
 
-// rolloutRecords are the first n records of the embedded sample, decoded.
-func rolloutRecords(t *testing.T, n int) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range sampleLines(t, n) {
-		var rec map[string]any
-		if err := json.Unmarshal(line, &rec); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, rec)
-	}
-	return out
-}
-
 // pickRolloutCases picks two watchable records among recs: one A strikes
 // off, one A holds without its AD printout.
 func pickRolloutCases(t *testing.T, recs []map[string]any) []rolloutCase {
@@ -171,7 +157,7 @@ func TestRolloutOrdersAndWatchesWhatTheNewGenerationMakesOrderable(t *testing.T)
 }
 
 func testRolloutOrdersAndWatches(t *testing.T, f followSetup) {
-	recs := rolloutRecords(t, 3000)
+	recs := decodedSample(t, 3000)
 	cases := pickRolloutCases(t, recs[:1500])
 	f.publishDump(t, writeDump(t, recs[:1500], cases, true))
 	fast := f.node(t, "fast")
@@ -229,7 +215,7 @@ func testRolloutOrdersAndWatches(t *testing.T, f followSetup) {
 func TestRolloutWhileTheMetastoreIsLocked(t *testing.T) {
 	t.Parallel() // mostly waiting on a slow download and a lock
 	f := newFollowSetup(t)
-	recs := rolloutRecords(t, 3000)
+	recs := decodedSample(t, 3000)
 	cases := pickRolloutCases(t, recs[:1500])
 	f.publishDump(t, writeDump(t, recs[:1500], cases, true))
 	fast := f.node(t, "fast")

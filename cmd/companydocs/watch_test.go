@@ -61,8 +61,15 @@ func (c change) field(name string) (before, after any) {
 // watchSample returns the first watchRecordCount sample records, decoded.
 func watchSample(t *testing.T) []map[string]any {
 	t.Helper()
+	return decodedSample(t, watchRecordCount)
+}
+
+// decodedSample returns the first n records of the embedded sample,
+// decoded.
+func decodedSample(t *testing.T, n int) []map[string]any {
+	t.Helper()
 	var out []map[string]any
-	for _, line := range sampleLines(t, watchRecordCount) {
+	for _, line := range sampleLines(t, n) {
 		var rec map[string]any
 		if err := json.Unmarshal(line, &rec); err != nil {
 			t.Fatal(err)
