@@ -97,9 +97,13 @@ func mustBuildSampleIndex(tb testing.TB) *index.Live {
 }
 
 // buildSampleIndex ingests the embedded sample into a real generation in
-// a directory of its own (liveDir).
+// a directory of its own (liveDir), less the records the evaluation's
+// absent cases name (heldOut).
 func buildSampleIndex() (*index.Live, error) {
-	var err error
+	cases, err := readEval()
+	if err != nil {
+		return nil, err
+	}
 	if liveDir, err = os.MkdirTemp("", "resolver-sample-"); err != nil {
 		return nil, err
 	}
@@ -108,7 +112,7 @@ func buildSampleIndex() (*index.Live, error) {
 		return nil, err
 	}
 	inputs := []ingest.Input{{Path: "../data/sample.jsonl.bz2"}, {Path: "../data/lei_sample.csv"}}
-	if _, err := ingest.Run(context.Background(), inputs, b, ingest.Options{}); err != nil {
+	if _, err := ingest.Run(context.Background(), inputs, holdingOut{b, heldOut(cases)}, ingest.Options{}); err != nil {
 		b.Abort()
 		return nil, err
 	}
@@ -118,6 +122,20 @@ func buildSampleIndex() (*index.Live, error) {
 	return index.OpenLive(liveDir, index.LiveOptions{PollInterval: -1})
 }
 
+// holdingOut is a sink that stores every profile but those held out.
+type holdingOut struct {
+	*index.Builder
+	out map[string]bool
+}
+
+// Put implements ingest.Sink.
+func (h holdingOut) Put(p *companydocs.Profile) error {
+	if h.out[p.ID] {
+		return nil
+	}
+	return h.Builder.Put(p)
+}
+
 func TestEvaluation(t *testing.T) {
 	cases := loadEval(t)
 	gen := mustBuildSampleIndex(t)
@@ -125,7 +143,7 @@ func TestEvaluation(t *testing.T) {
 	st := newEvalStats()
 	pages := make([][]companydocs.Candidate, len(cases))
 	for i, c := range cases {
-		res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover})
+		res, err := resolver.Resolve(context.Background(), gen, c.request())
 		if err != nil {
 			t.Fatalf("%s %q: %v", c.Kind, c.Query, err)
 		}
@@ -184,7 +202,7 @@ func checkLimitIndependence(t *testing.T, gen resolver.Index, cases []evalCase, 
 				}
 				continue
 			}
-			res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover, Limit: limit})
+			res, err := resolver.Resolve(context.Background(), gen, withLimit(c.request(), limit))
 			if err != nil {
 				t.Fatalf("%s %q limit %d: %v", c.Kind, c.Query, limit, err)
 			}
@@ -209,8 +227,12 @@ func checkLimitIndependence(t *testing.T, gen resolver.Index, cases []evalCase, 
 	}
 }
 
-// checkFloors fails when a figure drops below the committed one or below
-// the acceptance floors.
+// withLimit is r asking for limit candidates.
+func withLimit(r resolver.Request, limit int) resolver.Request {
+	r.Limit = limit
+	return r
+}
+
 // samePage reports whether page is the start of longer.
 func samePage(page, longer []companydocs.Candidate) bool {
 	for i, c := range page {
@@ -221,6 +243,8 @@ func samePage(page, longer []companydocs.Candidate) bool {
 	return true
 }
 
+// checkFloors fails when a figure drops below the committed one or below
+// the acceptance floors.
 func checkFloors(t *testing.T, got evalSummary) {
 	var want evalSummary
 	data, err := os.ReadFile(summaryFile)

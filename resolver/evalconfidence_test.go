@@ -9,7 +9,6 @@ package resolver_test
 import (
 	"context"
 	"flag"
-	"slices"
 	"testing"
 
 	"companydocs"
@@ -29,21 +28,28 @@ var updateCalibration = flag.Bool("update-calibration", false,
 func TestEvaluationConfidence(t *testing.T) {
 	gen := mustBuildSampleIndex(t)
 	var (
-		rows  []resolver.CalibrationRow
-		shown []float64
-		right []bool
+		rows             []resolver.CalibrationRow
+		shown, absentTop []float64
+		right            []bool
 	)
 	for line, c := range loadEval(t) {
-		res, err := resolver.Resolve(context.Background(), gen, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover})
+		res, margins, err := resolver.ResolveWithMargins(context.Background(), gen, c.request())
 		if err != nil {
 			t.Fatalf("%s %q: %v", c.Kind, c.Query, err)
 		}
 		checkConfidenceFalls(t, c, res.Candidates)
-		if c.Want == "" {
+		if c.Want == "" && c.Absent == "" {
 			continue
 		}
+		if c.Absent != "" {
+			top := 0.0 // no candidate: nothing shown as likely
+			if len(res.Candidates) > 0 {
+				top = res.Candidates[0].Confidence
+			}
+			absentTop = append(absentTop, top)
+		}
 		for i, cand := range res.Candidates {
-			row := resolver.NewCalibrationRow(line+1, c.Kind, i+1, cand, isWant(cand, c.Want))
+			row := resolver.NewCalibrationRow(line+1, c.Kind, c.Absent != "", i+1, cand, margins[i], c.Want != "" && isWant(cand, c.Want))
 			rows = append(rows, row)
 			if i == 0 {
 				shown, right = append(shown, cand.Confidence), append(right, row.Right)
@@ -70,6 +76,13 @@ func TestEvaluationConfidence(t *testing.T) {
 	if ece > resolver.MaxCalibrationError {
 		t.Errorf("expected calibration error %.4f of the first candidates as served, want at most %.2f: run make calibrate", ece, resolver.MaxCalibrationError)
 	}
+	share, mean := resolver.AbsentFigures(absentTop)
+	t.Logf("%d queries for companies the index lacks, as served: %.3f show a first candidate at %.2f or more, mean %.3f (no candidate counts 0)",
+		len(absentTop), share, resolver.PossibleConfidence, mean)
+	if share > resolver.MaxAbsentConfident || mean > resolver.MaxAbsentMean {
+		t.Errorf("companies the index lacks, as served: %.3f at %.2f or more (want at most %.2f), mean %.3f (want at most %.2f)",
+			share, resolver.PossibleConfidence, resolver.MaxAbsentConfident, mean, resolver.MaxAbsentMean)
+	}
 }
 
 // firstDifference is the index of the first row that differs, -1 for none.
@@ -79,7 +92,7 @@ func firstDifference(rows, committed []resolver.CalibrationRow) int {
 			return i
 		}
 		a, b := rows[i], committed[i]
-		if a.Case != b.Case || a.Kind != b.Kind || a.Position != b.Position || a.Score != b.Score || a.Right != b.Right || !slices.Equal(a.Codes, b.Codes) {
+		if !a.SameAs(b) {
 			return i
 		}
 	}

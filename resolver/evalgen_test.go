@@ -12,6 +12,7 @@ import (
 
 	"companydocs"
 	"companydocs/internal/imprint"
+	"companydocs/resolver"
 )
 
 var updateEval = flag.Bool("update-eval", false, "regenerate resolver/testdata/eval.jsonl from the embedded sample")
@@ -32,6 +33,17 @@ type evalCase struct {
 	NoExact bool `json:"no_exact,omitempty"`
 	// WantExact is set when the right answer must be labelled exact.
 	WantExact bool `json:"want_exact,omitempty"`
+	// Properties are the clues of a list row's other columns.
+	Properties resolver.Properties `json:"properties,omitzero"`
+	// Absent is the id of the record the query names when it is held out
+	// of the evaluation's index (evalabsent_test.go): no candidate is the
+	// company meant. WantName names it then.
+	Absent string `json:"absent,omitempty"`
+}
+
+// request is the case as a search request.
+func (c evalCase) request() resolver.Request {
+	return resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover, Properties: c.Properties}
 }
 
 const evalFile = "testdata/eval.jsonl"
@@ -75,6 +87,11 @@ func TestGenerateEvalSet(t *testing.T) {
 	g.courtCases(40)
 	g.cutNameCases(80)
 	g.abbreviatedCases(80)
+	// List rows of present companies, and companies held out of the
+	// index (evalabsent_test.go), drawn after the others so that those
+	// stay as they were.
+	g.listRowCases(240)
+	g.absentCases(720)
 	f, err := os.Create(evalFile)
 	if err != nil {
 		t.Fatal(err)
@@ -385,19 +402,28 @@ func typo(name string, rnd *rand.Rand) string {
 // loadEval reads the committed evaluation set.
 func loadEval(tb testing.TB) []evalCase {
 	tb.Helper()
+	cases, err := readEval()
+	if err != nil {
+		tb.Fatalf("%v (regenerate with -update-eval)", err)
+	}
+	return cases
+}
+
+// readEval reads the committed evaluation set.
+func readEval() ([]evalCase, error) {
 	data, err := os.ReadFile(evalFile)
 	if err != nil {
-		tb.Fatalf("read %s: %v (regenerate with -update-eval)", evalFile, err)
+		return nil, err
 	}
 	var cases []evalCase
 	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var c evalCase
 		if err := json.Unmarshal([]byte(line), &c); err != nil {
-			tb.Fatalf("%s:%d: %v", evalFile, i+1, err)
+			return nil, fmt.Errorf("%s:%d: %w", evalFile, i+1, err)
 		}
 		cases = append(cases, c)
 	}
-	return cases
+	return cases, nil
 }
 
 // clueKinds are the kinds of clue beside names and numbers; the evaluation
@@ -408,7 +434,8 @@ var clueKinds = map[string]bool{
 	"address": true, "address_postcode": true, "address_deep": true, "address_postcode_deep": true,
 	"name_noise": true, "place_ascii": true, "lei_prefix": true,
 	"paste_register": true, "paste_register_oneline": true, "paste_text": true, "paste_text_oneline": true,
-	"director_typo":    true,
+	"director_typo": true,
+	"list_row":      true, "list_row_short": true,
 	"register_written": true, "court_written": true, "name_cut": true, "name_abbreviated": true,
 }
 

@@ -47,22 +47,6 @@ var nameForms = map[string]func(string) string{
 	"short": shortName,
 }
 
-// shortName is the first two words of a name, legal form and the noise
-// words people write around a name ("Firma", "Die") left out.
-func shortName(q string) string {
-	words, _, _ := companydocs.SplitLegalForm(q)
-	var out []string
-	for _, w := range words {
-		if !nameNoise[w] && len(out) < 2 {
-			out = append(out, w)
-		}
-	}
-	return strings.Join(out, " ")
-}
-
-var nameNoise = map[string]bool{"firma": true, "fa": true, "sitz": true, "registerauszug": true, "handelsregisterauszug": true,
-	"handelsregister": true, "auszug": true, "unternehmen": true, "die": true, "der": true, "das": true}
-
 var postcode = regexp.MustCompile(`\b\d{5}\b`)
 
 // propertyCaseOf builds the clue set for a case from the real record of

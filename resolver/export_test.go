@@ -1,6 +1,9 @@
 package resolver
 
-import "slices"
+import (
+	"context"
+	"slices"
+)
 
 // ReasonCodes returns every reason code, sorted.
 func ReasonCodes() []string { return sortedKeys(reasonTable) }
@@ -32,4 +35,18 @@ func ReasonParamNames(code string) (names []string, ok bool) {
 		e, ok = lineTable[code]
 	}
 	return slices.Clone(e.params), ok
+}
+
+// ResolveWithMargins is Resolve, with the margin each candidate's
+// confidence was read with (confidenceInputOf).
+func ResolveWithMargins(ctx context.Context, idx Index, req Request) (*Result, []float64, error) {
+	res, ranked, err := resolve(ctx, idx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	margins := make([]float64, len(res.Candidates))
+	for i := range margins {
+		margins[i] = confidenceInputOf(ranked, i).margin
+	}
+	return res, margins, nil
 }

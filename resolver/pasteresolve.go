@@ -15,7 +15,7 @@ import (
 // every candidate gains what the block's persons and address confirm
 // (blockEvidence), capped below exact: text alone never makes a candidate
 // exact.
-func resolveBlock(ctx context.Context, idx Index, req Request, lines []string) (*Result, error) {
+func resolveBlock(ctx context.Context, idx Index, req Request, lines []string) (*Result, []*scored, error) {
 	b := readBlock(lines)
 	pq := blockQuery(b)
 	given, _ := readProperties(req.Properties)
@@ -42,14 +42,14 @@ func resolveBlock(ctx context.Context, idx Index, req Request, lines []string) (
 		ranked, err = resolveBlockText(ctx, idx, pq, b, req)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("resolve pasted block: %w", err)
+		return nil, nil, fmt.Errorf("resolve pasted block: %w", err)
 	}
 	u := understand(pq, ranked, notes)
 	u.LineDetails = b.lines
 	for _, l := range b.lines {
 		u.Lines = append(u.Lines, LineText(l))
 	}
-	return &Result{Candidates: candidates(ranked, req.Limit), Understanding: u}, nil
+	return &Result{Candidates: candidates(ranked, req.Limit), Understanding: u}, ranked, nil
 }
 
 // blockQuery is the query a block asks: its register reference (the court

@@ -66,7 +66,7 @@ func TestEvaluationReasons(t *testing.T) {
 	gen := mustBuildSampleIndex(t)
 	requests := slices.Clone(reasonQueries)
 	for _, c := range loadEval(t) {
-		requests = append(requests, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover})
+		requests = append(requests, c.request())
 	}
 	seen := map[string]string{} // code -> a query that produced it
 	for _, req := range requests {

@@ -26,7 +26,7 @@ func BenchmarkResolve(b *testing.B) {
 		var qs []resolver.Request
 		for _, c := range cases {
 			if clueKinds[c.Kind] == set.clues {
-				qs = append(qs, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover})
+				qs = append(qs, c.request())
 			}
 		}
 		b.Run(set.name, func(b *testing.B) {
@@ -53,7 +53,7 @@ func BenchmarkResolvePasted(b *testing.B) {
 		var qs []resolver.Request
 		for _, c := range cases {
 			if strings.HasPrefix(c.Kind, prefix) && c.Kind != "name_noise" {
-				qs = append(qs, resolver.Request{Query: c.Query, Mode: c.Mode, Discover: c.Discover})
+				qs = append(qs, c.request())
 			}
 		}
 		b.Run(strings.TrimSuffix(prefix, "_"), func(b *testing.B) {

@@ -34,8 +34,15 @@ type Result struct {
 
 // Resolve answers one search request against one index generation.
 func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
+	res, _, err := resolve(ctx, idx, req)
+	return res, err
+}
+
+// resolve is Resolve, with the candidates ranked (more than the page
+// shows) from which the page's confidences are read.
+func resolve(ctx context.Context, idx Index, req Request) (*Result, []*scored, error) {
 	if err := req.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if lines := splitBlock(req.Query); isBlock(lines) {
 		return resolveBlock(ctx, idx, req, lines)
@@ -49,17 +56,17 @@ func Resolve(ctx context.Context, idx Index, req Request) (*Result, error) {
 	}
 	found, notes, err := resolveIdentifiers(idx, pq, req)
 	if err != nil {
-		return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
+		return nil, nil, fmt.Errorf("resolve %q: %w", req.Query, err)
 	}
 	ranked, err := rankFound(ctx, idx, pq, req, found)
 	if err != nil {
-		return nil, fmt.Errorf("resolve %q: %w", req.Query, err)
+		return nil, nil, fmt.Errorf("resolve %q: %w", req.Query, err)
 	}
 	notes = append(notes, propertyNotes...)
 	return &Result{
 		Candidates:    candidates(ranked, req.Limit),
 		Understanding: understand(pq, ranked, notes),
-	}, nil
+	}, ranked, nil
 }
 
 // resolveIdentifiers looks up the typed LEI, then the typed register
@@ -334,6 +341,9 @@ func resolveText(ctx context.Context, idx Index, pq *parsedQuery, req Request) (
 		rest, err := searchWindow(ctx, idx, q, pq, window.size, recallSize)
 		if err != nil {
 			return nil, err
+		}
+		for _, s := range rest.found {
+			s.late = true
 		}
 		ranked = append(ranked, rank(rest.found, pq, ranked)...)
 	}
@@ -624,16 +634,39 @@ func dedupe(found, ahead []*scored) []*scored {
 	return out
 }
 
-// candidates converts scored profiles into the API's candidates.
+// candidates converts scored profiles into the API's candidates. The
+// confidence never rises down the page: a candidate shows at most what
+// the one above it shows.
 func candidates(ranked []*scored, limit int) []companydocs.Candidate {
 	out := []companydocs.Candidate{}
+	held := 1.0
 	for i, s := range ranked {
 		if i == limit {
 			break
 		}
-		out = append(out, toCandidate(s, i == 0))
+		held = min(held, confidenceOf(confidenceInputOf(ranked, i)))
+		out = append(out, toCandidate(s, held))
 	}
 	return out
+}
+
+// confidenceInputOf is what the confidence of the i-th ranked candidate
+// is read from. The margin of the first is over the second when both were
+// ranked together: a candidate ranked after the first window (scored.late)
+// is there only on a page long enough to ask for it, and a page of one
+// must show what a page of fifty shows.
+func confidenceInputOf(ranked []*scored, i int) confidenceInput {
+	s := ranked[i]
+	in := confidenceInput{score: s.confidence, first: i == 0, reasons: s.reasons}
+	switch {
+	case i > 0:
+		in.margin = s.confidence - ranked[0].confidence
+	case len(ranked) > 1 && !ranked[1].late:
+		in.margin = s.confidence - ranked[1].confidence
+	default:
+		in.margin = s.confidence
+	}
+	return in
 }
 
 // detailsOf returns the reasons of s for its candidate: the scored
@@ -647,9 +680,8 @@ func detailsOf(s *scored) []companydocs.ReasonDetail {
 	return slices.Clip(s.reasons)
 }
 
-// toCandidate converts a scored profile; first is set for the first
-// candidate of the answer, whose confidence is read off its own table.
-func toCandidate(s *scored, first bool) companydocs.Candidate {
+// toCandidate converts a scored profile shown with a confidence.
+func toCandidate(s *scored, confidence float64) companydocs.Candidate {
 	p := s.p
 	c := companydocs.Candidate{
 		Name:              p.Name,
@@ -658,9 +690,9 @@ func toCandidate(s *scored, first bool) companydocs.Candidate {
 		CourtCode:         p.Ref.Court,
 		RegistryNumber:    registryNumber(p.Ref),
 		Source:            p.Source,
-		Confidence:        confidenceOf(s, first),
+		Confidence:        confidence,
 		Score:             s.confidence,
-		ConfidenceLabel:   label(s),
+		ConfidenceLabel:   label(s, confidence),
 		ConfidenceReasons: reasonTextsOf(messages.English, s.reasons),
 		ReasonDetails:     detailsOf(s),
 		OrderingEligible:  p.OrderingEligible(),

@@ -44,6 +44,9 @@ type scored struct {
 	disagreed, conflict bool
 	// parts are the components of the raw score, confidence.
 	parts scoreParts
+	// late is set for a candidate ranked after the first window
+	// (resolveText), on a page longer than the window's candidates.
+	late bool
 }
 
 // scoreParts are the components a candidate's raw score (scored.confidence,
@@ -66,12 +69,10 @@ type scoreParts struct {
 
 // confidenceOf is the one place the confidence a client sees is computed:
 // the probability, fitted on the evaluation (calibration.go), that a
-// candidate with the raw score (scored.confidence, its caps applied) in
-// its place (first in the answer or later) is the company meant, rounded
-// to three places. The mapping keeps the order of the raw scores, which
-// the ranking and the labels (label) read.
-func confidenceOf(s *scored, first bool) float64 {
-	return math.Round(calibratedConfidence(s, first)*1000) / 1000
+// candidate is the company meant, from its score, its reasons, its place
+// and its margin (confidenceInput), rounded to three places.
+func confidenceOf(in confidenceInput) float64 {
+	return math.Round(calibratedConfidence(in)*1000) / 1000
 }
 
 // reason adds a reason; params holds the values its sentence names.
@@ -372,13 +373,31 @@ func missing(p *companydocs.Profile) []companydocs.VerificationGap {
 	return append([]companydocs.VerificationGap(nil), p.Discovery.Missing...)
 }
 
-// label turns a confidence into a label; only anchored candidates can be
-// exact.
-func label(s *scored) string {
+// The label follows the confidence shown (label): exact only for an
+// anchored candidate (an identifier, or a unique exact name and seat)
+// whose score reaches ExactThreshold and whose confidence reaches
+// ExactConfidence; needs_verification whenever the confidence is below
+// PossibleConfidence, and for a discovery record not verified whatever
+// its confidence (it cannot be ordered until it is); possible above
+// PossibleConfidence otherwise. Both thresholds are on the confidence the
+// client sees, so the label never says more than the number:
+// TestEvaluationLabelsFollowConfidence checks every answer of the
+// evaluation.
+const (
+	// ExactConfidence is the least confidence an exact candidate shows.
+	ExactConfidence = 0.90
+	// PossibleConfidence is the confidence a possible (or exact)
+	// candidate shows more than: at or below it, the candidate is at
+	// least as likely not to be the company meant as to be it.
+	PossibleConfidence = 0.50
+)
+
+// label is the label of a candidate shown with a confidence.
+func label(s *scored, confidence float64) string {
 	switch {
-	case s.anchored && s.confidence >= ExactThreshold:
+	case s.anchored && s.confidence >= ExactThreshold && confidence >= ExactConfidence:
 		return companydocs.LabelExact
-	case s.confidence >= PossibleThreshold && (s.p.Verified || s.p.Source != companydocs.SourceDiscovery):
+	case confidence > PossibleConfidence && (s.p.Verified || s.p.Source != companydocs.SourceDiscovery):
 		return companydocs.LabelPossible
 	}
 	return companydocs.LabelNeedsVerification

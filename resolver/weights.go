@@ -103,9 +103,12 @@ const (
 	IdentifierConflictPenalty = 0.20
 	IdentifierConflictCap     = 0.80
 
-	// ExactThreshold is the least confidence an exact candidate has;
-	// PossibleThreshold the least a possible one has.
-	ExactThreshold    = 0.95
+	// ExactThreshold is the least score an exact candidate has (its
+	// confidence must also reach ExactConfidence, score.go).
+	ExactThreshold = 0.95
+	// PossibleThreshold was the least score of a possible candidate; the
+	// label now follows the confidence (PossibleConfidence, score.go).
+	// Kept while the OpenAPI description (package httpapi) still states it.
 	PossibleThreshold = 0.60
 )
 
