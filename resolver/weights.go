@@ -106,10 +106,6 @@ const (
 	// ExactThreshold is the least score an exact candidate has (its
 	// confidence must also reach ExactConfidence, score.go).
 	ExactThreshold = 0.95
-	// PossibleThreshold was the least score of a possible candidate; the
-	// label now follows the confidence (PossibleConfidence, score.go).
-	// Kept while the OpenAPI description (package httpapi) still states it.
-	PossibleThreshold = 0.60
 )
 
 // Name-match thresholds: where a name similarity (0..1, see matchName)
