@@ -2,8 +2,8 @@
 // beyond HTTP: the index generation being served and its swaps, the
 // ingest, searches, orders and their transitions, the outbox and webhook
 // deliveries, the document uploads and downloads in flight and refused,
-// the watches and what their comparisons found, and the build being
-// served.
+// the watches and what their comparisons found, whether the PostgreSQL
+// order store answers, and the build being served.
 // The packages they describe know nothing of it: cmd/companydocs feeds it
 // from their hooks (index.LiveOptions, ordering.Options, the webhook
 // dispatcher's callbacks, httpapi.Deps.OnSearch, OnTransfer and

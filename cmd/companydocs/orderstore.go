@@ -81,6 +81,7 @@ func (m *Main) openOrderStore(ctx context.Context) (ordering.Store, error) {
 	}
 	m.Database = db
 	m.Metrics.RegisterPool(func() metrics.PoolStats { return metrics.PoolStats(db.PoolStats()) })
+	m.Metrics.RegisterOrderStore(m.databaseAnswers)
 	return db, nil
 }
 
@@ -95,7 +96,8 @@ func (m *Main) explainOrderStoreError(err error) error {
 // readyPingTimeout bounds the database check of /readyz.
 const readyPingTimeout = 2 * time.Second
 
-// databaseAnswers pings the PostgreSQL store for /readyz.
+// databaseAnswers pings the PostgreSQL store for /readyz and
+// companydocs_order_store_up.
 func (m *Main) databaseAnswers() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), readyPingTimeout)
 	defer cancel()

@@ -11,9 +11,10 @@ import (
 
 // TestServeOnPostgres: serve --store postgres://... keeps accounts and
 // sessions in PostgreSQL, where the accounts command changes them while
-// the server runs, reports the database in /readyz and its pool
-// in /metrics, answers 503 service_unavailable while the database is
-// down, and serves again once it is back, without a restart.
+// the server runs, reports the database in /readyz, its pool and
+// whether it answers (companydocs_order_store_up) in /metrics, answers
+// 503 service_unavailable while the database is down, and serves again
+// once it is back, without a restart.
 func TestServeOnPostgres(t *testing.T) {
 	ctx := context.Background()
 	cluster, url := startTestCluster(t)
@@ -27,6 +28,13 @@ func TestServeOnPostgres(t *testing.T) {
 	if n, ok := s.metric(t, "companydocs_db_pool_connections", "state", "max"); !ok || n != 3 {
 		t.Errorf("pool size in /metrics: %v (found %v), want 3", n, ok)
 	}
+	wantStoreUp := func(want float64) {
+		t.Helper()
+		if n, ok := s.metric(t, "companydocs_order_store_up"); !ok || n != want {
+			t.Errorf("companydocs_order_store_up %v (found %v), want %v", n, ok, want)
+		}
+	}
+	wantStoreUp(1)
 	// the accounts command works on the store while the server runs on it
 	var out strings.Builder
 	if err := runAccounts([]string{"create", "--store", url, "--name", "acme", "--credits", "5", "--json"}, &out, &out); err != nil {
@@ -54,6 +62,7 @@ func TestServeOnPostgres(t *testing.T) {
 	if len(ready.Missing) != 1 || !strings.Contains(ready.Missing[0], "database") {
 		t.Errorf("readyz while the database is down: %+v", ready)
 	}
+	wantStoreUp(0)
 	if err := cluster.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +77,7 @@ func TestServeOnPostgres(t *testing.T) {
 		}
 	}
 	s.mustJSON(t, http.StatusOK, nil, "GET", "/readyz", "")
+	wantStoreUp(1)
 }
 
 // TestStoreURLStaysSecret: a malformed --store is refused without
