@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-race test-race-e2e test-command test-eval test-follow-crash test-national test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
+.PHONY: run build test test-race test-race-e2e test-command test-eval test-follow test-crashes test-national test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -22,8 +22,9 @@ build:
 ## command's, and over the command's end-to-end tests where the server's goroutines meet (RACE_E2E); the command's
 ## other tests (the server runs in the test process, three times slower under the race detector; among them the
 ## documented commands and the tests that kill or measure processes) without it, beside the race run; beside them
-## both, the ranking evaluation, the command's follow and crash tests (FOLLOW_CRASH: much of it waiting on the
-## object store and on killed processes) and the race detector over RACE_E2E; then the resource scenarios alone
+## both, the ranking evaluation, the command's follow tests (FOLLOW: mostly waiting on the object store, slow downloads
+## and follow intervals), its crash tests (CRASH: killed processes) and the race detector over RACE_E2E, four lines at
+## once (two of them mostly wait); then the resource scenarios alone
 ## (they bound the server's memory and its bystanders' latency);
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters),
 ## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS),
@@ -32,7 +33,7 @@ test: vet fmt-check
 	scripts/postgres.sh
 	scripts/objectstore.sh
 	scripts/stripemock.sh
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-race test-command test-eval test-follow-crash test-race-e2e
+	$(MAKE) --no-print-directory -j4 --output-sync=target test-race test-command test-eval test-follow test-crashes test-race-e2e
 	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
 
 # RACE_E2E: the command's end-to-end tests run under the race detector: several nodes, swaps and rollouts under
@@ -48,14 +49,16 @@ test-race:
 test-race-e2e:
 	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_E2E)' ./cmd/companydocs/
 
-# FOLLOW_CRASH: the command's tests of publish and follow and its crash tests (without the race detector, as they
-# kill processes and take the object store away); the first wait on SeaweedFS (11 s to start, 15 s to stop, 17 s
-# to start again) more than they compute. make test runs them on a third line, after the evaluation (so that the
-# command's test package is compiled once, by test-command) and before the race detector over RACE_E2E.
-FOLLOW_CRASH := ^(TestPublishAndFollow|TestFollowWhileTheObjectStoreIsDown|TestRolloutSurvivesKills|TestCrashSafety|TestCrashSafetyPostgres)$$
+# FOLLOW: the command's tests of publish and follow, rollouts and damaged published generations, and CRASH: its crash
+# tests (both without the race detector, as they kill processes and take the object store away); they wait on
+# SeaweedFS (11 s to start, 15 s to stop, 17 s to start again), slow downloads, follow intervals and killed processes
+# more than they compute. make test runs them on lines of their own, after the evaluation and the command's tests
+# have started (so that the command's test package is compiled once, by test-command).
+FOLLOW := ^(TestPublish.*|TestFollow.*|TestRollout.*|TestDamagedGenerationIsBackedOff|TestDamagedManifestLeavesNoDownloadFolder|TestDamagedProfileStoreNeverKillsANode|TestHeartbeatWhileDownloading|TestRetention.*|TestDamageBackoff.*)$$
+CRASH := ^(TestCrashSafety|TestCrashSafetyPostgres)$$
 
 test-command:
-	$(GO) test -count=1 -timeout 20m -skip '$(RACE_E2E)|$(FOLLOW_CRASH)' ./cmd/companydocs/
+	$(GO) test -count=1 -timeout 20m -skip '$(RACE_E2E)|$(FOLLOW)|$(CRASH)' ./cmd/companydocs/
 
 # EVAL: the resolver's tests over a real index of the embedded sample, which the race run leaves out (go:build
 # !race): the evaluation with its golden files and calibration, the clue readings, reachability of every profile
@@ -64,8 +67,11 @@ EVAL := ^(TestEvaluation.*|TestClueReadings|TestSharedDirectorIsCapped|TestCutNa
 test-eval:
 	$(GO) test -count=1 -run '$(EVAL)' ./resolver/
 
-test-follow-crash:
-	$(GO) test -count=1 -timeout 20m -run '$(FOLLOW_CRASH)' ./cmd/companydocs/
+test-follow:
+	$(GO) test -count=1 -timeout 20m -run '$(FOLLOW)' ./cmd/companydocs/
+
+test-crashes:
+	$(GO) test -count=1 -timeout 20m -run '$(CRASH)' ./cmd/companydocs/
 
 ## test-national: the tests over the whole national dump (1.2M records of ocdata chunks, build tag national);
 ## needs DATA (default ../shared/data; without it they skip, under CI=true they fail)
