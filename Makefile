@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-race test-race-e2e test-command test-eval test-follow test-crashes test-national test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
+.PHONY: run build test test-race test-race-e2e test-command test-eval test-follow test-crashes test-national test-alerts test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -28,8 +28,9 @@ build:
 ## (they bound the server's memory and its bystanders' latency);
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters),
 ## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS),
-## scripts/stripemock.sh installs stripe-mock if missing (the payment tests run a throw-away one)
-test: vet fmt-check
+## scripts/stripemock.sh installs stripe-mock if missing (the payment tests run a throw-away one);
+## the alert rules' tests first
+test: vet fmt-check test-alerts
 	scripts/postgres.sh
 	scripts/objectstore.sh
 	scripts/stripemock.sh
@@ -72,6 +73,12 @@ test-follow:
 
 test-crashes:
 	$(GO) test -count=1 -timeout 20m -run '$(CRASH)' ./cmd/companydocs/
+
+## test-alerts: check the Prometheus alert rules (deploy/prometheus/companydocs-alerts.yml) and run their unit tests
+## with promtool (scripts/promtool.sh takes it from Debian's prometheus package if missing)
+test-alerts:
+	promtool=$$(scripts/promtool.sh) && $$promtool check rules deploy/prometheus/companydocs-alerts.yml && \
+		$$promtool test rules deploy/prometheus/companydocs-alerts_test.yml
 
 ## test-national: the tests over the whole national dump (1.2M records of ocdata chunks, build tag national);
 ## needs DATA (default ../shared/data; without it they skip, under CI=true they fail)
