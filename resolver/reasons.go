@@ -143,17 +143,27 @@ const (
 	NoteRegisterEntryUnknown = "register_entry_unknown"
 	NoteNoEntryAtCourt       = "no_entry_at_court"
 	NotePropertyUnread       = "property_unread"
+	// why a search found no candidate at all (whyNone), beside the
+	// identifier notes above, which say it for an LEI or a register
+	// reference
+	NoteNothingSearchable = "nothing_searchable"
+	NoteNameWordsUnknown  = "name_words_unknown"
+	NoteWordsTooCommon    = "words_too_common"
 )
 
 // noteTable is the table of note codes, as reasonTable is of reasons;
 // court is the display name, left out of register_entry_unknown when the
-// query named none.
+// query named none; text of name_words_unknown and words_too_common is
+// the name words searched, as typed.
 var noteTable = map[string]reasonSentence{
 	NoteLEIChecksumFails:     {nil},
 	NoteLEIUnknown:           {[]string{"lei"}},
 	NoteNoEntryAtCourt:       {[]string{"register_number", "court"}},
 	NoteRegisterEntryUnknown: {[]string{"register_number", "court?"}},
 	NotePropertyUnread:       {[]string{"property", "text"}},
+	NoteNothingSearchable:    {nil},
+	NoteNameWordsUnknown:     {[]string{"text"}},
+	NoteWordsTooCommon:       {[]string{"text"}},
 }
 
 // lineTable is the table of line codes (LineName ... AsideUnknown): what

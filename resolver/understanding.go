@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"slices"
 	"strings"
 
 	"companydocs"
@@ -89,6 +90,9 @@ func understand(pq *parsedQuery, ranked []*scored, notes []companydocs.ReasonDet
 	u.Person = strings.Join(pq.person, " ")
 	u.Address = pq.address
 	u.IgnoredWords = pq.asideWords()
+	if len(ranked) == 0 {
+		u.NoteDetails = append(u.NoteDetails, whyNone(pq, u.NoteDetails)...)
+	}
 	for _, n := range u.NoteDetails {
 		u.Notes = append(u.Notes, NoteText(n))
 	}
@@ -103,4 +107,39 @@ func courtNameOrEmpty(code string) string {
 		return c.Name
 	}
 	return code
+}
+
+// whyNone says why a search found no candidate, where the notes do not
+// say it yet: the name words searched match no company's name
+// (name_words_unknown), or every one is too common or too short to tell
+// companies apart (words_too_common: the index finds a company by an
+// uncommon word of its name, or its whole name); or nothing searchable
+// was left once the words around a name were set aside
+// (nothing_searchable). An LEI or a register reference that names no
+// entry says so in its own note (identifierNotes), and a query that is
+// only an LEI's shape has no name words beside it.
+func whyNone(pq *parsedQuery, notes []companydocs.ReasonDetail) []companydocs.ReasonDetail {
+	switch {
+	case len(pq.tokens) > 0 && !slices.ContainsFunc(pq.tokens, isNameWord):
+		return []companydocs.ReasonDetail{{Code: NoteNothingSearchable}}
+	case len(pq.tokens) > 0 && !pq.leiShape:
+		p := companydocs.ReasonParams{Text: typedWords(pq.clean, pq.raw)}
+		if pq.distinctiveTokens() == 0 {
+			return []companydocs.ReasonDetail{{Code: NoteWordsTooCommon, Params: p}}
+		}
+		return []companydocs.ReasonDetail{{Code: NoteNameWordsUnknown, Params: p}}
+	case !slices.ContainsFunc(notes, func(d companydocs.ReasonDetail) bool { return identifierNotes[d.Code] }):
+		return []companydocs.ReasonDetail{{Code: NoteNothingSearchable}}
+	}
+	return nil
+}
+
+// identifierNotes are the notes that say why an LEI or a register
+// reference found no entry.
+var identifierNotes = map[string]bool{NoteLEIUnknown: true, NoteLEIChecksumFails: true, NoteRegisterEntryUnknown: true}
+
+// isNameWord reports whether a token of the text may be a word of a name:
+// not a word around one ("Firma", "aus", "die"; withoutNoise).
+func isNameWord(t string) bool {
+	return !noiseWords[t] && !articles[t] && !seatWords[t] && !isNoise(t)
 }
