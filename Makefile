@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build test test-race test-race-e2e test-command test-eval test-follow test-crashes test-national test-alerts test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
+.PHONY: run build deb test test-race test-race-e2e test-command test-eval test-follow test-crashes test-national test-deb test-alerts test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -18,6 +18,12 @@ PGO ?= cmd/companydocs/search.pgo
 build:
 	$(GO) build -pgo=$(PGO) -o bin/companydocs ./cmd/companydocs
 
+## deb: build the Debian package bin/companydocs_VERSION_ARCH.deb of make build's binary with nfpm (scripts/deb.sh:
+## the binary, the hardened systemd unit companydocs.service, /etc/companydocs/companydocs.env; docs/operations.md,
+## "The Debian package")
+deb: build
+	GO=$(GO) scripts/deb.sh bin/companydocs bin/
+
 ## test: every test, plus vet, gofmt and the ranking evaluation: the race detector over every package but the
 ## command's, and over the command's end-to-end tests where the server's goroutines meet (RACE_E2E); the command's
 ## other tests (the server runs in the test process, three times slower under the race detector; among them the
@@ -29,12 +35,14 @@ build:
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters),
 ## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS),
 ## scripts/stripemock.sh installs stripe-mock if missing (the payment tests run a throw-away one);
-## the alert rules' tests first
+## the alert rules' tests first, the Debian package's check after the parallel run (the binary it packages then links
+## from packages the tests compiled) and before the resource scenarios
 test: vet fmt-check test-alerts
 	scripts/postgres.sh
 	scripts/objectstore.sh
 	scripts/stripemock.sh
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-race test-command test-eval test-follow test-crashes test-race-e2e
+	$(MAKE) --no-print-directory test-deb
 	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
 
 # RACE_E2E: the command's end-to-end tests run under the race detector: several nodes, swaps and rollouts under
@@ -73,6 +81,13 @@ test-follow:
 
 test-crashes:
 	$(GO) test -count=1 -timeout 20m -run '$(CRASH)' ./cmd/companydocs/
+
+## test-deb: check the Debian package of a fresh build (scripts/deb-check.sh): lintian (installed with apt-get if
+## missing) without errors or warnings, its files and modes, systemd-analyze verify on its unit; then, as root, on a
+## throw-away overlay of /, dpkg -i, the service started as its unit starts it (as user companydocs, the file system
+## read-only but the data directory) until /readyz is 200 and stopped by SIGTERM, then an upgrade, remove and purge
+test-deb:
+	GO=$(GO) scripts/deb-check.sh
 
 ## test-alerts: check the Prometheus alert rules (deploy/prometheus/companydocs-alerts.yml) and run their unit tests
 ## with promtool (scripts/promtool.sh takes it from Debian's prometheus package if missing)

@@ -385,6 +385,8 @@ func (d *docRunner) checkWords(args []string) error {
 		}
 	case "curl":
 		return errors.New("a curl line must run on the embedded sample; it cannot be marked as needing other data")
+	case "sudo", "sudoedit", "journalctl":
+		return d.checkPackageCommand(args)
 	}
 	return fmt.Errorf("the documentation test knows no way to run or check %q: show it in prose, or teach cmd/companydocs/docs_test.go", args[0])
 }
