@@ -25,6 +25,7 @@ type manyRowsView struct {
 	Label    string `json:"label"`
 	Badge    string `json:"badge"`
 	Name     string `json:"name"`
+	WhyNone  string `json:"whyNone"`
 	Review   bool   `json:"review"`
 	Order    bool   `json:"order"`
 	Reviewed bool   `json:"reviewed"`
@@ -36,6 +37,7 @@ const readManyRows = `[...document.querySelectorAll("#many-rows > tr[data-row]")
 	label: (tr.querySelector(".badge") || {dataset: {}}).dataset.label || "",
 	badge: (tr.querySelector(".badge") || {textContent: ""}).textContent,
 	name: (tr.querySelector(".cand-name") || {textContent: ""}).textContent,
+	whyNone: (tr.querySelector(".why-none") || {textContent: ""}).textContent,
 	review: tr.querySelector(".review-button") !== null,
 	order: tr.querySelector(".order-button") !== null,
 	reviewed: tr.querySelector("[data-reviewed]") !== null,
@@ -95,7 +97,7 @@ func TestBrowserManyCompanies(t *testing.T) {
 		t.Fatalf("%d rows in the table, want 50", len(shown))
 	}
 	var toReview []int
-	orderAt := -1
+	orderAt, withoutCandidate := -1, 0
 	for i, r := range shown {
 		out := expected[i+1]
 		if r.Name != out[4] || r.Label != out[8] {
@@ -112,6 +114,14 @@ func TestBrowserManyCompanies(t *testing.T) {
 		}
 		if r.Review {
 			toReview = append(toReview, i)
+		}
+		if out[3] == "" {
+			// no candidate: the row says why, as the command line's
+			// reasons cell does, and stays among the rows to review
+			withoutCandidate++
+			if r.WhyNone == "" || r.WhyNone != out[10] {
+				t.Errorf("row %d without candidate says %q, want the notes %q", i+1, r.WhyNone, out[10])
+			}
 		}
 		if orderAt < 0 && r.Order {
 			orderAt = i
@@ -173,7 +183,10 @@ func TestBrowserManyCompanies(t *testing.T) {
 	p.run("back to the table", chromedp.Click(chromedp.CSS("#order-back")))
 
 	p.checkManyGerman(reviewAt)
-	p.checkGermanCSV(len(toReview))
+	if withoutCandidate == 0 {
+		t.Error("no row of the upload is without a candidate: the filter's rows without one are not checked")
+	}
+	p.checkGermanCSV(len(toReview), withoutCandidate)
 	p.run("emulate a phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
 	p.fitsPhone("browser-many-phone-de.png")
 	p.checkManyPhoneTable()
@@ -375,28 +388,35 @@ func pageRow(cells []string, choice int) []string {
 // service's German sentences, the confidence has a decimal comma (the
 // file is separated by semicolons), and the reviewer's columns say which
 // row was reviewed and how. The filter shows only the rows to review.
-func (p *pageDriver) checkGermanCSV(toReview int) {
+func (p *pageDriver) checkGermanCSV(toReview, withoutCandidate int) {
 	p.t.Helper()
 	p.run("find the companies again in German", chromedp.Click(chromedp.CSS("#many-start")))
 	p.waitJS("every row answered in German", `document.querySelector("#many-status").textContent.startsWith("50 Zeilen gesucht")`)
 	p.run("show only the rows to review", chromedp.Click(chromedp.CSS("#many-filter")))
 	shown := eval[[]manyRowsView](p, "read the filtered table", readManyRows)
-	if len(shown) != toReview {
-		p.t.Errorf("the filter shows %d rows, want the %d to review", len(shown), toReview)
+	if len(shown) != toReview+withoutCandidate {
+		p.t.Errorf("the filter shows %d rows, want the %d to review and the %d without candidate", len(shown), toReview, withoutCandidate)
 	}
+	none := -1
 	for _, r := range shown {
-		if !r.Review || r.Reviewed || r.Label == "exact" {
+		switch {
+		case r.Name == "" && !r.Review:
+			if !strings.Contains(r.WhyNone, "„") { // the German notes quote with „ “
+				p.t.Errorf("the filter shows row %d without candidate saying %q, want the German notes", r.Row+1, r.WhyNone)
+			}
+		case !r.Review || r.Reviewed || r.Label == "exact":
 			p.t.Errorf("the filter shows row %d, which is not to review: %+v", r.Row+1, r)
+		case none < 0:
+			none = r.Row
 		}
 	}
-	none := shown[0].Row
 	p.openReview(none)
 	sel := fmt.Sprintf(`#many-rows tr[data-row="%d"]`, none)
 	p.run("pick none of these", chromedp.Click(chromedp.CSS(`#many-rows .review input[value="-1"]`)),
 		chromedp.Click(chromedp.CSS("#many-rows .review-save")))
 	p.waitJS("the reviewed row leaves the filtered table", fmt.Sprintf(`document.querySelector(%q) === null`, sel))
-	if n := len(eval[[]manyRowsView](p, "read the filtered table", readManyRows)); n != toReview-1 {
-		p.t.Errorf("after a review the filter shows %d rows, want %d", n, toReview-1)
+	if n := len(eval[[]manyRowsView](p, "read the filtered table", readManyRows)); n != toReview+withoutCandidate-1 {
+		p.t.Errorf("after a review the filter shows %d rows, want %d", n, toReview+withoutCandidate-1)
 	}
 	p.run("show every row", chromedp.Click(chromedp.CSS("#many-filter")))
 	got := readSheet(p.t, []byte(strings.TrimPrefix(p.downloadMany(), utf8BOM)), ';')

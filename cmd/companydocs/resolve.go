@@ -365,7 +365,7 @@ func (l localResolver) resolve(ctx context.Context, reqs []resolver.Request) ([]
 		res, err := l.searcher.Search(ctx, req)
 		switch code := companydocs.ErrorCode(err); {
 		case err == nil:
-			outs[i] = bestOf(res.Candidates)
+			outs[i] = bestOf(res)
 		case code == companydocs.EINVALIDQUERY:
 			text, _ := companydocs.ErrorMessageIn(err, l.lang)
 			outs[i] = rowOutcome{errCode: code, errText: text}
@@ -376,11 +376,13 @@ func (l localResolver) resolve(ctx context.Context, reqs []resolver.Request) ([]
 	return outs, nil
 }
 
-func bestOf(candidates []companydocs.Candidate) rowOutcome {
-	if len(candidates) == 0 {
-		return rowOutcome{}
+// bestOf is the outcome of a row's search: its best candidate, or with
+// none the notes that say why (query_understanding's).
+func bestOf(res *resolver.Result) rowOutcome {
+	if len(res.Candidates) == 0 {
+		return rowOutcome{notes: res.Understanding.Notes, noteDetails: res.Understanding.NoteDetails}
 	}
-	return rowOutcome{best: &candidates[0]}
+	return rowOutcome{best: &res.Candidates[0]}
 }
 
 // countInputRows counts the data rows of the input file, as the run

@@ -183,7 +183,7 @@ func TestResolveGermanExcelSheet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wantCells := bestOf(res.Candidates).cells(cellFormat{lang: "en", decimal: ','}); !equalRows(row[3:], wantCells) {
+		if wantCells := bestOf(res).cells(cellFormat{lang: "en", decimal: ','}); !equalRows(row[3:], wantCells) {
 			t.Errorf("row %d (%q): %q, want search's first candidate %q", i+1, in[0], row[3:], wantCells)
 		}
 		if rec := recs[(i*31)%len(recs)]; in[0] == rec.Name {

@@ -91,8 +91,8 @@ type batchItem struct {
 // order, either candidates or an error.
 type batchAnswer struct {
 	Results []struct {
-		Candidates []companydocs.Candidate `json:"candidates"`
-		Error      *struct {
+		resolver.Result
+		Error *struct {
 			Code    string `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
@@ -161,7 +161,7 @@ func (s *serverResolver) send(ctx context.Context, reqs []resolver.Request, pend
 		if r.Error != nil {
 			outs[k] = rowOutcome{errCode: r.Error.Code, errText: r.Error.Message}
 		} else {
-			outs[k] = bestOf(r.Candidates)
+			outs[k] = bestOf(&r.Result)
 		}
 	}
 	return outs, nil

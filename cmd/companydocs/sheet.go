@@ -354,13 +354,15 @@ func (w *sheetWriter) flush() error {
 	return w.csv.Error()
 }
 
-// rowOutcome is what a row resolved to: its best candidate, none, or the
-// service's sentence (in the run's language) on why the row's clue was
-// refused.
+// rowOutcome is what a row resolved to: its best candidate, none with
+// the search's notes on why (as answered, and as codes), or the service's
+// sentence (in the run's language) on why the row's clue was refused.
 type rowOutcome struct {
-	best    *companydocs.Candidate
-	errCode string
-	errText string
+	best        *companydocs.Candidate
+	notes       []string
+	noteDetails []companydocs.ReasonDetail
+	errCode     string
+	errText     string
 }
 
 // cells are the result columns of the row in format f: the codes
@@ -373,6 +375,7 @@ func (o rowOutcome) cells(f cellFormat) []string {
 		cells = []string{"", "", "", "", "", "", "", oneLine(o.errCode + ": " + o.errText)}
 	case o.best == nil:
 		cells = make([]string, len(resultColumns)-len(notReviewed))
+		cells[len(cells)-1] = oneLine(notesIn(f.lang, o.notes, o.noteDetails))
 	default:
 		c := o.best
 		confidence := strconv.FormatFloat(c.Confidence, 'f', -1, 64)
@@ -394,6 +397,19 @@ func reasonsIn(lang string, c *companydocs.Candidate) string {
 	texts := make([]string, len(c.ReasonDetails))
 	for i, d := range c.ReasonDetails {
 		texts[i] = resolver.ReasonTextIn(lang, d)
+	}
+	return strings.Join(texts, reasonSeparator)
+}
+
+// notesIn says the notes of a search without candidates in lang, from
+// their codes and params (a server's answer says them in English).
+func notesIn(lang string, notes []string, details []companydocs.ReasonDetail) string {
+	if len(details) != len(notes) {
+		return strings.Join(notes, reasonSeparator) // an answer without codes: as said
+	}
+	texts := make([]string, len(details))
+	for i, d := range details {
+		texts[i] = resolver.NoteTextIn(lang, d)
 	}
 	return strings.Join(texts, reasonSeparator)
 }

@@ -197,12 +197,19 @@ function stopMany() {
   }
 }
 
-// toReview: a row whose best candidate is not exact and that no one has
-// reviewed yet.
+// toReview: a row that no one has reviewed yet whose best candidate is
+// not exact, or that has no candidate (its notes say why).
 function toReview(i) {
   const outcome = m.outcomes[i];
-  return Boolean(outcome && !outcome.error && outcome.candidates.length > 0 &&
-    outcome.candidates[0].confidence_label !== "exact" && m.choices[i] === undefined);
+  return Boolean(outcome && !outcome.error && m.choices[i] === undefined &&
+    (outcome.candidates.length === 0 || outcome.candidates[0].confidence_label !== "exact"));
+}
+
+// whyNone is the sentence of a search without candidates: its notes,
+// said by the server in the page's language.
+function whyNone(outcome) {
+  const u = outcome.query_understanding || {};
+  return (u.notes || []).join(" | ");
 }
 
 // chosenOf is the candidate a row stands for: the reviewer's choice
@@ -293,7 +300,7 @@ function manyRow(i, outcome) {
   const reviewed = m.choices[i] !== undefined;
   tr.append(cell("many.th.candidate", { className: "candidate" }, chosen ? [el("span", { className: "cand-name", text: chosen.name }), el("br"),
     el("span", { className: "cand-facts", text: [chosen.court, chosen.registry_number, chosen.city].filter(Boolean).join(", ") })]
-    : [t(reviewed ? "many.noneChosen" : "many.noCandidate")]));
+    : reviewed ? [t("many.noneChosen")] : noCandidate(outcome)));
   const label = chosen ? chosen.confidence_label : "";
   tr.append(cell("many.th.label", { className: "match" }, [
     label ? el("span", { className: "badge badge-" + label, "data-label": label, text: t("label." + label) }) : null,
@@ -317,6 +324,12 @@ function manyRow(i, outcome) {
   }
   tr.append(cell("many.th.action", { className: "row-actions" }, [actions]));
   return tr;
+}
+
+// noCandidate says that a row found no candidate, and why.
+function noCandidate(outcome) {
+  const why = whyNone(outcome);
+  return [t("many.noCandidate"), why ? el("br") : null, why ? el("span", { className: "why-none", text: why }) : null];
 }
 
 // reviewRow lets the reader pick the right candidate of a row, or none.

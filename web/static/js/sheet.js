@@ -125,7 +125,10 @@ export function resultCells(outcome, choice, comma) {
   }
   const c = reviewed ? (choice < 0 ? null : outcome.candidates[choice]) : outcome.candidates[0];
   if (!c) {
-    return ["", "", "", "", "", "", "", ""].concat(review);
+    // no candidate: the search's notes say why; "none of these" is said
+    // by the review columns
+    const notes = reviewed ? [] : ((outcome.query_understanding || {}).notes || []);
+    return ["", "", "", "", "", "", "", oneLine(notes.join(" | "))].concat(review);
   }
   return [c.profile_id, c.name, c.court, c.registry_number, number(c.confidence, comma), c.confidence_label,
     String(c.ordering_eligible), oneLine((c.confidence_reasons || []).join(" | "))].concat(review);
