@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,24 +62,15 @@ func writeDump(t *testing.T, recs []map[string]any, cases []rolloutCase, blighte
 	for _, c := range cases {
 		byNumber[c.record["company_number"].(string)] = c
 	}
-	var b strings.Builder
+	out := make([]map[string]any, 0, len(recs))
 	for _, r := range recs {
 		if c, ok := byNumber[r["company_number"].(string)]; ok && blighted {
 			r = cloneRecord(r)
 			c.blight(r)
 		}
-		line, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(line)
-		b.WriteByte('\n')
+		out = append(out, r)
 	}
-	path := filepath.Join(t.TempDir(), "dump.jsonl")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return dumpFile(t, out)
 }
 
 // publishDump builds a generation of the dump at path and publishes it.

@@ -218,7 +218,7 @@ func writeGeneration(t *testing.T, dataDir string, recs []map[string]any, cases 
 	for _, c := range cases {
 		byNumber[c.record["company_number"].(string)] = c
 	}
-	var b strings.Builder
+	var out []map[string]any
 	for _, r := range recs {
 		c, watched := byNumber[r["company_number"].(string)]
 		if watched {
@@ -231,6 +231,16 @@ func writeGeneration(t *testing.T, dataDir string, recs []map[string]any, cases 
 				edit(r)
 			}
 		}
+		out = append(out, r)
+	}
+	return mustBuild(t, dataDir, 0, dumpFile(t, out)).ID
+}
+
+// dumpFile writes recs as a dump, a JSON line each, and returns its path.
+func dumpFile(t *testing.T, recs []map[string]any) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range recs {
 		line, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
@@ -242,7 +252,7 @@ func writeGeneration(t *testing.T, dataDir string, recs []map[string]any, cases 
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return mustBuild(t, dataDir, 0, path).ID
+	return path
 }
 
 // cloneRecord deep-copies a decoded record.
