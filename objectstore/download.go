@@ -217,7 +217,7 @@ func (s *Store) readObject(ctx context.Context, t *transfer, key string, f fetch
 		if err := wd.touch(); err != nil {
 			return err
 		}
-		return t.add(rctx, n)
+		return wd.paused(func() error { return t.add(rctx, n) })
 	})
 	if err != nil {
 		return fmt.Errorf("file %s: read %s: %w", f.Path, key, wd.cause(err))

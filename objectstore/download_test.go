@@ -274,3 +274,19 @@ func TestPartBeyondDamagedObject(t *testing.T) {
 	}
 	mustSameFiles(t, src, dst, files)
 }
+
+// TestDownloadRateBelowOneBufferPerIdle: a rate so low that one buffer
+// takes longer than the idle bound is the caller holding back, not the
+// store falling silent; the download goes through instead of failing at
+// every buffer (which made a following node at 250 kB/s and a 1 s bound
+// fetch a buffer per try).
+func TestDownloadRateBelowOneBufferPerIdle(t *testing.T) {
+	const size = 3 * copyBuffer
+	s, _, _, files := mustPublished(t, size)
+	s.WithIdle(200 * time.Millisecond)
+	big := []File{files[slices.IndexFunc(files, func(f File) bool { return f.Path == bigPath })]}
+	const rate = 2 * copyBuffer // a buffer every 500 ms
+	if err := s.Download(context.Background(), "gen-1", t.TempDir(), big, rate, nil); err != nil {
+		t.Fatalf("a download at %d bytes/s with an idle bound of 200 ms: %v", rate, err)
+	}
+}

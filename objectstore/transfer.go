@@ -66,6 +66,19 @@ func (w *watchdog) touch() error {
 	return context.Cause(w.ctx)
 }
 
+// paused runs wait, the transfer's own rate limit holding it back, with
+// the watchdog stopped: the store is not silent while the caller waits,
+// and a pause of one buffer at a low rate may be longer than the idle
+// bound.
+func (w *watchdog) paused(wait func() error) error {
+	w.timer.Stop()
+	err := wait()
+	if terr := w.touch(); err == nil {
+		err = terr
+	}
+	return err
+}
+
 func (w *watchdog) stop() {
 	w.timer.Stop()
 	w.cancel(nil)
