@@ -35,14 +35,13 @@ deb: build
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters),
 ## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS),
 ## scripts/stripemock.sh installs stripe-mock if missing (the payment tests run a throw-away one);
-## the alert rules' tests first, the Debian package's check after the parallel run (the binary it packages then links
-## from packages the tests compiled) and before the resource scenarios
+## the alert rules' tests first (the Debian package's check, make test-deb, runs apart: it installs lintian and needs
+## root for its throw-away overlay of /)
 test: vet fmt-check test-alerts
 	scripts/postgres.sh
 	scripts/objectstore.sh
 	scripts/stripemock.sh
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-race test-command test-eval test-follow test-crashes test-race-e2e
-	$(MAKE) --no-print-directory test-deb
 	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
 
 # RACE_E2E: the command's end-to-end tests run under the race detector: several nodes, swaps and rollouts under
