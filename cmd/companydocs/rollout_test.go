@@ -84,21 +84,13 @@ func (f followSetup) publishDump(t *testing.T, path string) string {
 	return meta.ID
 }
 
-// orderableID is the profile id s serves c's record under, orderable.
+// orderableID is the profile id s serves c's record under, orderable
+// with AD.
 func orderableID(t *testing.T, s *testServer, c rolloutCase) string {
 	t.Helper()
-	attrs := c.record["all_attributes"].(map[string]any)
-	ps, err := s.Live.ByNumber(companydocs.RegisterType(attrs["_registerArt"].(string)), attrs["_registerNummer"].(string))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range ps {
-		if p.Name == c.record["name"] && p.OrderingEligible() && p.HasDocument(companydocs.DocumentAD) {
-			return p.ID
-		}
-	}
-	t.Fatalf("%s: %s is not served as orderable with AD", c.name, c.record["name"])
-	return ""
+	return servedProfileID(t, s, c.name, c.record, func(p *companydocs.Profile) bool {
+		return p.OrderingEligible() && p.HasDocument(companydocs.DocumentAD)
+	})
 }
 
 // previewAnswer is what an order preview said.

@@ -276,17 +276,24 @@ func editsOf(cases []watchCase) map[string]func(map[string]any) {
 // being served, by its register number and name.
 func profileIDOf(t *testing.T, s *testServer, c watchCase) string {
 	t.Helper()
-	attrs := c.record["all_attributes"].(map[string]any)
+	return servedProfileID(t, s, c.name, c.record, (*companydocs.Profile).OrderingEligible)
+}
+
+// servedProfileID finds the id of the profile s serves a decoded record
+// under, by its register number and name, that want accepts.
+func servedProfileID(t *testing.T, s *testServer, name string, record map[string]any, want func(*companydocs.Profile) bool) string {
+	t.Helper()
+	attrs := record["all_attributes"].(map[string]any)
 	ps, err := s.Live.ByNumber(companydocs.RegisterType(attrs["_registerArt"].(string)), attrs["_registerNummer"].(string))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range ps {
-		if p.Name == c.record["name"] && p.OrderingEligible() {
+		if p.Name == record["name"] && want(p) {
 			return p.ID
 		}
 	}
-	t.Fatalf("%s: %s is not served as an orderable profile", c.name, c.record["name"])
+	t.Fatalf("%s: %s is not served as wanted", name, record["name"])
 	return ""
 }
 
