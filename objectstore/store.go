@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -13,8 +14,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/fileblob" // file:// URLs: a shared directory
-	_ "gocloud.dev/blob/s3blob"   // s3:// URLs: S3 and S3-compatible stores
 	"gocloud.dev/gcerrors"
 )
 
@@ -35,6 +34,9 @@ type Store struct {
 	// that accepts a connection and then says nothing would otherwise hold
 	// a caller without a deadline forever.
 	idle time.Duration
+	// sdk is the AWS SDK's logger (s3:// only), writing to the logger
+	// WithLogger sets.
+	sdk *sdkLog
 }
 
 // defaultIdle is Store.idle: long enough for a slow link to move one copy
@@ -64,11 +66,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open object store: %w", err)
 	}
-	b, err := blob.OpenBucket(ctx, url)
+	sdk := new(sdkLog)
+	b, err := openBucket(ctx, url, sdk)
 	if err != nil {
 		return nil, fmt.Errorf("open object store: %w", err)
 	}
-	s := &Store{bucket: b, prefix: loc.prefix, idle: defaultIdle}
+	s := &Store{bucket: b, prefix: loc.prefix, idle: defaultIdle, sdk: sdk}
 	if loc.scheme == "s3" {
 		// s3blob documents *s3.Client for Bucket.As; without it the
 		// uploads of killed publishes could never be aborted.
@@ -91,6 +94,14 @@ func (s *Store) WithIdle(d time.Duration) *Store {
 		panic(fmt.Sprintf("objectstore: idle bound %s is not positive", d))
 	}
 	s.idle = d
+	return s
+}
+
+// WithLogger sends what the AWS SDK logs (s3:// stores) to logger, its
+// warnings at level Warn and the rest at Debug, and returns s; without it
+// they go to slog's default logger.
+func (s *Store) WithLogger(logger *slog.Logger) *Store {
+	s.sdk.logger.Store(logger)
 	return s
 }
 
