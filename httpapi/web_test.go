@@ -39,6 +39,8 @@ func TestWebFilesCarrySecurityHeaders(t *testing.T) {
 		{"/static/js/main.js", "text/javascript; charset=utf-8", `from "./core.js"`},
 		{"/static/js/core.js", "text/javascript; charset=utf-8", "AbortError"},
 		{"/static/i18n.js", "text/javascript; charset=utf-8", "export const texts"},
+		{"/static/i18n/de.js", "text/javascript; charset=utf-8", "export const de"},
+		{"/static/js/orderviews.js", "text/javascript; charset=utf-8", "export function orderDetails"},
 		{"/static/app.css", "text/css; charset=utf-8", ".card"},
 		{"/static/messages.json", "application/json", `"refusal.not_a_pdf":"Das Dokument ist kein PDF`},
 	}

@@ -17,7 +17,8 @@ import (
 // scorch does for every batch), then merging those segments into one, once
 // (what the cheapest possible merge policy would do). Their sum is a lower
 // bound of the ingest's CPU per record, whatever the pipeline around bleve
-// does; BENCHMARKS.md compares it with the 5M target.
+// does; docs/benchmarks-history.md ("The floor: what bleve alone costs
+// per document") compares it with the 5M target.
 func BenchmarkBleveFloor(b *testing.B) {
 	ps := readChunk(b, "ocdata.chunk13.jsonl.bz2", 100_000)
 	var build, merge time.Duration

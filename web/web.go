@@ -13,8 +13,9 @@ var static embed.FS
 // IndexFile is the name of the page document inside Files.
 const IndexFile = "index.html"
 
-// Files returns the page's static files (index.html, app.css, i18n.js and
-// the modules under js/), rooted at the top of the static directory.
+// Files returns the page's static files (index.html, app.css, i18n.js
+// with its language files under i18n/, and the modules under js/), rooted
+// at the top of the static directory.
 func Files() fs.FS {
 	sub, err := fs.Sub(static, "static")
 	if err != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"io/fs"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -22,7 +23,7 @@ func readFile(t *testing.T, name string) string {
 }
 
 // languageKeys reads the keys of each language as the page has them: the
-// blocks of i18n.js and the message catalog merged into them.
+// files i18n/*.js and the message catalog merged into them.
 func languageKeys(t *testing.T) map[string]map[string]bool {
 	t.Helper()
 	langs := map[string]map[string]bool{}
@@ -35,18 +36,18 @@ func languageKeys(t *testing.T) map[string]map[string]bool {
 	return langs
 }
 
-// TestServiceSentencesOnlyInTheCatalog checks that i18n.js keeps none of
+// TestServiceSentencesOnlyInTheCatalog checks that i18n/*.js keep none of
 // the sentences the catalog holds: the page's own words stay there, every
 // sentence the service says too is read from the catalog, once.
 func TestServiceSentencesOnlyInTheCatalog(t *testing.T) {
 	page := pageTexts(t)
 	if len(page["en"]) < 100 {
-		t.Fatalf("i18n.js: %d English texts read; the file layout changed", len(page["en"]))
+		t.Fatalf("i18n/en.js: %d English texts read; the file layout changed", len(page["en"]))
 	}
 	for lang, texts := range page {
 		for key := range texts {
 			if messages.Has(key) {
-				t.Errorf("i18n.js (%s) repeats %s, which the message catalog holds", lang, key)
+				t.Errorf("i18n/%s.js repeats %s, which the message catalog holds", lang, key)
 			}
 		}
 	}
@@ -59,7 +60,7 @@ func TestGermanAndEnglishHaveTheSameTexts(t *testing.T) {
 	langs := languageKeys(t)
 	en, de := langs["en"], langs["de"]
 	if len(en) < 100 || len(de) < 100 {
-		t.Fatalf("i18n.js: %d English and %d German texts read; the file layout changed", len(en), len(de))
+		t.Fatalf("i18n/*.js: %d English and %d German texts read; the file layout changed", len(en), len(de))
 	}
 	for _, pair := range [][2]map[string]bool{{en, de}, {de, en}} {
 		for k := range pair[0] {
@@ -228,8 +229,8 @@ func TestContentType(t *testing.T) {
 	}
 }
 
-// languageTexts reads each language as the page has it: the block of
-// i18n.js with the message catalog merged in.
+// languageTexts reads each language as the page has it: its file
+// i18n/<lang>.js with the message catalog merged in.
 func languageTexts(t *testing.T) map[string]map[string]string {
 	t.Helper()
 	langs := pageTexts(t)
@@ -241,21 +242,34 @@ func languageTexts(t *testing.T) map[string]map[string]string {
 	return langs
 }
 
-// pageTexts reads each language block of i18n.js as key -> text: a block
-// starts with `  en: {` and its entries are `    "key": "text",` lines.
+// pageTexts reads each language file of the page's own words,
+// i18n/<lang>.js, as key -> text: it starts with `export const en = {`,
+// its entries are `  "key": "text",` lines, and i18n.js imports it.
 func pageTexts(t *testing.T) map[string]map[string]string {
 	t.Helper()
-	block := regexp.MustCompile(`^  ([a-z]{2}): \{$`)
-	entry := regexp.MustCompile(`^    "([^"]+)": "((?:[^"\\]|\\.)*)",?$`)
+	names, err := fs.Glob(Files(), "i18n/*.js")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("page texts i18n/*.js: %v, %v", names, err)
+	}
+	joined := readFile(t, "i18n.js")
+	entry := regexp.MustCompile(`^  "([^"]+)": "((?:[^"\\]|\\.)*)",?$`)
 	langs := map[string]map[string]string{}
-	var current map[string]string
-	for _, line := range strings.Split(readFile(t, "i18n.js"), "\n") {
-		if m := block.FindStringSubmatch(line); m != nil {
-			current = map[string]string{}
-			langs[m[1]] = current
-		} else if m := entry.FindStringSubmatch(line); m != nil && current != nil {
-			current[m[1]] = m[2]
+	for _, name := range names {
+		lang := strings.TrimSuffix(path.Base(name), ".js")
+		js := readFile(t, name)
+		if !strings.Contains(js, "\nexport const "+lang+" = {\n") {
+			t.Fatalf("%s does not export the texts %s; the file layout changed", name, lang)
 		}
+		if !strings.Contains(joined, `import { `+lang+` } from "./`+name+`";`) {
+			t.Fatalf("i18n.js does not import %s", name)
+		}
+		texts := map[string]string{}
+		for _, line := range strings.Split(js, "\n") {
+			if m := entry.FindStringSubmatch(line); m != nil {
+				texts[m[1]] = m[2]
+			}
+		}
+		langs[lang] = texts
 	}
 	return langs
 }

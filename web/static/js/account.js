@@ -2,7 +2,7 @@
 // token lives in sessionStorage, gone when the tab closes, never in a
 // cookie or the URL), sign out, the balance, and the account's role.
 
-import { $, api, explain, formatTime, onRedraw, redraw, safeStorage, setStatus, state, t, whenUnauthorized } from "./core.js";
+import { $, api, explain, formatTime, onRedraw, onReload, redraw, safeStorage, setStatus, state, t, whenUnauthorized } from "./core.js";
 
 const SESSION_KEY = "companydocs.session";
 
@@ -144,6 +144,7 @@ export function setRole(role) {
 }
 
 export function startAccount() {
+  onReload("account", loadAccount);
   state.session = loadSession();
   whenUnauthorized(() => endSession(t("account.expired")));
   $("signin-form").addEventListener("submit", signIn);

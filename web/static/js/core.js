@@ -48,6 +48,25 @@ export function redraw(kind) {
   }
 }
 
+// Parts of the page register how they read their data again ("orders",
+// "queue", "account"); a part that changed something asks the core to
+// reload another's data instead of importing that part, so that no two
+// parts import each other.
+const reloads = {};
+
+export function onReload(kind, fn) {
+  reloads[kind] = fn;
+}
+
+export function reload(kind, ...args) {
+  const fn = reloads[kind];
+  if (!fn) {
+    // Every part registers when main.js starts it, before any change.
+    throw new Error("no part of the page reloads " + kind);
+  }
+  return fn(...args);
+}
+
 export function safeStorage(store, op, key, value) {
   try {
     if (op === "get") {

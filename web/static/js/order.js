@@ -1,11 +1,9 @@
 // Ordering: the order panel (plan, document, the service's preview with
-// its blockers, confirm), and one order as the page shows it anywhere:
-// its facts, its status, the service's next step and its history.
+// its blockers, confirm) and the order it placed, shown as orderviews.js
+// shows an order anywhere.
 
-import { $, api, docName, el, errorNode, formatMoney, formatTime, has, newIdempotencyKey, onRedraw, planName, state, t } from "./core.js";
-import { loadAccount } from "./account.js";
-import { loadOrders } from "./orders.js";
-import { paymentFacts } from "./payment.js";
+import { $, api, docName, el, errorNode, formatMoney, newIdempotencyKey, onRedraw, reload, state, t } from "./core.js";
+import { orderDetails } from "./orderviews.js";
 
 let order = null; // {candidate, opener, idemKey, previewSeq, controller, preview}
 
@@ -220,134 +218,8 @@ function showOrder(o, headline, kind) {
   again.addEventListener("click", () => closeOrderPanel(true));
   $("order-result").replaceChildren(box, again);
   $("order-heading").focus();
-  loadOrders(false);
-  loadAccount();
-}
-
-// ---- one order: facts, status in words, timeline, next step ----
-
-// Each status has a sign besides its colour, so that it does not rest on
-// colour alone; the words carry the meaning, the sign is decoration.
-const STATUS_SIGNS = { PREVIEW_READY: "○", PAID: "◐", REQUESTED: "◑", DELIVERED: "✓", FAILED: "✗", CANCELLED: "⊘" };
-export const STATUSES = Object.keys(STATUS_SIGNS);
-
-export function statusWords(status) {
-  return has("orderStatus." + status) ? t("orderStatus." + status) : status;
-}
-
-function statusBadge(status) {
-  return el("span", { className: "status-badge status-" + status, "data-status": status }, [
-    el("span", { "aria-hidden": "true", text: (STATUS_SIGNS[status] || "•") + " " }),
-    el("span", { className: "status-words", text: statusWords(status) }),
-  ]);
-}
-
-// orderDetails shows an order; step, when given, in place of the
-// service's next step (the operator's queue says the operator's), and
-// then with the payment as the operator sees it.
-export function orderDetails(o, step) {
-  const company = o.company || {};
-  const rows = [
-    ["order.id", o.id],
-    ["order.account", o.account],
-    ["order.for", [company.name, company.court, company.registry_number].filter(Boolean).join(", ")],
-    ["order.document", docName(o.document_type)],
-    ["order.plan", planName(o.plan_id)],
-    ["order.total", formatMoney(o.total, o.currency)],
-    ["order.workflow", has("workflow." + o.workflow_status) ? t("workflow." + o.workflow_status) : o.workflow_status],
-    ["order.createdAt", o.created_at ? formatTime(o.created_at) : ""],
-    ["order.refunded", o.credits_refunded ? String(o.credits_refunded) : ""],
-    ["order.file", o.document ? t("order.fileSize", { kb: Math.max(1, Math.round(o.document.size / 1024)) }) : ""],
-  ].filter(([, v]) => v);
-  const dl = el("dl", { className: "facts order-facts" });
-  for (const [key, value] of rows) {
-    const plan = key === "order.plan" ? o.plan_id : undefined;
-    dl.append(el("div", {}, [el("dt", { text: t(key) }), el("dd", { className: "order-" + key.split(".")[1], "data-plan-id": plan, text: value })]));
-    if (key === "order.id") {
-      dl.append(el("div", {}, [el("dt", { text: t("order.status") }), el("dd", { className: "order-status", "data-status": o.status }, [statusBadge(o.status)])]));
-    }
-  }
-  return el("div", { className: "order-details", "data-order-id": o.id, "data-status": o.status }, [dl, paymentFacts(o, Boolean(step)), step || nextStepNode(o), historyNode(o)]);
-}
-
-// stepActions holds, by next-step kind, what a part of the page adds
-// under the service's next step (a button that pays, for instance):
-// onNextStep("payment", (order) => node).
-const stepActions = {};
-
-export function onNextStep(kind, fn) {
-  stepActions[kind] = fn;
-}
-
-// nextStepNode shows the service's next step, whatever it is: its kind in
-// words, the service's sentence, and what a part of the page offers for
-// that kind.
-function nextStepNode(o) {
-  const step = o.next_step || {};
-  const kind = has("nextStep." + step.kind) ? t("nextStep." + step.kind) : step.kind || "";
-  const extra = stepActions[step.kind] ? stepActions[step.kind](o) : null;
-  return el("div", { className: "next-step", "data-kind": step.kind || "", "data-code": step.code || "" }, [
-    el("p", {}, [
-      el("strong", { text: t("order.nextStep") + ": " + kind }),
-      step.message ? el("span", { className: "next-step-text", lang: o._lang, text: " " + step.message }) : null,
-    ]),
-    extra,
-  ]);
-}
-
-function historyNode(o) {
-  const history = o.history || [];
-  if (history.length === 0) {
-    return null;
-  }
-  const titleId = "history-" + o.id + "-" + Math.random().toString(36).slice(2, 8);
-  const list = el("ol", { className: "timeline", "aria-labelledby": titleId });
-  for (const h of history) {
-    const actor = has("actor." + h.actor) ? t("actor." + h.actor) : h.actor;
-    list.append(el("li", { className: "timeline-entry", "data-status": h.status, "data-actor": h.actor }, [
-      el("time", { datetime: h.at, text: formatTime(h.at) }),
-      el("span", { className: "timeline-what" }, [
-        statusBadge(h.status),
-        el("span", { className: "timeline-actor", text: " " + t("history.by", { actor }) }),
-      ]),
-      h.note ? el("span", { className: "timeline-note", lang: o._lang, "data-code": h.code || "", "data-at": h.at, text: h.note.trim() }) : null,
-    ]));
-  }
-  return el("div", { className: "history" }, [el("p", { id: titleId, className: "history-title", text: t("order.history") }), list]);
-}
-
-// saySentencesAgain puts the service's sentences of orders, asked again
-// in another language, into their cards in list in place, without
-// drawing the cards again (a file chosen or a note typed stays).
-export function saySentencesAgain(listId, items) {
-  for (const li of $(listId).children) {
-    const o = items.find((x) => x.id === li.dataset.orderId);
-    if (!o) {
-      continue;
-    }
-    const step = li.querySelector(".next-step-text");
-    const said = o.operator_step || o.next_step;
-    if (step && said && said.message) {
-      step.textContent = " " + said.message;
-      step.lang = o._lang;
-    }
-    for (const note of li.querySelectorAll(".timeline-note")) {
-      const h = (o.history || []).find((x) => x.at === note.dataset.at && x.note);
-      if (h) {
-        note.textContent = h.note.trim();
-        note.lang = o._lang;
-      }
-    }
-  }
-}
-
-// namePlansAgain names the plans of the orders shown as the service
-// labelled them last (in the page's language), in place: the cards keep
-// what they show besides (a message, a file chosen).
-export function namePlansAgain(listId) {
-  for (const dd of $(listId).querySelectorAll("dd[data-plan-id]")) {
-    dd.textContent = planName(dd.dataset.planId);
-  }
+  reload("orders", false);
+  reload("account");
 }
 
 function renderOrderPanelTexts() {

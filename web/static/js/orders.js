@@ -1,10 +1,9 @@
 // The client's orders: the list with each order's status, history and
 // next step, and what the service allows now (cancel, download).
 
-import { $, api, el, explain, guarded, onRedraw, saveFile, send, setStatus, state, t } from "./core.js";
-import { loadAccount, setRole } from "./account.js";
-import { namePlansAgain, orderDetails, saySentencesAgain } from "./order.js";
-import { loadQueue } from "./queue.js";
+import { $, api, el, explain, guarded, onRedraw, onReload, reload, saveFile, send, setStatus, state, t } from "./core.js";
+import { setRole } from "./account.js";
+import { actionGroup, allows, askAgain, confirmingButton, focusOrder, namePlansAgain, orderDetails, replaceOrder, saySentencesAgain } from "./orderviews.js";
 
 const orders = { cursor: null, items: [], seq: 0 }; // seq: the newest request; older answers are dropped
 
@@ -20,7 +19,7 @@ export async function loadOrders(more) {
     return;
   }
   if (state.role === "operator") {
-    loadQueue(more);
+    reload("queue", more);
     return;
   }
   setStatus("orders-status", t("orders.loading"));
@@ -66,45 +65,6 @@ function renderOrders() {
   list.replaceChildren(...items.map((o) => el("li", { className: "order-item", "data-order-id": o.id }, [orderDetails(o), clientActions(o)])));
 }
 
-// askAgain reads the orders shown once more, each by its id, so that the
-// service says their sentences in the page's new language; the list keeps
-// its orders (an operator's acted-on ones, older pages) as they are shown.
-export async function askAgain(items, path) {
-  const again = await Promise.all(items.map((o) => api("GET", path + encodeURIComponent(o.id) + "/", undefined, { auth: true }).catch(() => o)));
-  return again;
-}
-
-// replaceOrder puts the answer of an action in place of the order it
-// changed, in the list it came from.
-export function replaceOrder(items, o) {
-  const i = items.findIndex((x) => x.id === o.id);
-  if (i >= 0) {
-    items[i] = o;
-  }
-}
-
-// focusOrder puts the focus back on the card of an order after its list
-// was drawn again, so that keyboard users stay where they were.
-export function focusOrder(listId, id, selector) {
-  for (const li of $(listId).children) {
-    if (li.dataset.orderId === id) {
-      const target = (selector && li.querySelector(selector)) || li;
-      if (target === li) {
-        li.tabIndex = -1;
-      }
-      target.focus();
-      return;
-    }
-  }
-}
-
-// allows reports whether the service lists action among what the
-// signed-in account may do with the order now (allowed_actions): the
-// page offers exactly those and keeps no rule of the lifecycle itself.
-export function allows(o, action) {
-  return (o.allowed_actions || []).indexOf(action) >= 0;
-}
-
 function clientActions(o) {
   const box = el("div", { className: "actions order-actions" });
   const message = el("div", { className: "action-message", role: "status", "aria-live": "polite" });
@@ -113,7 +73,7 @@ function clientActions(o) {
       const changed = await api("POST", "/documents/orders/" + encodeURIComponent(o.id) + "/cancel", {}, { auth: true });
       replaceOrder(orders.items, changed);
       renderOrders();
-      loadAccount();
+      reload("account");
       focusOrder("orders-list", o.id);
       setStatus("orders-status", t("action.cancelled", { id: o.id }));
     }, message));
@@ -124,41 +84,6 @@ function clientActions(o) {
     box.append(b);
   }
   return actionGroup(o, box, message);
-}
-
-// actionGroup names the order the buttons act on, so that a screen
-// reader user who meets "Cancel order" in a long list knows which.
-export function actionGroup(o, box, message) {
-  if (!box.children.length) {
-    return null;
-  }
-  return el("div", { role: "group", "aria-label": t("order.actionsFor", { id: o.id }) }, [box, message]);
-}
-
-// confirmingButton asks before an action that cannot be undone: the
-// first press shows the question and two labelled answers in the page
-// (no window.confirm, which blocks the page and cannot be styled).
-export function confirmingButton(label, question, yes, no, className, action, message, extra) {
-  const wrap = el("div", { className: "confirming" });
-  const start = el("button", { type: "button", className, text: label });
-  const yesButton = el("button", { type: "button", className: className + "-yes danger", text: yes });
-  const noButton = el("button", { type: "button", className: className + "-no", text: no });
-  const ask = el("div", { className: "confirm-box", role: "group", "aria-label": question, hidden: true }, [
-    el("p", { className: "confirm-question", text: question }), extra || null, el("div", { className: "actions" }, [yesButton, noButton]),
-  ]);
-  start.addEventListener("click", () => {
-    start.hidden = true;
-    ask.hidden = false;
-    yesButton.focus();
-  });
-  noButton.addEventListener("click", () => {
-    ask.hidden = true;
-    start.hidden = false;
-    start.focus();
-  });
-  yesButton.addEventListener("click", () => guarded(yesButton, message, action));
-  wrap.append(start, ask);
-  return wrap;
 }
 
 // downloadDocument fetches the PDF with the session token (a plain link
@@ -175,6 +100,7 @@ async function downloadDocument(o, message) {
 }
 
 export function startOrders() {
+  onReload("orders", loadOrders);
   $("orders-refresh").addEventListener("click", () => loadOrders(false));
   $("orders-more").addEventListener("click", () => loadOrders(true));
   onRedraw("session", () => {

@@ -2,9 +2,8 @@
 // the service lets the operator do with each (confirm payment, mark
 // requested, deliver the PDF, fail with a reason, cancel).
 
-import { $, ApiError, api, el, explain, guarded, onRedraw, setStatus, state, t } from "./core.js";
-import { STATUSES, namePlansAgain, orderDetails, saySentencesAgain, statusWords } from "./order.js";
-import { actionGroup, allows, askAgain, confirmingButton, focusOrder, replaceOrder } from "./orders.js";
+import { $, ApiError, api, el, explain, guarded, onRedraw, onReload, setStatus, state, t } from "./core.js";
+import { STATUSES, actionGroup, allows, askAgain, confirmingButton, focusOrder, namePlansAgain, orderDetails, replaceOrder, saySentencesAgain, statusWords } from "./orderviews.js";
 
 const queue = { status: "PREVIEW_READY", cursor: null, items: [], seq: 0 };
 
@@ -160,6 +159,7 @@ function failForm(o, path, message, done) {
 }
 
 export function startQueue() {
+  onReload("queue", loadQueue);
   $("queue-status").addEventListener("change", () => loadQueue(false));
   $("queue-refresh").addEventListener("click", () => loadQueue(false));
   $("queue-more").addEventListener("click", () => loadQueue(true));

@@ -2,8 +2,7 @@
 // of watches with the last change the service saw (said by the service in
 // the page's language), order a fresh printout, stop watching.
 
-import { $, api, el, explain, formatTime, guarded, onRedraw, redraw, setStatus, state, t } from "./core.js";
-import { loadAccount } from "./account.js";
+import { $, api, el, explain, formatTime, guarded, onRedraw, redraw, reload, setStatus, state, t } from "./core.js";
 import { openOrderPanel } from "./order.js";
 
 const watches = { items: [], lang: "en", seq: 0 };
@@ -23,7 +22,7 @@ export function watchAction(c) {
   b.addEventListener("click", () => guarded(b, message, async () => {
     await api("POST", "/watches/", { company_profile_id: c.profile_id }, { auth: true });
     await loadWatches();
-    loadAccount();
+    reload("account");
     const card = [...$("results").children].find((x) => x.dataset.profileId === c.profile_id);
     const done = card && card.querySelector(".watching");
     if (done) {
@@ -88,7 +87,7 @@ function watchItem(w) {
   stop.addEventListener("click", () => guarded(stop, message, async () => {
     await api("DELETE", "/watches/" + encodeURIComponent(w.id), undefined, { auth: true });
     await loadWatches();
-    loadAccount();
+    reload("account");
     setStatus("watches-status", t("watch.stopped", { name: c.name || w.company_profile_id }));
   }));
   box.append(stop);
