@@ -6,6 +6,7 @@ import { $, api, docName, el, errorNode, formatMoney, newIdempotencyKey, onRedra
 import { orderDetails } from "./orderviews.js";
 
 let order = null; // {candidate, opener, idemKey, previewSeq, controller, preview}
+let planChosen = false; // the person picked a plan: it stays picked across orders
 
 // orderAction offers to order an orderable company: to a signed-in
 // client, or a way to sign in first. Operators run the queue; the service
@@ -65,11 +66,21 @@ function fillPlanSelect() {
   for (const p of state.plans) {
     select.append(el("option", { value: p.id, text: p.label || p.name }));
   }
-  const held = order ? order.candidate.documents || [] : [];
-  const fitting = state.plans.find((p) => p.id === previous) ||
-    state.plans.find((p) => (p.document_types || []).some((d) => held.includes(d))) || state.plans[0];
-  select.value = fitting.id;
+  select.value = defaultPlan(previous).id;
   fillDocumentSelect();
+}
+
+// defaultPlan is the plan the panel offers first: the one the person
+// chose, else one for a document the company holds that the account can
+// pay with its credits now (an order that waits for nobody), else any one
+// for such a document (an operator's or a payment page's), else the first.
+function defaultPlan(previous) {
+  const held = order ? order.candidate.documents || [] : [];
+  const fits = (p) => (p.document_types || []).some((d) => held.includes(d));
+  const payable = (p) => p.payment === "credits" && state.credits !== null && state.credits >= (p.credit_cost || 0);
+  return (planChosen && state.plans.find((p) => p.id === previous)) ||
+    state.plans.find((p) => fits(p) && payable(p)) ||
+    state.plans.find(fits) || state.plans[0];
 }
 
 function fillDocumentSelect() {
@@ -92,6 +103,7 @@ function fillDocumentSelect() {
 }
 
 function onPlanChange() {
+  planChosen = true;
   fillDocumentSelect();
   onChoiceChange();
 }
