@@ -2,6 +2,7 @@ package companydocs
 
 import (
 	"strings"
+	"time"
 
 	"companydocs/messages"
 )
@@ -54,9 +55,20 @@ func paramArgs(lang string, p *Params) messages.Args {
 	a["refunded"] = moneyIn(lang, p.RefundedAmount, p.Currency)
 	a["payment_url"] = p.PaymentURL
 	if p.ExpiresAt != nil {
-		a["expires"] = p.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
+		a["expires"] = dateTimeIn(lang, *p.ExpiresAt)
 	}
 	return a
+}
+
+// dateTimeIn writes a moment in UTC as the page writes dates in the
+// language: "28 Nov 2026, 10:15 UTC", "28.11.2026, 10:15 UTC" (a German
+// panel that said "2026-11-28 10:15 UTC" beside the page's "28.11.2026,
+// 10:15" mixed two ways of writing a date).
+func dateTimeIn(lang string, t time.Time) string {
+	if lang == "de" {
+		return t.UTC().Format("02.01.2006, 15:04 UTC")
+	}
+	return t.UTC().Format("2 Jan 2006, 15:04 UTC")
 }
 
 // creditWordsIn counts credits in words: "1 credit", "5 credits".
@@ -186,7 +198,7 @@ func OperatorStepIn(lang string, o *Order) OperatorStep {
 	args := messages.Args{"amount": moneyIn(lang, o.Total, o.Currency), "document": documentNameIn(lang, o.DocumentType), "company": o.Company.Name}
 	if p := o.Payment; p != nil && p.Status == PaymentOpen && o.Status == OrderStatusPreviewReady {
 		key = "operatorStep.awaiting_payment" // the client pays on the provider's page; its event pays the order
-		args["expires"] = p.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
+		args["expires"] = dateTimeIn(lang, p.ExpiresAt)
 	}
 	return OperatorStep{Action: action, Message: messages.Say(lang, key, args)}
 }

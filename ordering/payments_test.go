@@ -24,7 +24,7 @@ func TestPaymentSentences(t *testing.T) {
 		p    *companydocs.Params
 		want map[string][]string
 	}{
-		{"step.pay_online", pay, map[string][]string{"en": {"4.50 EUR", "ord_x", "2026-11-28 10:15 UTC", "Rheinbahn AG"}, "de": {"Bezahlen Sie 4,50 EUR", "2026-11-28 10:15 UTC"}}},
+		{"step.pay_online", pay, map[string][]string{"en": {"4.50 EUR", "ord_x", "28 Nov 2026, 10:15 UTC", "Rheinbahn AG"}, "de": {"Bezahlen Sie 4,50 EUR", "28.11.2026, 10:15 UTC"}}},
 		{"history.cancelled_by_client", refund, map[string][]string{"en": {"Refund pending: 4.50 EUR"}, "de": {"Erstattung ausstehend: 4,50 EUR"}}},
 		{"history.refunded", refund, map[string][]string{"en": {"Refunded: 4.50 EUR"}, "de": {"Erstattet: 4,50 EUR"}}},
 		{"history.paid_online", &companydocs.Params{Amount: "4.50", Currency: "EUR", Provider: companydocs.PaymentStripe}, map[string][]string{"en": {"Paid 4.50 EUR online."}, "de": {"4,50 EUR online bezahlt."}}},
