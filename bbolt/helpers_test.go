@@ -83,8 +83,12 @@ func openService(path string, p ordering.Profiles, plans *ordering.Plans, now fu
 	if err != nil {
 		return nil, err
 	}
-	docs := filepath.Join(filepath.Dir(path), ordering.DocumentsDir)
-	opts := ordering.Options{DocumentsDir: docs, SweepInterval: -1, Now: now}
+	docs, err := OpenDocuments(db, filepath.Join(filepath.Dir(path), ordering.DocumentsDir))
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	opts := ordering.Options{Documents: docs, SweepInterval: -1, Now: now}
 	orders, err := ordering.NewOrders(db, p, plans, opts)
 	if err != nil {
 		db.Close()

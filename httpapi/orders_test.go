@@ -106,7 +106,12 @@ func openOrdering(tb testing.TB, profiles ordering.Profiles, plans *ordering.Pla
 	if err != nil {
 		tb.Fatal(err)
 	}
-	opts := ordering.Options{DocumentsDir: filepath.Join(dir, ordering.DocumentsDir)}
+	docs, err := bbolt.OpenDocuments(db, filepath.Join(dir, ordering.DocumentsDir))
+	if err != nil {
+		db.Close()
+		tb.Fatal(err)
+	}
+	opts := ordering.Options{Documents: docs}
 	orders, err := ordering.NewOrders(db, profiles, plans, opts)
 	if err != nil {
 		db.Close()

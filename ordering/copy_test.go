@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -119,7 +121,7 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	if err := Copy(ctx, s.store, dst, Documents(s.store, s.docs.dir)); err != nil {
+	if err := Copy(ctx, s.store, dst, s.docs.Open); err != nil {
 		t.Fatal(err)
 	}
 	got, err := TakeCensus(ctx, dst)
@@ -134,12 +136,16 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 			t.Errorf("the copy fails its store's check: %v", err)
 		}
 	}
-	docs := documentStore{dir: t.TempDir()}
+	docsDir := t.TempDir()
 	if _, shared := dst.(SharedStore); !shared {
 		// files are the caller's to move into a store that does not keep them
-		moveDocumentFiles(t, s, docs)
+		moveDocumentFiles(t, s, docsDir)
 	}
-	orders, err := NewOrders(dst, fx.profiles, shippedPlans(t), Options{SweepInterval: -1, DocumentsDir: docs.dir})
+	docs, err := TestDocuments[kind](dst, docsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, err := NewOrders(dst, fx.profiles, shippedPlans(t), Options{SweepInterval: -1, Documents: docs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +166,7 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 	if err != nil || !reflect.DeepEqual(jsonOf(t, before), jsonOf(t, after)) {
 		t.Errorf("the copy lists %s (%v), the source %s", jsonOf(t, after), err, jsonOf(t, before))
 	}
-	if err := Copy(ctx, s.store, dst, Documents(s.store, s.docs.dir)); !errors.Is(err, ErrExists) {
+	if err := Copy(ctx, s.store, dst, s.docs.Open); !errors.Is(err, ErrExists) {
 		t.Errorf("a second copy into the same store: %v, want ErrExists", err)
 	}
 	if again, _ := TakeCensus(ctx, dst); Verify(want, again) != nil {
@@ -199,22 +205,24 @@ func jsonOf(t *testing.T, v any) string {
 	return string(raw)
 }
 
-// moveDocumentFiles writes the documents s refers to into docs.
-func moveDocumentFiles(t *testing.T, s *service, docs documentStore) {
-	read := Documents(s.store, s.docs.dir)
+// moveDocumentFiles writes the documents s refers to into dir, as the
+// file store keeps them (<first 2 hex>/<sha256>.pdf).
+func moveDocumentFiles(t *testing.T, s *service, dir string) {
 	err := s.store.View(ctx, func(tx Tx) error {
 		return tx.DocumentRefs(func(sha, _ string) error {
-			pdf, err := read(ctx, sha)
+			pdf, err := s.docs.Open(ctx, sha)
 			if err != nil {
 				return err
 			}
 			defer pdf.Close()
-			in, err := receive(docs.dir, pdf)
+			b, err := io.ReadAll(pdf)
 			if err != nil {
 				return err
 			}
-			defer in.discard()
-			return docs.keep(in)
+			if err := os.MkdirAll(filepath.Join(dir, sha[:2]), 0o750); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, sha[:2], sha+".pdf"), b, 0o640)
 		})
 	})
 	if err != nil {

@@ -291,19 +291,17 @@ func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf io.Reader
 	if err := s.CheckDelivery(ctx, operator, id); err != nil {
 		return nil, err
 	}
-	in, err := receive(s.docs.dir, pdf)
+	in, err := receive(s.docs, pdf)
 	if err != nil {
 		return nil, err
 	}
-	defer in.discard()
-	if s.shared == nil {
-		if err := s.docs.keep(in); err != nil {
-			return nil, err
-		}
+	defer in.Discard()
+	if err := in.Keep(in.sha); err != nil {
+		return nil, err
 	}
 	doc := &companydocs.OrderDocument{SHA256: in.sha, Size: in.size, ContentType: "application/pdf"}
-	if s.docs.url != nil {
-		doc.DownloadURL = s.docs.url(id)
+	if s.docURL != nil {
+		doc.DownloadURL = s.docURL(id)
 	}
 	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, historyNote{code: HistoryDelivered}, &delivery{doc, in})
 }
@@ -311,7 +309,7 @@ func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf io.Reader
 // delivery is the document a DELIVERED transition attaches.
 type delivery struct {
 	doc *companydocs.OrderDocument
-	pdf *incoming // stored in the transaction by a SharedStore
+	pdf *incoming // stored in the transaction where the store keeps it there
 }
 
 // change runs one transition in a shared write transaction. owner, when
@@ -381,18 +379,13 @@ func roleOfActor(actor string) string {
 	return companydocs.RoleClient
 }
 
-// attach records the delivered document (a SharedStore stores it here);
+// attach records the delivered document (Documents.Attach stores it
+// here where the store keeps documents in its transactions);
 // the test hook fails the transaction after the document is stored.
 func (s *Orders) attach(tx Tx, rec *OrderRecord, d *delivery) error {
 	doc := d.doc
-	if s.shared != nil {
-		dtx, ok := tx.(DocumentTx)
-		if !ok {
-			return fmt.Errorf("ordering: the transaction of a SharedStore (%T) is not a DocumentTx", tx)
-		}
-		if err := dtx.PutDocument(doc.SHA256, d.pdf.reader()); err != nil {
-			return err
-		}
+	if err := s.docs.Attach(tx, doc.SHA256, d.pdf.Reader()); err != nil {
+		return err
 	}
 	if s.failDelivery != nil {
 		if err := s.failDelivery(); err != nil {

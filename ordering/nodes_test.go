@@ -19,13 +19,18 @@ func openNode(t *testing.T, storeDir string, fx *fixture, c *testclock.Clock) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{SweepInterval: -1, Now: c.Now, DocumentsDir: filepath.Join(t.TempDir(), DocumentsDir)}
+	docs, err := openDocuments(t, store, filepath.Join(t.TempDir(), DocumentsDir))
+	if err != nil {
+		store.Close()
+		t.Fatal(err)
+	}
+	opts := Options{SweepInterval: -1, Now: c.Now, Documents: docs}
 	orders, err := NewOrders(store, fx.profiles, shippedPlans(t), opts)
 	if err != nil {
 		store.Close()
 		t.Fatal(err)
 	}
-	s := &service{Accounts: NewAccounts(store, opts), Orders: orders, store: store}
+	s := &service{Accounts: NewAccounts(store, opts), Orders: orders, store: store, docs: docs}
 	t.Cleanup(func() { s.Close() })
 	return s
 }

@@ -46,10 +46,9 @@ type Options struct {
 	// background (default DefaultSweepInterval; negative: never).
 	SweepInterval time.Duration
 
-	// DocumentsDir holds delivered PDFs (Orders; required: "documents" in
-	// the data directory, see DocumentsDir), unless the store is a
-	// SharedStore, which keeps them itself.
-	DocumentsDir string
+	// Documents keeps the delivered PDFs (Orders; required): the store
+	// package's own, bbolt.OpenDocuments or postgres.OpenDocuments.
+	Documents Documents
 	// DocumentURL makes the download_url of a delivered order's document
 	// from its id (Orders); the front end supplies it, since the domain
 	// knows no routes. Without it download_url is empty.
@@ -184,8 +183,8 @@ type Orders struct {
 	ids      idGenerator
 	roles    sync.Map // account name -> role
 	eventIDs idGenerator
-	docs     documentStore
-	shared   SharedStore // nil: the PDFs are files in docs.dir
+	docs     Documents
+	docURL   func(orderID string) string
 	onChange func(Transition)
 	checkURL func(ctx context.Context, rawURL string) error
 	lease    time.Duration // of a claimed webhook delivery
@@ -208,35 +207,20 @@ type Orders struct {
 	failDelivery func() error
 }
 
-// NewOrders makes Orders over store and prepares the documents directory
-// (see documentStore.prepare), or checks the documents of a SharedStore.
-// plans may be nil: every order operation then answers
+// NewOrders makes Orders over store, keeping the delivered PDFs in
+// opts.Documents. plans may be nil: every order operation then answers
 // plan_configuration_missing.
 func NewOrders(store Store, profiles Profiles, plans *Plans, opts Options) (*Orders, error) {
-	shared, _ := store.(SharedStore)
-	if opts.DocumentsDir == "" && shared == nil {
-		return nil, errors.New("ordering: Options.DocumentsDir is required")
+	if opts.Documents == nil {
+		return nil, errors.New("ordering: Options.Documents is required")
 	}
 	opts = opts.withDefaults()
-	docs := documentStore{dir: opts.DocumentsDir, url: opts.DocumentURL}
-	var err error
-	if shared != nil {
-		err = sharedDocuments(shared)
-		if err == nil {
-			err = docs.sweepIncoming()
-		}
-	} else {
-		err = docs.prepare(store)
-	}
-	if err != nil {
-		return nil, err
-	}
 	return &Orders{
-		shared: shared,
-		store:  store, profiles: profiles, plans: plans, now: opts.Now,
+		store: store, profiles: profiles, plans: plans, now: opts.Now,
 		ids:      idGenerator{now: opts.Now},
 		eventIDs: idGenerator{now: opts.Now},
-		docs:     docs,
+		docs:     opts.Documents,
+		docURL:   opts.DocumentURL,
 		onChange: opts.OnTransition,
 		checkURL: opts.CheckWebhookURL,
 		lease:    opts.DeliveryLease,
@@ -257,14 +241,9 @@ func (s *Orders) Plans() ([]companydocs.Plan, error) {
 }
 
 // CheckDocuments fails, with an error wrapping ErrDamaged, when an order
-// refers to a document that is missing (a file, or a SharedStore's row).
+// refers to a document that is not kept (Documents.Check).
 func (s *Orders) CheckDocuments(ctx context.Context) error {
-	return s.store.View(ctx, func(tx Tx) error {
-		if s.shared != nil {
-			return checkSharedDocuments(tx)
-		}
-		return checkDocumentFiles(tx, s.docs.dir)
-	})
+	return s.store.View(ctx, s.docs.Check)
 }
 
 // idGenerator issues order ids that sort by creation time: 48 bits of

@@ -43,7 +43,11 @@ func BenchmarkCompareWatches100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := NewOrders(store, fx.profiles, watchPlans(b, benchWatches), Options{DocumentsDir: dir + "/documents"})
+		docs, err := TestDocuments["bbolt"](store, dir+"/documents")
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := NewOrders(store, fx.profiles, watchPlans(b, benchWatches), Options{Documents: docs})
 		if err != nil {
 			b.Fatal(err)
 		}

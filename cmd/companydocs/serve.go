@@ -275,10 +275,12 @@ func (m *Main) openIndexAndStore(ctx context.Context) (ordering.Store, error) {
 // startOrdering starts the ordering service over store, its webhooks, its
 // refunds and the watcher.
 func (m *Main) startOrdering(store ordering.Store, plans *ordering.Plans, providers map[string]ordering.PaymentProvider) error {
-	var err error
+	docs, err := m.openDocuments(store)
+	if err != nil {
+		return m.explainOrderStoreError(err) // Close closes the store
+	}
 	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
-		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
-		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL,
+		Documents: docs, DocumentURL: httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL,
 		DeliveryLease: webhookLease(m.Config.WebhookTimeout), Generation: m.currentGeneration, OnWatches: m.Metrics.AddWatches,
 		OnWatchBehind: m.wakeWatcher,
 		Payments:      providers, OnRefundDue: m.wakeRefunds, OnRefund: m.observeRefund, OnPaymentEvent: m.Metrics.ObservePaymentEvent,

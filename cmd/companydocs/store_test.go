@@ -48,7 +48,12 @@ func openOrderService(tb testing.TB, dir string, opts ordering.Options) (*orderS
 		tb.Fatalf("open the order database: %v", err)
 	}
 	opts.SweepInterval = -1
-	opts.DocumentsDir = filepath.Join(dir, ordering.DocumentsDir)
+	docs, err := bbolt.OpenDocuments(db, filepath.Join(dir, ordering.DocumentsDir))
+	if err != nil {
+		db.Close()
+		tb.Fatalf("open the documents: %v", err)
+	}
+	opts.Documents = docs
 	orders, err := ordering.NewOrders(db, nil, nil, opts)
 	if err != nil {
 		db.Close()
