@@ -98,7 +98,7 @@ func (s *Server) handleDeleteSession(c *fiber.Ctx) error {
 
 // handleAccount shows the session's account to itself.
 func (s *Server) handleAccount(c *fiber.Ctx) error {
-	a, err := s.Ordering.AccountSummary(c.UserContext(), currentSession(c).account)
+	a, err := s.Orders.AccountSummary(c.UserContext(), currentSession(c).account)
 	if err != nil {
 		return err
 	}

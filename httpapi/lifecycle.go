@@ -53,7 +53,7 @@ func (s *Server) handleCancelOrder(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.Ordering.CancelOrder(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), note)
+	o, err := s.Orders.CancelOrder(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), note)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (s *Server) handleDownload(c *fiber.Ctx) error {
 			release()
 		}
 	}()
-	o, r, err := s.Ordering.Document(c.UserContext(), account, utils.CopyString(c.Params("id")))
+	o, r, err := s.Orders.Document(c.UserContext(), account, utils.CopyString(c.Params("id")))
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (s *Server) handleOperatorOrders(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	orders, next, err := s.Ordering.OperatorOrders(c.UserContext(), currentSession(c).account,
+	orders, next, err := s.Orders.OperatorOrders(c.UserContext(), currentSession(c).account,
 		utils.CopyString(c.Query("status")), utils.CopyString(c.Query("cursor")), limit)
 	if err != nil {
 		return err
@@ -163,7 +163,7 @@ func (s *Server) handleOperatorOrders(c *fiber.Ctx) error {
 }
 
 func (s *Server) handleOperatorOrder(c *fiber.Ctx) error {
-	o, err := s.Ordering.OperatorOrder(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
+	o, err := s.Orders.OperatorOrder(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (s *Server) handleOperatorAction(action string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		o, err := s.Ordering.OperatorAction(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), action, note)
+		o, err := s.Orders.OperatorAction(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), action, note)
 		if err != nil {
 			return err
 		}
@@ -200,7 +200,7 @@ func (s *Server) handleOperatorAction(action string) fiber.Handler {
 // memory, and stops it at MaxUploadSize.
 func (s *Server) handleDeliver(c *fiber.Ctx) error {
 	account, id := currentSession(c).account, utils.CopyString(c.Params("id"))
-	if err := s.Ordering.CheckDelivery(c.UserContext(), account, id); err != nil {
+	if err := s.Orders.CheckDelivery(c.UserContext(), account, id); err != nil {
 		return err
 	}
 	release, err := s.uploads.acquire(c, account)
@@ -209,7 +209,7 @@ func (s *Server) handleDeliver(c *fiber.Ctx) error {
 	}
 	defer release()
 	body, _ := c.Locals(bodyKey{}).(*requestBody)
-	o, err := s.Ordering.Deliver(c.UserContext(), account, id, body)
+	o, err := s.Orders.Deliver(c.UserContext(), account, id, body)
 	if err != nil {
 		return err
 	}

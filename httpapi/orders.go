@@ -21,7 +21,7 @@ type listOrdersResponse struct {
 
 // handlePlans lists the deployment's plans (public).
 func (s *Server) handlePlans(c *fiber.Ctx) error {
-	plans, err := s.Ordering.Plans()
+	plans, err := s.Orders.Plans()
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *Server) handlePreview(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, orderFields); err != nil {
 		return err
 	}
-	p, err := s.Ordering.Preview(c.UserContext(), currentSession(c).account, req)
+	p, err := s.Orders.Preview(c.UserContext(), currentSession(c).account, req)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *Server) handleCreateOrder(c *fiber.Ctx) error {
 		return err
 	}
 	idemKey := utils.CopyString(c.Get("Idempotency-Key"))
-	o, err := s.Ordering.CreateOrder(c.UserContext(), currentSession(c).account, req, idemKey)
+	o, err := s.Orders.CreateOrder(c.UserContext(), currentSession(c).account, req, idemKey)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (s *Server) handleListOrders(c *fiber.Ctx) error {
 	}
 	cursor := utils.CopyString(c.Query("cursor"))
 	status := utils.CopyString(c.Query("status"))
-	orders, next, err := s.Ordering.List(c.UserContext(), currentSession(c).account, status, cursor, limit)
+	orders, next, err := s.Orders.List(c.UserContext(), currentSession(c).account, status, cursor, limit)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func limitParam(s string) (int, error) {
 // order is not_found.
 func (s *Server) handleGetOrder(c *fiber.Ctx) error {
 	id := utils.CopyString(c.Params("id"))
-	o, err := s.Ordering.Order(c.UserContext(), currentSession(c).account, id)
+	o, err := s.Orders.Order(c.UserContext(), currentSession(c).account, id)
 	if err != nil {
 		return err
 	}

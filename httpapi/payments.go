@@ -29,7 +29,7 @@ type paymentEventAnswer struct {
 func (s *Server) handleStripeEvent(c *fiber.Ctx) error {
 	payload := bytes.Clone(c.Body())
 	sig := string(c.Request().Header.Peek("Stripe-Signature"))
-	outcome, err := s.Ordering.ApplyPaymentEvent(c.UserContext(), "stripe", payload, sig)
+	outcome, err := s.Payments.ApplyPaymentEvent(c.UserContext(), "stripe", payload, sig)
 	if err != nil {
 		return err
 	}

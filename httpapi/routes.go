@@ -34,9 +34,10 @@ type Sessions interface {
 	RevokeSession(ctx context.Context, token string) error
 }
 
-// Ordering is what the HTTP layer needs to order. The verified-profile
-// gate, the roles and the ownership checks live behind it, not here.
-type Ordering interface {
+// Orders is what the HTTP layer needs to order: plans, previews, orders,
+// their lifecycle and documents. The verified-profile gate, the roles and
+// the ownership checks live behind it, not here.
+type Orders interface {
 	Plans() ([]companydocs.Plan, error)
 	Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error)
 	CreateOrder(ctx context.Context, account string, req companydocs.OrderRequest, idempotencyKey string) (*companydocs.Order, error)
@@ -60,16 +61,28 @@ type Ordering interface {
 	// Deliver reads the PDF from pdf, at most MaxUploadSize bytes, never
 	// whole into memory, and delivers the order.
 	Deliver(ctx context.Context, operator, id string, pdf io.Reader) (*companydocs.Order, error)
-	// Webhook endpoints of the account (clients and operators alike).
+}
+
+// Webhooks is what the HTTP layer needs for the webhook endpoints of an
+// account (clients and operators alike).
+type Webhooks interface {
 	CreateWebhook(ctx context.Context, account, url, description string) (*companydocs.WebhookEndpoint, error)
 	Webhooks(ctx context.Context, account string) ([]companydocs.WebhookEndpoint, error)
 	DeleteWebhook(ctx context.Context, account, id string) error
 	WebhookDeliveries(ctx context.Context, account, id string) ([]companydocs.WebhookDelivery, error)
-	// Watches of the account: created is false when the account watched
-	// the profile already (that watch is returned).
+}
+
+// Watches is what the HTTP layer needs for the watches of an account.
+type Watches interface {
+	// CreateWatch: created is false when the account watched the profile
+	// already (that watch is returned).
 	CreateWatch(ctx context.Context, account, profileID string) (w *companydocs.Watch, created bool, err error)
 	Watches(ctx context.Context, account string) ([]companydocs.Watch, error)
 	DeleteWatch(ctx context.Context, account, id string) error
+}
+
+// Payments is what the HTTP layer needs of the payment providers.
+type Payments interface {
 	// ApplyPaymentEvent verifies a payment provider's signed event and
 	// applies it to its order; it returns what became of it.
 	ApplyPaymentEvent(ctx context.Context, provider string, payload []byte, signature string) (outcome string, err error)

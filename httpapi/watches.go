@@ -19,7 +19,7 @@ func (s *Server) handleCreateWatch(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, `"company_profile_id"`); err != nil {
 		return err
 	}
-	w, created, err := s.Ordering.CreateWatch(c.UserContext(), currentSession(c).account, req.CompanyProfileID)
+	w, created, err := s.Watches.CreateWatch(c.UserContext(), currentSession(c).account, req.CompanyProfileID)
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func (s *Server) handleCreateWatch(c *fiber.Ctx) error {
 }
 
 func (s *Server) handleListWatches(c *fiber.Ctx) error {
-	ws, err := s.Ordering.Watches(c.UserContext(), currentSession(c).account)
+	ws, err := s.Watches.Watches(c.UserContext(), currentSession(c).account)
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func (s *Server) handleListWatches(c *fiber.Ctx) error {
 }
 
 func (s *Server) handleDeleteWatch(c *fiber.Ctx) error {
-	if err := s.Ordering.DeleteWatch(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
+	if err := s.Watches.DeleteWatch(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -18,7 +18,7 @@ func (s *Server) handleCreateWebhook(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, `"url" and "description"`); err != nil {
 		return err
 	}
-	ep, err := s.Ordering.CreateWebhook(c.UserContext(), currentSession(c).account, req.URL, req.Description)
+	ep, err := s.Webhooks.CreateWebhook(c.UserContext(), currentSession(c).account, req.URL, req.Description)
 	if err != nil {
 		return err
 	}
@@ -26,7 +26,7 @@ func (s *Server) handleCreateWebhook(c *fiber.Ctx) error {
 }
 
 func (s *Server) handleListWebhooks(c *fiber.Ctx) error {
-	eps, err := s.Ordering.Webhooks(c.UserContext(), currentSession(c).account)
+	eps, err := s.Webhooks.Webhooks(c.UserContext(), currentSession(c).account)
 	if err != nil {
 		return err
 	}
@@ -34,14 +34,14 @@ func (s *Server) handleListWebhooks(c *fiber.Ctx) error {
 }
 
 func (s *Server) handleDeleteWebhook(c *fiber.Ctx) error {
-	if err := s.Ordering.DeleteWebhook(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
+	if err := s.Webhooks.DeleteWebhook(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (s *Server) handleWebhookDeliveries(c *fiber.Ctx) error {
-	ds, err := s.Ordering.WebhookDeliveries(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
+	ds, err := s.Webhooks.WebhookDeliveries(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
 	if err != nil {
 		return err
 	}

@@ -145,24 +145,24 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 	if err != nil {
 		t.Fatal(err)
 	}
-	orders, err := NewOrders(dst, fx.profiles, shippedPlans(t), Options{SweepInterval: -1, Documents: docs})
+	orders, err := New(dst, fx.profiles, shippedPlans(t), Options{SweepInterval: -1, Documents: docs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, r, err := orders.Document(ctx, acct, delivered); err != nil {
+	if _, r, err := orders.Orders.Document(ctx, acct, delivered); err != nil {
 		t.Errorf("the copy's document of %s: %v", delivered, err)
 	} else if pdf, _ := io.ReadAll(r); !bytes.Equal(pdf, testPDF) {
 		t.Errorf("the copy's document of %s differs from the delivered one", delivered)
 	}
 	checkCopiedBodies(t, s.store, orders)
 	checkCopiedPaymentEvents(t, dst)
-	watchesBefore, _ := s.Watches(ctx, acct)
-	watchesAfter, err := orders.Watches(ctx, acct)
+	watchesBefore, _ := s.Watches.Watches(ctx, acct)
+	watchesAfter, err := orders.Watches.Watches(ctx, acct)
 	if err != nil || len(watchesAfter) != 1 || watchesAfter[0].LastChange == nil || jsonOf(t, watchesBefore) != jsonOf(t, watchesAfter) {
 		t.Errorf("the copy's watches %s (%v), the source's %s", jsonOf(t, watchesAfter), err, jsonOf(t, watchesBefore))
 	}
-	before, _, _ := s.List(ctx, acct, "", "", 100)
-	after, _, err := orders.List(ctx, acct, "", "", 100)
+	before, _, _ := s.Orders.List(ctx, acct, "", "", 100)
+	after, _, err := orders.Orders.List(ctx, acct, "", "", 100)
 	if err != nil || !reflect.DeepEqual(jsonOf(t, before), jsonOf(t, after)) {
 		t.Errorf("the copy lists %s (%v), the source %s", jsonOf(t, after), err, jsonOf(t, before))
 	}
@@ -232,9 +232,9 @@ func moveDocumentFiles(t *testing.T, s *service, dir string) {
 
 // checkCopiedBodies: the copy's due deliveries carry the bodies the
 // source stored for their events, byte for byte.
-func checkCopiedBodies(t *testing.T, src Store, copied *Orders) {
+func checkCopiedBodies(t *testing.T, src Store, copied *Services) {
 	t.Helper()
-	tasks, _, err := copied.DueWebhooks(time.Now().Add(time.Hour), func(string) bool { return false }, 100)
+	tasks, _, err := copied.Webhooks.DueWebhooks(time.Now().Add(time.Hour), func(string) bool { return false }, 100)
 	if err != nil || len(tasks) == 0 {
 		t.Fatalf("the copy's due deliveries: %d, %v", len(tasks), err)
 	}

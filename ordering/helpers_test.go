@@ -140,10 +140,14 @@ func openDocuments(tb testing.TB, store Store, dir string) (Documents, error) {
 	return TestDocuments[parts[1]](store, dir)
 }
 
-// service is Accounts and Orders over one store, as serve wires them.
+// service is Accounts and the ordering services over one store, as
+// serve wires them.
 type service struct {
 	*Accounts
 	*Orders
+	*Payments
+	*Webhooks
+	*Watches
 	store   Store
 	docs    Documents
 	docsDir string // where the documents of a store that keeps them as files are
@@ -170,12 +174,17 @@ func OpenAt(tb testing.TB, dir string, profiles Profiles, plans *Plans, opts Opt
 		return nil, err
 	}
 	opts.Documents = docs
-	orders, err := NewOrders(store, profiles, plans, opts)
+	svc, err := New(store, profiles, plans, opts)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	return &service{Accounts: NewAccounts(store, opts), Orders: orders, store: store, docs: docs, docsDir: docsDir}, nil
+	return newService(NewAccounts(store, opts), svc, store, docs, docsDir), nil
+}
+
+func newService(a *Accounts, svc *Services, store Store, docs Documents, docsDir string) *service {
+	return &service{Accounts: a, Orders: svc.Orders, Payments: svc.Payments, Webhooks: svc.Webhooks, Watches: svc.Watches,
+		store: store, docs: docs, docsDir: docsDir}
 }
 
 // checker is what a store offers to check its consistency (bbolt: its

@@ -89,7 +89,7 @@ func testTerminalOrderFreesOnlyItsOwnSlot(t *testing.T) {
 			return err
 		}
 		unclaimed := *rec
-		unclaimed.Order.ID = s.ids.next()
+		unclaimed.Order.ID = s.Orders.ids.next()
 		b = unclaimed.Order.ID
 		return tx.InsertOrder(&unclaimed)
 	})

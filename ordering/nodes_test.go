@@ -25,12 +25,12 @@ func openNode(t *testing.T, storeDir string, fx *fixture, c *testclock.Clock) *s
 		t.Fatal(err)
 	}
 	opts := Options{SweepInterval: -1, Now: c.Now, Documents: docs}
-	orders, err := NewOrders(store, fx.profiles, shippedPlans(t), opts)
+	svc, err := New(store, fx.profiles, shippedPlans(t), opts)
 	if err != nil {
 		store.Close()
 		t.Fatal(err)
 	}
-	s := &service{Accounts: NewAccounts(store, opts), Orders: orders, store: store, docs: docs}
+	s := newService(NewAccounts(store, opts), svc, store, docs, "")
 	t.Cleanup(func() { s.Close() })
 	return s
 }

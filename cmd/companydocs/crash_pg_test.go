@@ -72,11 +72,11 @@ func crashCheckPostgres(tb testing.TB, url, dir string, j *crashJournal) map[str
 		tb.Fatal(err)
 	}
 	opts := ordering.Options{SweepInterval: -1, Documents: docs}
-	orders, err := ordering.NewOrders(db, nil, nil, opts)
+	svc, err := ordering.New(db, nil, nil, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	accounts := ordering.NewAccounts(db, opts)
 	defer accounts.Close()
-	return crashCheckStore(tb, accounts, orders, db.Check, db.Document, j)
+	return crashCheckStore(tb, accounts, svc.Orders, db.Check, db.Document, j)
 }
