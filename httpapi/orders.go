@@ -20,7 +20,8 @@ type listOrdersResponse struct {
 }
 
 // handlePlans lists the deployment's plans (public).
-func (s *Server) handlePlans(c *fiber.Ctx) error {
+func (h orderHandlers) handlePlans(c *fiber.Ctx) error {
+	s := h.s
 	plans, err := s.Orders.Plans()
 	if err != nil {
 		return err
@@ -30,7 +31,8 @@ func (s *Server) handlePlans(c *fiber.Ctx) error {
 
 // handlePreview answers whether an order could be made (lenient: a
 // non-orderable company is a 200 with blockers, not an error).
-func (s *Server) handlePreview(c *fiber.Ctx) error {
+func (h orderHandlers) handlePreview(c *fiber.Ctx) error {
+	s := h.s
 	var req companydocs.OrderRequest
 	if err := decodeJSON(c, &req, orderFields); err != nil {
 		return err
@@ -44,7 +46,8 @@ func (s *Server) handlePreview(c *fiber.Ctx) error {
 
 // handleCreateOrder creates an order (201); duplicate_order carries the
 // existing order in the error body.
-func (s *Server) handleCreateOrder(c *fiber.Ctx) error {
+func (h orderHandlers) handleCreateOrder(c *fiber.Ctx) error {
+	s := h.s
 	var req companydocs.OrderRequest
 	if err := decodeJSON(c, &req, orderFields); err != nil {
 		return err
@@ -60,7 +63,8 @@ func (s *Server) handleCreateOrder(c *fiber.Ctx) error {
 
 // handleListOrders lists the account's own orders, newest first, with
 // ?limit=1..100 (default 20) and ?cursor=<next_cursor>.
-func (s *Server) handleListOrders(c *fiber.Ctx) error {
+func (h orderHandlers) handleListOrders(c *fiber.Ctx) error {
+	s := h.s
 	limit, err := limitParam(c.Query("limit"))
 	if err != nil {
 		return err
@@ -94,7 +98,8 @@ func limitParam(s string) (int, error) {
 
 // handleGetOrder shows one of the account's orders; another account's
 // order is not_found.
-func (s *Server) handleGetOrder(c *fiber.Ctx) error {
+func (h orderHandlers) handleGetOrder(c *fiber.Ctx) error {
+	s := h.s
 	id := utils.CopyString(c.Params("id"))
 	o, err := s.Orders.Order(c.UserContext(), currentSession(c).account, id)
 	if err != nil {

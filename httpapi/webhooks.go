@@ -13,7 +13,8 @@ type webhookRequest struct {
 
 // handleCreateWebhook registers an endpoint; the answer is the only one
 // that shows its secret.
-func (s *Server) handleCreateWebhook(c *fiber.Ctx) error {
+func (h webhookHandlers) handleCreateWebhook(c *fiber.Ctx) error {
+	s := h.s
 	var req webhookRequest
 	if err := decodeJSON(c, &req, `"url" and "description"`); err != nil {
 		return err
@@ -25,7 +26,8 @@ func (s *Server) handleCreateWebhook(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(ep)
 }
 
-func (s *Server) handleListWebhooks(c *fiber.Ctx) error {
+func (h webhookHandlers) handleListWebhooks(c *fiber.Ctx) error {
+	s := h.s
 	eps, err := s.Webhooks.Webhooks(c.UserContext(), currentSession(c).account)
 	if err != nil {
 		return err
@@ -33,14 +35,16 @@ func (s *Server) handleListWebhooks(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"webhooks": eps})
 }
 
-func (s *Server) handleDeleteWebhook(c *fiber.Ctx) error {
+func (h webhookHandlers) handleDeleteWebhook(c *fiber.Ctx) error {
+	s := h.s
 	if err := s.Webhooks.DeleteWebhook(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-func (s *Server) handleWebhookDeliveries(c *fiber.Ctx) error {
+func (h webhookHandlers) handleWebhookDeliveries(c *fiber.Ctx) error {
+	s := h.s
 	ds, err := s.Webhooks.WebhookDeliveries(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
 	if err != nil {
 		return err
