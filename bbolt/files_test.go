@@ -304,7 +304,7 @@ func TestOldFileMovesDeliveryBodies(t *testing.T) {
 	if _, err := s.FanOutEvents(100); err != nil {
 		t.Fatal(err)
 	}
-	before := dueBodies(t, s.Orders)
+	before := dueBodies(t, s.Webhooks)
 	s.Close()
 	inline := inlineBodies(t, path)
 
@@ -336,7 +336,7 @@ func TestOldFileMovesDeliveryBodies(t *testing.T) {
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
-	after := dueBodies(t, s.Orders)
+	after := dueBodies(t, s.Webhooks)
 	if len(after) != len(before) {
 		t.Fatalf("%d due attempts after the move, %d before", len(after), len(before))
 	}
@@ -367,7 +367,7 @@ func TestOldFileMovesDeliveryBodies(t *testing.T) {
 }
 
 // dueBodies returns the body of each endpoint's first due attempt.
-func dueBodies(t *testing.T, s *ordering.Orders) map[[2]string][]byte {
+func dueBodies(t *testing.T, s *ordering.Webhooks) map[[2]string][]byte {
 	t.Helper()
 	tasks, _, err := s.DueWebhooks(time.Now().Add(time.Hour), func(string) bool { return false }, 100)
 	if err != nil || len(tasks) == 0 {

@@ -64,6 +64,9 @@ func request(p *companydocs.Profile, t companydocs.DocumentType, plan string) co
 type service struct {
 	*ordering.Accounts
 	*ordering.Orders
+	*ordering.Webhooks
+	*ordering.Watches
+	*ordering.Payments
 	db *DB
 }
 
@@ -83,14 +86,18 @@ func openService(path string, p ordering.Profiles, plans *ordering.Plans, now fu
 	if err != nil {
 		return nil, err
 	}
-	docs := filepath.Join(filepath.Dir(path), ordering.DocumentsDir)
-	opts := ordering.Options{DocumentsDir: docs, SweepInterval: -1, Now: now}
-	orders, err := ordering.NewOrders(db, p, plans, opts)
+	docs, err := OpenDocuments(db, filepath.Join(filepath.Dir(path), ordering.DocumentsDir))
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	return &service{Accounts: ordering.NewAccounts(db, opts), Orders: orders, db: db}, nil
+	opts := ordering.Options{Documents: docs, SweepInterval: -1, Now: now}
+	svc, err := ordering.New(db, p, plans, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &service{Accounts: ordering.NewAccounts(db, opts), Orders: svc.Orders, Webhooks: svc.Webhooks, Watches: svc.Watches, Payments: svc.Payments, db: db}, nil
 }
 
 // mustService is openService on a new file in a temporary directory,

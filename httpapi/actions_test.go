@@ -23,7 +23,7 @@ func TestAllowedActionsFollowTheCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	accounts, orders := openOrdering(t, profiles, plans)
-	s := &orderServer{Server: newTestServer(t, Deps{Sessions: accounts, Ordering: orders}), live: live, removed: removed}
+	s := &orderServer{Server: newTestServer(t, orderingDeps(accounts, orders)), live: live, removed: removed}
 	client := s.login(t, mustKey(t, accounts, "acme", 2))
 	opKey, err := accounts.CreateAccountWithRole("desk", companydocs.RoleOperator, 0)
 	if err != nil {

@@ -73,7 +73,8 @@ func noStore(c *fiber.Ctx) error {
 }
 
 // handleCreateSession exchanges an API key for a session token (201).
-func (s *Server) handleCreateSession(c *fiber.Ctx) error {
+func (h sessionHandlers) handleCreateSession(c *fiber.Ctx) error {
+	s := h.s
 	var req createSessionRequest
 	if err := decodeJSON(c, &req, `"api_key"`); err != nil {
 		return err
@@ -89,7 +90,8 @@ func (s *Server) handleCreateSession(c *fiber.Ctx) error {
 }
 
 // handleDeleteSession ends the session the request is made with (204).
-func (s *Server) handleDeleteSession(c *fiber.Ctx) error {
+func (h sessionHandlers) handleDeleteSession(c *fiber.Ctx) error {
+	s := h.s
 	if err := s.Sessions.RevokeSession(c.UserContext(), currentSession(c).token); err != nil {
 		return err
 	}
@@ -97,8 +99,9 @@ func (s *Server) handleDeleteSession(c *fiber.Ctx) error {
 }
 
 // handleAccount shows the session's account to itself.
-func (s *Server) handleAccount(c *fiber.Ctx) error {
-	a, err := s.Ordering.AccountSummary(c.UserContext(), currentSession(c).account)
+func (h sessionHandlers) handleAccount(c *fiber.Ctx) error {
+	s := h.s
+	a, err := s.Orders.AccountSummary(c.UserContext(), currentSession(c).account)
 	if err != nil {
 		return err
 	}

@@ -59,17 +59,17 @@ type BatchResult struct {
 // before its body is read, the budget must cover its queries before they
 // are resolved, and its answer is written as they are (writeBatch), which
 // charges what was answered (batchcharge.go).
-func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
+func (h batchHandlers) handleSearchBatch(c *fiber.Ctx) error {
 	key := utils.CopyString(c.Get("Idempotency-Key"))
 	if err := companydocs.CheckIdempotencyKey(key); err != nil {
 		c.Context().SetConnectionClose()
 		return err
 	}
-	release, err := s.admitBatch(c)
+	release, err := h.s.admitBatch(c)
 	if err != nil {
 		return err
 	}
-	job, err := s.batchJob(c, key)
+	job, err := h.batchJob(c, key)
 	if err != nil {
 		release()
 		return err
@@ -77,13 +77,14 @@ func (s *Server) handleSearchBatch(c *fiber.Ctx) error {
 	job.release = release
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	c.Vary(fiber.HeaderAcceptLanguage) // the items' errors are said in it
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) { s.writeBatch(w, job) })
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) { h.writeBatch(w, job) })
 	return nil
 }
 
 // batchJob reads and decodes a batch's body and admits its queries on the
 // client address's budget: those not charged before under key.
-func (s *Server) batchJob(c *fiber.Ctx, key string) (batchJob, error) {
+func (h batchHandlers) batchJob(c *fiber.Ctx, key string) (batchJob, error) {
+	s := h.s
 	if err := readBody(c, BatchBodyLimit); err != nil {
 		return batchJob{}, err
 	}

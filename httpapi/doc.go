@@ -16,15 +16,15 @@
 // cutting a chunked body as soon as it passes it, so that no handler's
 // c.Body reads an unbounded stream. The upload route (PUT
 // /api/v1/operator/orders/{id}/document) authenticates, checks the role
-// and the order's state (Ordering.CheckDelivery) and takes a slot of
+// and the order's state (Orders.CheckDelivery) and takes a slot of
 // Config.UploadsInFlight (503 beyond) before its body is read; the body
-// is handed to Ordering.Deliver as a reader, and the connection is closed
+// is handed to Orders.Deliver as a reader, and the connection is closed
 // after the answer, since a refused body was never read. Worst cases:
 // before authentication, 8 KiB of body and the connection's buffers per
 // connection; uploads in flight, their copy buffers (32 KiB each) and
 // UploadsInFlight temporary files of at most 20 MiB on disk.
 //
-// Downloads are streamed from the reader Ordering.Document returns, and
+// Downloads are streamed from the reader Orders.Document returns, and
 // bounded: Config.DownloadsPerAccount (429 beyond) and
 // Config.DownloadsInFlight (503 beyond), both with Retry-After. A slot is
 // given back when the HTTP server closes the reader: after the last

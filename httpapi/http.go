@@ -139,8 +139,14 @@ type Deps struct {
 	Profiles Profiles
 	// Sessions authenticates (sessions for API keys, session tokens).
 	Sessions Sessions
-	// Ordering orders (plans, preview, orders, the lifecycle, webhooks).
-	Ordering Ordering
+	// Orders orders (plans, preview, orders, the lifecycle, documents).
+	Orders Orders
+	// Payments applies the payment providers' events.
+	Payments Payments
+	// Webhooks keeps the accounts' webhook endpoints.
+	Webhooks Webhooks
+	// Watches keeps the accounts' watches.
+	Watches Watches
 	// Ready reports what is missing before the service can serve; empty
 	// means ready.
 	Ready func() []string
@@ -162,7 +168,8 @@ type Deps struct {
 // missing names the required dependencies that are nil.
 func (d Deps) missing() []string {
 	var out []string
-	for name, absent := range map[string]bool{"Searcher": d.Searcher == nil, "Profiles": d.Profiles == nil, "Sessions": d.Sessions == nil, "Ordering": d.Ordering == nil,
+	for name, absent := range map[string]bool{"Searcher": d.Searcher == nil, "Profiles": d.Profiles == nil, "Sessions": d.Sessions == nil, "Orders": d.Orders == nil,
+		"Payments": d.Payments == nil, "Webhooks": d.Webhooks == nil, "Watches": d.Watches == nil,
 		"Ready": d.Ready == nil, "Metrics": d.Metrics == nil, "Logger": d.Logger == nil} {
 		if absent {
 			out = append(out, name)
@@ -190,7 +197,7 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 		}
 	}
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
-	s.accountSearches = sync.OnceValue(func() *rateLimiter { return accountSearchLimiter(deps.Ordering, deps.Logger) })
+	s.accountSearches = sync.OnceValue(func() *rateLimiter { return accountSearchLimiter(deps.Orders, deps.Logger) })
 	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
 	s.writes = newRateLimiter(config.WriteRate, config.WriteBurst)

@@ -48,12 +48,13 @@ func readNote(c *fiber.Ctx, field string) (string, error) {
 }
 
 // handleCancelOrder cancels the client's own order (before REQUESTED).
-func (s *Server) handleCancelOrder(c *fiber.Ctx) error {
+func (h orderHandlers) handleCancelOrder(c *fiber.Ctx) error {
+	s := h.s
 	note, err := readNote(c, "note")
 	if err != nil {
 		return err
 	}
-	o, err := s.Ordering.CancelOrder(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), note)
+	o, err := s.Orders.CancelOrder(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), note)
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,8 @@ func (s *Server) handleCancelOrder(c *fiber.Ctx) error {
 // download holds a slot of the account's and of the node's bound until
 // the HTTP server closes the stream: after the last byte, when the
 // client went away, or when the write timeout cut a slow reader off.
-func (s *Server) handleDownload(c *fiber.Ctx) error {
+func (h orderHandlers) handleDownload(c *fiber.Ctx) error {
+	s := h.s
 	account := currentSession(c).account
 	release, err := s.downloads.acquire(c, account)
 	if err != nil {
@@ -77,7 +79,7 @@ func (s *Server) handleDownload(c *fiber.Ctx) error {
 			release()
 		}
 	}()
-	o, r, err := s.Ordering.Document(c.UserContext(), account, utils.CopyString(c.Params("id")))
+	o, r, err := s.Orders.Document(c.UserContext(), account, utils.CopyString(c.Params("id")))
 	if err != nil {
 		return err
 	}
@@ -145,12 +147,13 @@ func withAccounts(lang string, orders []*companydocs.Order) []operatorOrder {
 
 // handleOperatorOrders lists every account's orders, oldest first, with
 // ?status=, ?limit= and ?cursor=.
-func (s *Server) handleOperatorOrders(c *fiber.Ctx) error {
+func (h orderHandlers) handleOperatorOrders(c *fiber.Ctx) error {
+	s := h.s
 	limit, err := limitParam(c.Query("limit"))
 	if err != nil {
 		return err
 	}
-	orders, next, err := s.Ordering.OperatorOrders(c.UserContext(), currentSession(c).account,
+	orders, next, err := s.Orders.OperatorOrders(c.UserContext(), currentSession(c).account,
 		utils.CopyString(c.Query("status")), utils.CopyString(c.Query("cursor")), limit)
 	if err != nil {
 		return err
@@ -162,8 +165,9 @@ func (s *Server) handleOperatorOrders(c *fiber.Ctx) error {
 	return c.JSON(resp)
 }
 
-func (s *Server) handleOperatorOrder(c *fiber.Ctx) error {
-	o, err := s.Ordering.OperatorOrder(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
+func (h orderHandlers) handleOperatorOrder(c *fiber.Ctx) error {
+	s := h.s
+	o, err := s.Orders.OperatorOrder(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
 	if err != nil {
 		return err
 	}
@@ -172,7 +176,8 @@ func (s *Server) handleOperatorOrder(c *fiber.Ctx) error {
 
 // handleOperatorAction runs pay, request, fail ({"reason"} required) or
 // cancel ({"note"} optional).
-func (s *Server) handleOperatorAction(action string) fiber.Handler {
+func (h orderHandlers) handleOperatorAction(action string) fiber.Handler {
+	s := h.s
 	field := "note"
 	if action == "fail" {
 		field = "reason"
@@ -182,7 +187,7 @@ func (s *Server) handleOperatorAction(action string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		o, err := s.Ordering.OperatorAction(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), action, note)
+		o, err := s.Orders.OperatorAction(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")), action, note)
 		if err != nil {
 			return err
 		}
@@ -198,9 +203,10 @@ func (s *Server) handleOperatorAction(action string) fiber.Handler {
 // checked; then the body is streamed into the
 // ordering service, which keeps it in a temporary file, never whole in
 // memory, and stops it at MaxUploadSize.
-func (s *Server) handleDeliver(c *fiber.Ctx) error {
+func (h orderHandlers) handleDeliver(c *fiber.Ctx) error {
+	s := h.s
 	account, id := currentSession(c).account, utils.CopyString(c.Params("id"))
-	if err := s.Ordering.CheckDelivery(c.UserContext(), account, id); err != nil {
+	if err := s.Orders.CheckDelivery(c.UserContext(), account, id); err != nil {
 		return err
 	}
 	release, err := s.uploads.acquire(c, account)
@@ -209,7 +215,7 @@ func (s *Server) handleDeliver(c *fiber.Ctx) error {
 	}
 	defer release()
 	body, _ := c.Locals(bodyKey{}).(*requestBody)
-	o, err := s.Ordering.Deliver(c.UserContext(), account, id, body)
+	o, err := s.Orders.Deliver(c.UserContext(), account, id, body)
 	if err != nil {
 		return err
 	}

@@ -20,8 +20,9 @@ type listOrdersResponse struct {
 }
 
 // handlePlans lists the deployment's plans (public).
-func (s *Server) handlePlans(c *fiber.Ctx) error {
-	plans, err := s.Ordering.Plans()
+func (h orderHandlers) handlePlans(c *fiber.Ctx) error {
+	s := h.s
+	plans, err := s.Orders.Plans()
 	if err != nil {
 		return err
 	}
@@ -30,12 +31,13 @@ func (s *Server) handlePlans(c *fiber.Ctx) error {
 
 // handlePreview answers whether an order could be made (lenient: a
 // non-orderable company is a 200 with blockers, not an error).
-func (s *Server) handlePreview(c *fiber.Ctx) error {
+func (h orderHandlers) handlePreview(c *fiber.Ctx) error {
+	s := h.s
 	var req companydocs.OrderRequest
 	if err := decodeJSON(c, &req, orderFields); err != nil {
 		return err
 	}
-	p, err := s.Ordering.Preview(c.UserContext(), currentSession(c).account, req)
+	p, err := s.Orders.Preview(c.UserContext(), currentSession(c).account, req)
 	if err != nil {
 		return err
 	}
@@ -44,13 +46,14 @@ func (s *Server) handlePreview(c *fiber.Ctx) error {
 
 // handleCreateOrder creates an order (201); duplicate_order carries the
 // existing order in the error body.
-func (s *Server) handleCreateOrder(c *fiber.Ctx) error {
+func (h orderHandlers) handleCreateOrder(c *fiber.Ctx) error {
+	s := h.s
 	var req companydocs.OrderRequest
 	if err := decodeJSON(c, &req, orderFields); err != nil {
 		return err
 	}
 	idemKey := utils.CopyString(c.Get("Idempotency-Key"))
-	o, err := s.Ordering.CreateOrder(c.UserContext(), currentSession(c).account, req, idemKey)
+	o, err := s.Orders.CreateOrder(c.UserContext(), currentSession(c).account, req, idemKey)
 	if err != nil {
 		return err
 	}
@@ -60,14 +63,15 @@ func (s *Server) handleCreateOrder(c *fiber.Ctx) error {
 
 // handleListOrders lists the account's own orders, newest first, with
 // ?limit=1..100 (default 20) and ?cursor=<next_cursor>.
-func (s *Server) handleListOrders(c *fiber.Ctx) error {
+func (h orderHandlers) handleListOrders(c *fiber.Ctx) error {
+	s := h.s
 	limit, err := limitParam(c.Query("limit"))
 	if err != nil {
 		return err
 	}
 	cursor := utils.CopyString(c.Query("cursor"))
 	status := utils.CopyString(c.Query("status"))
-	orders, next, err := s.Ordering.List(c.UserContext(), currentSession(c).account, status, cursor, limit)
+	orders, next, err := s.Orders.List(c.UserContext(), currentSession(c).account, status, cursor, limit)
 	if err != nil {
 		return err
 	}
@@ -94,9 +98,10 @@ func limitParam(s string) (int, error) {
 
 // handleGetOrder shows one of the account's orders; another account's
 // order is not_found.
-func (s *Server) handleGetOrder(c *fiber.Ctx) error {
+func (h orderHandlers) handleGetOrder(c *fiber.Ctx) error {
+	s := h.s
 	id := utils.CopyString(c.Params("id"))
-	o, err := s.Ordering.Order(c.UserContext(), currentSession(c).account, id)
+	o, err := s.Orders.Order(c.UserContext(), currentSession(c).account, id)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,9 @@ func BenchmarkCreateOrderHTTP(b *testing.B) {
 		b.Fatal(err)
 	}
 	svc, orders := openOrdering(b, profiles, plans)
-	s := newTestServer(b, Deps{Sessions: svc, Ordering: orders, Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	deps := orderingDeps(svc, orders)
+	deps.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s := newTestServer(b, deps)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

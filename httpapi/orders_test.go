@@ -89,7 +89,7 @@ func newOrderServer(tb testing.TB, plansFile string) *orderServer {
 		tb.Fatal(err)
 	}
 	accounts, orders := openOrdering(tb, profiles, plans)
-	s := newTestServer(tb, Deps{Sessions: accounts, Ordering: orders})
+	s := newTestServer(tb, orderingDeps(accounts, orders))
 	srv := &orderServer{Server: s, live: live, removed: removed}
 	srv.key = mustKey(tb, accounts, "acme", 2)
 	srv.token = srv.login(tb, srv.key)
@@ -97,17 +97,28 @@ func newOrderServer(tb testing.TB, plansFile string) *orderServer {
 	return srv
 }
 
-// openOrdering opens Accounts and Orders over a bbolt file in a temporary
+// orderingDeps are the dependencies that authenticate and order, as serve
+// wires them.
+func orderingDeps(accounts *ordering.Accounts, svc *ordering.Services) Deps {
+	return Deps{Sessions: accounts, Orders: svc.Orders, Payments: svc.Payments, Webhooks: svc.Webhooks, Watches: svc.Watches}
+}
+
+// openOrdering opens Accounts and the ordering services over a bbolt file in a temporary
 // directory, checked and closed when the test ends.
-func openOrdering(tb testing.TB, profiles ordering.Profiles, plans *ordering.Plans) (*ordering.Accounts, *ordering.Orders) {
+func openOrdering(tb testing.TB, profiles ordering.Profiles, plans *ordering.Plans) (*ordering.Accounts, *ordering.Services) {
 	tb.Helper()
 	dir := tb.TempDir()
 	db, err := bbolt.Open(filepath.Join(dir, bbolt.DatabaseFile), bbolt.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	opts := ordering.Options{DocumentsDir: filepath.Join(dir, ordering.DocumentsDir)}
-	orders, err := ordering.NewOrders(db, profiles, plans, opts)
+	docs, err := bbolt.OpenDocuments(db, filepath.Join(dir, ordering.DocumentsDir))
+	if err != nil {
+		db.Close()
+		tb.Fatal(err)
+	}
+	opts := ordering.Options{Documents: docs}
+	orders, err := ordering.New(db, profiles, plans, opts)
 	if err != nil {
 		db.Close()
 		tb.Fatal(err)

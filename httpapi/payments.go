@@ -26,10 +26,11 @@ type paymentEventAnswer struct {
 }
 
 // handleStripeEvent applies a signed Stripe event to its order.
-func (s *Server) handleStripeEvent(c *fiber.Ctx) error {
+func (h orderHandlers) handleStripeEvent(c *fiber.Ctx) error {
+	s := h.s
 	payload := bytes.Clone(c.Body())
 	sig := string(c.Request().Header.Peek("Stripe-Signature"))
-	outcome, err := s.Ordering.ApplyPaymentEvent(c.UserContext(), "stripe", payload, sig)
+	outcome, err := s.Payments.ApplyPaymentEvent(c.UserContext(), "stripe", payload, sig)
 	if err != nil {
 		return err
 	}

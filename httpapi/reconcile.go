@@ -24,25 +24,27 @@ const routeReconcile = "/api/v1/reconcile"
 // which no other route is. Queries, suggestions, previews and extended
 // entities are charged to the request's search budget (searchBudgetOf:
 // the signed-in account's or the address's), one per query or entity.
-func (s *Server) routesReconcile(api fiber.Router) {
+func (h reconcileHandlers) routesReconcile(api fiber.Router) {
+	s := h.s
 	r := api.Group("/reconcile", cors.New(cors.Config{AllowOrigins: "*", AllowMethods: "GET,POST", MaxAge: 3600}), openToEveryOrigin)
-	r.Get("/", s.handleReconcile)
-	r.Post("/", s.handleReconcile)
-	r.Get(reconcile.PathSuggestEntity, s.limitReconcileSearch, s.handleSuggestEntity)
-	r.Get(reconcile.PathSuggestProperty, s.handleSuggestProperty)
-	r.Get(reconcile.PathPreview, s.limitReconcileSearch, s.handleReconcilePreview)
-	r.Get(reconcile.PathProperties, s.handleProposeProperties)
+	r.Get("/", h.handleReconcile)
+	r.Post("/", h.handleReconcile)
+	r.Get(reconcile.PathSuggestEntity, s.limitReconcileSearch, h.handleSuggestEntity)
+	r.Get(reconcile.PathSuggestProperty, h.handleSuggestProperty)
+	r.Get(reconcile.PathPreview, s.limitReconcileSearch, h.handleReconcilePreview)
+	r.Get(reconcile.PathProperties, h.handleProposeProperties)
 }
 
 // handleReconcile answers the endpoint: a query batch (queries=), a data
 // extension query (extend=), or on a GET without either the manifest.
-func (s *Server) handleReconcile(c *fiber.Ctx) error {
+func (h reconcileHandlers) handleReconcile(c *fiber.Ctx) error {
+	s := h.s
 	queries, extend := c.FormValue("queries"), c.FormValue("extend")
 	switch {
 	case queries != "":
-		return s.reconcileQueries(c, queries)
+		return h.reconcileQueries(c, queries)
 	case extend != "":
-		return s.reconcileExtend(c, extend)
+		return h.reconcileExtend(c, extend)
 	case c.Method() == fiber.MethodGet:
 		s.Metrics.observeReconcile("manifest", 1)
 		base, fromRequest := s.publicBase(c)
@@ -80,7 +82,8 @@ const reconcileViewPath = "/#profile={{id}}"
 // a search (package reconcile maps it), resolved as a batch is, and
 // charged only when all were answered (a query the service failed fails
 // the whole answer, which is then charged nothing).
-func (s *Server) reconcileQueries(c *fiber.Ctx, raw string) error {
+func (h reconcileHandlers) reconcileQueries(c *fiber.Ctx, raw string) error {
+	s := h.s
 	items, err := reconcile.DecodeQueries(raw)
 	if err != nil {
 		s.Metrics.observeReconcile(companydocs.EINVALIDQUERY, 1)
@@ -137,7 +140,8 @@ func reconcileOutcome(a BatchItem, cands []reconcile.Candidate) string {
 }
 
 // reconcileExtend answers a data extension query from the profiles.
-func (s *Server) reconcileExtend(c *fiber.Ctx, raw string) error {
+func (h reconcileHandlers) reconcileExtend(c *fiber.Ctx, raw string) error {
+	s := h.s
 	q, err := reconcile.DecodeExtend(raw)
 	if err != nil {
 		return err
@@ -153,7 +157,8 @@ func (s *Server) reconcileExtend(c *fiber.Ctx, raw string) error {
 	return c.JSON(reconcile.Extend(q, profiles))
 }
 
-func (s *Server) handleSuggestEntity(c *fiber.Ctx) error {
+func (h reconcileHandlers) handleSuggestEntity(c *fiber.Ctx) error {
+	s := h.s
 	prefix := c.Query("prefix")
 	cursor, err := strconv.Atoi(c.Query("cursor", "0"))
 	if err != nil || cursor < 0 || cursor >= resolver.MaxLimit {
@@ -172,11 +177,12 @@ func (s *Server) handleSuggestEntity(c *fiber.Ctx) error {
 	return c.JSON(reconcile.SuggestEntities(res, cursor))
 }
 
-func (s *Server) handleSuggestProperty(c *fiber.Ctx) error {
+func (h reconcileHandlers) handleSuggestProperty(c *fiber.Ctx) error {
 	return c.JSON(reconcile.SuggestProperties(c.Query("prefix")))
 }
 
-func (s *Server) handleReconcilePreview(c *fiber.Ctx) error {
+func (h reconcileHandlers) handleReconcilePreview(c *fiber.Ctx) error {
+	s := h.s
 	id := c.Query("id")
 	if id == "" {
 		return invalidQuery("refusal.reconcile_id_missing", nil)
@@ -200,7 +206,7 @@ func (s *Server) handleReconcilePreview(c *fiber.Ctx) error {
 	return c.Send(page.Bytes())
 }
 
-func (s *Server) handleProposeProperties(c *fiber.Ctx) error {
+func (h reconcileHandlers) handleProposeProperties(c *fiber.Ctx) error {
 	limit, err := strconv.Atoi(c.Query("limit", "0"))
 	if err != nil || limit < 0 {
 		return invalidQuery("refusal.reconcile_limit_value", nil)

@@ -34,9 +34,10 @@ type Sessions interface {
 	RevokeSession(ctx context.Context, token string) error
 }
 
-// Ordering is what the HTTP layer needs to order. The verified-profile
-// gate, the roles and the ownership checks live behind it, not here.
-type Ordering interface {
+// Orders is what the HTTP layer needs to order: plans, previews, orders,
+// their lifecycle and documents. The verified-profile gate, the roles and
+// the ownership checks live behind it, not here.
+type Orders interface {
 	Plans() ([]companydocs.Plan, error)
 	Preview(ctx context.Context, account string, req companydocs.OrderRequest) (*companydocs.Preview, error)
 	CreateOrder(ctx context.Context, account string, req companydocs.OrderRequest, idempotencyKey string) (*companydocs.Order, error)
@@ -60,16 +61,28 @@ type Ordering interface {
 	// Deliver reads the PDF from pdf, at most MaxUploadSize bytes, never
 	// whole into memory, and delivers the order.
 	Deliver(ctx context.Context, operator, id string, pdf io.Reader) (*companydocs.Order, error)
-	// Webhook endpoints of the account (clients and operators alike).
+}
+
+// Webhooks is what the HTTP layer needs for the webhook endpoints of an
+// account (clients and operators alike).
+type Webhooks interface {
 	CreateWebhook(ctx context.Context, account, url, description string) (*companydocs.WebhookEndpoint, error)
 	Webhooks(ctx context.Context, account string) ([]companydocs.WebhookEndpoint, error)
 	DeleteWebhook(ctx context.Context, account, id string) error
 	WebhookDeliveries(ctx context.Context, account, id string) ([]companydocs.WebhookDelivery, error)
-	// Watches of the account: created is false when the account watched
-	// the profile already (that watch is returned).
+}
+
+// Watches is what the HTTP layer needs for the watches of an account.
+type Watches interface {
+	// CreateWatch: created is false when the account watched the profile
+	// already (that watch is returned).
 	CreateWatch(ctx context.Context, account, profileID string) (w *companydocs.Watch, created bool, err error)
 	Watches(ctx context.Context, account string) ([]companydocs.Watch, error)
 	DeleteWatch(ctx context.Context, account, id string) error
+}
+
+// Payments is what the HTTP layer needs of the payment providers.
+type Payments interface {
 	// ApplyPaymentEvent verifies a payment provider's signed event and
 	// applies it to its order; it returns what became of it.
 	ApplyPaymentEvent(ctx context.Context, provider string, payload []byte, signature string) (outcome string, err error)
@@ -78,6 +91,12 @@ type Ordering interface {
 // routes registers every route of the service in one place. Paths are
 // served with and without the trailing slash.
 func (s *Server) routes() {
+	orders := orderHandlers{s}
+	webhooks := webhookHandlers{s}
+	watches := watchHandlers{s}
+	reconciliation := reconcileHandlers{s}
+	sessions := sessionHandlers{s}
+	batches := batchHandlers{s}
 	s.app.Use(s.observe)
 	s.app.Use(s.recoverPanics)
 	s.app.Use(s.gateBody)
@@ -89,33 +108,33 @@ func (s *Server) routes() {
 	api := s.app.Group("/api/v1")
 	api.Get("/openapi.json", s.handleOpenAPI)
 	api.Post("/documents/companies/search", s.limitSearch, s.handleSearch)
-	api.Post("/documents/companies/search/batch", s.handleSearchBatch) // charged per query
-	api.Get("/documents/plans", s.handlePlans)
+	api.Post("/documents/companies/search/batch", batches.handleSearchBatch) // charged per query
+	api.Get("/documents/plans", orders.handlePlans)
 	api.Get("/limits", s.handleLimits)
-	api.Post("/auth/sessions", noStore, s.limitSessionAddress, s.handleCreateSession)
-	api.Delete("/auth/sessions/current", s.requireSession, s.handleDeleteSession)
-	api.Get("/account", s.requireSession, s.handleAccount)
-	api.Post("/documents/orders/preview", s.requireSession, s.handlePreview)
-	api.Post("/documents/orders", s.requireSession, s.limitWrites, s.handleCreateOrder)
-	api.Get("/documents/orders", s.requireSession, s.handleListOrders)
-	api.Get("/documents/orders/:id", s.requireSession, s.handleGetOrder)
-	api.Post("/documents/orders/:id/cancel", s.requireSession, s.limitWrites, s.handleCancelOrder)
-	api.Get("/documents/orders/:id/document", s.requireSession, s.handleDownload)
-	api.Get("/operator/orders", s.requireSession, s.handleOperatorOrders)
-	api.Get("/operator/orders/:id", s.requireSession, s.handleOperatorOrder)
+	api.Post("/auth/sessions", noStore, s.limitSessionAddress, sessions.handleCreateSession)
+	api.Delete("/auth/sessions/current", s.requireSession, sessions.handleDeleteSession)
+	api.Get("/account", s.requireSession, sessions.handleAccount)
+	api.Post("/documents/orders/preview", s.requireSession, orders.handlePreview)
+	api.Post("/documents/orders", s.requireSession, s.limitWrites, orders.handleCreateOrder)
+	api.Get("/documents/orders", s.requireSession, orders.handleListOrders)
+	api.Get("/documents/orders/:id", s.requireSession, orders.handleGetOrder)
+	api.Post("/documents/orders/:id/cancel", s.requireSession, s.limitWrites, orders.handleCancelOrder)
+	api.Get("/documents/orders/:id/document", s.requireSession, orders.handleDownload)
+	api.Get("/operator/orders", s.requireSession, orders.handleOperatorOrders)
+	api.Get("/operator/orders/:id", s.requireSession, orders.handleOperatorOrder)
 	for _, action := range []string{"pay", "request", "fail", "cancel"} {
-		api.Post("/operator/orders/:id/"+action, s.requireSession, s.handleOperatorAction(action))
+		api.Post("/operator/orders/:id/"+action, s.requireSession, orders.handleOperatorAction(action))
 	}
-	api.Put(routeUpload, streamBody, s.requireSession, s.handleDeliver)
-	api.Post("/webhooks", s.requireSession, s.limitWrites, s.handleCreateWebhook)
-	api.Get("/webhooks", s.requireSession, s.handleListWebhooks)
-	api.Delete("/webhooks/:id", s.requireSession, s.limitWrites, s.handleDeleteWebhook)
-	s.routesReconcile(api)
-	api.Get("/webhooks/:id/deliveries", s.requireSession, s.handleWebhookDeliveries)
-	api.Post("/watches", s.requireSession, s.limitWrites, s.handleCreateWatch)
-	api.Get("/watches", s.requireSession, s.handleListWatches)
-	api.Delete("/watches/:id", s.requireSession, s.limitWrites, s.handleDeleteWatch)
-	api.Post("/payments/stripe/events", s.handleStripeEvent) // signed by Stripe, no session
+	api.Put(routeUpload, streamBody, s.requireSession, orders.handleDeliver)
+	api.Post("/webhooks", s.requireSession, s.limitWrites, webhooks.handleCreateWebhook)
+	api.Get("/webhooks", s.requireSession, webhooks.handleListWebhooks)
+	api.Delete("/webhooks/:id", s.requireSession, s.limitWrites, webhooks.handleDeleteWebhook)
+	reconciliation.routesReconcile(api)
+	api.Get("/webhooks/:id/deliveries", s.requireSession, webhooks.handleWebhookDeliveries)
+	api.Post("/watches", s.requireSession, s.limitWrites, watches.handleCreateWatch)
+	api.Get("/watches", s.requireSession, watches.handleListWatches)
+	api.Delete("/watches/:id", s.requireSession, s.limitWrites, watches.handleDeleteWatch)
+	api.Post("/payments/stripe/events", orders.handleStripeEvent) // signed by Stripe, no session
 }
 
 // recoverPanics turns a panic in a handler into an internal error instead

@@ -62,12 +62,13 @@ func (s *Server) batchAnswerTimeout() time.Duration {
 // writeBatch resolves job's queries and writes the answer to w, item by
 // item; it stops resolving when the client is gone. Then it charges the
 // client for the items charged and gives the slots back.
-func (s *Server) writeBatch(w *bufio.Writer, job batchJob) {
+func (h batchHandlers) writeBatch(w *bufio.Writer, job batchJob) {
+	s := h.s
 	defer job.release()
 	ctx, cancel := context.WithTimeout(context.Background(), s.config.BatchTimeout)
 	defer cancel()
 	gone := make(chan struct{})
-	ready, window := s.resolveInOrder(ctx, job, gone)
+	ready, window := h.resolveInOrder(ctx, job, gone)
 	tally := batchTally{notCharged: []int{}, outcomes: map[string]int{}}
 	_, err := w.WriteString(`{"results":[`)
 	for i := 0; i < len(job.reqs) && err == nil; i++ {
@@ -126,7 +127,8 @@ func (t *batchTally) writeCharges(w *bufio.Writer) error {
 // queries run at once (batchSlots), each item into its channel of ready;
 // window holds a token for every item taken and not yet written, at most
 // batchWindow. It stops taking items once gone is closed.
-func (s *Server) resolveInOrder(ctx context.Context, job batchJob, gone <-chan struct{}) (ready []chan resolvedItem, window chan struct{}) {
+func (h batchHandlers) resolveInOrder(ctx context.Context, job batchJob, gone <-chan struct{}) (ready []chan resolvedItem, window chan struct{}) {
+	s := h.s
 	ready = make([]chan resolvedItem, len(job.reqs))
 	for i := range ready {
 		ready[i] = make(chan resolvedItem, 1)
@@ -136,7 +138,7 @@ func (s *Server) resolveInOrder(ctx context.Context, job batchJob, gone <-chan s
 	for range min(cap(s.batchSlots), len(job.reqs)) {
 		go func() {
 			for i := range next {
-				ready[i] <- s.resolveItem(ctx, job, i)
+				ready[i] <- h.resolveItem(ctx, job, i)
 			}
 		}()
 	}
@@ -161,7 +163,8 @@ func (s *Server) resolveInOrder(ctx context.Context, job batchJob, gone <-chan s
 // resolveItem resolves and encodes the i-th query of job, its error said
 // in job's language; an item the service failed, or charged before under
 // the batch's Idempotency-Key, is not charged.
-func (s *Server) resolveItem(ctx context.Context, job batchJob, i int) (out resolvedItem) {
+func (h batchHandlers) resolveItem(ctx context.Context, job batchJob, i int) (out resolvedItem) {
+	s := h.s
 	defer func() {
 		if r := recover(); r != nil {
 			s.logger.Error("panic in a batch search", "panic", r)

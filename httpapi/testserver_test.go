@@ -17,8 +17,8 @@ import (
 )
 
 // newTestServer makes a server with deps, filling in what a test does not
-// give: a searcher that answers service_unavailable, an Ordering that no
-// request of the test reaches, always ready, fresh metrics, no log.
+// give: a searcher that answers service_unavailable, ordering services
+// that no request of the test reaches, always ready, fresh metrics, no log.
 func newTestServer(tb testing.TB, deps Deps) *Server {
 	tb.Helper()
 	return newTestServerWith(tb, DefaultConfig(), deps)
@@ -36,8 +36,17 @@ func newTestServerWith(tb testing.TB, config Config, deps Deps) *Server {
 	if deps.Profiles == nil {
 		deps.Profiles = unavailableSearcher{}
 	}
-	if deps.Ordering == nil {
-		deps.Ordering = unreachableOrdering{}
+	if deps.Orders == nil {
+		deps.Orders = unreachableOrders{}
+	}
+	if deps.Payments == nil {
+		deps.Payments = unreachablePayments{}
+	}
+	if deps.Webhooks == nil {
+		deps.Webhooks = unreachableWebhooks{}
+	}
+	if deps.Watches == nil {
+		deps.Watches = unreachableWatches{}
 	}
 	if deps.Ready == nil {
 		deps.Ready = func() []string { return nil }
@@ -65,9 +74,43 @@ func (unavailableSearcher) Search(context.Context, resolver.Request) (*resolver.
 	return nil, &companydocs.Error{Code: companydocs.EUNAVAILABLE, Message: "This test serves no index."}
 }
 
-// unreachableOrdering is an Ordering whose methods the tests that use it
-// never call: a call would panic and answer 500.
-type unreachableOrdering struct{ Ordering }
+// unreachableOrders is Orders whose methods the tests that use it never
+// call: a call would panic and answer 500. The same for the other
+// ordering services.
+type (
+	unreachableOrders   struct{ Orders }
+	unreachablePayments struct{ Payments }
+	unreachableWebhooks struct{ hooks Webhooks }
+	unreachableWatches  struct{ watches Watches }
+)
+
+func (u unreachableWebhooks) CreateWebhook(ctx context.Context, account, url, description string) (*companydocs.WebhookEndpoint, error) {
+	return u.hooks.CreateWebhook(ctx, account, url, description)
+}
+
+func (u unreachableWebhooks) Webhooks(ctx context.Context, account string) ([]companydocs.WebhookEndpoint, error) {
+	return u.hooks.Webhooks(ctx, account)
+}
+
+func (u unreachableWebhooks) DeleteWebhook(ctx context.Context, account, id string) error {
+	return u.hooks.DeleteWebhook(ctx, account, id)
+}
+
+func (u unreachableWebhooks) WebhookDeliveries(ctx context.Context, account, id string) ([]companydocs.WebhookDelivery, error) {
+	return u.hooks.WebhookDeliveries(ctx, account, id)
+}
+
+func (u unreachableWatches) CreateWatch(ctx context.Context, account, profileID string) (*companydocs.Watch, bool, error) {
+	return u.watches.CreateWatch(ctx, account, profileID)
+}
+
+func (u unreachableWatches) Watches(ctx context.Context, account string) ([]companydocs.Watch, error) {
+	return u.watches.Watches(ctx, account)
+}
+
+func (u unreachableWatches) DeleteWatch(ctx context.Context, account, id string) error {
+	return u.watches.DeleteWatch(ctx, account, id)
+}
 
 // unreachableSessions is the same for Sessions.
 type unreachableSessions struct{ Sessions }
@@ -75,9 +118,9 @@ type unreachableSessions struct{ Sessions }
 func TestNewServerNamesMissingDependencies(t *testing.T) {
 	_, err := NewServer(DefaultConfig(), Deps{Searcher: unavailableSearcher{}})
 	if err == nil {
-		t.Fatal("a server without Profiles, Sessions, Ordering, Ready, Metrics and Logger was made")
+		t.Fatal("a server without Profiles, Sessions, Orders, Payments, Webhooks, Watches, Ready, Metrics and Logger was made")
 	}
-	for _, name := range []string{"Profiles", "Sessions", "Ordering", "Ready", "Metrics", "Logger"} {
+	for _, name := range []string{"Profiles", "Sessions", "Orders", "Payments", "Webhooks", "Watches", "Ready", "Metrics", "Logger"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}

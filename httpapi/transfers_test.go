@@ -30,7 +30,7 @@ func (tokenSessions) Authenticate(_ context.Context, token string) (string, erro
 // bigDocuments serves every order's document as size zero bytes and
 // counts the readers that are open.
 type bigDocuments struct {
-	Ordering
+	Orders
 	size int
 	open atomic.Int32
 }
@@ -121,7 +121,7 @@ func TestDownloadsAreBoundedAndReleased(t *testing.T) {
 	var logs lockedBuffer
 	cfg := DefaultConfig()
 	cfg.DownloadsPerAccount, cfg.DownloadsInFlight = 1, 2
-	s := newTestServerWith(t, cfg, Deps{Sessions: tokenSessions{}, Ordering: docs, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+	s := newTestServerWith(t, cfg, Deps{Sessions: tokenSessions{}, Orders: docs, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 		OnTransfer: func(kind string, n int) { inFlight.Store(int32(n)) },
 		OnTransferRefused: func(kind, reason string) {
 			if kind == TransferDownload && reason == RefusedAccount {

@@ -14,12 +14,13 @@ type watchRequest struct {
 
 // handleCreateWatch watches a verified profile: 201 with the new watch,
 // or 200 with the account's existing watch of the profile.
-func (s *Server) handleCreateWatch(c *fiber.Ctx) error {
+func (h watchHandlers) handleCreateWatch(c *fiber.Ctx) error {
+	s := h.s
 	var req watchRequest
 	if err := decodeJSON(c, &req, `"company_profile_id"`); err != nil {
 		return err
 	}
-	w, created, err := s.Ordering.CreateWatch(c.UserContext(), currentSession(c).account, req.CompanyProfileID)
+	w, created, err := s.Watches.CreateWatch(c.UserContext(), currentSession(c).account, req.CompanyProfileID)
 	if err != nil {
 		return err
 	}
@@ -30,8 +31,9 @@ func (s *Server) handleCreateWatch(c *fiber.Ctx) error {
 	return c.Status(status).JSON(companydocs.WatchIn(sayingIn(c), *w))
 }
 
-func (s *Server) handleListWatches(c *fiber.Ctx) error {
-	ws, err := s.Ordering.Watches(c.UserContext(), currentSession(c).account)
+func (h watchHandlers) handleListWatches(c *fiber.Ctx) error {
+	s := h.s
+	ws, err := s.Watches.Watches(c.UserContext(), currentSession(c).account)
 	if err != nil {
 		return err
 	}
@@ -42,8 +44,9 @@ func (s *Server) handleListWatches(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"watches": ws})
 }
 
-func (s *Server) handleDeleteWatch(c *fiber.Ctx) error {
-	if err := s.Ordering.DeleteWatch(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
+func (h watchHandlers) handleDeleteWatch(c *fiber.Ctx) error {
+	s := h.s
+	if err := s.Watches.DeleteWatch(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

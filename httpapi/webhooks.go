@@ -13,35 +13,39 @@ type webhookRequest struct {
 
 // handleCreateWebhook registers an endpoint; the answer is the only one
 // that shows its secret.
-func (s *Server) handleCreateWebhook(c *fiber.Ctx) error {
+func (h webhookHandlers) handleCreateWebhook(c *fiber.Ctx) error {
+	s := h.s
 	var req webhookRequest
 	if err := decodeJSON(c, &req, `"url" and "description"`); err != nil {
 		return err
 	}
-	ep, err := s.Ordering.CreateWebhook(c.UserContext(), currentSession(c).account, req.URL, req.Description)
+	ep, err := s.Webhooks.CreateWebhook(c.UserContext(), currentSession(c).account, req.URL, req.Description)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(ep)
 }
 
-func (s *Server) handleListWebhooks(c *fiber.Ctx) error {
-	eps, err := s.Ordering.Webhooks(c.UserContext(), currentSession(c).account)
+func (h webhookHandlers) handleListWebhooks(c *fiber.Ctx) error {
+	s := h.s
+	eps, err := s.Webhooks.Webhooks(c.UserContext(), currentSession(c).account)
 	if err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"webhooks": eps})
 }
 
-func (s *Server) handleDeleteWebhook(c *fiber.Ctx) error {
-	if err := s.Ordering.DeleteWebhook(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
+func (h webhookHandlers) handleDeleteWebhook(c *fiber.Ctx) error {
+	s := h.s
+	if err := s.Webhooks.DeleteWebhook(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id"))); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-func (s *Server) handleWebhookDeliveries(c *fiber.Ctx) error {
-	ds, err := s.Ordering.WebhookDeliveries(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
+func (h webhookHandlers) handleWebhookDeliveries(c *fiber.Ctx) error {
+	s := h.s
+	ds, err := s.Webhooks.WebhookDeliveries(c.UserContext(), currentSession(c).account, utils.CopyString(c.Params("id")))
 	if err != nil {
 		return err
 	}

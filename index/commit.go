@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"companydocs/internal/atomicfile"
+
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
@@ -249,10 +251,7 @@ func compactProfiles(dir string, txBytes int) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(dir)
+		err = atomicfile.Rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -425,7 +424,7 @@ func publishDir(dataDir, dir, name string) error {
 	if err := os.Rename(dir, final); err != nil {
 		return errors.Join(errNotRenamed, fmt.Errorf("rename generation: %w", err), removePublishing(dataDir))
 	}
-	if err := syncDir(indexDir(dataDir)); err != nil {
+	if err := atomicfile.SyncDir(indexDir(dataDir)); err != nil {
 		os.RemoveAll(final)
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"companydocs/internal/atomicfile"
 )
 
 // IndexVersion is the version of the on-disk format: the mapping, the
@@ -148,41 +150,10 @@ func writeCurrent(dataDir, name string) error {
 }
 
 // writeNameFile writes name into the file called file of the index
-// directory, atomically and durably.
+// directory, atomically and durably. The file is readable by the owner
+// only, as the temporary file it was written as always was.
 func writeNameFile(dataDir, file, name string) error {
-	dir := indexDir(dataDir)
-	tmp, err := os.CreateTemp(dir, "."+file+"-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(name + "\n"); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync %s: %w", file, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", file, err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, file)); err != nil {
-		return fmt.Errorf("rename %s: %w", file, err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %q: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %q: %w", dir, err)
-	}
-	return nil
+	return atomicfile.WriteFile(filepath.Join(indexDir(dataDir), file), []byte(name+"\n"), 0o600)
 }
 
 func writeMeta(dir string, m Meta) error {
@@ -349,7 +320,7 @@ func removePublishing(dataDir string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", publishingName, err)
 	}
-	return syncDir(indexDir(dataDir))
+	return atomicfile.SyncDir(indexDir(dataDir))
 }
 
 // sweepOrphanUnlessBuilding takes the build lock without waiting and sweeps;

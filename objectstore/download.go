@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"companydocs/internal/atomicfile"
 )
 
 // partSuffix marks a file being downloaded: it gets its final name only
@@ -159,22 +161,17 @@ func (s *Store) fetchFile(ctx context.Context, t *transfer, name, dir string, f 
 	if err != nil {
 		return fmt.Errorf("file %s: %w", f.Path, err)
 	}
-	err = s.fill(ctx, t, objectKey(name, f.Path), f, out)
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("file %s: %w", f.Path, cerr)
-	}
-	if errors.Is(err, ErrDamaged) {
-		return errors.Join(err, removeIfThere(part))
-	} else if err != nil {
+	if err := s.fill(ctx, t, objectKey(name, f.Path), f, out); err != nil {
+		out.Close()
+		if errors.Is(err, ErrDamaged) {
+			return errors.Join(err, removeIfThere(part))
+		}
 		return err
 	}
-	if err := os.Rename(part, final); err != nil {
+	if err := atomicfile.Publish(out, final); err != nil {
 		return fmt.Errorf("file %s: %w", f.Path, err)
 	}
-	return syncDir(filepath.Dir(final))
+	return nil
 }
 
 // fill hashes the first f.offset bytes of out, appends the rest of the
@@ -224,18 +221,6 @@ func (s *Store) readObject(ctx context.Context, t *transfer, key string, f fetch
 	}
 	if f.offset+n != f.Size {
 		return fmt.Errorf("file %s: object %s ended after %d bytes, %d listed: %w", f.Path, key, f.offset+n, f.Size, ErrDamaged)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
 	}
 	return nil
 }

@@ -92,7 +92,7 @@ func (r *AccountRecord) role() string {
 
 // roleOf returns the role of an account, from memory after the first
 // look-up (roles never change and accounts are never deleted).
-func (s *Orders) roleOf(account string) (string, error) {
+func (s *core) roleOf(account string) (string, error) {
 	if r, ok := s.roles.Load(account); ok {
 		return r.(string), nil
 	}
@@ -131,7 +131,7 @@ func (s *Orders) AccountSummary(ctx context.Context, account string) (*companydo
 	if out.Role == companydocs.RoleClient {
 		out.Plans = s.plans.ids()
 	}
-	if out.Watches, err = s.WatchCount(ctx, account); err != nil {
+	if out.Watches, err = s.watches.WatchCount(ctx, account); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -140,7 +140,7 @@ func (s *Orders) AccountSummary(ctx context.Context, account string) (*companydo
 // requireRole is the authorization of every order operation: clients
 // preview, create, list, cancel and download their own orders; operators
 // run the queue. The other role is forbidden.
-func (s *Orders) requireRole(account, role string) error {
+func (s *core) requireRole(account, role string) error {
 	got, err := s.roleOf(account)
 	if err != nil {
 		return err

@@ -131,7 +131,7 @@ func checkShownActions(t *testing.T, s *service, acct, op, id, status string) {
 // for it; a client's "operator" actions go to the operator's methods,
 // which must refuse them.
 func act(s *service, account, id, action string) (*companydocs.Order, error) {
-	role, err := s.roleOf(account)
+	role, err := s.Orders.roleOf(account)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -242,21 +241,6 @@ func Copy(ctx context.Context, from, to Store, documents DocumentReader) error {
 
 // A DocumentReader opens a delivered PDF by its SHA-256 (hex).
 type DocumentReader func(ctx context.Context, sha256 string) (io.ReadCloser, error)
-
-// Documents reads the delivered PDFs of s: a SharedStore's own, or else
-// the files under dir (the store's Options.DocumentsDir).
-func Documents(s Store, dir string) DocumentReader {
-	if shared, ok := s.(SharedStore); ok {
-		return shared.Document
-	}
-	files := documentStore{dir: dir}
-	return func(_ context.Context, sha string) (io.ReadCloser, error) {
-		if b, err := hex.DecodeString(sha); err != nil || len(b) != sha256.Size {
-			return nil, fmt.Errorf("%w: %q is no SHA-256", ErrDamaged, sha)
-		}
-		return os.Open(files.path(sha))
-	}
-}
 
 func copyAccounts(src, dst Tx) error {
 	accounts, err := src.Accounts()

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -119,7 +121,7 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	if err := Copy(ctx, s.store, dst, Documents(s.store, s.docs.dir)); err != nil {
+	if err := Copy(ctx, s.store, dst, s.docs.Open); err != nil {
 		t.Fatal(err)
 	}
 	got, err := TakeCensus(ctx, dst)
@@ -134,33 +136,37 @@ func copyInto(t *testing.T, s *service, kind string, want Census, acct string, f
 			t.Errorf("the copy fails its store's check: %v", err)
 		}
 	}
-	docs := documentStore{dir: t.TempDir()}
+	docsDir := t.TempDir()
 	if _, shared := dst.(SharedStore); !shared {
 		// files are the caller's to move into a store that does not keep them
-		moveDocumentFiles(t, s, docs)
+		moveDocumentFiles(t, s, docsDir)
 	}
-	orders, err := NewOrders(dst, fx.profiles, shippedPlans(t), Options{SweepInterval: -1, DocumentsDir: docs.dir})
+	docs, err := TestDocuments[kind](dst, docsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, r, err := orders.Document(ctx, acct, delivered); err != nil {
+	orders, err := New(dst, fx.profiles, shippedPlans(t), Options{SweepInterval: -1, Documents: docs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, r, err := orders.Orders.Document(ctx, acct, delivered); err != nil {
 		t.Errorf("the copy's document of %s: %v", delivered, err)
 	} else if pdf, _ := io.ReadAll(r); !bytes.Equal(pdf, testPDF) {
 		t.Errorf("the copy's document of %s differs from the delivered one", delivered)
 	}
 	checkCopiedBodies(t, s.store, orders)
 	checkCopiedPaymentEvents(t, dst)
-	watchesBefore, _ := s.Watches(ctx, acct)
-	watchesAfter, err := orders.Watches(ctx, acct)
+	watchesBefore, _ := s.Watches.Watches(ctx, acct)
+	watchesAfter, err := orders.Watches.Watches(ctx, acct)
 	if err != nil || len(watchesAfter) != 1 || watchesAfter[0].LastChange == nil || jsonOf(t, watchesBefore) != jsonOf(t, watchesAfter) {
 		t.Errorf("the copy's watches %s (%v), the source's %s", jsonOf(t, watchesAfter), err, jsonOf(t, watchesBefore))
 	}
-	before, _, _ := s.List(ctx, acct, "", "", 100)
-	after, _, err := orders.List(ctx, acct, "", "", 100)
+	before, _, _ := s.Orders.List(ctx, acct, "", "", 100)
+	after, _, err := orders.Orders.List(ctx, acct, "", "", 100)
 	if err != nil || !reflect.DeepEqual(jsonOf(t, before), jsonOf(t, after)) {
 		t.Errorf("the copy lists %s (%v), the source %s", jsonOf(t, after), err, jsonOf(t, before))
 	}
-	if err := Copy(ctx, s.store, dst, Documents(s.store, s.docs.dir)); !errors.Is(err, ErrExists) {
+	if err := Copy(ctx, s.store, dst, s.docs.Open); !errors.Is(err, ErrExists) {
 		t.Errorf("a second copy into the same store: %v, want ErrExists", err)
 	}
 	if again, _ := TakeCensus(ctx, dst); Verify(want, again) != nil {
@@ -199,22 +205,24 @@ func jsonOf(t *testing.T, v any) string {
 	return string(raw)
 }
 
-// moveDocumentFiles writes the documents s refers to into docs.
-func moveDocumentFiles(t *testing.T, s *service, docs documentStore) {
-	read := Documents(s.store, s.docs.dir)
+// moveDocumentFiles writes the documents s refers to into dir, as the
+// file store keeps them (<first 2 hex>/<sha256>.pdf).
+func moveDocumentFiles(t *testing.T, s *service, dir string) {
 	err := s.store.View(ctx, func(tx Tx) error {
 		return tx.DocumentRefs(func(sha, _ string) error {
-			pdf, err := read(ctx, sha)
+			pdf, err := s.docs.Open(ctx, sha)
 			if err != nil {
 				return err
 			}
 			defer pdf.Close()
-			in, err := receive(docs.dir, pdf)
+			b, err := io.ReadAll(pdf)
 			if err != nil {
 				return err
 			}
-			defer in.discard()
-			return docs.keep(in)
+			if err := os.MkdirAll(filepath.Join(dir, sha[:2]), 0o750); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, sha[:2], sha+".pdf"), b, 0o640)
 		})
 	})
 	if err != nil {
@@ -224,9 +232,9 @@ func moveDocumentFiles(t *testing.T, s *service, docs documentStore) {
 
 // checkCopiedBodies: the copy's due deliveries carry the bodies the
 // source stored for their events, byte for byte.
-func checkCopiedBodies(t *testing.T, src Store, copied *Orders) {
+func checkCopiedBodies(t *testing.T, src Store, copied *Services) {
 	t.Helper()
-	tasks, _, err := copied.DueWebhooks(time.Now().Add(time.Hour), func(string) bool { return false }, 100)
+	tasks, _, err := copied.Webhooks.DueWebhooks(time.Now().Add(time.Hour), func(string) bool { return false }, 100)
 	if err != nil || len(tasks) == 0 {
 		t.Fatalf("the copy's due deliveries: %d, %v", len(tasks), err)
 	}

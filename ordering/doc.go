@@ -12,12 +12,20 @@
 // names): those are claims the store makes atomically, since only the
 // database decides two processes claiming one key at once.
 //
-// Two types share a store: Accounts authenticates (accounts, API keys,
-// credits, sessions and their sweep) and Orders orders (plans, previews,
-// orders and their lifecycle, documents, the outbox, webhooks). Each
-// caller declares the interface it needs of them (httpapi.Sessions and
-// httpapi.Ordering, the webhook dispatcher's store); cmd/companydocs
-// wires them.
+// Services share a store, one per job, made together by New over one
+// core (the store, the clock, the ids, the lifecycle every service moves
+// orders by): Orders orders (plans, previews, orders and their
+// lifecycle, documents), Payments applies the payment providers' events
+// and asks their refunds, Webhooks keeps the endpoints and delivers the
+// outbox, Watches keeps the watches and compares them with each new
+// generation (Watcher runs the comparisons in the background). Accounts
+// stands beside them and authenticates (accounts, API keys, credits,
+// sessions and their sweep). Each caller declares the interface it needs
+// of them (httpapi.Sessions, httpapi.Orders, httpapi.Payments,
+// httpapi.Webhooks, httpapi.Watches, the webhook dispatcher's store);
+// cmd/companydocs wires them. The package does no file I/O of its own:
+// delivered PDFs go through the Documents port, which each store package
+// fills (bbolt.Documents: files; postgres.Documents: rows).
 //
 // Copy moves every record from one store into another through the same
 // Tx methods (one View on the source, one Update on the target), and
@@ -161,28 +169,26 @@
 //
 // CheckDelivery refuses, before a byte of the PDF is read, what Deliver
 // would refuse for the operator and the order (a front end calls it
-// before it accepts a large body). Deliver reads the PDF from an
-// io.Reader into a temporary file in DocumentsDir/incoming/ (the system's
-// temporary directory for a SharedStore without DocumentsDir), never
-// whole into memory: the magic "%PDF-" is checked on the first bytes and
-// MaxDocumentSize while the bytes arrive (at most the cap plus one byte
-// is read), the SHA-256 on the way. It then stores the PDF as
-// DocumentsDir/<2 hex>/<sha256>.pdf: fsync, rename (same file system),
-// directory fsync, all before the DELIVERED transition commits,
-// which records the document reference. A crash in between leaves an
-// unreferenced file; New removes those (and temp files) and refuses, with
-// ErrDamaged, a store that refers to a missing file; CheckDocuments does
-// the same. A SharedStore keeps the PDFs itself instead (DocumentTx: put,
-// read from the temporary file in bounded chunks, in the transaction of
-// the DELIVERED transition, so both commit or
-// neither, with no orphan to sweep), so every node serves what any node
-// delivered; a start that finds a reference without its document is
-// refused with ErrDamaged. Document hands out a reader, never the bytes:
-// the file, or the SharedStore's reader, which must hold no pooled
-// connection while its caller reads slowly. Backups: orders.db first, then documents/ (every
-// file the copy refers to existed before it was taken and is never
-// deleted). The download_url comes from Options.DocumentURL, since this
-// package knows no routes.
+// before it accepts a large body). Deliver streams the PDF from an
+// io.Reader into a document staged in Options.Documents (a temporary
+// file), never whole into memory: the magic "%PDF-" is checked on the
+// first bytes and MaxDocumentSize while the bytes arrive (at most the
+// cap plus one byte is read), the SHA-256 on the way. Where the store
+// keeps documents as files (bbolt.Documents), the staged file is kept as
+// documents/<2 hex>/<sha256>.pdf (fsync, rename, directory fsync) before
+// the DELIVERED transition commits, which records the document
+// reference; a crash in between leaves an unreferenced file, which the
+// next start removes, and a start that finds a reference without its
+// file is refused with ErrDamaged. Where the store keeps documents in
+// its transactions (postgres.Documents), Documents.Attach stores the PDF
+// in the transaction of the DELIVERED transition, read from the staged
+// file in bounded chunks, so both commit or neither, and every node
+// serves what any node delivered. CheckDocuments runs the store's check.
+// Document hands out a reader, never the bytes (Documents.Open), which
+// must hold no pooled connection while its caller reads slowly. Backups:
+// orders.db first, then documents/ (every file the copy refers to
+// existed before it was taken and is never deleted). The download_url
+// comes from Options.DocumentURL, since this package knows no routes.
 //
 // # Outbox
 //

@@ -105,6 +105,11 @@ func shippedPlans(tb testing.TB) *Plans {
 // sessions, webhooks) and the store contract of store_test.go.
 var TestStores = map[string]func(dir string) (Store, error){}
 
+// TestDocuments opens the documents of a store TestStores opened, by the
+// same name, with dir the documents directory beside it (the store
+// package's own Documents, as serve wires it).
+var TestDocuments = map[string]func(store Store, dir string) (Documents, error){}
+
 // forEachStore runs fn as a subtest per registered store, named after it.
 func forEachStore(t *testing.T, fn func(t *testing.T)) {
 	t.Helper()
@@ -127,11 +132,25 @@ func openStore(tb testing.TB, dir string) (Store, error) {
 	return TestStores[parts[1]](dir)
 }
 
-// service is Accounts and Orders over one store, as serve wires them.
+// openDocuments opens the documents of store, a store of the subtest
+// forEachStore runs, kept in dir.
+func openDocuments(tb testing.TB, store Store, dir string) (Documents, error) {
+	tb.Helper()
+	parts := strings.Split(tb.Name(), "/")
+	return TestDocuments[parts[1]](store, dir)
+}
+
+// service is Accounts and the ordering services over one store, as
+// serve wires them.
 type service struct {
 	*Accounts
 	*Orders
-	store Store
+	*Payments
+	*Webhooks
+	*Watches
+	store   Store
+	docs    Documents
+	docsDir string // where the documents of a store that keeps them as files are
 }
 
 // Close stops the session sweep, then closes the store.
@@ -148,13 +167,24 @@ func OpenAt(tb testing.TB, dir string, profiles Profiles, plans *Plans, opts Opt
 	if err != nil {
 		return nil, err
 	}
-	opts.DocumentsDir = filepath.Join(dir, DocumentsDir)
-	orders, err := NewOrders(store, profiles, plans, opts)
+	docsDir := filepath.Join(dir, DocumentsDir)
+	docs, err := openDocuments(tb, store, docsDir)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	return &service{Accounts: NewAccounts(store, opts), Orders: orders, store: store}, nil
+	opts.Documents = docs
+	svc, err := New(store, profiles, plans, opts)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return newService(NewAccounts(store, opts), svc, store, docs, docsDir), nil
+}
+
+func newService(a *Accounts, svc *Services, store Store, docs Documents, docsDir string) *service {
+	return &service{Accounts: a, Orders: svc.Orders, Payments: svc.Payments, Webhooks: svc.Webhooks, Watches: svc.Watches,
+		store: store, docs: docs, docsDir: docsDir}
 }
 
 // checker is what a store offers to check its consistency (bbolt: its

@@ -40,7 +40,7 @@ func createdEntry(at time.Time) companydocs.HistoryEntry {
 // indexes, the stored record and the outbox event all commit together or
 // not at all. Since a terminal status allows no transition, a refund can
 // happen only once, whatever is retried.
-func (s *Orders) move(tx Tx, rec *OrderRecord, to, actor string, n historyNote, at time.Time) (Transition, error) {
+func (s *core) move(tx Tx, rec *OrderRecord, to, actor string, n historyNote, at time.Time) (Transition, error) {
 	o := &rec.Order
 	from := o.Status
 	if !companydocs.CanTransition(from, to, actor) {
@@ -93,7 +93,7 @@ func notBefore(at time.Time, rec *OrderRecord) time.Time {
 // provider refunds (scheduled here, asked after the commit), or a
 // payment the operator refunds outside the service. An order whose
 // payment page is still open closes it: unpaid, it is expired.
-func (s *Orders) refund(tx Tx, rec *OrderRecord, from string, at time.Time) (bool, error) {
+func (s *core) refund(tx Tx, rec *OrderRecord, from string, at time.Time) (bool, error) {
 	o := &rec.Order
 	if p := o.Payment; p != nil {
 		switch {
@@ -132,7 +132,7 @@ func addRefund(p *companydocs.Params, o *companydocs.Order, refunded bool) {
 // reindex stores the moved order (the store keeps its status index)
 // and, once it is terminal, frees its open-order slot so that the same
 // order can be made again.
-func (s *Orders) reindex(tx Tx, rec *OrderRecord, from string) error {
+func (s *core) reindex(tx Tx, rec *OrderRecord, from string) error {
 	o := &rec.Order
 	if err := tx.UpdateOrder(rec, from); err != nil {
 		return fmt.Errorf("store order %s: %w", o.ID, err)
@@ -158,7 +158,7 @@ const (
 // ended holds the params of a failed or cancelled order's step: the note
 // as given (said quoted, never spliced into the sentence) and what was
 // refunded.
-func (s *Orders) nextStepAfter(rec *OrderRecord, ended *companydocs.Params) companydocs.NextStep {
+func (s *core) nextStepAfter(rec *OrderRecord, ended *companydocs.Params) companydocs.NextStep {
 	o := &rec.Order
 	switch o.Status {
 	case companydocs.OrderStatusPaid:
@@ -291,19 +291,17 @@ func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf io.Reader
 	if err := s.CheckDelivery(ctx, operator, id); err != nil {
 		return nil, err
 	}
-	in, err := receive(s.docs.dir, pdf)
+	in, err := receive(s.docs, pdf)
 	if err != nil {
 		return nil, err
 	}
-	defer in.discard()
-	if s.shared == nil {
-		if err := s.docs.keep(in); err != nil {
-			return nil, err
-		}
+	defer in.Discard()
+	if err := in.Keep(in.sha); err != nil {
+		return nil, err
 	}
 	doc := &companydocs.OrderDocument{SHA256: in.sha, Size: in.size, ContentType: "application/pdf"}
-	if s.docs.url != nil {
-		doc.DownloadURL = s.docs.url(id)
+	if s.docURL != nil {
+		doc.DownloadURL = s.docURL(id)
 	}
 	return s.change(ctx, "", id, companydocs.OrderStatusDelivered, companydocs.ActorOperator, historyNote{code: HistoryDelivered}, &delivery{doc, in})
 }
@@ -311,7 +309,7 @@ func (s *Orders) Deliver(ctx context.Context, operator, id string, pdf io.Reader
 // delivery is the document a DELIVERED transition attaches.
 type delivery struct {
 	doc *companydocs.OrderDocument
-	pdf *incoming // stored in the transaction by a SharedStore
+	pdf *incoming // stored in the transaction where the store keeps it there
 }
 
 // change runs one transition in a shared write transaction. owner, when
@@ -360,7 +358,7 @@ func (s *Orders) change(ctx context.Context, owner, id, to, actor string, note h
 // afterPaymentChange does, after a change committed, what its payment
 // asks of the provider: close the page of an order cancelled unpaid, wake
 // the refunder for a refund it scheduled.
-func (s *Orders) afterPaymentChange(o *companydocs.Order) {
+func (s *core) afterPaymentChange(o *companydocs.Order) {
 	if o == nil || o.Payment == nil {
 		return
 	}
@@ -381,18 +379,13 @@ func roleOfActor(actor string) string {
 	return companydocs.RoleClient
 }
 
-// attach records the delivered document (a SharedStore stores it here);
+// attach records the delivered document (Documents.Attach stores it
+// here where the store keeps documents in its transactions);
 // the test hook fails the transaction after the document is stored.
 func (s *Orders) attach(tx Tx, rec *OrderRecord, d *delivery) error {
 	doc := d.doc
-	if s.shared != nil {
-		dtx, ok := tx.(DocumentTx)
-		if !ok {
-			return fmt.Errorf("ordering: the transaction of a SharedStore (%T) is not a DocumentTx", tx)
-		}
-		if err := dtx.PutDocument(doc.SHA256, d.pdf.reader()); err != nil {
-			return err
-		}
+	if err := s.docs.Attach(tx, doc.SHA256, d.pdf.Reader()); err != nil {
+		return err
 	}
 	if s.failDelivery != nil {
 		if err := s.failDelivery(); err != nil {
@@ -403,7 +396,7 @@ func (s *Orders) attach(tx Tx, rec *OrderRecord, d *delivery) error {
 	return tx.AddDocumentRef(doc.SHA256, rec.Order.ID)
 }
 
-func (s *Orders) notify(trs ...Transition) {
+func (s *core) notify(trs ...Transition) {
 	if s.onChange == nil {
 		return
 	}

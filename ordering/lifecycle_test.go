@@ -300,10 +300,10 @@ func testDeliveryFileDurableBeforeCommit(t *testing.T) {
 		t.Fatal("delivery succeeded despite the failed commit")
 	}
 	orphans, _ := filepath.Glob(filepath.Join(dir, DocumentsDir, "*", "*.pdf"))
-	if s.shared != nil {
+	if shared, ok := s.store.(SharedStore); ok {
 		// The store rolled the document back with the transition.
 		sum := sha256.Sum256(testPDF)
-		if _, err := s.shared.Document(ctx, hex.EncodeToString(sum[:])); !errors.Is(err, ErrNotFound) || len(orphans) != 0 {
+		if _, err := shared.Document(ctx, hex.EncodeToString(sum[:])); !errors.Is(err, ErrNotFound) || len(orphans) != 0 {
 			t.Fatalf("after the failed commit: document %v, files %v; want neither", err, orphans)
 		}
 		testSharedDeliveryAfterFailure(t, s, o.ID)
@@ -436,7 +436,7 @@ func testDeliveryRefusesBeforeReading(t *testing.T) {
 	}
 	_, err = s.Deliver(ctx, op, o.ID, strings.NewReader("<html>not a pdf"))
 	wantCode(t, err, companydocs.EVALIDATION)
-	if left, _ := filepath.Glob(filepath.Join(s.docs.dir, incomingDir, "*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(s.docsDir, "incoming", "*")); len(left) != 0 {
 		t.Errorf("refused uploads left %v", left)
 	}
 	if _, err := s.Deliver(ctx, op, o.ID, bytes.NewReader(testPDF)); err != nil {

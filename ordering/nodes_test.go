@@ -19,13 +19,18 @@ func openNode(t *testing.T, storeDir string, fx *fixture, c *testclock.Clock) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{SweepInterval: -1, Now: c.Now, DocumentsDir: filepath.Join(t.TempDir(), DocumentsDir)}
-	orders, err := NewOrders(store, fx.profiles, shippedPlans(t), opts)
+	docs, err := openDocuments(t, store, filepath.Join(t.TempDir(), DocumentsDir))
 	if err != nil {
 		store.Close()
 		t.Fatal(err)
 	}
-	s := &service{Accounts: NewAccounts(store, opts), Orders: orders, store: store}
+	opts := Options{SweepInterval: -1, Now: c.Now, Documents: docs}
+	svc, err := New(store, fx.profiles, shippedPlans(t), opts)
+	if err != nil {
+		store.Close()
+		t.Fatal(err)
+	}
+	s := newService(NewAccounts(store, opts), svc, store, docs, "")
 	t.Cleanup(func() { s.Close() })
 	return s
 }

@@ -64,7 +64,7 @@ type Event struct {
 // clocks differ, a clock went back across a restart or the outbox let
 // the earlier events go; across orders, ids sort by creation time but
 // not necessarily by commit (see OutboxTx).
-func (s *Orders) nextEventID(tx Tx, rec *OrderRecord) (string, error) {
+func (s *core) nextEventID(tx Tx, rec *OrderRecord) (string, error) {
 	floor, err := tx.EventIDFloor()
 	if err != nil {
 		return "", err
@@ -123,7 +123,7 @@ func decodeID(s string) [16]byte {
 
 // OutboxStats returns the number of pending events and the time of the
 // oldest (zero when empty), for the outbox depth and lag metrics.
-func (s *Orders) OutboxStats() (depth int, oldest time.Time, err error) {
+func (s *Webhooks) OutboxStats() (depth int, oldest time.Time, err error) {
 	err = s.store.View(context.Background(), func(tx Tx) error {
 		depth, oldest, err = tx.OutboxStats()
 		return err

@@ -10,6 +10,17 @@ import (
 	"companydocs"
 )
 
+// Payments applies what payment providers say: their signed events about
+// an order's checkout, and the refunds owed through them, asked by one
+// refunder loop per process (RunRefunds).
+type Payments struct {
+	*core
+	onRefund    func(outcome string)
+	onEvent     func(provider, outcome string)
+	refundBase  time.Duration // the wait after a refund's first failed attempt
+	refundLease time.Duration // how long a claimed refund stays with this process
+}
+
 // PaymentProvider takes the money of orders on plans paid through it (a
 // plan's "payment"): a hosted payment page per order, the provider's
 // signed events about it, and refunds. Stripe is the first (package
@@ -149,7 +160,7 @@ func (s *Orders) startCheckout(ctx context.Context, c *create) error {
 // has, and a type the rules do not act on change nothing; each is
 // answered, so that the provider stops sending it. A missing or wrong
 // signature is invalid_signature and changes nothing.
-func (s *Orders) ApplyPaymentEvent(ctx context.Context, provider string, payload []byte, signature string) (string, error) {
+func (s *Payments) ApplyPaymentEvent(ctx context.Context, provider string, payload []byte, signature string) (string, error) {
 	outcome, err := s.applyEvent(ctx, provider, payload, signature)
 	if s.onEvent != nil && s.payments[provider] != nil {
 		switch {
@@ -167,7 +178,7 @@ func isCode(err error, code string) bool {
 	return errors.As(err, &e) && e.Code == code
 }
 
-func (s *Orders) applyEvent(ctx context.Context, provider string, payload []byte, signature string) (string, error) {
+func (s *Payments) applyEvent(ctx context.Context, provider string, payload []byte, signature string) (string, error) {
 	prov := s.payments[provider]
 	if prov == nil {
 		return "", companydocs.Refusal(companydocs.ENOTFOUND, "refusal.no_payment_provider", companydocs.Args{"provider": provider})
@@ -206,7 +217,7 @@ func (s *Orders) applyEvent(ctx context.Context, provider string, payload []byte
 // applyPaymentEvent applies ev to its order in tx: the order's row lock
 // orders concurrent deliveries of one event, and the claim of the event
 // id commits with the change.
-func (s *Orders) applyPaymentEvent(tx Tx, provider string, ev *PaymentEvent) (string, []Transition, error) {
+func (s *Payments) applyPaymentEvent(tx Tx, provider string, ev *PaymentEvent) (string, []Transition, error) {
 	rec, err := tx.Order(ev.OrderID)
 	if err != nil {
 		return "", nil, err
@@ -255,7 +266,7 @@ const (
 
 // prunePaymentEvents deletes the ids of the events applied more than
 // paymentEventsKept ago and returns how many.
-func (s *Orders) prunePaymentEvents(ctx context.Context) (int, error) {
+func (s *Payments) prunePaymentEvents(ctx context.Context) (int, error) {
 	before := s.now().UTC().Add(-paymentEventsKept)
 	total := 0
 	for ctx.Err() == nil {
@@ -286,7 +297,7 @@ func paymentMatches(ev *PaymentEvent, p *companydocs.OrderPayment) bool {
 // checkout is over: no payment page is offered again), its history says
 // what was paid, and the payment's id is kept, so that an operator can
 // refund it at the provider and cancel the order.
-func (s *Orders) flagMismatch(tx Tx, rec *OrderRecord, ev *PaymentEvent, at time.Time) (Transition, error) {
+func (s *Payments) flagMismatch(tx Tx, rec *OrderRecord, ev *PaymentEvent, at time.Time) (Transition, error) {
 	o, p := &rec.Order, rec.Order.Payment
 	p.Status, p.PaymentID = companydocs.PaymentMismatch, ev.PaymentID
 	o.NextStep = step(NextStepPayment, StepPaymentMismatch,
@@ -300,7 +311,7 @@ func (s *Orders) flagMismatch(tx Tx, rec *OrderRecord, ev *PaymentEvent, at time
 // refundLatePayment refunds a payment that arrived after its order was
 // cancelled (the customer paid while the cancel went through): the order
 // stays cancelled, its history says so, and the refund is scheduled.
-func (s *Orders) refundLatePayment(tx Tx, rec *OrderRecord, at time.Time) (Transition, error) {
+func (s *Payments) refundLatePayment(tx Tx, rec *OrderRecord, at time.Time) (Transition, error) {
 	if err := s.startRefund(tx, rec, at); err != nil {
 		return Transition{}, err
 	}
@@ -312,7 +323,7 @@ func (s *Orders) refundLatePayment(tx Tx, rec *OrderRecord, at time.Time) (Trans
 // startRefund records a pending refund of the order's payment and
 // schedules it, in the transaction of the change that calls for it; the
 // refunder asks the provider after the commit (RunRefunds).
-func (s *Orders) startRefund(tx Tx, rec *OrderRecord, at time.Time) error {
+func (s *core) startRefund(tx Tx, rec *OrderRecord, at time.Time) error {
 	p := rec.Order.Payment
 	p.Refund = &companydocs.PaymentRefund{Status: companydocs.RefundPending, Amount: p.Amount, Currency: p.Currency, RequestedAt: at, NextAttemptAt: &at}
 	if err := tx.ScheduleRefund(rec.Order.ID, at); err != nil {
@@ -323,7 +334,7 @@ func (s *Orders) startRefund(tx Tx, rec *OrderRecord, at time.Time) error {
 
 // annotate adds a history entry that changes no status (a refund pending
 // or made), stores the order and writes its event of type typ.
-func (s *Orders) annotate(tx Tx, rec *OrderRecord, code string, params companydocs.Params, typ string, at time.Time) (Transition, error) {
+func (s *core) annotate(tx Tx, rec *OrderRecord, code string, params companydocs.Params, typ string, at time.Time) (Transition, error) {
 	o := &rec.Order
 	at = notBefore(at, rec)
 	o.History = append(rec.history(), companydocs.HistoryEntry{Status: o.Status, At: at, Actor: companydocs.ActorSystem,
@@ -346,7 +357,7 @@ func (s *Orders) annotate(tx Tx, rec *OrderRecord, code string, params companydo
 // logged: the page
 // expires by itself, and a payment made on it meanwhile is refunded
 // (refundLatePayment).
-func (s *Orders) expireCheckout(o *companydocs.Order) {
+func (s *core) expireCheckout(o *companydocs.Order) {
 	prov := s.payments[o.Payment.Provider]
 	if prov == nil {
 		return

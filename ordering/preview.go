@@ -184,7 +184,7 @@ func checkDiscoveryCandidate(p *companydocs.Profile, req companydocs.OrderReques
 }
 
 // profile looks an id up; ids without a known prefix are not looked up.
-func (s *Orders) profile(id string) (*companydocs.Profile, error) {
+func (s *core) profile(id string) (*companydocs.Profile, error) {
 	if s.profiles == nil || !(strings.HasPrefix(id, "dp_") || strings.HasPrefix(id, "dc_")) {
 		return nil, nil
 	}

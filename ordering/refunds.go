@@ -57,7 +57,7 @@ type refundTask struct {
 // waking at the earliest next time or when wake receives; at its start
 // and hourly it prunes the ids of payment events past their keep. Call
 // it in its own goroutine.
-func (s *Orders) RunRefunds(ctx context.Context, wake <-chan struct{}) {
+func (s *Payments) RunRefunds(ctx context.Context, wake <-chan struct{}) {
 	var pruneAt time.Time
 	for {
 		if now := s.now(); !now.Before(pruneAt) {
@@ -85,7 +85,7 @@ func (s *Orders) RunRefunds(ctx context.Context, wake <-chan struct{}) {
 
 // refundRound claims the due refunds, asks for each and records it, and
 // returns when to look again.
-func (s *Orders) refundRound(ctx context.Context) time.Time {
+func (s *Payments) refundRound(ctx context.Context) time.Time {
 	tasks, next, err := s.claimRefunds(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -111,7 +111,7 @@ func (s *Orders) refundRound(ctx context.Context) time.Time {
 
 // claimRefunds claims the due refunds for the lease and reads what each
 // asks for.
-func (s *Orders) claimRefunds(ctx context.Context) ([]refundTask, time.Time, error) {
+func (s *Payments) claimRefunds(ctx context.Context) ([]refundTask, time.Time, error) {
 	var tasks []refundTask
 	var next time.Time
 	err := s.store.Update(ctx, func(tx Tx) error {
@@ -161,7 +161,7 @@ type refundAnswer struct {
 
 // askRefund makes one attempt at a refund and records its outcome; false
 // when the outcome could not be recorded.
-func (s *Orders) askRefund(ctx context.Context, t refundTask) bool {
+func (s *Payments) askRefund(ctx context.Context, t refundTask) bool {
 	if t.lookUp {
 		callCtx, cancel := context.WithTimeout(ctx, providerTimeout)
 		refundID, err := t.prov.FindRefund(callCtx, t.req)
@@ -193,7 +193,7 @@ func (s *Orders) askRefund(ctx context.Context, t refundTask) bool {
 // markRefundAsked commits that the order's refund is being asked of the
 // provider, before the call; false when it is no longer pending
 // (recorded by another node meanwhile).
-func (s *Orders) markRefundAsked(ctx context.Context, orderID string) (bool, error) {
+func (s *Payments) markRefundAsked(ctx context.Context, orderID string) (bool, error) {
 	asking := false
 	err := s.store.Update(ctx, func(tx Tx) error {
 		rec, err := getOrder(tx, orderID)
@@ -213,7 +213,7 @@ func (s *Orders) markRefundAsked(ctx context.Context, orderID string) (bool, err
 
 // settleRefund records an attempt's outcome and counts it; false when
 // it could not be recorded.
-func (s *Orders) settleRefund(ctx context.Context, orderID string, a refundAnswer) bool {
+func (s *Payments) settleRefund(ctx context.Context, orderID string, a refundAnswer) bool {
 	outcome := RefundOutcomeRefunded
 	switch {
 	case a.err != nil:
@@ -236,7 +236,7 @@ func (s *Orders) settleRefund(ctx context.Context, orderID string, a refundAnswe
 // recordRefund records an attempt's outcome: refunded (made or found),
 // or failed and scheduled again with the backoff. Either way the ask is
 // no longer in flight.
-func (s *Orders) recordRefund(ctx context.Context, orderID string, a refundAnswer) error {
+func (s *Payments) recordRefund(ctx context.Context, orderID string, a refundAnswer) error {
 	var tr *Transition
 	err := s.store.Update(ctx, func(tx Tx) error {
 		tr = nil
@@ -296,7 +296,7 @@ func errorLine(err error) string {
 
 // RefundsPending counts the refunds waiting for their provider (for the
 // metrics).
-func (s *Orders) RefundsPending() (n int, err error) {
+func (s *Payments) RefundsPending() (n int, err error) {
 	err = s.store.View(context.Background(), func(tx Tx) error {
 		n, err = tx.CountScheduledRefunds()
 		return err

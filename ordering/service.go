@@ -46,10 +46,9 @@ type Options struct {
 	// background (default DefaultSweepInterval; negative: never).
 	SweepInterval time.Duration
 
-	// DocumentsDir holds delivered PDFs (Orders; required: "documents" in
-	// the data directory, see DocumentsDir), unless the store is a
-	// SharedStore, which keeps them itself.
-	DocumentsDir string
+	// Documents keeps the delivered PDFs (Orders; required): the store
+	// package's own, bbolt.OpenDocuments or postgres.OpenDocuments.
+	Documents Documents
 	// DocumentURL makes the download_url of a delivered order's document
 	// from its id (Orders); the front end supplies it, since the domain
 	// knows no routes. Without it download_url is empty.
@@ -173,10 +172,13 @@ func (s *Accounts) Close() {
 	})
 }
 
-// Orders is what orders: plans, previews, orders, their lifecycle and
-// documents, the outbox and webhooks, with the verified-profile gate and
-// the roles and ownership of every operation.
-type Orders struct {
+// core is what the ordering services share over the one store: the
+// store, the plans and profiles the gate reads, the clock, the ids, the
+// roles of accounts, and the lifecycle every service moves orders by
+// (move, the refund it makes, the outbox event it writes, the hook that
+// observes it). Each service embeds the same core, so that one process
+// issues event ids from one generator.
+type core struct {
 	store    Store
 	profiles Profiles
 	plans    *Plans
@@ -184,70 +186,59 @@ type Orders struct {
 	ids      idGenerator
 	roles    sync.Map // account name -> role
 	eventIDs idGenerator
-	docs     documentStore
-	shared   SharedStore // nil: the PDFs are files in docs.dir
 	onChange func(Transition)
-	checkURL func(ctx context.Context, rawURL string) error
-	lease    time.Duration // of a claimed webhook delivery
-	// generation, when set, acquires the current index generation, so
-	// that a new watch records the generation its profile was read from.
-	generation func() (WatchGeneration, func())
-	onWatches  func(delta int) // a watch created (+1) or stopped (-1)
-	onBehind   func()          // a new watch committed behind the current generation
-	logger     *slog.Logger
-	// payments are the payment providers by name; the refunder's
-	// timing and hooks (see Options).
+	logger   *slog.Logger
+	// payments are the payment providers by name: a creation opens a
+	// checkout, a cancel closes it, a refund is scheduled for the
+	// refunder; onRefundDue wakes the refunder (see Options).
 	payments    map[string]PaymentProvider
 	onRefundDue func()
-	onRefund    func(outcome string)
-	onEvent     func(provider, outcome string)
-	refundBase  time.Duration
-	refundLease time.Duration
+}
+
+// Orders is what orders: plans, previews, orders, their lifecycle and
+// documents, with the verified-profile gate and the roles and ownership
+// of every operation.
+type Orders struct {
+	*core
+	docs    Documents
+	docURL  func(orderID string) string
+	watches *Watches // the account summary counts an account's watches
 	// failDelivery, set by tests, fails the delivery transaction after the
-	// document is on disk, as a crash before the commit would.
+	// document is stored, as a crash before the commit would.
 	failDelivery func() error
 }
 
-// NewOrders makes Orders over store and prepares the documents directory
-// (see documentStore.prepare), or checks the documents of a SharedStore.
-// plans may be nil: every order operation then answers
+// Services are the ordering services over one store, each doing one job
+// over the same core: Orders (preview, create, lifecycle, documents),
+// Payments (provider events and refunds), Webhooks (endpoints, the
+// outbox's fan-out and deliveries) and Watches (watches and their
+// comparison with each new generation). Accounts, which authenticates,
+// stands beside them (NewAccounts).
+type Services struct {
+	Orders   *Orders
+	Payments *Payments
+	Webhooks *Webhooks
+	Watches  *Watches
+}
+
+// New makes the ordering services over store, keeping the delivered PDFs
+// in opts.Documents. plans may be nil: every order operation then answers
 // plan_configuration_missing.
-func NewOrders(store Store, profiles Profiles, plans *Plans, opts Options) (*Orders, error) {
-	shared, _ := store.(SharedStore)
-	if opts.DocumentsDir == "" && shared == nil {
-		return nil, errors.New("ordering: Options.DocumentsDir is required")
+func New(store Store, profiles Profiles, plans *Plans, opts Options) (*Services, error) {
+	if opts.Documents == nil {
+		return nil, errors.New("ordering: Options.Documents is required")
 	}
 	opts = opts.withDefaults()
-	docs := documentStore{dir: opts.DocumentsDir, url: opts.DocumentURL}
-	var err error
-	if shared != nil {
-		err = sharedDocuments(shared)
-		if err == nil {
-			err = docs.sweepIncoming()
-		}
-	} else {
-		err = docs.prepare(store)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &Orders{
-		shared: shared,
-		store:  store, profiles: profiles, plans: plans, now: opts.Now,
-		ids:      idGenerator{now: opts.Now},
-		eventIDs: idGenerator{now: opts.Now},
-		docs:     docs,
-		onChange: opts.OnTransition,
-		checkURL: opts.CheckWebhookURL,
-		lease:    opts.DeliveryLease,
-		logger:   opts.Logger,
-
-		payments: opts.Payments, onRefundDue: opts.OnRefundDue, onRefund: opts.OnRefund, onEvent: opts.OnPaymentEvent,
-		refundBase: opts.RefundRetryBase, refundLease: opts.RefundLease,
-
-		generation: opts.Generation,
-		onWatches:  opts.OnWatches,
-		onBehind:   opts.OnWatchBehind,
+	c := &core{store: store, profiles: profiles, plans: plans, now: opts.Now,
+		ids: idGenerator{now: opts.Now}, eventIDs: idGenerator{now: opts.Now},
+		onChange: opts.OnTransition, logger: opts.Logger,
+		payments: opts.Payments, onRefundDue: opts.OnRefundDue}
+	watches := &Watches{core: c, generation: opts.Generation, onWatches: opts.OnWatches, onBehind: opts.OnWatchBehind}
+	return &Services{
+		Orders:   &Orders{core: c, docs: opts.Documents, docURL: opts.DocumentURL, watches: watches},
+		Payments: &Payments{core: c, onRefund: opts.OnRefund, onEvent: opts.OnPaymentEvent, refundBase: opts.RefundRetryBase, refundLease: opts.RefundLease},
+		Webhooks: &Webhooks{core: c, checkURL: opts.CheckWebhookURL, lease: opts.DeliveryLease},
+		Watches:  watches,
 	}, nil
 }
 
@@ -257,14 +248,9 @@ func (s *Orders) Plans() ([]companydocs.Plan, error) {
 }
 
 // CheckDocuments fails, with an error wrapping ErrDamaged, when an order
-// refers to a document that is missing (a file, or a SharedStore's row).
+// refers to a document that is not kept (Documents.Check).
 func (s *Orders) CheckDocuments(ctx context.Context) error {
-	return s.store.View(ctx, func(tx Tx) error {
-		if s.shared != nil {
-			return checkSharedDocuments(tx)
-		}
-		return checkDocumentFiles(tx, s.docs.dir)
-	})
+	return s.store.View(ctx, s.docs.Check)
 }
 
 // idGenerator issues order ids that sort by creation time: 48 bits of

@@ -5,6 +5,7 @@ import (
 
 	"companydocs/bbolt"
 	"companydocs/ordering"
+	"companydocs/postgres"
 )
 
 // The stores the ordering tests run against, one line each (see
@@ -18,4 +19,10 @@ func init() {
 		return db, nil
 	}
 	ordering.TestStores["postgres"] = openPostgres // postgres_test.go
+	ordering.TestDocuments["bbolt"] = func(store ordering.Store, dir string) (ordering.Documents, error) {
+		return bbolt.OpenDocuments(store, dir)
+	}
+	ordering.TestDocuments["postgres"] = func(store ordering.Store, dir string) (ordering.Documents, error) {
+		return postgres.OpenDocuments(store.(*postgres.DB), dir)
+	}
 }

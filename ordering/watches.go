@@ -7,6 +7,18 @@ import (
 	"companydocs"
 )
 
+// Watches keeps the accounts' watches of companies and compares them with
+// each new index generation (CompareWatches, run by a Watcher), writing
+// one company.changed event per change.
+type Watches struct {
+	*core
+	// generation, when set, acquires the current index generation, so
+	// that a new watch records the generation its profile was read from.
+	generation func() (WatchGeneration, func())
+	onWatches  func(delta int) // a watch created (+1) or stopped (-1)
+	onBehind   func()          // a new watch committed behind the current generation
+}
+
 const watchIDPrefix = "wat_"
 
 // WatchRecord is a stored watch: the watch as its account sees it and the
@@ -55,7 +67,7 @@ type WatchGeneration interface {
 // WatchLimit is how many companies the account may watch: the highest
 // watch_limit of the subscription plans it may use (a client may use
 // every configured plan; an operator, who does not order, none).
-func (s *Orders) WatchLimit(account string) (int, error) {
+func (s *Watches) WatchLimit(account string) (int, error) {
 	role, err := s.roleOf(account)
 	if err != nil || role != companydocs.RoleClient {
 		return 0, err
@@ -67,7 +79,7 @@ func (s *Orders) WatchLimit(account string) (int, error) {
 // profile the account watches already answers that watch (created is
 // false); one whose watch ended (the profile had left the register data)
 // is watched afresh.
-func (s *Orders) CreateWatch(ctx context.Context, account, profileID string) (w *companydocs.Watch, created bool, err error) {
+func (s *Watches) CreateWatch(ctx context.Context, account, profileID string) (w *companydocs.Watch, created bool, err error) {
 	if err := companydocs.CheckLength("company_profile_id", profileID, companydocs.MaxRequestField); err != nil {
 		return nil, false, err
 	}
@@ -111,7 +123,7 @@ func (s *Orders) CreateWatch(ctx context.Context, account, profileID string) (w 
 }
 
 // currentGeneration names the generation being served ("" when unknown).
-func (s *Orders) currentGeneration() string {
+func (s *Watches) currentGeneration() string {
 	if s.generation == nil {
 		return ""
 	}
@@ -125,7 +137,7 @@ func (s *Orders) currentGeneration() string {
 
 // watchedProfile returns the profile a new watch starts from and the
 // generation it was read from, or verified_company_required.
-func (s *Orders) watchedProfile(id string) (*companydocs.Profile, string, error) {
+func (s *Watches) watchedProfile(id string) (*companydocs.Profile, string, error) {
 	var p *companydocs.Profile
 	var generation string
 	var err error
@@ -160,7 +172,7 @@ func (s *Orders) watchedProfile(id string) (*companydocs.Profile, string, error)
 // a look-up that cannot be made is an error to retry, never a refusal). A
 // watch read from it records it, so that no comparison with the older
 // generation reports the rollout as a change.
-func (s *Orders) newerWatchedProfile(id string, served *companydocs.Profile, generation string) (*companydocs.Profile, string, error) {
+func (s *Watches) newerWatchedProfile(id string, served *companydocs.Profile, generation string) (*companydocs.Profile, string, error) {
 	gp, ok := s.profiles.(GenerationProfiles)
 	if !ok || s.generation == nil {
 		return served, generation, nil
@@ -174,7 +186,7 @@ func (s *Orders) newerWatchedProfile(id string, served *companydocs.Profile, gen
 
 // existingWatch returns the account's live watch of the profile, or nil;
 // an ended one is deleted, so that the profile is watched afresh.
-func (s *Orders) existingWatch(tx Tx, account, profileID string) (*companydocs.Watch, error) {
+func (s *Watches) existingWatch(tx Tx, account, profileID string) (*companydocs.Watch, error) {
 	id, err := tx.ProfileWatch(account, profileID)
 	if err != nil || id == "" {
 		return nil, err
@@ -221,7 +233,7 @@ func countLive(tx Tx, account string) (int, error) {
 
 // Watches lists the account's watches, oldest first, each with its last
 // change.
-func (s *Orders) Watches(ctx context.Context, account string) ([]companydocs.Watch, error) {
+func (s *Watches) Watches(ctx context.Context, account string) ([]companydocs.Watch, error) {
 	var list []WatchRecord
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		list, err = tx.AccountWatches(account)
@@ -235,7 +247,7 @@ func (s *Orders) Watches(ctx context.Context, account string) ([]companydocs.Wat
 }
 
 // WatchCount is how many live watches the account has and may have.
-func (s *Orders) WatchCount(ctx context.Context, account string) (companydocs.WatchCount, error) {
+func (s *Watches) WatchCount(ctx context.Context, account string) (companydocs.WatchCount, error) {
 	limit, err := s.WatchLimit(account)
 	if err != nil {
 		return companydocs.WatchCount{}, err
@@ -250,7 +262,7 @@ func (s *Orders) WatchCount(ctx context.Context, account string) (companydocs.Wa
 
 // DeleteWatch stops the account's watch; another account's watch is
 // not_found.
-func (s *Orders) DeleteWatch(ctx context.Context, account, id string) error {
+func (s *Watches) DeleteWatch(ctx context.Context, account, id string) error {
 	if err := companydocs.CheckLength("id", id, companydocs.MaxRequestField); err != nil {
 		return err
 	}
@@ -273,7 +285,7 @@ func (s *Orders) DeleteWatch(ctx context.Context, account, id string) error {
 }
 
 // CountWatches counts the live watches of every account (the gauge).
-func (s *Orders) CountWatches(ctx context.Context) (int, error) {
+func (s *Watches) CountWatches(ctx context.Context) (int, error) {
 	n := 0
 	err := s.eachWatchPage(ctx, func(page []WatchRecord) error {
 		for _, w := range page {
@@ -291,7 +303,7 @@ const watchPage = 500
 
 // eachWatchPage calls fn with every stored watch, a page per read
 // transaction, in id order.
-func (s *Orders) eachWatchPage(ctx context.Context, fn func([]WatchRecord) error) error {
+func (s *Watches) eachWatchPage(ctx context.Context, fn func([]WatchRecord) error) error {
 	after := ""
 	for {
 		var page []WatchRecord

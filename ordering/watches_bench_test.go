@@ -43,10 +43,15 @@ func BenchmarkCompareWatches100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := NewOrders(store, fx.profiles, watchPlans(b, benchWatches), Options{DocumentsDir: dir + "/documents"})
+		docs, err := TestDocuments["bbolt"](store, dir+"/documents")
 		if err != nil {
 			b.Fatal(err)
 		}
+		svc, err := New(store, fx.profiles, watchPlans(b, benchWatches), Options{Documents: docs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := svc.Watches
 		seedWatches(b, s, genA.ID(), profiles[:benchWatches/benchAccounts])
 		b.StartTimer()
 		start := time.Now()
@@ -57,7 +62,7 @@ func BenchmarkCompareWatches100k(b *testing.B) {
 		emitted := time.Since(start)
 		fanned := 0
 		for {
-			n, err := s.FanOutEvents(1000)
+			n, err := svc.Webhooks.FanOutEvents(1000)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -91,7 +96,7 @@ func watchableProfiles(fx *fixture) []*companydocs.Profile {
 // seedWatches stores benchAccounts accounts, each with a webhook endpoint
 // and a watch of every profile, straight through the store, 5,000 a
 // transaction.
-func seedWatches(b *testing.B, s *Orders, gen string, profiles []*companydocs.Profile) {
+func seedWatches(b *testing.B, s *Watches, gen string, profiles []*companydocs.Profile) {
 	b.Helper()
 	now := time.Now().UTC()
 	for a := range benchAccounts {

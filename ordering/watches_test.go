@@ -134,7 +134,7 @@ func testWatchRules(t *testing.T) {
 	if e := wantCode(t, err, companydocs.EWATCHLIMIT); e.Message != "This account watches 2 companies, as many as its subscription allows (2); stop watching one first." {
 		t.Errorf("limit sentence: %q", e.Message)
 	}
-	if list, _ := s.Watches(ctx, other); len(list) != 0 {
+	if list, _ := s.Watches.Watches(ctx, other); len(list) != 0 {
 		t.Errorf("another account sees %d watches", len(list))
 	}
 	wantCode(t, s.DeleteWatch(ctx, other, w.ID), companydocs.ENOTFOUND)
@@ -194,10 +194,10 @@ func testCompareWatches(t *testing.T) {
 	}
 	// Two services compare B at once, as two nodes would.
 	now := s.Orders.now
-	second := &Orders{store: s.store, plans: s.Orders.plans, now: now, ids: idGenerator{now: now}, eventIDs: idGenerator{now: now}}
+	second := &Watches{core: &core{store: s.store, plans: s.Orders.plans, now: now, ids: idGenerator{now: now}, eventIDs: idGenerator{now: now}}}
 	var wg sync.WaitGroup
 	runs := make([]WatchRun, 2)
-	for i, o := range []*Orders{s.Orders, second} {
+	for i, o := range []*Watches{s.Watches, second} {
 		wg.Go(func() {
 			var err error
 			if runs[i], err = o.CompareWatches(ctx, genB, nil, nil); err != nil {
@@ -214,7 +214,7 @@ func testCompareWatches(t *testing.T) {
 		t.Errorf("comparing B again: %+v, %v", again, err)
 	}
 	checkWatchEvents(t, storedEvents(t, s), cases, watchOf, genA.ID(), genB.ID(), map[string]string{acme: "", other: ""})
-	list, err := s.Watches(ctx, acme)
+	list, err := s.Watches.Watches(ctx, acme)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ type ChangedProfiles interface {
 // look-up of the profiles it says are unchanged. committed, when not
 // nil, is called after each transaction with what it did, so that the
 // events of a long comparison go out while it runs.
-func (s *Orders) CompareWatches(ctx context.Context, gen WatchGeneration, changed ChangedProfiles, committed func(WatchRun)) (WatchRun, error) {
+func (s *Watches) CompareWatches(ctx context.Context, gen WatchGeneration, changed ChangedProfiles, committed func(WatchRun)) (WatchRun, error) {
 	run := WatchRun{Generation: gen.ID()}
 	err := s.eachWatchPage(ctx, func(page []WatchRecord) error {
 		due := dueWatches(page, gen.ID())
@@ -191,7 +191,7 @@ func successorOf(gen WatchGeneration, before *companydocs.Profile, changed Chang
 
 // compareWatch compares one watch, read again under its row lock, with
 // the generation and writes its event and new state.
-func (s *Orders) compareWatch(tx Tx, id string, gen WatchGeneration, profiles map[string]watchedProfile, r *WatchRun) error {
+func (s *Watches) compareWatch(tx Tx, id string, gen WatchGeneration, profiles map[string]watchedProfile, r *WatchRun) error {
 	rec, err := tx.Watch(id)
 	if err != nil || rec == nil || rec.Ended || rec.Generation >= gen.ID() {
 		return err // deleted, ended or compared meanwhile
@@ -255,7 +255,7 @@ func followMove(tx Tx, rec *WatchRecord, wp watchedProfile) error {
 // changeOf returns what the generation changed in the watched profile,
 // or nil, and moves rec's snapshot to the generation's profile; a
 // profile the generation lacks ends the watch.
-func (s *Orders) changeOf(rec *WatchRecord, gen string, wp watchedProfile) *companydocs.WatchChange {
+func (s *Watches) changeOf(rec *WatchRecord, gen string, wp watchedProfile) *companydocs.WatchChange {
 	if wp.unchanged != "" {
 		return nil
 	}
@@ -275,7 +275,7 @@ func (s *Orders) changeOf(rec *WatchRecord, gen string, wp watchedProfile) *comp
 
 // writeWatchEvent appends the change's event to the outbox, for the
 // watching account's webhook endpoints.
-func (s *Orders) writeWatchEvent(tx Tx, rec *WatchRecord, change *companydocs.WatchChange) error {
+func (s *Watches) writeWatchEvent(tx Tx, rec *WatchRecord, change *companydocs.WatchChange) error {
 	floor, err := tx.EventIDFloor()
 	if err != nil {
 		return err

@@ -12,6 +12,16 @@ import (
 	"companydocs"
 )
 
+// Webhooks keeps the accounts' webhook endpoints and delivers the outbox
+// to them: FanOutEvents turns each event into one delivery per endpoint
+// that receives it, DueWebhooks and RecordWebhookAttempt serve the
+// dispatcher.
+type Webhooks struct {
+	*core
+	checkURL func(ctx context.Context, rawURL string) error
+	lease    time.Duration // of a claimed webhook delivery
+}
+
 // Limits of webhook endpoints.
 const (
 	// MaxWebhooksPerAccount is companydocs.MaxWebhooksPerAccount.
@@ -65,7 +75,7 @@ type webhookBody struct {
 
 // CreateWebhook registers an endpoint for the account and returns it with
 // its secret, which no other answer shows again.
-func (s *Orders) CreateWebhook(ctx context.Context, account, rawURL, description string) (*companydocs.WebhookEndpoint, error) {
+func (s *Webhooks) CreateWebhook(ctx context.Context, account, rawURL, description string) (*companydocs.WebhookEndpoint, error) {
 	role, err := s.roleOf(account)
 	if err != nil {
 		return nil, err
@@ -104,7 +114,7 @@ func (s *Orders) CreateWebhook(ctx context.Context, account, rawURL, description
 
 // checkWebhookURL checks the shape here and the network rules (scheme,
 // addresses) through Options.CheckWebhookURL.
-func (s *Orders) checkWebhookURL(ctx context.Context, rawURL string) error {
+func (s *Webhooks) checkWebhookURL(ctx context.Context, rawURL string) error {
 	if err := companydocs.CheckLength("url", rawURL, companydocs.MaxWebhookURL); err != nil {
 		return err
 	}
@@ -124,7 +134,7 @@ func (s *Orders) checkWebhookURL(ctx context.Context, rawURL string) error {
 }
 
 // Webhooks lists the account's endpoints, without their secrets.
-func (s *Orders) Webhooks(ctx context.Context, account string) ([]companydocs.WebhookEndpoint, error) {
+func (s *Webhooks) Webhooks(ctx context.Context, account string) ([]companydocs.WebhookEndpoint, error) {
 	var eps []EndpointRecord
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		eps, err = tx.WebhookEndpoints(account)
@@ -140,7 +150,7 @@ func (s *Orders) Webhooks(ctx context.Context, account string) ([]companydocs.We
 
 // DeleteWebhook removes the account's endpoint with its deliveries;
 // another account's endpoint is not_found.
-func (s *Orders) DeleteWebhook(ctx context.Context, account, id string) error {
+func (s *Webhooks) DeleteWebhook(ctx context.Context, account, id string) error {
 	return s.store.Update(ctx, func(tx Tx) error {
 		if _, err := ownEndpoint(tx, account, id); err != nil {
 			return err
@@ -151,7 +161,7 @@ func (s *Orders) DeleteWebhook(ctx context.Context, account, id string) error {
 
 // WebhookDeliveries returns the endpoint's most recent deliveries, newest
 // event first, each with its latest attempts.
-func (s *Orders) WebhookDeliveries(ctx context.Context, account, id string) ([]companydocs.WebhookDelivery, error) {
+func (s *Webhooks) WebhookDeliveries(ctx context.Context, account, id string) ([]companydocs.WebhookDelivery, error) {
 	var ds []DeliveryRecord
 	err := s.store.View(ctx, func(tx Tx) error {
 		if _, err := ownEndpoint(tx, account, id); err != nil {
@@ -190,7 +200,7 @@ func errNoWebhook(id string) error {
 // oldest events, so an order's deliveries are made in the order of its
 // events (an event commits only after the order's previous one). It
 // returns how many events it took.
-func (s *Orders) FanOutEvents(limit int) (int, error) {
+func (s *Webhooks) FanOutEvents(limit int) (int, error) {
 	if empty, err := s.outboxEmpty(); err != nil || empty {
 		return 0, err // no empty commit (and fsync) per wake-up
 	}
@@ -221,7 +231,7 @@ func (s *Orders) FanOutEvents(limit int) (int, error) {
 
 // outboxEmpty reports whether the outbox holds no event: a read of its
 // first event, where counting would walk them all on every wake-up.
-func (s *Orders) outboxEmpty() (bool, error) {
+func (s *Webhooks) outboxEmpty() (bool, error) {
 	var first []Event
 	err := s.store.View(context.Background(), func(tx Tx) (err error) {
 		first, err = tx.Events("", 1)
@@ -267,7 +277,7 @@ func fanOut(tx Tx, endpoints []EndpointRecord, e *Event) error {
 // earliest delivery that is due at now, at most limit in all, oldest due
 // first; and the earliest time a pending delivery not returned falls due
 // (zero when none), for the dispatcher's timer.
-func (s *Orders) DueWebhooks(now time.Time, busy func(endpointID string) bool, limit int) ([]companydocs.WebhookTask, time.Time, error) {
+func (s *Webhooks) DueWebhooks(now time.Time, busy func(endpointID string) bool, limit int) ([]companydocs.WebhookTask, time.Time, error) {
 	var next time.Time
 	var tasks []companydocs.WebhookTask
 	err := s.store.Update(context.Background(), func(tx Tx) error {
@@ -332,7 +342,7 @@ func attemptsMade(d *DeliveryRecord) int {
 // failed end the delivery, pending sets its next attempt. A delivery
 // whose endpoint was deleted meanwhile is ignored. Concurrent calls
 // may share a commit (the store's Update).
-func (s *Orders) RecordWebhookAttempt(r companydocs.WebhookResult) error {
+func (s *Webhooks) RecordWebhookAttempt(r companydocs.WebhookResult) error {
 	return s.store.Update(context.Background(), func(tx Tx) error {
 		d, err := tx.Delivery(r.EndpointID, r.EventID)
 		if err != nil || d == nil {
@@ -358,7 +368,7 @@ func (s *Orders) RecordWebhookAttempt(r companydocs.WebhookResult) error {
 }
 
 // PendingWebhooks counts the deliveries not yet delivered or failed.
-func (s *Orders) PendingWebhooks() (n int, err error) {
+func (s *Webhooks) PendingWebhooks() (n int, err error) {
 	err = s.store.View(context.Background(), func(tx Tx) error {
 		n, err = tx.CountScheduledDeliveries()
 		return err

@@ -98,7 +98,7 @@ func testWebhookLimits(t *testing.T) {
 			t.Errorf("%q: %v", u, err)
 		}
 	}
-	if eps, _ := s.Webhooks(ctx, acct); len(eps) != MaxWebhooksPerAccount || eps[0].Secret != "" {
+	if eps, _ := s.Webhooks.Webhooks(ctx, acct); len(eps) != MaxWebhooksPerAccount || eps[0].Secret != "" {
 		t.Errorf("list: %d endpoints, secret %q", len(eps), eps[0].Secret)
 	}
 }

@@ -43,7 +43,7 @@ func TestDocumentsLiveInTheDatabase(t *testing.T) {
 		}
 		return tx.AddDocumentRef(sha, "ord_1")
 	})
-	if _, err := ordering.NewOrders(nodes[1], nil, nil, ordering.Options{}); !errors.Is(err, ordering.ErrDamaged) || !strings.Contains(err.Error(), sha) {
+	if _, err := OpenDocuments(nodes[1], ""); !errors.Is(err, ordering.ErrDamaged) || !strings.Contains(err.Error(), sha) {
 		t.Fatalf("start with a reference to a missing document: %v, want ErrDamaged naming %s", err, sha)
 	}
 	if err := nodes[1].Check(); err == nil || !strings.Contains(err.Error(), "ord_1") {
@@ -59,7 +59,7 @@ func TestDocumentsLiveInTheDatabase(t *testing.T) {
 	if err != nil || !bytes.Equal(got, pdf) {
 		t.Fatalf("document read on the other node: %q, %v", got, err)
 	}
-	if _, err := ordering.NewOrders(nodes[1], nil, nil, ordering.Options{}); err != nil {
+	if _, err := OpenDocuments(nodes[1], ""); err != nil {
 		t.Fatalf("start once the document is stored: %v", err)
 	}
 	if err := nodes[1].Check(); err != nil {

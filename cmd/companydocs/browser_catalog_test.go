@@ -53,7 +53,7 @@ func TestBrowserGermanSaysNoEnglish(t *testing.T) {
 	p.fitsPhone("browser-catalog-many-de.png")
 
 	const note = "Doch nicht nötig, danke."
-	if _, err := m.Orders.CancelOrder(context.Background(), "katalog-kunde", withdrawn, note); err != nil {
+	if _, err := m.Ordering.Orders.CancelOrder(context.Background(), "katalog-kunde", withdrawn, note); err != nil {
 		t.Fatalf("cancel with a note: %v", err)
 	}
 	p.run("refresh the orders", chromedp.Click(chromedp.CSS("#orders-refresh")))

@@ -85,7 +85,7 @@ func TestBrowserStripePayment(t *testing.T) {
 
 	paid := p.orderPlanDocument("stripe-single", "AD")
 	order := func(id string) companydocs.Order {
-		o, err := m.Orders.Order(context.Background(), "card-client", id)
+		o, err := m.Ordering.Orders.Order(context.Background(), "card-client", id)
 		if err != nil {
 			t.Fatalf("read order %s: %v", id, err)
 		}

@@ -67,12 +67,16 @@ func crashCheckPostgres(tb testing.TB, url, dir string, j *crashJournal) map[str
 		tb.Fatal(err)
 	}
 	defer db.Close()
-	opts := ordering.Options{SweepInterval: -1, DocumentsDir: dir + "/" + ordering.DocumentsDir}
-	orders, err := ordering.NewOrders(db, nil, nil, opts)
+	docs, err := postgres.OpenDocuments(db, dir+"/"+ordering.DocumentsDir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts := ordering.Options{SweepInterval: -1, Documents: docs}
+	svc, err := ordering.New(db, nil, nil, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	accounts := ordering.NewAccounts(db, opts)
 	defer accounts.Close()
-	return crashCheckStore(tb, accounts, orders, db.Check, ordering.Documents(db, ""), j)
+	return crashCheckStore(tb, accounts, svc.Orders, db.Check, db.Document, j)
 }

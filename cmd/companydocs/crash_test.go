@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/bbolt"
 	"companydocs/ingest"
 	"companydocs/ordering"
 )
@@ -426,7 +427,7 @@ func crashCheck(tb testing.TB, dir string, j *crashJournal) map[string]*companyd
 	tb.Helper()
 	svc, db := openOrderService(tb, dir, ordering.Options{})
 	defer svc.Close()
-	return crashCheckStore(tb, svc.Accounts, svc.Orders, db.Check, ordering.Documents(db, filepath.Join(dir, ordering.DocumentsDir)), j)
+	return crashCheckStore(tb, svc.Accounts, svc.Orders, db.Check, bbolt.DocumentsIn(filepath.Join(dir, ordering.DocumentsDir)).Open, j)
 }
 
 // crashCheckStore is crashCheck on a store opened by the caller, which

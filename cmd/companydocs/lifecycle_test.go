@@ -161,7 +161,7 @@ func checkDownload(t *testing.T, ts *testServer, id, sha, client, other, op stri
 		t.Fatalf("download: %d %q", status, body)
 	}
 	today := ""
-	if o, err := ts.Orders.Order(t.Context(), "acme", id); err == nil {
+	if o, err := ts.Ordering.Orders.Order(t.Context(), "acme", id); err == nil {
 		today = o.History[len(o.History)-1].At.Format("2006-01-02")
 	}
 	wantName := `attachment; filename="Duesseldorf_HRB-562_AD_` + today + `.pdf"`

@@ -68,7 +68,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if docs == "" {
 		docs = filepath.Join(filepath.Dir(from), ordering.DocumentsDir)
 	}
-	return migrate(ctx, from, src, dst, ordering.Documents(src, docs), allowExisting, stdout)
+	return migrate(ctx, from, src, dst, bbolt.DocumentsIn(docs).Open, allowExisting, stdout)
 }
 
 // openMigrateSource opens orders.db read-only, which checks it page by

@@ -20,6 +20,7 @@ import (
 	"companydocs/data"
 	"companydocs/httpapi"
 	"companydocs/internal/stripemocktest"
+	"companydocs/ordering"
 	"companydocs/resolver"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -57,7 +58,7 @@ func TestOpenAPIClaims(t *testing.T) {
 	for code, ex := range reachUnavailableCodes(t, bare) {
 		codes[code] = ex
 	}
-	for code, ex := range reachWithSlowSearch(t, s.Accounts, s.Orders) {
+	for code, ex := range reachWithSlowSearch(t, s.Accounts, s.Ordering) {
 		codes[code] = ex
 	}
 	t.Run("error codes", func(t *testing.T) {
@@ -335,12 +336,13 @@ func reachUnavailableCodes(t *testing.T, s *testServer) map[string]string {
 // never answers before its deadline and a short read timeout (Main's is
 // fixed at 10 s): a search is service_unavailable, half a request is
 // request_timeout.
-func reachWithSlowSearch(t *testing.T, sessions httpapi.Sessions, ord httpapi.Ordering) map[string]string {
+func reachWithSlowSearch(t *testing.T, sessions httpapi.Sessions, ord *ordering.Services) map[string]string {
 	cfg := httpapi.DefaultConfig()
 	cfg.ReadTimeout = 300 * time.Millisecond
 	cfg.SearchTimeout = 50 * time.Millisecond
 	srv, err := httpapi.NewServer(cfg, httpapi.Deps{
-		Searcher: slowSearcher{}, Profiles: slowSearcher{}, Sessions: sessions, Ordering: ord, Ready: func() []string { return nil },
+		Searcher: slowSearcher{}, Profiles: slowSearcher{}, Sessions: sessions, Ready: func() []string { return nil },
+		Orders: ord.Orders, Payments: ord.Payments, Webhooks: ord.Webhooks, Watches: ord.Watches,
 		Metrics: httpapi.NewMetrics(prometheus.NewRegistry()), Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

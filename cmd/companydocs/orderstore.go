@@ -85,6 +85,17 @@ func (m *Main) openOrderStore(ctx context.Context) (ordering.Store, error) {
 	return db, nil
 }
 
+// openDocuments opens where the order store keeps the delivered PDFs:
+// the PostgreSQL store's own, or files in the data directory beside
+// orders.db.
+func (m *Main) openDocuments(store ordering.Store) (ordering.Documents, error) {
+	dir := filepath.Join(m.Config.DataDir, ordering.DocumentsDir)
+	if m.Database != nil {
+		return postgres.OpenDocuments(m.Database, dir)
+	}
+	return bbolt.OpenDocuments(store, dir)
+}
+
 // explainOrderStoreError adds what to do to an error of ordering.New.
 func (m *Main) explainOrderStoreError(err error) error {
 	if m.OrderStore != nil {

@@ -144,12 +144,12 @@ func (m *Main) startRefunds() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	m.refunds = &refunder{wake: make(chan struct{}, 1), stop: cancel, done: done}
-	if n, err := m.Orders.RefundsPending(); err == nil {
+	if n, err := m.Ordering.Payments.RefundsPending(); err == nil {
 		m.Metrics.SetRefundsPending(n)
 	}
 	go func() {
 		defer close(done)
-		m.Orders.RunRefunds(ctx, m.refunds.wake)
+		m.Ordering.Payments.RunRefunds(ctx, m.refunds.wake)
 	}()
 }
 
@@ -173,7 +173,7 @@ func (m *Main) wakeRefunds() {
 // observeRefund counts a refund attempt and sets the pending gauge.
 func (m *Main) observeRefund(outcome string) {
 	m.Metrics.ObserveRefund(outcome)
-	if n, err := m.Orders.RefundsPending(); err == nil {
+	if n, err := m.Ordering.Payments.RefundsPending(); err == nil {
 		m.Metrics.SetRefundsPending(n)
 	}
 }

@@ -101,10 +101,10 @@ type Main struct {
 
 	Logger *slog.Logger
 	Live   *index.Live
-	// Accounts authenticates and Orders orders, both over the order
+	// Accounts authenticates and Ordering orders, both over the order
 	// store: OrderStore (bbolt) or Database (PostgreSQL, --store).
 	Accounts *ordering.Accounts
-	Orders   *ordering.Orders
+	Ordering *ordering.Services
 	// OrderStore is the bbolt file; nil when Database is the store.
 	OrderStore *bbolt.DB
 	// Database is the PostgreSQL store (--store); nil when OrderStore is
@@ -128,7 +128,7 @@ type Main struct {
 	lock    *os.File // the data directory's lock, held until Close
 	// watcher compares the watches with each swapped-in generation; the
 	// swap hook, which may run before it exists, reads it.
-	watcher atomic.Pointer[watcher]
+	watcher atomic.Pointer[ordering.Watcher]
 	// dispatcher is read by the transition hook, which may run before
 	// the dispatcher exists (the demo account) and from any goroutine.
 	dispatcher atomic.Pointer[webhook.Dispatcher]
@@ -275,10 +275,12 @@ func (m *Main) openIndexAndStore(ctx context.Context) (ordering.Store, error) {
 // startOrdering starts the ordering service over store, its webhooks, its
 // refunds and the watcher.
 func (m *Main) startOrdering(store ordering.Store, plans *ordering.Plans, providers map[string]ordering.PaymentProvider) error {
-	var err error
+	docs, err := m.openDocuments(store)
+	if err != nil {
+		return m.explainOrderStoreError(err) // Close closes the store
+	}
 	opts := ordering.Options{SessionTTL: m.Config.SessionTTL, Logger: m.Logger,
-		DocumentsDir: filepath.Join(m.Config.DataDir, ordering.DocumentsDir),
-		DocumentURL:  httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL,
+		Documents: docs, DocumentURL: httpapi.DocumentURL, OnTransition: m.observeTransition, CheckWebhookURL: m.webhookPolicy().CheckURL,
 		DeliveryLease: webhookLease(m.Config.WebhookTimeout), Generation: m.currentGeneration, OnWatches: m.Metrics.AddWatches,
 		OnWatchBehind: m.wakeWatcher,
 		Payments:      providers, OnRefundDue: m.wakeRefunds, OnRefund: m.observeRefund, OnPaymentEvent: m.Metrics.ObservePaymentEvent,
@@ -287,7 +289,7 @@ func (m *Main) startOrdering(store ordering.Store, plans *ordering.Plans, provid
 	if m.follower != nil {
 		profiles = rolloutProfiles{live: m.Live, f: m.follower}
 	}
-	if m.Orders, err = ordering.NewOrders(store, profiles, plans, opts); err != nil {
+	if m.Ordering, err = ordering.New(store, profiles, plans, opts); err != nil {
 		return m.explainOrderStoreError(err) // Close closes the store
 	}
 	m.Accounts = ordering.NewAccounts(store, opts)
@@ -295,8 +297,8 @@ func (m *Main) startOrdering(store ordering.Store, plans *ordering.Plans, provid
 	if providers != nil {
 		m.startRefunds()
 	}
-	m.watcher.Store(startWatcher(m.Orders, m.Live, m.Metrics, m.Logger, m.wakeDispatcher))
-	if counts, err := m.Orders.CountByStatus(); err == nil {
+	m.watcher.Store(m.startWatcher())
+	if counts, err := m.Ordering.Orders.CountByStatus(); err == nil {
 		m.Metrics.SetOrderCounts(counts)
 	}
 	return nil
@@ -316,7 +318,8 @@ func (m *Main) listen() error {
 	cfg.Version, cfg.Revision = m.build.Version, m.build.Revision
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
-		Searcher: liveSearcher{m.Live}, Profiles: liveSearcher{m.Live}, Sessions: m.Accounts, Ordering: m.Orders, Ready: m.ready,
+		Searcher: liveSearcher{m.Live}, Profiles: liveSearcher{m.Live}, Sessions: m.Accounts, Ready: m.ready,
+		Orders: m.Ordering.Orders, Payments: m.Ordering.Payments, Webhooks: m.Ordering.Webhooks, Watches: m.Ordering.Watches,
 		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
 		OnTransfer: m.Metrics.SetTransfersInFlight, OnTransferRefused: m.Metrics.ObserveTransferRefused,
 	})
@@ -457,9 +460,9 @@ func (m *Main) ready() []string {
 	} else if id, _, _ := m.Live.Current(); id == "" {
 		missing = append(missing, "no index generation is open")
 	}
-	if m.Orders == nil {
+	if m.Ordering == nil {
 		missing = append(missing, "the order store is not open")
-	} else if _, err := m.Orders.Plans(); err != nil {
+	} else if _, err := m.Ordering.Orders.Plans(); err != nil {
 		missing = append(missing, "no plan is configured")
 	}
 	if m.Database != nil && !m.databaseAnswers() {
@@ -615,7 +618,7 @@ func (m *Main) webhookPolicy() webhook.Policy {
 // startWebhooks starts the dispatcher on the open order store; it picks
 // up what the outbox and the pending deliveries hold from before.
 func (m *Main) startWebhooks() {
-	m.Webhooks = webhook.New(m.Orders, webhook.Options{Workers: m.Config.WebhookWorkers, Timeout: m.Config.WebhookTimeout,
+	m.Webhooks = webhook.New(m.Ordering.Webhooks, webhook.Options{Workers: m.Config.WebhookWorkers, Timeout: m.Config.WebhookTimeout,
 		RetryBase: m.Config.WebhookRetryBase, RetryFor: m.Config.WebhookRetryFor, Policy: m.webhookPolicy(),
 		Logger: m.Logger, OnOutcome: m.Metrics.ObserveWebhookDelivery, OnStats: m.Metrics.SetWebhookStats})
 	m.dispatcher.Store(m.Webhooks)

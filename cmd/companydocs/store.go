@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"companydocs/bbolt"
+	"companydocs/internal/atomicfile"
 	"companydocs/ordering"
 )
 
@@ -201,18 +202,12 @@ func storeBackup(ctx context.Context, dataDir, to string, force bool, timeout ti
 // fsyncs the directory.
 func publishBackup(tmp, to string, force bool) error {
 	if force {
-		if err := os.Rename(tmp, to); err != nil {
-			return err
-		}
-	} else if err := os.Link(tmp, to); err != nil {
+		return atomicfile.Rename(tmp, to)
+	}
+	if err := os.Link(tmp, to); err != nil {
 		return fmt.Errorf("write backup: %w", err)
 	}
-	dir, err := os.Open(filepath.Dir(to))
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.Sync()
+	return atomicfile.SyncDir(filepath.Dir(to))
 }
 
 // copyOffline copies orders.db when no server runs, after checking it.

@@ -48,13 +48,18 @@ func openOrderService(tb testing.TB, dir string, opts ordering.Options) (*orderS
 		tb.Fatalf("open the order database: %v", err)
 	}
 	opts.SweepInterval = -1
-	opts.DocumentsDir = filepath.Join(dir, ordering.DocumentsDir)
-	orders, err := ordering.NewOrders(db, nil, nil, opts)
+	docs, err := bbolt.OpenDocuments(db, filepath.Join(dir, ordering.DocumentsDir))
+	if err != nil {
+		db.Close()
+		tb.Fatalf("open the documents: %v", err)
+	}
+	opts.Documents = docs
+	svc, err := ordering.New(db, nil, nil, opts)
 	if err != nil {
 		db.Close()
 		tb.Fatalf("open the order database: %v", err)
 	}
-	return &orderService{Accounts: ordering.NewAccounts(db, opts), Orders: orders, db: db}, db
+	return &orderService{Accounts: ordering.NewAccounts(db, opts), Orders: svc.Orders, db: db}, db
 }
 
 // storeAccounts creates n accounts in dir's order database before a
