@@ -46,6 +46,9 @@ type Config struct {
 	// bounds the disk one account can fill per hour (RELIABILITY.md).
 	WriteRate  float64
 	WriteBurst int
+	// Nodes divides every rate and burst above among the live nodes of a
+	// service of several (NodeShare); nil: the node is alone.
+	Nodes *NodeShare
 	// TrustedProxies lists the proxy addresses and ranges whose
 	// X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto are
 	// believed; from any other peer they are ignored.
@@ -196,11 +199,11 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 			return nil, fmt.Errorf("http server: PublicURL %w", err)
 		}
 	}
-	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst)
-	s.accountSearches = sync.OnceValue(func() *rateLimiter { return accountSearchLimiter(deps.Orders, deps.Logger) })
-	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst)
-	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst)
-	s.writes = newRateLimiter(config.WriteRate, config.WriteBurst)
+	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst, config.Nodes)
+	s.accountSearches = sync.OnceValue(func() *rateLimiter { return accountSearchLimiter(deps.Orders, config.Nodes, deps.Logger) })
+	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst, config.Nodes)
+	s.sessionKeys = newRateLimiter(config.SessionRate, config.SessionBurst, config.Nodes)
+	s.writes = newRateLimiter(config.WriteRate, config.WriteBurst, config.Nodes)
 	s.batchSlots = make(chan struct{}, batchCores())
 	s.batches = newSlots[string](config.BatchesInFlight, 1, nil)
 	s.charged = newChargedBatches()

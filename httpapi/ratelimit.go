@@ -24,8 +24,14 @@ const (
 
 // rateLimiter keeps one token bucket per client address.
 type rateLimiter struct {
-	limit rate.Limit
-	burst int
+	// limit and burst are this node's share (NodeShare) of full and
+	// fullBurst, recomputed when the number of live nodes changes.
+	full      rate.Limit
+	fullBurst int
+	share     *NodeShare // nil: alone
+	nodes     int
+	limit     rate.Limit
+	burst     int
 
 	mu        sync.Mutex
 	clients   map[string]*client
@@ -36,18 +42,23 @@ type rateLimiter struct {
 type client struct {
 	limiter *rate.Limiter
 	seen    time.Time
+	nodes   int // the node count its limiter's rate was set for
 }
 
-func newRateLimiter(perSecond float64, burst int) *rateLimiter {
+func newRateLimiter(perSecond float64, burst int, share *NodeShare) *rateLimiter {
 	if perSecond <= 0 {
 		return nil
 	}
-	return &rateLimiter{
-		limit:   rate.Limit(perSecond),
-		burst:   max(burst, 1),
-		clients: map[string]*client{},
-		now:     time.Now,
+	l := &rateLimiter{
+		full:      rate.Limit(perSecond),
+		fullBurst: max(burst, 1),
+		share:     share,
+		clients:   map[string]*client{},
+		now:       time.Now,
 	}
+	l.nodes = share.Nodes()
+	l.limit, l.burst = shareOf(l.full, l.fullBurst, l.nodes)
+	return l
 }
 
 // allowN takes n tokens for addr as admitN admits and chargeN charges
@@ -91,15 +102,26 @@ func (l *rateLimiter) chargeN(addr string, n int) {
 }
 
 // client returns addr's bucket, made when it is new, and the time now.
+// A bucket made when another number of nodes was live is set to this
+// node's share now, keeping the tokens it holds up to the new burst.
 func (l *rateLimiter) client(addr string) (*client, time.Time) {
 	now := l.now()
 	l.sweep(now)
+	if n := l.share.Nodes(); n != l.nodes {
+		l.nodes = n
+		l.limit, l.burst = shareOf(l.full, l.fullBurst, n)
+	}
 	c, ok := l.clients[addr]
 	if !ok {
-		c = &client{limiter: rate.NewLimiter(l.limit, l.burst)}
+		c = &client{limiter: rate.NewLimiter(l.limit, l.burst), nodes: l.nodes}
 		// A copy: the caller's string may share a buffer that the next
 		// request overwrites, and a map key must never change.
 		l.clients[strings.Clone(addr)] = c
+	}
+	if c.nodes != l.nodes {
+		c.limiter.SetLimitAt(now, l.limit)
+		c.limiter.SetBurstAt(now, l.burst)
+		c.nodes = l.nodes
 	}
 	c.seen = now
 	return c, now
@@ -154,7 +176,7 @@ func (s *Server) limitSearch(c *fiber.Ctx) error {
 // plan sets one, and accounts then search at their address's rate.
 func accountSearchLimiter(plans interface {
 	Plans() ([]companydocs.Plan, error)
-}, logger *slog.Logger) *rateLimiter {
+}, share *NodeShare, logger *slog.Logger) *rateLimiter {
 	list, err := plans.Plans()
 	if err != nil {
 		if companydocs.ErrorCode(err) != companydocs.EPLANMISSING { // no plans file: no account rates
@@ -166,7 +188,7 @@ func accountSearchLimiter(plans interface {
 	for _, p := range list {
 		rate = max(rate, p.SearchRate)
 	}
-	return newRateLimiter(rate, int(math.Ceil(2*rate)))
+	return newRateLimiter(rate, int(math.Ceil(2*rate)), share)
 }
 
 // searchBudget is the search budget a batch or reconciliation request

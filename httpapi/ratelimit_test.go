@@ -14,7 +14,7 @@ func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 func newTestLimiter(perSecond float64, burst int) (*rateLimiter, *fakeClock) {
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	l := newRateLimiter(perSecond, burst)
+	l := newRateLimiter(perSecond, burst, nil)
 	l.now = clock.now
 	return l, clock
 }
@@ -77,7 +77,7 @@ func TestRateLimiterTableIsBounded(t *testing.T) {
 }
 
 func TestRateLimiterOff(t *testing.T) {
-	if l := newRateLimiter(0, 10); l != nil {
+	if l := newRateLimiter(0, 10, nil); l != nil {
 		t.Fatal("a rate of 0 must turn the limiter off")
 	}
 }
@@ -87,4 +87,44 @@ func (l *rateLimiter) size() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.clients)
+}
+
+// TestRateLimitSharedByNodes: two nodes, each with its own limiter and
+// the metastore's count of two live nodes, grant an address its rate
+// once, not twice, when a load balancer spreads its requests over both;
+// alone again, a node grants the whole rate to the addresses it already
+// knows.
+func TestRateLimitSharedByNodes(t *testing.T) {
+	const rate, burst, seconds = 10, 20, 30
+	share := new(NodeShare)
+	share.SetNodes(2)
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	nodes := []*rateLimiter{newRateLimiter(rate, burst, share), newRateLimiter(rate, burst, share)}
+	for _, l := range nodes {
+		l.now = clock.now
+	}
+	granted := 0
+	for i := range seconds * 100 { // 100 requests a second, taking turns
+		if ok, _ := nodes[i%2].allowN("192.0.2.7", 1); ok {
+			granted++
+		}
+		clock.advance(10 * time.Millisecond)
+	}
+	if most := rate*seconds + burst; granted > most || granted < most-2*burst {
+		t.Fatalf("two nodes granted %d searches in %d s; want at most the rate's %d plus the burst %d, and about that", granted, seconds, rate*seconds, burst)
+	}
+
+	share.SetNodes(1)
+	clock.advance(time.Minute) // both buckets full again
+	granted = 0
+	for range seconds * 100 {
+		if ok, _ := nodes[0].allowN("192.0.2.7", 1); ok {
+			granted++
+		}
+		clock.advance(10 * time.Millisecond)
+	}
+	// The bucket kept the tokens it held, the half burst of a node of two.
+	if want := rate*seconds + burst/2; granted < want-2 || granted > want {
+		t.Fatalf("a node alone granted %d searches in %d s; want its whole rate, %d with the tokens it held", granted, seconds, want)
+	}
 }

@@ -149,6 +149,18 @@ func (db *DB) Heartbeat(ctx context.Context, n IndexNode) error {
 	})
 }
 
+// LiveNodes counts the nodes whose last heartbeat came within the last
+// within:
+// the nodes that share the rate limits (httpapi.NodeShare).
+func (db *DB) LiveNodes(ctx context.Context, within time.Duration) (int, error) {
+	var n int
+	err := db.view(ctx, func(tx pgx.Tx) error {
+		return wrap(tx.QueryRow(ctx, `SELECT count(*) FROM index_nodes WHERE heartbeat_at > now() - make_interval(secs => $1)`,
+			within.Seconds()).Scan(&n), "count the live nodes")
+	})
+	return n, err
+}
+
 // IndexNodes returns every node that reported itself, by name.
 func (db *DB) IndexNodes(ctx context.Context) ([]IndexNode, error) {
 	var out []IndexNode

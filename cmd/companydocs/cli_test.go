@@ -241,8 +241,8 @@ func TestIngestRefusesToShrink(t *testing.T) {
 		!strings.Contains(line, "--allow-shrink") || !strings.Contains(line, "with 300 ") {
 		t.Fatalf("exit %d, line %q; want a refusal naming %s, its %d profiles, the 300 new ones and --allow-shrink", code, line, live.ID, live.Profiles)
 	}
-	if strings.Contains(stdout, "Published") {
-		t.Errorf("stdout says published: %q", stdout)
+	if strings.Contains(stdout, "is current") {
+		t.Errorf("stdout says the refused generation is current: %q", stdout)
 	}
 	if cur, _ := index.ReadCurrent(dir); cur != live.ID {
 		t.Fatalf("CURRENT = %s, want the live %s", cur, live.ID)
@@ -251,6 +251,11 @@ func TestIngestRefusesToShrink(t *testing.T) {
 	stdout, _, line, code = runCLI(t, append([]string{"ingest", "--allow-shrink"}, args[1:]...)...)
 	if code != 0 || !strings.Contains(stdout, "with 300 profiles") {
 		t.Fatalf("--allow-shrink: exit %d, line %q, stdout %q", code, line, stdout)
+	}
+	// A local build is current in the data directory; it is published
+	// to the nodes that follow only by companydocs publish.
+	if !strings.Contains(stdout, "with 300 profiles is current in "+dir) || strings.Contains(stdout, "Published") {
+		t.Errorf("stdout %q, want the generation current in %s and nothing said published", stdout, dir)
 	}
 }
 

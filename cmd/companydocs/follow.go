@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"companydocs/httpapi"
 	"companydocs/index"
 	"companydocs/metrics"
 	"companydocs/objectstore"
@@ -74,6 +75,9 @@ type follower struct {
 	// takes part in an answer of the gate, and each is fetched again only
 	// after its backoff.
 	damaged map[string]damage
+	// share is the server's share of the rate limits, set from the live
+	// nodes at every heartbeat.
+	share *httpapi.NodeShare
 }
 
 // errNothingPublished is what a node that follows says while the
@@ -324,10 +328,27 @@ func (f *follower) heartbeat(ctx context.Context) {
 		err = f.meta.Heartbeat(ctx, postgres.IndexNode{Node: f.node, Generation: serving, Installing: installing,
 			Damaged: damaged, Behind: behind, StartedAt: f.started})
 	}
+	if err == nil {
+		err = f.shareLimits(ctx)
+	}
 	if err != nil && ctx.Err() == nil {
 		f.metrics.ObserveFollowFailure(metrics.FollowHeartbeat)
 		f.logger.Warn("recording this node in the metastore failed", "node", f.node, "err", err)
 	}
+}
+
+// liveWithin is how recent a heartbeat must be for its node to count as
+// live when the rate limits are shared: three follow intervals, so that
+// one late heartbeat does not make a node's neighbours grant more.
+const liveWithin = 3
+
+// shareLimits divides this node's rate limits by the live nodes.
+func (f *follower) shareLimits(ctx context.Context) error {
+	n, err := f.meta.LiveNodes(ctx, liveWithin*f.interval)
+	if err == nil {
+		f.share.SetNodes(n)
+	}
+	return err
 }
 
 // heartbeatWhile reports the node every interval until the returned stop
@@ -394,10 +415,10 @@ func (m *Main) startFollowing(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open the index source (--index-source): %w", err)
 	}
-	objects.WithIdle(followIdle(m.Config.FollowInterval))
+	objects.WithIdle(followIdle(m.Config.FollowInterval)).WithLogger(m.Logger)
 	m.follower = &follower{meta: m.Database, objects: objects, dataDir: m.Config.DataDir, node: m.nodeName(), started: time.Now(),
 		rate: m.Config.DownloadRate, interval: m.Config.FollowInterval, keep: m.Config.Keep, logger: m.Logger, metrics: m.Metrics,
-		serving: m.servingGeneration, now: time.Now, wake: make(chan struct{}, 1), damaged: map[string]damage{}}
+		serving: m.servingGeneration, now: time.Now, wake: make(chan struct{}, 1), damaged: map[string]damage{}, share: &m.nodeShare}
 	if _, err := index.ReadCurrent(m.Config.DataDir); errors.Is(err, index.ErrNoGeneration) {
 		return m.follower.first(ctx)
 	} else if err != nil {

@@ -73,7 +73,9 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Published index generation %s with %d profiles.\n", meta.ID, meta.Profiles)
+	// "Published" would promise the nodes that follow an object store
+	// something only companydocs publish does.
+	fmt.Fprintf(stdout, "Index generation %s with %d profiles is current in %s (not uploaded: companydocs publish uploads it for the nodes that follow).\n", meta.ID, meta.Profiles, dataDir)
 	writeChangeSummary(stdout, meta.Changes)
 	return nil
 }

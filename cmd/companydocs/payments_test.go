@@ -574,9 +574,17 @@ func TestStripeConfiguration(t *testing.T) {
 	}
 	t.Run("no key", func(t *testing.T) {
 		t.Setenv(envStripeWebhookSecret, stripemocktest.Secret)
-		_, err := run(t, append(urls, "--plans", plans)...)
+		// On a data directory of its own: a refused start touches nothing
+		// there, not even LOCK.
+		fresh := t.TempDir()
+		s := newTestMain(t, fresh, append(urls, "--plans", plans)...)
+		err := s.Run(t.Context())
+		t.Cleanup(func() { s.shutdown() })
 		if !errors.Is(err, errUsage) || !strings.Contains(fmt.Sprint(err), envStripeSecretKey) || !strings.Contains(fmt.Sprint(err), "stripe-single") {
 			t.Fatalf("start without %s: %v, want a usage error naming it and the plan", envStripeSecretKey, err)
+		}
+		if entries, _ := os.ReadDir(fresh); len(entries) > 0 {
+			t.Errorf("the refused start wrote %s into the data directory", entries[0].Name())
 		}
 	})
 	t.Run("no webhook secret and no URLs", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -118,6 +119,7 @@ func openPublisher(ctx context.Context, source, store string, out, warn io.Write
 		objects.Close()
 		return nil, fmt.Errorf("open the metastore (--store): %w", err)
 	}
+	objects.WithLogger(slog.New(slog.NewTextHandler(warn, nil))) // the SDK's warnings, beside the command's own
 	return &publisher{meta: meta, objects: objects, out: out, warn: warn}, nil
 }
 

@@ -139,6 +139,9 @@ type Main struct {
 	// follower keeps the data directory on the newest published
 	// generation (--index-source); nil otherwise.
 	follower *follower
+	// nodeShare divides the rate limits among the live nodes (set by the
+	// follower; a node that follows nothing is alone).
+	nodeShare httpapi.NodeShare
 }
 
 // NewMain returns a Main with the default configuration.
@@ -210,15 +213,17 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Logger = newLogger(m.Stderr, m.Config.LogFormat, m.Config.LogLevel)
 	m.Metrics = metrics.New()
 	m.Metrics.SetBuildInfo(m.build.Version, m.build.Revision, m.build.GoVersion)
-	if err := m.lockDataDir(); err != nil {
-		return err
-	}
+	// The plans and their providers first: a start they refuse touches
+	// nothing in the data directory, not even LOCK.
 	plans, err := loadPlans(m.Config.Plans)
 	if err != nil {
 		return err
 	}
 	providers, err := m.paymentProviders(plans)
 	if err != nil {
+		return err
+	}
+	if err := m.lockDataDir(); err != nil {
 		return err
 	}
 	store, err := m.openIndexAndStore(ctx)
@@ -315,6 +320,7 @@ func (m *Main) listen() error {
 	cfg.MaxConnections, cfg.MaxConnectionsPerAddr = m.Config.MaxConnections, m.Config.MaxConnectionsPerAddr
 	cfg.UploadsInFlight, cfg.DownloadsInFlight, cfg.DownloadsPerAccount = m.Config.UploadsInFlight, m.Config.DownloadsInFlight, m.Config.DownloadsPerAccount
 	cfg.BatchesInFlight = m.Config.BatchesInFlight
+	cfg.Nodes = &m.nodeShare
 	cfg.Version, cfg.Revision = m.build.Version, m.build.Revision
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
@@ -423,6 +429,12 @@ func (m *Main) observeSwap(meta index.Meta) {
 	m.Metrics.ObserveSwap(meta.ID, meta.Profiles, meta.CreatedAt)
 	m.observeChanges(meta)
 	m.wakeWatcher()
+	if m.follower != nil {
+		// The follow loop installed it, but its heartbeat went out before
+		// the swap: said again now, the metastore and the behind gauge
+		// stop saying "behind 1" for the rest of the follow interval.
+		m.follower.wakeUp()
+	}
 }
 
 // wakeWatcher asks the watcher to compare the watches with the current

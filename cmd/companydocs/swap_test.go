@@ -245,7 +245,7 @@ func TestKilledIngestKeepsServing(t *testing.T) {
 	if err := next.Run(); err != nil {
 		t.Fatalf("the next ingest failed: %v\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "Published index generation") {
+	if !strings.Contains(stdout.String(), " is current in ") {
 		t.Fatalf("the next ingest did not publish: %s", stdout.String())
 	}
 	if left := leftoverBuilds(t, dir); len(left) != 0 {
