@@ -33,6 +33,8 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/metrics", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/"}},
 		{"companydocs/objectstore", []string{"companydocs/", "github.com/blevesearch/", "github.com/gofiber/", "github.com/jackc/", "go.etcd.io/"}},
 		{"companydocs/stripepay", []string{"companydocs/index", "companydocs/httpapi", "companydocs/bbolt", "companydocs/postgres", "github.com/blevesearch/", "github.com/gofiber/", "github.com/jackc/", "go.etcd.io/"}},
+		// the sheet client resolves through a Searcher the command opens, or a server over HTTP
+		{"companydocs/sheet", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/postgres", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt", "github.com/jackc/"}},
 		// the binary links no test or benchmark support
 		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
 	}

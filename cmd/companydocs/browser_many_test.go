@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"companydocs/sheet"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -72,7 +74,7 @@ func TestBrowserManyCompanies(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("resolve through the server: exit %d, %s", code, line)
 	}
-	expected := asThePageWrites(readSheet(t, []byte(strings.TrimPrefix(want, utf8BOM)), ';'))
+	expected := asThePageWrites(readSheet(t, []byte(strings.TrimPrefix(want, sheet.BOM)), ';'))
 
 	p := &pageDriver{t: t, ctx: newBrowser(t, chrome)}
 	p.run("open the page", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#many-file")))
@@ -164,12 +166,13 @@ func TestBrowserManyCompanies(t *testing.T) {
 	reviewAt := other
 	got := p.downloadMany()
 	var wantFile bytes.Buffer
-	wantFile.WriteString(utf8BOM)
-	w := newSheetWriter(&wantFile, ';')
+	wantFile.WriteString(sheet.BOM)
+	w := csv.NewWriter(&wantFile)
+	w.Comma = ';'
 	for _, r := range expected {
-		w.csv.Write(r)
+		w.Write(r)
 	}
-	w.flush()
+	w.Flush()
 	if got != wantFile.String() {
 		t.Errorf("downloaded:\n%s\nwant:\n%s", got, wantFile.String())
 	}
@@ -265,20 +268,17 @@ func reviewedCells(t *testing.T, base string, row []string, choice int) []string
 	body, _ := json.Marshal(map[string]any{"queries": []any{map[string]any{"query": strings.TrimSpace(row[0]), "properties": properties}}})
 	// The page and the command line have spent the search budget: wait
 	// out the 429 as they do.
-	answer, err := newServerResolver(base).post(context.Background(), body)
+	answer, err := sheet.NewClient(base).Post(context.Background(), body)
 	if err != nil || len(answer.Results) != 1 {
 		t.Fatalf("batch answer %v: %v", answer, err)
 	}
 	// The upload is separated by semicolons: a decimal comma; the review
 	// columns say the person's choice.
-	format := cellFormat{lang: messages.English, decimal: ','}
-	var cells []string
-	if choice < 0 {
-		cells = rowOutcome{}.cells(format)
-	} else {
-		cells = rowOutcome{best: &answer.Results[0].Candidates[choice]}.cells(format)
+	cells := make([]string, len(sheet.ResultColumns)) // none of these: no candidate, no notes
+	if choice >= 0 {
+		cells = sheet.CandidateCells(&answer.Results[0].Candidates[choice], messages.English, ',')
 	}
-	copy(cells[len(cells)-len(notReviewed):], []string{"true", strconv.FormatBool(choice >= 0), strconv.FormatBool(choice < 0)})
+	copy(cells[len(cells)-len(sheet.NotReviewed):], []string{"true", strconv.FormatBool(choice >= 0), strconv.FormatBool(choice < 0)})
 	return cells
 }
 
@@ -354,7 +354,7 @@ func (p *pageDriver) checkManyGerman(reviewAt int) {
 
 // pageResultColumns are the columns the page's download appends to each
 // row: those of "companydocs resolve", then the reviewer's.
-var pageResultColumns = append(append([]string(nil), resultColumns[:8]...), "reviewed", "chosen_by_hand", "none_of_these")
+var pageResultColumns = append(append([]string(nil), sheet.ResultColumns[:8]...), "reviewed", "chosen_by_hand", "none_of_these")
 
 // asThePageWrites turns the rows "companydocs resolve" wrote for a file
 // separated by semicolons (3 input columns) into the rows of the page's
@@ -419,7 +419,7 @@ func (p *pageDriver) checkGermanCSV(toReview, withoutCandidate int) {
 		p.t.Errorf("after a review the filter shows %d rows, want %d", n, toReview+withoutCandidate-1)
 	}
 	p.run("show every row", chromedp.Click(chromedp.CSS("#many-filter")))
-	got := readSheet(p.t, []byte(strings.TrimPrefix(p.downloadMany(), utf8BOM)), ';')
+	got := readSheet(p.t, []byte(strings.TrimPrefix(p.downloadMany(), sheet.BOM)), ';')
 	if !slices.Equal(got[0][3:], pageResultColumns) {
 		p.t.Fatalf("German download header %q, want the input's and %q", got[0], pageResultColumns)
 	}

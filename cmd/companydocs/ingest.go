@@ -1,6 +1,7 @@
 package main
 
 import (
+	"companydocs/internal/cli"
 	"context"
 	"errors"
 	"fmt"
@@ -284,7 +285,7 @@ func newProgressPrinter(w io.Writer, logger *slog.Logger) *progressPrinter {
 }
 
 func (p *progressPrinter) report(pr ingest.Progress) {
-	if isTerminal(p.w) {
+	if cli.IsTerminal(p.w) {
 		p.barReport(pr)
 		return
 	}

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"companydocs/internal/cli"
 	"context"
 	"errors"
 	"flag"
@@ -67,9 +68,10 @@ func exitCode(err error) int {
 	return 1
 }
 
-// errUsage marks a usage error. Returned bare, the usage text has been
-// printed already; wrapped, its sentence ends with a pointer to the help.
-var errUsage = errors.New("run with -h for help")
+// errUsage marks a usage error (the packages that run subcommands
+// return the same). Returned bare, the usage text has been printed
+// already; wrapped, its sentence ends with a pointer to the help.
+var errUsage = cli.ErrUsage
 
 // errorLine is the one line printed for a failed command: the sentence
 // alone, "" when the usage text or help was printed already.

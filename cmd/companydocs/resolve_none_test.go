@@ -60,7 +60,7 @@ func TestResolveSaysWhyNoCandidate(t *testing.T) {
 			if !slices.ContainsFunc(u.NoteDetails, func(d companydocs.ReasonDetail) bool { return d.Code == codes[i] }) {
 				t.Errorf("%s: %q notes %v, want %s among them", lang, clue, u.NoteDetails, codes[i])
 			}
-			if row[reasons] == "" || row[reasons] != oneLine(strings.Join(want, reasonSeparator)) {
+			if row[reasons] == "" || row[reasons] != oneLine(strings.Join(want, " | ")) {
 				t.Errorf("%s: %q reasons %q, want the notes %q", lang, clue, row[reasons], want)
 			}
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"companydocs/sheet"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -95,7 +96,7 @@ func writeSheet(t testing.TB, path string, comma rune, bom bool, rows [][]string
 	t.Helper()
 	var buf bytes.Buffer
 	if bom {
-		buf.WriteString(utf8BOM)
+		buf.WriteString(sheet.BOM)
 	}
 	w := csv.NewWriter(&buf)
 	w.Comma = comma
@@ -155,15 +156,15 @@ func TestResolveGermanExcelSheet(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q, %s", code, stderr, line)
 	}
-	if !strings.HasPrefix(stdout, utf8BOM+"Firma;Ort;Registernummer;profile_id;name;court;registry_number;") {
+	if !strings.HasPrefix(stdout, sheet.BOM+"Firma;Ort;Registernummer;profile_id;name;court;registry_number;") {
 		t.Fatalf("output starts %q, want the BOM, the input's header and the result columns, separated by ;", stdout[:min(len(stdout), 120)])
 	}
-	out := readSheet(t, []byte(strings.TrimPrefix(stdout, utf8BOM)), ';')
+	out := readSheet(t, []byte(strings.TrimPrefix(stdout, sheet.BOM)), ';')
 	if len(out) != len(rows) {
 		t.Fatalf("%d output lines, want %d", len(out), len(rows))
 	}
-	want := append(append([]string(nil), rows[0]...), resultColumns...)
-	if !equalRows(out[0], want) {
+	want := append(append([]string(nil), rows[0]...), sheet.ResultColumns...)
+	if !slices.Equal(out[0], want) {
 		t.Errorf("header %q, want %q", out[0], want)
 	}
 
@@ -175,7 +176,7 @@ func TestResolveGermanExcelSheet(t *testing.T) {
 	exact, found := 0, 0
 	for i, row := range out[1:] {
 		in := rows[i+1]
-		if !equalRows(row[:3], in) {
+		if !slices.Equal(row[:3], in) {
 			t.Fatalf("row %d starts %q, want the input's cells %q", i+1, row[:3], in)
 		}
 		res, err := liveSearcher{live}.Search(context.Background(), resolver.Request{Query: in[0], Limit: resolver.DefaultLimit,
@@ -183,7 +184,7 @@ func TestResolveGermanExcelSheet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wantCells := bestOf(res).cells(cellFormat{lang: "en", decimal: ','}); !equalRows(row[3:], wantCells) {
+		if wantCells := bestCells(res, "en", ','); !slices.Equal(row[3:], wantCells) {
 			t.Errorf("row %d (%q): %q, want search's first candidate %q", i+1, in[0], row[3:], wantCells)
 		}
 		if rec := recs[(i*31)%len(recs)]; in[0] == rec.Name {
@@ -214,15 +215,15 @@ func TestResolveTabsFromStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
-	c := resolveConfig{dataDir: dir, query: "Name", properties: make([]string, len(propertyColumns)), workers: 2, batchSize: defaultBatchSize, mode: resolver.ModeStandard,
-		caps: sheetCaps{field: defaultMaxFieldBytes, row: defaultMaxRowBytes, header: defaultMaxHeaderBytes}}
+	c := sheet.Config{Local: localSearcher(dir, io.Discard), Query: "Name", Properties: make([]string, len(sheet.PropertyColumns)), Workers: 2, BatchSize: sheet.DefaultBatchSize, Mode: resolver.ModeStandard,
+		Caps: sheet.Caps{Field: sheet.DefaultMaxFieldBytes, Row: sheet.DefaultMaxRowBytes, Header: sheet.DefaultMaxHeaderBytes}}
 	var out bytes.Buffer
-	if err := c.run(context.Background(), stdin, "", &out, io.Discard); err != nil {
+	if err := c.Run(context.Background(), stdin, "", &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	got := readSheet(t, out.Bytes(), '\t')
-	if len(got) != len(rows) || len(got[0]) != 2+len(resultColumns) || got[1][3] != recs[0].Name {
-		t.Fatalf("output %q, want %d rows of %d tab-separated cells, the first naming %q", got, len(rows), 2+len(resultColumns), recs[0].Name)
+	if len(got) != len(rows) || len(got[0]) != 2+len(sheet.ResultColumns) || got[1][3] != recs[0].Name {
+		t.Fatalf("output %q, want %d rows of %d tab-separated cells, the first naming %q", got, len(rows), 2+len(sheet.ResultColumns), recs[0].Name)
 	}
 
 	_, _, line, code := runCLI(t, "resolve", "--data-dir", dir, "--query", "Name", "--city", "Ort", path)
@@ -236,7 +237,7 @@ func TestResolveTabsFromStdin(t *testing.T) {
 	if _, err := stdin.Seek(0, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
-	err = c.run(ctx, stdin, "", io.Discard, io.Discard)
+	err = c.Run(ctx, stdin, "", io.Discard, io.Discard)
 	if err == nil || !regexp.MustCompile(`^interrupted after \d+ rows: run again with --output FILE --resume`).MatchString(err.Error()) || exitCode(err) != 1 {
 		t.Errorf("interrupted run: %v (exit %d), want the sentence that says how to resume and exit 1", err, exitCode(err))
 	}
@@ -376,8 +377,8 @@ func TestResolveRetriesUnansweredSearches(t *testing.T) {
 	}
 	go hurried.Serve(ln)
 	t.Cleanup(func() { hurried.Shutdown(context.Background()) })
-	defer func(base time.Duration) { retryBase = base }(retryBase)
-	retryBase = time.Millisecond
+	defer func(base time.Duration) { sheet.RetryBase = base }(sheet.RetryBase)
+	sheet.RetryBase = time.Millisecond
 
 	out := filepath.Join(t.TempDir(), "out.csv")
 	_, _, line, code := runCLI(t, "resolve", "--server", "http://"+ln.Addr().String(), "--query", "Firma", "--batch-size", "10", "--output", out, in)
@@ -408,15 +409,15 @@ func TestResolveWaitsOutABusyServer(t *testing.T) {
 	dir, recs := sampleSheet(t)
 	in := filepath.Join(t.TempDir(), "in.csv")
 	writeSheet(t, in, ',', false, germanExcelRows(recs, 12, 11))
-	proxy := pacingProxy(t, startServer(t, dir).base, func(n int32) bool { return n <= maxUnavailableRetries+1 }, http.StatusServiceUnavailable,
+	proxy := pacingProxy(t, startServer(t, dir).base, func(n int32) bool { return n <= sheet.MaxUnavailableRetries+1 }, http.StatusServiceUnavailable,
 		`{"error":{"code":"service_unavailable","message":"This server is resolving 4 batches, the most it takes at once. Retry in 1 s."}}`)
 	out := filepath.Join(t.TempDir(), "out.csv")
 	_, stderr, line, code := runCLI(t, "resolve", "--server", proxy.URL, "--query", "Firma", "--workers", "1", "--output", out, in)
 	if code != 0 || lines(out) != 13 {
-		t.Errorf("exit %d (%q), %d lines; want exit 0 and the header with 12 rows after %d answers 503 with Retry-After", code, line, lines(out), maxUnavailableRetries+1)
+		t.Errorf("exit %d (%q), %d lines; want exit 0 and the header with 12 rows after %d answers 503 with Retry-After", code, line, lines(out), sheet.MaxUnavailableRetries+1)
 	}
 	said := "waiting 1 s: the server's rate limit (503: This server is resolving 4 batches, the most it takes at once. Retry in 1 s); done: 0 " // of 12 rows, once counted
-	if n := strings.Count(stderr, said); n < maxUnavailableRetries {
+	if n := strings.Count(stderr, said); n < sheet.MaxUnavailableRetries {
 		t.Errorf("stderr says %d times %q, want a line for each wait:\n%s", n, said, stderr)
 	}
 }
@@ -455,17 +456,17 @@ func TestResolveCapsRefuseRows(t *testing.T) {
 	if len(got) != len(rows) {
 		t.Fatalf("%d output rows, want %d", len(got), len(rows))
 	}
-	empty := make([]string, 3+len(resultColumns)-len(notReviewed)-1)
+	empty := make([]string, 3+len(sheet.ResultColumns)-len(sheet.NotReviewed)-1)
 	for i, want := range map[int]string{
 		3: "invalid_query: Line 4 has a cell longer than 100 bytes (--max-field-bytes), so the row was not read.",
 		6: "invalid_query: Line 7 is longer than 200 bytes (--max-row-bytes), so the row was not read.",
 	} {
-		if !equalRows(got[i][:len(empty)], empty) || !strings.HasPrefix(got[i][len(empty)], want) {
+		if !slices.Equal(got[i][:len(empty)], empty) || !strings.HasPrefix(got[i][len(empty)], want) {
 			t.Errorf("row %d: %q, want empty cells and %q", i, got[i], want)
 		}
 	}
 	for i, row := range got[1:] {
-		if i+1 != 3 && i+1 != 6 && (!equalRows(row[:3], rows[i+1]) || row[3] == "") {
+		if i+1 != 3 && i+1 != 6 && (!slices.Equal(row[:3], rows[i+1]) || row[3] == "") {
 			t.Errorf("row %d: %q, want the input's cells %q resolved", i+1, row, rows[i+1])
 		}
 	}
@@ -496,7 +497,7 @@ func TestResolveCapsRefuseRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, _, line, code := runCLI(t, append(args, "--output", out, "--resume", in)...); code != 2 ||
-		!strings.Contains(line, fmt.Sprintf("--resume: line 2 of %s has %d cells, the header %d", out, 4+len(resultColumns), 3+len(resultColumns))) {
+		!strings.Contains(line, fmt.Sprintf("--resume: line 2 of %s has %d cells, the header %d", out, 4+len(sheet.ResultColumns), 3+len(sheet.ResultColumns))) {
 		t.Errorf("resume of a damaged output: exit %d, %q", code, line)
 	}
 
@@ -600,32 +601,6 @@ func TestResolveSaysRateLimitWaits(t *testing.T) {
 	}
 }
 
-// TestResolveProgressCountsRows: the bar's words count rows, not bytes:
-// rows done of the rows the file holds (a cell quoted over two lines is
-// one row, a row over a cap is a row), with the rows a resumed output
-// kept; on stdin the total is unknown and only the rows done are said.
-func TestResolveProgressCountsRows(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "in.csv")
-	text := "Firma,Ort\n\"Alpha\nGmbH\",Berlin\nBeta AG,Köln\n" + strings.Repeat("x", 300) + ",Bonn\nGamma KG,Ulm\n"
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var screen bytes.Buffer
-	p := newRowProgress(&screen, false, 1)
-	if got := p.done(); got != "1 rows (1 kept)" {
-		t.Errorf("before counting: %q, want the total unknown", got)
-	}
-	countInputRows(context.Background(), path, ',', sheetCaps{field: 100, row: 200, header: 200}, p)
-	p.add(2)
-	if got := p.done(); got != "3 of 4 rows (1 kept)" {
-		t.Errorf("counted: %q, want 3 of 4 rows (1 kept)", got)
-	}
-	p.waiting(1500*time.Millisecond, "the server's search rate limit")
-	if got := screen.String(); got != "waiting 2 s: the server's search rate limit; done: 3 of 4 rows (1 kept)\n" {
-		t.Errorf("the wait is said as %q", got)
-	}
-}
-
 // TestResolveGermanCSV resolves a German Excel sheet (semicolons, a BOM)
 // of real companies with --lang de: the confidence has a decimal comma,
 // the reasons are the catalog's German sentences of the candidates'
@@ -648,14 +623,14 @@ func TestResolveGermanCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := readSheet(t, bytes.TrimPrefix(data, []byte(utf8BOM)), ';')
-	if h := got[0][len(got[0])-3:]; !equalRows(h, []string{"reviewed", "chosen_by_hand", "none_of_these"}) {
+	got := readSheet(t, bytes.TrimPrefix(data, []byte(sheet.BOM)), ';')
+	if h := got[0][len(got[0])-3:]; !slices.Equal(h, []string{"reviewed", "chosen_by_hand", "none_of_these"}) {
 		t.Errorf("the header ends %q, want the review columns", h)
 	}
 	col := func(name string) int { return slices.Index(got[0], name) }
 	comma, german := 0, 0
 	for i, row := range got[1:] {
-		if review := row[col("reviewed"):]; !equalRows(review, []string{"false", "false", "false"}) {
+		if review := row[col("reviewed"):]; !slices.Equal(review, []string{"false", "false", "false"}) {
 			t.Errorf("row %d: review columns %q, want false false false", i+1, review)
 		}
 		if i+1 == 5 {
@@ -684,10 +659,10 @@ func TestResolveGermanCSV(t *testing.T) {
 			want = append(want, resolver.ReasonTextIn("de", d))
 			english = append(english, resolver.ReasonTextIn("en", d))
 		}
-		if reasons != oneLine(strings.Join(want, reasonSeparator)) {
+		if reasons != oneLine(strings.Join(want, " | ")) {
 			t.Errorf("row %d: reasons %q, want the German %q", i+1, reasons, want)
 		}
-		if reasons != oneLine(strings.Join(english, reasonSeparator)) {
+		if reasons != oneLine(strings.Join(english, " | ")) {
 			german++
 		}
 	}
@@ -776,7 +751,7 @@ func TestSignedInSearchRate(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "in.csv")
 	writeSheet(t, in, ',', false, germanExcelRows(recs, 120, 7))
 	args := []string{"resolve", "--server", s.base, "--query", "Firma", "--batch-size", "30", in} // one worker through a server
-	t.Setenv(apiKeyEnv, s.DemoKey)
+	t.Setenv(sheet.APIKeyEnv, s.DemoKey)
 	before := strings.Count(s.logs.String(), `"status":429`)
 	out, stderr, line, code := runCLI(t, args...)
 	if code != 0 || strings.Count(out, "\n") != 121 || strings.Contains(stderr, "waiting") {
@@ -785,7 +760,7 @@ func TestSignedInSearchRate(t *testing.T) {
 	if n := strings.Count(s.logs.String(), `"status":429`) - before; n != 0 {
 		t.Errorf("a signed-in run met %d answers 429", n)
 	}
-	t.Setenv(apiKeyEnv, "cdk_not_a_key")
+	t.Setenv(sheet.APIKeyEnv, "cdk_not_a_key")
 	if _, _, line, code := runCLI(t, args...); code != 1 || !strings.Contains(line, "signing in with the API key in COMPANYDOCS_API_KEY: the server answered 401 unauthorized") {
 		t.Errorf("a wrong key: exit %d, %q", code, line)
 	}
@@ -831,4 +806,28 @@ func pacingProxy(t *testing.T, base string, refuse func(n int32) bool, status in
 	}))
 	t.Cleanup(proxy.Close)
 	return proxy
+}
+
+// bestCells are the result cells resolve writes for a row whose search
+// answered res: its best candidate's, or with none the notes that say
+// why, one line joined as resolve joins them, not reviewed.
+func bestCells(res *resolver.Result, lang string, decimal byte) []string {
+	if len(res.Candidates) > 0 {
+		return sheet.CandidateCells(&res.Candidates[0], lang, decimal)
+	}
+	notes := res.Understanding.Notes
+	if len(res.Understanding.NoteDetails) == len(notes) {
+		notes = nil
+		for _, d := range res.Understanding.NoteDetails {
+			notes = append(notes, resolver.NoteTextIn(lang, d))
+		}
+	}
+	cells := make([]string, len(sheet.ResultColumns)-len(sheet.NotReviewed))
+	cells[len(cells)-1] = oneLine(strings.Join(notes, " | "))
+	return append(cells, sheet.NotReviewed...)
+}
+
+// oneLine is a cell as resolve writes it: on one line, its spaces folded.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }

@@ -5,12 +5,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"companydocs/sheet"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -262,8 +264,8 @@ func wantRefusedRow(t *testing.T, out [][]string, i int, reason string) {
 		t.Fatalf("no output row %d: %d rows", i, len(out))
 	}
 	row := out[i]
-	at := len(row) - len(notReviewed) - 1 // the reasons
-	if strings.Join(row[:at], "") != "" || !strings.HasPrefix(row[at], reason) || !equalRows(row[at+1:], notReviewed) {
+	at := len(row) - len(sheet.NotReviewed) - 1 // the reasons
+	if strings.Join(row[:at], "") != "" || !strings.HasPrefix(row[at], reason) || !slices.Equal(row[at+1:], sheet.NotReviewed) {
 		t.Errorf("output row %d is %.300q, want empty cells and the reason %q", i, row, reason)
 	}
 }

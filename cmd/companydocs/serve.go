@@ -1,6 +1,7 @@
 package main
 
 import (
+	"companydocs/internal/cli"
 	"context"
 	"errors"
 	"fmt"
@@ -562,7 +563,7 @@ func splitList(s string) []string {
 func newLogger(w io.Writer, format, level string) *slog.Logger {
 	lvl, _ := parseLogLevel(level)
 	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationInMilliseconds}
-	if format == "text" || (format == "auto" && isTerminal(w)) {
+	if format == "text" || (format == "auto" && cli.IsTerminal(w)) {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
@@ -581,15 +582,6 @@ func durationInMilliseconds(_ []string, a slog.Attr) slog.Attr {
 		key += "_ms"
 	}
 	return slog.Float64(key, ms)
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // observeTransition feeds the order metrics and wakes the webhook

@@ -1,4 +1,4 @@
-package main
+package sheet
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/internal/cli"
 	"companydocs/messages"
 	"companydocs/resolver"
 )
@@ -27,29 +28,29 @@ const (
 	sessionsPath    = "/api/v1/auth/sessions/"
 )
 
-// apiKeyEnv holds the API key resolve --server signs in with, so that its
+// APIKeyEnv holds the API key resolve --server signs in with, so that its
 // batches spend the account's search rate (its plan's search_rate), not
 // the address's; an environment variable, not a flag, so that the key
 // does not show in the process list.
-const apiKeyEnv = "COMPANYDOCS_API_KEY"
+const APIKeyEnv = "COMPANYDOCS_API_KEY"
 
 // Retries of a batch. A 429, and a 503 with Retry-After (the server
 // resolves as many batches as it takes at once), is the server pacing a
 // long run: it is waited out as often as it comes, each wait as long as
 // Retry-After says (at most maxRetryAfter). A 502, a 503 without
 // Retry-After, a 504, a broken connection or a search the server did not
-// answer in the batch's time is tried again maxUnavailableRetries times,
+// answer in the batch's time is tried again MaxUnavailableRetries times,
 // waiting longer each time (retryWait).
 const (
 	maxRetryAfter         = time.Minute
 	defaultRetryAfter     = time.Second
-	maxUnavailableRetries = 5
+	MaxUnavailableRetries = 5
 	batchRequestTimeout   = 5 * time.Minute
 	maxBatchAnswerBytes   = 256 << 20
 )
 
-// serverResolver resolves rows through a server's batch endpoint.
-type serverResolver struct {
+// Client resolves rows through a server's batch endpoint.
+type Client struct {
 	server   string
 	endpoint string
 	lang     string // Accept-Language: the items' refusals are said in it
@@ -59,8 +60,10 @@ type serverResolver struct {
 	waiting func(d time.Duration, why string)
 }
 
-func newServerResolver(server string) *serverResolver {
-	return &serverResolver{
+// NewClient returns the client of the server at base URL server,
+// anonymous, asking for English sentences.
+func NewClient(server string) *Client {
+	return &Client{
 		server:   strings.TrimRight(server, "/"),
 		endpoint: strings.TrimRight(server, "/") + batchSearchPath,
 		lang:     messages.English,
@@ -73,7 +76,7 @@ func newServerResolver(server string) *serverResolver {
 func checkServerURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--server must be the server's base URL, such as http://127.0.0.1:8080, got %q: %w", s, errUsage)
+		return fmt.Errorf("--server must be the server's base URL, such as http://127.0.0.1:8080, got %q: %w", s, cli.ErrUsage)
 	}
 	return nil
 }
@@ -87,9 +90,9 @@ type batchItem struct {
 	Properties *resolver.Properties `json:"properties,omitempty"`
 }
 
-// batchAnswer is the batch endpoint's answer: one result per search, in
+// BatchAnswer is the batch endpoint's answer: one result per search, in
 // order, either candidates or an error.
-type batchAnswer struct {
+type BatchAnswer struct {
 	Results []struct {
 		resolver.Result
 		Error *struct {
@@ -99,7 +102,7 @@ type batchAnswer struct {
 	} `json:"results"`
 }
 
-func (s *serverResolver) resolve(ctx context.Context, reqs []resolver.Request) ([]rowOutcome, error) {
+func (s *Client) resolve(ctx context.Context, reqs []resolver.Request) ([]rowOutcome, error) {
 	outs := make([]rowOutcome, len(reqs))
 	pending := make([]int, len(reqs))
 	for i := range pending {
@@ -123,7 +126,7 @@ func (s *serverResolver) resolve(ctx context.Context, reqs []resolver.Request) (
 		if len(again) == 0 {
 			return outs, nil
 		}
-		if attempt > maxUnavailableRetries {
+		if attempt > MaxUnavailableRetries {
 			return nil, fmt.Errorf("the server did not answer %d of a batch's searches in time, %d times (%s); "+
 				"send smaller batches (--batch-size) or fewer at once (--workers), and continue with --output FILE --resume",
 				len(again), attempt, strings.TrimSuffix(answers[slices.Index(pending, again[0])].errText, "."))
@@ -138,7 +141,7 @@ func (s *serverResolver) resolve(ctx context.Context, reqs []resolver.Request) (
 }
 
 // send posts the searches of reqs at the indexes pending as one batch.
-func (s *serverResolver) send(ctx context.Context, reqs []resolver.Request, pending []int) ([]rowOutcome, error) {
+func (s *Client) send(ctx context.Context, reqs []resolver.Request, pending []int) ([]rowOutcome, error) {
 	items := make([]batchItem, len(pending))
 	for k, i := range pending {
 		items[k] = batchItemOf(reqs[i])
@@ -149,7 +152,7 @@ func (s *serverResolver) send(ctx context.Context, reqs []resolver.Request, pend
 	if err != nil {
 		return nil, err
 	}
-	answer, err := s.post(ctx, body)
+	answer, err := s.Post(ctx, body)
 	if err != nil {
 		return nil, err
 	}
@@ -168,13 +171,13 @@ func (s *serverResolver) send(ctx context.Context, reqs []resolver.Request, pend
 }
 
 // retryWait is the wait before the attempt-th retry: 1, 2, 4, 8, 16
-// times retryBase.
+// times RetryBase.
 func retryWait(attempt int) time.Duration {
-	return time.Duration(1<<(attempt-1)) * retryBase
+	return time.Duration(1<<(attempt-1)) * RetryBase
 }
 
-// retryBase is the first wait before a retry; tests shorten it.
-var retryBase = time.Second
+// RetryBase is the first wait before a retry; tests shorten it.
+var RetryBase = time.Second
 
 func batchItemOf(r resolver.Request) batchItem {
 	item := batchItem{Query: r.Query, Limit: r.Limit, Discover: r.Discover}
@@ -187,9 +190,10 @@ func batchItemOf(r resolver.Request) batchItem {
 	return item
 }
 
-// post sends one batch until it is answered, waiting out 429s and
+// Post sends one batch (the JSON body of the batch endpoint) until it
+// is answered, waiting out 429s and
 // retrying an unavailable server.
-func (s *serverResolver) post(ctx context.Context, body []byte) (*batchAnswer, error) {
+func (s *Client) Post(ctx context.Context, body []byte) (*BatchAnswer, error) {
 	unavailable := 0
 	for {
 		answer, wait, err := s.postOnce(ctx, body)
@@ -201,7 +205,7 @@ func (s *serverResolver) post(ctx context.Context, body []byte) (*batchAnswer, e
 			return nil, err
 		case !retry.rateLimited:
 			unavailable++
-			if unavailable > maxUnavailableRetries {
+			if unavailable > MaxUnavailableRetries {
 				return nil, fmt.Errorf("%w (tried %d times)", retry.err, unavailable)
 			}
 			wait = retryWait(unavailable)
@@ -215,7 +219,7 @@ func (s *serverResolver) post(ctx context.Context, body []byte) (*batchAnswer, e
 
 // signIn exchanges apiKey for a session token, which every batch then
 // carries: the run spends the account's search budget.
-func (s *serverResolver) signIn(ctx context.Context, apiKey string) error {
+func (s *Client) signIn(ctx context.Context, apiKey string) error {
 	body, err := json.Marshal(map[string]string{"api_key": apiKey})
 	if err != nil {
 		return err
@@ -228,7 +232,7 @@ func (s *serverResolver) signIn(ctx context.Context, apiKey string) error {
 	req.Header.Set("Accept-Language", s.lang)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("signing in with %s: the server %s did not answer: %w", apiKeyEnv, s.server, err)
+		return fmt.Errorf("signing in with %s: the server %s did not answer: %w", APIKeyEnv, s.server, err)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -236,7 +240,7 @@ func (s *serverResolver) signIn(ctx context.Context, apiKey string) error {
 		Token string `json:"token"`
 	}
 	if resp.StatusCode != http.StatusCreated || json.Unmarshal(data, &session) != nil || session.Token == "" {
-		return fmt.Errorf("signing in with the API key in %s: %w", apiKeyEnv, serverError(resp.StatusCode, data))
+		return fmt.Errorf("signing in with the API key in %s: %w", APIKeyEnv, serverError(resp.StatusCode, data))
 	}
 	s.token = session.Token
 	return nil
@@ -260,14 +264,14 @@ func (e *retryableError) why(signedIn bool) string {
 	said := strings.TrimSuffix(e.said, ".")
 	switch {
 	case e.status == http.StatusTooManyRequests && !signedIn:
-		return "the server's rate limit (429: " + said + "; an account signed in with " + apiKeyEnv + " searches at its plan's rate)"
+		return "the server's rate limit (429: " + said + "; an account signed in with " + APIKeyEnv + " searches at its plan's rate)"
 	case e.rateLimited:
 		return fmt.Sprintf("the server's rate limit (%d: %s)", e.status, said)
 	}
 	return "the server did not answer (" + e.err.Error() + "); trying again"
 }
 
-func (s *serverResolver) postOnce(ctx context.Context, body []byte) (*batchAnswer, time.Duration, error) {
+func (s *Client) postOnce(ctx context.Context, body []byte) (*BatchAnswer, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, 0, err
@@ -292,7 +296,7 @@ func (s *serverResolver) postOnce(ctx context.Context, body []byte) (*batchAnswe
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
-		var answer batchAnswer
+		var answer BatchAnswer
 		if err := json.Unmarshal(data, &answer); err != nil {
 			return nil, 0, fmt.Errorf("the server's answer is not the batch endpoint's JSON: %w", err)
 		}

@@ -1,4 +1,4 @@
-package main
+package sheet
 
 import (
 	"bufio"
@@ -13,26 +13,27 @@ import (
 	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/internal/cli"
 	"companydocs/internal/csvrows"
 	"companydocs/messages"
 	"companydocs/resolver"
 )
 
-// utf8BOM starts the CSV files Excel writes as "CSV UTF-8"; without it
+// BOM starts the CSV files Excel writes as "CSV UTF-8"; without it
 // Excel reads a UTF-8 file as the local code page.
-const utf8BOM = "\ufeff"
+const BOM = "\ufeff"
 
-// resultColumns are the columns resolve appends to each input row, the
+// ResultColumns are the columns resolve appends to each input row, the
 // page's download has the same. The last three say what a person decided
 // in the page's review: the row was reviewed, its candidate was chosen by
 // hand, or none of the candidates is the company ("none of these", which
 // is not "not found"). resolve reviews nothing: it writes false in each,
 // and --resume keeps what a person wrote there since.
-var resultColumns = []string{"profile_id", "name", "court", "registry_number", "confidence", "confidence_label", "ordering_eligible", "reasons",
+var ResultColumns = []string{"profile_id", "name", "court", "registry_number", "confidence", "confidence_label", "ordering_eligible", "reasons",
 	"reviewed", "chosen_by_hand", "none_of_these"}
 
-// notReviewed are the review columns of a row resolve wrote.
-var notReviewed = []string{"false", "false", "false"}
+// NotReviewed are the review columns of a row resolve wrote.
+var NotReviewed = []string{"false", "false", "false"}
 
 // cellFormat is how the output writes its cells for the reader's
 // spreadsheet: the sentences in lang, the confidence with a decimal comma
@@ -54,22 +55,22 @@ func decimalFor(flag string, comma rune) (byte, error) {
 		return '.', nil
 	case "comma":
 		if comma == ',' {
-			return 0, fmt.Errorf("--decimal comma needs another delimiter than the comma (--delimiter \";\" or tab): %w", errUsage)
+			return 0, fmt.Errorf("--decimal comma needs another delimiter than the comma (--delimiter \";\" or tab): %w", cli.ErrUsage)
 		}
 		return ',', nil
 	case "point":
 		return '.', nil
 	}
-	return 0, fmt.Errorf("--decimal must be comma or point, got %q: %w", flag, errUsage)
+	return 0, fmt.Errorf("--decimal must be comma or point, got %q: %w", flag, cli.ErrUsage)
 }
 
 // reasonSeparator joins a candidate's reasons into one cell.
 const reasonSeparator = " | "
 
-// sheetCaps bound what resolve holds of one row of its input, and so of
+// Caps bound what resolve holds of one row of its input, and so of
 // the output it resumes; past a cap a row is refused, not read.
-type sheetCaps struct {
-	field, row, header int // bytes
+type Caps struct {
+	Field, Row, Header int // bytes
 }
 
 // The caps' defaults. A cell: 8 times the longest query in bytes (2,000
@@ -78,9 +79,9 @@ type sheetCaps struct {
 // hundreds of columns. A header: Excel's 16,384 columns with names of 16
 // bytes. Each is a flag; raising them raises the worst case (docs/resolve.md).
 const (
-	defaultMaxFieldBytes  = 64 << 10
-	defaultMaxRowBytes    = 1 << 20
-	defaultMaxHeaderBytes = 256 << 10
+	DefaultMaxFieldBytes  = 64 << 10
+	DefaultMaxRowBytes    = 1 << 20
+	DefaultMaxHeaderBytes = 256 << 10
 )
 
 // resultCellsRoom is what the result columns add to a row of the output
@@ -89,12 +90,12 @@ const (
 const resultCellsRoom = 64 << 10
 
 // check is the usage check of the caps' flags.
-func (c sheetCaps) check() error {
+func (c Caps) check() error {
 	switch {
-	case c.field < 1 || c.row < 1 || c.header < 1:
-		return fmt.Errorf("--max-field-bytes, --max-row-bytes and --max-header-bytes must be 1 or more: %w", errUsage)
-	case c.field > c.row:
-		return fmt.Errorf("--max-field-bytes (%d) must not be more than --max-row-bytes (%d): %w", c.field, c.row, errUsage)
+	case c.Field < 1 || c.Row < 1 || c.Header < 1:
+		return fmt.Errorf("--max-field-bytes, --max-row-bytes and --max-header-bytes must be 1 or more: %w", cli.ErrUsage)
+	case c.Field > c.Row:
+		return fmt.Errorf("--max-field-bytes (%d) must not be more than --max-row-bytes (%d): %w", c.Field, c.Row, cli.ErrUsage)
 	}
 	return nil
 }
@@ -103,8 +104,8 @@ func (c sheetCaps) check() error {
 // cell as long as the input's or a result cell; a row and header up to
 // twice the input's (every quote of a cell written twice, and quotes
 // around each) and the result columns.
-func (c sheetCaps) output() sheetCaps {
-	return sheetCaps{field: max(c.field, resultCellsRoom), row: 2*c.row + resultCellsRoom, header: 2*c.header + resultCellsRoom}
+func (c Caps) output() Caps {
+	return Caps{Field: max(c.Field, resultCellsRoom), Row: 2*c.Row + resultCellsRoom, Header: 2*c.Header + resultCellsRoom}
 }
 
 // sheetReader reads the rows of a CSV or TSV file one at a time, after its
@@ -114,7 +115,7 @@ type sheetReader struct {
 	header []string
 	comma  rune
 	bom    bool
-	caps   sheetCaps
+	caps   Caps
 	lang   string // of the sentences that stop the run at a cell it cannot read
 }
 
@@ -122,12 +123,12 @@ type sheetReader struct {
 // the header line: the most frequent of comma, semicolon and tab outside
 // quotes (German Excel writes semicolons). lang is the language of the
 // sentences that stop the run.
-func openSheet(r io.Reader, comma rune, caps sheetCaps, lang string) (*sheetReader, error) {
+func openSheet(r io.Reader, comma rune, caps Caps, lang string) (*sheetReader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	s := &sheetReader{comma: comma, caps: caps, lang: lang}
-	if head, _ := br.Peek(len(utf8BOM)); string(head) == utf8BOM {
+	if head, _ := br.Peek(len(BOM)); string(head) == BOM {
 		s.bom = true
-		br.Discard(len(utf8BOM))
+		br.Discard(len(BOM))
 	}
 	if s.comma == 0 {
 		s.comma = detectDelimiter(firstLine(br))
@@ -137,10 +138,10 @@ func openSheet(r io.Reader, comma rune, caps sheetCaps, lang string) (*sheetRead
 	var after *csvrows.TextAfterQuoteError
 	switch {
 	case err == io.EOF:
-		return nil, fmt.Errorf("the input is empty: it needs a header line naming its columns: %w", errUsage)
+		return nil, fmt.Errorf("the input is empty: it needs a header line naming its columns: %w", cli.ErrUsage)
 	case isOverCap(err):
 		return nil, fmt.Errorf("the header line is longer than %s (--max-header-bytes): it should name the columns; if it does, raise the cap: %w",
-			companydocs.SizeText(caps.header), errUsage)
+			companydocs.SizeText(caps.Header), cli.ErrUsage)
 	case errors.As(err, &after):
 		return nil, textAfterQuote(after, lang)
 	case err != nil:
@@ -150,14 +151,14 @@ func openSheet(r io.Reader, comma rune, caps sheetCaps, lang string) (*sheetRead
 	for i := range header {
 		s.header[i] = strings.TrimSpace(header[i])
 	}
-	s.rows.SetLimits(caps.row, caps.field)
+	s.rows.SetLimits(caps.Row, caps.Field)
 	return s, nil
 }
 
 // newRowReader reads rows with the caps, the header's first: a quote left
 // open is an error, never a cell that swallows the rows after it.
-func newRowReader(br *bufio.Reader, comma rune, caps sheetCaps) *csvrows.Reader {
-	return csvrows.New(br, csvrows.Options{Comma: byte(comma), MaxRow: caps.header, MaxField: min(caps.field, caps.header), CheckQuotes: true})
+func newRowReader(br *bufio.Reader, comma rune, caps Caps) *csvrows.Reader {
+	return csvrows.New(br, csvrows.Options{Comma: byte(comma), MaxRow: caps.Header, MaxField: min(caps.Field, caps.Header), CheckQuotes: true})
 }
 
 func isOverCap(err error) bool {
@@ -221,7 +222,7 @@ func parseDelimiter(s string) (rune, error) {
 	case "\t", `\t`, "tab":
 		return '\t', nil
 	}
-	return 0, fmt.Errorf("--delimiter must be \",\", \";\" or \"tab\", got %q: %w", s, errUsage)
+	return 0, fmt.Errorf("--delimiter must be \",\", \";\" or \"tab\", got %q: %w", s, cli.ErrUsage)
 }
 
 // column finds a header by name, ignoring case and surrounding spaces.
@@ -249,7 +250,7 @@ func (s *sheetReader) unknownColumn(flagName, name string) error {
 		list.WriteString(strconv.Quote(h))
 	}
 	return fmt.Errorf("--%s %s is not a column of the input; its header has %s: %w",
-		flagName, quoteInput(name), list.String(), errUsage)
+		flagName, quoteInput(name), list.String(), cli.ErrUsage)
 }
 
 // refusedRow is a row over a cap: it is not read, and the run writes its
@@ -269,10 +270,10 @@ func (s *sheetReader) next() ([]string, error) {
 	switch {
 	case errors.Is(err, csvrows.ErrRowTooLong):
 		return nil, &refusedRow{companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.sheet_row_too_long",
-			companydocs.Args{"line": s.rows.Start(), "max": companydocs.SizeText(s.caps.row)})}
+			companydocs.Args{"line": s.rows.Start(), "max": companydocs.SizeText(s.caps.Row)})}
 	case errors.Is(err, csvrows.ErrFieldTooLong):
 		return nil, &refusedRow{companydocs.Refusal(companydocs.EINVALIDQUERY, "refusal.sheet_cell_too_long",
-			companydocs.Args{"line": s.rows.Start(), "max": companydocs.SizeText(s.caps.field)})}
+			companydocs.Args{"line": s.rows.Start(), "max": companydocs.SizeText(s.caps.Field)})}
 	case errors.As(err, &open):
 		return nil, fmt.Errorf("%w: no row from line %d on was resolved; close the quote (a quote inside a cell is written twice: \"\"), "+
 			"then run again, with --output FILE --resume to keep the rows written", err, open.Line)
@@ -311,7 +312,7 @@ func (e *sheetStop) Error() string { return e.sentence }
 func (e *sheetStop) Unwrap() error { return e.cause }
 
 // sheetWriter writes the output rows: the input's cells, then
-// resultColumns.
+// ResultColumns.
 type sheetWriter struct {
 	csv    *csv.Writer
 	format cellFormat
@@ -328,7 +329,7 @@ func newSheetWriter(w io.Writer, comma rune) *sheetWriter {
 // plainCells is the format of a file in English with a decimal point.
 var plainCells = cellFormat{lang: messages.English, decimal: '.'}
 
-// writeHeader writes the input's header and resultColumns; a BOM in,
+// writeHeader writes the input's header and ResultColumns; a BOM in,
 // a BOM out: Excel then reads the umlauts right.
 func (w *sheetWriter) writeHeader(input []string, bom bool) error {
 	return w.csv.Write(outputHeader(input, bom))
@@ -337,16 +338,16 @@ func (w *sheetWriter) writeHeader(input []string, bom bool) error {
 // outputHeader is the header line of the output; the BOM travels in
 // its first cell, so that a resumed file can be checked cell by cell.
 func outputHeader(input []string, bom bool) []string {
-	h := append(append([]string(nil), input...), resultColumns...)
+	h := append(append([]string(nil), input...), ResultColumns...)
 	if bom {
-		h[0] = utf8BOM + h[0]
+		h[0] = BOM + h[0]
 	}
 	return h
 }
 
 // writeRow writes an input row with its outcome.
 func (w *sheetWriter) writeRow(row []string, out rowOutcome) error {
-	return w.csv.Write(append(append(make([]string, 0, len(row)+len(resultColumns)), row...), out.cells(w.format)...))
+	return w.csv.Write(append(append(make([]string, 0, len(row)+len(ResultColumns)), row...), out.cells(w.format)...))
 }
 
 func (w *sheetWriter) flush() error {
@@ -374,18 +375,25 @@ func (o rowOutcome) cells(f cellFormat) []string {
 	case o.errCode != "":
 		cells = []string{"", "", "", "", "", "", "", oneLine(o.errCode + ": " + o.errText)}
 	case o.best == nil:
-		cells = make([]string, len(resultColumns)-len(notReviewed))
+		cells = make([]string, len(ResultColumns)-len(NotReviewed))
 		cells[len(cells)-1] = oneLine(notesIn(f.lang, o.notes, o.noteDetails))
 	default:
-		c := o.best
-		confidence := strconv.FormatFloat(c.Confidence, 'f', -1, 64)
-		if f.decimal == ',' {
-			confidence = strings.Replace(confidence, ".", ",", 1)
-		}
-		cells = []string{c.ProfileID, c.Name, c.Court, c.RegistryNumber, confidence,
-			c.ConfidenceLabel, strconv.FormatBool(c.OrderingEligible), oneLine(reasonsIn(f.lang, c))}
+		return CandidateCells(o.best, f.lang, f.decimal)
 	}
-	return append(cells, notReviewed...)
+	return append(cells, NotReviewed...)
+}
+
+// CandidateCells are the result columns of a row whose best candidate is
+// c, as resolve and the page's download write them: the reasons in lang,
+// the confidence with decimal mark decimal (',' or '.'), not reviewed.
+func CandidateCells(c *companydocs.Candidate, lang string, decimal byte) []string {
+	confidence := strconv.FormatFloat(c.Confidence, 'f', -1, 64)
+	if decimal == ',' {
+		confidence = strings.Replace(confidence, ".", ",", 1)
+	}
+	cells := []string{c.ProfileID, c.Name, c.Court, c.RegistryNumber, confidence,
+		c.ConfidenceLabel, strconv.FormatBool(c.OrderingEligible), oneLine(reasonsIn(lang, c))}
+	return append(cells, NotReviewed...)
 }
 
 // reasonsIn says a candidate's reasons in lang, from their codes and
@@ -419,7 +427,7 @@ func notesIn(lang string, notes []string, details []companydocs.ReasonDetail) st
 // the middle of a write) and checks that the header is the one this run
 // writes and that no row before the last is damaged. A missing or empty
 // file starts afresh (rows 0, fresh true).
-func resumeOutput(path string, header []string, comma rune, caps sheetCaps) (f *os.File, rows int, fresh bool, err error) {
+func resumeOutput(path string, header []string, comma rune, caps Caps) (f *os.File, rows int, fresh bool, err error) {
 	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, 0, false, err
@@ -440,13 +448,13 @@ func resumeOutput(path string, header []string, comma rune, caps sheetCaps) (f *
 
 // completeRows counts the data rows of f that end in a line break and
 // returns the offset after the last of them; 0 when not even the header
-// is whole. It reads with the caps of an output (sheetCaps.output), so a
+// is whole. It reads with the caps of an output (Caps.output), so a
 // row of any length costs no more memory than a row at the cap. Only the
 // last row may be torn: one that ends the file before its line break, or
 // inside a quoted cell. A row before it that this command does not write
 // (another number of cells than the header, over a cap, a quote that
 // closes nothing) is damage, and the file is refused naming its line.
-func completeRows(f *os.File, header []string, comma rune, caps sheetCaps) (rows int, end int64, err error) {
+func completeRows(f *os.File, header []string, comma rune, caps Caps) (rows int, end int64, err error) {
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil || size == 0 {
 		return 0, 0, err
@@ -460,12 +468,12 @@ func completeRows(f *os.File, header []string, comma rune, caps sheetCaps) (rows
 	got, err := r.Read()
 	if err != nil || !equalRows(got, header) {
 		return 0, 0, fmt.Errorf("--resume: %s was not written by this command from this input (its first line is not %s); "+
-			"remove it or choose another --output: %w", f.Name(), quoteInput(strings.Join(header, string(comma))), errUsage)
+			"remove it or choose another --output: %w", f.Name(), quoteInput(strings.Join(header, string(comma))), cli.ErrUsage)
 	}
 	if !whole() {
 		return 0, 0, nil
 	}
-	r.SetLimits(out.row, out.field)
+	r.SetLimits(out.Row, out.Field)
 	end = r.Offset()
 	for {
 		row, err := r.Read()
@@ -485,22 +493,22 @@ func completeRows(f *os.File, header []string, comma rune, caps sheetCaps) (rows
 }
 
 // damagedOutput is the refusal of an output with a damaged row at line.
-func damagedOutput(name string, line int, why error, caps sheetCaps) error {
+func damagedOutput(name string, line int, why error, caps Caps) error {
 	var open *csvrows.QuoteError
 	var after *csvrows.TextAfterQuoteError
 	what := why.Error()
 	switch {
 	case errors.Is(why, csvrows.ErrRowTooLong):
-		what = "is longer than " + companydocs.SizeText(caps.row)
+		what = "is longer than " + companydocs.SizeText(caps.Row)
 	case errors.Is(why, csvrows.ErrFieldTooLong):
-		what = "has a cell longer than " + companydocs.SizeText(caps.field)
+		what = "has a cell longer than " + companydocs.SizeText(caps.Field)
 	case errors.As(why, &open):
 		line, what = open.Line, "holds a quote that is not closed ("+open.How+")"
 	case errors.As(why, &after):
 		line, what = after.Line, fmt.Sprintf("has text after the closing quote of cell %d", after.Cell)
 	}
 	return fmt.Errorf("--resume: line %d of %s %s: this command did not write it so, the file is damaged or another's; "+
-		"remove it or choose another --output: %w", line, name, what, errUsage)
+		"remove it or choose another --output: %w", line, name, what, cli.ErrUsage)
 }
 
 // oneLine keeps a result cell on one line: a reason or a refusal reads

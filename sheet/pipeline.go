@@ -1,4 +1,4 @@
-package main
+package sheet
 
 import (
 	"context"
@@ -192,7 +192,7 @@ func (p *pipeline) request(row []string) resolver.Request {
 	req.Query = strings.TrimSpace(row[p.cols.query])
 	for i, col := range p.cols.properties {
 		if col >= 0 {
-			*req.Properties.Field(propertyColumns[i].id) = strings.TrimSpace(row[col])
+			*req.Properties.Field(PropertyColumns[i].ID) = strings.TrimSpace(row[col])
 		}
 	}
 	return req
