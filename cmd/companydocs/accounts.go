@@ -89,7 +89,7 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 	if operator {
 		role = companydocs.RoleOperator
 	}
-	req := accountRequest{Name: name, Role: role, Credits: int64(credits), Add: int64(add)}
+	req := bbolt.AccountRequest{Name: name, Role: role, Credits: int64(credits), Add: int64(add)}
 	url := storeURL(fs, store)
 	if url == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), accountsSocketTimeout)
@@ -108,14 +108,14 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 }
 
 // accountsDirect runs an accounts command on the store itself.
-func accountsDirect(svc *ordering.Accounts, command string, req accountRequest, asJSON bool, stdout io.Writer) error {
+func accountsDirect(svc *ordering.Accounts, command string, req bbolt.AccountRequest, asJSON bool, stdout io.Writer) error {
 	switch command {
 	case "create":
 		key, err := svc.CreateAccountWithRole(req.Name, req.Role, req.Credits)
 		if err != nil {
 			return err
 		}
-		return printCreated(createdAccount{Name: req.Name, APIKey: key, Credits: req.Credits, Role: req.Role}, asJSON, stdout)
+		return printCreated(bbolt.CreatedAccount{Name: req.Name, APIKey: key, Credits: req.Credits, Role: req.Role}, asJSON, stdout)
 	case "list":
 		accounts, err := svc.All()
 		if err != nil {
@@ -135,23 +135,23 @@ func accountsDirect(svc *ordering.Accounts, command string, req accountRequest, 
 // accountsOnServer runs an accounts command through the store socket of
 // the server running on dataDir, printing what accountsDirect prints.
 // online is false, and nothing happened, when no server listens.
-func accountsOnServer(ctx context.Context, dataDir, command string, req accountRequest, asJSON bool, stdout io.Writer) (online bool, err error) {
+func accountsOnServer(ctx context.Context, dataDir, command string, req bbolt.AccountRequest, asJSON bool, stdout io.Writer) (online bool, err error) {
 	switch command {
 	case "create":
-		var created createdAccount
-		if online, err = askServer(ctx, dataDir, http.MethodPost, "/accounts", req, &created); !online || err != nil {
+		var created bbolt.CreatedAccount
+		if online, err = bbolt.AskServer(ctx, dataDir, http.MethodPost, "/accounts", req, &created); !online || err != nil {
 			return online, err
 		}
 		return true, printCreated(created, asJSON, stdout)
 	case "list":
 		var accounts []ordering.Account
-		if online, err = askServer(ctx, dataDir, http.MethodGet, "/accounts", nil, &accounts); !online || err != nil {
+		if online, err = bbolt.AskServer(ctx, dataDir, http.MethodGet, "/accounts", nil, &accounts); !online || err != nil {
 			return online, err
 		}
 		return true, printAccounts(accounts, asJSON, stdout)
 	case "credit":
 		var done struct{}
-		if online, err = askServer(ctx, dataDir, http.MethodPost, "/accounts/credit", accountRequest{Name: req.Name, Add: req.Add}, &done); !online || err != nil {
+		if online, err = bbolt.AskServer(ctx, dataDir, http.MethodPost, "/accounts/credit", bbolt.AccountRequest{Name: req.Name, Add: req.Add}, &done); !online || err != nil {
 			return online, err
 		}
 		fmt.Fprintf(stdout, "Added %d credits to %s.\n", req.Add, req.Name)
@@ -181,7 +181,7 @@ func openAccountsStore(dataDir, url string) (ordering.Store, func(), error) {
 	path := filepath.Join(dataDir, bbolt.DatabaseFile)
 	db, err := bbolt.Open(path, bbolt.Options{})
 	if errors.Is(err, bbolt.ErrInUse) {
-		err = fmt.Errorf("a running companydocs server holds %s and does not answer on %s: run this command again once it serves, or stop the server, run it, then start the server again", path, storeSocketFile)
+		err = fmt.Errorf("a running companydocs server holds %s and does not answer on %s: run this command again once it serves, or stop the server, run it, then start the server again", path, bbolt.SocketFile)
 	} else if err != nil {
 		err = explainStoreError(path, err)
 	}
@@ -216,12 +216,12 @@ func lockAccountsDataDir(dataDir string) (*os.File, error) {
 	lock, err := lockDataDir(dataDir, "accounts")
 	var inUse *dataDirInUseError
 	if errors.As(err, &inUse) {
-		return nil, fmt.Errorf("%w and does not answer on %s yet: run this command again once the server serves (for a server on PostgreSQL, pass --store), or stop the server, run it, then start the server again", err, storeSocketFile)
+		return nil, fmt.Errorf("%w and does not answer on %s yet: run this command again once the server serves (for a server on PostgreSQL, pass --store), or stop the server, run it, then start the server again", err, bbolt.SocketFile)
 	}
 	return lock, err
 }
 
-func printCreated(a createdAccount, asJSON bool, stdout io.Writer) error {
+func printCreated(a bbolt.CreatedAccount, asJSON bool, stdout io.Writer) error {
 	if asJSON {
 		return json.NewEncoder(stdout).Encode(a)
 	}

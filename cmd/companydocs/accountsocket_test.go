@@ -1,6 +1,7 @@
 package main
 
 import (
+	"companydocs/bbolt"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -22,13 +23,13 @@ func TestAccountsWhileServing(t *testing.T) {
 	dir := t.TempDir()
 	mustBuild(t, dir, 500, sampleFile(t))
 	// No server yet: the command works on orders.db itself.
-	if _, err := os.Stat(filepath.Join(dir, storeSocketFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, bbolt.SocketFile)); !os.IsNotExist(err) {
 		t.Fatalf("a store socket before any server: %v", err)
 	}
 	early := createWithCLI(t, dir, "early", "--credits", "2")
 
 	s := startServer(t, dir)
-	sock, err := os.Stat(filepath.Join(dir, storeSocketFile))
+	sock, err := os.Stat(filepath.Join(dir, bbolt.SocketFile))
 	if err != nil || sock.Mode()&os.ModeSocket == 0 || sock.Mode().Perm() != 0o600 {
 		t.Fatalf("store socket %v (%v), want a socket only its owner may open (0600)", sock, err)
 	}
@@ -75,13 +76,13 @@ func TestAccountsWhileServing(t *testing.T) {
 }
 
 // createWithCLI runs accounts create --json in dir and returns its answer.
-func createWithCLI(t *testing.T, dir, name string, args ...string) createdAccount {
+func createWithCLI(t *testing.T, dir, name string, args ...string) bbolt.CreatedAccount {
 	t.Helper()
 	out, err := runCmd(append([]string{"accounts", "create", "--data-dir", dir, "--name", name, "--json"}, args...)...)
 	if err != nil {
 		t.Fatalf("accounts create %s: %v\n%s", name, err, out)
 	}
-	var a createdAccount
+	var a bbolt.CreatedAccount
 	if err := json.Unmarshal([]byte(out), &a); err != nil || a.Name != name || !strings.HasPrefix(a.APIKey, "cdk_") {
 		t.Fatalf("accounts create %s printed %q (%v)", name, out, err)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"companydocs/postgres/metastore"
+	"companydocs/publication"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -281,7 +283,7 @@ func (f followSetup) publishCutProfileStore(t *testing.T, records int, size int6
 	meta := mustBuild(t, dataDir, records, sampleFile(t))
 	dir := filepath.Join(dataDir, "index", meta.ID)
 	meta = cutProfileStore(t, dir, size)
-	files, bytes, err := generationFiles(dir, meta)
+	files, bytes, err := publication.GenerationFiles(dir, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,14 +302,14 @@ func (f followSetup) publishCutProfileStore(t *testing.T, records int, size int6
 		t.Fatal(err)
 	}
 	defer db.Close()
-	pub := postgres.Publication{Name: meta.ID, Manifest: manifest, Bytes: bytes, Profiles: int64(meta.Profiles)}
-	if err := db.BeginPublication(ctx, pub); err != nil {
+	pub := publication.Publication{Name: meta.ID, Manifest: manifest, Bytes: bytes, Profiles: int64(meta.Profiles)}
+	if err := metastore.New(db).BeginPublication(ctx, pub); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := objects.Upload(ctx, meta.ID, dir, files); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CompletePublication(ctx, meta.ID); err != nil {
+	if err := metastore.New(db).CompletePublication(ctx, meta.ID); err != nil {
 		t.Fatal(err)
 	}
 	return meta.ID

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"companydocs/bbolt"
 	"context"
 	"errors"
 	"fmt"
@@ -124,7 +125,7 @@ func TestAccountsRefusedWhileServing(t *testing.T) {
 	if err := run(context.Background(), []string{"accounts", "list", "--data-dir", dir}, &stdout, &stderr); err != nil {
 		t.Fatalf("accounts list through the server's socket: %v", err)
 	}
-	if err := os.Remove(filepath.Join(dir, storeSocketFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, bbolt.SocketFile)); err != nil {
 		t.Fatal(err)
 	}
 	err := run(context.Background(), []string{"accounts", "list", "--data-dir", dir}, &stdout, &stderr)

@@ -8,6 +8,7 @@ package main
 // 'Publish|Follow|Rollout' ./... does.
 
 import (
+	"companydocs/postgres/metastore"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -51,7 +52,7 @@ func TestRolloutSurvivesKills(t *testing.T) {
 	cut, attempts := 0, 0
 	for ; cut < 10 && attempts < 80; attempts++ {
 		killed := killAfter(t, time.Duration(rng.Int64N(int64(250*time.Millisecond))), "publish", "--data-dir", f.publisherDir, "--index-source", f.source, "--store", f.store)
-		live, err := db.NewestLive(context.Background())
+		live, err := metastore.New(db).NewestLive(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +68,7 @@ func TestRolloutSurvivesKills(t *testing.T) {
 			if err := objects.Delete(context.Background(), meta.ID); err != nil {
 				t.Fatal(err)
 			}
-			if err := db.DeletePublication(context.Background(), meta.ID); err != nil {
+			if err := metastore.New(db).DeletePublication(context.Background(), meta.ID); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"bytes"
+	"companydocs/postgres/metastore"
+	"companydocs/publication"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -30,7 +31,7 @@ func (f followSetup) publishDamaged(t *testing.T, meta index.Meta) int64 {
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(f.publisherDir, "index", meta.ID)
-	files, total, err := generationFiles(dir, meta)
+	files, total, err := publication.GenerationFiles(dir, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +81,10 @@ func (f followSetup) recordLive(t *testing.T, name string, files any, bytes, pro
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.BeginPublication(ctx, postgres.Publication{Name: name, Manifest: manifest, Bytes: bytes, Profiles: profiles}); err != nil {
+	if err := metastore.New(db).BeginPublication(ctx, publication.Publication{Name: name, Manifest: manifest, Bytes: bytes, Profiles: profiles}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CompletePublication(ctx, name); err != nil {
+	if err := metastore.New(db).CompletePublication(ctx, name); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -245,7 +246,7 @@ func TestHeartbeatWhileDownloading(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the node was seen installing %s %d times in 30 s", second, seen)
 		}
-		nodes, err := db.IndexNodes(ctx)
+		nodes, err := metastore.New(db).IndexNodes(ctx)
 		if err != nil || len(nodes) != 1 {
 			t.Fatalf("nodes %v, %v", nodes, err)
 		}
@@ -265,48 +266,6 @@ func TestHeartbeatWhileDownloading(t *testing.T) {
 	}
 }
 
-// TestDamageBackoffFetchesAFewTimesIn5Minutes: the backoff of a damaged
-// generation lets a node fetch it at most four times in five minutes,
-// and never waits longer than the cap.
-func TestDamageBackoffFetchesAFewTimesIn5Minutes(t *testing.T) {
-	fetches, at := 0, time.Duration(0)
-	for failures := 1; at < 5*time.Minute; failures++ {
-		fetches++
-		at += damageBackoff(failures)
-	}
-	if fetches > 4 {
-		t.Errorf("%d fetches in 5 minutes", fetches)
-	}
-	if got := damageBackoff(40); got != damageBackoffMax {
-		t.Errorf("backoff after 40 failures %s, want the cap %s", got, damageBackoffMax)
-	}
-}
-
-// TestNodesEscapesControlCharacters: names from the metastore are shown
-// with escape sequences, line breaks and format characters escaped, so a
-// row can neither forge another nor rewrite the terminal.
-func TestNodesEscapesControlCharacters(t *testing.T) {
-	now := time.Now()
-	var out bytes.Buffer
-	err := printNodes(&out, []postgres.Publication{{Name: "gen-1\x1b[2J", State: "live"}},
-		[]postgres.IndexNode{{Node: "evil\nnode-b  gen-2  0  1s ago", Generation: "gen-1\u202e", Installing: "gen-\x07",
-			Damaged: "gen-3: \x1b]0;title\x07", HeartbeatAt: now}}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := out.String()
-	for _, raw := range []string{"\x1b", "\x07", "\u202e", "evil\n"} {
-		if strings.Contains(text, raw) {
-			t.Errorf("the output holds %q as it is:\n%s", raw, text)
-		}
-	}
-	for _, escaped := range []string{`gen-1\x1b[2J`, `evil\nnode-b`, `gen-1\u202e`, `gen-\a`, `gen-3: \x1b]0;title\a`} {
-		if !strings.Contains(text, escaped) {
-			t.Errorf("the output lacks %s:\n%s", escaped, text)
-		}
-	}
-}
-
 // TestFollowCountsAHungObjectStoreWithinOneInterval: an object store
 // that accepts connections and answers nothing fails a node's download
 // within one follow interval, counted as a follow failure, instead of
@@ -323,7 +282,7 @@ func TestFollowCountsAHungObjectStoreWithinOneInterval(t *testing.T) {
 	}
 	defer objects.Close()
 	const interval = 2 * time.Second
-	objects.WithIdle(followIdle(interval))
+	objects.WithIdle(publication.FollowIdle(interval))
 	f := followSetup{store: url}
 	f.recordLive(t, "gen-20261202T000000Z-hung", []objectstore.File{{Path: index.ProfilesFile, Size: 1 << 20, SHA256: strings.Repeat("0", 64)}}, 1<<20, 1)
 	db, err := postgres.Open(ctx, url, postgres.Options{})
@@ -332,16 +291,15 @@ func TestFollowCountsAHungObjectStoreWithinOneInterval(t *testing.T) {
 	}
 	defer db.Close()
 	reg := metrics.New()
-	fl := &follower{meta: db, objects: objects, dataDir: t.TempDir(), node: "hung", started: time.Now(), interval: interval, keep: 2,
-		logger: slog.New(slog.DiscardHandler), metrics: reg, serving: func() string { return "" }, now: time.Now,
-		wake: make(chan struct{}, 1), damaged: map[string]damage{}}
+	fl := publication.NewFollower(publication.FollowerConfig{Meta: metastore.New(db), Objects: objects, DataDir: t.TempDir(), Node: "hung",
+		Interval: interval, Keep: 2, Logger: slog.New(slog.DiscardHandler), Metrics: reg, Serving: func() string { return "" }})
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	began := time.Now()
-	_, err = fl.sync(sctx)
+	_, err = fl.Sync(sctx)
 	took := time.Since(began)
 	t.Logf("the sync failed after %s: %v", took.Round(time.Millisecond), err)
-	if err == nil || isDamage(err) {
+	if err == nil || publication.IsDamage(err) {
 		t.Fatalf("a store that answers nothing: %v, want a download failure that is not damage", err)
 	}
 	if took > interval+time.Second {

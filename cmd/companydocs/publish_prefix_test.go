@@ -1,6 +1,8 @@
 package main
 
 import (
+	"companydocs/postgres/metastore"
+	"companydocs/publication"
 	"context"
 	"fmt"
 	"io/fs"
@@ -203,7 +205,7 @@ func TestPublishAbortsItsIncompleteUploads(t *testing.T) {
 		name string
 		age  time.Duration
 	}{{orphan, 2 * time.Hour}, {young, time.Minute}} {
-		if err := db.BeginPublication(ctx, postgres.Publication{Name: g.name, Manifest: []byte("[]")}); err != nil {
+		if err := metastore.New(db).BeginPublication(ctx, publication.Publication{Name: g.name, Manifest: []byte("[]")}); err != nil {
 			t.Fatal(err)
 		}
 		mustExec(t, f.store, `UPDATE published_generations SET created_at = now() - $2::interval WHERE name = $1`, g.name, g.age.String())
@@ -247,7 +249,7 @@ func TestPublishAbortsItsIncompleteUploads(t *testing.T) {
 
 	// retention: with a node on the third, the fourth retires the first
 	third := f.publish(t, 2500)
-	if err := db.Heartbeat(ctx, postgres.IndexNode{Node: "a", Generation: third, StartedAt: time.Now()}); err != nil {
+	if err := metastore.New(db).Heartbeat(ctx, publication.Node{Node: "a", Generation: third, StartedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	_, out = f.publishSaying(t, 3000)
@@ -272,8 +274,8 @@ func TestRetentionWaitsForAnInstallingNode(t *testing.T) {
 	first := f.publish(t, 1000)
 	f.publish(t, 1500)
 	third := f.publish(t, 2000)
-	for _, n := range []postgres.IndexNode{{Node: "a", Generation: third}, {Node: "b", Installing: first}} {
-		if err := db.Heartbeat(ctx, n); err != nil {
+	for _, n := range []publication.Node{{Node: "a", Generation: third}, {Node: "b", Installing: first}} {
+		if err := metastore.New(db).Heartbeat(ctx, n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -285,49 +287,12 @@ func TestRetentionWaitsForAnInstallingNode(t *testing.T) {
 	if len(under(f.bucket.keys(t), objectstoretest.Prefix+first+"/")) == 0 {
 		t.Errorf("%s is gone from the store while node b installs it", first)
 	}
-	if err := db.Heartbeat(ctx, postgres.IndexNode{Node: "b", Generation: fourth}); err != nil {
+	if err := metastore.New(db).Heartbeat(ctx, publication.Node{Node: "b", Generation: fourth}); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, line, code := runCLI(t, "publish", "--data-dir", f.publisherDir, "--index-source", f.source, "--store", f.store)
 	if code != 0 || !strings.Contains(out, "deleted "+first+" ") {
 		t.Errorf("publishing again, every node on the third or newer: exit %d %s\n%s%s\nwant %s deleted", code, line, out, errOut, first)
-	}
-}
-
-// TestRetentionKeepsInstallingGenerations: a generation a reporting node
-// installs is kept as one it serves is, with the one before it; a node
-// that reported 10 minutes ago still reports (nodeStale is 15 minutes).
-func TestRetentionKeepsInstallingGenerations(t *testing.T) {
-	now := time.Now()
-	var pubs []postgres.Publication
-	for _, g := range []string{"gen-5", "gen-4", "gen-3", "gen-2", "gen-1"} {
-		pubs = append(pubs, postgres.Publication{Name: g, State: postgres.PublicationLive})
-	}
-	node := func(serves, installs string, age time.Duration) postgres.IndexNode {
-		return postgres.IndexNode{Node: serves + "+" + installs + fmt.Sprint(age), Generation: serves, Installing: installs, HeartbeatAt: now.Add(-age)}
-	}
-	for _, c := range []struct {
-		name  string
-		nodes []postgres.IndexNode
-		want  []string
-	}{
-		{"every node on the newest", []postgres.IndexNode{node("gen-5", "", 0)}, []string{"gen-3", "gen-2", "gen-1"}},
-		{"a node installs the newest", []postgres.IndexNode{node("gen-4", "gen-5", 0)}, []string{"gen-2", "gen-1"}},
-		{"a new node installs an old one", []postgres.IndexNode{node("gen-5", "", 0), node("", "gen-2", 0)}, nil},
-		{"a node installs one older than it serves", []postgres.IndexNode{node("gen-5", "gen-3", 0)}, []string{"gen-1"}},
-		{"only an installing node reports", []postgres.IndexNode{node("", "gen-4", 0)}, []string{"gen-2", "gen-1"}},
-		{"an installing node 10 minutes ago", []postgres.IndexNode{node("gen-5", "", 0), node("", "gen-1", 10*time.Minute)}, nil},
-		{"an installing node past nodeStale", []postgres.IndexNode{node("gen-5", "", 0), node("", "gen-1", nodeStale+time.Second)}, []string{"gen-3", "gen-2", "gen-1"}},
-	} {
-		got := retirable(pubs, c.nodes, now)
-		if !slices.Equal(got, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
-		for _, n := range c.nodes {
-			if now.Sub(n.HeartbeatAt) <= nodeStale && (slices.Contains(got, n.Generation) || slices.Contains(got, n.Installing)) {
-				t.Errorf("%s: retires a generation node %s serves or installs", c.name, n.Node)
-			}
-		}
 	}
 }
 
@@ -359,7 +324,7 @@ func mustExec(t *testing.T, url, sql string, args ...any) {
 // publicationNames lists the recorded publications.
 func publicationNames(t *testing.T, db *postgres.DB) []string {
 	t.Helper()
-	pubs, err := db.Publications(context.Background())
+	pubs, err := metastore.New(db).Publications(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,10 @@ import (
 	"companydocs/httpapi"
 	"companydocs/index"
 	"companydocs/metrics"
+	"companydocs/objectstore"
 	"companydocs/ordering"
 	"companydocs/postgres"
+	"companydocs/publication"
 	"companydocs/resolver"
 	"companydocs/webhook"
 )
@@ -125,7 +127,7 @@ type Main struct {
 	build   buildInfo // read once by NewMain
 	ln      net.Listener
 	serveCh chan error
-	store   *storeSocket
+	store   *bbolt.Socket
 	lock    *os.File // the data directory's lock, held until Close
 	// watcher compares the watches with each swapped-in generation; the
 	// swap hook, which may run before it exists, reads it.
@@ -139,7 +141,9 @@ type Main struct {
 	stripeKeys stripeKeys
 	// follower keeps the data directory on the newest published
 	// generation (--index-source); nil otherwise.
-	follower *follower
+	follower *publication.Follower
+	// followObjects is the object store the follower downloads from.
+	followObjects *objectstore.Store
 }
 
 // NewMain returns a Main with the default configuration.
@@ -230,7 +234,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if m.OrderStore != nil {
-		if m.store, err = listenStore(m.Config.DataDir, m.OrderStore, m.Accounts, m.Logger); err != nil {
+		if m.store, err = bbolt.ListenSocket(m.Config.DataDir, m.OrderStore, m.Accounts, m.Logger); err != nil {
 			m.Logger.Error("online backup, check and accounts are off: stop the server to run store backup, store check or accounts", "err", err)
 		}
 	}
@@ -266,7 +270,7 @@ func (m *Main) openIndexAndStore(ctx context.Context) (ordering.Store, error) {
 	m.Metrics.SetGeneration(m.Live.Current())
 	m.observeChanges(m.Live.Meta())
 	if m.follower != nil {
-		m.follower.start()
+		m.follower.Start()
 	} else if store, err = m.openOrderStore(ctx); err != nil {
 		return nil, err
 	}
@@ -286,7 +290,7 @@ func (m *Main) startOrdering(store ordering.Store, plans *ordering.Plans, provid
 		RefundRetryBase: m.Config.Stripe.RefundRetryBase, RefundLease: m.Config.Stripe.RefundLease}
 	var profiles ordering.Profiles = m.Live
 	if m.follower != nil {
-		profiles = rolloutProfiles{live: m.Live, f: m.follower}
+		profiles = publication.RolloutProfiles{Live: m.Live, Follower: m.follower}
 	}
 	if m.Orders, err = ordering.NewOrders(store, profiles, plans, opts); err != nil {
 		return m.explainOrderStoreError(err) // Close closes the store
@@ -379,8 +383,8 @@ func (m *Main) Close() error {
 		w.Close()
 	}
 	if m.follower != nil {
-		m.follower.stop()
-		errs = append(errs, m.follower.objects.Close())
+		m.follower.Stop()
+		errs = append(errs, m.followObjects.Close())
 	}
 	if m.Webhooks != nil {
 		errs = append(errs, m.Webhooks.Close())

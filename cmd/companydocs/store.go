@@ -6,17 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"syscall"
 	"time"
 
 	"companydocs/bbolt"
-	"companydocs/ordering"
 )
 
 const storeUsage = `usage:
@@ -32,11 +26,6 @@ its database through the socket store.sock in the data directory.
 With --store (COMPANYDOCS_STORE, then DATABASE_URL), check checks the
 PostgreSQL store; PostgreSQL is backed up with pg_dump, not with backup.
 migrate copies an orders.db into PostgreSQL and verifies the copy.`
-
-// storeSocketFile is the unix socket in the data directory on which a
-// running server hands out consistent copies of orders.db: bbolt's lock
-// keeps every other process out of the file while the server runs.
-const storeSocketFile = "store.sock"
 
 // storeAdvice is what to do about a damaged order database.
 func storeAdvice(path string) string {
@@ -126,7 +115,7 @@ func storeCheck(ctx context.Context, dataDir string, timeout time.Duration, stdo
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	online, err := copyFromServer(ctx, dataDir, tmp)
+	online, err := bbolt.CopyFromServer(ctx, dataDir, tmp)
 	if err != nil {
 		return err
 	}
@@ -150,7 +139,7 @@ func storeCheck(ctx context.Context, dataDir string, timeout time.Duration, stdo
 func checkFile(path string, timeout time.Duration) (bbolt.Stats, error) {
 	db, err := bbolt.Open(path, bbolt.Options{ReadOnly: true, CheckTimeout: timeout})
 	if errors.Is(err, bbolt.ErrInUse) {
-		return bbolt.Stats{}, fmt.Errorf("a running server holds %s and does not answer on %s: stop it, or check again once it serves", path, storeSocketFile)
+		return bbolt.Stats{}, fmt.Errorf("a running server holds %s and does not answer on %s: stop it, or check again once it serves", path, bbolt.SocketFile)
 	} else if err != nil {
 		return bbolt.Stats{}, err
 	}
@@ -170,7 +159,7 @@ func storeBackup(ctx context.Context, dataDir, to string, force bool, timeout ti
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
 	defer tmp.Close()
-	online, err := copyFromServer(ctx, dataDir, tmp)
+	online, err := bbolt.CopyFromServer(ctx, dataDir, tmp)
 	if err == nil && !online {
 		err = copyOffline(filepath.Join(dataDir, bbolt.DatabaseFile), tmp, timeout)
 	}
@@ -219,7 +208,7 @@ func publishBackup(tmp, to string, force bool) error {
 func copyOffline(path string, w io.Writer, timeout time.Duration) error {
 	db, err := bbolt.Open(path, bbolt.Options{ReadOnly: true, CheckTimeout: timeout})
 	if errors.Is(err, bbolt.ErrInUse) {
-		return fmt.Errorf("a running server holds %s and does not answer on %s: stop it, or back up again once it serves", path, storeSocketFile)
+		return fmt.Errorf("a running server holds %s and does not answer on %s: stop it, or back up again once it serves", path, bbolt.SocketFile)
 	} else if err != nil {
 		return explainStoreError(path, err)
 	}
@@ -228,122 +217,4 @@ func copyOffline(path string, w io.Writer, timeout time.Duration) error {
 		_, err := db.WriteTo(w)
 		return err
 	})
-}
-
-// copyFromServer asks a running server for a copy of its database. It
-// returns false, and no error, when no server listens.
-func copyFromServer(ctx context.Context, dataDir string, w io.Writer) (bool, error) {
-	client, sock := socketClient(dataDir)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://store/backup", nil)
-	if err != nil {
-		return false, err
-	}
-	resp, err := client.Do(req)
-	if noServer(err) {
-		return false, nil // no server, or one that was killed and left its socket
-	} else if err != nil {
-		return false, fmt.Errorf("ask the server on %s for a copy: %w", sock, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return false, fmt.Errorf("the server on %s could not copy its database: %s", sock, msg)
-	}
-	n, err := io.Copy(w, resp.Body)
-	if err != nil {
-		return false, fmt.Errorf("copy from the server on %s: %w", sock, err)
-	}
-	if n != resp.ContentLength {
-		return false, fmt.Errorf("copy from the server on %s: got %d of %d bytes", sock, n, resp.ContentLength)
-	}
-	return true, nil
-}
-
-// storeSocket serves consistent copies of the order database to "store
-// backup" and "store check", and the accounts commands (accountsocket.go),
-// on a unix socket only the server's user may use (mode 0600, and the
-// peer's uid is checked).
-type storeSocket struct {
-	srv  *http.Server
-	path string
-}
-
-// listenStore starts the socket. The caller holds orders.db's lock, so a
-// socket file left there belongs to a server that is gone.
-func listenStore(dataDir string, db *bbolt.DB, accounts *ordering.Accounts, logger *slog.Logger) (*storeSocket, error) {
-	path := filepath.Join(dataDir, storeSocketFile)
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale %s: %w", path, err)
-	}
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /backup", func(w http.ResponseWriter, r *http.Request) {
-		if !sameUser(r) {
-			http.Error(w, "only the server's user may copy its database", http.StatusForbidden)
-			return
-		}
-		serveBackup(w, db, logger)
-	})
-	serveAccounts(mux, accounts, logger)
-	s := &storeSocket{path: path, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, peerKey{}, c) }}}
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("store socket stopped", "path", path, "err", err)
-		}
-	}()
-	return s, nil
-}
-
-func serveBackup(w http.ResponseWriter, db *bbolt.DB, logger *slog.Logger) {
-	start := time.Now()
-	err := db.Snapshot(func(size int64, db io.WriterTo) error {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
-		_, err := db.WriteTo(w)
-		return err
-	})
-	if err != nil {
-		logger.Error("copy of the order database failed", "err", err)
-		return // the client sees a short body
-	}
-	logger.Info("copied the order database for a backup or check", "took", time.Since(start))
-}
-
-type peerKey struct{}
-
-// sameUser reports whether the peer of r runs as the server's user or root.
-func sameUser(r *http.Request) bool {
-	c, ok := r.Context().Value(peerKey{}).(*net.UnixConn)
-	if !ok {
-		return false
-	}
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var cred *syscall.Ucred
-	_ = raw.Control(func(fd uintptr) {
-		cred, err = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	})
-	return err == nil && cred != nil && (cred.Uid == uint32(os.Getuid()) || cred.Uid == 0)
-}
-
-// Close stops the socket and removes its file.
-func (s *storeSocket) Close() error {
-	if s == nil {
-		return nil
-	}
-	err := s.srv.Close()
-	if rmErr := os.Remove(s.path); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
-		err = errors.Join(err, rmErr)
-	}
-	return err
 }

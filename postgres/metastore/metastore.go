@@ -1,54 +1,33 @@
-package postgres
+package metastore
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
+	"fmt"
 	"time"
+
+	"companydocs/postgres"
+	"companydocs/publication"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// States of a published generation.
-const (
-	PublicationUploading = "uploading"
-	PublicationLive      = "live"
-)
+// Store is the metastore in the order store's PostgreSQL database: its
+// tables published_generations and index_nodes (created by the order
+// store's migrations, one schema per database) hold the generations
+// published and the nodes that follow them.
+type Store struct{ db *postgres.DB }
 
-// Publication is a generation recorded in the metastore.
-type Publication struct {
-	Name  string
-	State string
-	// Manifest is the generation's files as the publisher recorded them
-	// (JSON, read by the one who wrote it).
-	Manifest    json.RawMessage
-	Bytes       int64
-	Profiles    int64
-	CreatedAt   time.Time
-	PublishedAt time.Time // zero while uploading
-}
+// New returns the metastore in db's database.
+func New(db *postgres.DB) *Store { return &Store{db: db} }
 
-// IndexNode is a node as it last reported itself.
-type IndexNode struct {
-	Node       string
-	Generation string // the generation it serves; "" none yet
-	// Installing is the generation it downloads or installs ("" none):
-	// retention keeps it as it keeps the served one.
-	Installing string
-	// Damaged names a published generation the node found damaged and
-	// why ("" none); it backs off before fetching it again.
-	Damaged     string
-	Behind      int
-	StartedAt   time.Time
-	HeartbeatAt time.Time
-}
+var _ publication.Metastore = (*Store)(nil)
 
 // BeginPublication records name as being uploaded, with its manifest; it
 // is not visible to nodes until CompletePublication. Beginning a
 // publication that is already live changes nothing; one already
 // uploading (a killed publish run again) starts over with this manifest.
-func (db *DB) BeginPublication(ctx context.Context, p Publication) error {
-	return db.update(ctx, func(tx pgx.Tx) error {
+func (s *Store) BeginPublication(ctx context.Context, p publication.Publication) error {
+	return s.db.UpdateSQL(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO published_generations (name, state, manifest, bytes, profiles, created_at)
 			VALUES ($1, 'uploading', $2, $3, $4, now())
 			ON CONFLICT (name) DO UPDATE SET manifest = EXCLUDED.manifest, bytes = EXCLUDED.bytes, profiles = EXCLUDED.profiles
@@ -57,21 +36,17 @@ func (db *DB) BeginPublication(ctx context.Context, p Publication) error {
 	})
 }
 
-// ErrNotUploading is returned by CompletePublication for a generation
-// that was not begun, or is live already.
-var ErrNotUploading = errors.New("the generation is not being published")
-
 // CompletePublication makes name live, in one transaction: from then on
 // nodes follow it.
-func (db *DB) CompletePublication(ctx context.Context, name string) error {
-	return db.update(ctx, func(tx pgx.Tx) error {
+func (s *Store) CompletePublication(ctx context.Context, name string) error {
+	return s.db.UpdateSQL(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE published_generations SET state = 'live', published_at = now()
 			WHERE name = $1 AND state = 'uploading'`, name)
 		if err != nil {
 			return wrap(err, "complete the publication of "+name)
 		}
 		if tag.RowsAffected() != 1 {
-			return ErrNotUploading
+			return publication.ErrNotUploading
 		}
 		return nil
 	})
@@ -80,8 +55,8 @@ func (db *DB) CompletePublication(ctx context.Context, name string) error {
 // publicationColumns are the columns scanPublication reads.
 const publicationColumns = `name, state, manifest, bytes, profiles, created_at, coalesce(published_at, 'epoch')`
 
-func scanPublication(r pgx.CollectableRow) (Publication, error) {
-	var p Publication
+func scanPublication(r pgx.CollectableRow) (publication.Publication, error) {
+	var p publication.Publication
 	err := r.Scan(&p.Name, &p.State, &p.Manifest, &p.Bytes, &p.Profiles, &p.CreatedAt, &p.PublishedAt)
 	if p.PublishedAt.Equal(time.Unix(0, 0)) {
 		p.PublishedAt = time.Time{}
@@ -90,14 +65,14 @@ func scanPublication(r pgx.CollectableRow) (Publication, error) {
 }
 
 // Publications returns every recorded generation, the newest first.
-func (db *DB) Publications(ctx context.Context) ([]Publication, error) {
-	return db.publications(ctx, `SELECT `+publicationColumns+` FROM published_generations ORDER BY name DESC`)
+func (s *Store) Publications(ctx context.Context) ([]publication.Publication, error) {
+	return s.publications(ctx, `SELECT `+publicationColumns+` FROM published_generations ORDER BY name DESC`)
 }
 
 // NewestLive returns the newest live publication (names sort by creation
 // time), or nil when none is.
-func (db *DB) NewestLive(ctx context.Context) (*Publication, error) {
-	list, err := db.publications(ctx, `SELECT `+publicationColumns+` FROM published_generations
+func (s *Store) NewestLive(ctx context.Context) (*publication.Publication, error) {
+	list, err := s.publications(ctx, `SELECT `+publicationColumns+` FROM published_generations
 		WHERE state = 'live' ORDER BY name DESC LIMIT 1`)
 	if err != nil || len(list) == 0 {
 		return nil, err
@@ -105,9 +80,9 @@ func (db *DB) NewestLive(ctx context.Context) (*Publication, error) {
 	return &list[0], nil
 }
 
-func (db *DB) publications(ctx context.Context, query string) ([]Publication, error) {
-	var out []Publication
-	err := db.view(ctx, func(tx pgx.Tx) error {
+func (s *Store) publications(ctx context.Context, query string) ([]publication.Publication, error) {
+	var out []publication.Publication
+	err := s.db.ViewSQL(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, query)
 		if err != nil {
 			return wrap(err, "list the published generations")
@@ -119,9 +94,9 @@ func (db *DB) publications(ctx context.Context, query string) ([]Publication, er
 }
 
 // LiveNewerThan counts the live publications newer than name.
-func (db *DB) LiveNewerThan(ctx context.Context, name string) (int, error) {
+func (s *Store) LiveNewerThan(ctx context.Context, name string) (int, error) {
 	var n int
-	err := db.view(ctx, func(tx pgx.Tx) error {
+	err := s.db.ViewSQL(ctx, func(tx pgx.Tx) error {
 		return wrap(tx.QueryRow(ctx, `SELECT count(*) FROM published_generations WHERE state = 'live' AND name > $1`, name).Scan(&n),
 			"count the newer published generations")
 	})
@@ -129,8 +104,8 @@ func (db *DB) LiveNewerThan(ctx context.Context, name string) (int, error) {
 }
 
 // DeletePublication removes name's record (once its objects are gone).
-func (db *DB) DeletePublication(ctx context.Context, name string) error {
-	return db.update(ctx, func(tx pgx.Tx) error {
+func (s *Store) DeletePublication(ctx context.Context, name string) error {
+	return s.db.UpdateSQL(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `DELETE FROM published_generations WHERE name = $1`, name)
 		return wrap(err, "delete the publication of "+name)
 	})
@@ -138,8 +113,8 @@ func (db *DB) DeletePublication(ctx context.Context, name string) error {
 
 // Heartbeat records what node serves and installs, behind newer live
 // publications, now.
-func (db *DB) Heartbeat(ctx context.Context, n IndexNode) error {
-	return db.update(ctx, func(tx pgx.Tx) error {
+func (s *Store) Heartbeat(ctx context.Context, n publication.Node) error {
+	return s.db.UpdateSQL(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO index_nodes (node, generation, installing, damaged, behind, started_at, heartbeat_at)
 			VALUES ($1, $2, $3, $4, $5, $6, now())
 			ON CONFLICT (node) DO UPDATE SET generation = EXCLUDED.generation, installing = EXCLUDED.installing,
@@ -150,18 +125,26 @@ func (db *DB) Heartbeat(ctx context.Context, n IndexNode) error {
 }
 
 // IndexNodes returns every node that reported itself, by name.
-func (db *DB) IndexNodes(ctx context.Context) ([]IndexNode, error) {
-	var out []IndexNode
-	err := db.view(ctx, func(tx pgx.Tx) error {
+func (s *Store) IndexNodes(ctx context.Context) ([]publication.Node, error) {
+	var out []publication.Node
+	err := s.db.ViewSQL(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT node, generation, installing, damaged, behind, started_at, heartbeat_at FROM index_nodes ORDER BY node`)
 		if err != nil {
 			return wrap(err, "list the nodes")
 		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (IndexNode, error) {
-			var n IndexNode
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (publication.Node, error) {
+			var n publication.Node
 			return n, r.Scan(&n.Node, &n.Generation, &n.Installing, &n.Damaged, &n.Behind, &n.StartedAt, &n.HeartbeatAt)
 		})
 		return wrap(err, "list the nodes")
 	})
 	return out, err
+}
+
+// wrap says what failed around err; nil stays nil.
+func wrap(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

@@ -1,4 +1,4 @@
-package main
+package publication
 
 import (
 	"context"
@@ -21,30 +21,31 @@ import (
 // the newest generation's profile store is still downloading) is 503 with
 // Retry-After, never a refusal.
 
-// rolloutProfiles is the ordering gate's profile look-up on a node that
-// follows (ordering.GenerationProfiles).
-type rolloutProfiles struct {
-	live *index.Live
-	f    *follower
+// RolloutProfiles is the ordering gate's profile look-up on a node that
+// follows (ordering.GenerationProfiles): Live is the served index,
+// Follower the one installing.
+type RolloutProfiles struct {
+	Live     *index.Live
+	Follower *Follower
 }
 
 // Profile returns the profile the gate judges id by.
-func (r rolloutProfiles) Profile(id string) (*companydocs.Profile, error) {
+func (r RolloutProfiles) Profile(id string) (*companydocs.Profile, error) {
 	p, _, err := r.ProfileOf(id)
 	return p, err
 }
 
 // ProfileOf returns the profile the gate judges id by and the generation
 // it comes from when that is not the served one ("" for the served one).
-func (r rolloutProfiles) ProfileOf(id string) (*companydocs.Profile, string, error) {
-	served, err := r.live.Profile(id)
+func (r RolloutProfiles) ProfileOf(id string) (*companydocs.Profile, string, error) {
+	served, err := r.Live.Profile(id)
 	if err != nil {
 		return nil, "", err
 	}
 	if settled(served) {
 		return served, "", nil
 	}
-	return r.f.rolloutProfile(id, served)
+	return r.Follower.rolloutProfile(id, served)
 }
 
 // settled reports whether no newer generation can make p more orderable:
@@ -78,7 +79,7 @@ func orderability(p *companydocs.Profile) int {
 
 // rolloutProfile asks the generation this node installs about id, which
 // the served generation holds as served (nil when it lacks it).
-func (f *follower) rolloutProfile(id string, served *companydocs.Profile) (*companydocs.Profile, string, error) {
+func (f *Follower) rolloutProfile(id string, served *companydocs.Profile) (*companydocs.Profile, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gateLookupTimeout)
 	defer cancel()
 	newest, err := f.meta.NewestLive(ctx)
@@ -115,7 +116,7 @@ func (f *follower) rolloutProfile(id string, served *companydocs.Profile) (*comp
 // the newest live one unless it is damaged, else the one being installed
 // if it is newer than the served one and not damaged ("" none); f.mu is
 // held.
-func (f *follower) installTarget(newest, serving string) string {
+func (f *Follower) installTarget(newest, serving string) string {
 	if !f.isDamaged(newest) {
 		return newest
 	}

@@ -1,10 +1,16 @@
-package postgres
+package metastore
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"testing"
 	"time"
+
+	"companydocs/internal/pgcluster"
+	"companydocs/postgres"
+	"companydocs/publication"
 )
 
 // TestPublicationsBecomeVisibleWhenComplete: a publication being uploaded
@@ -15,7 +21,7 @@ import (
 func TestPublicationsBecomeVisibleWhenComplete(t *testing.T) {
 	ctx := context.Background()
 	nodes := openNodes(t, newDatabase(t), 2)
-	a := Publication{Name: "gen-20261128T060000.000Z-aaaaaa", Manifest: []byte(`[{"path":"meta.json","size":10}]`), Bytes: 10, Profiles: 3}
+	a := publication.Publication{Name: "gen-20261128T060000.000Z-aaaaaa", Manifest: []byte(`[{"path":"meta.json","size":10}]`), Bytes: 10, Profiles: 3}
 	if err := nodes[0].BeginPublication(ctx, a); err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +44,10 @@ func TestPublicationsBecomeVisibleWhenComplete(t *testing.T) {
 			t.Errorf("live publications newer than %q: %d, %v; want %d", serving, n, err, want)
 		}
 	}
-	if err := nodes[1].CompletePublication(ctx, a.Name); !errors.Is(err, ErrNotUploading) {
-		t.Errorf("completing a live publication again: %v, want ErrNotUploading", err)
+	if err := nodes[1].CompletePublication(ctx, a.Name); !errors.Is(err, publication.ErrNotUploading) {
+		t.Errorf("completing a live publication again: %v, want publication.ErrNotUploading", err)
 	}
-	b := Publication{Name: "gen-20261128T070000.000Z-bbbbbb", Manifest: []byte(`[]`)}
+	b := publication.Publication{Name: "gen-20261128T070000.000Z-bbbbbb", Manifest: []byte(`[]`)}
 	if err := nodes[1].BeginPublication(ctx, b); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +58,7 @@ func TestPublicationsBecomeVisibleWhenComplete(t *testing.T) {
 		t.Errorf("a newer publication still uploading counts as newer: %d, %v", n, err)
 	}
 	all, err := nodes[0].Publications(ctx)
-	if err != nil || len(all) != 2 || all[0].Name != b.Name || all[0].State != PublicationUploading || !all[0].PublishedAt.IsZero() {
+	if err != nil || len(all) != 2 || all[0].Name != b.Name || all[0].State != publication.StateUploading || !all[0].PublishedAt.IsZero() {
 		t.Errorf("publications %+v, %v; want b uploading, then a", all, err)
 	}
 }
@@ -60,9 +66,9 @@ func TestPublicationsBecomeVisibleWhenComplete(t *testing.T) {
 // TestNodesReportWhatTheyServe: a node's heartbeat replaces its last one.
 func TestNodesReportWhatTheyServe(t *testing.T) {
 	ctx := context.Background()
-	db := mustOpen(t, Options{})
+	db := openNodes(t, newDatabase(t), 1)[0]
 	started := time.Now().UTC().Truncate(time.Second)
-	for _, n := range []IndexNode{{Node: "b", Generation: "", StartedAt: started}, {Node: "a", Generation: "gen-1", Behind: 1, StartedAt: started}, {Node: "b", Generation: "gen-2", StartedAt: started}} {
+	for _, n := range []publication.Node{{Node: "b", Generation: "", StartedAt: started}, {Node: "a", Generation: "gen-1", Behind: 1, StartedAt: started}, {Node: "b", Generation: "gen-2", StartedAt: started}} {
 		if err := db.Heartbeat(ctx, n); err != nil {
 			t.Fatal(err)
 		}
@@ -71,4 +77,48 @@ func TestNodesReportWhatTheyServe(t *testing.T) {
 	if err != nil || len(nodes) != 2 || nodes[0].Node != "a" || nodes[0].Behind != 1 || nodes[1].Generation != "gen-2" || !nodes[1].StartedAt.Equal(started) || nodes[1].HeartbeatAt.IsZero() {
 		t.Fatalf("nodes %+v, %v", nodes, err)
 	}
+}
+
+// cluster is this test binary's PostgreSQL; each test opens a fresh
+// database on it (newDatabase).
+var cluster *pgcluster.Cluster
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	c, err := pgcluster.Start(ctx, pgcluster.TestSettings...)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start PostgreSQL for the tests:", err)
+		os.Exit(1)
+	}
+	cluster = c
+	code := m.Run()
+	c.Close()
+	os.Exit(code)
+}
+
+// newDatabase creates an empty database and returns its URL.
+func newDatabase(tb testing.TB) string {
+	tb.Helper()
+	url, err := cluster.CreateDatabase(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return url
+}
+
+// openNodes opens the metastore of url n times, as n nodes do, each
+// closed when the test ends.
+func openNodes(t *testing.T, url string, n int) []*Store {
+	t.Helper()
+	nodes := make([]*Store, n)
+	for i := range nodes {
+		db, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		nodes[i] = New(db)
+	}
+	return nodes
 }

@@ -1,4 +1,4 @@
-package main
+package publication
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 	"companydocs/index"
 	"companydocs/metrics"
 	"companydocs/objectstore"
-	"companydocs/postgres"
 )
 
 // A published generation can be damaged as it is published: an object
@@ -46,9 +45,9 @@ type damage struct {
 	retryAt  time.Time
 }
 
-// isDamage tells damage of the published generation itself from a
+// IsDamage tells damage of the published generation itself from a
 // failure that the next try may not meet.
-func isDamage(err error) bool {
+func IsDamage(err error) bool {
 	return errors.Is(err, objectstore.ErrDamaged) || errors.Is(err, objectstore.ErrBadManifest) ||
 		errors.Is(err, errDamagedManifest) || errors.Is(err, errDamagedStore) ||
 		(errors.As(err, new(*index.RejectError)) && index.RejectReason(err) != index.RejectOpen)
@@ -66,7 +65,7 @@ func damageBackoff(failures int) time.Duration {
 
 // recordDamage records name as damaged by err, closes its pending profile
 // store, and says so once per failure: a log line and a metric.
-func (f *follower) recordDamage(name string, err error) {
+func (f *Follower) recordDamage(name string, err error) {
 	f.mu.Lock()
 	d := f.damaged[name]
 	d.failures++
@@ -86,7 +85,7 @@ func (f *follower) recordDamage(name string, err error) {
 }
 
 // backingOff returns how long name is still left alone (0: try it).
-func (f *follower) backingOff(name string) time.Duration {
+func (f *Follower) backingOff(name string) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d, ok := f.damaged[name]
@@ -97,19 +96,19 @@ func (f *follower) backingOff(name string) time.Duration {
 }
 
 // isDamaged reports whether name is recorded as damaged; f.mu is held.
-func (f *follower) isDamaged(name string) bool {
+func (f *Follower) isDamaged(name string) bool {
 	_, ok := f.damaged[name]
 	return ok
 }
 
 // forgetDamage drops the damage records of generations no longer
 // published live, or not newer than the one installed.
-func (f *follower) forgetDamage(pubs []postgres.Publication, installed string) {
+func (f *Follower) forgetDamage(pubs []Publication, installed string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for name := range f.damaged {
-		live := slices.ContainsFunc(pubs, func(p postgres.Publication) bool {
-			return p.Name == name && p.State == postgres.PublicationLive
+		live := slices.ContainsFunc(pubs, func(p Publication) bool {
+			return p.Name == name && p.State == StateLive
 		})
 		if !live || name <= installed {
 			delete(f.damaged, name)
@@ -121,7 +120,7 @@ func (f *follower) forgetDamage(pubs []postgres.Publication, installed string) {
 // report is what the heartbeat says of the node beside what it serves:
 // the generation it installs, and the damaged ones with why and when they
 // are fetched again.
-func (f *follower) report() (installing, damaged string) {
+func (f *Follower) report() (installing, damaged string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	names := make([]string, 0, len(f.damaged))
