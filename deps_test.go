@@ -40,6 +40,7 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/postgres/metastore", []string{"companydocs/httpapi", "companydocs/bbolt", "companydocs/ingest", "companydocs/resolver", "companydocs/sheet", "github.com/gofiber/", "github.com/stripe/"}},
 		// the binary links no test or benchmark support
 		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
+		{"companydocs/app", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
