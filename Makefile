@@ -25,7 +25,7 @@ deb: build
 	GO=$(GO) scripts/deb.sh bin/companydocs bin/
 
 ## test: every test, plus vet, gofmt and the ranking evaluation: the race detector over every package but the
-## command's, and over the command's end-to-end tests where the server's goroutines meet (RACE_E2E); the command's
+## command's (app), and over the command's end-to-end tests where the server's goroutines meet (RACE_E2E); the command's
 ## other tests (the server runs in the test process, three times slower under the race detector; among them the
 ## documented commands and the tests that kill or measure processes) without it, beside the race run; beside them
 ## both, the ranking evaluation, the command's follow tests (FOLLOW: mostly waiting on the object store, slow downloads
@@ -42,20 +42,20 @@ test: vet fmt-check test-alerts
 	scripts/objectstore.sh
 	scripts/stripemock.sh
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-race test-command test-eval test-follow test-crashes test-race-e2e
-	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./cmd/companydocs/
+	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./app/
 
 # RACE_E2E: the command's end-to-end tests run under the race detector: several nodes, swaps and rollouts under
 # load, batches, hostile requests, the order lifecycle, webhooks and access control.
 RACE_E2E := ^(TestTwoNodes|TestHotSwapUnderLoad|TestOrdersDuringARollout|TestWatchesTwoNodes|TestSearchBatchOverHTTP|TestHostileRequests|TestLifecycleEndToEnd|TestWebhooksEndToEnd|TestAccessControl)$$
 # LIBPKGS: the longest packages under the race detector first (index about 220 s, bbolt 95 s, ingest, ordering, the
 # object store's), so that go test -p 2 packs the short ones beside them instead of ending on index alone
-LIBPKGS = $(shell $(GO) list ./index ./bbolt ./ingest ./ordering ./internal/objectstoretest ./... | grep -v '/cmd/companydocs$$')
+LIBPKGS = $(shell $(GO) list ./index ./bbolt ./ingest ./ordering ./internal/objectstoretest ./... | grep -v '/app$$')
 
 test-race:
 	$(GO) test -race -count=1 -timeout 20m $(LIBPKGS)
 
 test-race-e2e:
-	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_E2E)' ./cmd/companydocs/
+	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_E2E)' ./app/
 
 # FOLLOW: the command's tests of publish and follow, rollouts and damaged published generations, and CRASH: its crash
 # tests (both without the race detector, as they kill processes and take the object store away); they wait on
@@ -66,7 +66,7 @@ FOLLOW := ^(TestPublish.*|TestFollow.*|TestRollout.*|TestDamagedGenerationIsBack
 CRASH := ^(TestCrashSafety|TestCrashSafetyPostgres)$$
 
 test-command:
-	$(GO) test -count=1 -timeout 20m -skip '$(RACE_E2E)|$(FOLLOW)|$(CRASH)' ./cmd/companydocs/
+	$(GO) test -count=1 -timeout 20m -skip '$(RACE_E2E)|$(FOLLOW)|$(CRASH)' ./app/
 
 # EVAL: the resolver's tests over a real index of the embedded sample, which the race run leaves out (go:build
 # !race): the evaluation with its golden files and calibration, the clue readings, reachability of every profile
@@ -76,10 +76,10 @@ test-eval:
 	$(GO) test -count=1 -run '$(EVAL)' ./resolver/
 
 test-follow:
-	$(GO) test -count=1 -timeout 20m -run '$(FOLLOW)' ./cmd/companydocs/
+	$(GO) test -count=1 -timeout 20m -run '$(FOLLOW)' ./app/
 
 test-crashes:
-	$(GO) test -count=1 -timeout 20m -run '$(CRASH)' ./cmd/companydocs/
+	$(GO) test -count=1 -timeout 20m -run '$(CRASH)' ./app/
 
 ## test-deb: check the Debian package of a fresh build (scripts/deb-check.sh): lintian (installed with apt-get if
 ## missing) without errors or warnings, its files and modes, systemd-analyze verify on its unit; then, as root, on a
@@ -103,7 +103,7 @@ test-national:
 ## (tag resources, without the race detector: they bound the server's resident memory)
 test-resources:
 	scripts/postgres.sh
-	$(GO) test -tags resources -count=1 -timeout 15m -v -run 'TestResources' ./cmd/companydocs/
+	$(GO) test -tags resources -count=1 -timeout 15m -v -run 'TestResources' ./app/
 
 ## eval: the ranking evaluation alone, verbose (misses are listed)
 eval:
@@ -177,13 +177,13 @@ bench-pg:
 ## test-crash: the crash test alone, verbose (SIGKILL under order load, then the store is checked)
 test-crash:
 	scripts/postgres.sh
-	$(GO) test -count=1 -v -run 'TestCrashSafety' ./cmd/companydocs/
+	$(GO) test -count=1 -v -run 'TestCrashSafety' ./app/
 
 ## lint: go vet, staticcheck (configured in staticcheck.conf; also over the resource scenarios, tag resources, and the national tests' vet, tag national) and deadcode
 lint: vet
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
-	$(GO) vet -tags resources ./cmd/companydocs/
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags resources ./cmd/companydocs/
+	$(GO) vet -tags resources ./app/
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags resources ./app/
 	$(GO) vet -tags national .
 	GO=$(GO) scripts/deadcode.sh
 

@@ -28,7 +28,7 @@ const ChunkSize = 256 << 10
 // ReadSize is the most of a chunk one read of a download fetches
 // (32 KiB): the most of a PDF a download holds in memory while its client
 // reads. A download is held for as long as its client takes, and the
-// server's GC target (GOGC 800, cmd/companydocs/gc.go) lets the heap grow
+// server's GC target (GOGC 800, app/gc.go) lets the heap grow
 // to nine times what is live before it collects, and keeps that much from
 // the system afterwards: 32 slow downloads holding a whole chunk each
 // (8 MiB) left the node's resident memory about 100 MiB higher after

@@ -81,3 +81,17 @@ func (db *DB) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error
 	}
 	return tx.Commit(ctx)
 }
+
+// UpdateSQL runs fn in a read-write transaction as the order store runs
+// its own (see update), for the packages that keep tables of their own in
+// this database: the metastore of published generations.
+func (db *DB) UpdateSQL(ctx context.Context, fn func(pgx.Tx) error) error {
+	return db.update(ctx, fn)
+}
+
+// ViewSQL runs fn in a read-only transaction as the order store runs its
+// own (see view), for the packages that keep tables of their own in this
+// database.
+func (db *DB) ViewSQL(ctx context.Context, fn func(pgx.Tx) error) error {
+	return db.view(ctx, fn)
+}

@@ -1,0 +1,59 @@
+package app
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDemoKeyKeptAcrossRestarts: serve --demo prints a key and keeps it in
+// the data directory; a restart of the same directory prints the same key,
+// which still opens a session. Without the kept file (or with a key that
+// is no longer the demo account's) a start issues a new key, says so, and
+// the old key is refused.
+func TestDemoKeyKeptAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	mustBuild(t, dir, 100, sampleFile(t))
+	path := filepath.Join(dir, demoKeyName)
+	signIn := func(s *testServer, key string) int {
+		code, _, _ := s.do(t, "POST", "/api/v1/auth/sessions/", `{"api_key":"`+key+`"}`)
+		return code
+	}
+
+	first := startServer(t, dir, "--demo")
+	if want := "Demo API key (new, kept in " + path + " for the next starts of this data directory): " + first.DemoKey; !strings.Contains(first.stdout.String(), want) {
+		t.Errorf("the first start printed %q, want %q", first.stdout.String(), want)
+	}
+	if err := first.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	again := startServer(t, dir, "--demo")
+	if again.DemoKey != first.DemoKey || !strings.Contains(again.stdout.String(), "Demo API key (the one of the last start, kept in "+path+"): "+first.DemoKey) {
+		t.Errorf("the restart printed %q, want the first start's key %s", again.stdout.String(), first.DemoKey)
+	}
+	if code := signIn(again, first.DemoKey); code != http.StatusCreated {
+		t.Errorf("the kept key opens no session after a restart: %d", code)
+	}
+	if err := again.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("the kept key's file: %v, mode %v; want it readable by its owner alone", err, info.Mode().Perm())
+	}
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	fresh := startServer(t, dir, "--demo")
+	if fresh.DemoKey == first.DemoKey || !strings.Contains(fresh.stdout.String(), "Demo API key (new, kept in ") {
+		t.Errorf("without the kept file the start printed %q, want a new key", fresh.stdout.String())
+	}
+	if code := signIn(fresh, first.DemoKey); code != http.StatusUnauthorized {
+		t.Errorf("the replaced key: %d, want 401", code)
+	}
+	if code := signIn(fresh, fresh.DemoKey); code != http.StatusCreated {
+		t.Errorf("the new key: %d, want 201", code)
+	}
+}

@@ -1,0 +1,325 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"companydocs"
+	"companydocs/ordering"
+	"companydocs/postgres"
+)
+
+// twoNodesRecords is the size of the generation both nodes serve.
+const twoNodesRecords = 300
+
+// TestTwoNodes runs two real server processes (this test binary
+// re-executed as "companydocs serve") on 127.0.0.1, each on its own port
+// and its own copy of one index generation built once, over one
+// PostgreSQL database (issue 19, acceptance):
+//   - identical creates sent to both nodes at once, with one
+//     Idempotency-Key and without a key, make one order and one debit;
+//   - an account with credits for N orders gets exactly N of 4N
+//     concurrent creates spread over both nodes, and its balance ends at 0
+//     without going below;
+//   - a sign-out on node A is refused on node B (the delay is logged; the
+//     bound is ordering.SharedSessionCacheTTL);
+//   - an order created on A is paid, requested and delivered through B's
+//     operator API, and its PDF downloads from A byte for byte.
+func TestTwoNodes(t *testing.T) {
+	ctx := context.Background()
+	_, url := startTestCluster(t)
+	dirA := t.TempDir()
+	mustBuild(t, dirA, twoNodesRecords, sampleFile(t))
+	dirB := filepath.Join(t.TempDir(), "b")
+	if err := os.CopyFS(dirB, os.DirFS(dirA)); err != nil {
+		t.Fatalf("copy the generation to the second node: %v", err)
+	}
+	profiles := crashProfiles(t, twoNodesRecords)
+	db, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	accounts := ordering.NewAccounts(db, ordering.Options{SweepInterval: -1})
+	defer accounts.Close()
+
+	a := startNode(t, dirA, url)
+	defer a.kill(t)
+	b := startNode(t, dirB, url)
+	defer b.kill(t)
+	nodes := []*crashServer{a, b}
+
+	t.Run("duplicates", func(t *testing.T) { checkTwoNodeDuplicates(t, nodes, accounts, profiles) })
+	t.Run("credits", func(t *testing.T) { checkTwoNodeCredits(t, nodes, accounts, profiles) })
+	t.Run("signout", func(t *testing.T) { checkTwoNodeSignOut(t, nodes, accounts) })
+	t.Run("delivery", func(t *testing.T) { checkTwoNodeDelivery(t, nodes, accounts, profiles) })
+}
+
+// startNode starts "companydocs serve --store url" on dir and waits until
+// it listens.
+func startNode(tb testing.TB, dir, url string) *crashServer {
+	tb.Helper()
+	return startCrashServer(tb, dir, "--store", url, "--store-pool-size", "8")
+}
+
+// call sends a request and returns the status and the raw body; status 0
+// is a failed connection.
+func (s *crashServer) call(tb testing.TB, method, path, contentType, token, body, idemKey string) (int, []byte) {
+	status, raw, err := s.exchange(method, path, contentType, token, body, idemKey)
+	if status == -1 {
+		tb.Fatal(err)
+	}
+	if err != nil {
+		tb.Errorf("%s %s: %v", method, path, err)
+	}
+	return status, raw
+}
+
+// twoNodeAccount creates an account in the shared database and opens a
+// session for it on node s.
+func twoNodeAccount(t *testing.T, accounts *ordering.Accounts, s *crashServer, name, role string, credits int64) string {
+	t.Helper()
+	key, err := accounts.CreateAccountWithRole(name, role, credits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sess struct{ Token string }
+	if status := s.post(t, "/api/v1/auth/sessions", "", `{"api_key":"`+key+`"}`, "", &sess); status != http.StatusCreated || sess.Token == "" {
+		t.Fatalf("session for %s on %s: status %d", name, s.base, status)
+	}
+	return sess.Token
+}
+
+// createAnswer is what a create returned: the order's id for 201, the
+// holder's for duplicate_order.
+type createAnswer struct {
+	status int
+	code   string
+	id     string
+}
+
+// createOnBoth sends n identical creates, alternating between the
+// nodes, all at once.
+func createOnBoth(t *testing.T, nodes []*crashServer, token, body, idemKey string, n int) []createAnswer {
+	t.Helper()
+	answers := make([]createAnswer, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			var out struct {
+				ID    string `json:"id"`
+				Error struct{ Code string }
+				Order *struct{ ID string }
+			}
+			status := nodes[i%2].post(t, "/api/v1/documents/orders", token, body, idemKey, &out)
+			answers[i] = createAnswer{status: status, code: out.Error.Code, id: out.ID}
+			if out.Order != nil {
+				answers[i].id = out.Order.ID
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return answers
+}
+
+// checkOneOrder: exactly one 201, every other answer duplicate_order
+// naming that order.
+func checkOneOrder(t *testing.T, what string, answers []createAnswer) string {
+	t.Helper()
+	created := ""
+	for _, a := range answers {
+		if a.status == http.StatusCreated {
+			if created != "" {
+				t.Errorf("%s: two orders, %s and %s", what, created, a.id)
+			}
+			created = a.id
+		}
+	}
+	if created == "" {
+		t.Fatalf("%s: no order created: %+v", what, answers)
+	}
+	for _, a := range answers {
+		if a.status != http.StatusCreated && (a.status != http.StatusConflict || a.code != companydocs.EDUPLICATEORDER || a.id != created) {
+			t.Errorf("%s: answer %+v, want 409 duplicate_order naming %s", what, a, created)
+		}
+	}
+	return created
+}
+
+func checkTwoNodeDuplicates(t *testing.T, nodes []*crashServer, accounts *ordering.Accounts, profiles []string) {
+	const sends = 16
+	token := twoNodeAccount(t, accounts, nodes[0], "dup", companydocs.RoleClient, 10)
+	keyed := createOnBoth(t, nodes, token, orderJSON(profiles[0], "AD", "subscription-basic"), "two-nodes-1", sends)
+	checkOneOrder(t, "one Idempotency-Key", keyed)
+	unkeyed := createOnBoth(t, nodes, token, orderJSON(profiles[1], "AD", "subscription-basic"), "", sends)
+	checkOneOrder(t, "no key, one open-order slot", unkeyed)
+	a, err := accounts.Account("dup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Credits != 8 {
+		t.Errorf("balance after two orders of 1 credit: %d, want 8 (one debit each)", a.Credits)
+	}
+	t.Logf("%d identical creates on two nodes, with one key and without: one order and one debit each", sends)
+}
+
+func checkTwoNodeCredits(t *testing.T, nodes []*crashServer, accounts *ordering.Accounts, profiles []string) {
+	const n = 8
+	if len(profiles) < 4*n {
+		t.Fatalf("%d profiles, want %d", len(profiles), 4*n)
+	}
+	token := twoNodeAccount(t, accounts, nodes[1], "quota", companydocs.RoleClient, n)
+	lowest := make(chan int64, 1)
+	stop := make(chan struct{})
+	go func() { // the balance as the database has it, while the creates run
+		low := int64(n)
+		defer func() { lowest <- low }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if a, err := accounts.Account("quota"); err == nil {
+				low = min(low, a.Credits)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	answers := make([]createAnswer, 4*n)
+	var wg sync.WaitGroup
+	for i := range 4 * n {
+		wg.Go(func() {
+			var out struct {
+				ID    string `json:"id"`
+				Error struct{ Code string }
+			}
+			status := nodes[i%2].post(t, "/api/v1/documents/orders", token, orderJSON(profiles[i], "CD", "subscription-basic"), "", &out)
+			answers[i] = createAnswer{status: status, code: out.Error.Code, id: out.ID}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	low := <-lowest
+	created, refused := 0, 0
+	for _, a := range answers {
+		switch {
+		case a.status == http.StatusCreated:
+			created++
+		case a.status == http.StatusPaymentRequired && a.code == companydocs.EINSUFFICIENTFUNDS:
+			refused++
+		default:
+			t.Errorf("answer %+v, want 201 or 402 insufficient_funds", a)
+		}
+	}
+	acct, err := accounts.Account("quota")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created != n || acct.Credits != 0 || low < 0 {
+		t.Errorf("%d of %d creates made orders, balance %d (lowest seen %d); want %d, 0, never below 0", created, 4*n, acct.Credits, low, n)
+	}
+	t.Logf("%d concurrent creates on two nodes with credits for %d: %d orders, %d refused, balance %d", 4*n, n, created, refused, acct.Credits)
+}
+
+func checkTwoNodeSignOut(t *testing.T, nodes []*crashServer, accounts *ordering.Accounts) {
+	a, b := nodes[0], nodes[1]
+	token := twoNodeAccount(t, accounts, a, "leaver", companydocs.RoleClient, 0)
+	for range 3 { // B reads the session, then answers it from its cache
+		if status, body := b.call(t, "GET", "/api/v1/documents/orders", "", token, "", ""); status != http.StatusOK {
+			t.Fatalf("the session on node B: %d %s", status, body)
+		}
+	}
+	if status, body := a.call(t, "DELETE", "/api/v1/auth/sessions/current", "", token, "", ""); status != http.StatusNoContent && status != http.StatusOK {
+		t.Fatalf("sign-out on node A: %d %s", status, body)
+	}
+	signedOut := time.Now()
+	deadline := signedOut.Add(20 * time.Second) // a hang guard, not the bound
+	polls := 0
+	for {
+		status, body := b.call(t, "GET", "/api/v1/documents/orders", "", token, "", "")
+		polls++
+		if status == http.StatusUnauthorized {
+			break
+		}
+		if status != http.StatusOK {
+			t.Fatalf("node B after the sign-out: %d %s", status, body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node B still accepts the signed-out session after %v", time.Since(signedOut))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("a session signed out on node A was refused by node B after %v (%d polls; the bound is the session cache's %v)",
+		time.Since(signedOut).Round(time.Millisecond), polls, ordering.SharedSessionCacheTTL)
+}
+
+func checkTwoNodeDelivery(t *testing.T, nodes []*crashServer, accounts *ordering.Accounts, profiles []string) {
+	a, b := nodes[0], nodes[1]
+	client := twoNodeAccount(t, accounts, a, "buyer", companydocs.RoleClient, 0)
+	operator := twoNodeAccount(t, accounts, b, "ops", companydocs.RoleOperator, 0)
+	var order struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if status := a.post(t, "/api/v1/documents/orders", client, orderJSON(profiles[2], "AD", "ad-single"), "", &order); status != http.StatusCreated {
+		t.Fatalf("create on node A: %d", status)
+	}
+	for _, action := range []string{"pay", "request"} {
+		if status, body := b.call(t, "POST", "/api/v1/operator/orders/"+order.ID+"/"+action, "application/json", operator, "", ""); status != http.StatusOK {
+			t.Fatalf("%s on node B: %d %s", action, status, body)
+		}
+	}
+	// The largest PDF accepted, through the pools within their default
+	// statement timeout.
+	pdf := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("two nodes, one register printout\n"), ordering.MaxDocumentSize/33)...)
+	pdf = append(pdf, bytes.Repeat([]byte{'\n'}, ordering.MaxDocumentSize-len(pdf))...)
+	sum := sha256.Sum256(pdf)
+	started := time.Now()
+	status, body := b.call(t, "PUT", "/api/v1/operator/orders/"+order.ID+"/document", "application/pdf", operator, string(pdf), "")
+	upload := time.Since(started)
+	if status != http.StatusOK {
+		t.Fatalf("delivery on node B: %d %s", status, body)
+	}
+	var delivered struct {
+		Status   string
+		Document *companydocs.OrderDocument
+	}
+	if err := json.Unmarshal(body, &delivered); err != nil || delivered.Status != companydocs.OrderStatusDelivered || delivered.Document == nil || delivered.Document.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("delivery answer %s (%v)", body, err)
+	}
+	started = time.Now()
+	status, got := a.call(t, "GET", "/api/v1/documents/orders/"+order.ID+"/document", "", client, "", "")
+	download := time.Since(started)
+	if status != http.StatusOK || !bytes.Equal(got, pdf) {
+		t.Fatalf("download from node A: %d, %d bytes (want %d, byte-identical)", status, len(got), len(pdf))
+	}
+	if files, _ := filepath.Glob(filepath.Join(b.dataDir(t), ordering.DocumentsDir, "*", "*.pdf")); len(files) != 0 {
+		t.Errorf("node B wrote the PDF to its data directory too: %v", files)
+	}
+	t.Logf("order %s created on A, delivered through B (%d bytes, %v), downloaded from A byte-identical (%v)",
+		order.ID, len(pdf), upload.Round(time.Millisecond), download.Round(time.Millisecond))
+}
+
+// dataDir is the --data-dir the node was started with.
+func (s *crashServer) dataDir(tb testing.TB) string {
+	for i, arg := range s.cmd.Args {
+		if arg == "--data-dir" && i+1 < len(s.cmd.Args) {
+			return s.cmd.Args[i+1]
+		}
+	}
+	tb.Fatal("the node has no --data-dir")
+	return ""
+}
