@@ -22,16 +22,20 @@ import (
 
 // guideMachines are the machines of docs/deploy.md's table: the address
 // the guide gives each and the ports it uses there. Each port becomes a
-// free one on 127.0.0.1 (PostgreSQL's the test cluster's).
+// free one on 127.0.0.1 (PostgreSQL's the test cluster's). On s3 each
+// port p comes with p+10000, which weed takes for gRPC unless told
+// otherwise (and weed shell expects): the free port standing in for it
+// has its +10000 free too.
 var guideMachines = []struct {
 	name, addr string
 	ports      []int
+	grpc       bool
 }{
-	{"db", "10.0.1.20", []int{5432}},
-	{"s3", "10.0.1.30", []int{9333, 19333, 8080, 18080, 8888, 18888, 8333, 18333}},
-	{"node-a", "10.0.1.11", []int{8080}},
-	{"node-b", "10.0.1.12", []int{8080}},
-	{"lb", "10.0.1.10", nil},
+	{"db", "10.0.1.20", []int{5432}, false},
+	{"s3", "10.0.1.30", []int{9333, 8080, 8888, 8333}, true},
+	{"node-a", "10.0.1.11", []int{8080}, false},
+	{"node-b", "10.0.1.12", []int{8080}, false},
+	{"lb", "10.0.1.10", nil, false},
 }
 
 // machine plays one machine of the guide: root stands for its /, src for
@@ -83,7 +87,12 @@ func newWorld(ctx context.Context, t *testing.T, repo string) *world {
 	for _, g := range guideMachines {
 		m := w.layOut(t, repo, g.name, g.addr)
 		for _, p := range g.ports {
-			m.ports[p] = freePort(t)
+			if g.grpc {
+				m.ports[p] = freePortPair(t)
+				m.ports[p+10000] = m.ports[p] + 10000
+			} else {
+				m.ports[p] = freePort(t)
+			}
 		}
 		w.machines = append(w.machines, m)
 	}
@@ -174,6 +183,24 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// freePortPair returns a free port p with p+10000 free too.
+func freePortPair(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		p := freePort(t)
+		if p+10000 > 65535 {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+10000))
+		if err == nil {
+			ln.Close()
+			return p
+		}
+	}
+	t.Fatal("found no free port p with p+10000 free")
+	return 0
+}
+
 // startPostgres starts a bare cluster: no role or database of the
 // service; the guide makes them.
 func startPostgres(ctx context.Context, t *testing.T) *pgcluster.Cluster {
@@ -236,7 +263,7 @@ var (
 	// hostPortRE is an IPv4 address with a port.
 	hostPortRE = regexp.MustCompile(`\b(\d+\.\d+\.\d+\.\d+):(\d+)\b`)
 	// flagPortRE is a port given as a flag's value: -s3.port=8333.
-	flagPortRE = regexp.MustCompile(`(-[a-z][a-z.]*port[a-z.]*=)(\d+)\b`)
+	flagPortRE = regexp.MustCompile(`(-[a-z][a-z0-9.]*port[a-z.]*=)(\d+)\b`)
 	// guideAddrRE is an address of the guide's network.
 	guideAddrRE = regexp.MustCompile(`\b10\.0\.1\.\d+\b`)
 	// pathRE is an absolute path of a machine the guide writes or reads.
