@@ -16,9 +16,9 @@ import (
 	"time"
 )
 
-// guideTimeout bounds the whole run of the guide; it takes 2 to 3
-// minutes (the build, the ingest of the sample and SeaweedFS's start are
-// most of it).
+// guideTimeout bounds the whole run of the guide; it takes 1.5 to 3
+// minutes on 2 cores (the build, the ingest of the sample and SeaweedFS's
+// start are most of it).
 const guideTimeout = 8 * time.Minute
 
 // TestDeployGuide runs docs/deploy.md as an operator would: every ```bash
