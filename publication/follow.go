@@ -78,7 +78,7 @@ type Follower struct {
 
 // errNothingPublished is what a node that follows says while the
 // metastore holds no live generation.
-var errNothingPublished = errors.New("no generation is published yet: publish one with companydocs publish, or ingest --publish")
+var errNothingPublished = errors.New("no generation is published yet: build one with companydocs ingest, then upload it with companydocs publish")
 
 // Sync installs the newest live generation that installs, unless the data
 // directory holds it or a newer one already, and returns the name of the
