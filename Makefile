@@ -25,12 +25,13 @@ deb: build
 	GO=$(GO) scripts/deb.sh bin/companydocs bin/
 
 ## test: every test, plus vet, gofmt and the ranking evaluation: the race detector over every package but the
-## command's (app), and over the command's end-to-end tests where the server's goroutines meet (RACE_E2E); the command's
-## other tests (the server runs in the test process, three times slower under the race detector; among them the
-## documented commands and the tests that kill or measure processes) without it, beside the race run; beside them
-## both, the ranking evaluation, the command's follow tests (FOLLOW: mostly waiting on the object store, slow downloads
-## and follow intervals), its crash tests (CRASH: killed processes) and the race detector over RACE_E2E, four lines at
-## once (two of them mostly wait); then the resource scenarios alone
+## command's end-to-end tests (app/e2e/...) and the deployment guide (deploy: it starts PostgreSQL and SeaweedFS and
+## mostly waits), and over the end-to-end tests where the server's goroutines meet (RACE_E2E); the other end-to-end
+## tests (the server runs in the test process, three times slower under the race detector; among them the documented
+## commands and the tests that kill or measure processes) without it, beside the race run; beside them both, the
+## ranking evaluation, the follow tests (app/e2e/follow: mostly waiting on the object store, slow downloads and follow
+## intervals), the crash tests (app/e2e/crash: killed processes) and the race detector over RACE_E2E, on lines of
+## their own (two of them mostly wait); then the resource scenarios alone
 ## (they bound the server's memory and its bystanders' latency);
 ## scripts/postgres.sh first installs PostgreSQL if missing (the PostgreSQL store's tests run throw-away clusters),
 ## scripts/objectstore.sh builds the object store if missing (the object store's tests run a throw-away SeaweedFS),
@@ -42,31 +43,29 @@ test: vet fmt-check test-alerts
 	scripts/objectstore.sh
 	scripts/stripemock.sh
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-race test-command test-eval test-follow test-crashes test-race-e2e
-	$(GO) test -tags resources -count=1 -timeout 15m -run 'TestResources' ./app/
+	$(GO) test -tags resources -count=1 -timeout 15m ./app/e2e/resources/
 
-# RACE_E2E: the command's end-to-end tests run under the race detector: several nodes, swaps and rollouts under
-# load, batches, hostile requests, the order lifecycle, webhooks and access control.
+# E2E: the command's end-to-end test packages but follow and crash (each on a line of its own) and resources (tag
+# resources, run alone), the longest first so that go test -p 2 packs the short ones beside them
+E2E := ./app/e2e/browser/ ./app/e2e/docs/ ./app/e2e/serve/ ./app/e2e/orders/ ./app/e2e/search/ ./app/e2e/webhooks/ ./app/e2e/store/
+# RACE_E2E: the end-to-end tests that also run under the race detector: several nodes, swaps and rollouts under load,
+# batches, hostile requests, the order lifecycle, webhooks and access control; RACE_E2E_PKGS: the packages that hold them
 RACE_E2E := ^(TestTwoNodes|TestHotSwapUnderLoad|TestOrdersDuringARollout|TestWatchesTwoNodes|TestSearchBatchOverHTTP|TestHostileRequests|TestLifecycleEndToEnd|TestWebhooksEndToEnd|TestAccessControl)$$
+RACE_E2E_PKGS := ./app/e2e/store/ ./app/e2e/serve/ ./app/e2e/follow/ ./app/e2e/webhooks/ ./app/e2e/search/ ./app/e2e/orders/
 # LIBPKGS: the longest packages under the race detector first (index about 220 s, bbolt 95 s, ingest, ordering, the
-# object store's), so that go test -p 2 packs the short ones beside them instead of ending on index alone
-LIBPKGS = $(shell $(GO) list ./index ./bbolt ./ingest ./ordering ./internal/objectstoretest ./... | grep -v '/app$$')
+# object store's), so that go test -p 2 packs the short ones beside them instead of ending on index alone; without
+# the end-to-end tests and the deployment guide
+LIBPKGS = $(shell $(GO) list ./index ./bbolt ./ingest ./ordering ./internal/objectstoretest ./... | grep -v '/app/e2e/\|/deploy$$')
 
 test-race:
 	$(GO) test -race -count=1 -timeout 20m $(LIBPKGS)
 
 test-race-e2e:
-	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_E2E)' ./app/
+	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_E2E)' $(RACE_E2E_PKGS)
 
-# FOLLOW: the command's tests of publish and follow, rollouts and damaged published generations, and CRASH: its crash
-# tests (both without the race detector, as they kill processes and take the object store away); they wait on
-# SeaweedFS (11 s to start, 15 s to stop, 17 s to start again), slow downloads, follow intervals and killed processes
-# more than they compute. make test runs them on lines of their own, after the evaluation and the command's tests
-# have started (so that the command's test package is compiled once, by test-command).
-FOLLOW := ^(TestPublish.*|TestFollow.*|TestRollout.*|TestDamagedGenerationIsBackedOff|TestDamagedManifestLeavesNoDownloadFolder|TestDamagedProfileStoreNeverKillsANode|TestHeartbeatWhileDownloading|TestRetention.*|TestDamageBackoff.*)$$
-CRASH := ^(TestCrashSafety|TestCrashSafetyPostgres)$$
-
+# test-command: the end-to-end tests of E2E and the deployment guide, without the race detector
 test-command:
-	$(GO) test -count=1 -timeout 20m -skip '$(RACE_E2E)|$(FOLLOW)|$(CRASH)' ./app/
+	$(GO) test -count=1 -skip '$(RACE_E2E)' $(E2E) ./deploy/
 
 # EVAL: the resolver's tests over a real index of the embedded sample, which the race run leaves out (go:build
 # !race): the evaluation with its golden files and calibration, the clue readings, reachability of every profile
@@ -75,11 +74,15 @@ EVAL := ^(TestEvaluation.*|TestClueReadings|TestSharedDirectorIsCapped|TestCutNa
 test-eval:
 	$(GO) test -count=1 -run '$(EVAL)' ./resolver/
 
+# test-follow and test-crashes: the follow tests (app/e2e/follow) and the crash tests (app/e2e/crash), without the race
+# detector, as they kill processes and take the object store away; they wait on SeaweedFS (11 s to start, 15 s to stop,
+# 17 s to start again), slow downloads, follow intervals and killed processes more than they compute, so make test
+# runs them on lines of their own
 test-follow:
-	$(GO) test -count=1 -timeout 20m -run '$(FOLLOW)' ./app/
+	$(GO) test -count=1 -skip '$(RACE_E2E)' ./app/e2e/follow/
 
 test-crashes:
-	$(GO) test -count=1 -timeout 20m -run '$(CRASH)' ./app/
+	$(GO) test -count=1 ./app/e2e/crash/
 
 ## test-deb: check the Debian package of a fresh build (scripts/deb-check.sh): lintian (installed with apt-get if
 ## missing) without errors or warnings, its files and modes, systemd-analyze verify on its unit; then, as root, on a
@@ -103,7 +106,7 @@ test-national:
 ## (tag resources, without the race detector: they bound the server's resident memory)
 test-resources:
 	scripts/postgres.sh
-	$(GO) test -tags resources -count=1 -timeout 15m -v -run 'TestResources' ./app/
+	$(GO) test -tags resources -count=1 -timeout 15m -v ./app/e2e/resources/
 
 ## eval: the ranking evaluation alone, verbose (misses are listed)
 eval:
@@ -177,13 +180,13 @@ bench-pg:
 ## test-crash: the crash test alone, verbose (SIGKILL under order load, then the store is checked)
 test-crash:
 	scripts/postgres.sh
-	$(GO) test -count=1 -v -run 'TestCrashSafety' ./app/
+	$(GO) test -count=1 -v -run 'TestCrashSafety' ./app/e2e/crash/
 
 ## lint: go vet, staticcheck (configured in staticcheck.conf; also over the resource scenarios, tag resources, and the national tests' vet, tag national) and deadcode
 lint: vet
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
-	$(GO) vet -tags resources ./app/
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags resources ./app/
+	$(GO) vet -tags resources ./app/e2e/resources/
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags resources ./app/e2e/resources/
 	$(GO) vet -tags national .
 	GO=$(GO) scripts/deadcode.sh
 

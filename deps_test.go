@@ -14,7 +14,8 @@ import (
 // httpapi (the consumer declares the interface, cmd/companydocs wires the
 // concrete types), and ordering free of any store (a store implements
 // ordering.Store and imports ordering, never the other way); the binary
-// links no test or benchmark support (bench, internal/imprint ...).
+// links no test or benchmark support (bench, internal/imprint, the
+// end-to-end tests' internal/e2e ...).
 func TestDependencyDirection(t *testing.T) {
 	rules := []struct {
 		pkg       string
@@ -44,8 +45,8 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/publication", []string{"companydocs/postgres", "companydocs/httpapi", "companydocs/bbolt", "companydocs/ingest", "companydocs/resolver", "companydocs/sheet", "github.com/jackc/", "github.com/gofiber/", "github.com/stripe/"}},
 		{"companydocs/postgres/metastore", []string{"companydocs/httpapi", "companydocs/bbolt", "companydocs/ingest", "companydocs/resolver", "companydocs/sheet", "github.com/gofiber/", "github.com/stripe/"}},
 		// the binary links no test or benchmark support
-		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
-		{"companydocs/app", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
+		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest", "companydocs/internal/e2e"}},
+		{"companydocs/app", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest", "companydocs/internal/e2e"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

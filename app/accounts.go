@@ -214,7 +214,7 @@ func lockAccountsDataDir(dataDir string) (*os.File, error) {
 		return nil, fmt.Errorf("the data directory %s does not exist: start the server once, or pass --data-dir", dataDir)
 	}
 	lock, err := lockDataDir(dataDir, "accounts")
-	var inUse *dataDirInUseError
+	var inUse *DataDirInUseError
 	if errors.As(err, &inUse) {
 		return nil, fmt.Errorf("%w and does not answer on %s yet: run this command again once the server serves (for a server on PostgreSQL, pass --store), or stop the server, run it, then start the server again", err, bbolt.SocketFile)
 	}

@@ -24,16 +24,16 @@ const dataDirLockName = "LOCK"
 // written into while serve ingests it.
 const sampleDirPrefix = ".sample-"
 
-// dataDirInUseError is returned when another process holds the data
+// DataDirInUseError is returned when another process holds the data
 // directory's lock.
-type dataDirInUseError struct {
+type DataDirInUseError struct {
 	Dir string
 	// Holder is what the holder wrote into the lock file: "PID COMMAND",
 	// empty if it has not written it yet.
 	Holder string
 }
 
-func (e *dataDirInUseError) Error() string {
+func (e *DataDirInUseError) Error() string {
 	pid, command, ok := strings.Cut(e.Holder, " ")
 	if _, err := strconv.Atoi(pid); err != nil || !ok {
 		return fmt.Sprintf("the data directory %s is in use by another companydocs process", e.Dir)
@@ -55,7 +55,7 @@ func lockDataDir(dir, command string) (*os.File, error) {
 		holder := readHolder(f)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &dataDirInUseError{Dir: dir, Holder: holder}
+			return nil, &DataDirInUseError{Dir: dir, Holder: holder}
 		}
 		return nil, fmt.Errorf("lock the data directory %s: %w", dir, err)
 	}
@@ -88,7 +88,7 @@ func (m *Main) lockDataDir() error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 	lock, err := lockDataDir(m.Config.DataDir, "serve")
-	var inUse *dataDirInUseError
+	var inUse *DataDirInUseError
 	if errors.As(err, &inUse) {
 		return fmt.Errorf("%w; a second server on it would break the first: stop that one, or give this one its own --data-dir", err)
 	} else if err != nil {

@@ -1,17 +1,8 @@
 package app
 
 import (
-	"bytes"
-	"companydocs/bbolt"
-	"context"
-	"errors"
-	"fmt"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+
 	"testing"
 	"time"
 )
@@ -29,114 +20,4 @@ func newTestMain(tb testing.TB, dataDir string, args ...string) *testServer {
 		tb.Fatal(err)
 	}
 	return s
-}
-
-// treeState lists every file and directory under dir with its size and
-// modification time, to show that a refused process wrote nothing.
-func treeState(tb testing.TB, dir string) string {
-	tb.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s %d %s\n", path, info.Size(), info.ModTime().Format(time.RFC3339Nano))
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b.String()
-}
-
-// TestSecondServerIsRefused starts two servers on one empty data
-// directory: the second is refused with a message naming the directory and
-// the first server's pid, before it writes anything, while the first
-// finishes ingesting the embedded sample and serves searches.
-func TestSecondServerIsRefused(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "var")
-	first := newTestMain(t, dir)
-	runErr := make(chan error, 1)
-	go func() { runErr <- first.Run(context.Background()) }()
-	t.Cleanup(func() { first.shutdown() })
-	waitFor(t, "the first server to start ingesting the embedded sample", func() bool {
-		return strings.Contains(first.stdout.String(), "ingesting the embedded sample")
-	})
-
-	second := newTestMain(t, dir)
-	err := second.Run(context.Background())
-	second.Close()
-	wantRefused(t, err, dir)
-	if out := second.stdout.String(); out != "" {
-		t.Errorf("the refused server printed %q", out)
-	}
-
-	if err := <-runErr; err != nil {
-		t.Fatalf("the first server failed: %v\n%s", err, first.logs.String())
-	}
-	first.base = "http://" + first.Addr()
-	if got := first.search(t, "Siemens"); len(got) == 0 {
-		t.Fatal("the first server finds nothing after the second was refused")
-	}
-
-	before := treeState(t, dir)
-	third := newTestMain(t, dir, "--demo")
-	err = third.Run(context.Background())
-	third.Close()
-	wantRefused(t, err, dir)
-	if after := treeState(t, dir); after != before {
-		t.Errorf("a refused server changed the data directory:\nbefore\n%s\nafter\n%s", before, after)
-	}
-	if got := first.search(t, "Siemens"); len(got) == 0 {
-		t.Fatal("the first server finds nothing after a third was refused")
-	}
-}
-
-func wantRefused(tb testing.TB, err error, dir string) {
-	tb.Helper()
-	var inUse *dataDirInUseError
-	if !errors.As(err, &inUse) {
-		tb.Errorf("second server: got %v, want a refusal because the data directory is in use", err)
-		return
-	}
-	msg := err.Error()
-	for _, want := range []string{dir, "pid " + strconv.Itoa(os.Getpid()), "serve", "--data-dir"} {
-		if !strings.Contains(msg, want) {
-			tb.Errorf("refusal %q does not name %q", msg, want)
-		}
-	}
-}
-
-// TestAccountsRefusedWhileServing: a running server answers the accounts
-// command on its socket; where no socket answers (a server still
-// ingesting has the lock but has not opened orders.db yet, simulated by
-// removing the socket file), the command takes the same lock as a server,
-// so it is refused with the holder's pid, and works again after the
-// server stops.
-func TestAccountsRefusedWhileServing(t *testing.T) {
-	dir := t.TempDir()
-	mustBuild(t, dir, 200, sampleFile(t))
-	s := startServer(t, dir)
-	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"accounts", "list", "--data-dir", dir}, &stdout, &stderr); err != nil {
-		t.Fatalf("accounts list through the server's socket: %v", err)
-	}
-	if err := os.Remove(filepath.Join(dir, bbolt.SocketFile)); err != nil {
-		t.Fatal(err)
-	}
-	err := run(context.Background(), []string{"accounts", "list", "--data-dir", dir}, &stdout, &stderr)
-	var inUse *dataDirInUseError
-	if !errors.As(err, &inUse) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) || !strings.Contains(err.Error(), "stop the server") {
-		t.Fatalf("accounts list while serving without its socket: %v", err)
-	}
-	if err := s.shutdown(); err != nil {
-		t.Fatal(err)
-	}
-	if err := run(context.Background(), []string{"accounts", "list", "--data-dir", dir}, &stdout, &stderr); err != nil {
-		t.Fatalf("accounts list after the server stopped: %v", err)
-	}
 }

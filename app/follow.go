@@ -46,7 +46,7 @@ func (m *Main) startFollowing(ctx context.Context) error {
 	m.followObjects = objects
 	m.follower = publication.NewFollower(publication.FollowerConfig{Meta: metastore.New(m.Database), Objects: objects,
 		DataDir: m.Config.DataDir, Node: m.nodeName(), Rate: m.Config.DownloadRate, Interval: m.Config.FollowInterval,
-		Keep: m.Config.Keep, Logger: m.Logger, Metrics: m.Metrics, Serving: m.servingGeneration, ShareLimits: m.nodeShare.SetNodes})
+		Keep: m.Config.Keep, Logger: m.Logger, Metrics: m.Metrics, Serving: m.ServingGeneration, ShareLimits: m.nodeShare.SetNodes})
 	if _, err := index.ReadCurrent(m.Config.DataDir); errors.Is(err, index.ErrNoGeneration) {
 		return m.follower.First(ctx)
 	} else if err != nil {
@@ -55,8 +55,8 @@ func (m *Main) startFollowing(ctx context.Context) error {
 	return nil
 }
 
-// servingGeneration names the generation Live serves, "" before it opens.
-func (m *Main) servingGeneration() string {
+// ServingGeneration names the generation Live serves, "" before it opens.
+func (m *Main) ServingGeneration() string {
 	if m.Live == nil {
 		return ""
 	}

@@ -65,8 +65,8 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	logger := newLogger(stderr, logFormat, "info")
 	p := newProgressPrinter(stderr, logger)
-	opts := buildOptions{keep: keep, maxRecords: maxRecords, allowShrink: allowShrink, noChanges: noChanges}
-	meta, sum, err := buildGeneration(ctx, dataDir, inputs, opts, p.report, logger)
+	opts := BuildOptions{Keep: keep, MaxRecords: maxRecords, AllowShrink: allowShrink, NoChanges: noChanges}
+	meta, sum, err := BuildGeneration(ctx, dataDir, inputs, opts, p.report, logger)
 	p.finish()
 	if sum != nil {
 		sum.Write(stdout)
@@ -152,25 +152,25 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}, nil
 }
 
-// buildOptions are the ingest's choices beside its inputs.
-type buildOptions struct {
-	keep, maxRecords int
-	// allowShrink publishes a generation under companydocs.MinShareOfLive
+// BuildOptions are the ingest's choices beside its inputs.
+type BuildOptions struct {
+	Keep, MaxRecords int
+	// AllowShrink publishes a generation under companydocs.MinShareOfLive
 	// of the live one's profiles.
-	allowShrink bool
-	// noChanges leaves out the change record.
-	noChanges bool
+	AllowShrink bool
+	// NoChanges leaves out the change record.
+	NoChanges bool
 }
 
-// buildGeneration ingests inputs into a new generation and publishes it;
+// BuildGeneration ingests inputs into a new generation and publishes it;
 // on any error the build is aborted and the live generation stays current.
-func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input, opts buildOptions, progress func(ingest.Progress), logger *slog.Logger) (index.Meta, *ingest.Summary, error) {
-	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: opts.keep, NoChanges: opts.noChanges, Logger: logger})
+func BuildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input, opts BuildOptions, progress func(ingest.Progress), logger *slog.Logger) (index.Meta, *ingest.Summary, error) {
+	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: opts.Keep, NoChanges: opts.NoChanges, Logger: logger})
 	if err != nil {
 		return index.Meta{}, nil, err
 	}
 	restoreGC := relaxGC()
-	sum, err := ingest.Run(ctx, inputs, b, ingest.Options{Progress: progress, MaxRecords: opts.maxRecords})
+	sum, err := ingest.Run(ctx, inputs, b, ingest.Options{Progress: progress, MaxRecords: opts.MaxRecords})
 	// The commit merges the index: its heap is live data rather than the
 	// build's short-lived garbage, and at the raised GC target it would
 	// count on top of the mapped segments.
@@ -179,7 +179,7 @@ func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input,
 		err = errors.New("the input holds no usable record; nothing was published")
 	}
 	if err == nil {
-		err = checkShrink(dataDir, b.Count(), opts.allowShrink)
+		err = checkShrink(dataDir, b.Count(), opts.AllowShrink)
 	}
 	if err != nil {
 		b.Abort()
@@ -245,7 +245,7 @@ func (m *Main) ensureGeneration(ctx context.Context) error {
 	p := newProgressPrinter(m.Stderr, m.Logger)
 	report := func(pr ingest.Progress) { p.report(pr); m.Metrics.IngestProgress(pr.Records) }
 	m.Metrics.IngestStarted()
-	meta, sum, err := buildGeneration(ctx, m.Config.DataDir, inputs, buildOptions{keep: m.Config.Keep, allowShrink: true}, report, m.Logger)
+	meta, sum, err := BuildGeneration(ctx, m.Config.DataDir, inputs, BuildOptions{Keep: m.Config.Keep, AllowShrink: true}, report, m.Logger)
 	m.Metrics.IngestFinished()
 	p.finish()
 	if err != nil {

@@ -1,8 +1,8 @@
 // Package app is the companydocs command: its subcommands (serve, ingest,
 // accounts, store, publish, nodes, search, resolve, version), their flags
 // and configuration, and the wiring of the packages that do the work;
-// cmd/companydocs calls Run. The command's end-to-end tests live here,
-// as they start the real Main.
+// cmd/companydocs calls Run. The command's end-to-end tests, which start
+// the real Main, live in the packages under app/e2e.
 package app
 
 import (
@@ -45,17 +45,18 @@ command or flag, a missing or out-of-range argument).
 // failure's sentence on stderr and returns the exit code; ctx ends on
 // SIGINT or SIGTERM.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := run(ctx, args, stdout, stderr)
-	if line := errorLine(err); line != "" {
+	err := RunCommand(ctx, args, stdout, stderr)
+	if line := ErrorLine(err); line != "" {
 		fmt.Fprintln(stderr, line)
 	}
-	return exitCode(err)
+	return ExitCode(err)
 }
 
-// Exit codes: 0 success or asked-for help (-h, --help, help), 1 failure,
+// ExitCode is the exit code of a command that returned err: 0 success or
+// asked-for help (-h, --help, help), 1 failure,
 // 2 usage (an unknown command or flag, a missing or out-of-range
 // argument).
-func exitCode(err error) int {
+func ExitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
@@ -70,17 +71,18 @@ func exitCode(err error) int {
 // already; wrapped, its sentence ends with a pointer to the help.
 var errUsage = cli.ErrUsage
 
-// errorLine is the one line printed for a failed command: the sentence
+// ErrorLine is the one line printed for a failed command: the sentence
 // alone, "" when the usage text or help was printed already.
-func errorLine(err error) string {
+func ErrorLine(err error) string {
 	if errors.Is(err, flag.ErrHelp) || err == errUsage {
 		return ""
 	}
 	return "companydocs: " + err.Error()
 }
 
-// run dispatches a subcommand.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// RunCommand runs the command line args (without the program name) and
+// returns its error: Run says it and turns it into the exit code.
+func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errUsage

@@ -18,8 +18,8 @@ import (
 // usage would print as defaults), are kept apart from Config (stripeKeys),
 // and are never logged, echoed or put in /metrics.
 const (
-	envStripeSecretKey     = envPrefix + "STRIPE_SECRET_KEY"
-	envStripeWebhookSecret = envPrefix + "STRIPE_WEBHOOK_SECRET"
+	EnvStripeSecretKey     = envPrefix + "STRIPE_SECRET_KEY"
+	EnvStripeWebhookSecret = envPrefix + "STRIPE_WEBHOOK_SECRET"
 )
 
 // stripeKeys are Stripe's secrets, read by ParseFlags. They live in Main,
@@ -77,8 +77,8 @@ func stripeFromEnv(c *Config, keys *stripeKeys) error {
 		}
 		return v
 	}
-	keys.secretKey = read(envStripeSecretKey)
-	keys.webhookSecret = read(envStripeWebhookSecret)
+	keys.secretKey = read(EnvStripeSecretKey)
+	keys.webhookSecret = read(EnvStripeWebhookSecret)
 	if c.Stripe.SuccessURL == "" {
 		c.Stripe.SuccessURL = read(envName("stripe-success-url"))
 	}
@@ -119,7 +119,7 @@ func (m *Main) paymentProviders(plans *ordering.Plans) (map[string]ordering.Paym
 	c := m.Config.Stripe
 	var missing []string
 	for _, v := range []struct{ name, value string }{
-		{envStripeSecretKey, m.stripeKeys.secretKey}, {envStripeWebhookSecret, m.stripeKeys.webhookSecret},
+		{EnvStripeSecretKey, m.stripeKeys.secretKey}, {EnvStripeWebhookSecret, m.stripeKeys.webhookSecret},
 		{envName("stripe-success-url"), c.SuccessURL}, {envName("stripe-cancel-url"), c.CancelURL},
 	} {
 		if v.value == "" {

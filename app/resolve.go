@@ -61,7 +61,7 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if c.Server != "" && !isSet(fs, "workers") {
 		c.Workers = 1 // more would only wait on the address's batch in progress
 	}
-	c.Local = localSearcher(dataDir, stderr)
+	c.Local = LocalSearcher(dataDir, stderr)
 	if err := c.Check(fs.Args()); err != nil {
 		return err
 	}
@@ -83,15 +83,15 @@ func capFlags(fs *flagSet, caps *sheet.Caps) {
 		fmt.Sprintf("bytes of the header line (%s); a longer one stops the run", companydocs.SizeText(sheet.DefaultMaxHeaderBytes)))
 }
 
-// localSearcher opens the index of the data directory dataDir, which a
+// LocalSearcher opens the index of the data directory dataDir, which a
 // resolve run without --server searches.
-func localSearcher(dataDir string, stderr io.Writer) func() (sheet.Searcher, func(), error) {
+func LocalSearcher(dataDir string, stderr io.Writer) func() (sheet.Searcher, func(), error) {
 	return func() (sheet.Searcher, func(), error) {
 		live, err := index.OpenLive(dataDir, index.LiveOptions{PollInterval: -1, Logger: newLogger(stderr, "auto", "warn")})
 		if err != nil {
 			return nil, nil, err
 		}
-		return liveSearcher{live}, func() { live.Close() }, nil
+		return LiveSearcher{live}, func() { live.Close() }, nil
 	}
 }
 

@@ -41,7 +41,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer live.Close()
-	res, err := liveSearcher{live}.Search(ctx, resolver.Request{
+	res, err := LiveSearcher{live}.Search(ctx, resolver.Request{
 		Query: strings.Join(fs.Args(), " "), Mode: mode, Discover: discover, Limit: limit,
 	})
 	if companydocs.ErrorCode(err) == companydocs.EINVALIDQUERY {
@@ -84,9 +84,9 @@ func printCandidates(stdout io.Writer, res *resolver.Result) {
 	}
 }
 
-// tableWidth is the width the search table fits in: long names, courts
+// TableWidth is the width the search table fits in: long names, courts
 // and seats are cut short with "…" rather than wrapped by the terminal.
-const tableWidth = 120
+const TableWidth = 120
 
 // tableGap separates two columns of the table.
 const tableGap = "  "
@@ -119,7 +119,7 @@ func printTable(stdout io.Writer, candidates []companydocs.Candidate) {
 			continue
 		}
 		reasons := strings.Join(candidates[i-1].ConfidenceReasons, "; ")
-		for _, line := range wrapWords(reasons, tableWidth-indent-2) {
+		for _, line := range wrapWords(reasons, TableWidth-indent-2) {
 			fmt.Fprintln(stdout, strings.Repeat(" ", indent+2)+line)
 		}
 	}
@@ -138,7 +138,7 @@ func columnWidths(rows [][]string) []int {
 	for _, w := range widths {
 		total += w
 	}
-	for total > tableWidth {
+	for total > TableWidth {
 		widest := tableShrinkable[0]
 		for _, j := range tableShrinkable {
 			if widths[j] > widths[widest] {

@@ -124,7 +124,7 @@ type Main struct {
 	// DemoKey is the API key of the demo account when --demo created it.
 	DemoKey string
 
-	build   buildInfo // read once by NewMain
+	build   BuildInfo // read once by NewMain
 	ln      net.Listener
 	serveCh chan error
 	store   *bbolt.Socket
@@ -151,7 +151,7 @@ type Main struct {
 
 // NewMain returns a Main with the default configuration.
 func NewMain() *Main {
-	return &Main{Stdout: os.Stdout, Stderr: os.Stderr, build: readBuildInfo(), Config: Config{
+	return &Main{Stdout: os.Stdout, Stderr: os.Stderr, build: ReadBuildInfo(), Config: Config{
 		DataDir: defaultDataDir, Addr: "127.0.0.1:8080",
 	}}
 }
@@ -329,7 +329,7 @@ func (m *Main) listen() error {
 	cfg.Version, cfg.Revision = m.build.Version, m.build.Revision
 	var err error
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
-		Searcher: liveSearcher{m.Live}, Profiles: liveSearcher{m.Live}, Sessions: m.Accounts, Ready: m.ready,
+		Searcher: LiveSearcher{m.Live}, Profiles: LiveSearcher{m.Live}, Sessions: m.Accounts, Ready: m.ready,
 		Orders: m.Ordering.Orders, Payments: m.Ordering.Payments, Webhooks: m.Ordering.Webhooks, Watches: m.Ordering.Watches,
 		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
 		OnTransfer: m.Metrics.SetTransfersInFlight, OnTransferRefused: m.Metrics.ObserveTransferRefused,
@@ -488,17 +488,17 @@ func (m *Main) ready() []string {
 	return missing
 }
 
-// demoKeyName is the file of the data directory that keeps the demo
+// DemoKeyName is the file of the data directory that keeps the demo
 // account's API key, so that a restart of the same data directory keeps
 // the key that was printed (only its hash is in the order store).
-const demoKeyName = "demo-api-key"
+const DemoKeyName = "demo-api-key"
 
 // createDemo creates the demo account on first start and prints its key:
 // the key kept in the data directory while it is still the demo
 // account's, else a new one (the old one then stops working), kept for
 // the next start.
 func (m *Main) createDemo() error {
-	path, err := filepath.Abs(filepath.Join(m.Config.DataDir, demoKeyName))
+	path, err := filepath.Abs(filepath.Join(m.Config.DataDir, DemoKeyName))
 	if err != nil {
 		return err
 	}
@@ -531,11 +531,11 @@ func loadPlans(path string) (*ordering.Plans, error) {
 	return ordering.LoadPlans(path)
 }
 
-// liveSearcher resolves each search on the generation current at its start.
-type liveSearcher struct{ live *index.Live }
+// LiveSearcher resolves each search on the generation current at its start.
+type LiveSearcher struct{ Live *index.Live }
 
-func (s liveSearcher) Search(ctx context.Context, req resolver.Request) (*resolver.Result, error) {
-	gen, release := s.live.Acquire()
+func (s LiveSearcher) Search(ctx context.Context, req resolver.Request) (*resolver.Result, error) {
+	gen, release := s.Live.Acquire()
 	defer release()
 	if gen == nil {
 		return nil, errNoGeneration
@@ -544,8 +544,8 @@ func (s liveSearcher) Search(ctx context.Context, req resolver.Request) (*resolv
 }
 
 // Profiles returns the profiles of ids on the current generation.
-func (s liveSearcher) Profiles(_ context.Context, ids []string) (map[string]*companydocs.Profile, error) {
-	gen, release := s.live.Acquire()
+func (s LiveSearcher) Profiles(_ context.Context, ids []string) (map[string]*companydocs.Profile, error) {
+	gen, release := s.Live.Acquire()
 	defer release()
 	if gen == nil {
 		return nil, errNoGeneration

@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// buildInfo names the build the binary is: its module version and the
+// BuildInfo names the build the binary is: its module version and the
 // VCS revision the go command stamped into it.
-type buildInfo struct {
+type BuildInfo struct {
 	// Version is the module version, "(devel)" for a build from a work
 	// tree (and under go test).
 	Version string
@@ -25,9 +25,9 @@ type buildInfo struct {
 	GoVersion string
 }
 
-// readBuildInfo reads the build information of the running binary.
-func readBuildInfo() buildInfo {
-	b := buildInfo{Version: "(devel)", Revision: "unknown", GoVersion: runtime.Version()}
+// ReadBuildInfo reads the build information of the running binary.
+func ReadBuildInfo() BuildInfo {
+	b := BuildInfo{Version: "(devel)", Revision: "unknown", GoVersion: runtime.Version()}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return b
@@ -50,7 +50,7 @@ func readBuildInfo() buildInfo {
 
 // String is the line "companydocs version" prints, e.g. "companydocs
 // (devel) revision 1a2b3c (2026-01-02T03:04:05Z, modified) go1.26.8".
-func (b buildInfo) String() string {
+func (b BuildInfo) String() string {
 	var when []string
 	if b.Time != "" {
 		when = append(when, b.Time)
@@ -75,6 +75,6 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("version takes no arguments, got %q: %w", fs.Args(), errUsage)
 	}
-	fmt.Fprintln(stdout, readBuildInfo())
+	fmt.Fprintln(stdout, ReadBuildInfo())
 	return nil
 }

@@ -1,0 +1,16 @@
+package e2e
+
+import (
+	"os"
+
+	"testing"
+)
+
+func FileSize(tb testing.TB, path string) int64 {
+	tb.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st.Size()
+}
