@@ -74,12 +74,12 @@ EVAL := ^(TestEvaluation.*|TestClueReadings|TestSharedDirectorIsCapped|TestCutNa
 test-eval:
 	$(GO) test -count=1 -run '$(EVAL)' ./resolver/
 
-# test-follow and test-crashes: the follow tests (app/e2e/follow) and the crash tests (app/e2e/crash), without the race
+# test-follow and test-crashes: the follow and publish tests (app/e2e/follow, app/e2e/publish) and the crash tests (app/e2e/crash), without the race
 # detector, as they kill processes and take the object store away; they wait on SeaweedFS (11 s to start, 15 s to stop,
 # 17 s to start again), slow downloads, follow intervals and killed processes more than they compute, so make test
 # runs them on lines of their own
 test-follow:
-	$(GO) test -count=1 -skip '$(RACE_E2E)' ./app/e2e/follow/
+	$(GO) test -count=1 -skip '$(RACE_E2E)' ./app/e2e/follow/ ./app/e2e/publish/
 
 test-crashes:
 	$(GO) test -count=1 ./app/e2e/crash/

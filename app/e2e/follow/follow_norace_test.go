@@ -29,16 +29,16 @@ import (
 // killed node's data directory holds no generation, or the whole new one;
 // then the publish and the node finish and serve it.
 func TestRolloutSurvivesKills(t *testing.T) {
-	f := newFollowSetup(t)
-	first := f.publish(t, 1000)
-	watcher := f.node(t, "watcher")
-	meta := e2e.MustBuild(t, f.publisherDir, 10000, e2e.SampleFile(t))
-	db, err := postgres.Open(context.Background(), f.store, postgres.Options{})
+	f := e2e.NewFollowSetup(t)
+	first := f.Publish(t, 1000)
+	watcher := f.Node(t, "watcher")
+	meta := e2e.MustBuild(t, f.PublisherDir, 10000, e2e.SampleFile(t))
+	db, err := postgres.Open(context.Background(), f.Store, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	objects, err := objectstore.Open(context.Background(), f.source)
+	objects, err := objectstore.Open(context.Background(), f.Source)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestRolloutSurvivesKills(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	cut, attempts := 0, 0
 	for ; cut < 10 && attempts < 80; attempts++ {
-		killed := killAfter(t, time.Duration(rng.Int64N(int64(250*time.Millisecond))), "publish", "--data-dir", f.publisherDir, "--index-source", f.source, "--store", f.store)
+		killed := killAfter(t, time.Duration(rng.Int64N(int64(250*time.Millisecond))), "publish", "--data-dir", f.PublisherDir, "--index-source", f.Source, "--store", f.Store)
 		live, err := metastore.New(db).NewestLive(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -72,11 +72,11 @@ func TestRolloutSurvivesKills(t *testing.T) {
 	if cut < 10 {
 		t.Errorf("only %d kills landed before a publish finished", cut)
 	}
-	f.finishPublish(t)
-	waitServing(t, watcher, meta.ID)
+	f.FinishPublish(t)
+	e2e.WaitServing(t, watcher, meta.ID)
 
 	node := t.TempDir()
-	args := []string{"serve", "--data-dir", node, "--addr", "127.0.0.1:0", "--store", f.store, "--index-source", f.source,
+	args := []string{"serve", "--data-dir", node, "--addr", "127.0.0.1:0", "--store", f.Store, "--index-source", f.Source,
 		"--node-name", "killed", "--download-rate", "500000", "--log-format", "json"}
 	partial := 0
 	for i := range 10 {
@@ -100,7 +100,7 @@ func TestRolloutSurvivesKills(t *testing.T) {
 	if partial == 0 {
 		t.Errorf("no kill landed before the download finished: the test tried nothing")
 	}
-	s := e2e.StartServer(t, node, "--store", f.store, "--index-source", f.source, "--node-name", "killed")
+	s := e2e.StartServer(t, node, "--store", f.Store, "--index-source", f.Source, "--node-name", "killed")
 	if got := s.ServingGeneration(); got != meta.ID {
 		t.Errorf("after the kills the node serves %q, want %s", got, meta.ID)
 	}
@@ -132,31 +132,23 @@ func killAfter(t *testing.T, d time.Duration, args ...string) bool {
 	}
 }
 
-// finishPublish publishes the publisher's current generation to the end.
-func (f followSetup) finishPublish(t *testing.T) {
-	t.Helper()
-	if out, errOut, line, code := e2e.RunCLI(t, "publish", "--data-dir", f.publisherDir, "--index-source", f.source, "--store", f.store); code != 0 {
-		t.Fatalf("publish after the kills: exit %d %s\n%s%s", code, line, out, errOut)
-	}
-}
-
 // TestFollowWhileTheObjectStoreIsDown: the object store goes away while a
 // node downloads a new generation, under search load. The node keeps
 // serving the generation it has, stays ready, says so in a log line and a
 // metric, answers every search; once the store is back it continues the
 // download and swaps the new generation in.
 func TestFollowWhileTheObjectStoreIsDown(t *testing.T) {
-	forEachObjectStore(t, testFollowWhileTheObjectStoreIsDown)
+	e2e.ForEachObjectStore(t, testFollowWhileTheObjectStoreIsDown)
 }
 
-func testFollowWhileTheObjectStoreIsDown(t *testing.T, f followSetup) {
-	first := f.publish(t, 1000)
-	s := e2e.StartServer(t, t.TempDir(), "--store", f.store, "--index-source", f.source, "--follow-interval", "100ms", "--node-name", "n", "--download-rate", "1000000")
-	second := f.publish(t, 10000)
+func testFollowWhileTheObjectStoreIsDown(t *testing.T, f e2e.FollowSetup) {
+	first := f.Publish(t, 1000)
+	s := e2e.StartServer(t, t.TempDir(), "--store", f.Store, "--index-source", f.Source, "--follow-interval", "100ms", "--node-name", "n", "--download-rate", "1000000")
+	second := f.Publish(t, 10000)
 	ctx, stopLoad := context.WithCancel(context.Background())
 	load, waitLoad := e2e.SearchLoad(ctx, s.Base, []string{"Rheinbahn", "HRB 6684 München", "Bäckerei Köln", "Müller GmbH"})
 	time.Sleep(500 * time.Millisecond) // the download is under way
-	f.down()
+	f.Down()
 	deadline := time.Now().Add(30 * time.Second)
 	for n, _ := s.Metric(t, "companydocs_index_follow_failures_total", "step", "download"); n < 2; n, _ = s.Metric(t, "companydocs_index_follow_failures_total", "step", "download") {
 		if time.Now().After(deadline) {
@@ -173,8 +165,8 @@ func testFollowWhileTheObjectStoreIsDown(t *testing.T, f followSetup) {
 	if !strings.Contains(s.Logs.String(), "following published generations failed") {
 		t.Error("no log line says the follow failed")
 	}
-	f.up()
-	waitServing(t, s, second)
+	f.Up()
+	e2e.WaitServing(t, s, second)
 	stopLoad()
 	waitLoad()
 	t.Logf("%d searches answered during the outage and the rollout, %d failed", load.Ok.Load(), load.Failed.Load())

@@ -67,17 +67,6 @@ func writeDump(t *testing.T, recs []map[string]any, cases []rolloutCase, blighte
 	return e2e.DumpFile(t, out)
 }
 
-// publishDump builds a generation of the dump at path and publishes it.
-func (f followSetup) publishDump(t *testing.T, path string) string {
-	t.Helper()
-	meta := e2e.MustBuild(t, f.publisherDir, 0, path)
-	out, errOut, line, code := e2e.RunCLI(t, "publish", "--data-dir", f.publisherDir, "--index-source", f.source, "--store", f.store)
-	if code != 0 {
-		t.Fatalf("publish: exit %d %s\n%s%s", code, line, out, errOut)
-	}
-	return meta.ID
-}
-
 // orderableID is the profile id s serves c's record under, orderable
 // with AD.
 func orderableID(t *testing.T, s *e2e.TestServer, c rolloutCase) string {
@@ -85,14 +74,6 @@ func orderableID(t *testing.T, s *e2e.TestServer, c rolloutCase) string {
 	return e2e.ServedProfileID(t, s, c.name, c.record, func(p *companydocs.Profile) bool {
 		return p.OrderingEligible() && p.HasDocument(companydocs.DocumentAD)
 	})
-}
-
-// previewAnswer is what an order preview said.
-type previewAnswer struct {
-	OrderingEligible bool `json:"ordering_eligible"`
-	Blockers         []struct {
-		Code string `json:"code"`
-	} `json:"blockers"`
 }
 
 // gateTally counts a node's answers during a rollout, checking on each
@@ -128,20 +109,20 @@ func (g *gateTally) ask(s *e2e.TestServer, what, method, path, token string, bod
 // never refused (no 422, no blocker), every 503 with Retry-After, and an
 // order and a watch of each made before the node swaps.
 func TestRolloutOrdersAndWatchesWhatTheNewGenerationMakesOrderable(t *testing.T) {
-	forEachObjectStore(t, testRolloutOrdersAndWatches)
+	e2e.ForEachObjectStore(t, testRolloutOrdersAndWatches)
 }
 
-func testRolloutOrdersAndWatches(t *testing.T, f followSetup) {
+func testRolloutOrdersAndWatches(t *testing.T, f e2e.FollowSetup) {
 	recs := e2e.DecodedSample(t, 3000)
 	cases := pickRolloutCases(t, recs[:1500])
-	f.publishDump(t, writeDump(t, recs[:1500], cases, true))
-	fast := f.node(t, "fast")
-	slow := e2e.StartServer(t, t.TempDir(), "--store", f.store, "--index-source", f.source, "--follow-interval", "100ms",
+	f.PublishDump(t, writeDump(t, recs[:1500], cases, true))
+	fast := f.Node(t, "fast")
+	slow := e2e.StartServer(t, t.TempDir(), "--store", f.Store, "--index-source", f.Source, "--follow-interval", "100ms",
 		"--node-name", "slow", "--download-rate", "300000")
 	first := slow.ServingGeneration()
 	token := slow.Session(t, "acme", 100)
-	second := f.publishDump(t, writeDump(t, recs, cases, false))
-	waitServing(t, fast, second)
+	second := f.PublishDump(t, writeDump(t, recs, cases, false))
+	e2e.WaitServing(t, fast, second)
 	tally := newGateTally(t)
 	for _, c := range cases {
 		id := orderableID(t, fast, c)
@@ -153,7 +134,7 @@ func testRolloutOrdersAndWatches(t *testing.T, f followSetup) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: no order and watch after 60 s: %v", c.name, tally.statuses)
 			}
-			var preview previewAnswer
+			var preview e2e.PreviewAnswer
 			status, raw := tally.ask(slow, "preview", "POST", "/api/v1/documents/orders/preview/", token, e2e.OrderBody(id, "AD", "ad-single"))
 			if status == http.StatusOK {
 				if err := json.Unmarshal(raw, &preview); err != nil || !preview.OrderingEligible {
@@ -189,20 +170,20 @@ func testRolloutOrdersAndWatches(t *testing.T, f followSetup) {
 // goes they go through.
 func TestRolloutWhileTheMetastoreIsLocked(t *testing.T) {
 	t.Parallel() // mostly waiting on a slow download and a lock
-	f := newFollowSetup(t)
+	f := e2e.NewFollowSetup(t)
 	recs := e2e.DecodedSample(t, 3000)
 	cases := pickRolloutCases(t, recs[:1500])
-	f.publishDump(t, writeDump(t, recs[:1500], cases, true))
-	fast := f.node(t, "fast")
-	slow := e2e.StartServer(t, t.TempDir(), "--store", f.store, "--index-source", f.source, "--follow-interval", "100ms",
+	f.PublishDump(t, writeDump(t, recs[:1500], cases, true))
+	fast := f.Node(t, "fast")
+	slow := e2e.StartServer(t, t.TempDir(), "--store", f.Store, "--index-source", f.Source, "--follow-interval", "100ms",
 		"--node-name", "slow", "--download-rate", "250000")
 	first := slow.ServingGeneration()
 	token := slow.Session(t, "acme", 100)
-	second := f.publishDump(t, writeDump(t, recs, cases, false))
-	waitServing(t, fast, second)
+	second := f.PublishDump(t, writeDump(t, recs, cases, false))
+	e2e.WaitServing(t, fast, second)
 	id := orderableID(t, fast, cases[0])
 
-	unlock := lockPublications(t, f.store)
+	unlock := lockPublications(t, f.Store)
 	tally := newGateTally(t)
 	for until := time.Now().Add(5 * time.Second); time.Now().Before(until); time.Sleep(100 * time.Millisecond) {
 		for _, ask := range []struct {

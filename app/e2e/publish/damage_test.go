@@ -1,4 +1,4 @@
-package follow
+package publish
 
 import (
 	"companydocs/internal/e2e"

@@ -1,4 +1,4 @@
-package follow
+package publish
 
 import (
 	"companydocs/internal/e2e"
@@ -31,7 +31,7 @@ type rawBucket interface {
 // prefixSetup is a followSetup whose --index-source names the prefix
 // objectstoretest.Prefix of a bucket the test also reaches whole.
 type prefixSetup struct {
-	followSetup
+	e2e.FollowSetup
 	bucket rawBucket
 }
 
@@ -40,7 +40,7 @@ func newPrefixS3Setup(t *testing.T) prefixSetup {
 	_, url := e2e.StartTestCluster(t)
 	srv := objectstoretest.Start(t)
 	srv.Setenv(t)
-	return prefixSetup{followSetup{publisherDir: t.TempDir(), store: url, source: srv.URL()}, s3Bucket{srv}}
+	return prefixSetup{e2e.FollowSetup{PublisherDir: t.TempDir(), Store: url, Source: srv.URL()}, s3Bucket{srv}}
 }
 
 // newPrefixFileSetup publishes to a shared directory, under
@@ -48,8 +48,8 @@ func newPrefixS3Setup(t *testing.T) prefixSetup {
 func newPrefixFileSetup(t *testing.T) prefixSetup {
 	_, url := e2e.StartTestCluster(t)
 	dir := t.TempDir()
-	return prefixSetup{followSetup{publisherDir: t.TempDir(), store: url,
-		source: "file://" + filepath.ToSlash(dir) + "?prefix=" + objectstoretest.Prefix}, fileBucket(dir)}
+	return prefixSetup{e2e.FollowSetup{PublisherDir: t.TempDir(), Store: url,
+		Source: "file://" + filepath.ToSlash(dir) + "?prefix=" + objectstoretest.Prefix}, fileBucket(dir)}
 }
 
 // forEachPrefixStore runs fn on a shared directory and on S3.
@@ -161,7 +161,7 @@ func testPublishOwnsItsPrefix(t *testing.T, f prefixSetup) {
 	}
 	var gens []string
 	for i, records := range []int{1000, 2000} {
-		gen, out := f.publishSaying(t, records)
+		gen, out := f.PublishSaying(t, records)
 		gens = append(gens, gen)
 		if got := leftAloneLines(out); !slices.Equal(got, want) {
 			t.Errorf("publish %d says\n%s\nwant the lines %q", i+1, out, want)
@@ -194,9 +194,9 @@ func TestPublishAbortsItsIncompleteUploads(t *testing.T) {
 	f := newPrefixS3Setup(t)
 	ctx := context.Background()
 	p := objectstoretest.Prefix
-	db := mustMetastore(t, f.store)
-	first := f.publish(t, 1000)
-	second := e2e.MustBuild(t, f.publisherDir, 2000, e2e.SampleFile(t)).ID
+	db := mustMetastore(t, f.Store)
+	first := f.Publish(t, 1000)
+	second := e2e.MustBuild(t, f.PublisherDir, 2000, e2e.SampleFile(t)).ID
 	const orphan, young = "gen-20000101T000000.000Z-0000aaaa", "gen-20000101T000000.000Z-0000bbbb"
 	for _, g := range []struct {
 		name string
@@ -205,7 +205,7 @@ func TestPublishAbortsItsIncompleteUploads(t *testing.T) {
 		if err := metastore.New(db).BeginPublication(ctx, publication.Publication{Name: g.name, Manifest: []byte("[]")}); err != nil {
 			t.Fatal(err)
 		}
-		mustExec(t, f.store, `UPDATE published_generations SET created_at = now() - $2::interval WHERE name = $1`, g.name, g.age.String())
+		mustExec(t, f.Store, `UPDATE published_generations SET created_at = now() - $2::interval WHERE name = $1`, g.name, g.age.String())
 		f.bucket.put(t, p+g.name+"/meta.json")
 	}
 	own := []string{p + second + "/bleve/store/00000001.zap", p + second + "/profiles.db"}
@@ -216,7 +216,7 @@ func TestPublishAbortsItsIncompleteUploads(t *testing.T) {
 	}
 	slices.Sort(kept)
 
-	out, errOut, line, code := e2e.RunCLI(t, "publish", "--data-dir", f.publisherDir, "--index-source", f.source, "--store", f.store)
+	out, errOut, line, code := e2e.RunCLI(t, "publish", "--data-dir", f.PublisherDir, "--index-source", f.Source, "--store", f.Store)
 	if code != 0 {
 		t.Fatalf("publish: exit %d %s\n%s%s", code, line, out, errOut)
 	}
@@ -245,11 +245,11 @@ func TestPublishAbortsItsIncompleteUploads(t *testing.T) {
 	}
 
 	// retention: with a node on the third, the fourth retires the first
-	third := f.publish(t, 2500)
+	third := f.Publish(t, 2500)
 	if err := metastore.New(db).Heartbeat(ctx, publication.Node{Node: "a", Generation: third, StartedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	_, out = f.publishSaying(t, 3000)
+	_, out = f.PublishSaying(t, 3000)
 	if want := "deleted " + first + " from the object store: every node serves two newer generations; aborted 1 incomplete upload of it\n"; !strings.Contains(out, want) {
 		t.Errorf("the fourth publish says\n%s\nwant %q", out, want)
 	}
@@ -267,17 +267,17 @@ func TestPublishAbortsItsIncompleteUploads(t *testing.T) {
 func TestRetentionWaitsForAnInstallingNode(t *testing.T) {
 	f := newPrefixFileSetup(t)
 	ctx := context.Background()
-	db := mustMetastore(t, f.store)
-	first := f.publish(t, 1000)
-	f.publish(t, 1500)
-	third := f.publish(t, 2000)
+	db := mustMetastore(t, f.Store)
+	first := f.Publish(t, 1000)
+	f.Publish(t, 1500)
+	third := f.Publish(t, 2000)
 	for _, n := range []publication.Node{{Node: "a", Generation: third}, {Node: "b", Installing: first}} {
 		if err := metastore.New(db).Heartbeat(ctx, n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mustExec(t, f.store, `UPDATE index_nodes SET heartbeat_at = now() - interval '10 minutes' WHERE node = 'b'`)
-	fourth, out := f.publishSaying(t, 2500)
+	mustExec(t, f.Store, `UPDATE index_nodes SET heartbeat_at = now() - interval '10 minutes' WHERE node = 'b'`)
+	fourth, out := f.PublishSaying(t, 2500)
 	if strings.Contains(out, "deleted") {
 		t.Errorf("the fourth publish, node b installing %s:\n%s\nwant nothing deleted", first, out)
 	}
@@ -287,7 +287,7 @@ func TestRetentionWaitsForAnInstallingNode(t *testing.T) {
 	if err := metastore.New(db).Heartbeat(ctx, publication.Node{Node: "b", Generation: fourth}); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, line, code := e2e.RunCLI(t, "publish", "--data-dir", f.publisherDir, "--index-source", f.source, "--store", f.store)
+	out, errOut, line, code := e2e.RunCLI(t, "publish", "--data-dir", f.PublisherDir, "--index-source", f.Source, "--store", f.Store)
 	if code != 0 || !strings.Contains(out, "deleted "+first+" ") {
 		t.Errorf("publishing again, every node on the third or newer: exit %d %s\n%s%s\nwant %s deleted", code, line, out, errOut, first)
 	}

@@ -1,9 +1,8 @@
-package follow
+package publish
 
 import (
 	"companydocs/index"
 	"companydocs/ingest"
-	"companydocs/internal/e2e"
 	"companydocs/internal/objectstoretest"
 	"companydocs/metrics"
 	"companydocs/objectstore"
@@ -12,81 +11,15 @@ import (
 	"companydocs/publication"
 	"context"
 	"encoding/json"
-	"gocloud.dev/blob"
 	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs/internal/e2e"
 )
-
-// publishDamaged uploads the generation meta of the publisher's data
-// directory, flips a byte in the middle of its largest object but the
-// profile store (keeping its size: the object no longer matches the
-// manifest), and only then records it live, with its true manifest; it
-// returns the generation's bytes.
-func (f followSetup) publishDamaged(t *testing.T, meta index.Meta) int64 {
-	t.Helper()
-	ctx := context.Background()
-	dir := filepath.Join(f.publisherDir, "index", meta.ID)
-	files, total, err := publication.GenerationFiles(dir, meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objects, err := objectstore.Open(ctx, f.source)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer objects.Close()
-	if _, err := objects.Upload(ctx, meta.ID, dir, files); err != nil {
-		t.Fatal(err)
-	}
-	var largest objectstore.File
-	for _, file := range files {
-		if file.Path != index.ProfilesFile && file.Size > largest.Size {
-			largest = file
-		}
-	}
-	bucket, err := blob.OpenBucket(ctx, f.source)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bucket.Close()
-	key := meta.ID + "/" + largest.Path
-	data, err := bucket.ReadAll(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)/2] ^= 0xff
-	if err := bucket.WriteAll(ctx, key, data, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.recordLive(t, meta.ID, files, total, int64(meta.Profiles))
-	return total
-}
-
-// recordLive records name live in the metastore with files as its
-// manifest, as a publish does once its upload is checked.
-func (f followSetup) recordLive(t *testing.T, name string, files any, bytes, profiles int64) {
-	t.Helper()
-	ctx := context.Background()
-	manifest, err := json.Marshal(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := postgres.Open(ctx, f.store, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := metastore.New(db).BeginPublication(ctx, publication.Publication{Name: name, Manifest: manifest, Bytes: bytes, Profiles: profiles}); err != nil {
-		t.Fatal(err)
-	}
-	if err := metastore.New(db).CompletePublication(ctx, name); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // profileOnlyIn returns the id of a company the generation in dir holds
 // among the embedded sample's records from to to.
@@ -126,19 +59,19 @@ func profileOnlyIn(t *testing.T, dir string, from, to int) string {
 // that lasts; a node added on an empty data directory starts on the
 // generation before.
 func TestDamagedGenerationIsBackedOff(t *testing.T) {
-	forEachObjectStore(t, testDamagedGenerationIsBackedOff)
+	e2e.ForEachObjectStore(t, testDamagedGenerationIsBackedOff)
 }
 
-func testDamagedGenerationIsBackedOff(t *testing.T, f followSetup) {
-	first := f.publish(t, 1000)
+func testDamagedGenerationIsBackedOff(t *testing.T, f e2e.FollowSetup) {
+	first := f.Publish(t, 1000)
 	dataDir := t.TempDir()
-	node := e2e.StartServer(t, dataDir, "--store", f.store, "--index-source", f.source, "--follow-interval", "100ms", "--node-name", "node-a")
+	node := e2e.StartServer(t, dataDir, "--store", f.Store, "--index-source", f.Source, "--follow-interval", "100ms", "--node-name", "node-a")
 	token := node.Session(t, "acme", 100)
 	bytesBefore, _ := node.Metric(t, "companydocs_index_download_bytes_total")
 
-	meta := e2e.MustBuild(t, f.publisherDir, 1500, e2e.SampleFile(t))
-	onlyNew := profileOnlyIn(t, filepath.Join(f.publisherDir, "index", meta.ID), 1000, 1500)
-	size := f.publishDamaged(t, meta)
+	meta := e2e.MustBuild(t, f.PublisherDir, 1500, e2e.SampleFile(t))
+	onlyNew := profileOnlyIn(t, filepath.Join(f.PublisherDir, "index", meta.ID), 1000, 1500)
+	size := f.PublishDamaged(t, meta)
 	waitMetric(t, node, "companydocs_index_follow_failures_total", 1, "step", "damaged")
 	time.Sleep(5 * time.Second)
 
@@ -158,12 +91,12 @@ func testDamagedGenerationIsBackedOff(t *testing.T, f followSetup) {
 	if leftovers, _ := filepath.Glob(filepath.Join(dataDir, "index", ".download-*")); len(leftovers) > 0 {
 		t.Errorf("download folders left: %v", leftovers)
 	}
-	out, _, _, _ := e2e.RunCLI(t, "nodes", "--store", f.store)
+	out, _, _, _ := e2e.RunCLI(t, "nodes", "--store", f.Store)
 	if !strings.Contains(out, "node-a found damaged: "+meta.ID) {
 		t.Errorf("companydocs nodes does not name the damaged generation:\n%s", out)
 	}
 	checkNeverOrderable(t, node, token, onlyNew)
-	if c := f.node(t, "node-new"); c.ServingGeneration() != first {
+	if c := f.Node(t, "node-new"); c.ServingGeneration() != first {
 		t.Errorf("a node added while the newest generation is damaged serves %q, want %s", c.ServingGeneration(), first)
 	}
 }
@@ -172,7 +105,7 @@ func testDamagedGenerationIsBackedOff(t *testing.T, f followSetup) {
 // a preview blocks it as unknown and an order is refused 422.
 func checkNeverOrderable(t *testing.T, s *e2e.TestServer, token, id string) {
 	t.Helper()
-	var preview previewAnswer
+	var preview e2e.PreviewAnswer
 	status, raw := s.Call(t, "POST", "/api/v1/documents/orders/preview/", token, e2e.OrderBody(id, "AD", "ad-single"), &preview)
 	if status != http.StatusOK || preview.OrderingEligible || len(preview.Blockers) == 0 || preview.Blockers[0].Code != "company_not_found" {
 		t.Errorf("preview of a company only the damaged generation holds: %d %s, want company_not_found", status, raw)
@@ -203,12 +136,12 @@ func waitMetric(t *testing.T, s *e2e.TestServer, name string, want float64, labe
 // them, and the node serves what it has.
 func TestDamagedManifestLeavesNoDownloadFolder(t *testing.T) {
 	t.Parallel() // mostly waiting on follow intervals
-	f := newFollowSetup(t)
-	first := f.publish(t, 300)
+	f := e2e.NewFollowSetup(t)
+	first := f.Publish(t, 300)
 	dataDir := t.TempDir()
-	node := e2e.StartServer(t, dataDir, "--store", f.store, "--index-source", f.source, "--follow-interval", "100ms")
+	node := e2e.StartServer(t, dataDir, "--store", f.Store, "--index-source", f.Source, "--follow-interval", "100ms")
 	for i, manifest := range []string{`[{"Path":"../../escape","Size":3,"SHA256":"00"}]`, `{"not":"a list"}`} {
-		f.recordLive(t, first+"-hostile"+string(rune('a'+i)), json.RawMessage(manifest), 3, 1)
+		f.RecordLive(t, first+"-hostile"+string(rune('a'+i)), json.RawMessage(manifest), 3, 1)
 	}
 	waitMetric(t, node, "companydocs_index_damaged_generations", 2)
 	time.Sleep(2 * time.Second) // 20 intervals
@@ -229,13 +162,13 @@ func TestDamagedManifestLeavesNoDownloadFolder(t *testing.T) {
 // takes it for gone.
 func TestHeartbeatWhileDownloading(t *testing.T) {
 	t.Parallel() // mostly waiting on a slow download
-	f := newFollowSetup(t)
-	f.publish(t, 300)
-	e2e.StartServer(t, t.TempDir(), "--store", f.store, "--index-source", f.source, "--follow-interval", "200ms",
+	f := e2e.NewFollowSetup(t)
+	f.Publish(t, 300)
+	e2e.StartServer(t, t.TempDir(), "--store", f.Store, "--index-source", f.Source, "--follow-interval", "200ms",
 		"--node-name", "slow", "--download-rate", "200000")
-	second := f.publish(t, 3000)
+	second := f.Publish(t, 3000)
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, f.store, postgres.Options{})
+	db, err := postgres.Open(ctx, f.Store, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,8 +215,8 @@ func TestFollowCountsAHungObjectStoreWithinOneInterval(t *testing.T) {
 	defer objects.Close()
 	const interval = 2 * time.Second
 	objects.WithIdle(publication.FollowIdle(interval))
-	f := followSetup{store: url}
-	f.recordLive(t, "gen-20261202T000000Z-hung", []objectstore.File{{Path: index.ProfilesFile, Size: 1 << 20, SHA256: strings.Repeat("0", 64)}}, 1<<20, 1)
+	f := e2e.FollowSetup{Store: url}
+	f.RecordLive(t, "gen-20261202T000000Z-hung", []objectstore.File{{Path: index.ProfilesFile, Size: 1 << 20, SHA256: strings.Repeat("0", 64)}}, 1<<20, 1)
 	db, err := postgres.Open(ctx, url, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
