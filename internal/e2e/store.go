@@ -23,22 +23,22 @@ func RunCmd(args ...string) (string, error) {
 	return out.String() + errOut.String(), err
 }
 
-// orderService is Accounts and Orders over the order database in a data
+// OrderService is Accounts and Orders over the order database in a data
 // directory, for tests that fill or inspect it while no server runs.
-type orderService struct {
+type OrderService struct {
 	*ordering.Accounts
 	*ordering.Orders
 	db *bbolt.DB
 }
 
 // Close stops the session sweep and closes the database.
-func (s *orderService) Close() error {
+func (s *OrderService) Close() error {
 	s.Accounts.Close()
 	return s.db.Close()
 }
 
 // OpenOrderService opens the order database in dir and Accounts over it.
-func OpenOrderService(tb testing.TB, dir string, opts ordering.Options) (*orderService, *bbolt.DB) {
+func OpenOrderService(tb testing.TB, dir string, opts ordering.Options) (*OrderService, *bbolt.DB) {
 	tb.Helper()
 	db, err := bbolt.Open(filepath.Join(dir, bbolt.DatabaseFile), bbolt.Options{})
 	if err != nil {
@@ -56,7 +56,7 @@ func OpenOrderService(tb testing.TB, dir string, opts ordering.Options) (*orderS
 		db.Close()
 		tb.Fatalf("open the order database: %v", err)
 	}
-	return &orderService{Accounts: ordering.NewAccounts(db, opts), Orders: svc.Orders, db: db}, db
+	return &OrderService{Accounts: ordering.NewAccounts(db, opts), Orders: svc.Orders, db: db}, db
 }
 
 // StoreAccounts creates n accounts in dir's order database before a
