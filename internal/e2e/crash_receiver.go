@@ -43,8 +43,8 @@ type CrashReceiver struct {
 	failures                       []string
 }
 
-// crashReceipt sums up what the receiver saw.
-type crashReceipt struct{ Delivered, Distinct, Duplicates, Refused int }
+// CrashReceipt sums up what the receiver saw.
+type CrashReceipt struct{ Delivered, Distinct, Duplicates, Refused int }
 
 func (r *CrashReceiver) Serve(w http.ResponseWriter, req *http.Request) {
 	body, err := io.ReadAll(req.Body)
@@ -204,12 +204,12 @@ func (r *CrashReceiver) missing(want map[string]map[CrashEvent]bool) []string {
 	return out
 }
 
-func (r *CrashReceiver) Report() crashReceipt {
+func (r *CrashReceiver) Report() CrashReceipt {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
 	for _, seen := range r.Got {
 		n += len(seen)
 	}
-	return crashReceipt{Delivered: r.delivered, Distinct: n, Duplicates: r.duplicates, Refused: r.refused}
+	return CrashReceipt{Delivered: r.delivered, Distinct: n, Duplicates: r.duplicates, Refused: r.refused}
 }
