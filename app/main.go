@@ -73,7 +73,7 @@ var errUsage = cli.ErrUsage
 // errorLine is the one line printed for a failed command: the sentence
 // alone, "" when the usage text or help was printed already.
 func errorLine(err error) string {
-	if errors.Is(err, flag.ErrHelp) || err == errUsage {
+	if err == nil || errors.Is(err, flag.ErrHelp) || err == errUsage {
 		return ""
 	}
 	return "companydocs: " + err.Error()
