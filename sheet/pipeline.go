@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"companydocs/resolver"
-
 )
 
 // pipeline reads the rows of a sheet, resolves them in batches on its
