@@ -310,7 +310,7 @@ func task(tx Tx, due DueDelivery) (companydocs.WebhookTask, error) {
 	if ep == nil || d == nil {
 		return companydocs.WebhookTask{}, fmt.Errorf("scheduled delivery %s of event %s is missing", due.EndpointID, due.EventID)
 	}
-	body, err := deliveryBody(tx, d)
+	body, err := DeliveryBody(tx, d)
 	if err != nil {
 		return companydocs.WebhookTask{}, err
 	}
@@ -318,9 +318,9 @@ func task(tx Tx, due DueDelivery) (companydocs.WebhookTask, error) {
 		Body: body, Attempt: attemptsMade(d) + 1, CreatedAt: d.CreatedAt}, nil
 }
 
-// deliveryBody returns the signed body of a delivery: its event's, or
+// DeliveryBody returns the signed body of a delivery: its event's, or
 // the one an old record carries itself.
-func deliveryBody(tx Tx, d *DeliveryRecord) ([]byte, error) {
+func DeliveryBody(tx Tx, d *DeliveryRecord) ([]byte, error) {
 	if len(d.Body) > 0 {
 		return d.Body, nil
 	}
