@@ -20,6 +20,7 @@ import (
 	"companydocs/index"
 	"companydocs/metrics"
 	"companydocs/ordering"
+	"companydocs/plansfile"
 	"companydocs/postgres"
 	"companydocs/resolver"
 	"companydocs/webhook"
@@ -511,7 +512,7 @@ func loadPlans(path string) (*ordering.Plans, error) {
 	if path == "" {
 		return ordering.ParsePlans(data.PlansName, data.Plans)
 	}
-	return ordering.LoadPlans(path)
+	return plansfile.Load(path)
 }
 
 // liveSearcher resolves each search on the generation current at its start.
