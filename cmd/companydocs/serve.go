@@ -321,7 +321,7 @@ func (m *Main) listen() error {
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
 		Searcher: liveSearcher{m.Live}, Profiles: liveSearcher{m.Live}, Sessions: m.Accounts, Ready: m.ready,
 		Orders: m.Ordering.Orders, Payments: m.Ordering.Payments, Webhooks: m.Ordering.Webhooks, Watches: m.Ordering.Watches,
-		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
+		Metrics: m.Metrics.HTTP, Logger: m.Logger, OnSearch: m.observeSearch,
 		OnTransfer: m.Metrics.SetTransfersInFlight, OnTransferRefused: m.Metrics.ObserveTransferRefused,
 	})
 	if err != nil {
