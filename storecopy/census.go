@@ -12,9 +12,9 @@ import (
 	"companydocs/ordering"
 )
 
-// Census counts what a store holds, through the ordering.Tx methods alone, so that
-// two stores of different kinds compare: the records of each kind and
-// every account's balance.
+// Census counts what a store holds, through the ordering.Tx methods
+// alone, so that two stores of different kinds compare: the records of
+// each kind and every account's balance.
 type Census struct {
 	Accounts, Sessions, Orders, IdempotencyKeys, OpenOrders int
 	DocumentRefs, Events, Endpoints, Deliveries, Scheduled  int

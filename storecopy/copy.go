@@ -14,6 +14,31 @@ import (
 	"companydocs/ordering"
 )
 
+// Copy copies every record of from into to: accounts with their key
+// hashes and credits, sessions, orders with their history, their
+// Idempotency-Keys and open-order slots, document references, the outbox,
+// webhook endpoints, deliveries and their schedule, watches, and the ids
+// of the payment events applied. It reads from in one View and writes
+// to in one Update, so that to gets all of it or nothing. A record to
+// holds already fails the copy with ordering.ErrExists. Into a store that
+// keeps documents itself (an ordering.SharedStore) it copies each delivered
+// PDF too, read with documents and checked against its hash, so that the
+// copy refers to no document it lacks; into one that does not, the files
+// are the caller's to move.
+func Copy(ctx context.Context, from, to ordering.Store, documents ordering.DocumentReader) error {
+	return from.View(ctx, func(src ordering.Tx) error {
+		return to.Update(ctx, func(dst ordering.Tx) error {
+			steps := []func(src, dst ordering.Tx) error{copyAccounts, copyOrders, copyDocuments(ctx, documents), copyEvents, copyWebhooks, copyWatches, copyPaymentEvents}
+			for _, step := range steps {
+				if err := step(src, dst); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}
+
 // copyPaymentEvents copies the ids of the payment events applied, with
 // when, so that a replay after the copy is still recognised (and pruned
 // when its time comes).
@@ -36,31 +61,6 @@ func copyWatches(src, dst ordering.Tx) error {
 			return fmt.Errorf("copy watch %s: %w", w.ID, err)
 		}
 		return nil
-	})
-}
-
-// Copy copies every record of from into to: accounts with their key
-// hashes and credits, sessions, orders with their history, their
-// Idempotency-Keys and open-order slots, document references, the outbox,
-// webhook endpoints, deliveries and their schedule, watches, and the ids
-// of the payment events applied. It reads from in one
-// View and writes to in one Update, so that to gets all of it or nothing.
-// A record to holds already fails the copy with ordering.ErrExists. Into a store
-// that keeps documents itself (a SharedStore) it copies each delivered
-// PDF too, read with documents and checked against its hash, so that the
-// copy refers to no document it lacks; into one that does not, the files
-// are the caller's to move.
-func Copy(ctx context.Context, from, to ordering.Store, documents ordering.DocumentReader) error {
-	return from.View(ctx, func(src ordering.Tx) error {
-		return to.Update(ctx, func(dst ordering.Tx) error {
-			steps := []func(src, dst ordering.Tx) error{copyAccounts, copyOrders, copyDocuments(ctx, documents), copyEvents, copyWebhooks, copyWatches, copyPaymentEvents}
-			for _, step := range steps {
-				if err := step(src, dst); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
 	})
 }
 
@@ -128,7 +128,7 @@ func copyOrders(src, dst ordering.Tx) error {
 
 // copyRefund schedules the pending refund of an order paid through a
 // provider, due when its record says (the schedule itself is not
-// readable through a ordering.Tx; the order record holds the refund). The ids of
+// readable through an ordering.Tx; the order record holds the refund). The ids of
 // the provider events applied are not copied: an event of an order past
 // its checkout changes nothing anyway.
 func copyRefund(dst ordering.Tx, rec *ordering.OrderRecord) error {
