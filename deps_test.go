@@ -114,6 +114,12 @@ func TestMetricsOwnsPrometheus(t *testing.T) {
 	checkOnlyImporters(t, "github.com/prometheus/", "companydocs/metrics")
 }
 
+// TestWebhookSendsWebhooks keeps the outbound dispatch in one room: only
+// package webhook signs and sends with the Standard Webhooks library.
+func TestWebhookSendsWebhooks(t *testing.T) {
+	checkOnlyImporters(t, "github.com/standard-webhooks/", "companydocs/webhook")
+}
+
 // TestObjectStoreOwnsBlob keeps gocloud.dev in objectstore: no other
 // package of the binary imports it (its tests may, for a fileblob bucket).
 func TestObjectStoreOwnsBlob(t *testing.T) {
