@@ -26,12 +26,19 @@ func TestDependencyDirection(t *testing.T) {
 		// ordering does no file I/O: its documents go through the store's
 		// Documents, its stores are the ones that write files
 		{"companydocs/ordering", []string{"companydocs/postgres", "companydocs/internal/atomicfile", "github.com/jackc/"}},
+		// storecopy moves records between any two stores through ordering.Tx
+		// alone: it stands beside the stores and imports none of them
+		{"companydocs/storecopy", []string{"companydocs/bbolt", "companydocs/postgres", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/metrics", "companydocs/webhook", "companydocs/internal/atomicfile", "github.com/", "go.etcd.io/"}},
+		// plansfile reads the plans file for ordering, which parses it
+		{"companydocs/plansfile", []string{"companydocs/bbolt", "companydocs/postgres", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/metrics", "companydocs/webhook", "github.com/", "go.etcd.io/"}},
 		// atomicfile, the one temp-fsync-rename, stands on the standard library
 		{"companydocs/internal/atomicfile", []string{"companydocs/", "github.com/", "go.etcd.io/", "golang.org/x/"}},
 		{"companydocs/bbolt", []string{"github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/"}},
 		{"companydocs/ingest", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/index", []string{"companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/gofiber/"}},
 		{"companydocs/webhook", []string{"companydocs/", "github.com/", "go.etcd.io/", "golang.org/x/"}},
+		// httpapi knows no metrics package: it declares the Metrics it
+		// reports to, which metrics.HTTP implements and cmd wires in
 		{"companydocs/httpapi", []string{"github.com/stripe/", "companydocs/index", "companydocs/ingest", "companydocs/ordering", "companydocs/bbolt", "companydocs/postgres", "companydocs/metrics", "github.com/blevesearch/", "go.etcd.io/bbolt"}},
 		{"companydocs/postgres", []string{"companydocs/publication", "companydocs/objectstore", "github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "companydocs/metrics", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/reconcile", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
@@ -88,6 +95,35 @@ func allowed(pkg, dep string) bool {
 		return true
 	}
 	return false
+}
+
+// TestOrderingDoesNoFileIO keeps file I/O out of the rules: ordering
+// imports none of the standard library's file packages (its stores keep
+// the files, plansfile reads the plans file); its tests may.
+func TestOrderingDoesNoFileIO(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, "companydocs/ordering").Output()
+	if err != nil {
+		t.Fatalf("go list companydocs/ordering: %v", err)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		if slices.Contains([]string{"os", "io/fs", "io/ioutil", "path/filepath"}, imp) {
+			t.Errorf("companydocs/ordering imports %s", imp)
+		}
+	}
+}
+
+// TestMetricsOwnsPrometheus keeps every Prometheus collector in one
+// place: no other package of the binary imports client_golang (httpapi
+// reports to the Metrics interface it declares; its tests may read the
+// collectors).
+func TestMetricsOwnsPrometheus(t *testing.T) {
+	checkOnlyImporters(t, "github.com/prometheus/", "companydocs/metrics")
+}
+
+// TestWebhookSendsWebhooks keeps the outbound dispatch in one room: only
+// package webhook signs and sends with the Standard Webhooks library.
+func TestWebhookSendsWebhooks(t *testing.T) {
+	checkOnlyImporters(t, "github.com/standard-webhooks/", "companydocs/webhook")
 }
 
 // TestObjectStoreOwnsBlob keeps gocloud.dev in objectstore: no other

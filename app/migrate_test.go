@@ -13,6 +13,7 @@ import (
 	"companydocs/internal/pgcluster"
 	"companydocs/ordering"
 	"companydocs/postgres"
+	"companydocs/storecopy"
 )
 
 // startTestCluster starts a throw-away PostgreSQL cluster for the test and
@@ -187,7 +188,7 @@ func mustCensus(t *testing.T, url string, accounts int) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	c, err := ordering.TakeCensus(context.Background(), db)
+	c, err := storecopy.TakeCensus(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"companydocs/bbolt"
 	"companydocs/internal/realdata"
 	"companydocs/ordering"
+	"companydocs/plansfile"
 )
 
 // orderProfiles serves registry-cache profiles made from real
@@ -84,7 +85,7 @@ type orderServer struct {
 func newOrderServer(tb testing.TB, plansFile string) *orderServer {
 	tb.Helper()
 	profiles, live, removed := loadOrderProfiles(tb)
-	plans, err := ordering.LoadPlans(plansFile)
+	plans, err := plansfile.Load(plansFile)
 	if err != nil {
 		tb.Fatal(err)
 	}

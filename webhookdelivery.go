@@ -2,6 +2,11 @@ package companydocs
 
 import "time"
 
+// The outbound webhooks' domain: an endpoint an account registers, the
+// delivery of an event to it and its attempts, as the API shows them, and
+// the task and result a dispatcher (package webhook) trades with the
+// ordering service for each attempt.
+
 // Webhook delivery states, as the deliveries route shows them.
 const (
 	DeliveryPending   = "pending"
