@@ -9,12 +9,6 @@ var benchNames = []string{
 	"Musikverein Freiburg-Landwasser e. V.",
 }
 
-func BenchmarkFold(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		Fold(benchNames[i%len(benchNames)])
-	}
-}
-
 func BenchmarkSplitLegalForm(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		SplitLegalForm(benchNames[i%len(benchNames)])

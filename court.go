@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"companydocs/textfold"
 )
 
 // Court is a German register court.
@@ -112,7 +114,7 @@ var courtPrefixWords = map[string]bool{
 // up: Fold and FoldPlain, each without the leading words "Amtsgericht",
 // "AG", "Registergericht" and the like.
 func courtKeys(name string) []string {
-	return courtKeysOf(Tokens(Fold(name)), Tokens(FoldPlain(name)))
+	return courtKeysOf(textfold.Tokens(textfold.Fold(name)), textfold.Tokens(textfold.FoldPlain(name)))
 }
 
 // courtKeysOf builds the lookup keys from the folded and plain-folded

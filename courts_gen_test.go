@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"companydocs/textfold"
 )
 
 // The court table data/courts.csv is generated from the court lists in the
@@ -224,11 +226,11 @@ func renderCourtTable(tb testing.TB, out []*genCourt) []byte {
 		seen := map[string]bool{}
 		add := func(alias string, rank int) {
 			alias = stripCourtWords(alias)
-			if len([]rune(alias)) < 4 && alias != g.name || seen[Fold(alias)] {
+			if len([]rune(alias)) < 4 && alias != g.name || seen[textfold.Fold(alias)] {
 				// short labels such as "Jen" are truncations, not names
 				return
 			}
-			seen[Fold(alias)] = true
+			seen[textfold.Fold(alias)] = true
 			aliasesOf[g] = append(aliasesOf[g], alias)
 			for _, k := range courtKeys(alias) {
 				claims[k] = append(claims[k], claim{g, rank})

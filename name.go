@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"companydocs/textfold"
 )
 
 // LegalForm is a recognised legal form.
@@ -23,7 +25,7 @@ type LegalForm struct {
 // Zweigniederlassung Köln"), except that short spellings such as "AG" or "KG"
 // never count as the first word of a name ("AG Wohnen").
 func SplitLegalForm(name string) (base []string, form LegalForm, ok bool) {
-	toks := Tokens(Fold(name))
+	toks := textfold.Tokens(textfold.Fold(name))
 	start, end, code, ok := findLegalForm(toks)
 	if !ok {
 		return toks, LegalForm{}, false
@@ -175,11 +177,11 @@ type legalFormIndex struct {
 var legalForms = sync.OnceValue(func() *legalFormIndex {
 	idx := &legalFormIndex{exact: map[string]string{}, first: map[string]bool{}}
 	add := func(spelling, code string) {
-		key := Fold(spelling)
+		key := textfold.Fold(spelling)
 		if _, dup := idx.exact[key]; !dup {
 			idx.exact[key] = code
 		}
-		toks := Tokens(key)
+		toks := textfold.Tokens(key)
 		idx.first[toks[0]] = true
 		idx.maxLen = max(idx.maxLen, len(toks))
 	}

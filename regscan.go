@@ -5,6 +5,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"companydocs/textfold"
 )
 
 // Limits of the register reference scanner.
@@ -273,7 +275,7 @@ type courtBefore struct {
 func matchCourtBefore(toks []token, typeAt int) courtBefore {
 	end := skipBack(toks, typeAt, courtFillers)
 	anyCourt, current := courts().anyCourt, courts().current
-	if former, fstart, ok := courtSpanEndingAt(toks, end, anyCourt); ok && fstart > 0 && formerWords[Fold(toks[fstart-1].text)] {
+	if former, fstart, ok := courtSpanEndingAt(toks, end, anyCourt); ok && fstart > 0 && formerWords[textfold.Fold(toks[fstart-1].text)] {
 		res := courtBefore{former: former.Code, start: fstart - 1, ok: true}
 		cend := skipBack(toks, fstart-1, courtFillers)
 		if cur, cstart, cok := courtSpanEndingAt(toks, cend, anyCourt); cok {
@@ -282,7 +284,7 @@ func matchCourtBefore(toks []token, typeAt int) courtBefore {
 		return res
 	}
 	c, start, ok := courtSpanEndingAt(toks, end, current)
-	if !ok || start > 0 && formerWords[Fold(toks[start-1].text)] {
+	if !ok || start > 0 && formerWords[textfold.Fold(toks[start-1].text)] {
 		return courtBefore{}
 	}
 	if agIsLegalForm(toks, start) && start+1 < end {
@@ -301,7 +303,7 @@ func agIsLegalForm(toks []token, i int) bool {
 	if !strings.EqualFold(toks[i].text, "AG") || i == 0 || toks[i-1].kind != tokWord {
 		return false
 	}
-	return !legalFormEnds()[Fold(toks[i-1].text)]
+	return !legalFormEnds()[textfold.Fold(toks[i-1].text)]
 }
 
 // legalFormEnds are the last words of the legal forms' spellings
@@ -309,7 +311,7 @@ func agIsLegalForm(toks []token, i int) bool {
 var legalFormEnds = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for spelling := range legalForms().exact {
-		toks := Tokens(spelling)
+		toks := textfold.Tokens(spelling)
 		m[toks[len(toks)-1]] = true
 	}
 	return m
@@ -369,7 +371,7 @@ func courtSpanEndingAt(toks []token, end int, courtsByKey map[string]*Court) (Co
 
 func spanHasFormerWord(toks []token) bool {
 	for _, t := range toks {
-		if t.kind == tokWord && formerWords[Fold(t.text)] {
+		if t.kind == tokWord && formerWords[textfold.Fold(t.text)] {
 			return true
 		}
 		if t.kind != tokWord && t.kind != tokPunct {
@@ -380,7 +382,7 @@ func spanHasFormerWord(toks []token) bool {
 }
 
 func startsExplicit(t token) bool {
-	switch Fold(t.text) {
+	switch textfold.Fold(t.text) {
 	case "amtsgericht", "ag", "registergericht", "amtsgerichts", "beim", "local", "district", "registry", "register":
 		return true
 	}
@@ -409,7 +411,7 @@ func spanKeys(toks []token, start, end int) []string {
 			continue
 		}
 		if t.fold == "" {
-			t.fold, t.plain = Fold(t.text), FoldPlain(t.text)
+			t.fold, t.plain = textfold.Fold(t.text), textfold.FoldPlain(t.text)
 		}
 		if t.fold != "" {
 			folded = append(folded, t.fold)
@@ -507,12 +509,12 @@ func introducesCourt(toks []token, i int) bool {
 	if toks[i].kind != tokWord {
 		return false
 	}
-	switch Fold(toks[i].text) {
+	switch textfold.Fold(toks[i].text) {
 	case "amtsgericht", "amtsgerichts", "registergericht", "registergerichts":
 		return true
 	case "court":
 		// "Local Court", "Register court"; not "Food Court"
-		return i > 0 && courtKinds[Fold(toks[i-1].text)]
+		return i > 0 && courtKinds[textfold.Fold(toks[i-1].text)]
 	case "ag":
 		return !agIsLegalForm(toks, i)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"companydocs"
 	"companydocs/internal/pgcluster"
+	"companydocs/textfold"
 )
 
 // pgSettings tune the cluster for a bulk load and a read-only benchmark
@@ -34,7 +35,7 @@ type PGLoad struct {
 }
 
 // LoadCorpus creates the companies table (id, name, name_norm), copies
-// every corpus record into it with name_norm = companydocs.Fold(name),
+// every corpus record into it with name_norm = textfold.Fold(name),
 // and builds a GIN trigram index on name_norm.
 func LoadCorpus(ctx context.Context, conn *pgx.Conn, corpus []string, workers int) (PGLoad, error) {
 	var res PGLoad
@@ -53,7 +54,7 @@ func LoadCorpus(ctx context.Context, conn *pgx.Conn, corpus []string, workers in
 		scanErr <- ScanRecords(corpus, workers, func(_ int, r *Record) {
 			ref, err := companydocs.ParseCompanyNumber(r.CompanyNumber)
 			if err == nil && r.Name != "" {
-				rows <- []any{companydocs.ProfileID(ref), r.Name, companydocs.Fold(r.Name)}
+				rows <- []any{companydocs.ProfileID(ref), r.Name, textfold.Fold(r.Name)}
 			}
 		})
 		close(rows)
@@ -135,7 +136,7 @@ func PGSearcher(ctx context.Context, pg *pgcluster.Cluster, clients int, thresho
 			}
 			c = fresh
 		}
-		rows, err := c.Query(ctx, TrigramQuery, companydocs.Fold(q.Query))
+		rows, err := c.Query(ctx, TrigramQuery, textfold.Fold(q.Query))
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"companydocs/ingest"
 	"companydocs/internal/imprint"
 	"companydocs/resolver"
+	"companydocs/textfold"
 )
 
 // Query kinds of a query set.
@@ -179,7 +180,7 @@ func (s *scanState) add(seed uint64, r *Record, gleifKeys map[string]bool) {
 		if first == "" || last == "" {
 			continue
 		}
-		k := hashOf(0, companydocs.Fold(first+" "+last))
+		k := hashOf(0, textfold.Fold(first+" "+last))
 		s.officers[k]++
 		c.officers = append(c.officers, [2]string{first, last})
 		c.positions = append(c.positions, o.Position)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // document is what bleve indexes for one profile. Every text value is
@@ -34,8 +35,8 @@ func newDocument(p *companydocs.Profile) *document {
 		Name:      strings.Join(base, " "),
 		NamePlain: strings.Join(plainVariants(p.Name, form), " "),
 		NameForm:  nameFormTerms(base, form.Code),
-		Seat:      companydocs.Fold(p.Seat),
-		Address:   companydocs.Fold(p.Address),
+		Seat:      textfold.Fold(p.Seat),
+		Address:   textfold.Fold(p.Address),
 		Phonetic:  phonetics(base),
 		Court:     courtCodes(p.Ref.Court, p.Ref.FormerCourt),
 		Source:    sourceTerm(p),
@@ -45,10 +46,10 @@ func newDocument(p *companydocs.Profile) *document {
 	d.NameBase = nonEmpty(d.Name)
 	d.SeatKey = nonEmpty(d.Seat)
 	for _, n := range p.PreviousNames {
-		d.PreviousNames = append(d.PreviousNames, companydocs.Fold(n))
+		d.PreviousNames = append(d.PreviousNames, textfold.Fold(n))
 	}
 	for _, o := range p.Officers {
-		d.Officers = append(d.Officers, companydocs.Fold(officerName(o)))
+		d.Officers = append(d.Officers, textfold.Fold(officerName(o)))
 	}
 	return d
 }
@@ -58,7 +59,7 @@ func newDocument(p *companydocs.Profile) *document {
 func nameParts(name string) ([]string, companydocs.LegalForm) {
 	base, form, ok := companydocs.SplitLegalForm(name)
 	if !ok && len(base) == 0 {
-		base = companydocs.Tokens(companydocs.Fold(name))
+		base = textfold.Tokens(textfold.Fold(name))
 	}
 	return base, form
 }
@@ -72,8 +73,8 @@ func plainVariants(name string, form companydocs.LegalForm) []string {
 		// no umlauts: both spellings are the same
 		return nil
 	}
-	folded := companydocs.Tokens(companydocs.Fold(name))
-	plain := companydocs.Tokens(companydocs.FoldPlain(name))
+	folded := textfold.Tokens(textfold.Fold(name))
+	plain := textfold.Tokens(textfold.FoldPlain(name))
 	if len(folded) != len(plain) {
 		return nil
 	}
@@ -133,7 +134,7 @@ func sourceTerm(p *companydocs.Profile) string {
 func phonetics(tokens []string) string {
 	codes := make([]string, 0, len(tokens))
 	for _, t := range tokens {
-		if c := companydocs.Phonetic(t); c != "" {
+		if c := textfold.Phonetic(t); c != "" {
 			codes = append(codes, c)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 const docType = "profile"
 
 // foldedAnalyzer splits text on white space and lower-cases it. Text reaches
-// it already folded by companydocs.Fold or FoldPlain (umlauts, ß, diacritics,
+// it already folded by textfold.Fold or FoldPlain (umlauts, ß, diacritics,
 // punctuation), so index and query fold exactly alike. It has no stop words
 // and no stemmer: both mangle proper names.
 const foldedAnalyzer = "folded"

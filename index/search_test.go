@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // nameQueryOf is the text query a resolver builds from a company's name.
@@ -188,9 +189,9 @@ func TestSearchCityBoost(t *testing.T) {
 	a, b := sameNameOtherSeat(t)
 	for _, want := range []*companydocs.Profile{a, b} {
 		q := nameQueryOf(want.Name)
-		q.SeatWords = strings.Fields(companydocs.Fold(want.Seat))
+		q.SeatWords = strings.Fields(textfold.Fold(want.Seat))
 		got := search(t, g, q)
-		if len(got) == 0 || companydocs.Fold(got[0].Seat) != companydocs.Fold(want.Seat) {
+		if len(got) == 0 || textfold.Fold(got[0].Seat) != textfold.Fold(want.Seat) {
 			t.Errorf("%q in %q: first hit %v", want.Name, want.Seat, got)
 		}
 		if !containsID(got, a.ID) || !containsID(got, b.ID) {
@@ -214,7 +215,7 @@ func sameNameOtherSeat(t *testing.T) (*companydocs.Profile, *companydocs.Profile
 			continue
 		}
 		for _, p := range group[1:] {
-			if companydocs.Fold(p.Seat) != companydocs.Fold(group[0].Seat) {
+			if textfold.Fold(p.Seat) != textfold.Fold(group[0].Seat) {
 				return group[0], p
 			}
 		}
@@ -244,10 +245,10 @@ func TestSearchDeep(t *testing.T) {
 	g := sharedGeneration(t)
 	t.Run("officer", func(t *testing.T) {
 		p := firstWith(t, func(p *companydocs.Profile) bool {
-			return len(p.Officers) > 0 && len(companydocs.Tokens(companydocs.Fold(p.Officers[0].Name))) >= 2 &&
-				!strings.Contains(companydocs.Fold(p.Name), companydocs.Fold(p.Officers[0].Name))
+			return len(p.Officers) > 0 && len(textfold.Tokens(textfold.Fold(p.Officers[0].Name))) >= 2 &&
+				!strings.Contains(textfold.Fold(p.Name), textfold.Fold(p.Officers[0].Name))
 		})
-		q := companydocs.TextQuery{NameTerms: companydocs.Tokens(companydocs.Fold(p.Officers[0].Name)), Limit: 20}
+		q := companydocs.TextQuery{NameTerms: textfold.Tokens(textfold.Fold(p.Officers[0].Name)), Limit: 20}
 		if containsID(search(t, g, q), p.ID) {
 			t.Errorf("officer %q found %q without Deep", p.Officers[0].Name, p.Name)
 		}

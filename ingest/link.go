@@ -9,6 +9,7 @@ import (
 	"github.com/agnivade/levenshtein"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // LinkMethod is recorded on every LEI link made from a GLEIF record's
@@ -167,7 +168,7 @@ func bestNameSimilarity(name string, p *companydocs.Profile) float64 {
 func nameSimilarity(a, b string) float64 {
 	ta, tb := baseTokens(a), baseTokens(b)
 	if len(ta) == 0 || len(tb) == 0 {
-		ta, tb = companydocs.Tokens(companydocs.Fold(a)), companydocs.Tokens(companydocs.Fold(b))
+		ta, tb = textfold.Tokens(textfold.Fold(a)), textfold.Tokens(textfold.Fold(b))
 	}
 	if len(ta) == 0 || len(tb) == 0 {
 		return 0
@@ -180,7 +181,7 @@ func nameSimilarity(a, b string) float64 {
 func baseTokens(name string) []string {
 	base, _, ok := companydocs.SplitLegalForm(name)
 	if !ok {
-		base = companydocs.Tokens(companydocs.Fold(name))
+		base = textfold.Tokens(textfold.Fold(name))
 	}
 	out := base[:0:0]
 	for _, t := range base {

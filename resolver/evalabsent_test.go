@@ -7,6 +7,7 @@ import (
 
 	"companydocs"
 	"companydocs/resolver"
+	"companydocs/textfold"
 )
 
 // Users bring companies the data lacks: a club, a shop, a company
@@ -60,7 +61,7 @@ func (g *evalGen) absentCases(n int) {
 func (g *evalGen) listRowCases(n int) {
 	seats := map[string][]string{}
 	for _, p := range g.idx.all {
-		seats[baseKey(p.Name)] = append(seats[baseKey(p.Name)], companydocs.Fold(p.Seat))
+		seats[baseKey(p.Name)] = append(seats[baseKey(p.Name)], textfold.Fold(p.Seat))
 	}
 	keep := func(p *companydocs.Profile) bool {
 		base, _, _ := companydocs.SplitLegalForm(p.Name)
@@ -69,7 +70,7 @@ func (g *evalGen) listRowCases(n int) {
 		}
 		n := 0
 		for _, s := range seats[baseKey(p.Name)] {
-			if s == companydocs.Fold(p.Seat) {
+			if s == textfold.Fold(p.Seat) {
 				n++
 			}
 		}
@@ -142,8 +143,8 @@ func maybeSameCompany(p *companydocs.Profile, namesakes []*companydocs.Profile) 
 		if q.ID == p.ID {
 			continue
 		}
-		if baseKey(q.Name) != baseKey(p.Name) || companydocs.Fold(q.Seat) == companydocs.Fold(p.Seat) || q.Ref.Court == p.Ref.Court ||
-			q.Removed && companydocs.Fold(q.Name) == companydocs.Fold(p.Name) {
+		if baseKey(q.Name) != baseKey(p.Name) || textfold.Fold(q.Seat) == textfold.Fold(p.Seat) || q.Ref.Court == p.Ref.Court ||
+			q.Removed && textfold.Fold(q.Name) == textfold.Fold(p.Name) {
 			return true
 		}
 	}

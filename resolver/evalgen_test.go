@@ -13,6 +13,7 @@ import (
 	"companydocs"
 	"companydocs/internal/imprint"
 	"companydocs/resolver"
+	"companydocs/textfold"
 )
 
 var updateEval = flag.Bool("update-eval", false, "regenerate resolver/testdata/eval.jsonl from the embedded sample")
@@ -441,7 +442,7 @@ var clueKinds = map[string]bool{
 
 // personKey is an officer's folded first and last name.
 func personKey(o companydocs.Officer) string {
-	return companydocs.Fold(o.FirstName + " " + o.LastName)
+	return textfold.Fold(o.FirstName + " " + o.LastName)
 }
 
 // companiesPerPerson counts, per officer (personKey), the companies of the
@@ -495,12 +496,12 @@ func (g *evalGen) addressCases(n int) {
 	streets := map[string]int{}
 	for _, p := range g.idx.all {
 		if m := imprint.AddressPattern.FindStringSubmatch(p.Address); m != nil {
-			streets[companydocs.Fold(m[1]+" "+m[2]+" "+m[4])]++
+			streets[textfold.Fold(m[1]+" "+m[2]+" "+m[4])]++
 		}
 	}
 	ps := g.pick(n, func(p *companydocs.Profile) bool {
 		m := imprint.AddressPattern.FindStringSubmatch(p.Address)
-		return m != nil && streets[companydocs.Fold(m[1]+" "+m[2]+" "+m[4])] == 1
+		return m != nil && streets[textfold.Fold(m[1]+" "+m[2]+" "+m[4])] == 1
 	})
 	kinds := []struct {
 		kind, mode string

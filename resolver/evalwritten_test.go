@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // writtenRegisterLines are register lines as imprints write them, in
@@ -76,7 +77,7 @@ func (g *evalGen) cutNameCases(n int) {
 		l := lengths[i%len(lengths)]
 		r := []rune(p.Name)
 		ok := g.names[baseKey(p.Name)] == 1 && !p.Removed && len(r) > l+3 &&
-			unicode.IsLetter(r[l-1]) && unicode.IsLetter(r[l]) && len(companydocs.Tokens(companydocs.Fold(string(r[:l])))) >= 3
+			unicode.IsLetter(r[l-1]) && unicode.IsLetter(r[l]) && len(textfold.Tokens(textfold.Fold(string(r[:l])))) >= 3
 		if ok {
 			i++
 		}

@@ -9,6 +9,7 @@ import (
 
 	"companydocs"
 	"companydocs/ingest"
+	"companydocs/textfold"
 )
 
 // memIndex is a map-based Index over real records, for testing the
@@ -78,8 +79,8 @@ func (m *memIndex) add(p *companydocs.Profile) {
 	}
 	seen := map[string]bool{}
 	base, _, _ := companydocs.SplitLegalForm(p.Name)
-	for _, t := range append(base, companydocs.Tokens(companydocs.Fold(p.Seat))...) {
-		for _, k := range []string{t, companydocs.FoldPlain(t)} {
+	for _, t := range append(base, textfold.Tokens(textfold.Fold(p.Seat))...) {
+		for _, k := range []string{t, textfold.FoldPlain(t)} {
 			if !seen[k] {
 				seen[k] = true
 				m.byToken[k] = append(m.byToken[k], p)
@@ -101,7 +102,7 @@ func (m *memIndex) ByLEI(lei companydocs.LEI) ([]*companydocs.Profile, error) {
 func (m *memIndex) SearchText(ctx context.Context, q companydocs.TextQuery) ([]companydocs.Hit, error) {
 	score := map[*companydocs.Profile]float64{}
 	for _, t := range q.NameTerms {
-		for _, p := range m.byToken[companydocs.FoldPlain(t)] {
+		for _, p := range m.byToken[textfold.FoldPlain(t)] {
 			if q.Discover || !p.NeedsDiscover() {
 				score[p]++
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // block is a pasted block as read: what each line was used as, and the
@@ -400,7 +401,7 @@ func isStreet(s string) bool {
 	if m == nil {
 		return false
 	}
-	words := companydocs.Tokens(companydocs.Fold(m[1]))
+	words := textfold.Tokens(textfold.Fold(m[1]))
 	if len(words) == 0 || len(words) > 5 {
 		return false
 	}
@@ -469,7 +470,7 @@ func (b *block) nameLine() int {
 // positionLine reports whether a line only names a position
 // ("Geschäftsführer", "Managing Director").
 func positionLine(line string) bool {
-	words := companydocs.Tokens(companydocs.Fold(line))
+	words := textfold.Tokens(textfold.Fold(line))
 	for _, w := range words {
 		if !positionWords[w] {
 			return false

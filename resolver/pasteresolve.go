@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // resolveBlock answers a pasted block. An LEI line or a register line
@@ -90,7 +91,7 @@ func (b *block) query() string {
 	case text == "" && b.text(clueAddress) != "":
 		text = b.street()
 	}
-	if seat := b.text(clueSeat); seat != "" && !strings.Contains(companydocs.Fold(text), companydocs.Fold(seat)) {
+	if seat := b.text(clueSeat); seat != "" && !strings.Contains(textfold.Fold(text), textfold.Fold(seat)) {
 		text += " " + seat
 	}
 	return strings.TrimSpace(text)
@@ -165,8 +166,8 @@ func blockSearches(b *block, req Request, found []*scored) []companydocs.TextQue
 	}
 	street, seat := b.street(), b.text(clueSeat)
 	if street != "" && !anyNamed(found, func(s *scored) bool { return addressHolds(s.p, street) }) {
-		words := companydocs.Tokens(companydocs.Fold(street + " " + seat))
-		out = append(out, companydocs.TextQuery{NameTerms: words, SeatWords: companydocs.Tokens(companydocs.Fold(seat)),
+		words := textfold.Tokens(textfold.Fold(street + " " + seat))
+		out = append(out, companydocs.TextQuery{NameTerms: words, SeatWords: textfold.Tokens(textfold.Fold(seat)),
 			Only: companydocs.OnlyAddress, Discover: req.Discover})
 	}
 	return out
@@ -202,7 +203,7 @@ func blockEvidence(pq *parsedQuery, s *scored) bool {
 func officerNamed(p *companydocs.Profile, person []string) (companydocs.Officer, bool) {
 	pl := newTokenList(person)
 	for _, o := range p.Officers {
-		if personMatches(pl, newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))) {
+		if personMatches(pl, newTokenList(textfold.Tokens(textfold.Fold(o.Name)))) {
 			return o, true
 		}
 	}
@@ -216,10 +217,10 @@ func addressHolds(p *companydocs.Profile, street string) bool {
 		return false
 	}
 	have := map[string]bool{}
-	for _, t := range companydocs.Tokens(companydocs.Fold(p.Address)) {
+	for _, t := range textfold.Tokens(textfold.Fold(p.Address)) {
 		have[t] = true
 	}
-	for _, t := range companydocs.Tokens(companydocs.Fold(street)) {
+	for _, t := range textfold.Tokens(textfold.Fold(street)) {
 		if !have[t] && !(strings.HasSuffix(t, "str") && have[t+"asse"]) {
 			return false
 		}

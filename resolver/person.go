@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // titleWords are the folded words of titles and forms of address people
@@ -57,7 +58,7 @@ func personsIn(text string) [][]string {
 			continue
 		}
 		var words []string
-		for _, w := range personWords(companydocs.Tokens(companydocs.Fold(part))) {
+		for _, w := range personWords(textfold.Tokens(textfold.Fold(part))) {
 			if !positionWords[w] {
 				words = append(words, w)
 			}
@@ -81,7 +82,7 @@ func readsAsPerson(line string) []string {
 		return nil
 	}
 	var words []string
-	for _, w := range personWords(companydocs.Tokens(companydocs.Fold(line))) {
+	for _, w := range personWords(textfold.Tokens(textfold.Fold(line))) {
 		if !positionWords[w] {
 			words = append(words, w)
 		}
@@ -101,7 +102,7 @@ func displayName(text string, words []string) string {
 	next := 0
 	for _, field := range strings.Fields(text) {
 		w := strings.Trim(field, ".,;:()[]\"'")
-		if next < len(words) && len(companydocs.Tokens(companydocs.Fold(w))) == 1 && companydocs.Fold(w) == words[next] {
+		if next < len(words) && len(textfold.Tokens(textfold.Fold(w))) == 1 && textfold.Fold(w) == words[next] {
 			out = append(out, w)
 			next++
 		}
@@ -114,7 +115,7 @@ func displayName(text string, words []string) string {
 
 // personMatches reports whether an officer bears the person's name: every
 // word of it is a word of the officer's, as written or within the typo
-// budget (companydocs.TypoBudget) that company names have, never by a
+// budget (textfold.TypoBudget) that company names have, never by a
 // prefix alone.
 func personMatches(person tokenList, officer tokenList) bool {
 	if len(person.toks) == 0 {

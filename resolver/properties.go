@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // readProperties reads validated properties into clues (source
@@ -22,7 +23,7 @@ func readProperties(p Properties) (clueList, []companydocs.ReasonDetail) {
 	r.court(p.Court)
 	r.register(p.RegisterNumber)
 	r.lei(p.LEI)
-	if words := companydocs.Tokens(companydocs.Fold(p.Officer)); len(words) > 0 {
+	if words := textfold.Tokens(textfold.Fold(p.Officer)); len(words) > 0 {
 		r.clues.add(clue{kind: clueOfficer, source: fromProperty, text: p.Officer, words: words})
 	}
 	r.legalForm(p.LegalForm)
@@ -40,7 +41,7 @@ func (r *propertyReader) unread(property, value string) {
 }
 
 func (r *propertyReader) city(city string) {
-	words := companydocs.Tokens(companydocs.Fold(city))
+	words := textfold.Tokens(textfold.Fold(city))
 	if len(words) == 0 {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	"companydocs"
 	"companydocs/resolver"
+	"companydocs/textfold"
 )
 
 // withDetail returns the candidate of profile id, or nil.
@@ -116,7 +117,7 @@ func TestPropertiesCityConfirmsSeat(t *testing.T) {
 			t.Errorf("%q in %s: no seat_matches in %v", p.Name, p.Seat, top.ConfidenceReasons)
 		}
 		other := ps[(i+1)%len(ps)].Seat
-		if companydocs.Fold(other) == companydocs.Fold(p.Seat) {
+		if textfold.Fold(other) == textfold.Fold(p.Seat) {
 			continue
 		}
 		wrong := mustResolve(t, idx, resolver.Request{Query: p.Name, Properties: resolver.Properties{City: other}})

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // MaxQueryRunes bounds the length of a query. A typed clue has at most
@@ -140,7 +141,7 @@ func (r *Request) validate() error {
 	if err := validateQuery(r.Query); err != nil {
 		return err
 	}
-	r.Query = companydocs.NormalizeLineBreaks(r.Query)
+	r.Query = textfold.NormalizeLineBreaks(r.Query)
 	return nil
 }
 
@@ -164,12 +165,12 @@ func validateQuery(q string) error {
 }
 
 // hasControl reports whether q holds a control character other than the
-// separators of a pasted block: line breaks (companydocs.IsLineBreak, read
+// separators of a pasted block: line breaks (textfold.IsLineBreak, read
 // as "\n") and tabs.
 func hasControl(q string) bool {
 	for _, r := range q {
 		switch {
-		case r == '\t' || companydocs.IsLineBreak(r):
+		case r == '\t' || textfold.IsLineBreak(r):
 		case unicode.IsControl(r):
 			return true
 		}
@@ -299,7 +300,7 @@ func (pq *parsedQuery) readText(rest string) {
 	pq.form, pq.hasForm = form, ok
 	pq.tokens = dropNoise(base)
 	for _, t := range pq.tokens {
-		pq.plain = append(pq.plain, companydocs.FoldPlain(t))
+		pq.plain = append(pq.plain, textfold.FoldPlain(t))
 	}
 	clean, ignored := withoutNoise(pq.tokens)
 	pq.clean = clean
@@ -349,7 +350,7 @@ var fieldLengths = [...]int{30, 35, 40, 50}
 // cutName reads a name that fills a field length to its last character
 // ("Initiative zur Unterstützung von Me") as cut there: its last word is
 // searched as the start of a word, as a word still being typed is, and a
-// last word too short to start one (companydocs.MinWordStart) is also
+// last word too short to start one (textfold.MinWordStart) is also
 // read without (cutAside, readText). It returns the name to read.
 func cutName(pq *parsedQuery, name string) string {
 	n := utf8.RuneCountInString(name)
@@ -362,8 +363,8 @@ func cutName(pq *parsedQuery, name string) string {
 	if i < 0 {
 		return name
 	}
-	if word := name[i+1:]; utf8.RuneCountInString(word) < companydocs.MinWordStart {
-		pq.cutAside = companydocs.Tokens(companydocs.Fold(word))
+	if word := name[i+1:]; utf8.RuneCountInString(word) < textfold.MinWordStart {
+		pq.cutAside = textfold.Tokens(textfold.Fold(word))
 	}
 	return name
 }
@@ -381,7 +382,7 @@ func withoutSuffix(tokens, suffix []string) ([]string, bool) {
 // ("Neue Heimat Südbayerische Wohnstätten eG"): a whole name, not a cut one.
 func endsInLegalForm(name string) bool {
 	_, form, ok := companydocs.SplitLegalForm(name)
-	tokens := companydocs.Tokens(companydocs.Fold(name))
+	tokens := textfold.Tokens(textfold.Fold(name))
 	return ok && len(tokens) > 0 && len(form.Words) > 0 && tokens[len(tokens)-1] == form.Words[len(form.Words)-1]
 }
 

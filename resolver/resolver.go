@@ -10,6 +10,7 @@ import (
 
 	"companydocs"
 	"companydocs/messages"
+	"companydocs/textfold"
 )
 
 // Index is what the resolver needs of a search index generation.
@@ -576,7 +577,7 @@ func sharedPerson(found []*scored) (string, int) {
 func officerDisplayName(found []*scored, person string) string {
 	for _, s := range found {
 		for _, o := range s.p.Officers {
-			if s.field == fieldOfficer && strings.Join(companydocs.Tokens(companydocs.Fold(o.Name)), " ") == person {
+			if s.field == fieldOfficer && strings.Join(textfold.Tokens(textfold.Fold(o.Name)), " ") == person {
 				return o.Name
 			}
 		}

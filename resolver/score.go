@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // scored is a candidate profile under evaluation.
@@ -204,11 +205,11 @@ func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
 	if !pq.hasForm || pq.deep {
 		f.officers = make([]tokenList, len(p.Officers))
 		for i, o := range p.Officers {
-			f.officers[i] = newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))
+			f.officers[i] = newTokenList(textfold.Tokens(textfold.Fold(o.Name)))
 		}
 	}
 	if p.Address != "" && (pq.address || pq.houseNumber) {
-		f.address = newTokenList(companydocs.Tokens(companydocs.Fold(p.Address + " " + p.Seat)))
+		f.address = newTokenList(textfold.Tokens(textfold.Fold(p.Address + " " + p.Seat)))
 	}
 	return f
 }

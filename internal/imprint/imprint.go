@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // Record is the part of a register record a block is built from.
@@ -256,7 +257,7 @@ func (b builder) noiseLines() []string {
 // slugOf makes a domain name of a company's name: its first word of at
 // least three letters, folded.
 func slugOf(name string) string {
-	for _, t := range companydocs.Tokens(companydocs.FoldPlain(name)) {
+	for _, t := range textfold.Tokens(textfold.FoldPlain(name)) {
 		if len(t) >= 3 {
 			return t
 		}

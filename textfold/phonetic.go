@@ -1,4 +1,4 @@
-package companydocs
+package textfold
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package companydocs
+package textfold
 
 // TypoBudget is the number of edits a word of n letters may carry and
 // still match: none up to 3 letters, where one edit makes another word
