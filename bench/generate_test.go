@@ -11,6 +11,7 @@ import (
 
 	"companydocs"
 	"companydocs/ingest"
+	"companydocs/register"
 )
 
 func generate(tb testing.TB, m *Model, opts GenOptions) []byte {
@@ -87,7 +88,7 @@ func TestGeneratedRecordsIngestAndNeverCollide(t *testing.T) {
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatal(err)
 		}
-		ref, err := companydocs.ParseCompanyNumber(r.CompanyNumber)
+		ref, err := register.ParseCompanyNumber(r.CompanyNumber)
 		if err != nil {
 			t.Fatalf("record %d: %v", i, err)
 		}

@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"companydocs"
 	"companydocs/ingest"
+	"companydocs/register"
 )
 
 // ReadGLEIF reads GLEIF records from golden-copy CSV files (.csv) and API
@@ -84,11 +84,11 @@ func readGLEIFJSON(path string) ([]ingest.GLEIFRecord, error) {
 // type and number ("D2601|HRB|6684"), or "" when it names no German court
 // entry.
 func gleifKey(r *ingest.GLEIFRecord) string {
-	court, ok := companydocs.CourtByRA(r.RACode)
+	court, ok := register.CourtByRA(r.RACode)
 	if !ok {
 		return ""
 	}
-	ref, err := companydocs.ParseRegisterRef(r.RAEntityID)
+	ref, err := register.ParseRef(r.RAEntityID)
 	if err != nil {
 		return ""
 	}
@@ -97,8 +97,8 @@ func gleifKey(r *ingest.GLEIFRecord) string {
 
 // registerKey ignores the trailing register letter of a court code
 // ("D2601V" and "D2601" are one court) as the ingest's linking does.
-func registerKey(court string, t companydocs.RegisterType, number string) string {
-	if c, ok := companydocs.CourtByCode(court); ok {
+func registerKey(court string, t register.Type, number string) string {
+	if c, ok := register.CourtByCode(court); ok {
 		court = c.Code
 	}
 	if n := len(court); n >= 6 && court[n-1] >= 'A' && court[n-1] <= 'Z' {

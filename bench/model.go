@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"companydocs"
+	"companydocs/register"
 )
 
 // Model holds the real distributions a synthetic corpus is drawn from:
@@ -278,7 +278,7 @@ func SplitRawName(name string) (base []string, form string) {
 	toks := strings.Fields(name)
 	for k := min(6, len(toks)-1); k >= 1; k-- {
 		tail := strings.Join(toks[len(toks)-k:], " ")
-		b, _, ok := companydocs.SplitLegalForm(tail)
+		b, _, ok := register.SplitLegalForm(tail)
 		if ok && len(b) == 0 {
 			return toks[:len(toks)-k], tail
 		}

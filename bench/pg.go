@@ -9,6 +9,7 @@ import (
 
 	"companydocs"
 	"companydocs/internal/pgcluster"
+	"companydocs/register"
 	"companydocs/textfold"
 )
 
@@ -52,7 +53,7 @@ func LoadCorpus(ctx context.Context, conn *pgx.Conn, corpus []string, workers in
 	scanErr := make(chan error, 1)
 	go func() {
 		scanErr <- ScanRecords(corpus, workers, func(_ int, r *Record) {
-			ref, err := companydocs.ParseCompanyNumber(r.CompanyNumber)
+			ref, err := register.ParseCompanyNumber(r.CompanyNumber)
 			if err == nil && r.Name != "" {
 				rows <- []any{companydocs.ProfileID(ref), r.Name, textfold.Fold(r.Name)}
 			}

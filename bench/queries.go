@@ -13,6 +13,7 @@ import (
 	"companydocs"
 	"companydocs/ingest"
 	"companydocs/internal/imprint"
+	"companydocs/register"
 	"companydocs/resolver"
 	"companydocs/textfold"
 )
@@ -88,7 +89,7 @@ type candidate struct {
 	hash       uint64
 	id, name   string
 	seat       string
-	ref        companydocs.RegisterRef
+	ref        register.Ref
 	nameKey    uint64
 	officers   [][2]string
 	positions  []string // of officers
@@ -162,13 +163,13 @@ func newScanState(sample, orderables int) *scanState {
 
 // add counts one corpus record and offers it as a candidate.
 func (s *scanState) add(seed uint64, r *Record, gleifKeys map[string]bool) {
-	ref, err := companydocs.ParseCompanyNumber(r.CompanyNumber)
+	ref, err := register.ParseCompanyNumber(r.CompanyNumber)
 	if err != nil {
 		return
 	}
 	s.records++
 	c := candidate{hash: hashOf(seed, r.CompanyNumber), id: companydocs.ProfileID(ref), name: r.Name,
-		seat: r.AllAttributes.RegisteredOffice, ref: ref, live: r.IsLive(), nameKey: hashOf(0, companydocs.NameKey(r.Name))}
+		seat: r.AllAttributes.RegisteredOffice, ref: ref, live: r.IsLive(), nameKey: hashOf(0, register.NameKey(r.Name))}
 	s.names[c.nameKey]++
 	s.refs[hashOf(0, refKey(ref))]++
 	for _, p := range r.PreviousNames {
@@ -204,7 +205,7 @@ func (s *scanState) add(seed uint64, r *Record, gleifKeys map[string]bool) {
 
 // refKey identifies an entry by court, type, number and suffix, ignoring
 // a former court: what a register query without "früher" names.
-func refKey(ref companydocs.RegisterRef) string {
+func refKey(ref register.Ref) string {
 	return registerKey(ref.Court, ref.Type, ref.Number) + "|" + ref.Suffix
 }
 
@@ -337,8 +338,8 @@ func trimAddress(a string) string { return strings.TrimSuffix(strings.TrimSpace(
 
 // uniqueRef reports whether a reference names one entry of the corpus, at
 // a known court and without a former court.
-func (b *setBuilder) uniqueRef(ref companydocs.RegisterRef) bool {
-	_, ok := companydocs.CourtByCode(ref.Court)
+func (b *setBuilder) uniqueRef(ref register.Ref) bool {
+	_, ok := register.CourtByCode(ref.Court)
 	return ok && ref.FormerCourt == "" && b.s.refs[hashOf(0, refKey(ref))] == 1
 }
 
@@ -356,7 +357,7 @@ func (b *setBuilder) director(c candidate) (Query, bool) {
 // formerName asks by a previous name that no company carries now.
 func (b *setBuilder) formerName(c candidate) (Query, bool) {
 	for _, p := range c.previous {
-		if b.s.names[hashOf(0, companydocs.NameKey(p))] == 0 && len(strings.Fields(p)) >= 2 {
+		if b.s.names[hashOf(0, register.NameKey(p))] == 0 && len(strings.Fields(p)) >= 2 {
 			return Query{Kind: KindFormerName, Query: p, Want: c.id, WantName: c.name}, true
 		}
 	}
@@ -412,7 +413,7 @@ func (b *setBuilder) register(c candidate) (Query, bool) {
 	if !b.uniqueRef(c.ref) {
 		return Query{}, false
 	}
-	court, _ := companydocs.CourtByCode(c.ref.Court)
+	court, _ := register.CourtByCode(c.ref.Court)
 	num := c.ref.Number
 	if c.ref.Suffix != "" {
 		num += " " + c.ref.Suffix
@@ -427,7 +428,7 @@ func (b *setBuilder) register(c candidate) (Query, bool) {
 	if c.ref.Suffix == "" {
 		forms = append(forms, t+num+" "+court.Name)
 	}
-	if c.ref.Type == companydocs.HRB || c.ref.Type == companydocs.HRA {
+	if c.ref.Type == register.HRB || c.ref.Type == register.HRA {
 		forms = append(forms, "HR "+t[2:]+" "+num+" "+court.Name)
 	}
 	return Query{Kind: KindRegister, Query: forms[b.rnd.IntN(len(forms))], Want: c.id, WantName: c.name}, true
@@ -502,8 +503,8 @@ func similarNames(a, b string) bool {
 	if a == "" {
 		return false
 	}
-	ta, _, _ := companydocs.SplitLegalForm(a)
-	tb, _, _ := companydocs.SplitLegalForm(b)
+	ta, _, _ := register.SplitLegalForm(a)
+	tb, _, _ := register.SplitLegalForm(b)
 	shared := 0
 	for _, t := range ta {
 		if slices.Contains(tb, t) {
@@ -518,7 +519,7 @@ func similarNames(a, b string) bool {
 func (b *setBuilder) shorts() {
 	counts := map[string]int{}
 	for _, c := range b.cands {
-		base, _, _ := companydocs.SplitLegalForm(c.name)
+		base, _, _ := register.SplitLegalForm(c.name)
 		for _, t := range base {
 			if len([]rune(t)) >= 3 {
 				counts[t]++

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/register"
 
 	"companydocs/internal/realdata"
 )
@@ -56,7 +57,7 @@ func TestQuerySetLabelsPointAtTheRightRecords(t *testing.T) {
 	set := buildSmallSet(t, 5, 1)
 	byID := map[string]*Record{}
 	for _, r := range realRecords(t) {
-		ref, err := companydocs.ParseCompanyNumber(r.CompanyNumber)
+		ref, err := register.ParseCompanyNumber(r.CompanyNumber)
 		if err == nil {
 			byID[companydocs.ProfileID(ref)] = r
 		}
@@ -109,8 +110,8 @@ func checkLabel(t *testing.T, q Query, r *Record) {
 			t.Errorf("name_city %q does not end in the seat %q", q.Query, r.AllAttributes.RegisteredOffice)
 		}
 	case KindRegister:
-		got, err := companydocs.ParseRegisterRef(q.Query)
-		want, _ := companydocs.ParseCompanyNumber(r.CompanyNumber)
+		got, err := register.ParseRef(q.Query)
+		want, _ := register.ParseCompanyNumber(r.CompanyNumber)
 		if err != nil || registerKey(got.Court, got.Type, got.Number) != registerKey(want.Court, want.Type, want.Number) {
 			t.Errorf("register query %q parses to %+v (%v), record is %s", q.Query, got, err, r.CompanyNumber)
 		}
@@ -123,7 +124,7 @@ func checkLabel(t *testing.T, q Query, r *Record) {
 			t.Errorf("address %q is not the address %q", q.Query, r.RegisteredAddress)
 		}
 	case KindPasteRegister, KindPasteText:
-		ref, _ := companydocs.ParseCompanyNumber(r.CompanyNumber)
+		ref, _ := register.ParseCompanyNumber(r.CompanyNumber)
 		lines := strings.Split(q.Query, "\n")
 		if !slices.Contains(lines, r.Name) || len(lines) < 4 {
 			t.Errorf("%s %q has no line with the name %q, or under four lines", q.Kind, q.Query, r.Name)

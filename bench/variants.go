@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"companydocs"
+	"companydocs/register"
 )
 
 // formSpellings are the other spellings a client may use for a legal form.
@@ -27,7 +27,7 @@ func formVariant(r *rand.Rand, name string) string {
 	if raw == "" || len(base) == 0 {
 		return ""
 	}
-	_, form, ok := companydocs.SplitLegalForm(raw)
+	_, form, ok := register.SplitLegalForm(raw)
 	if !ok {
 		return ""
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/textfold"
 )
 
@@ -41,7 +42,7 @@ func newDocument(p *companydocs.Profile) *document {
 		Court:     courtCodes(p.Ref.Court, p.Ref.FormerCourt),
 		Source:    sourceTerm(p),
 	}
-	// companydocs.NameKey(p.Name), without splitting the name again
+	// register.NameKey(p.Name), without splitting the name again
 	d.NameKey = []string{d.Name + "|" + form.Code}
 	d.NameBase = nonEmpty(d.Name)
 	d.SeatKey = nonEmpty(d.Seat)
@@ -56,8 +57,8 @@ func newDocument(p *companydocs.Profile) *document {
 
 // nameParts returns the folded name tokens without the legal form, and the
 // legal form.
-func nameParts(name string) ([]string, companydocs.LegalForm) {
-	base, form, ok := companydocs.SplitLegalForm(name)
+func nameParts(name string) ([]string, register.LegalForm) {
+	base, form, ok := register.SplitLegalForm(name)
 	if !ok && len(base) == 0 {
 		base = textfold.Tokens(textfold.Fold(name))
 	}
@@ -68,7 +69,7 @@ func nameParts(name string) ([]string, companydocs.LegalForm) {
 // outside the legal form, only where it differs from the Fold spelling: a
 // query typed without umlauts ("Muller") then finds "Müller" through this
 // field, with less weight than an exact spelling.
-func plainVariants(name string, form companydocs.LegalForm) []string {
+func plainVariants(name string, form register.LegalForm) []string {
 	if isASCII(name) {
 		// no umlauts: both spellings are the same
 		return nil
@@ -165,7 +166,7 @@ func courtCodes(codes ...string) []string {
 			continue
 		}
 		add(code)
-		if c, ok := companydocs.CourtByCode(code); ok && c.Code != "" {
+		if c, ok := register.CourtByCode(code); ok && c.Code != "" {
 			add(c.Code)
 		}
 	}

@@ -28,7 +28,7 @@ const (
 	fieldName          = "name"           // folded name tokens without the legal form
 	fieldNamePlain     = "name_plain"     // FoldPlain spelling of tokens that differ (ä -> a)
 	fieldNameForm      = "name_form"      // name token joined with the legal-form code: "mueller|gmbh"
-	fieldNameKey       = "name_key"       // keyword: companydocs.NameKey of the name
+	fieldNameKey       = "name_key"       // keyword: register.NameKey of the name
 	fieldNameBase      = "name_base"      // keyword: folded name tokens without legal form, joined
 	fieldSeat          = "seat"           // folded seat tokens
 	fieldSeatKey       = "seat_key"       // keyword: folded seat

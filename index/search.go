@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/textfold"
 )
 
@@ -415,7 +416,7 @@ func (tq tokenQuery) scoreClauses() []clause {
 func wholeNameClauses(terms, formTerms []string) []clause {
 	joined := strings.Join(terms, " ")
 	out := []clause{{field: fieldNameBase, value: joined, boost: boostNameBase}}
-	if key := companydocs.NameKey(strings.TrimSpace(joined + " " + strings.Join(formTerms, " "))); key != "" {
+	if key := register.NameKey(strings.TrimSpace(joined + " " + strings.Join(formTerms, " "))); key != "" {
 		out = append(out, clause{field: fieldNameKey, value: key, boost: boostNameKey})
 	}
 	return out
@@ -587,7 +588,7 @@ func legalFormCode(formTerms []string) string {
 	if len(formTerms) == 0 {
 		return ""
 	}
-	if _, form, ok := companydocs.SplitLegalForm(strings.Join(formTerms, " ")); ok {
+	if _, form, ok := register.SplitLegalForm(strings.Join(formTerms, " ")); ok {
 		return form.Code
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/textfold"
 )
 
@@ -44,7 +45,7 @@ func TestSearchExactName(t *testing.T) {
 		} else {
 			t.Logf("%q not among %d hits", p.Name, len(got))
 		}
-		if len(got) > 0 && companydocs.NameKey(got[0].Name) == companydocs.NameKey(p.Name) {
+		if len(got) > 0 && register.NameKey(got[0].Name) == register.NameKey(p.Name) {
 			topKey++
 		}
 	}
@@ -259,7 +260,7 @@ func TestSearchDeep(t *testing.T) {
 	})
 	t.Run("previous name", func(t *testing.T) {
 		p := firstWith(t, func(p *companydocs.Profile) bool {
-			return len(p.PreviousNames) > 0 && companydocs.NameKey(p.PreviousNames[0]) != companydocs.NameKey(p.Name)
+			return len(p.PreviousNames) > 0 && register.NameKey(p.PreviousNames[0]) != register.NameKey(p.Name)
 		})
 		q := nameQueryOf(p.PreviousNames[0])
 		q.Deep = true
@@ -291,7 +292,7 @@ func TestSearchOneFieldAlone(t *testing.T) {
 		checked := 0
 		for _, p := range loadRealProfiles(t) {
 			values := f.values(p)
-			if len(values) == 0 || companydocs.NameKey(values[0]) == companydocs.NameKey(p.Name) {
+			if len(values) == 0 || register.NameKey(values[0]) == register.NameKey(p.Name) {
 				continue
 			}
 			q := nameQueryOf(values[0])
@@ -373,7 +374,7 @@ func TestSearchPrefersLegalForm(t *testing.T) {
 		{"Gesellschaft mit beschränkter Haftung", "dp_gmbh"},
 		{"eingetragener Verein", "dp_ev"},
 	} {
-		_, form, ok := companydocs.SplitLegalForm("Müller Bau " + tc.form)
+		_, form, ok := register.SplitLegalForm("Müller Bau " + tc.form)
 		if !ok {
 			t.Fatalf("legal form %q not recognised", tc.form)
 		}

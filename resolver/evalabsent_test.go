@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/resolver"
 	"companydocs/textfold"
 )
@@ -40,7 +41,7 @@ func (g *evalGen) absentCases(n int) {
 	golden, _ := os.ReadFile("testdata/golden_top3.txt") // goldenFile, outside the race run
 	namesakes := g.namesakes()
 	keep := func(p *companydocs.Profile) bool {
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		base, _, _ := register.SplitLegalForm(p.Name)
 		return p.Verified && !p.Removed && len(p.LEIs) == 0 && p.Seat != "" && len(base) >= 2 &&
 			len(g.idx.byNum[string(p.Ref.Type)+"|"+p.Ref.Number]) <= 1 && !strings.Contains(string(golden), " "+p.Name+" | ") &&
 			!maybeSameCompany(p, namesakes[baseKey(p.Name)])
@@ -64,7 +65,7 @@ func (g *evalGen) listRowCases(n int) {
 		seats[baseKey(p.Name)] = append(seats[baseKey(p.Name)], textfold.Fold(p.Seat))
 	}
 	keep := func(p *companydocs.Profile) bool {
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		base, _, _ := register.SplitLegalForm(p.Name)
 		if p.Removed || p.Seat == "" || len(base) < 2 {
 			return false
 		}
@@ -166,7 +167,7 @@ func heldOut(cases []evalCase) map[string]bool {
 // shortName is the first two words of a name, legal form and the noise
 // words people write around a name ("Firma", "Die") left out.
 func shortName(q string) string {
-	words, _, _ := companydocs.SplitLegalForm(q)
+	words, _, _ := register.SplitLegalForm(q)
 	var out []string
 	for _, w := range words {
 		if !nameNoise[w] && len(out) < 2 {

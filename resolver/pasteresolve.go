@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/textfold"
 )
 
@@ -64,7 +65,7 @@ func blockQuery(b *block) *parsedQuery {
 			pq.clues[i].text = b.street() // weighed with its postcode
 		}
 	}
-	if ref, _, ok := companydocs.FindRegisterRef(b.register); ok {
+	if ref, _, ok := register.FindRef(b.register); ok {
 		if court, named := b.clues.first(clueCourt, fromLine); named && ref.Court == "" {
 			ref.Court = court.court
 		}
@@ -73,7 +74,7 @@ func blockQuery(b *block) *parsedQuery {
 	}
 	if lei, ok := b.clues.first(clueLEI, fromLine); ok {
 		pq.leiShape = true
-		pq.lei, pq.leiErr = companydocs.ParseLEI(lei.text)
+		pq.lei, pq.leiErr = register.ParseLEI(lei.text)
 	}
 	pq.raw = b.query()
 	pq.readText(pq.raw)

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"companydocs"
+	"companydocs/register"
 	"companydocs/textfold"
 )
 
@@ -54,7 +54,7 @@ var personSplit = regexp.MustCompile(`\s*(?:,|;|/|\s&\s|\sund\s|\ssowie\s|\sand\
 func personsIn(text string) [][]string {
 	var out [][]string
 	for _, part := range personSplit.Split(text, -1) {
-		if _, _, ok := companydocs.SplitLegalForm(part); ok || part == "" {
+		if _, _, ok := register.SplitLegalForm(part); ok || part == "" {
 			continue
 		}
 		var words []string
@@ -78,7 +78,7 @@ const maxPersons = 6
 // name, perhaps with a title or a position after it ("Dr. Hans Müller",
 // "Hans Müller – Geschäftsführer").
 func readsAsPerson(line string) []string {
-	if _, _, ok := companydocs.SplitLegalForm(line); ok {
+	if _, _, ok := register.SplitLegalForm(line); ok {
 		return nil
 	}
 	var words []string

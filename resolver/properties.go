@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/textfold"
 )
 
@@ -67,7 +68,7 @@ func (r *propertyReader) court(court string) {
 	if court == "" {
 		return
 	}
-	if c, ok := companydocs.LookupCourt(court); ok {
+	if c, ok := register.LookupCourt(court); ok {
 		r.clues.add(clue{kind: clueCourt, source: fromProperty, text: court, court: c.Code})
 	} else {
 		r.unread("court", court)
@@ -80,7 +81,7 @@ func (r *propertyReader) register(number string) {
 	if number == "" {
 		return
 	}
-	ref, _, ok := companydocs.FindRegisterRef(number)
+	ref, _, ok := register.FindRef(number)
 	if !ok {
 		r.unread("register_number", number)
 		return
@@ -95,7 +96,7 @@ func (r *propertyReader) lei(lei string) {
 	if lei == "" {
 		return
 	}
-	if parsed, err := companydocs.ParseLEI(trimLEIPrefix(lei)); err == nil {
+	if parsed, err := register.ParseLEI(trimLEIPrefix(lei)); err == nil {
 		r.clues.add(clue{kind: clueLEI, source: fromProperty, text: lei, lei: parsed})
 	} else {
 		r.unread("lei", lei)
@@ -106,7 +107,7 @@ func (r *propertyReader) legalForm(form string) {
 	if form == "" {
 		return
 	}
-	if base, f, ok := companydocs.SplitLegalForm(form); ok && len(base) == 0 {
+	if base, f, ok := register.SplitLegalForm(form); ok && len(base) == 0 {
 		r.clues.add(clue{kind: clueLegalForm, source: fromProperty, text: form, form: f})
 	} else {
 		r.unread("legal_form", form)

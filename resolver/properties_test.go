@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/resolver"
 	"companydocs/textfold"
 )
@@ -30,7 +31,7 @@ func hasCode(c *companydocs.Candidate, code string) bool {
 }
 
 func courtOf(p *companydocs.Profile) string {
-	c, _ := companydocs.CourtByCode(p.Ref.Court)
+	c, _ := register.CourtByCode(p.Ref.Court)
 	return c.Name
 }
 
@@ -204,7 +205,7 @@ func TestPropertiesFormAddressCourt(t *testing.T) {
 	if p == nil {
 		t.Fatal("no GmbH with an address in the sample")
 	}
-	base, _, _ := companydocs.SplitLegalForm(p.Name)
+	base, _, _ := register.SplitLegalForm(p.Name)
 	name := strings.Join(base, " ")
 	agree := mustResolve(t, idx, resolver.Request{Query: name, Properties: resolver.Properties{LegalForm: "G.m.b.H.", Address: p.Address, Court: courtOf(p)}})
 	differ := mustResolve(t, idx, resolver.Request{Query: name, Properties: resolver.Properties{LegalForm: "AG", Address: "Musterweg 99, 99999 Nirgendwo", Court: "Amtsgericht Flensburg"}})

@@ -11,6 +11,7 @@ import (
 	"github.com/agnivade/levenshtein"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/resolver"
 	"companydocs/textfold"
 )
@@ -365,7 +366,7 @@ func TestNameOpeningWithAPersonIsFoundWithTheSurnameMistyped(t *testing.T) {
 		}
 		// without its legal form, as people write a name in running text
 		// (with one, the query reads as no person)
-		base, _, _ := companydocs.SplitLegalForm(c.Query)
+		base, _, _ := register.SplitLegalForm(c.Query)
 		query, ok := swapInSecondWord(strings.Join(base, " "))
 		if !ok {
 			continue

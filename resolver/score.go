@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/textfold"
 )
 
@@ -194,11 +195,11 @@ type profileFields struct {
 // the query names a legal form outside deep mode (a person has none), the
 // address when the query may hold one.
 func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
-	baseWords, _, _ := companydocs.SplitLegalForm(p.Name)
+	baseWords, _, _ := register.SplitLegalForm(p.Name)
 	f := &profileFields{base: newTokenList(dropNoise(baseWords))}
 	f.previous = make([]tokenList, len(p.PreviousNames))
 	for i, prev := range p.PreviousNames {
-		pb, _, _ := companydocs.SplitLegalForm(prev)
+		pb, _, _ := register.SplitLegalForm(prev)
 		f.previous[i] = newTokenList(dropNoise(pb))
 	}
 	f.seat = pq.seatFormsOf(p.Seat)

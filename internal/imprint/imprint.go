@@ -16,13 +16,14 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/textfold"
 )
 
 // Record is the part of a register record a block is built from.
 type Record struct {
 	Name string
-	Ref  companydocs.RegisterRef
+	Ref  register.Ref
 	Seat string
 	// Address is the registered address as the register writes it,
 	// "Siemensstraße 10, 79331 Teningen" (see AddressPattern).
@@ -138,13 +139,13 @@ func concat(parts ...[]string) []string {
 }
 
 // registerWord names the register of a type as imprints do.
-func registerWord(t companydocs.RegisterType) string {
+func registerWord(t register.Type) string {
 	switch t {
-	case companydocs.VR:
+	case register.VR:
 		return "Vereinsregister"
-	case companydocs.GnR:
+	case register.GnR:
 		return "Genossenschaftsregister"
-	case companydocs.PR:
+	case register.PR:
 		return "Partnerschaftsregister"
 	}
 	return "Handelsregister"
@@ -152,8 +153,8 @@ func registerWord(t companydocs.RegisterType) string {
 
 // courtName is the court's name as the register writes it, or its code
 // when the court is unknown.
-func courtName(ref companydocs.RegisterRef) string {
-	if c, ok := companydocs.CourtByCode(ref.Court); ok {
+func courtName(ref register.Ref) string {
+	if c, ok := register.CourtByCode(ref.Court); ok {
 		return c.Name
 	}
 	return ref.Court

@@ -1,4 +1,4 @@
-package companydocs
+package register
 
 import "testing"
 
@@ -18,7 +18,7 @@ func BenchmarkSplitLegalForm(b *testing.B) {
 func BenchmarkFindRegisterRef(b *testing.B) {
 	texts := []string{"Müller GmbH HRB 6684 München", "Nutzfahrzeugtechnik Dufner GmbH Teningen", "Oldenburg (Oldenburg) früher Varel HRB 53"}
 	for i := 0; i < b.N; i++ {
-		FindRegisterRef(texts[i%len(texts)])
+		FindRef(texts[i%len(texts)])
 	}
 }
 

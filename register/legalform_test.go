@@ -1,10 +1,11 @@
-package companydocs
+package register
 
 import (
-	"companydocs/textfold"
 	"fmt"
 	"strings"
 	"testing"
+
+	"companydocs/textfold"
 )
 
 func TestSplitLegalForm(t *testing.T) {

@@ -1,4 +1,4 @@
-package companydocs
+package register
 
 import (
 	"bytes"
@@ -13,12 +13,12 @@ import (
 	"companydocs/textfold"
 )
 
-// The court table data/courts.csv is generated from the court lists in the
+// The court table register/courts.csv is generated from the court lists in the
 // shared data directory. Regenerate it after changing this file or the
 // lists with:
 //
-//	go test -run TestCourtTableGenerated -update-courts .
-var updateCourts = flag.Bool("update-courts", false, "regenerate data/courts.csv from the shared court lists")
+//	go test -run TestCourtTableGenerated -update-courts ./register
+var updateCourts = flag.Bool("update-courts", false, "regenerate register/courts.csv from the shared court lists")
 
 // courtMerges folds codes that the sources list separately into the code the
 // register dumps use: B8536 is the register department of Amtsgericht
@@ -67,9 +67,9 @@ type genCourt struct {
 
 func TestCourtTableGenerated(t *testing.T) {
 	got := generateCourtTable(t)
-	want, err := os.ReadFile("data/courts.csv")
+	want, err := os.ReadFile("courts.csv")
 	if *updateCourts {
-		if err := os.WriteFile("data/courts.csv", got, 0o644); err != nil {
+		if err := os.WriteFile("courts.csv", got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -78,7 +78,7 @@ func TestCourtTableGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("data/courts.csv is out of date: run go test -run TestCourtTableGenerated -update-courts .")
+		t.Fatal("register/courts.csv is out of date: run go test -run TestCourtTableGenerated -update-courts ./register")
 	}
 }
 

@@ -1,4 +1,4 @@
-package companydocs
+package register
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 func TestParseRegisterType(t *testing.T) {
 	tests := []struct {
 		in   string
-		want RegisterType
+		want Type
 		ok   bool
 	}{
 		{"HRB", HRB, true}, {"hrb", HRB, true}, {"HR B", HRB, true}, {"H.R.B.", HRB, true},
@@ -29,21 +29,21 @@ func TestParseRegisterType(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, ok := ParseRegisterType(tt.in)
+			got, ok := ParseType(tt.in)
 			if got != tt.want || ok != tt.ok {
-				t.Fatalf("ParseRegisterType(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+				t.Fatalf("ParseType(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 			}
 		})
 	}
 }
 
 func TestParseRegisterRef(t *testing.T) {
-	ref := func(court, former string, typ RegisterType, num, suffix string) RegisterRef {
-		return RegisterRef{Court: court, FormerCourt: former, Type: typ, Number: num, Suffix: suffix}
+	ref := func(court, former string, typ Type, num, suffix string) Ref {
+		return Ref{Court: court, FormerCourt: former, Type: typ, Number: num, Suffix: suffix}
 	}
 	tests := []struct {
 		name, in string
-		want     RegisterRef
+		want     Ref
 	}{
 		{"type and number", "HRB 6684", ref("", "", HRB, "6684", "")},
 		{"glued", "HRB6684", ref("", "", HRB, "6684", "")},
@@ -86,9 +86,9 @@ func TestParseRegisterRef(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseRegisterRef(tt.in)
+			got, err := ParseRef(tt.in)
 			if err != nil || got != tt.want {
-				t.Fatalf("ParseRegisterRef(%q) = %#v, %v; want %#v", tt.in, got, err, tt.want)
+				t.Fatalf("ParseRef(%q) = %#v, %v; want %#v", tt.in, got, err, tt.want)
 			}
 		})
 	}
@@ -101,19 +101,19 @@ func TestParseRegisterRefErrors(t *testing.T) {
 	}{
 		{"unknown court", "Teningen HRB 12", ErrUnknownCourt},
 		{"unknown court after", "HRB 12 Atlantis", ErrUnknownCourt},
-		{"no number", "HRB", ErrRegisterRef},
-		{"word", "PR-Agentur", ErrRegisterRef},
-		{"zero", "HRB 0", ErrRegisterRef},
-		{"number too long", "HRB 1234567890", ErrRegisterRef},
-		{"empty", "", ErrRegisterRef},
-		{"unknown type", "HRC 12", ErrRegisterRef},
-		{"lower-case letters glued", "HRB 12abc", ErrRegisterRef},
+		{"no number", "HRB", ErrRef},
+		{"word", "PR-Agentur", ErrRef},
+		{"zero", "HRB 0", ErrRef},
+		{"number too long", "HRB 1234567890", ErrRef},
+		{"empty", "", ErrRef},
+		{"unknown type", "HRC 12", ErrRef},
+		{"lower-case letters glued", "HRB 12abc", ErrRef},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseRegisterRef(tt.in)
+			got, err := ParseRef(tt.in)
 			if !errors.Is(err, tt.err) {
-				t.Fatalf("ParseRegisterRef(%q) = %#v, %v; want %v", tt.in, got, err, tt.err)
+				t.Fatalf("ParseRef(%q) = %#v, %v; want %v", tt.in, got, err, tt.err)
 			}
 		})
 	}
@@ -146,9 +146,9 @@ func TestFindRegisterRef(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ref, rest, ok := FindRegisterRef(tt.in)
+			ref, rest, ok := FindRef(tt.in)
 			if ok != tt.wantFound || rest != tt.wantRest || ok && ref.Key() != tt.wantKey {
-				t.Fatalf("FindRegisterRef(%q) = %q, %q, %v; want %q, %q, %v", tt.in, ref.Key(), rest, ok, tt.wantKey, tt.wantRest, tt.wantFound)
+				t.Fatalf("FindRef(%q) = %q, %q, %v; want %q, %q, %v", tt.in, ref.Key(), rest, ok, tt.wantKey, tt.wantRest, tt.wantFound)
 			}
 		})
 	}
@@ -180,8 +180,8 @@ func TestParseCompanyNumber(t *testing.T) {
 	}
 	for _, in := range []string{"", "HRB123", "B1204", "B1204_", "B1204_HRB", "B1204_XYZ12", "1204_HRB1", "B1204_W1104_X1_HRB1", "B1204_HRB12abc"} {
 		t.Run("invalid "+in, func(t *testing.T) {
-			if ref, err := ParseCompanyNumber(in); !errors.Is(err, ErrRegisterRef) {
-				t.Fatalf("ParseCompanyNumber(%q) = %#v, %v; want ErrRegisterRef", in, ref, err)
+			if ref, err := ParseCompanyNumber(in); !errors.Is(err, ErrRef) {
+				t.Fatalf("ParseCompanyNumber(%q) = %#v, %v; want ErrRef", in, ref, err)
 			}
 		})
 	}
@@ -261,7 +261,7 @@ func checkCompanyNumbers(t *testing.T, recs []ocRecord) {
 		}
 		parsed++
 		checkAgainstAttributes(t, r, ref)
-		if native, err := ParseRegisterRef(r.Attrs.Native); err != nil || native != ref {
+		if native, err := ParseRef(r.Attrs.Native); err != nil || native != ref {
 			nativeMismatch++
 			if nativeMismatch <= 10 {
 				t.Errorf("native %q parses to %q, %v; company number %q gives %q", r.Attrs.Native, native.Key(), err, r.CompanyNumber, ref.Key())
@@ -276,7 +276,7 @@ func checkCompanyNumbers(t *testing.T, recs []ocRecord) {
 	}
 }
 
-func checkAgainstAttributes(t *testing.T, r ocRecord, ref RegisterRef) {
+func checkAgainstAttributes(t *testing.T, r ocRecord, ref Ref) {
 	t.Helper()
 	court, ok := CourtByCode(ref.Court)
 	if !ok || court.Name != r.Attrs.Registrar {
@@ -293,22 +293,22 @@ func checkAgainstAttributes(t *testing.T, r ocRecord, ref RegisterRef) {
 	}
 }
 
-// TestFindRegisterRefRealNames runs FindRegisterRef over real company names:
+// TestFindRegisterRefRealNames runs FindRef over real company names:
 // almost none holds a register reference, so a hit is a false trigger
 // unless the name really carries one.
 func TestFindRegisterRefRealNames(t *testing.T) {
 	recs := readOCRecords(t, "ocdata.chunk22.jsonl.bz2", 5000)
 	var hits []string
 	for _, r := range recs {
-		if ref, rest, ok := FindRegisterRef(r.Name); ok {
+		if ref, rest, ok := FindRef(r.Name); ok {
 			hits = append(hits, fmt.Sprintf("%q -> %s | %q", r.Name, ref.NumberKey(), rest))
 		}
 		// a real name followed by its own reference is found again
 		text := r.Name + " " + r.Attrs.Native
-		ref, rest, ok := FindRegisterRef(text)
+		ref, rest, ok := FindRef(text)
 		want, _ := ParseCompanyNumber(r.CompanyNumber)
 		if !ok || ref.NumberKey() != want.NumberKey() {
-			t.Errorf("FindRegisterRef(%q) = %q, %q, %v; want %q", text, ref.Key(), rest, ok, want.Key())
+			t.Errorf("FindRef(%q) = %q, %q, %v; want %q", text, ref.Key(), rest, ok, want.Key())
 		}
 	}
 	sort.Strings(hits)
@@ -317,9 +317,9 @@ func TestFindRegisterRefRealNames(t *testing.T) {
 	}
 }
 
-func ExampleParseRegisterRef() {
+func ExampleParseRef() {
 	for _, s := range []string{"Amtsgericht München HRB 6684", "HRB 158855 B", "HRB53KI", "Teningen HRB 12", "Oldenburg (Oldenburg) früher Varel HRB 53"} {
-		ref, err := ParseRegisterRef(s)
+		ref, err := ParseRef(s)
 		fmt.Printf("%s | %s | %v\n", ref.Key(), ref, err)
 	}
 	// Output:
@@ -330,8 +330,8 @@ func ExampleParseRegisterRef() {
 	// P3210|P3211|HRB|53| | Oldenburg (Oldenburg) früher Varel HRB 53 | <nil>
 }
 
-func ExampleFindRegisterRef() {
-	ref, rest, ok := FindRegisterRef("Müller GmbH HRB 6684 München")
+func ExampleFindRef() {
+	ref, rest, ok := FindRef("Müller GmbH HRB 6684 München")
 	fmt.Printf("%s / %q / %v\n", ref, rest, ok)
 	// Output: München HRB 6684 / "Müller GmbH" / true
 }
@@ -364,12 +364,12 @@ func FuzzParseRegisterRef(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ref, err := ParseRegisterRef(s)
+		ref, err := ParseRef(s)
 		if err != nil {
 			return
 		}
 		checkRefShape(t, s, ref)
-		again, err := ParseRegisterRef(ref.String())
+		again, err := ParseRef(ref.String())
 		if err != nil || again != ref {
 			t.Fatalf("%q -> %#v renders as %q which parses to %#v, %v", s, ref, ref.String(), again, err)
 		}
@@ -381,7 +381,7 @@ func FuzzFindRegisterRef(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ref, rest, ok := FindRegisterRef(s)
+		ref, rest, ok := FindRef(s)
 		if !ok {
 			if rest != s {
 				t.Fatalf("no ref in %q but rest %q", s, rest)
@@ -412,9 +412,9 @@ func FuzzParseCompanyNumber(f *testing.F) {
 }
 
 // checkRefShape checks the invariants of every parsed reference.
-func checkRefShape(t *testing.T, in string, ref RegisterRef) {
+func checkRefShape(t *testing.T, in string, ref Ref) {
 	t.Helper()
-	if _, ok := ParseRegisterType(string(ref.Type)); !ok {
+	if _, ok := ParseType(string(ref.Type)); !ok {
 		t.Fatalf("%q: bad type %q", in, ref.Type)
 	}
 	if ref.Number == "" || ref.Number[0] == '0' || strings.TrimFunc(ref.Number, func(r rune) bool { return '0' <= r && r <= '9' }) != "" {

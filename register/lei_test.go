@@ -1,4 +1,4 @@
-package companydocs
+package register
 
 import (
 	"encoding/csv"

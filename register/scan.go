@@ -1,4 +1,4 @@
-package companydocs
+package register
 
 import (
 	"strings"
@@ -112,7 +112,7 @@ func scanTokens(s string) []token {
 // refMatch is a register reference found in a token list: the reference and
 // the token range [start, end) it and its courts take.
 type refMatch struct {
-	ref        RegisterRef
+	ref        Ref
 	start, end int
 }
 
@@ -159,43 +159,43 @@ func matchRefAt(toks []token, i int) (refMatch, bool) {
 // "HRB6684", "HRB 53 KI", "HRB 53KI", "HRB53KI", "Handelsregister B 6684"
 // or "Handelsregister Abteilung B 6684" at token i and returns the index
 // after it.
-func matchTypeNumber(toks []token, i int) (RegisterRef, int, bool) {
+func matchTypeNumber(toks []token, i int) (Ref, int, bool) {
 	t := toks[i]
 	if t.kind == tokMixed {
 		typ, num, suffix, ok := splitGluedRef(t.text)
-		return RegisterRef{Type: typ, Number: num, Suffix: suffix}, i + 1, ok
+		return Ref{Type: typ, Number: num, Suffix: suffix}, i + 1, ok
 	}
 	if t.kind != tokWord {
-		return RegisterRef{}, 0, false
+		return Ref{}, 0, false
 	}
 	typ, j, ok := matchRegisterType(toks, i)
 	if !ok {
-		return RegisterRef{}, 0, false
+		return Ref{}, 0, false
 	}
 	for j < len(toks) && numberFillers[strings.ToLower(toks[j].text)] {
 		j++
 	}
 	if j >= len(toks) {
-		return RegisterRef{}, 0, false
+		return Ref{}, 0, false
 	}
 	num, suffix, ok := splitNumberSuffix(toks[j].text)
 	if !ok {
-		return RegisterRef{}, 0, false
+		return Ref{}, 0, false
 	}
 	j++
 	if suffix == "" && j < len(toks) && isSuffix(toks[j].text) {
 		suffix = toks[j].text
 		j++
 	}
-	return RegisterRef{Type: typ, Number: num, Suffix: suffix}, j, true
+	return Ref{Type: typ, Number: num, Suffix: suffix}, j, true
 }
 
 // matchRegisterType matches the register type at word token i: "HRB",
 // "Vereinsregister", or the commercial register and its division apart
 // ("HR B", "Handelsregister B", "Handelsregister Abteilung B", "HR Abt.
 // A"). It returns the index after it.
-func matchRegisterType(toks []token, i int) (RegisterType, int, bool) {
-	if typ, ok := ParseRegisterType(toks[i].text); ok {
+func matchRegisterType(toks []token, i int) (Type, int, bool) {
+	if typ, ok := ParseType(toks[i].text); ok {
 		return typ, i + 1, true
 	}
 	if w := strings.ToLower(toks[i].text); w != "hr" && w != "handelsregister" {
@@ -208,7 +208,7 @@ func matchRegisterType(toks []token, i int) (RegisterType, int, bool) {
 	if j >= len(toks) || toks[j].kind != tokWord || len(toks[j].text) != 1 {
 		return "", 0, false
 	}
-	typ, ok := ParseRegisterType("HR" + toks[j].text)
+	typ, ok := ParseType("HR" + toks[j].text)
 	return typ, j + 1, ok
 }
 
@@ -218,12 +218,12 @@ var divisionWords = map[string]bool{"abteilung": true, "abt": true, ".": true}
 
 // splitGluedRef splits "HRB6684", "HRB53KI" or "GnR53MÖ" into type, number
 // and suffix.
-func splitGluedRef(s string) (RegisterType, string, string, bool) {
+func splitGluedRef(s string) (Type, string, string, bool) {
 	i := strings.IndexFunc(s, unicode.IsDigit)
 	if i <= 0 {
 		return "", "", "", false
 	}
-	typ, ok := ParseRegisterType(s[:i])
+	typ, ok := ParseType(s[:i])
 	if !ok {
 		return "", "", "", false
 	}

@@ -1,4 +1,4 @@
-package companydocs
+package register
 
 import (
 	_ "embed"
@@ -33,7 +33,7 @@ type Court struct {
 // code lists), display names as OffeneRegister.de writes them (CC BY 4.0),
 // GLEIF registration authority codes (GLEIF RA list, CC0).
 //
-//go:embed data/courts.csv
+//go:embed courts.csv
 var courtsCSV string
 
 // courtTable indexes the embedded court table.
@@ -79,7 +79,7 @@ func CourtByRA(ra string) (Court, bool) {
 // ("München", "Amtsgericht München", "AG Muenchen", "Charlottenburg",
 // "Berlin"), ignoring case, umlaut spelling and punctuation. Only courts
 // that keep registers resolve; former courts are found by CourtByCode or
-// after "früher" in ParseRegisterRef.
+// after "früher" in ParseRef.
 func LookupCourt(name string) (Court, bool) {
 	return lookupCourtIn(courts().current, name)
 }

@@ -1,4 +1,4 @@
-package companydocs
+package register
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 // in the English of imprints, for each register type: {court} and
 // {number} stand for the entry's court and number.
 var registerForms = []struct {
-	typ   RegisterType
+	typ   Type
 	forms []string
 }{
 	{HRB, []string{
@@ -56,7 +56,7 @@ var registerForms = []struct {
 // embedded sample): the reference with its court, and the name as what
 // remains, legal form and all.
 func TestRegisterFormsBeforeAndAfterTheName(t *testing.T) {
-	entries := map[RegisterType]struct{ name, court, number string }{
+	entries := map[Type]struct{ name, court, number string }{
 		HRB: {"Nutzfahrzeugtechnik Dufner GmbH", "Freiburg", "260632"},
 		HRA: {"Wissenschaftliches Antiquariat Thomas Haker e. K.", "Freiburg", "703494"},
 		VR:  {"Heimat- und Verkehrsverein Stadt Blankenberg e.V.", "Siegburg", "205"},
@@ -69,13 +69,13 @@ func TestRegisterFormsBeforeAndAfterTheName(t *testing.T) {
 		for _, form := range group.forms {
 			line := strings.NewReplacer("{court}", e.court, "{number}", e.number).Replace(form)
 			for _, text := range []string{e.name + ", " + line, line + ", " + e.name, e.name + " " + line, line + " " + e.name} {
-				ref, rest, ok := FindRegisterRef(text)
+				ref, rest, ok := FindRef(text)
 				if !ok || ref.Type != group.typ || ref.Number != e.number || ref.Court != court.Code {
-					t.Errorf("FindRegisterRef(%q) = %v, %v; want %s %s at %s", text, ref, ok, group.typ, e.number, e.court)
+					t.Errorf("FindRef(%q) = %v, %v; want %s %s at %s", text, ref, ok, group.typ, e.number, e.court)
 					continue
 				}
 				if NameKey(rest) != NameKey(e.name) {
-					t.Errorf("FindRegisterRef(%q) leaves %q, want the name %q", text, rest, e.name)
+					t.Errorf("FindRef(%q) leaves %q, want the name %q", text, rest, e.name)
 				}
 			}
 		}
@@ -98,12 +98,12 @@ func TestAGBeforeACourtIsTheCourt(t *testing.T) {
 		{"Nutzfahrzeugtechnik Dufner GmbH AG Freiburg HRB 260632", "Nutzfahrzeugtechnik Dufner GmbH", "GmbH"},
 		{"AG Freiburg HRB 260632 Nutzfahrzeugtechnik Dufner GmbH", "Nutzfahrzeugtechnik Dufner GmbH", "GmbH"},
 	} {
-		ref, rest, ok := FindRegisterRef(tc.text)
+		ref, rest, ok := FindRef(tc.text)
 		if !ok || ref.Court != freiburg.Code {
-			t.Errorf("FindRegisterRef(%q) = %v, %v; want the court Freiburg", tc.text, ref, ok)
+			t.Errorf("FindRef(%q) = %v, %v; want the court Freiburg", tc.text, ref, ok)
 		}
 		if _, form, _ := SplitLegalForm(rest); rest != tc.rest || form.Code != tc.form {
-			t.Errorf("FindRegisterRef(%q) leaves %q (form %q), want %q (form %s)", tc.text, rest, form.Code, tc.rest, tc.form)
+			t.Errorf("FindRef(%q) leaves %q (form %q), want %q (form %s)", tc.text, rest, form.Code, tc.rest, tc.form)
 		}
 	}
 	for _, tc := range []struct {

@@ -1,4 +1,4 @@
-package companydocs
+package register
 
 import "testing"
 
@@ -8,7 +8,7 @@ import "testing"
 // Westerstede; Stendal three HRB 573 (its own, formerly Dessau, formerly
 // Halle); Kiel five HRA 59 told apart by suffix.
 
-func mustCompanyNumber(tb testing.TB, s string) RegisterRef {
+func mustCompanyNumber(tb testing.TB, s string) Ref {
 	tb.Helper()
 	r, err := ParseCompanyNumber(s)
 	if err != nil {
@@ -17,9 +17,9 @@ func mustCompanyNumber(tb testing.TB, s string) RegisterRef {
 	return r
 }
 
-func mustRef(tb testing.TB, s string) RegisterRef {
+func mustRef(tb testing.TB, s string) Ref {
 	tb.Helper()
-	r, err := ParseRegisterRef(s)
+	r, err := ParseRef(s)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package companydocs
+package register
 
 import "strings"
 
@@ -67,7 +67,7 @@ func SuffixesAgree(court, a, b string) bool {
 // wrote it, names the entry e. q may leave out the court, the former court
 // or the suffix where it is no identity; the type and number must be equal.
 // A court or former court that q gives must be e's.
-func (q RegisterRef) Names(e RegisterRef) bool {
+func (q Ref) Names(e Ref) bool {
 	switch {
 	case q.Type != e.Type || q.Number != e.Number:
 		return false
@@ -82,7 +82,7 @@ func (q RegisterRef) Names(e RegisterRef) bool {
 // SameEntry reports whether two complete references, as registers write
 // them, are one entry: same court and former court, type, number, and
 // suffixes that agree at that court.
-func (r RegisterRef) SameEntry(o RegisterRef) bool {
+func (r Ref) SameEntry(o Ref) bool {
 	return SameCourt(r.Court, o.Court) && SameCourt(r.FormerCourt, o.FormerCourt) &&
 		r.Type == o.Type && r.Number == o.Number && SuffixesAgree(r.Court, r.Suffix, o.Suffix)
 }

@@ -1,6 +1,6 @@
 //go:build national
 
-package companydocs
+package register
 
 import (
 	"math"
