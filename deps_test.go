@@ -16,7 +16,7 @@ import (
 // httpapi (the consumer declares the interface, cmd/companydocs wires the
 // concrete types), and ordering free of any store (a store implements
 // ordering.Store and imports ordering, never the other way); the binary
-// links no test or benchmark support (bench, internal/imprint ...).
+// links no test or benchmark support (internal/bench, internal/imprint ...).
 func TestDependencyDirection(t *testing.T) {
 	rules := []struct {
 		pkg       string
@@ -51,8 +51,8 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/publication", []string{"companydocs/postgres", "companydocs/httpapi", "companydocs/bbolt", "companydocs/ingest", "companydocs/resolver", "companydocs/sheet", "github.com/jackc/", "github.com/gofiber/", "github.com/stripe/"}},
 		{"companydocs/postgres/metastore", []string{"companydocs/httpapi", "companydocs/bbolt", "companydocs/ingest", "companydocs/resolver", "companydocs/sheet", "github.com/gofiber/", "github.com/stripe/"}},
 		// the binary links no test or benchmark support
-		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
-		{"companydocs/app", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
+		{"companydocs/cmd/companydocs", []string{"companydocs/internal/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
+		{"companydocs/app", []string{"companydocs/internal/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

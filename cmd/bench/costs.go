@@ -16,8 +16,8 @@ import (
 	"github.com/google/pprof/profile"
 
 	"companydocs"
-	"companydocs/bench"
 	"companydocs/index"
+	"companydocs/internal/bench"
 	"companydocs/register"
 	"companydocs/resolver"
 )
