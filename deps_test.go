@@ -9,18 +9,25 @@ import (
 
 // TestDependencyDirection keeps the package layout checkable: one owner per
 // dependency (bleve in index, bbolt in the order store bbolt and in index,
-// Fiber in httpapi), the root package on the standard library and x/text,
+// Fiber in httpapi), the domain (the root package, and the register
+// references and text folding it stands on) on the standard library and
+// x/text,
 // resolver, ordering and ingest independent of each other and of index and
 // httpapi (the consumer declares the interface, cmd/companydocs wires the
 // concrete types), and ordering free of any store (a store implements
 // ordering.Store and imports ordering, never the other way); the binary
-// links no test or benchmark support (bench, internal/imprint ...).
+// links no test or benchmark support (internal/bench, internal/imprint ...).
 func TestDependencyDirection(t *testing.T) {
 	rules := []struct {
 		pkg       string
 		forbidden []string
 	}{
 		{"companydocs", []string{"companydocs/", "github.com/", "go.etcd.io/"}},
+		// text folding stands on the standard library and x/text alone
+		{"companydocs/textfold", []string{"companydocs/", "github.com/", "go.etcd.io/"}},
+		// register references, courts and LEIs stand on text folding; they
+		// know nothing of profiles or orders (the root package imports them)
+		{"companydocs/register", []string{"companydocs/", "github.com/", "go.etcd.io/"}},
 		{"companydocs/resolver", []string{"companydocs/index", "companydocs/httpapi", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/ordering", []string{"github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		// ordering does no file I/O: its documents go through the store's
@@ -51,8 +58,8 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/publication", []string{"companydocs/postgres", "companydocs/httpapi", "companydocs/bbolt", "companydocs/ingest", "companydocs/resolver", "companydocs/sheet", "github.com/jackc/", "github.com/gofiber/", "github.com/stripe/"}},
 		{"companydocs/postgres/metastore", []string{"companydocs/httpapi", "companydocs/bbolt", "companydocs/ingest", "companydocs/resolver", "companydocs/sheet", "github.com/gofiber/", "github.com/stripe/"}},
 		// the binary links no test or benchmark support
-		{"companydocs/cmd/companydocs", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
-		{"companydocs/app", []string{"companydocs/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
+		{"companydocs/cmd/companydocs", []string{"companydocs/internal/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
+		{"companydocs/app", []string{"companydocs/internal/bench", "companydocs/internal/imprint", "companydocs/internal/realdata", "companydocs/internal/realprofiles", "companydocs/internal/testclock", "companydocs/internal/objectstoretest", "companydocs/internal/stripemocktest"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
@@ -61,7 +68,7 @@ func TestDependencyDirection(t *testing.T) {
 				t.Fatalf("go list -deps %s: %v", r.pkg, err)
 			}
 			for _, dep := range strings.Fields(string(out)) {
-				if dep == r.pkg || dep == "companydocs" && r.pkg != "companydocs" {
+				if dep == r.pkg || isDomain(dep) && !isDomain(r.pkg) {
 					continue
 				}
 				for _, f := range r.forbidden {
@@ -74,9 +81,16 @@ func TestDependencyDirection(t *testing.T) {
 	}
 }
 
+// isDomain reports whether pkg is the domain every package may import: the
+// root package and the packages it stands on.
+func isDomain(pkg string) bool {
+	return pkg == "companydocs" || pkg == "companydocs/register" || pkg == "companydocs/textfold"
+}
+
 // allowed lists the exceptions: every package may say the message
 // catalog's sentences; every package that writes files but ordering may
-// publish them through internal/atomicfile; the root package may use x/text for folding;
+// publish them through internal/atomicfile; the root package stands on
+// register and text folding, register on text folding, which uses x/text;
 // httpapi serves the embedded web page, the resolver's types and the
 // reconciliation shapes.
 func allowed(pkg, dep string) bool {
@@ -85,13 +99,17 @@ func allowed(pkg, dep string) bool {
 		return true
 	case dep == "companydocs/internal/atomicfile" && pkg != "companydocs/ordering": // temp-fsync-rename on the standard library alone
 		return true
-	case pkg == "companydocs" && strings.HasPrefix(dep, "golang.org/x/text"):
+	case pkg == "companydocs" && (dep == "companydocs/register" || dep == "companydocs/textfold"):
+		return true
+	case pkg == "companydocs/register" && dep == "companydocs/textfold":
+		return true
+	case isDomain(pkg) && strings.HasPrefix(dep, "golang.org/x/text"):
 		return true
 	case pkg == "companydocs/httpapi" && (dep == "companydocs/web" || dep == "companydocs/resolver" || dep == "companydocs/reconcile"):
 		return true
 	case pkg == "companydocs/webhook" && dep == "github.com/standard-webhooks/standard-webhooks/libraries/go":
 		return true
-	case pkg == "companydocs/webhook" && strings.HasPrefix(dep, "golang.org/x/text"): // through the root package
+	case pkg == "companydocs/webhook" && strings.HasPrefix(dep, "golang.org/x/text"): // through the domain's text folding
 		return true
 	}
 	return false

@@ -14,6 +14,7 @@ import (
 	"companydocs"
 	"companydocs/index"
 	"companydocs/internal/realdata"
+	"companydocs/register"
 )
 
 // chunk53Lines returns the first n lines of the real chunk 53, decoded for
@@ -129,7 +130,7 @@ func TestIngestRecordsChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := companydocs.ParseCompanyNumber("M1405_HRB8957")
+	ref, _ := register.ParseCompanyNumber("M1405_HRB8957")
 	changes, ok, err := cs.Lookup(companydocs.ProfileID(ref))
 	got, _ := json.Marshal(changes)
 	if wantJSON := `[{"field":"officers","before":[{"name":"Chris Müller","role":"Geschäftsführer"}],"after":[{"name":"Harun Yilmaz","role":"Geschäftsführer"}]}]`; !ok || err != nil || string(got) != wantJSON {

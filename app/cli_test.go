@@ -15,9 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"companydocs"
 	"companydocs/data"
 	"companydocs/index"
+	"companydocs/register"
 )
 
 // runCLI runs one command line as main does and returns what main would
@@ -284,7 +284,7 @@ func TestCommandLineSearchExplainsEmptyResult(t *testing.T) {
 func unknownValidLEI(t *testing.T) string {
 	for i := range 100 {
 		s := fmt.Sprintf("529900ZZQQZZQQZZQQ%02d", i)
-		if _, err := companydocs.ParseLEI(s); err == nil {
+		if _, err := register.ParseLEI(s); err == nil {
 			return s
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 	"companydocs/ordering"
 	"companydocs/postgres"
 )

@@ -18,8 +18,8 @@ import (
 
 	"companydocs"
 	"companydocs/bbolt"
-	"companydocs/bench"
 	"companydocs/httpapi"
+	"companydocs/internal/bench"
 )
 
 // The attacker of the note scenarios: a client with the most webhook

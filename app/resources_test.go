@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 )
 
 // The resource scenarios (make test-resources) attack the real binary on

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"companydocs"
-	"companydocs/bench"
+	"companydocs/internal/bench"
 	"companydocs/internal/rawhttp"
 	"companydocs/ordering"
 )

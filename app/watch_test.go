@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // watchRecordCount is how many sample records generation A holds.
@@ -284,7 +285,7 @@ func profileIDOf(t *testing.T, s *testServer, c watchCase) string {
 func servedProfileID(t *testing.T, s *testServer, name string, record map[string]any, want func(*companydocs.Profile) bool) string {
 	t.Helper()
 	attrs := record["all_attributes"].(map[string]any)
-	ps, err := s.Live.ByNumber(companydocs.RegisterType(attrs["_registerArt"].(string)), attrs["_registerNummer"].(string))
+	ps, err := s.Live.ByNumber(register.Type(attrs["_registerArt"].(string)), attrs["_registerNummer"].(string))
 	if err != nil {
 		t.Fatal(err)
 	}

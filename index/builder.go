@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // Defaults of BuilderOptions.
@@ -194,7 +195,7 @@ func (b *Builder) Get(id string) (*companydocs.Profile, error) {
 
 // ByNumber returns every stored profile with register type t and number,
 // whatever its court, former court or suffix.
-func (b *Builder) ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error) {
+func (b *Builder) ByNumber(t register.Type, number string) ([]*companydocs.Profile, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.usable(); err != nil {

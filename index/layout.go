@@ -32,7 +32,7 @@ import (
 // (fieldProfile), which a search reads instead of the profile store; a
 // version 8 generation still serves, its hits read from the store.
 // Version 10 folds names with their abbreviations spelled out
-// (companydocs.Fold: "Gebr." -> "gebrueder", "StBG" ->
+// (textfold.Fold: "Gebr." -> "gebrueder", "StBG" ->
 // "steuerberatungsgesellschaft"); a version 9 generation still serves,
 // but finds an abbreviated name by the other spelling only as a typo or
 // a prefix would.

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // scored is a candidate profile under evaluation.
@@ -193,22 +195,22 @@ type profileFields struct {
 // the query names a legal form outside deep mode (a person has none), the
 // address when the query may hold one.
 func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
-	baseWords, _, _ := companydocs.SplitLegalForm(p.Name)
+	baseWords, _, _ := register.SplitLegalForm(p.Name)
 	f := &profileFields{base: newTokenList(dropNoise(baseWords))}
 	f.previous = make([]tokenList, len(p.PreviousNames))
 	for i, prev := range p.PreviousNames {
-		pb, _, _ := companydocs.SplitLegalForm(prev)
+		pb, _, _ := register.SplitLegalForm(prev)
 		f.previous[i] = newTokenList(dropNoise(pb))
 	}
 	f.seat = pq.seatFormsOf(p.Seat)
 	if !pq.hasForm || pq.deep {
 		f.officers = make([]tokenList, len(p.Officers))
 		for i, o := range p.Officers {
-			f.officers[i] = newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))
+			f.officers[i] = newTokenList(textfold.Tokens(textfold.Fold(o.Name)))
 		}
 	}
 	if p.Address != "" && (pq.address || pq.houseNumber) {
-		f.address = newTokenList(companydocs.Tokens(companydocs.Fold(p.Address + " " + p.Seat)))
+		f.address = newTokenList(textfold.Tokens(textfold.Fold(p.Address + " " + p.Seat)))
 	}
 	return f
 }

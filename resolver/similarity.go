@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"companydocs"
+	"companydocs/textfold"
 
 	"github.com/agnivade/levenshtein"
 )
@@ -85,17 +85,17 @@ func newToken(folded string) token {
 		number: isNumber(folded), weight: tokenWeight(folded)}
 }
 
-// plainOf returns companydocs.FoldPlain of a folded token. Folded tokens
+// plainOf returns textfold.FoldPlain of a folded token. Folded tokens
 // are almost always plain lower-case ASCII letters and digits, which
 // FoldPlain leaves as they are ("und" aside, which Fold never leaves).
 func plainOf(t string) string {
 	for i := 0; i < len(t); i++ {
 		if c := t[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
-			return companydocs.FoldPlain(t)
+			return textfold.FoldPlain(t)
 		}
 	}
 	if t == "und" {
-		return companydocs.FoldPlain(t)
+		return textfold.FoldPlain(t)
 	}
 	return t
 }
@@ -104,7 +104,7 @@ func plainOf(t string) string {
 // differ only in prefix matches: the Levenshtein distance, the costly
 // part, is computed once for both.
 func tokenSims(a, b token) (ab, ba float64) {
-	if a.start && len(b.folded) > len(a.folded) && strings.HasPrefix(b.folded, a.folded) && a.runes >= companydocs.MinWordStart {
+	if a.start && len(b.folded) > len(a.folded) && strings.HasPrefix(b.folded, a.folded) && a.runes >= textfold.MinWordStart {
 		return simExact, simExact
 	}
 	x, y := a.folded, b.folded
@@ -134,7 +134,7 @@ func tokenSims(a, b token) (ab, ba float64) {
 func typoSim(a, b token) (float64, bool) {
 	n, m := a.runes, b.runes
 	// the distance is at least the difference in length
-	budget := companydocs.TypoBudget(min(n, m))
+	budget := textfold.TypoBudget(min(n, m))
 	if budget <= 0 || abs(n-m) > budget || lettersApart(a.folded, b.folded, budget) {
 		return 0, false
 	}
@@ -317,7 +317,7 @@ func (pq *parsedQuery) seatFormsOf(seat string) seatForms {
 }
 
 func newSeatForms(seat string) seatForms {
-	folded := companydocs.Tokens(companydocs.Fold(seat))
+	folded := textfold.Tokens(textfold.Fold(seat))
 	sf := seatForms{folded: make([]string, len(folded))}
 	for i, t := range folded {
 		sf.folded[i] = plainOf(t)
@@ -325,7 +325,7 @@ func newSeatForms(seat string) seatForms {
 	if strings.IndexFunc(seat, func(r rune) bool { return r >= utf8.RuneSelf }) < 0 {
 		return sf // FoldPlain spells an ASCII seat as Fold does
 	}
-	if plain := companydocs.Tokens(companydocs.FoldPlain(seat)); !slices.Equal(plain, sf.folded) {
+	if plain := textfold.Tokens(textfold.FoldPlain(seat)); !slices.Equal(plain, sf.folded) {
 		sf.plain = plain
 	}
 	return sf

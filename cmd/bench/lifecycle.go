@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 )
 
 // lifecycleRun is one run of the complete order lifecycle.

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 	"companydocs/resolver"
 )
 
