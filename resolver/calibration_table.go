@@ -6,23 +6,23 @@ package resolver
 // fitted on 22008 candidates of the evaluation set, 2406 of them right; 647 first
 // candidates answer a query for a company held out of the index.
 var fittedConfidence = confidenceWeights{
-	-8.708108, // bias
-	7.189692,  // name_whole
-	0.417532,  // name_close
-	3.555844,  // name_contains
-	-0.692899, // name_partly
-	-3.79439,  // name_weak
-	3.911272,  // other_field
-	1.64963,   // former_name
-	-0.902514, // seat_agrees
-	-6.25274,  // given_differs
-	-0.507116, // form_agrees
-	-1.786615, // form_differs
-	2.668076,  // identified
-	-0.001822, // number_only
-	-0.021622, // contradicted
-	-1.842668, // removed
-	3.450595,  // first
-	6.892083,  // score
-	10.590373, // margin_if_well_matched
+	-8.704995, // bias
+	7.189243,  // name_whole
+	0.417647,  // name_close
+	3.554774,  // name_contains
+	-0.692275, // name_partly
+	-3.795302, // name_weak
+	3.910177,  // other_field
+	1.648219,  // former_name
+	-0.902213, // seat_agrees
+	-6.25261,  // given_differs
+	-0.508195, // form_agrees
+	-1.789266, // form_differs
+	2.666455,  // identified
+	-0.001828, // number_only
+	-0.021679, // contradicted
+	-1.839886, // removed
+	3.450871,  // first
+	6.888232,  // score
+	10.589109, // margin_if_well_matched
 }

@@ -338,9 +338,50 @@ func legalFormEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) {
 		s.reason(ReasonLegalFormMatches, companydocs.ReasonParams{LegalForm: pq.form.Code})
 		return
 	}
-	if p.LegalForm != "" {
-		s.reason(ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: p.LegalForm, QueryLegalForm: pq.form.Code})
+	if form := formOf(p); formDiffers(form, pq.form.Code) {
+		s.reason(ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: form, QueryLegalForm: pq.form.Code})
 	}
+}
+
+// partnershipMark is what a name without a legal form of its own says
+// when it ends its people's names in "& Co." ("Walter Müller & Co.",
+// "Busch & Cie.", "Hartmut Weiss u. Co."): partners stand behind it, as
+// behind a KG or an OHG, and no company with a capital of its own (a
+// GmbH, an AG, a UG) nor a sole trader bears such a name without its
+// form.
+const partnershipMark = "& Co."
+
+// partnersWords are the folded words after "&" that say partners stand
+// behind a name.
+var partnersWords = map[string]bool{"co": true, "cie": true, "compagnie": true}
+
+// formOf is the legal form a candidate bears: its record's, or, where the
+// record names none (ingest reads it from the name, which knows no "&
+// Co." alone), partnershipMark when its name holds one.
+func formOf(p *companydocs.Profile) string {
+	if p.LegalForm != "" {
+		return p.LegalForm
+	}
+	toks := companydocs.Tokens(companydocs.Fold(p.Name))
+	for i := 1; i < len(toks); i++ {
+		if toks[i-1] == "&" && partnersWords[toks[i]] {
+			return partnershipMark
+		}
+	}
+	return ""
+}
+
+// formDiffers reports whether a candidate's form (formOf) contradicts the
+// form asked: partnershipMark contradicts every form but a KG's and an
+// OHG's, and a candidate without a form contradicts none.
+func formDiffers(form, asked string) bool {
+	switch form {
+	case "":
+		return false
+	case partnershipMark:
+		return asked != "KG" && asked != "OHG"
+	}
+	return form != asked
 }
 
 // statusEvidence adds verification and register status, which never raise
