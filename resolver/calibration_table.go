@@ -6,23 +6,23 @@ package resolver
 // fitted on 22008 candidates of the evaluation set, 2406 of them right; 647 first
 // candidates answer a query for a company held out of the index.
 var fittedConfidence = confidenceWeights{
-	-8.704995, // bias
-	7.189243,  // name_whole
-	0.417647,  // name_close
-	3.554774,  // name_contains
-	-0.692275, // name_partly
-	-3.795302, // name_weak
-	3.910177,  // other_field
-	1.648219,  // former_name
-	-0.902213, // seat_agrees
-	-6.25261,  // given_differs
-	-0.508195, // form_agrees
-	-1.789266, // form_differs
-	2.666455,  // identified
-	-0.001828, // number_only
-	-0.021679, // contradicted
-	-1.839886, // removed
-	3.450871,  // first
-	6.888232,  // score
-	10.589109, // margin_if_well_matched
+	-9.34163,  // bias
+	7.652071,  // name_whole
+	-0.608982, // name_close
+	3.50319,   // name_contains
+	-0.784496, // name_partly
+	-3.556734, // name_weak
+	3.91046,   // other_field
+	1.585858,  // former_name
+	-1.36475,  // seat_agrees
+	-6.407081, // given_differs
+	-0.810554, // form_agrees
+	-1.725831, // form_differs
+	2.361764,  // identified
+	-0.001125, // number_only
+	-0.013292, // contradicted
+	-1.952351, // removed
+	3.53784,   // first
+	8.261626,  // score
+	10.777052, // margin_if_well_matched
 }

@@ -127,7 +127,10 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 	covers := false
 	consider := func(e evidence) {
 		covers = covers || e.covers
-		if e.score > best.score {
+		// of two readings that explain as much, the one whose name is
+		// the query's as typed: a name that holds its seat twice
+		// matches as well without one of them
+		if e.score > best.score || e.score == best.score && e.exact && !best.exact {
 			best = e
 		}
 	}
@@ -143,6 +146,20 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 				{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}, {Code: ReasonSeatOnly}}})
 		default:
 			fieldEvidence(pq, p, f, queryList(pq, tokens), true, consider)
+		}
+		if seatOK && f.nameHoldsSeat {
+			// a name that carries its seat ("AIC Ingenieurgesellschaft
+			// für Bauplanung Chemnitz GmbH" at Chemnitz) names the seat
+			// where the query holds the name: its town word counts for
+			// both, as when the town is typed after the name again; not
+			// where the name matches only partly, whose town word may be
+			// all it shares ("Agroservice GmbH Halberstadt" and
+			// "Straßenbau Halberstadt GmbH")
+			seatInName := fieldMatch{pq: pq, p: p, f: f, query: reading.queryList(pq), seatOK: true, seatBonus: SeatWeight,
+				seatReasons: []companydocs.ReasonDetail{{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}}}
+			if e := seatInName.name(); e.covers {
+				consider(e)
+			}
 		}
 	}
 	best.covers = covers
@@ -187,6 +204,8 @@ type profileFields struct {
 	officers []tokenList
 	address  tokenList
 	seat     seatForms
+	// nameHoldsSeat is set when the current name holds the seat's words.
+	nameHoldsSeat bool
 }
 
 // newProfileFields folds the fields the query can match: officers unless
@@ -201,6 +220,7 @@ func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
 		f.previous[i] = newTokenList(dropNoise(pb))
 	}
 	f.seat = pq.seatFormsOf(p.Seat)
+	_, f.nameHoldsSeat = splitSeat(f.base.words, f.base.plainWords(), f.seat)
 	if !pq.hasForm || pq.deep {
 		f.officers = make([]tokenList, len(p.Officers))
 		for i, o := range p.Officers {
