@@ -37,7 +37,7 @@ import (
 // and reasons give (confidenceFeatures).
 const (
 	featBias         = iota
-	featNameWhole    // the name matches as a whole (name_matches)
+	featNameWhole    // the name matches as a whole (name_matches), or as far as a cut name goes (name_starts_as_cut)
 	featNameClose    // the name matches closely (name_matches_closely)
 	featNameContains // the name holds every word of the query (name_contains_query)
 	featNamePartly   // the share of the query's words the name holds, when it matches partly
@@ -88,7 +88,7 @@ func confidenceFeatures(in confidenceInput) [numFeatures]float64 {
 	numberMatches, courtMatches := false, false
 	for _, r := range in.reasons {
 		switch r.Code {
-		case ReasonNameMatches:
+		case ReasonNameMatches, ReasonNameStartsAsCut:
 			x[featNameWhole] = 1
 		case ReasonNameMatchesClosely:
 			x[featNameClose] = 1

@@ -112,6 +112,9 @@ type evidence struct {
 	seat    bool
 	exact   bool
 	covers  bool // see scored.covers
+	// cut is set for a name that starts with a cut text (cutStart):
+	// the legal form the text names is the name's own.
+	cut bool
 	// field says where the evidence came from; person is the folded name
 	// of the officer who matched.
 	field  string
@@ -162,8 +165,39 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 			}
 		}
 	}
+	if e, ok := cutStart(pq, p); ok {
+		consider(e)
+		covers = true
+	}
 	best.covers = covers
 	return best
+}
+
+// cutStart is the evidence of a name that starts with the words of a text
+// a field's length cut (pq.cutWords), the last of them as the start of a
+// word, and goes on after them ("Hartmann Gesellschaft mit besc" for
+// "Hartmann Gesellschaft mit beschränkter Haftung, Trier"): the name as
+// far as the field holds it, legal form and all, is the whole text, as
+// much evidence as a whole name. A name that another starts with too
+// ranks beside it, and the margin between them says so.
+func cutStart(pq *parsedQuery, p *companydocs.Profile) (evidence, bool) {
+	cut := pq.cutWords
+	if len(cut) == 0 {
+		return evidence{}, false
+	}
+	name := companydocs.Tokens(companydocs.Fold(p.Name))
+	last := len(cut) - 1
+	if len(name) < len(cut) || !strings.HasPrefix(plainOf(name[last]), plainOf(cut[last])) ||
+		len(name) == len(cut) && len(name[last]) == len(cut[last]) {
+		return evidence{}, false
+	}
+	for i := range last {
+		if plainOf(name[i]) != plainOf(cut[i]) {
+			return evidence{}, false
+		}
+	}
+	return evidence{score: NameWeight * fullNameMatch, field: fieldName, covers: true, cut: true,
+		reasons: []companydocs.ReasonDetail{{Code: ReasonNameStartsAsCut}}}, true
 }
 
 // sharesOnlyFirstName reports whether the query reads as a person whose
