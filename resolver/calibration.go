@@ -37,7 +37,7 @@ import (
 // and reasons give (confidenceFeatures).
 const (
 	featBias         = iota
-	featNameWhole    // the name matches as a whole (name_matches)
+	featNameWhole    // the name matches as a whole (name_matches), or as far as a cut name goes (name_starts_as_cut)
 	featNameClose    // the name matches closely (name_matches_closely)
 	featNameContains // the name holds every word of the query (name_contains_query)
 	featNamePartly   // the share of the query's words the name holds, when it matches partly
@@ -88,7 +88,7 @@ func confidenceFeatures(in confidenceInput) [numFeatures]float64 {
 	numberMatches, courtMatches := false, false
 	for _, r := range in.reasons {
 		switch r.Code {
-		case ReasonNameMatches:
+		case ReasonNameMatches, ReasonNameStartsAsCut:
 			x[featNameWhole] = 1
 		case ReasonNameMatchesClosely:
 			x[featNameClose] = 1
@@ -161,7 +161,8 @@ func (w confidenceWeights) probability(x [numFeatures]float64) float64 {
 // officer of several companies found (the sample's names are unique by
 // construction, the register's are not), a register number without a
 // court or shared at one court, text after an LEI whose checksum fails -
-// and a name or entry that an identifier given contradicts.
+// and a name or entry that an identifier given contradicts. A legal form
+// or seat that contradicts a candidate holds it too (namesakeContradicts).
 var confidenceCeilings = map[string]float64{
 	ReasonShortQueryCap:         ShortQueryCap,
 	ReasonSharedOfficerCap:      ShortQueryCap,
@@ -187,5 +188,26 @@ func confidenceCeiling(reasons []companydocs.ReasonDetail) float64 {
 			ceiling = min(ceiling, c)
 		}
 	}
+	if namesakeContradicts(reasons) {
+		ceiling = min(ceiling, NamesakeCap)
+	}
 	return ceiling
+}
+
+// namesakeContradicts reports whether the legal form or seat asked
+// contradicts a candidate that nothing but its name speaks for: no
+// identifier names it, and no officer, address or former name holds the
+// query (a company renamed, or moved with its officers, is still itself).
+// Its namesake of that form or seat may be the company meant (NamesakeCap).
+func namesakeContradicts(reasons []companydocs.ReasonDetail) bool {
+	contradicts := false
+	for _, r := range reasons {
+		switch r.Code {
+		case ReasonSeatDiffers, ReasonLegalFormDiffers:
+			contradicts = true
+		case ReasonRegisterNumberMatches, ReasonLEIMatches, ReasonOfficerMatches, ReasonAddressMatches, ReasonFormerNameMatches:
+			return false
+		}
+	}
+	return contradicts
 }

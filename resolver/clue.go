@@ -262,14 +262,12 @@ func weighOfficers(s *scored, clues []clue, w clueWeight) bool {
 
 // weighForm weighs a legal form given beside a text that names none.
 func weighForm(s *scored, c clue, w clueWeight) {
-	p := s.p
-	if p.LegalForm == "" {
-		return
-	}
-	if p.LegalForm == c.form.Code {
+	form := formOf(s.p)
+	switch {
+	case form == c.form.Code:
 		s.agree(w.agree, ReasonLegalFormMatches, companydocs.ReasonParams{LegalForm: c.form.Code})
-	} else {
-		s.disagree(w.disagree, ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: p.LegalForm, QueryLegalForm: c.form.Code})
+	case formDiffers(form, c.form.Code):
+		s.disagree(w.disagree, ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: form, QueryLegalForm: c.form.Code})
 	}
 }
 

@@ -18,10 +18,12 @@ import (
 // (buildSampleIndex leaves out every record an absent case names): for
 // them no candidate is the company meant. They are typed in the kinds the
 // set has and given as list rows (a name with its seat as the property
-// city, as a spreadsheet's columns Firma;Ort), half of them bearing a
-// name that other companies of the sample bear too ("Müller GmbH;Köln"
-// finding the Müller GmbH of Coburg). Present companies are given as list
-// rows as well, so that a seat given agreeing and disagreeing is seen on
+// city, as a spreadsheet's columns Firma;Ort). Half of them are asked to
+// bear a name that other companies of the sample bear too ("Müller
+// GmbH;Köln" finding the Müller GmbH of Coburg), but the sample's names
+// are unique by construction and none qualifies: what such a namesake is
+// worth is held by a ceiling instead (NamesakeCap). Present companies are
+// given as list rows as well, so that a seat given agreeing is seen on
 // both sides.
 
 // absentKinds are the forms an absent company's query takes in turn: the

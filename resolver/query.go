@@ -228,6 +228,10 @@ type parsedQuery struct {
 	// cutAside is the last word of a cut name, too short to start a
 	// word: the name is also read without it (cutName).
 	cutAside []string
+	// cutWords are the folded words of a text that fills a field length
+	// to a letter, its legal form and noise words kept: a name that
+	// starts with them matches as far as they go (cutStart).
+	cutWords []string
 	// seats holds the forms of the candidates' seats (seatFormsOf).
 	seats map[string]seatForms
 	// deep is set for a deep-mode search.
@@ -352,11 +356,20 @@ var fieldLengths = [...]int{30, 35, 40, 50}
 // ("Initiative zur Unterstützung von Me") as cut there: its last word is
 // searched as the start of a word, as a word still being typed is, and a
 // last word too short to start one (textfold.MinWordStart) is also
-// read without (cutAside, readText). It returns the name to read.
+// read without (cutAside, readText). A name that starts with its words,
+// a last word of digits too, matches as far as they go (cutWords,
+// cutStart). It returns the name to read.
 func cutName(pq *parsedQuery, name string) string {
 	n := utf8.RuneCountInString(name)
 	last, _ := utf8.DecodeLastRuneInString(name)
-	if !slices.Contains(fieldLengths[:], n) || !unicode.IsLetter(last) || endsInLegalForm(name) {
+	if !slices.Contains(fieldLengths[:], n) || !unicode.IsLetter(last) && !unicode.IsDigit(last) {
+		return name
+	}
+	// even a text whose last word reads as a legal form or a number may
+	// be cut ("FADIS Fahrzeug Distribution Se" of "... Services GmbH",
+	// "Turn- und Sportverein Nordstrand von 190" of "... von 1903 e. V.")
+	pq.cutWords = textfold.Tokens(textfold.Fold(name))
+	if !unicode.IsLetter(last) || endsInLegalForm(name) {
 		return name
 	}
 	pq.cut = true

@@ -477,7 +477,9 @@ func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
 	ev := textEvidence(pq, p)
 	s := &scored{p: p, confidence: ev.score, reasons: ev.reasons, seatMatched: ev.seat, nameExact: ev.exact,
 		evidence: ev.score > 0, field: ev.field, person: ev.person, covers: ev.covers, parts: scoreParts{text: ev.score}}
-	legalFormEvidence(pq, p, s)
+	if !ev.cut {
+		legalFormEvidence(pq, p, s)
+	}
 	statusEvidence(p, s)
 	if pq.leiShape && pq.leiErr != nil {
 		s.cap(InvalidLEICap, ReasonInvalidLEICap, companydocs.ReasonParams{})

@@ -80,6 +80,15 @@ func newTokenList(folded []string) tokenList {
 	return l
 }
 
+// plainWords are the list's tokens in their plain spelling (plainOf).
+func (l tokenList) plainWords() []string {
+	out := make([]string, len(l.toks))
+	for i, t := range l.toks {
+		out[i] = t.plain
+	}
+	return out
+}
+
 func newToken(folded string) token {
 	return token{folded: folded, plain: plainOf(folded), runes: utf8.RuneCountInString(folded),
 		number: isNumber(folded), weight: tokenWeight(folded)}
@@ -352,9 +361,12 @@ func splitSeat(query, queryPlain []string, seat seatForms) ([]string, bool) {
 func splitSeatTokens(query, queryPlain, seatTokens []string) ([]string, bool) {
 	// The seat may be written shortened: "Freiburg" for "Freiburg im
 	// Breisgau", so match a prefix of the seat's tokens of at least one.
+	// The last place first: a seat typed after a name that holds it
+	// ("Bienenzuchtverein Schweinfurt 1872 e.V. Schweinfurt") leaves the
+	// name's words in their order.
 	for n := len(seatTokens); n >= 1; n-- {
 		want := seatTokens[:n]
-		for i := 0; i+n <= len(query); i++ {
+		for i := len(query) - n; i >= 0; i-- {
 			if slices.Equal(queryPlain[i:i+n], want) {
 				rest := append(append([]string{}, query[:i]...), query[i+n:]...)
 				return rest, true
