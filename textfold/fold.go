@@ -49,7 +49,7 @@ func fold(s string, transliterate bool) string {
 	f.out.Grow(len(s))
 	for _, r := range s {
 		if r < utf8.RuneSelf {
-			f.rune(r)
+			f.asciiRune(byte(r))
 			continue
 		}
 		if d, ok := latinDecomposed[r]; ok {
@@ -74,26 +74,53 @@ type folder struct {
 	pendingRA bool
 }
 
+// rune adds one rune of the decomposed name to the fold. ASCII, nearly
+// every rune of a register name, is told apart by byte comparisons alone
+// (asciiRune); only the rest consults the Unicode tables (otherRune).
 func (f *folder) rune(r rune) {
+	if r < utf8.RuneSelf {
+		f.asciiRune(byte(r))
+		return
+	}
+	f.otherRune(r)
+}
+
+// asciiRune adds an ASCII character: letters and digits join the token
+// (lower-cased), "&" and "+" are the token "&", a dot may end an
+// abbreviation (dot), apostrophes vanish, everything else cuts the token.
+func (f *folder) asciiRune(c byte) {
 	switch {
-	case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9'):
-		f.cur.add(byte(r))
-	case r < utf8.RuneSelf && 'A' <= r && r <= 'Z':
-		f.cur.add(byte(r) + 'a' - 'A')
+	case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+		f.cur.add(c)
+	case 'A' <= c && c <= 'Z':
+		f.cur.add(c + 'a' - 'A')
+	case c == '&' || c == '+':
+		f.flush()
+		f.emit(ampersandToken)
+	case c == '.':
+		f.dot()
+	case isApostrophe(rune(c)):
+		// dropped so that "Müller's" stays one token
+	default:
+		f.flush()
+	}
+}
+
+// otherRune adds a non-ASCII rune: the diaeresis NFD split off an umlaut
+// becomes "e" when transliterating, other combining marks and the
+// typographic apostrophes vanish, letters and digits join the token
+// folded, everything else cuts the token.
+func (f *folder) otherRune(r rune) {
+	switch {
 	case r == combiningDiaeresis:
 		if f.transliterate && endsWithUmlautBase(f.cur.bytes()) {
 			f.cur.add('e')
 		}
-	case r == '&' || r == '+':
-		f.flush()
-		f.emit(ampersandToken)
-	case r == '.':
-		f.dot()
 	case isApostrophe(r):
-		// dropped so that "Müller's" stays one token
-	case r >= utf8.RuneSelf && unicode.Is(unicode.Mn, r):
+		// dropped so that "Müller’s" stays one token
+	case unicode.Is(unicode.Mn, r):
 		// other diacritics: dropped
-	case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+	case unicode.IsLetter(r) || unicode.IsDigit(r):
 		f.cur.addFolded(r)
 	default:
 		f.flush()
