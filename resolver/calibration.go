@@ -87,39 +87,16 @@ func confidenceFeatures(in confidenceInput) [numFeatures]float64 {
 	}
 	numberMatches, courtMatches := false, false
 	for _, r := range in.reasons {
+		if f, ok := reasonFeature[r.Code]; ok {
+			x[f] = 1
+		}
 		switch r.Code {
-		case ReasonNameMatches, ReasonNameStartsAsCut:
-			x[featNameWhole] = 1
-		case ReasonNameMatchesClosely:
-			x[featNameClose] = 1
-		case ReasonNameContainsQuery:
-			x[featNameContains] = 1
 		case ReasonNameMatchesPartly:
 			x[featNamePartly] = float64(r.Params.Percent) / 100
-		case ReasonNameMatchesWeakly, ReasonNameDoesNotMatch:
-			x[featNameWeak] = 1
-		case ReasonOfficerMatches, ReasonAddressMatches:
-			x[featOtherField] = 1
-		case ReasonFormerNameMatches:
-			x[featFormerName] = 1
-		case ReasonSeatMatches:
-			x[featSeatAgrees] = 1
-		case ReasonSeatDiffers, ReasonCourtDiffers, ReasonAddressDiffers, ReasonOfficerNotFound:
-			x[featGivenDiffers] = 1
-		case ReasonLegalFormMatches:
-			x[featFormAgrees] = 1
-		case ReasonLegalFormDiffers:
-			x[featFormDiffers] = 1
-		case ReasonOnlyLiveEntryAtCourt, ReasonLEIMatches, ReasonOnlyEntryNameSeat:
-			x[featIdentified] = 1
 		case ReasonRegisterNumberMatches:
 			numberMatches = true
 		case ReasonCourtMatches:
 			courtMatches = true
-		case ReasonRegisterNumberDiffers, ReasonLEIDiffers, ReasonNameConflict:
-			x[featContradicted] = 1
-		case ReasonRemoved:
-			x[featRemoved] = 1
 		}
 	}
 	switch {
@@ -133,6 +110,25 @@ func confidenceFeatures(in confidenceInput) [numFeatures]float64 {
 		x[featMargin] = max(-marginBound, min(marginBound, in.margin))
 	}
 	return x
+}
+
+// reasonFeature is the feature a reason sets, where the reason alone says
+// it (a name matching partly sets its share of the query's words, and a
+// register number identifies only with its court: confidenceFeatures).
+var reasonFeature = map[string]int{
+	ReasonNameMatches: featNameWhole, ReasonNameStartsAsCut: featNameWhole,
+	ReasonNameMatchesClosely: featNameClose,
+	ReasonNameContainsQuery:  featNameContains,
+	ReasonNameMatchesWeakly:  featNameWeak, ReasonNameDoesNotMatch: featNameWeak,
+	ReasonOfficerMatches: featOtherField, ReasonAddressMatches: featOtherField,
+	ReasonFormerNameMatches: featFormerName,
+	ReasonSeatMatches:       featSeatAgrees,
+	ReasonSeatDiffers:       featGivenDiffers, ReasonCourtDiffers: featGivenDiffers, ReasonAddressDiffers: featGivenDiffers, ReasonOfficerNotFound: featGivenDiffers,
+	ReasonLegalFormMatches:     featFormAgrees,
+	ReasonLegalFormDiffers:     featFormDiffers,
+	ReasonOnlyLiveEntryAtCourt: featIdentified, ReasonLEIMatches: featIdentified, ReasonOnlyEntryNameSeat: featIdentified,
+	ReasonRegisterNumberDiffers: featContradicted, ReasonLEIDiffers: featContradicted, ReasonNameConflict: featContradicted,
+	ReasonRemoved: featRemoved,
 }
 
 const (
