@@ -210,3 +210,116 @@ func hitsJSON(t *testing.T, g *Generation, q companydocs.TextQuery) string {
 	}
 	return string(b)
 }
+
+// renamed returns a copy of ps with every step-th profile from start on
+// renamed, its old name kept as a previous name.
+func renamed(ps []*companydocs.Profile, start, step int, suffix string) []*companydocs.Profile {
+	out := cloneProfiles(ps)
+	for i := start; i < len(out); i += step {
+		out[i].PreviousNames = append(out[i].PreviousNames, out[i].Name)
+		out[i].Name = out[i].Name + " " + suffix
+	}
+	return out
+}
+
+// TestIncrementalFallsBackToFullBuild: a build asked to be incremental
+// indexes every document anew when it is asked for a full build, when a
+// tenth of the profiles changed, and once the deleted documents its
+// predecessors left would pass a tenth of the index; the one after a full
+// build is incremental again.
+func TestIncrementalFallsBackToFullBuild(t *testing.T) {
+	a := chunk53Profiles(t)
+	dataDir := t.TempDir()
+	if m := mustBuildWith(t, dataDir, a, incrementalOpts); m.Build.Kind != BuildFull || m.Build.Reason != ReasonNoPrevious {
+		t.Errorf("first build %+v, want a full one: %s", m.Build, ReasonNoPrevious)
+	}
+	if m := mustBuildWith(t, dataDir, a, BuilderOptions{}); m.Build.Kind != BuildFull || m.Build.Reason != ReasonAsked || m.Build.Segments != 1 {
+		t.Errorf("build not asked to be incremental %+v, want a full one: %s", m.Build, ReasonAsked)
+	}
+	// one profile in 9 changes: over a tenth
+	m := mustBuildWith(t, dataDir, renamed(a, 0, 9, "Holding"), incrementalOpts)
+	if m.Build.Kind != BuildFull || !strings.Contains(m.Build.Reason, "more than 10% of the 5727 profiles changed") || m.Build.Segments != 1 {
+		t.Errorf("build of 11%% changed profiles %+v, want a full one", m.Build)
+	}
+	// one in 30 changes each time: the deleted documents pass a tenth at the fourth
+	ps := renamed(a, 0, 9, "Holding")
+	var dead []int
+	for i := range 4 {
+		ps = renamed(ps, i, 30, "Neu")
+		m = mustBuildWith(t, dataDir, ps, incrementalOpts)
+		dead = append(dead, m.Build.DeadDocuments)
+		if want := i < 3; (m.Build.Kind == BuildIncremental) != want {
+			t.Errorf("build %d: %+v, incremental %v", i, m.Build, want)
+		}
+	}
+	if dead[0] != 191 || dead[1] != 382 || dead[2] != 573 || dead[3] != 0 {
+		t.Errorf("deleted documents after each build %v, want 191, 382, 573 and 0 after the full build", dead)
+	}
+	if !strings.Contains(m.Build.Reason, "deleted documents would make 11.8%") || m.Build.Segments != 1 {
+		t.Errorf("fourth build %+v, want a full one of one segment", m.Build)
+	}
+	ps = renamed(ps, 0, 100, "Alt")
+	if m = mustBuildWith(t, dataDir, ps, incrementalOpts); m.Build.Kind != BuildIncremental || m.Build.Segments != 2 {
+		t.Errorf("build after the full one %+v, want an incremental one", m.Build)
+	}
+	full := t.TempDir()
+	mustBuild(t, full, ps)
+	compareSearches(t, mustOpenCurrent(t, dataDir), mustOpenCurrent(t, full), editQueries(a[:600], ps[:600]))
+}
+
+// TestIncrementalBuildOnDamagedBase: a segment of the previous generation
+// that no longer matches its meta.json is not shared, the build indexes
+// every document anew; and a damaged segment a generation shares is
+// found by its check, as in a full build's.
+func TestIncrementalBuildOnDamagedBase(t *testing.T) {
+	a, b, _ := realEdits(t)
+	dataDir := t.TempDir()
+	first := mustBuild(t, dataDir, a)
+	zaps, err := filepath.Glob(filepath.Join(indexDir(dataDir), first.ID, bleveDirName, "store", "*.zap"))
+	if err != nil || len(zaps) != 1 {
+		t.Fatalf("segments %v, %v", zaps, err)
+	}
+	flipByte(t, zaps[0])
+	m := mustBuildWith(t, dataDir, b, incrementalOpts)
+	if m.Build.Kind != BuildFull || !strings.Contains(m.Build.Reason, "is damaged") {
+		t.Errorf("build on a damaged generation %+v, want a full one", m.Build)
+	}
+	m = mustBuildWith(t, dataDir, a, incrementalOpts)
+	if m.Build.Kind != BuildIncremental {
+		t.Fatalf("build %+v, want an incremental one", m.Build)
+	}
+	zaps, err = filepath.Glob(filepath.Join(indexDir(dataDir), m.ID, bleveDirName, "store", "*.zap"))
+	if err != nil || len(zaps) != 2 {
+		t.Fatalf("segments %v, %v", zaps, err)
+	}
+	for _, z := range zaps {
+		flipByte(t, z)
+	}
+	_, err = Open(filepath.Join(indexDir(dataDir), m.ID))
+	if RejectReason(err) != RejectFiles {
+		t.Errorf("open with a damaged shared segment: %v, want refused for its files", err)
+	}
+}
+
+// flipByte inverts one byte in the middle of the file, in place (a
+// shared file is damaged in every generation that holds it).
+func flipByte(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+}
