@@ -26,7 +26,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var (
 		dataDir, format, logFormat, cpuProfile string
 		keep, maxRecords                       int
-		allowShrink, noChanges                 bool
+		allowShrink, noChanges, full           bool
 	)
 	fs := newFlagSet("ingest", stdout, stderr)
 	fs.Synopsis = "usage: companydocs ingest [flags] FILE..."
@@ -38,6 +38,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the ingest to this file (go tool pprof)")
 	fs.BoolVar(&allowShrink, "allow-shrink", false, "publish even if the new generation holds under half the live generation's profiles")
 	fs.BoolVar(&noChanges, "no-changes", false, "do not compare the new profiles with the live generation's: the generation gets no change record (changes.db)")
+	fs.BoolVar(&full, "full", false, "index every document anew instead of building on the live generation's index (a full build also runs when a tenth of the profiles changed, or a tenth of the index's documents would be deleted ones)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	logger := newLogger(stderr, logFormat, "info")
 	p := newProgressPrinter(stderr, logger)
-	opts := buildOptions{keep: keep, maxRecords: maxRecords, allowShrink: allowShrink, noChanges: noChanges}
+	opts := buildOptions{keep: keep, maxRecords: maxRecords, allowShrink: allowShrink, noChanges: noChanges, full: full}
 	meta, sum, err := buildGeneration(ctx, dataDir, inputs, opts, p.report, logger)
 	p.finish()
 	if sum != nil {
@@ -74,8 +75,20 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "Published index generation %s with %d profiles.\n", meta.ID, meta.Profiles)
+	writeBuildSummary(stdout, meta.Build)
 	writeChangeSummary(stdout, meta.Changes)
 	return nil
+}
+
+// writeBuildSummary tells the operator how the search index was built.
+func writeBuildSummary(w io.Writer, b *index.BuildInfo) {
+	switch {
+	case b == nil:
+	case b.Kind == index.BuildIncremental:
+		fmt.Fprintf(w, "Search index built on %s: %d documents written, %d deleted, %d segments.\n", b.Base, b.Indexed, b.Deleted, b.Segments)
+	default:
+		fmt.Fprintf(w, "Search index built anew: %s.\n", b.Reason)
+	}
 }
 
 // writeChangeSummary tells the operator what the change record holds.
@@ -157,12 +170,15 @@ type buildOptions struct {
 	allowShrink bool
 	// noChanges leaves out the change record.
 	noChanges bool
+	// full indexes every document anew rather than on the live
+	// generation's index.
+	full bool
 }
 
 // buildGeneration ingests inputs into a new generation and publishes it;
 // on any error the build is aborted and the live generation stays current.
 func buildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input, opts buildOptions, progress func(ingest.Progress), logger *slog.Logger) (index.Meta, *ingest.Summary, error) {
-	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: opts.keep, NoChanges: opts.noChanges, Logger: logger})
+	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: opts.keep, NoChanges: opts.noChanges, Incremental: !opts.full, Logger: logger})
 	if err != nil {
 		return index.Meta{}, nil, err
 	}
