@@ -6,8 +6,10 @@ import (
 	"compress/bzip2"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -36,7 +38,7 @@ func TestIncrementalAnswersAsFullBuild(t *testing.T) {
 	}
 	incDir, fullDir := filepath.Join(dir, "incremental"), filepath.Join(dir, "full")
 	ingestFiles(t, incDir, false, sample, leis)
-	ingestFiles(t, fullDir, false, sample, leis)
+	copyTree(t, incDir, fullDir)
 	inc := ingestFiles(t, incDir, true, edited, leis)
 	full := ingestFiles(t, fullDir, false, edited, leis)
 	if inc.Build.Kind != index.BuildIncremental || inc.Build.Segments != 2 || inc.Build.Indexed < 1000 {
@@ -72,6 +74,28 @@ func sameChanges(a, b *index.ChangeSummary) bool {
 	x, y := *a, *b
 	x.Previous, y.Previous = "", ""
 	return fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+// copyTree copies the data directory src to dst, file by file.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil || e.IsDir() {
+			return errors.Join(err, os.MkdirAll(filepath.Join(dst, rel), 0o755))
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // changeEntries returns every entry of g's change record as JSON.
