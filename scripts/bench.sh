@@ -215,7 +215,7 @@ step_incremental() {
 		cp -a "$d" "$d-full"
 		incremental_run "$s" incremental "$d" "${changed[@]}" "${GLEIF[@]}"
 		incremental_run "$s" full "$d-full" --full "${changed[@]}" "${GLEIF[@]}"
-		COMPANYDOCS_BENCH_DATA_DIRS="$d,$d-full" record "incremental-$s-search" \
+		COMPANYDOCS_BENCH_DATA_DIRS="$(realpath "$d"),$(realpath "$d-full")" record "incremental-$s-search" \
 			go test -pgo="$PGO" -run '^$' -bench BenchmarkSearchGenerations -benchtime 3000x -count 5 ./index
 	done
 }
