@@ -97,6 +97,10 @@ type Meta struct {
 	// generation changed against the one current when its ingest started.
 	// Absent in generations without one (an added field, like Files).
 	Changes *ChangeSummary `json:"changes,omitempty"`
+	// Build says how the search index was built: anew, or on the segments
+	// of a previous generation. Absent in generations built before it
+	// existed (an added field, like Files).
+	Build *BuildInfo `json:"build,omitempty"`
 }
 
 func indexDir(dataDir string) string { return filepath.Join(dataDir, indexDirName) }
