@@ -72,8 +72,10 @@ test-command:
 # !race): the evaluation with its golden files and calibration, the clue readings, reachability of every profile
 EVAL := ^(TestEvaluation.*|TestClueReadings|TestSharedDirectorIsCapped|TestCutNamesAreSearchedAsStarts|TestEveryVerifiedProfileReachable)$$
 
+# and the index's test that an incremental generation answers the evaluation as a full build does (go:build !race too)
 test-eval:
 	$(GO) test -count=1 -run '$(EVAL)' ./resolver/
+	$(GO) test -count=1 -run '^TestIncrementalAnswersAsFullBuild$$' ./index/
 
 test-follow:
 	$(GO) test -count=1 -timeout 20m -run '$(FOLLOW)' ./app/
