@@ -66,7 +66,7 @@ FOLLOW := ^(TestPublish.*|TestFollow.*|TestRollout.*|TestDamagedGenerationIsBack
 CRASH := ^(TestCrashSafety|TestCrashSafetyPostgres)$$
 
 test-command:
-	$(GO) test -count=1 -timeout 20m -skip '$(RACE_E2E)|$(FOLLOW)|$(CRASH)' ./app/
+	$(GO) test -count=1 -timeout 30m -skip '$(RACE_E2E)|$(FOLLOW)|$(CRASH)' ./app/
 
 # EVAL: the resolver's tests over a real index of the embedded sample, which the race run leaves out (go:build
 # !race): the evaluation with its golden files and calibration, the clue readings, reachability of every profile
