@@ -115,7 +115,21 @@ func TestIngestRecordsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the server to swap in the second generation", func() bool { id, _, _ := s.Live.Current(); return id == secondID })
-	for field, n := range map[string]float64{"name": 2, "status": 2, "officers": 1, "previous_names": 1, "removed": 1, "register": 0, "lei": 0} {
+	// The gauges are set by the swap's hook, just after the generation
+	// became current: wait for them, then say which differ.
+	wantChanges := map[string]float64{"name": 2, "status": 2, "officers": 1, "previous_names": 1, "removed": 1, "register": 0, "lei": 0}
+	changesAre := func() bool {
+		for field, n := range wantChanges {
+			if v, ok := s.metric(t, "companydocs_index_generation_changes", "field", field); !ok || v != n {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(5 * time.Second); !changesAre() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for field, n := range wantChanges {
 		if v, ok := s.metric(t, "companydocs_index_generation_changes", "field", field); !ok || v != n {
 			t.Errorf("changes of field %s: %v, %v; want %v", field, v, ok, n)
 		}
