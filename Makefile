@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build deb test test-race test-race-e2e test-command test-eval test-follow test-crashes test-national test-deb test-alerts test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-watches bench-follow bench-pgo clean
+.PHONY: run build deb test test-race test-race-e2e test-command test-eval test-follow test-crashes test-national test-deb test-alerts test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-ingest-incremental bench-watches bench-follow bench-pgo clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -57,8 +57,13 @@ RACE_E2E_PKGS := ./app/e2e/store/ ./app/e2e/serve/ ./app/e2e/follow/ ./app/e2e/w
 # the end-to-end tests and the deployment guide
 LIBPKGS = $(shell $(GO) list ./index ./bbolt ./ingest ./ordering ./internal/objectstoretest ./... | grep -v '/app/e2e/\|/deploy$$')
 
+# INCREMENTAL: the index's tests of incremental builds over the whole sample, several builds each; the race run leaves
+# them out (about five minutes of its longest package under the race detector) and test-eval runs them without it
+# (TestIncrementalBuildOnDamagedBase keeps an incremental build under the race detector)
+INCREMENTAL := ^(TestIncrementalFallsBackToFullBuild|TestIncrementalBuildOnRealEdits|TestKilledIncrementalBuild)$$
+
 test-race:
-	$(GO) test -race -count=1 -timeout 20m $(LIBPKGS)
+	$(GO) test -race -count=1 -timeout 20m -skip '$(INCREMENTAL)' $(LIBPKGS)
 
 test-race-e2e:
 	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_E2E)' $(RACE_E2E_PKGS)
@@ -71,8 +76,10 @@ test-command:
 # !race): the evaluation with its golden files and calibration, the clue readings, reachability of every profile
 EVAL := ^(TestEvaluation.*|TestClueReadings|TestSharedDirectorIsCapped|TestCutNamesAreSearchedAsStarts|TestEveryVerifiedProfileReachable)$$
 
+# and the index's test that an incremental generation answers the evaluation as a full build does (go:build !race too)
 test-eval:
 	$(GO) test -count=1 -run '$(EVAL)' ./resolver/
+	$(GO) test -count=1 -run '^TestIncrementalAnswersAsFullBuild$$|$(INCREMENTAL)' ./index/
 
 # test-follow and test-crashes: the follow and publish tests (app/e2e/follow, app/e2e/publish) and the crash tests (app/e2e/crash), without the race
 # detector, as they kill processes and take the object store away; they wait on SeaweedFS (11 s to start, 15 s to stop,
@@ -162,6 +169,10 @@ bench-orders-pg-sample:
 ## bench-changes: the cost of the change record: ingests of the same and of edited records, with and without it (1.2M and 5M)
 bench-changes:
 	DATA=$(DATA) scripts/bench.sh build corpus changes
+
+## bench-ingest-incremental: a re-ingest of 1% edited records on the previous generation against a full build of the same files (wall, CPU, peak RSS), and the search of both (BENCH_SCALES, default 1.2m; 5m needs bench-ingest's corpus)
+bench-ingest-incremental:
+	DATA=$(DATA) BENCH_SCALES="$${BENCH_SCALES:-1.2m}" scripts/bench.sh build incremental
 
 ## bench-watches: a swap with 100,000 watches on bbolt (1,000 accounts on the real fixture profiles, every watched profile changed): the time until every company.changed event is in the outbox, and until all are fanned out to deliveries (a minute or two; not part of test)
 bench-watches:

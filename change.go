@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"companydocs/register"
 )
 
 // Names of the fields ProfileChanges compares, as a FieldChange carries them.
@@ -93,14 +95,14 @@ func (p *Profile) Status() string {
 // derive from the register identity, so an entry that moves to another
 // court gets a new id, which After tells.
 type RegisterValue struct {
-	ProfileID   string       `json:"profile_id"`
-	Court       string       `json:"court"`
-	CourtName   string       `json:"court_name"`
-	FormerCourt string       `json:"former_court,omitempty"`
-	Type        RegisterType `json:"type"`
-	Number      string       `json:"number"`
-	Suffix      string       `json:"suffix,omitempty"`
-	Text        string       `json:"text"` // as registers print it: "München HRB 6684"
+	ProfileID   string        `json:"profile_id"`
+	Court       string        `json:"court"`
+	CourtName   string        `json:"court_name"`
+	FormerCourt string        `json:"former_court,omitempty"`
+	Type        register.Type `json:"type"`
+	Number      string        `json:"number"`
+	Suffix      string        `json:"suffix,omitempty"`
+	Text        string        `json:"text"` // as registers print it: "München HRB 6684"
 }
 
 // OfficerValue is an officer as a FieldOfficers change names them. An
@@ -113,8 +115,8 @@ type OfficerValue struct {
 
 // LEIValue is an LEI linked to a profile and its GLEIF registration status.
 type LEIValue struct {
-	LEI    LEI    `json:"lei"`
-	Status string `json:"status,omitempty"`
+	LEI    register.LEI `json:"lei"`
+	Status string       `json:"status,omitempty"`
 }
 
 // RemovedValue is the Before of a FieldRemoved change: what the profile was
@@ -190,8 +192,8 @@ func registerValue(p *Profile) RegisterValue {
 	}
 }
 
-func sameRegister(a, b RegisterRef) bool {
-	norm := func(r RegisterRef) string {
+func sameRegister(a, b register.Ref) bool {
+	norm := func(r register.Ref) string {
 		return strings.ToUpper(collapseSpace(r.Key()))
 	}
 	return norm(a) == norm(b)

@@ -10,6 +10,7 @@ import (
 	"companydocs"
 	"companydocs/ingest"
 	"companydocs/internal/realdata"
+	"companydocs/register"
 )
 
 // wegnerNumber is a real record of chunk 53: Wegner Consult GmbH, which
@@ -67,8 +68,8 @@ func TestProfileChangesRealRecord(t *testing.T) {
 		return profileOf(t, rec)
 	}
 	friedberg := companydocs.RegisterValue{
-		ProfileID: companydocs.ProfileID(companydocs.RegisterRef{Court: "M1405", Type: companydocs.HRB, Number: "8959"}),
-		Court:     "M1405", CourtName: "Friedberg", Type: companydocs.HRB, Number: "8959", Text: "Friedberg HRB 8959",
+		ProfileID: companydocs.ProfileID(register.Ref{Court: "M1405", Type: register.HRB, Number: "8959"}),
+		Court:     "M1405", CourtName: "Friedberg", Type: register.HRB, Number: "8959", Text: "Friedberg HRB 8959",
 	}
 	tests := []struct {
 		name          string
@@ -119,8 +120,8 @@ func TestProfileChangesRealRecord(t *testing.T) {
 			after: wegner,
 			want: []companydocs.FieldChange{
 				{Field: "register", Before: companydocs.RegisterValue{
-					ProfileID: companydocs.ProfileID(companydocs.RegisterRef{Court: "D4102V", Type: companydocs.HRB, Number: "9416"}),
-					Court:     "D4102V", CourtName: "Aschaffenburg", Type: companydocs.HRB, Number: "9416", Text: "Aschaffenburg HRB 9416",
+					ProfileID: companydocs.ProfileID(register.Ref{Court: "D4102V", Type: register.HRB, Number: "9416"}),
+					Court:     "D4102V", CourtName: "Aschaffenburg", Type: register.HRB, Number: "9416", Text: "Aschaffenburg HRB 9416",
 				}, After: friedberg},
 			},
 		},

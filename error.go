@@ -135,11 +135,3 @@ func ErrorMessageIn(err error, lang string) (message, saidIn string) {
 // KeyInternal is the catalog's sentence for an internal error: it says
 // nothing of the cause.
 const KeyInternal = "refusal.internal"
-
-// Sentinel errors of the parsers.
-var (
-	ErrLEIFormat    = errors.New("not an LEI: an LEI has 20 letters and digits")
-	ErrLEIChecksum  = errors.New("LEI checksum (ISO 7064 mod 97-10) fails")
-	ErrRegisterRef  = errors.New("not a register reference")
-	ErrUnknownCourt = errors.New("unknown register court")
-)

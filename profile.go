@@ -5,6 +5,8 @@ import (
 	"encoding/base32"
 	"strings"
 	"time"
+
+	"companydocs/register"
 )
 
 // Sources a profile or candidate can come from.
@@ -50,8 +52,8 @@ type Officer struct {
 
 // LEILink records an LEI attached to a profile and how the link was made.
 type LEILink struct {
-	LEI       LEI    `json:"lei"`
-	LegalName string `json:"legal_name,omitempty"`
+	LEI       register.LEI `json:"lei"`
+	LegalName string       `json:"legal_name,omitempty"`
 	// Method says how the link was made, e.g. "ra_code+register_number".
 	Method string `json:"method"`
 	// Status is the GLEIF registration status (ISSUED, LAPSED, ...).
@@ -78,7 +80,7 @@ type Profile struct {
 	// ID is opaque and stable across re-ingests of the same register entry.
 	ID            string         `json:"id"`
 	Source        string         `json:"source"`
-	Ref           RegisterRef    `json:"ref"`
+	Ref           register.Ref   `json:"ref"`
 	Name          string         `json:"name"`
 	LegalForm     string         `json:"legal_form,omitempty"`
 	Seat          string         `json:"seat,omitempty"`
@@ -129,7 +131,7 @@ func (p *Profile) NeedsDiscover() bool {
 
 // CourtName returns the display name of the profile's register court.
 func (p *Profile) CourtName() string {
-	if c, ok := CourtByCode(p.Ref.Court); ok {
+	if c, ok := register.CourtByCode(p.Ref.Court); ok {
 		return c.Name
 	}
 	return p.Ref.Court
@@ -139,14 +141,14 @@ var profileIDEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
 // ProfileID derives the stable profile identifier of a register entry from
 // its register identity (never from its name), so that ids survive re-ingests.
-func ProfileID(ref RegisterRef) string {
+func ProfileID(ref register.Ref) string {
 	sum := sha256.Sum256([]byte("register:" + ref.Key()))
 	return "dp_" + strings.ToLower(profileIDEncoding.EncodeToString(sum[:12]))
 }
 
 // DiscoveryID derives the stable identifier of a discovery candidate from
 // its LEI.
-func DiscoveryID(lei LEI) string {
+func DiscoveryID(lei register.LEI) string {
 	sum := sha256.Sum256([]byte("lei:" + string(lei)))
 	return "dc_" + strings.ToLower(profileIDEncoding.EncodeToString(sum[:12]))
 }

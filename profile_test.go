@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"companydocs/register"
 )
 
 // sampleLEIs reads the LEIs of the embedded GLEIF sample, in file order.
-func sampleLEIs(t *testing.T) []LEI {
+func sampleLEIs(t *testing.T) []register.LEI {
 	t.Helper()
 	f, err := os.Open(filepath.Join("data", "lei_sample.csv"))
 	if err != nil {
@@ -19,9 +21,9 @@ func sampleLEIs(t *testing.T) []LEI {
 	if err != nil || len(rows) < 3 || rows[0][0] != "LEI" {
 		t.Fatalf("lei_sample.csv: %d rows, %v", len(rows), err)
 	}
-	var out []LEI
+	var out []register.LEI
 	for _, r := range rows[1:] {
-		out = append(out, LEI(r[0]))
+		out = append(out, register.LEI(r[0]))
 	}
 	return out
 }

@@ -41,12 +41,45 @@ const accountsSocketTimeout = 30 * time.Second
 // touch nothing; working directly, it holds the data directory's lock, as
 // a server does, while it works.
 func runAccounts(args []string, stdout, stderr io.Writer) error {
+	if err := checkAccountsCommand(args, stdout, stderr); err != nil {
+		return err
+	}
+	fs, opts := newAccountsFlagSet(args[0], stdout, stderr)
+	if err := fs.parse(args[1:]); err != nil {
+		return err
+	}
+	if err := checkAccountsArgs(args[0], fs.Args(), opts.name, opts.credits, opts.add); err != nil {
+		return err
+	}
+	req := opts.request()
+	url := storeURL(fs, opts.store)
+	if url == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), accountsSocketTimeout)
+		defer cancel()
+		online, err := accountsOnServer(ctx, opts.dataDir, args[0], req, opts.asJSON, stdout)
+		if online || err != nil {
+			return err
+		}
+	}
+	db, release, err := openAccountsStore(opts.dataDir, url)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return accountsDirect(ordering.NewAccounts(db, ordering.Options{SweepInterval: -1}), args[0], req, opts.asJSON, stdout)
+}
+
+// checkAccountsCommand refuses a missing or unknown accounts command and
+// answers help, before any flag is read: help and usage errors touch
+// nothing.
+func checkAccountsCommand(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, accountsUsage)
 		return errUsage
 	}
 	switch args[0] {
 	case "create", "list", "credit":
+		return nil
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, accountsUsage)
 		return flag.ErrHelp
@@ -54,57 +87,51 @@ func runAccounts(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "unknown accounts command %q\n%s\n", args[0], accountsUsage)
 		return errUsage
 	}
-	var (
-		dataDir, name string
-		store         string
-		credits, add  int
-		asJSON        bool
-		operator      bool
-	)
-	fs := newFlagSet("accounts "+args[0], stdout, stderr)
-	fs.String(&dataDir, "data-dir", defaultDataDir, "data directory holding orders.db")
-	fs.StringVar(&store, "store", "", "the PostgreSQL store (postgres://...) instead of orders.db (env "+envName("store")+", then DATABASE_URL)")
-	switch args[0] {
+}
+
+// accountsFlags are the flags of an accounts command.
+type accountsFlags struct {
+	dataDir, name string
+	store         string
+	credits, add  int
+	asJSON        bool
+	operator      bool
+}
+
+// newAccountsFlagSet declares the flags of one accounts command, and only
+// those, so that its help lists what it takes and another command's flag
+// is refused.
+func newAccountsFlagSet(command string, stdout, stderr io.Writer) (*flagSet, *accountsFlags) {
+	opts := &accountsFlags{}
+	fs := newFlagSet("accounts "+command, stdout, stderr)
+	fs.String(&opts.dataDir, "data-dir", defaultDataDir, "data directory holding orders.db")
+	fs.StringVar(&opts.store, "store", "", "the PostgreSQL store (postgres://...) instead of orders.db (env "+envName("store")+", then DATABASE_URL)")
+	switch command {
 	case "create":
 		fs.Synopsis = "usage:\n  companydocs accounts create --name N --credits C [--json]\n  companydocs accounts create --operator --name N [--credits C] [--json]"
-		fs.StringVar(&name, "name", "", "account name")
-		fs.IntVar(&credits, "credits", 0, "starting credits")
-		fs.BoolVar(&operator, "operator", false, "create an operator account")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		fs.StringVar(&opts.name, "name", "", "account name")
+		fs.IntVar(&opts.credits, "credits", 0, "starting credits")
+		fs.BoolVar(&opts.operator, "operator", false, "create an operator account")
+		fs.BoolVar(&opts.asJSON, "json", false, "print JSON")
 	case "list":
 		fs.Synopsis = "usage: companydocs accounts list [--json]"
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		fs.BoolVar(&opts.asJSON, "json", false, "print JSON")
 	case "credit":
 		fs.Synopsis = "usage: companydocs accounts credit --name N --add C"
-		fs.StringVar(&name, "name", "", "account name")
-		fs.IntVar(&add, "add", 0, "credits to add, negative to take away")
+		fs.StringVar(&opts.name, "name", "", "account name")
+		fs.IntVar(&opts.add, "add", 0, "credits to add, negative to take away")
 	}
-	if err := fs.parse(args[1:]); err != nil {
-		return err
-	}
-	if err := checkAccountsArgs(args[0], fs.Args(), name, credits, add); err != nil {
-		return err
-	}
+	return fs, opts
+}
+
+// request is the command's request, the same whether a server's socket
+// or the store itself carries it out.
+func (o *accountsFlags) request() bbolt.AccountRequest {
 	role := companydocs.RoleClient
-	if operator {
+	if o.operator {
 		role = companydocs.RoleOperator
 	}
-	req := bbolt.AccountRequest{Name: name, Role: role, Credits: int64(credits), Add: int64(add)}
-	url := storeURL(fs, store)
-	if url == "" {
-		ctx, cancel := context.WithTimeout(context.Background(), accountsSocketTimeout)
-		defer cancel()
-		online, err := accountsOnServer(ctx, dataDir, args[0], req, asJSON, stdout)
-		if online || err != nil {
-			return err
-		}
-	}
-	db, release, err := openAccountsStore(dataDir, url)
-	if err != nil {
-		return err
-	}
-	defer release()
-	return accountsDirect(ordering.NewAccounts(db, ordering.Options{SweepInterval: -1}), args[0], req, asJSON, stdout)
+	return bbolt.AccountRequest{Name: o.name, Role: role, Credits: int64(o.credits), Add: int64(o.add)}
 }
 
 // accountsDirect runs an accounts command on the store itself.

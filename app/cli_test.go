@@ -2,9 +2,7 @@ package app
 
 import (
 	"bytes"
-
 	"encoding/json"
-
 	"testing"
 	"time"
 )

@@ -64,6 +64,15 @@ func (m *Main) ServingGeneration() string {
 	return id
 }
 
+// WakeFollower asks the follow loop to sync and report itself now, as a
+// rollout's gate does, rather than at its next follow interval; it does
+// nothing on a node that follows no object store.
+func (m *Main) WakeFollower() {
+	if m.follower != nil {
+		m.follower.WakeUp()
+	}
+}
+
 // nodeName is --node-name, or the host name and the data directory.
 func (m *Main) nodeName() string {
 	if m.Config.NodeName != "" {

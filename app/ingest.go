@@ -27,7 +27,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var (
 		dataDir, format, logFormat, cpuProfile string
 		keep, maxRecords                       int
-		allowShrink, noChanges                 bool
+		allowShrink, noChanges, incremental    bool
 	)
 	fs := newFlagSet("ingest", stdout, stderr)
 	fs.Synopsis = "usage: companydocs ingest [flags] FILE..."
@@ -39,6 +39,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the ingest to this file (go tool pprof)")
 	fs.BoolVar(&allowShrink, "allow-shrink", false, "publish even if the new generation holds under half the live generation's profiles")
 	fs.BoolVar(&noChanges, "no-changes", false, "do not compare the new profiles with the live generation's: the generation gets no change record (changes.db)")
+	fs.BoolVar(&incremental, "incremental", false, "build the search index on the live generation's, indexing only the documents that changed (a full build still runs when a tenth of the profiles changed, or a tenth of the index's documents would be deleted ones); searches on such a generation take up to about 1.5 times as long until the next full build")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	logger := newLogger(stderr, logFormat, "info")
 	p := newProgressPrinter(stderr, logger)
-	opts := BuildOptions{Keep: keep, MaxRecords: maxRecords, AllowShrink: allowShrink, NoChanges: noChanges}
+	opts := BuildOptions{Keep: keep, MaxRecords: maxRecords, AllowShrink: allowShrink, NoChanges: noChanges, Incremental: incremental}
 	meta, sum, err := BuildGeneration(ctx, dataDir, inputs, opts, p.report, logger)
 	p.finish()
 	if sum != nil {
@@ -77,8 +78,22 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// "Published" would promise the nodes that follow an object store
 	// something only companydocs publish does.
 	fmt.Fprintf(stdout, "Index generation %s with %d profiles is current in %s (not uploaded: companydocs publish uploads it for the nodes that follow).\n", meta.ID, meta.Profiles, dataDir)
+	writeBuildSummary(stdout, meta.Build)
 	writeChangeSummary(stdout, meta.Changes)
 	return nil
+}
+
+// writeBuildSummary tells the operator how the search index was built.
+func writeBuildSummary(w io.Writer, b *index.BuildInfo) {
+	switch {
+	case b == nil:
+	case b.Kind == index.BuildIncremental:
+		fmt.Fprintf(w, "Search index built on %s: %d documents written, %d deleted, %d segments.\n", b.Base, b.Indexed, b.Deleted, b.Segments)
+	case b.Reason == index.ReasonAsked:
+		fmt.Fprintln(w, "Search index built anew (--incremental builds it on the live generation's).")
+	default:
+		fmt.Fprintf(w, "Search index built anew: %s.\n", b.Reason)
+	}
 }
 
 // writeChangeSummary tells the operator what the change record holds.
@@ -160,12 +175,16 @@ type BuildOptions struct {
 	AllowShrink bool
 	// NoChanges leaves out the change record.
 	NoChanges bool
+	// Incremental builds the search index on the live generation's
+	// (--incremental); a full build is the default while searches on such
+	// a generation are slower than on a fresh one (BENCHMARKS.md).
+	Incremental bool
 }
 
 // BuildGeneration ingests inputs into a new generation and publishes it;
 // on any error the build is aborted and the live generation stays current.
 func BuildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input, opts BuildOptions, progress func(ingest.Progress), logger *slog.Logger) (index.Meta, *ingest.Summary, error) {
-	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: opts.Keep, NoChanges: opts.NoChanges, Logger: logger})
+	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: opts.Keep, NoChanges: opts.NoChanges, Incremental: opts.Incremental, Logger: logger})
 	if err != nil {
 		return index.Meta{}, nil, err
 	}

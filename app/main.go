@@ -18,7 +18,7 @@ const usage = `companydocs resolves a German company from any clue and orders re
 
 Usage:
   companydocs serve    [flags]            serve the HTTP API (ingests the embedded sample on an empty data directory)
-  companydocs ingest   [flags] FILE...    build and publish a new index generation from dump files
+  companydocs ingest   [flags] FILE...    build a new index generation from dump files and make it current
   companydocs accounts create --name N --credits C [--json] | list | credit --name N --add C
   companydocs store check  [--data-dir D]            check orders.db page by page (also while a server runs)
   companydocs store backup --to FILE [--data-dir D]  write a checked, consistent copy of orders.db (also while a server runs)
@@ -26,6 +26,7 @@ Usage:
   companydocs store migrate --from FILE --to postgres://...  copy an orders.db into PostgreSQL and verify the copy
   companydocs publish  --index-source URL --store postgres://...  upload an index generation for the nodes that follow (serve --index-source)
   companydocs nodes    --store postgres://...             list the published generations and which node serves which
+  companydocs payments send-test-event [--server URL] [--expired] ORDER_ID  sign and post the Stripe event that pays an order (no Stripe needed)
   companydocs search   [flags] QUERY      print the candidates for a query
   companydocs resolve  --query COLUMN [flags] [FILE]  resolve every row of a CSV or TSV file (or stdin)
   companydocs version                     print the version and VCS revision (also --version)
@@ -111,6 +112,8 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return runPublish(ctx, args, stdout, stderr)
 	case "nodes":
 		return runNodes(ctx, args, stdout, stderr)
+	case "payments":
+		return runPayments(ctx, args, stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(args, stdout, stderr)
 	case "help", "-h", "--help":

@@ -12,6 +12,7 @@ import (
 	"companydocs/bbolt"
 	"companydocs/ordering"
 	"companydocs/postgres"
+	"companydocs/storecopy"
 )
 
 const migrateUsage = `usage:
@@ -92,29 +93,29 @@ func openMigrateSource(path string, timeout time.Duration) (*bbolt.DB, error) {
 
 // migrate copies src into dst in one transaction and verifies the copy.
 func migrate(ctx context.Context, from string, src *bbolt.DB, dst *postgres.DB, documents ordering.DocumentReader, allowExisting bool, stdout io.Writer) error {
-	before, err := ordering.TakeCensus(ctx, dst)
+	before, err := storecopy.TakeCensus(ctx, dst)
 	if err != nil {
 		return fmt.Errorf("count the records of the PostgreSQL database: %w", err)
 	}
 	if !before.Empty() && !allowExisting {
 		return fmt.Errorf("the PostgreSQL database holds %d accounts and %d orders already; migrate into an empty database, or add --allow-existing-data to copy alongside them", before.Accounts, before.Orders)
 	}
-	want, err := ordering.TakeCensus(ctx, src)
+	want, err := storecopy.TakeCensus(ctx, src)
 	if err != nil {
 		return fmt.Errorf("count the records of %s: %w", from, err)
 	}
 	start := time.Now()
-	if err := ordering.Copy(ctx, src, dst, documents); errors.Is(err, ordering.ErrExists) {
+	if err := storecopy.Copy(ctx, src, dst, documents); errors.Is(err, ordering.ErrExists) {
 		return fmt.Errorf("nothing was copied: a record of %s exists in the PostgreSQL database already (%w)", from, err)
 	} else if err != nil {
 		return fmt.Errorf("nothing was copied from %s: %w", from, err)
 	}
 	took := time.Since(start)
-	got, err := ordering.TakeCensus(ctx, dst)
+	got, err := storecopy.TakeCensus(ctx, dst)
 	if err != nil {
 		return fmt.Errorf("count the records of the PostgreSQL database after the copy: %w", err)
 	}
-	if err := ordering.Verify(want.Added(before), got); err != nil {
+	if err := storecopy.Verify(want.Added(before), got); err != nil {
 		return fmt.Errorf("the copy was committed but does not verify (%w); do not serve from it, and migrate again into a fresh database", err)
 	}
 	if err := dst.Check(); err != nil {
@@ -148,7 +149,7 @@ func storePostgres(ctx context.Context, command, url string, stdout io.Writer) e
 	if err := db.Check(); err != nil {
 		return fmt.Errorf("the PostgreSQL store fails its check: %w", err)
 	}
-	c, err := ordering.TakeCensus(ctx, db)
+	c, err := storecopy.TakeCensus(ctx, db)
 	if err != nil {
 		return fmt.Errorf("count the records of the PostgreSQL store: %w", err)
 	}

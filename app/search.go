@@ -91,7 +91,7 @@ const TableWidth = 120
 // tableGap separates two columns of the table.
 const tableGap = "  "
 
-// tableShrinkable are the columns cut short to fit tableWidth (name,
+// tableShrinkable are the columns cut short to fit TableWidth (name,
 // court, number, seat); the others are short by nature.
 var tableShrinkable = []int{4, 5, 6, 7}
 
@@ -126,7 +126,7 @@ func printTable(stdout io.Writer, candidates []companydocs.Candidate) {
 }
 
 // columnWidths returns each column's widest cell, the widest shrinkable
-// column narrowed one character at a time until a row fits tableWidth.
+// column narrowed one character at a time until a row fits TableWidth.
 func columnWidths(rows [][]string) []int {
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {

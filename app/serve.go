@@ -22,6 +22,7 @@ import (
 	"companydocs/metrics"
 	"companydocs/objectstore"
 	"companydocs/ordering"
+	"companydocs/plansfile"
 	"companydocs/postgres"
 	"companydocs/publication"
 	"companydocs/resolver"
@@ -331,7 +332,7 @@ func (m *Main) listen() error {
 	m.Server, err = httpapi.NewServer(cfg, httpapi.Deps{
 		Searcher: LiveSearcher{m.Live}, Profiles: LiveSearcher{m.Live}, Sessions: m.Accounts, Ready: m.ready,
 		Orders: m.Ordering.Orders, Payments: m.Ordering.Payments, Webhooks: m.Ordering.Webhooks, Watches: m.Ordering.Watches,
-		Metrics: httpapi.NewMetrics(m.Metrics.Prometheus), Logger: m.Logger, OnSearch: m.observeSearch,
+		Metrics: m.Metrics.HTTP, Logger: m.Logger, OnSearch: m.observeSearch,
 		OnTransfer: m.Metrics.SetTransfersInFlight, OnTransferRefused: m.Metrics.ObserveTransferRefused,
 	})
 	if err != nil {
@@ -528,7 +529,7 @@ func loadPlans(path string) (*ordering.Plans, error) {
 	if path == "" {
 		return ordering.ParsePlans(data.PlansName, data.Plans)
 	}
-	return ordering.LoadPlans(path)
+	return plansfile.Load(path)
 }
 
 // LiveSearcher resolves each search on the generation current at its start.

@@ -9,7 +9,7 @@ import (
 )
 
 // Account returns the account, or nil.
-func (t *tx) Account(name string) (*ordering.AccountRecord, error) {
+func (t accountTx) Account(name string) (*ordering.AccountRecord, error) {
 	var rec ordering.AccountRecord
 	found, err := getJSON(t.read(bucketAccounts), []byte(name), &rec)
 	if !found || err != nil {
@@ -19,7 +19,7 @@ func (t *tx) Account(name string) (*ordering.AccountRecord, error) {
 }
 
 // Accounts returns every account in name order.
-func (t *tx) Accounts() ([]ordering.AccountRecord, error) {
+func (t accountTx) Accounts() ([]ordering.AccountRecord, error) {
 	var out []ordering.AccountRecord
 	err := t.read(bucketAccounts).ForEach(func(k, v []byte) error {
 		var rec ordering.AccountRecord
@@ -33,7 +33,7 @@ func (t *tx) Accounts() ([]ordering.AccountRecord, error) {
 }
 
 // CreateAccount stores a new account and its key hash.
-func (t *tx) CreateAccount(rec *ordering.AccountRecord) error {
+func (t accountTx) CreateAccount(rec *ordering.AccountRecord) error {
 	if t.read(bucketAccounts).Get([]byte(rec.Name)) != nil || t.read(bucketKeys).Get(rec.KeyHash) != nil {
 		return ordering.ErrExists
 	}
@@ -44,13 +44,13 @@ func (t *tx) CreateAccount(rec *ordering.AccountRecord) error {
 }
 
 // AccountForKey returns the account name the key hash leads to, or "".
-func (t *tx) AccountForKey(keyHash []byte) (string, error) {
+func (t accountTx) AccountForKey(keyHash []byte) (string, error) {
 	return string(t.read(bucketKeys).Get(keyHash)), nil
 }
 
 // SetAccountKey replaces the account's key hash in the record and in the
 // keys bucket.
-func (t *tx) SetAccountKey(account string, keyHash []byte) error {
+func (t accountTx) SetAccountKey(account string, keyHash []byte) error {
 	return t.changeAccount(account, func(rec *ordering.AccountRecord) error {
 		keys := t.write(bucketKeys)
 		if err := keys.Delete(rec.KeyHash); err != nil {
@@ -66,7 +66,7 @@ func (t *tx) SetAccountKey(account string, keyHash []byte) error {
 
 // AddCredits changes the balance by n; the rules checked that it stays
 // at or above zero (one writer at a time: nothing changes it meanwhile).
-func (t *tx) AddCredits(account string, n int64) (balance int64, err error) {
+func (t accountTx) AddCredits(account string, n int64) (balance int64, err error) {
 	err = t.changeAccount(account, func(rec *ordering.AccountRecord) error {
 		rec.Credits += n
 		balance = rec.Credits
@@ -77,7 +77,7 @@ func (t *tx) AddCredits(account string, n int64) (balance int64, err error) {
 
 // changeAccount reads the account, lets change modify it and stores it,
 // unless change fails.
-func (t *tx) changeAccount(name string, change func(*ordering.AccountRecord) error) error {
+func (t accountTx) changeAccount(name string, change func(*ordering.AccountRecord) error) error {
 	rec, err := t.Account(name)
 	if err != nil {
 		return err

@@ -230,9 +230,9 @@ func moveBody(btx *bolt.Tx, k []byte, d *ordering.DeliveryRecord) error {
 	if len(d.Body) == 0 {
 		return fmt.Errorf("delivery %q carries no body", k)
 	}
-	t := &tx{tx: btx}
+	t := newTx(btx, nil)
 	id := []byte(d.EventID)
-	refs := bodyRefs(t, id)
+	refs := bodyRefs(t.txState, id)
 	if refs == 0 {
 		if err := btx.Bucket(bucketWebhookBodies).Put(id, d.Body); err != nil {
 			return fmt.Errorf("store the body of event %s: %w", id, err)

@@ -149,7 +149,7 @@ func (g *groupCommit) runGroup(calls []*groupCall) (failed int, errs []error, er
 	errs = make([]error, len(calls))
 	wrote := false
 	for i, c := range calls {
-		t := &tx{tx: btx, group: g}
+		t := newTx(btx, g)
 		errs[i] = safeCall(c.fn, t)
 		wrote = wrote || t.wrote
 		if errs[i] != nil && t.wrote {

@@ -102,7 +102,7 @@ func (d *DB) View(ctx context.Context, fn func(ordering.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return d.db.View(func(btx *bolt.Tx) error { return fn(&tx{tx: btx}) })
+	return d.db.View(func(btx *bolt.Tx) error { return fn(newTx(btx, nil)) })
 }
 
 // Ping reports nil: a file that opened stays readable while it is open.

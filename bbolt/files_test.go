@@ -14,6 +14,7 @@ import (
 	"companydocs"
 	"companydocs/internal/testclock"
 	"companydocs/ordering"
+	"companydocs/storecopy"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -319,7 +320,7 @@ func TestOldFileMovesDeliveryBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ordering.Copy(ctx, ro, copied, nil); err != nil {
+	if err := storecopy.Copy(ctx, ro, copied, nil); err != nil {
 		t.Fatalf("copy of the old file: %v", err)
 	}
 	ro.Close()

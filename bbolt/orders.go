@@ -9,7 +9,7 @@ import (
 )
 
 // Order returns the order with the id, or nil.
-func (t *tx) Order(id string) (*ordering.OrderRecord, error) {
+func (t orderTx) Order(id string) (*ordering.OrderRecord, error) {
 	var rec ordering.OrderRecord
 	found, err := getJSON(t.read(bucketOrders), []byte(id), &rec)
 	if !found || err != nil {
@@ -20,7 +20,7 @@ func (t *tx) Order(id string) (*ordering.OrderRecord, error) {
 
 // InsertOrder writes the order and its entries in the account and status
 // indexes.
-func (t *tx) InsertOrder(rec *ordering.OrderRecord) error {
+func (t orderTx) InsertOrder(rec *ordering.OrderRecord) error {
 	id := []byte(rec.Order.ID)
 	orders := t.write(bucketOrders)
 	if orders.Get(id) != nil {
@@ -40,7 +40,7 @@ func (t *tx) InsertOrder(rec *ordering.OrderRecord) error {
 }
 
 // UpdateOrder replaces the order and moves its status index entry.
-func (t *tx) UpdateOrder(rec *ordering.OrderRecord, from string) error {
+func (t orderTx) UpdateOrder(rec *ordering.OrderRecord, from string) error {
 	id := []byte(rec.Order.ID)
 	if t.read(bucketOrders).Get(id) == nil {
 		return ordering.ErrNotFound
@@ -54,7 +54,7 @@ func (t *tx) UpdateOrder(rec *ordering.OrderRecord, from string) error {
 	return putJSON(t.write(bucketOrders), id, rec)
 }
 
-func (t *tx) indexStatus(rec *ordering.OrderRecord) error {
+func (t orderTx) indexStatus(rec *ordering.OrderRecord) error {
 	if err := t.write(bucketOrderStatus).Put(key(rec.Order.Status, rec.Order.ID), []byte(rec.Account)); err != nil {
 		return fmt.Errorf("index order %s: %w", rec.Order.ID, err)
 	}
@@ -62,26 +62,26 @@ func (t *tx) indexStatus(rec *ordering.OrderRecord) error {
 }
 
 // IdempotentOrder returns the order bound to the account's key, or "".
-func (t *tx) IdempotentOrder(account, idemKey string) (string, error) {
+func (t orderTx) IdempotentOrder(account, idemKey string) (string, error) {
 	return string(t.read(bucketIdempotency).Get(key(account, idemKey))), nil
 }
 
 // ClaimIdempotencyKey binds the key to orderID unless an order holds it.
-func (t *tx) ClaimIdempotencyKey(account, idemKey, orderID string) (string, error) {
+func (t orderTx) ClaimIdempotencyKey(account, idemKey, orderID string) (string, error) {
 	return t.claim(bucketIdempotency, key(account, idemKey), orderID)
 }
 
 // OpenOrder returns the open order of the slot, or "".
-func (t *tx) OpenOrder(slot ordering.OpenSlot) (string, error) {
+func (t orderTx) OpenOrder(slot ordering.OpenSlot) (string, error) {
 	return string(t.read(bucketOpenOrders).Get(slotKey(slot))), nil
 }
 
 // ClaimOpenOrder makes orderID the slot's open order unless one holds it.
-func (t *tx) ClaimOpenOrder(slot ordering.OpenSlot, orderID string) (string, error) {
+func (t orderTx) ClaimOpenOrder(slot ordering.OpenSlot, orderID string) (string, error) {
 	return t.claim(bucketOpenOrders, slotKey(slot), orderID)
 }
 
-func (t *tx) claim(bucket, k []byte, orderID string) (holder string, err error) {
+func (t orderTx) claim(bucket, k []byte, orderID string) (holder string, err error) {
 	if id := t.read(bucket).Get(k); id != nil {
 		return string(id), nil
 	}
@@ -92,7 +92,7 @@ func (t *tx) claim(bucket, k []byte, orderID string) (holder string, err error) 
 }
 
 // ReleaseOpenOrder frees the slot (the rules checked its holder).
-func (t *tx) ReleaseOpenOrder(slot ordering.OpenSlot) error {
+func (t orderTx) ReleaseOpenOrder(slot ordering.OpenSlot) error {
 	if err := t.write(bucketOpenOrders).Delete(slotKey(slot)); err != nil {
 		return fmt.Errorf("free the open-order slot: %w", err)
 	}
@@ -106,7 +106,7 @@ func slotKey(s ordering.OpenSlot) []byte {
 
 // AccountOrders walks the account's index backwards from just below
 // before (or from the end).
-func (t *tx) AccountOrders(account, status, before string, limit int) ([]*ordering.OrderRecord, error) {
+func (t orderTx) AccountOrders(account, status, before string, limit int) ([]*ordering.OrderRecord, error) {
 	prefix := key(account, "")
 	var start []byte
 	if before != "" {
@@ -128,7 +128,7 @@ func (t *tx) AccountOrders(account, status, before string, limit int) ([]*orderi
 
 // QueuedOrders walks the orders oldest first: the orders bucket (ids sort
 // by time) or, for one status, the status index.
-func (t *tx) QueuedOrders(status, after string, limit int) ([]*ordering.OrderRecord, error) {
+func (t orderTx) QueuedOrders(status, after string, limit int) ([]*ordering.OrderRecord, error) {
 	c := t.read(bucketOrders).Cursor()
 	prefix := []byte{}
 	if status != "" {
@@ -152,7 +152,7 @@ func (t *tx) QueuedOrders(status, after string, limit int) ([]*ordering.OrderRec
 }
 
 // mustOrder reads an order an index names: its absence is damage.
-func (t *tx) mustOrder(id string) (*ordering.OrderRecord, error) {
+func (t orderTx) mustOrder(id string) (*ordering.OrderRecord, error) {
 	rec, err := t.Order(id)
 	if err == nil && rec == nil {
 		err = fmt.Errorf("an index names order %q, which is missing", id)
@@ -161,7 +161,7 @@ func (t *tx) mustOrder(id string) (*ordering.OrderRecord, error) {
 }
 
 // CountOrdersByStatus counts the entries of the status index.
-func (t *tx) CountOrdersByStatus() (map[string]int, error) {
+func (t orderTx) CountOrdersByStatus() (map[string]int, error) {
 	counts := map[string]int{}
 	err := t.read(bucketOrderStatus).ForEach(func(k, _ []byte) error {
 		status, _, _ := strings.Cut(string(k), "\x00")
@@ -172,7 +172,7 @@ func (t *tx) CountOrdersByStatus() (map[string]int, error) {
 }
 
 // AddDocumentRef records the order's document.
-func (t *tx) AddDocumentRef(sha256, orderID string) error {
+func (t orderTx) AddDocumentRef(sha256, orderID string) error {
 	if err := t.write(bucketDocuments).Put(key(sha256, orderID), []byte{}); err != nil {
 		return fmt.Errorf("reference document of order %s: %w", orderID, err)
 	}
@@ -180,7 +180,7 @@ func (t *tx) AddDocumentRef(sha256, orderID string) error {
 }
 
 // DocumentRefs calls fn with every reference, in SHA-256 order.
-func (t *tx) DocumentRefs(fn func(sha256, orderID string) error) error {
+func (t orderTx) DocumentRefs(fn func(sha256, orderID string) error) error {
 	return t.read(bucketDocuments).ForEach(func(k, _ []byte) error {
 		sha, id, _ := bytes.Cut(k, []byte{0})
 		return fn(string(sha), string(id))

@@ -17,7 +17,7 @@ import (
 // bucket whose leaves this transaction emptied (a fan-out that took every
 // event, then a create, in one group). The remembered id may be above the
 // last stored one (after a rollback), which only moves new ids up.
-func (t *tx) EventIDFloor() (string, error) {
+func (t outboxTx) EventIDFloor() (string, error) {
 	if t.group != nil {
 		return t.group.lastEvent, nil
 	}
@@ -26,7 +26,7 @@ func (t *tx) EventIDFloor() (string, error) {
 }
 
 // AppendEvent stores the event under its id.
-func (t *tx) AppendEvent(e *ordering.Event) error {
+func (t outboxTx) AppendEvent(e *ordering.Event) error {
 	out := t.write(bucketOutbox)
 	if out.Get([]byte(e.ID)) != nil {
 		return ordering.ErrExists
@@ -55,7 +55,7 @@ func firstAfter(c *bolt.Cursor, after string) (k, v []byte) {
 }
 
 // Events returns up to limit events with ids above after.
-func (t *tx) Events(after string, limit int) ([]ordering.Event, error) {
+func (t outboxTx) Events(after string, limit int) ([]ordering.Event, error) {
 	var out []ordering.Event
 	c := t.read(bucketOutbox).Cursor()
 	k, v := firstAfter(c, after)
@@ -71,12 +71,12 @@ func (t *tx) Events(after string, limit int) ([]ordering.Event, error) {
 
 // ClaimEvents returns the oldest events: one process holds the file, and
 // bbolt runs one write transaction at a time, so nobody else takes them.
-func (t *tx) ClaimEvents(limit int) ([]ordering.Event, error) {
+func (t outboxTx) ClaimEvents(limit int) ([]ordering.Event, error) {
 	return t.Events("", limit)
 }
 
 // DeleteEvent removes the event.
-func (t *tx) DeleteEvent(id string) error {
+func (t outboxTx) DeleteEvent(id string) error {
 	if err := t.write(bucketOutbox).Delete([]byte(id)); err != nil {
 		return fmt.Errorf("remove event %s: %w", id, err)
 	}
@@ -84,7 +84,7 @@ func (t *tx) DeleteEvent(id string) error {
 }
 
 // OutboxStats counts the outbox and reads its first event's time.
-func (t *tx) OutboxStats() (depth int, oldest time.Time, err error) {
+func (t outboxTx) OutboxStats() (depth int, oldest time.Time, err error) {
 	b := t.read(bucketOutbox)
 	depth = b.Stats().KeyN
 	if _, v := b.Cursor().First(); v != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // ClaimPaymentEvent records the provider's event id unless it is there.
-func (t *tx) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, error) {
+func (t paymentTx) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, error) {
 	k := key(provider, eventID)
 	if b := t.read(bucketPaymentEvents); b != nil && b.Get(k) != nil {
 		return false, nil
@@ -26,7 +26,7 @@ func (t *tx) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, er
 // bucket is keyed by id, so it is read whole: it holds the ids of the
 // days kept (paymentEventsKept in package ordering), and the pruning
 // runs hourly.
-func (t *tx) PrunePaymentEvents(before time.Time, limit int) (int, error) {
+func (t paymentTx) PrunePaymentEvents(before time.Time, limit int) (int, error) {
 	b := t.read(bucketPaymentEvents)
 	if b == nil {
 		return 0, nil
@@ -49,7 +49,7 @@ func (t *tx) PrunePaymentEvents(before time.Time, limit int) (int, error) {
 
 // PaymentEvents pages through the applied ids in key order (provider,
 // then id).
-func (t *tx) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]ordering.AppliedPaymentEvent, error) {
+func (t paymentTx) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]ordering.AppliedPaymentEvent, error) {
 	b := t.read(bucketPaymentEvents)
 	if b == nil {
 		return nil, nil
@@ -73,7 +73,7 @@ func (t *tx) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]ord
 }
 
 // ScheduleRefund sets the order's refund due at at.
-func (t *tx) ScheduleRefund(orderID string, at time.Time) error {
+func (t paymentTx) ScheduleRefund(orderID string, at time.Time) error {
 	if err := t.write(bucketRefundsDue).Put([]byte(orderID), nanos(at)); err != nil {
 		return fmt.Errorf("schedule refund: %w", err)
 	}
@@ -81,7 +81,7 @@ func (t *tx) ScheduleRefund(orderID string, at time.Time) error {
 }
 
 // UnscheduleRefund removes the order's refund from the schedule.
-func (t *tx) UnscheduleRefund(orderID string) error {
+func (t paymentTx) UnscheduleRefund(orderID string) error {
 	if b := t.read(bucketRefundsDue); b == nil || b.Get([]byte(orderID)) == nil {
 		return nil
 	}
@@ -95,7 +95,7 @@ func (t *tx) UnscheduleRefund(orderID string) error {
 // first. It writes nothing and ignores lease: one process holds the file
 // and one loop of it asks for refunds, so a refund claimed by a process
 // that was killed is due again at once in the next one.
-func (t *tx) ClaimDueRefunds(now time.Time, _ time.Duration, limit int) ([]string, time.Time, error) {
+func (t paymentTx) ClaimDueRefunds(now time.Time, _ time.Duration, limit int) ([]string, time.Time, error) {
 	type entry struct {
 		id string
 		at time.Time
@@ -132,7 +132,7 @@ func (t *tx) ClaimDueRefunds(now time.Time, _ time.Duration, limit int) ([]strin
 }
 
 // CountScheduledRefunds counts the schedule.
-func (t *tx) CountScheduledRefunds() (int, error) {
+func (t paymentTx) CountScheduledRefunds() (int, error) {
 	b := t.read(bucketRefundsDue)
 	if b == nil {
 		return 0, nil

@@ -309,7 +309,7 @@ func checkDue(tx *bolt.Tx) error {
 
 // storedOrder reads an order an entry names; a missing one is an error.
 func storedOrder(btx *bolt.Tx, id string) (*ordering.OrderRecord, error) {
-	return (&tx{tx: btx}).mustOrder(id)
+	return newTx(btx, nil).mustOrder(id)
 }
 
 // checkBodies checks that every body has its count of references, which

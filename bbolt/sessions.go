@@ -10,7 +10,7 @@ import (
 )
 
 // Session returns the session with the token hash, or nil.
-func (t *tx) Session(hash [32]byte) (*ordering.SessionRecord, error) {
+func (t sessionTx) Session(hash [32]byte) (*ordering.SessionRecord, error) {
 	var rec ordering.SessionRecord
 	found, err := getJSON(t.read(bucketSessions), hash[:], &rec)
 	if !found || err != nil {
@@ -20,7 +20,7 @@ func (t *tx) Session(hash [32]byte) (*ordering.SessionRecord, error) {
 }
 
 // PutSession stores a session and its entry in the account's index.
-func (t *tx) PutSession(hash [32]byte, rec *ordering.SessionRecord) error {
+func (t sessionTx) PutSession(hash [32]byte, rec *ordering.SessionRecord) error {
 	if err := putJSON(t.write(bucketSessions), hash[:], rec); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
@@ -31,14 +31,14 @@ func (t *tx) PutSession(hash [32]byte, rec *ordering.SessionRecord) error {
 }
 
 // CountSessions counts the account's entries in the session index.
-func (t *tx) CountSessions(account string) (int, error) {
+func (t sessionTx) CountSessions(account string) (int, error) {
 	n := 0
 	t.accountSessions(account, func([32]byte) bool { n++; return true })
 	return n, nil
 }
 
 // OldestSessions returns the first limit hashes of the account's index.
-func (t *tx) OldestSessions(account string, limit int) ([][32]byte, error) {
+func (t sessionTx) OldestSessions(account string, limit int) ([][32]byte, error) {
 	var out [][32]byte
 	t.accountSessions(account, func(h [32]byte) bool {
 		if len(out) == limit {
@@ -52,7 +52,7 @@ func (t *tx) OldestSessions(account string, limit int) ([][32]byte, error) {
 
 // accountSessions calls fn with the account's session hashes, oldest
 // first, while it returns true.
-func (t *tx) accountSessions(account string, fn func([32]byte) bool) {
+func (t sessionTx) accountSessions(account string, fn func([32]byte) bool) {
 	prefix := append([]byte(account), 0)
 	c := t.read(bucketAccountSessions).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
@@ -65,7 +65,7 @@ func (t *tx) accountSessions(account string, fn func([32]byte) bool) {
 }
 
 // DeleteSessions removes sessions and their index entries.
-func (t *tx) DeleteSessions(hashes [][32]byte) error {
+func (t sessionTx) DeleteSessions(hashes [][32]byte) error {
 	for _, h := range hashes {
 		rec, err := t.Session(h)
 		if err != nil {
@@ -81,7 +81,7 @@ func (t *tx) DeleteSessions(hashes [][32]byte) error {
 	return nil
 }
 
-func (t *tx) deleteSession(hash []byte, rec *ordering.SessionRecord) error {
+func (t sessionTx) deleteSession(hash []byte, rec *ordering.SessionRecord) error {
 	if err := t.write(bucketAccountSessions).Delete(accountSessionKey(rec, hash)); err != nil {
 		return fmt.Errorf("delete session index entry: %w", err)
 	}
@@ -92,7 +92,7 @@ func (t *tx) deleteSession(hash []byte, rec *ordering.SessionRecord) error {
 }
 
 // RevokeSessions marks the account's live sessions revoked.
-func (t *tx) RevokeSessions(account, endedBy string) ([][32]byte, error) {
+func (t sessionTx) RevokeSessions(account, endedBy string) ([][32]byte, error) {
 	var hashes, revoked [][32]byte
 	t.accountSessions(account, func(h [32]byte) bool { hashes = append(hashes, h); return true })
 	for _, h := range hashes {
@@ -114,7 +114,7 @@ func (t *tx) RevokeSessions(account, endedBy string) ([][32]byte, error) {
 
 // SweepSessions walks the sessions bucket in key (hash) order; the
 // position is the key to start at.
-func (t *tx) SweepSessions(now time.Time, from string, limit int) (deleted int, next string, err error) {
+func (t sessionTx) SweepSessions(now time.Time, from string, limit int) (deleted int, next string, err error) {
 	c := t.read(bucketSessions).Cursor()
 	k, v := c.First()
 	if from != "" {

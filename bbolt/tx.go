@@ -10,22 +10,57 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// tx is an ordering.Tx over a bbolt transaction. wrote records whether a
-// method changed anything, so that the group commit can leave out a
-// write that failed before writing instead of running its group again.
+// tx is an ordering.Tx over a bbolt transaction: one part per kind of
+// record (ordering's AccountTx, SessionTx, OrderTx, OutboxTx, WebhookTx,
+// WatchTx, PaymentTx), each in the file named for it, all over the one
+// bbolt transaction they share, so that a transaction stays one however
+// many parts it touches.
 type tx struct {
+	*txState
+	accountTx
+	sessionTx
+	orderTx
+	outboxTx
+	webhookTx
+	watchTx
+	paymentTx
+}
+
+// txState is what the parts of a tx share: the bbolt transaction, and
+// whether a method changed anything, so that the group commit can leave
+// out a write that failed before writing instead of running its group
+// again.
+type txState struct {
 	tx    *bolt.Tx
 	wrote bool
 	group *groupCommit // nil in a read transaction
 }
 
+// The parts of a tx, one per kind of record.
+type (
+	accountTx struct{ *txState }
+	sessionTx struct{ *txState }
+	orderTx   struct{ *txState }
+	outboxTx  struct{ *txState }
+	webhookTx struct{ *txState }
+	watchTx   struct{ *txState }
+	paymentTx struct{ *txState }
+)
+
+// newTx makes a tx over btx; group is nil in a read transaction.
+func newTx(btx *bolt.Tx, group *groupCommit) *tx {
+	s := &txState{tx: btx, group: group}
+	return &tx{txState: s, accountTx: accountTx{s}, sessionTx: sessionTx{s}, orderTx: orderTx{s},
+		outboxTx: outboxTx{s}, webhookTx: webhookTx{s}, watchTx: watchTx{s}, paymentTx: paymentTx{s}}
+}
+
 var _ ordering.Tx = (*tx)(nil)
 
 // read returns a bucket to read from.
-func (t *tx) read(name []byte) *bolt.Bucket { return t.tx.Bucket(name) }
+func (t *txState) read(name []byte) *bolt.Bucket { return t.tx.Bucket(name) }
 
 // write returns a bucket to change.
-func (t *tx) write(name []byte) *bolt.Bucket {
+func (t *txState) write(name []byte) *bolt.Bucket {
 	t.wrote = true
 	return t.tx.Bucket(name)
 }

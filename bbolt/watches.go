@@ -12,7 +12,7 @@ import (
 
 // Watch returns the watch, or nil. Writes run one at a time here, so no
 // lock is needed.
-func (t *tx) Watch(id string) (*ordering.WatchRecord, error) {
+func (t watchTx) Watch(id string) (*ordering.WatchRecord, error) {
 	b := t.read(bucketWatches)
 	if b == nil {
 		return nil, nil // a file written before watches, opened read-only
@@ -26,7 +26,7 @@ func (t *tx) Watch(id string) (*ordering.WatchRecord, error) {
 }
 
 // Watches returns up to limit watches with ids above after.
-func (t *tx) Watches(after string, limit int) ([]ordering.WatchRecord, error) {
+func (t watchTx) Watches(after string, limit int) ([]ordering.WatchRecord, error) {
 	b := t.read(bucketWatches)
 	if b == nil {
 		return nil, nil
@@ -53,7 +53,7 @@ func decodeWatch(k, v []byte) (ordering.WatchRecord, error) {
 }
 
 // AccountWatches returns the account's watches in id order.
-func (t *tx) AccountWatches(account string) ([]ordering.WatchRecord, error) {
+func (t watchTx) AccountWatches(account string) ([]ordering.WatchRecord, error) {
 	index, records := t.read(bucketAccountWatches), t.read(bucketWatches)
 	if index == nil || records == nil {
 		return nil, nil
@@ -77,7 +77,7 @@ func (t *tx) AccountWatches(account string) ([]ordering.WatchRecord, error) {
 }
 
 // ProfileWatch returns the id of the account's watch of the profile.
-func (t *tx) ProfileWatch(account, profileID string) (string, error) {
+func (t watchTx) ProfileWatch(account, profileID string) (string, error) {
 	b := t.read(bucketProfileWatches)
 	if b == nil {
 		return "", nil
@@ -86,7 +86,7 @@ func (t *tx) ProfileWatch(account, profileID string) (string, error) {
 }
 
 // InsertWatch stores a new watch and its two index entries.
-func (t *tx) InsertWatch(rec *ordering.WatchRecord) error {
+func (t watchTx) InsertWatch(rec *ordering.WatchRecord) error {
 	if t.read(bucketWatches).Get([]byte(rec.ID)) != nil || t.read(bucketProfileWatches).Get(key(rec.Account, rec.CompanyProfileID)) != nil {
 		return ordering.ErrExists
 	}
@@ -104,7 +104,7 @@ func (t *tx) InsertWatch(rec *ordering.WatchRecord) error {
 
 // putWatch stores the record; ids grow, so pages are filled before they
 // split.
-func (t *tx) putWatch(rec *ordering.WatchRecord) error {
+func (t watchTx) putWatch(rec *ordering.WatchRecord) error {
 	b := t.write(bucketWatches)
 	b.FillPercent = 0.9
 	return putJSON(b, []byte(rec.ID), rec)
@@ -112,7 +112,7 @@ func (t *tx) putWatch(rec *ordering.WatchRecord) error {
 
 // UpdateWatch replaces a stored watch, moving its profile index entry
 // when its profile changed.
-func (t *tx) UpdateWatch(rec *ordering.WatchRecord) error {
+func (t watchTx) UpdateWatch(rec *ordering.WatchRecord) error {
 	raw := t.read(bucketWatches).Get([]byte(rec.ID))
 	if raw == nil {
 		return ordering.ErrNotFound
@@ -139,7 +139,7 @@ func (t *tx) UpdateWatch(rec *ordering.WatchRecord) error {
 }
 
 // DeleteWatch removes a watch and its index entries.
-func (t *tx) DeleteWatch(id string) error {
+func (t watchTx) DeleteWatch(id string) error {
 	rec, err := t.Watch(id)
 	if err != nil || rec == nil {
 		return err

@@ -13,7 +13,7 @@ import (
 )
 
 // WebhookEndpoint returns the endpoint, or nil.
-func (t *tx) WebhookEndpoint(id string) (*ordering.EndpointRecord, error) {
+func (t webhookTx) WebhookEndpoint(id string) (*ordering.EndpointRecord, error) {
 	var ep ordering.EndpointRecord
 	found, err := getJSON(t.read(bucketWebhooks), []byte(id), &ep)
 	if !found || err != nil {
@@ -23,7 +23,7 @@ func (t *tx) WebhookEndpoint(id string) (*ordering.EndpointRecord, error) {
 }
 
 // WebhookEndpoints returns the account's endpoints, or all for "".
-func (t *tx) WebhookEndpoints(account string) ([]ordering.EndpointRecord, error) {
+func (t webhookTx) WebhookEndpoints(account string) ([]ordering.EndpointRecord, error) {
 	var out []ordering.EndpointRecord
 	err := t.read(bucketWebhooks).ForEach(func(k, v []byte) error {
 		var ep ordering.EndpointRecord
@@ -39,7 +39,7 @@ func (t *tx) WebhookEndpoints(account string) ([]ordering.EndpointRecord, error)
 }
 
 // InsertWebhookEndpoint stores a new endpoint.
-func (t *tx) InsertWebhookEndpoint(rec *ordering.EndpointRecord) error {
+func (t webhookTx) InsertWebhookEndpoint(rec *ordering.EndpointRecord) error {
 	if t.read(bucketWebhooks).Get([]byte(rec.ID)) != nil {
 		return ordering.ErrExists
 	}
@@ -48,7 +48,7 @@ func (t *tx) InsertWebhookEndpoint(rec *ordering.EndpointRecord) error {
 
 // DeleteWebhookEndpoint removes the endpoint, its deliveries (releasing
 // their bodies) and their schedule.
-func (t *tx) DeleteWebhookEndpoint(id string) error {
+func (t webhookTx) DeleteWebhookEndpoint(id string) error {
 	prefix := []byte(id + "\x00")
 	c := t.read(bucketWebhookDeliveries).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
@@ -65,7 +65,7 @@ func (t *tx) DeleteWebhookEndpoint(id string) error {
 }
 
 // Delivery returns the delivery, or nil.
-func (t *tx) Delivery(endpointID, eventID string) (*ordering.DeliveryRecord, error) {
+func (t webhookTx) Delivery(endpointID, eventID string) (*ordering.DeliveryRecord, error) {
 	var d ordering.DeliveryRecord
 	found, err := getJSON(t.read(bucketWebhookDeliveries), key(endpointID, eventID), &d)
 	if !found || err != nil {
@@ -75,12 +75,12 @@ func (t *tx) Delivery(endpointID, eventID string) (*ordering.DeliveryRecord, err
 }
 
 // PutDelivery stores the delivery under endpoint 0 event.
-func (t *tx) PutDelivery(endpointID string, d *ordering.DeliveryRecord) error {
+func (t webhookTx) PutDelivery(endpointID string, d *ordering.DeliveryRecord) error {
 	return putJSON(t.write(bucketWebhookDeliveries), key(endpointID, d.EventID), d)
 }
 
 // RecentDeliveries walks the endpoint's deliveries backwards.
-func (t *tx) RecentDeliveries(endpointID string, limit int) ([]ordering.DeliveryRecord, error) {
+func (t webhookTx) RecentDeliveries(endpointID string, limit int) ([]ordering.DeliveryRecord, error) {
 	prefix := key(endpointID, "")
 	c := t.read(bucketWebhookDeliveries).Cursor()
 	var out []ordering.DeliveryRecord
@@ -96,7 +96,7 @@ func (t *tx) RecentDeliveries(endpointID string, limit int) ([]ordering.Delivery
 
 // PruneDeliveries deletes the endpoint's first deliveries while they are
 // finished and older than before.
-func (t *tx) PruneDeliveries(endpointID string, before time.Time, limit int) error {
+func (t webhookTx) PruneDeliveries(endpointID string, before time.Time, limit int) error {
 	prefix := key(endpointID, "")
 	for range limit {
 		k, v := t.read(bucketWebhookDeliveries).Cursor().Seek(prefix)
@@ -122,7 +122,7 @@ func (t *tx) PruneDeliveries(endpointID string, before time.Time, limit int) err
 
 // ScheduleDelivery sets when the delivery is next due, in the pending
 // bucket and in the endpoint's due order.
-func (t *tx) ScheduleDelivery(endpointID, eventID string, at time.Time) error {
+func (t webhookTx) ScheduleDelivery(endpointID, eventID string, at time.Time) error {
 	k := key(endpointID, eventID)
 	if err := t.UnscheduleDelivery(endpointID, eventID); err != nil {
 		return err
@@ -137,7 +137,7 @@ func (t *tx) ScheduleDelivery(endpointID, eventID string, at time.Time) error {
 }
 
 // UnscheduleDelivery removes the delivery from both schedule buckets.
-func (t *tx) UnscheduleDelivery(endpointID, eventID string) error {
+func (t webhookTx) UnscheduleDelivery(endpointID, eventID string) error {
 	k := key(endpointID, eventID)
 	at := t.read(bucketWebhookPending).Get(k)
 	if at == nil {
@@ -153,14 +153,14 @@ func (t *tx) UnscheduleDelivery(endpointID, eventID string) error {
 }
 
 // CountScheduledDeliveries counts the pending bucket.
-func (t *tx) CountScheduledDeliveries() (int, error) {
+func (t webhookTx) CountScheduledDeliveries() (int, error) {
 	return t.read(bucketWebhookPending).Stats().KeyN, nil
 }
 
 // ClaimDueDeliveries reads each endpoint's earliest due delivery. It
 // writes nothing and ignores lease: one process holds the file, and busy
 // keeps one attempt per endpoint in it.
-func (t *tx) ClaimDueDeliveries(now time.Time, _ time.Duration, busy func(string) bool, limit int) ([]ordering.DueDelivery, time.Time, error) {
+func (t webhookTx) ClaimDueDeliveries(now time.Time, _ time.Duration, busy func(string) bool, limit int) ([]ordering.DueDelivery, time.Time, error) {
 	due, next := t.earliestDue(now, busy)
 	sort.Slice(due, func(i, j int) bool { return due[i].At.Before(due[j].At) })
 	if len(due) > limit {
@@ -173,7 +173,7 @@ func (t *tx) ClaimDueDeliveries(now time.Time, _ time.Duration, busy func(string
 // due, and the earliest time of those that are not. Each is the first key
 // under the endpoint's prefix in the due order: one seek an endpoint,
 // however long its backlog.
-func (t *tx) earliestDue(now time.Time, busy func(string) bool) (due []ordering.DueDelivery, next time.Time) {
+func (t webhookTx) earliestDue(now time.Time, busy func(string) bool) (due []ordering.DueDelivery, next time.Time) {
 	c := t.read(bucketWebhookDue).Cursor()
 	endpoints := t.read(bucketWebhooks).Cursor()
 	for ep, _ := endpoints.First(); ep != nil; ep, _ = endpoints.Next() {
@@ -198,7 +198,7 @@ func (t *tx) earliestDue(now time.Time, busy func(string) bool) (due []ordering.
 }
 
 // PutEventBody stores the body and its count of references.
-func (t *tx) PutEventBody(eventID string, body []byte, refs int) error {
+func (t webhookTx) PutEventBody(eventID string, body []byte, refs int) error {
 	id := []byte(eventID)
 	if refs <= 0 {
 		return fmt.Errorf("store the body of event %s with %d references", eventID, refs)
@@ -215,14 +215,14 @@ func (t *tx) PutEventBody(eventID string, body []byte, refs int) error {
 }
 
 // EventBody returns a copy of the event's body, or nil.
-func (t *tx) EventBody(eventID string) ([]byte, error) {
+func (t webhookTx) EventBody(eventID string) ([]byte, error) {
 	return bytes.Clone(t.read(bucketWebhookBodies).Get([]byte(eventID))), nil
 }
 
 // releaseBody drops a deleted delivery's reference to its event's body,
 // and the body with the last reference.
-func (t *tx) releaseBody(eventID []byte) error {
-	refs := bodyRefs(t, eventID)
+func (t webhookTx) releaseBody(eventID []byte) error {
+	refs := bodyRefs(t.txState, eventID)
 	switch {
 	case refs == 0:
 		return fmt.Errorf("a delivery of event %s refers to no stored body", eventID)
@@ -240,14 +240,14 @@ func (t *tx) releaseBody(eventID []byte) error {
 
 // bodyRefs returns how many deliveries refer to the event's body (0 when
 // none is stored).
-func bodyRefs(t *tx, eventID []byte) uint32 {
+func bodyRefs(t *txState, eventID []byte) uint32 {
 	if v := t.read(bucketWebhookBodyRefs).Get(eventID); len(v) == 4 {
 		return binary.BigEndian.Uint32(v)
 	}
 	return 0
 }
 
-func (t *tx) setBodyRefs(eventID []byte, refs uint32) error {
+func (t webhookTx) setBodyRefs(eventID []byte, refs uint32) error {
 	refsBucket := t.write(bucketWebhookBodyRefs)
 	refsBucket.FillPercent = 1
 	if err := refsBucket.Put(eventID, binary.BigEndian.AppendUint32(nil, refs)); err != nil {

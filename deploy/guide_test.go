@@ -21,7 +21,7 @@ import (
 // start are most of it).
 const guideTimeout = 8 * time.Minute
 
-// TestDeployGuide runs docs/deploy.md as an operator would: every ```bash
+// TestDocumentedCommands runs docs/deploy.md as an operator would: every ```bash
 // block, in order, with bash (set -euo pipefail), on the machine its
 // <!-- deploy-guide: on MACHINE --> line names. The machines are played
 // by directories and loopback ports (see machine and substitute): one
@@ -40,7 +40,7 @@ const guideTimeout = 8 * time.Minute
 // Afterwards it checks what a reader would: both nodes ready and
 // answering a search, companydocs nodes listing both on the live
 // generation, the backup holding the tables and the account made.
-func TestDeployGuide(t *testing.T) {
+func TestDocumentedCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), guideTimeout)
 	defer cancel()
 	repo := repoRoot(t)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"companydocs/plansfile"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -8,7 +9,6 @@ import (
 	"testing"
 
 	"companydocs"
-	"companydocs/ordering"
 )
 
 // TestAllowedActionsFollowTheCaller runs a one-off order of a real
@@ -18,7 +18,7 @@ import (
 // succeeds and an unlisted one is refused.
 func TestAllowedActionsFollowTheCaller(t *testing.T) {
 	profiles, live, removed := loadOrderProfiles(t)
-	plans, err := ordering.LoadPlans(shippedPlansFile())
+	plans, err := plansfile.Load(shippedPlansFile())
 	if err != nil {
 		t.Fatal(err)
 	}

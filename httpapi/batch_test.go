@@ -15,23 +15,21 @@ import (
 
 	"companydocs"
 	"companydocs/messages"
+	"companydocs/metrics"
 	"companydocs/resolver"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 const batchPath = "/api/v1/documents/companies/search/batch"
 
 // batchServer serves searches resolved on the real fixture profiles with
 // the given search budget (rate per second, burst).
-func batchServer(tb testing.TB, rate float64, burst int) (*Server, *Metrics) {
+func batchServer(tb testing.TB, rate float64, burst int) (*Server, *metrics.Registry) {
 	tb.Helper()
 	profiles, _, _ := loadOrderProfiles(tb)
 	cfg := DefaultConfig()
 	cfg.SearchRate, cfg.SearchBurst = rate, burst
-	m := NewMetrics(prometheus.NewRegistry())
-	return newTestServerWith(tb, cfg, Deps{Searcher: fuzzSearcher{fuzzIndex{profiles}}, Metrics: m}), m
+	m := metrics.New()
+	return newTestServerWith(tb, cfg, Deps{Searcher: fuzzSearcher{fuzzIndex{profiles}}, Metrics: m.HTTP}), m
 }
 
 // postBatch sends body to the batch route and returns the status, the
@@ -87,7 +85,7 @@ func TestSearchBatchIsChargedPerQuery(t *testing.T) {
 	if status != http.StatusTooManyRequests || errorCode(body) != companydocs.ERATELIMITED || retry == "" {
 		t.Fatalf("after a batch of 5 on a budget of 5: status %d, Retry-After %q, %v; want 429 rate_limited", status, retry, body)
 	}
-	if n := testutil.ToFloat64(m.rateLimited); n != 1 {
+	if n := metricValue(t, m, "search_rate_limited_total"); n != 1 {
 		t.Errorf("search_rate_limited_total = %v, want 1", n)
 	}
 
@@ -126,10 +124,10 @@ func TestSearchBatchAnswersEachItem(t *testing.T) {
 	if !strings.Contains(msg, "town") {
 		t.Errorf("the unknown property's message %q does not name it", msg)
 	}
-	if n := testutil.ToFloat64(m.batchItems.WithLabelValues(companydocs.EINVALIDQUERY)); n != 4 {
+	if n := metricValue(t, m, "search_batch_items_total", "outcome", companydocs.EINVALIDQUERY); n != 4 {
 		t.Errorf("search_batch_items_total{outcome=invalid_query} = %v, want 4", n)
 	}
-	if n := testutil.ToFloat64(m.batchItems.WithLabelValues("answered")); n != 2 {
+	if n := metricValue(t, m, "search_batch_items_total", "outcome", "answered"); n != 2 {
 		t.Errorf("search_batch_items_total{outcome=answered} = %v, want 2", n)
 	}
 }

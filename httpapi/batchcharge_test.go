@@ -9,10 +9,8 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/metrics"
 	"companydocs/resolver"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // failingSearcher answers on the real fixture profiles but fails, with
@@ -37,13 +35,13 @@ func (f *failingSearcher) Search(ctx context.Context, req resolver.Request) (*re
 
 // chargeServer has a search budget of burst queries (refilled at one an
 // hour, so the test sees what was taken) and fails "down" queries once.
-func chargeServer(t *testing.T, burst int) (*Server, *Metrics) {
+func chargeServer(t *testing.T, burst int) (*Server, *metrics.Registry) {
 	profiles, _, _ := loadOrderProfiles(t)
 	cfg := DefaultConfig()
 	cfg.SearchRate, cfg.SearchBurst = 1.0/3600, burst
 	cfg.TrustedProxies = []string{"0.0.0.0"}
-	m := NewMetrics(prometheus.NewRegistry())
-	return newTestServerWith(t, cfg, Deps{Searcher: &failingSearcher{fuzzSearcher: fuzzSearcher{fuzzIndex{profiles}}, seen: map[string]bool{}}, Metrics: m}), m
+	m := metrics.New()
+	return newTestServerWith(t, cfg, Deps{Searcher: &failingSearcher{fuzzSearcher: fuzzSearcher{fuzzIndex{profiles}}, seen: map[string]bool{}}, Metrics: m.HTTP}), m
 }
 
 // mixedBatch is a batch of answered queries and queries the service
@@ -84,7 +82,7 @@ func TestSearchBatchChargesWhatWasAnswered(t *testing.T) {
 	if status, _, _ := postBatchFrom(t, s, "10.0.0.1", batchOf(1, `{"query":"Müller Bau GmbH"}`)); status != http.StatusTooManyRequests {
 		t.Errorf("past the budget: %d, want 429", status)
 	}
-	if got := testutil.ToFloat64(m.batchCharge.WithLabelValues("false")); got != 4 {
+	if got := metricValue(t, m, "search_batch_charged_total", "charged", "false"); got != 4 {
 		t.Errorf("search_batch_charged_total{charged=false} = %v, want 4", got)
 	}
 }

@@ -55,6 +55,6 @@ func (s *Server) admitBatch(c *fiber.Ctx) (release func(), err error) {
 func (s *Server) refuseBatch(c *fiber.Ctx, reason string, err error) error {
 	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(batchRetryAfter))
 	c.Context().SetConnectionClose() // the body, unread, is no next request
-	s.Metrics.observeBatchRefused(reason)
+	s.Metrics.ObserveBatchRefused(reason)
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/resolver"
 )
 
@@ -20,7 +21,7 @@ type fuzzIndex struct{ profiles orderProfiles }
 
 func (x fuzzIndex) Profile(id string) (*companydocs.Profile, error) { return x.profiles[id], nil }
 
-func (x fuzzIndex) ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error) {
+func (x fuzzIndex) ByNumber(t register.Type, number string) ([]*companydocs.Profile, error) {
 	var out []*companydocs.Profile
 	for _, p := range x.profiles {
 		if p.Ref.Type == t && p.Ref.Number == number {
@@ -30,7 +31,7 @@ func (x fuzzIndex) ByNumber(t companydocs.RegisterType, number string) ([]*compa
 	return out, nil
 }
 
-func (fuzzIndex) ByLEI(companydocs.LEI) ([]*companydocs.Profile, error) { return nil, nil }
+func (fuzzIndex) ByLEI(register.LEI) ([]*companydocs.Profile, error) { return nil, nil }
 
 func (fuzzIndex) SearchText(context.Context, companydocs.TextQuery) ([]companydocs.Hit, error) {
 	return nil, nil

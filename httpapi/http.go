@@ -18,6 +18,7 @@ import (
 	"companydocs/resolver"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 )
 
 // Config holds the HTTP settings.
@@ -131,6 +132,8 @@ type Server struct {
 	batches      *slots[string]
 	charged      *chargedBatches
 	requestLines requestLines
+	// metricsPage serves Deps.Metrics at /metrics.
+	metricsPage fiber.Handler
 }
 
 // Deps are what a Server serves. Every one is required but OnSearch, so
@@ -154,8 +157,8 @@ type Deps struct {
 	// means ready.
 	Ready func() []string
 	// Metrics records requests and is served at /metrics, with the
-	// service's other collectors on the same registry.
-	Metrics *Metrics
+	// service's other metrics.
+	Metrics Metrics
 	// Logger receives request and failure logs.
 	Logger *slog.Logger
 	// OnSearch observes answered searches (for metrics); optional.
@@ -199,6 +202,7 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 			return nil, fmt.Errorf("http server: PublicURL %w", err)
 		}
 	}
+	s.metricsPage = adaptor.HTTPHandler(deps.Metrics)
 	s.limiter = newRateLimiter(config.SearchRate, config.SearchBurst, config.Nodes)
 	s.accountSearches = sync.OnceValue(func() *rateLimiter { return accountSearchLimiter(deps.Orders, config.Nodes, deps.Logger) })
 	s.sessionAddrs = newRateLimiter(config.SessionRate, config.SessionBurst, config.Nodes)
@@ -245,7 +249,7 @@ func NewServer(config Config, deps Deps) (*Server, error) {
 func (s *Server) Serve(ln net.Listener) error {
 	l := newLingerListener(ln)
 	s.ln.Store(l)
-	return s.app.Listener(newConnLimiter(l, s.config.MaxConnections, s.config.MaxConnectionsPerAddr, s.isTrustedProxy, s.Metrics.observeConnRefused))
+	return s.app.Listener(newConnLimiter(l, s.config.MaxConnections, s.config.MaxConnectionsPerAddr, s.isTrustedProxy, s.Metrics.ObserveConnRefused))
 }
 
 // Shutdown stops accepting connections and waits for in-flight requests

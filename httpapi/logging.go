@@ -37,7 +37,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	elapsed := time.Since(start)
 	route, method := routeOf(c, err), methodOf(c)
 	status := c.Response().StatusCode()
-	s.Metrics.observeRequest(route, method, status, code, elapsed)
+	observeRequest(s.Metrics, route, method, status, code, elapsed)
 	s.logRequest(c, route, method, status, code, elapsed)
 	return nil
 }
@@ -58,7 +58,7 @@ func (s *Server) handleServerError(c *fiber.Ctx, err error) error {
 	code := companydocs.ErrorCode(translateFiberError(err))
 	herr := s.handleError(c, err)
 	status := c.Response().StatusCode()
-	s.Metrics.observeRequest(unmatchedRoute, line.method, status, code, 0)
+	observeRequest(s.Metrics, unmatchedRoute, line.method, status, code, 0)
 	s.logLine(c, unmatchedRoute, line, status, code, 0)
 	return herr
 }

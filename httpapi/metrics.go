@@ -2,19 +2,10 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
-	"companydocs"
-
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
-
-// metricsNamespace prefixes every metric of the service.
-const metricsNamespace = companydocs.MetricsNamespace
 
 // Route labels for requests that matched no route, so that scanners probing
 // random paths cannot grow the label set.
@@ -23,153 +14,49 @@ const unmatchedRoute = "unmatched"
 // routeCreateOrder is the route pattern whose outcomes count as orders.
 const routeCreateOrder = "/api/v1/documents/orders"
 
-// Metrics holds the Prometheus collectors of HTTP: requests, their
-// durations, error answers, order creations by outcome and rate-limited
-// searches. They are registered on the registry the server is given,
-// which also holds the service's other metrics (package metrics); /metrics
-// serves all of it. Every method is safe on a nil *Metrics, which records
-// nothing.
-type Metrics struct {
-	requests    *prometheus.CounterVec
-	duration    *prometheus.HistogramVec
-	errors      *prometheus.CounterVec
-	orders      *prometheus.CounterVec
-	rateLimited prometheus.Counter
-	connRefused prometheus.Counter
-	batchSizes  prometheus.Histogram
-	batchItems  *prometheus.CounterVec
-	batchCharge *prometheus.CounterVec
-	batchRefuse *prometheus.CounterVec
-	reconcile   *prometheus.CounterVec
-
-	handler fiber.Handler
+// Metrics is what the server reports what it does to, and serves at
+// /metrics (package metrics implements it with its HTTP collectors, on the
+// registry that holds the service's other metrics). The server declares
+// it, so that it knows no metrics package: cmd/companydocs wires one in.
+type Metrics interface {
+	// ServeHTTP serves the metrics in the Prometheus text format.
+	http.Handler
+	// ObserveRequest records one answered request; code is the error code
+	// of an error response, empty otherwise.
+	ObserveRequest(route, method string, status int, code string, elapsed time.Duration)
+	// ObserveOrderCreation counts an order creation attempt by outcome
+	// (created, rejected) and error code (empty when created).
+	ObserveOrderCreation(outcome, code string)
+	// ObserveRateLimited counts a search answered rate_limited.
+	ObserveRateLimited()
+	// ObserveConnRefused counts a connection refused over a cap.
+	ObserveConnRefused()
+	// ObserveBatch records an answered batch: its size, each item's
+	// outcome (answered, or its error code) and how many were charged.
+	ObserveBatch(size int, outcomes map[string]int, charged int)
+	// ObserveBatchRefused counts a batch refused for want of a slot, by
+	// the bound that was full (client, node).
+	ObserveBatchRefused(reason string)
+	// ObserveReconcile counts n of a kind of reconciliation work.
+	ObserveReconcile(kind string, n int)
 }
 
-// NewMetrics registers the HTTP collectors on reg and serves reg.
-func NewMetrics(reg *prometheus.Registry) *Metrics {
-	m := &Metrics{}
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "http_requests_total",
-		Help: "HTTP requests by route pattern, method and status.",
-	}, []string{"route", "method", "status"})
-	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: metricsNamespace, Name: "http_request_duration_seconds",
-		Help:    "Time from the request's arrival to its response, by route pattern, method and status.",
-		Buckets: []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
-	}, []string{"route", "method", "status"})
-	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "http_errors_total",
-		Help: "Error responses by route pattern and error code.",
-	}, []string{"route", "code"})
-	m.orders = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "orders_total",
-		Help: "Order creation attempts by outcome (created, rejected) and error code (empty when created).",
-	}, []string{"outcome", "code"})
-	m.rateLimited = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "search_rate_limited_total",
-		Help: "Searches rejected with rate_limited.",
-	})
-	m.connRefused = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "http_connections_refused_total",
-		Help: "Connections answered 503 and closed because the server or the client address held the most connections allowed.",
-	})
-	m.batchSizes = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Namespace: metricsNamespace, Name: "search_batch_size",
-		Help:    "Queries per answered search batch (POST /api/v1/documents/companies/search/batch).",
-		Buckets: []float64{1, 10, 50, 100, 250, 500, 1000},
-	})
-	m.batchItems = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "search_batch_items_total",
-		Help: "Queries of answered search batches by outcome: answered, or the error code of the item (invalid_query, service_unavailable ...).",
-	}, []string{"outcome"})
-	m.batchCharge = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "search_batch_charged_total",
-		Help: "Queries of answered search batches by whether they were charged to the search budget: not for an error of the service's own (service_unavailable, internal), nor twice under one Idempotency-Key.",
-	}, []string{"charged"})
-	m.batchRefuse = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "batches_refused_total",
-		Help: "Search batches and reconciliation query batches refused before their body was read: the client address had one being resolved (reason client, 429), or the node as many as --batches-in-flight (reason node, 503).",
-	}, []string{"reason"})
-	m.reconcile = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "reconcile_total",
-		Help: "Reconciliation service (/api/v1/reconcile) work by kind: queries by outcome (match, candidates, none, invalid_query), and manifest, suggest, preview and extend (entities extended).",
-	}, []string{"kind"})
-	reg.MustRegister(m.requests, m.duration, m.errors, m.orders, m.rateLimited, m.connRefused, m.batchSizes, m.batchItems, m.batchCharge, m.batchRefuse, m.reconcile)
-	m.handler = adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorHandling: promhttp.ContinueOnError,
-	}))
-	return m
-}
-
-// ObserveRateLimited counts a search answered rate_limited.
-func (m *Metrics) ObserveRateLimited() {
-	if m == nil {
-		return
-	}
-	m.rateLimited.Inc()
-}
-
-// observeBatch records an answered batch: its size, each item's outcome
-// (answered, or its error code) and how many items were charged.
-func (m *Metrics) observeBatch(size int, outcomes map[string]int, charged int) {
-	if m == nil {
-		return
-	}
-	m.batchSizes.Observe(float64(size))
-	for outcome, n := range outcomes {
-		m.batchItems.WithLabelValues(outcome).Add(float64(n))
-	}
-	m.batchCharge.WithLabelValues("true").Add(float64(charged))
-	m.batchCharge.WithLabelValues("false").Add(float64(size - charged))
-}
-
-// observeBatchRefused counts a batch refused for want of a slot.
-func (m *Metrics) observeBatchRefused(reason string) {
-	if m == nil {
-		return
-	}
-	m.batchRefuse.WithLabelValues(reason).Inc()
-}
-
-// observeReconcile counts n of a kind of reconciliation work.
-func (m *Metrics) observeReconcile(kind string, n int) {
-	if m == nil {
-		return
-	}
-	m.reconcile.WithLabelValues(kind).Add(float64(n))
-}
-
-// observeConnRefused counts a connection refused over a cap.
-func (m *Metrics) observeConnRefused() {
-	if m == nil {
-		return
-	}
-	m.connRefused.Inc()
-}
-
-// observeRequest records one answered request. code is the error code of an
-// error response, empty otherwise.
-func (m *Metrics) observeRequest(route, method string, status int, code string, elapsed time.Duration) {
-	if m == nil {
-		return
-	}
-	st := strconv.Itoa(status)
-	m.requests.WithLabelValues(route, method, st).Inc()
-	m.duration.WithLabelValues(route, method, st).Observe(elapsed.Seconds())
-	if code != "" {
-		m.errors.WithLabelValues(route, code).Inc()
-	}
+// observeRequest records one answered request and, for the order
+// creation route, its outcome. code is the error code of an error
+// response, empty otherwise.
+func observeRequest(m Metrics, route, method string, status int, code string, elapsed time.Duration) {
+	m.ObserveRequest(route, method, status, code, elapsed)
 	if route == routeCreateOrder && method == fiber.MethodPost {
 		switch {
 		case status == http.StatusCreated:
-			m.orders.WithLabelValues("created", "").Inc()
+			m.ObserveOrderCreation("created", "")
 		case code != "":
-			m.orders.WithLabelValues("rejected", code).Inc()
+			m.ObserveOrderCreation("rejected", code)
 		}
 	}
 }
 
-// handleMetrics serves the registry in the Prometheus text format.
+// handleMetrics serves the metrics in the Prometheus text format.
 func (s *Server) handleMetrics(c *fiber.Ctx) error {
-	return s.Metrics.handler(c)
+	return s.metricsPage(c)
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"companydocs/plansfile"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"companydocs"
-	"companydocs/ordering"
 )
 
 // BenchmarkCreateOrderHTTP measures durable creates per second through a
@@ -30,7 +30,7 @@ func BenchmarkCreateOrderHTTP(b *testing.B) {
 			live = append(live, p)
 		}
 	}
-	plans, err := ordering.LoadPlans(shippedPlansFile())
+	plans, err := plansfile.Load(shippedPlansFile())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"companydocs/bbolt"
 	"companydocs/internal/realdata"
 	"companydocs/ordering"
+	"companydocs/plansfile"
+	"companydocs/register"
 )
 
 // orderProfiles serves registry-cache profiles made from real
@@ -50,7 +52,7 @@ func loadOrderProfiles(tb testing.TB) (profiles orderProfiles, live, removed *co
 		// The id only has to be unique and stable here: derive it from the
 		// whole company_number.
 		court, _, _ := strings.Cut(r.CompanyNumber, "_")
-		ref := companydocs.RegisterRef{Court: court, Type: companydocs.HRB, Number: r.CompanyNumber}
+		ref := register.Ref{Court: court, Type: register.HRB, Number: r.CompanyNumber}
 		p := &companydocs.Profile{ID: companydocs.ProfileID(ref), Source: companydocs.SourceRegistryCache, Ref: ref,
 			Name: r.Name, Verified: true, Removed: r.CurrentStatus == "removed"}
 		for _, t := range companydocs.OrderableDocumentTypes {
@@ -84,7 +86,7 @@ type orderServer struct {
 func newOrderServer(tb testing.TB, plansFile string) *orderServer {
 	tb.Helper()
 	profiles, live, removed := loadOrderProfiles(tb)
-	plans, err := ordering.LoadPlans(plansFile)
+	plans, err := plansfile.Load(plansFile)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -114,6 +114,7 @@ func TestRateLimitSharedByNodes(t *testing.T) {
 		t.Fatalf("two nodes granted %d searches in %d s; want at most the rate's %d plus the burst %d, and about that", granted, seconds, rate*seconds, burst)
 	}
 
+	t.Logf("two nodes granted %d searches in %d s", granted, seconds)
 	share.SetNodes(1)
 	clock.advance(time.Minute) // both buckets full again
 	granted = 0
@@ -123,6 +124,7 @@ func TestRateLimitSharedByNodes(t *testing.T) {
 		}
 		clock.advance(10 * time.Millisecond)
 	}
+	t.Logf("a node alone granted %d searches in %d s", granted, seconds)
 	// The bucket kept the tokens it held, the half burst of a node of two.
 	if want := rate*seconds + burst/2; granted < want-2 || granted > want {
 		t.Fatalf("a node alone granted %d searches in %d s; want its whole rate, %d with the tokens it held", granted, seconds, want)

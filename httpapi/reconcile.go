@@ -46,7 +46,7 @@ func (h reconcileHandlers) handleReconcile(c *fiber.Ctx) error {
 	case extend != "":
 		return h.reconcileExtend(c, extend)
 	case c.Method() == fiber.MethodGet:
-		s.Metrics.observeReconcile("manifest", 1)
+		s.Metrics.ObserveReconcile("manifest", 1)
 		base, fromRequest := s.publicBase(c)
 		if fromRequest {
 			c.Vary(varyFromRequest...)
@@ -86,7 +86,7 @@ func (h reconcileHandlers) reconcileQueries(c *fiber.Ctx, raw string) error {
 	s := h.s
 	items, err := reconcile.DecodeQueries(raw)
 	if err != nil {
-		s.Metrics.observeReconcile(companydocs.EINVALIDQUERY, 1)
+		s.Metrics.ObserveReconcile(companydocs.EINVALIDQUERY, 1)
 		return err
 	}
 	release, err := s.admitBatch(c)
@@ -118,7 +118,7 @@ func (h reconcileHandlers) reconcileQueries(c *fiber.Ctx, raw string) error {
 		}
 		cands := reconcile.Candidates(a.Result)
 		out[it.Key] = reconcile.Result{Result: cands}
-		s.Metrics.observeReconcile(reconcileOutcome(a, cands), 1)
+		s.Metrics.ObserveReconcile(reconcileOutcome(a, cands), 1)
 	}
 	budget.charge(len(items)) // every query answered: none failed by the service
 	return c.JSON(out)
@@ -153,7 +153,7 @@ func (h reconcileHandlers) reconcileExtend(c *fiber.Ctx, raw string) error {
 	if err != nil {
 		return err
 	}
-	s.Metrics.observeReconcile("extend", len(q.IDs))
+	s.Metrics.ObserveReconcile("extend", len(q.IDs))
 	return c.JSON(reconcile.Extend(q, profiles))
 }
 
@@ -173,7 +173,7 @@ func (h reconcileHandlers) handleSuggestEntity(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s.Metrics.observeReconcile("suggest", 1)
+	s.Metrics.ObserveReconcile("suggest", 1)
 	return c.JSON(reconcile.SuggestEntities(res, cursor))
 }
 
@@ -199,7 +199,7 @@ func (h reconcileHandlers) handleReconcilePreview(c *fiber.Ctx) error {
 	if err := reconcile.Preview(&page, p); err != nil {
 		return err
 	}
-	s.Metrics.observeReconcile("preview", 1)
+	s.Metrics.ObserveReconcile("preview", 1)
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	// the card is made to be framed by the client's page (OpenRefine)
 	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'")

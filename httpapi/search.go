@@ -9,6 +9,7 @@ import (
 
 	"companydocs"
 	"companydocs/resolver"
+	"companydocs/textfold"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -111,7 +112,7 @@ func decodeProperties(raw jsontext.Value, dst *resolver.Properties) error {
 
 // lineSeparator reports whether r separates the lines of a pasted block
 // (resolver.Request): a line break or a tab.
-func lineSeparator(r rune) bool { return r == '\t' || companydocs.IsLineBreak(r) }
+func lineSeparator(r rune) bool { return r == '\t' || textfold.IsLineBreak(r) }
 
 // decodeOptional reads an optional field, refused with the catalog's
 // sentence key when it has the wrong type.

@@ -87,7 +87,7 @@ func (h batchHandlers) writeBatch(w *bufio.Writer, job batchJob) {
 	}
 	s.charged.markPositions(job.keyed, tally.charged)
 	job.budget.charge(len(tally.charged))
-	s.Metrics.observeBatch(len(job.reqs), tally.outcomes, len(tally.charged))
+	s.Metrics.ObserveBatch(len(job.reqs), tally.outcomes, len(tally.charged))
 }
 
 // writeItem writes the i-th item of the results, flushing every

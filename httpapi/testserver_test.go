@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/metrics"
 	"companydocs/resolver"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // newTestServer makes a server with deps, filling in what a test does not
@@ -52,7 +52,7 @@ func newTestServerWith(tb testing.TB, config Config, deps Deps) *Server {
 		deps.Ready = func() []string { return nil }
 	}
 	if deps.Metrics == nil {
-		deps.Metrics = NewMetrics(prometheus.NewRegistry())
+		deps.Metrics = metrics.New().HTTP
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
@@ -142,4 +142,34 @@ func TestErrorsGetTheirRouteHint(t *testing.T) {
 	if !strings.Contains(string(body), "This session was ended. POST /api/v1/auth/sessions/") {
 		t.Errorf("the answer lacks the route hint: %s", body)
 	}
+}
+
+// metricValue reads a counter of reg by its name (without the namespace)
+// and its label pairs (name, value ...); 0 when the series was never
+// counted.
+func metricValue(tb testing.TB, reg *metrics.Registry, name string, labels ...string) float64 {
+	tb.Helper()
+	families, err := reg.Prometheus.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != companydocs.MetricsNamespace+"_"+name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			pairs := m.GetLabel()
+			if len(pairs)*2 != len(labels) {
+				continue
+			}
+			for i, p := range pairs {
+				if p.GetName() != labels[2*i] || p.GetValue() != labels[2*i+1] {
+					continue series
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
 }

@@ -9,6 +9,7 @@ import (
 	bindex "github.com/blevesearch/bleve_index_api"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // analysedFields returns, per field name, the analysed values of doc's
@@ -54,7 +55,7 @@ func TestBleveDocumentMatchesMapping(t *testing.T) {
 	})
 	for _, p := range ps {
 		d := newDocument(p)
-		if key := companydocs.NameKey(p.Name); len(d.NameKey) != 1 || d.NameKey[0] != key {
+		if key := register.NameKey(p.Name); len(d.NameKey) != 1 || d.NameKey[0] != key {
 			t.Fatalf("profile %q (%q): name key %q, want %q", p.ID, p.Name, d.NameKey, key)
 		}
 		viaMapping := bdoc.NewDocument(p.ID)

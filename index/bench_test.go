@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // benchRecords is the number of real records the search benchmark indexes
@@ -110,7 +111,7 @@ func BenchmarkSearchText(b *testing.B) {
 	var queries []companydocs.TextQuery
 	for i := 0; i < len(ps); i += len(ps) / 200 {
 		base, form := nameParts(ps[i].Name)
-		queries = append(queries, companydocs.TextQuery{NameTerms: base, LegalFormTerms: form.Words, SeatWords: strings.Fields(companydocs.Fold(ps[i].Seat)), Fuzzy: true})
+		queries = append(queries, companydocs.TextQuery{NameTerms: base, LegalFormTerms: form.Words, SeatWords: strings.Fields(textfold.Fold(ps[i].Seat)), Fuzzy: true})
 	}
 	for _, mode := range []struct {
 		name string

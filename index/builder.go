@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // Defaults of BuilderOptions.
@@ -42,6 +43,12 @@ type BuilderOptions struct {
 	// NoChanges leaves the change record (changes.db) out: the commit then
 	// does not compare the new profiles with the previous generation's.
 	NoChanges bool
+	// Incremental builds the search index on the previous generation's
+	// when it can: its segments are shared and only the documents of
+	// changed, new and removed profiles are written (incremental.go).
+	// Without it, or when the previous generation does not qualify, every
+	// document is indexed anew.
+	Incremental bool
 	// Logger receives progress; default slog.Default().
 	Logger *slog.Logger
 	// withoutStoredProfiles leaves the profiles out of the bleve
@@ -92,6 +99,10 @@ type Builder struct {
 	previous     string
 	previousNote string
 	changes      *ChangeSummary
+	// base is the generation an incremental build shares segments with;
+	// nil for a full build, which indexes every document as it is put.
+	base  *baseGeneration
+	build BuildInfo
 }
 
 // NewBuilder takes the build lock of dataDir (ErrBuildInProgress if another
@@ -128,6 +139,7 @@ func (b *Builder) start() error {
 		b.opts.Logger.Warn("removed a generation a killed ingest renamed but never published", "generation", orphan)
 	}
 	b.notePrevious()
+	b.chooseBase()
 	dir, err := os.MkdirTemp(indexDir(b.dataDir), buildingPrefix)
 	if err != nil {
 		return fmt.Errorf("create build dir: %w", err)
@@ -146,11 +158,21 @@ func (b *Builder) start() error {
 	if b.tx, err = b.db.Begin(true); err != nil {
 		return fmt.Errorf("begin profile batch: %w", err)
 	}
+	if b.base != nil {
+		// the documents are written at commit, once the changes are known
+		return nil
+	}
+	return b.startIndex()
+}
+
+// startIndex creates the bleve index of a build that indexes every
+// document as it is put.
+func (b *Builder) startIndex() error {
 	m, err := newMapping()
 	if err != nil {
 		return err
 	}
-	idx, err := bleve.NewUsing(filepath.Join(dir, bleveDirName), m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, nil)
+	idx, err := bleve.NewUsing(filepath.Join(b.dir, bleveDirName), m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, nil)
 	if err != nil {
 		// idx is a nil *indexImpl: stored in b.idx, cleanup would call its Close
 		return fmt.Errorf("create bleve index: %w", err)
@@ -194,7 +216,7 @@ func (b *Builder) Get(id string) (*companydocs.Profile, error) {
 
 // ByNumber returns every stored profile with register type t and number,
 // whatever its court, former court or suffix.
-func (b *Builder) ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error) {
+func (b *Builder) ByNumber(t register.Type, number string) ([]*companydocs.Profile, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.usable(); err != nil {
@@ -224,6 +246,22 @@ func (b *Builder) Put(p *companydocs.Profile) error {
 	if err := putProfile(b.tx, p, v, old); err != nil {
 		return err
 	}
+	if b.idx != nil {
+		if err := b.index(p, v); err != nil {
+			return err
+		}
+	}
+	b.count(old, -1)
+	b.count(p, +1)
+	b.pending++
+	if b.pending >= b.opts.BatchSize || b.pendingBytes >= b.opts.BatchBytes {
+		return b.flush()
+	}
+	return nil
+}
+
+// index adds the document of p, whose stored value is v, to the batch.
+func (b *Builder) index(p *companydocs.Profile, v []byte) error {
 	if b.opts.withoutStoredProfiles {
 		v = nil
 	}
@@ -231,13 +269,7 @@ func (b *Builder) Put(p *companydocs.Profile) error {
 	if err := b.batch.IndexAdvanced(doc); err != nil {
 		return fmt.Errorf("index profile %q: %w", p.ID, err)
 	}
-	b.count(old, -1)
-	b.count(p, +1)
-	b.pending++
 	b.pendingBytes += doc.Size()
-	if b.pending >= b.opts.BatchSize || b.pendingBytes >= b.opts.BatchBytes {
-		return b.flush()
-	}
 	return nil
 }
 
@@ -294,7 +326,7 @@ func (b *Builder) flush() error {
 	if err := releaseResident(b.db, b.tx.Size()); err != nil {
 		return fmt.Errorf("release profile store pages: %w", err)
 	}
-	if b.batch.Size() > 0 {
+	if b.batch != nil && b.batch.Size() > 0 {
 		if err := b.flusher.send(b.batch); err != nil {
 			return err
 		}
@@ -317,6 +349,7 @@ func (b *Builder) Abort() error {
 
 // cleanup closes everything, removes the build directory and unlocks.
 func (b *Builder) cleanup() error {
+	b.releaseBase()
 	errs := []error{b.closeStores()}
 	if b.dir != "" {
 		errs = append(errs, os.RemoveAll(b.dir))
@@ -389,6 +422,9 @@ func (f *batchFlusher) send(b *bleve.Batch) error {
 }
 
 func (f *batchFlusher) err() error {
+	if f == nil { // a build that indexes at commit
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.failure

@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 func TestBuilderSinkSeesUnflushedPuts(t *testing.T) {
@@ -153,9 +154,9 @@ func TestCommitPublishesGeneration(t *testing.T) {
 
 // sharedNumber finds the register type and number carried by the most
 // entries of ps and returns their sorted ids.
-func sharedNumber(ps []*companydocs.Profile) (companydocs.RegisterRef, []string) {
+func sharedNumber(ps []*companydocs.Profile) (register.Ref, []string) {
 	by := map[string][]string{}
-	refs := map[string]companydocs.RegisterRef{}
+	refs := map[string]register.Ref{}
 	for _, p := range ps {
 		k := numberKey(p.Ref.Type, p.Ref.Number)
 		by[k] = append(by[k], p.ID)
@@ -292,18 +293,18 @@ func TestOpenVersions(t *testing.T) {
 func TestLookupsByLEIAndDiscovery(t *testing.T) {
 	ps := loadRealProfiles(t)[:200]
 	enriched := *ps[10]
-	lei := companydocs.LEI("213800QILIUD4ROSUO03") // Deutsche Bank Europe GmbH, GLEIF golden copy sample
+	lei := register.LEI("213800QILIUD4ROSUO03") // Deutsche Bank Europe GmbH, GLEIF golden copy sample
 	enriched.LEIs = []companydocs.LEILink{{LEI: lei, Method: "test"}}
 	disc := &companydocs.Profile{
 		ID: companydocs.DiscoveryID("39120012QMNN2NSCP866"), Source: companydocs.SourceDiscovery,
 		Name: "Deutsche Factoring Bank GmbH & Co. KG", Seat: "Bremen",
-		Ref:  companydocs.RegisterRef{Type: companydocs.HRA, Number: "15633"},
+		Ref:  register.Ref{Type: register.HRA, Number: "15633"},
 		LEIs: []companydocs.LEILink{{LEI: "39120012QMNN2NSCP866", Method: "discovery"}},
 	}
 	verified := &companydocs.Profile{
 		ID: companydocs.DiscoveryID("5299000J2N45DDNE4Y28"), Source: companydocs.SourceDiscovery, Verified: true,
 		Name: "Deutsche WertpapierService Bank AG", Seat: "Frankfurt am Main",
-		Ref:  companydocs.RegisterRef{Court: "F1103", Type: companydocs.HRB, Number: "56913"},
+		Ref:  register.Ref{Court: "F1103", Type: register.HRB, Number: "56913"},
 		LEIs: []companydocs.LEILink{{LEI: "5299000J2N45DDNE4Y28", Method: "discovery"}},
 	}
 	input := append(append([]*companydocs.Profile{}, ps...), &enriched, disc, verified)

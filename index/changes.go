@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // A generation records what changed in each profile against the generation
@@ -333,7 +334,7 @@ func successor(ptx, ntx *bolt.Tx, before *companydocs.Profile) (*companydocs.Pro
 			return nil, err
 		}
 		moved := before.Ref.Court != "" && p.Ref.FormerCourt == before.Ref.Court
-		if !moved && companydocs.NameKey(p.Name) != companydocs.NameKey(before.Name) {
+		if !moved && register.NameKey(p.Name) != register.NameKey(before.Name) {
 			continue
 		}
 		if found != nil {

@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // chunk53Profiles reads the whole real chunk 53 (5,727 records).
@@ -24,9 +25,9 @@ func chunk53Profiles(t *testing.T) []*companydocs.Profile {
 	return ps
 }
 
-func refOf(t *testing.T, companyNumber string) companydocs.RegisterRef {
+func refOf(t *testing.T, companyNumber string) register.Ref {
 	t.Helper()
-	ref, err := companydocs.ParseCompanyNumber(companyNumber)
+	ref, err := register.ParseCompanyNumber(companyNumber)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func realEdits(t *testing.T) (a, b []*companydocs.Profile, want map[string][]com
 	}
 	// In A, Wegner Consult GmbH is still registered in Aschaffenburg.
 	wegner := find(a, "M1405_HRB8959")
-	aschaffenburg := companydocs.RegisterRef{Court: "D4102V", Type: companydocs.HRB, Number: "8959"}
+	aschaffenburg := register.Ref{Court: "D4102V", Type: register.HRB, Number: "8959"}
 	wegner.Ref, wegner.ID = aschaffenburg, companydocs.ProfileID(aschaffenburg)
 
 	b = cloneProfiles(a)
@@ -94,7 +95,7 @@ func realEdits(t *testing.T) (a, b []*companydocs.Profile, want map[string][]com
 	// Moved to Friedberg, recorded as "Friedberg früher Aschaffenburg HRB
 	// 8959": a new register identity, hence a new profile id.
 	p = find(b, "D4102V_HRB8959")
-	moved := companydocs.RegisterRef{Court: "M1405", FormerCourt: "D4102V", Type: companydocs.HRB, Number: "8959"}
+	moved := register.Ref{Court: "M1405", FormerCourt: "D4102V", Type: register.HRB, Number: "8959"}
 	p.Ref, p.ID = moved, companydocs.ProfileID(moved)
 	want[companydocs.ProfileID(aschaffenburg)] = []companydocs.FieldChange{{Field: "register",
 		Before: companydocs.RegisterValue{ProfileID: companydocs.ProfileID(aschaffenburg), Court: "D4102V", CourtName: "Aschaffenburg",

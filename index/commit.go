@@ -45,6 +45,9 @@ func (b *Builder) commit(meta Meta) (Meta, error) {
 	if err := b.finishStores(); err != nil {
 		return Meta{}, err
 	}
+	if err := b.countSegments(); err != nil {
+		return Meta{}, err
+	}
 	name, err := newGenerationName(time.Now())
 	if err != nil {
 		return Meta{}, err
@@ -52,6 +55,7 @@ func (b *Builder) commit(meta Meta) (Meta, error) {
 	m := b.counts
 	m.Version, m.ID, m.CreatedAt = IndexVersion, name, time.Now().UTC()
 	m.Sources, m.Summary, m.Changes = meta.Sources, meta.Summary, b.changes
+	m.Build = &b.build
 	hashStart := time.Now()
 	if m.Files, err = checksumFiles(b.dir); err != nil {
 		return Meta{}, err
@@ -87,14 +91,7 @@ func (b *Builder) finishStores() error {
 		return fmt.Errorf("commit profile batch: %w", err)
 	}
 	b.tx = nil
-	if b.batch.Size() > 0 {
-		if err := b.flusher.send(b.batch); err != nil {
-			return err
-		}
-	}
-	flusher := b.flusher
-	b.flusher = nil
-	if err := flusher.close(); err != nil {
+	if err := b.flushIndex(); err != nil {
 		return err
 	}
 	// The profile store is complete: closing it before the merge unmaps its
@@ -109,8 +106,19 @@ func (b *Builder) finishStores() error {
 	// returning it to the system before the merge keeps it from counting in
 	// the resident memory on top of the mapped segments.
 	debug.FreeOSMemory()
+	if b.base != nil {
+		return b.finishOnBase()
+	}
 	// bleve merges on one goroutine: the compaction takes the other core.
-	// The change record reads the compacted store, on the same goroutine.
+	compacted := b.compactAndRecord()
+	err := b.finishIndex()
+	return errors.Join(err, <-compacted)
+}
+
+// compactAndRecord compacts the profile store and then writes the change
+// record, which reads the compacted store, on a goroutine of their own;
+// the channel gives their error.
+func (b *Builder) compactAndRecord() <-chan error {
 	compacted := make(chan error, 1)
 	go func() {
 		start := time.Now()
@@ -121,8 +129,23 @@ func (b *Builder) finishStores() error {
 		}
 		compacted <- err
 	}()
-	err := b.finishIndex()
-	return errors.Join(err, <-compacted)
+	return compacted
+}
+
+// flushIndex hands the last batch to the flusher and waits for it; a
+// build that indexes at commit has neither.
+func (b *Builder) flushIndex() error {
+	if b.flusher == nil {
+		return nil
+	}
+	if b.batch.Size() > 0 {
+		if err := b.flusher.send(b.batch); err != nil {
+			return err
+		}
+	}
+	flusher := b.flusher
+	b.flusher = nil
+	return flusher.close()
 }
 
 // recordChanges writes the change record unless BuilderOptions.NoChanges.

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // document is what bleve indexes for one profile. Every text value is
@@ -34,31 +36,31 @@ func newDocument(p *companydocs.Profile) *document {
 		Name:      strings.Join(base, " "),
 		NamePlain: strings.Join(plainVariants(p.Name, form), " "),
 		NameForm:  nameFormTerms(base, form.Code),
-		Seat:      companydocs.Fold(p.Seat),
-		Address:   companydocs.Fold(p.Address),
+		Seat:      textfold.Fold(p.Seat),
+		Address:   textfold.Fold(p.Address),
 		Phonetic:  phonetics(base),
 		Court:     courtCodes(p.Ref.Court, p.Ref.FormerCourt),
 		Source:    sourceTerm(p),
 	}
-	// companydocs.NameKey(p.Name), without splitting the name again
+	// register.NameKey(p.Name), without splitting the name again
 	d.NameKey = []string{d.Name + "|" + form.Code}
 	d.NameBase = nonEmpty(d.Name)
 	d.SeatKey = nonEmpty(d.Seat)
 	for _, n := range p.PreviousNames {
-		d.PreviousNames = append(d.PreviousNames, companydocs.Fold(n))
+		d.PreviousNames = append(d.PreviousNames, textfold.Fold(n))
 	}
 	for _, o := range p.Officers {
-		d.Officers = append(d.Officers, companydocs.Fold(officerName(o)))
+		d.Officers = append(d.Officers, textfold.Fold(officerName(o)))
 	}
 	return d
 }
 
 // nameParts returns the folded name tokens without the legal form, and the
 // legal form.
-func nameParts(name string) ([]string, companydocs.LegalForm) {
-	base, form, ok := companydocs.SplitLegalForm(name)
+func nameParts(name string) ([]string, register.LegalForm) {
+	base, form, ok := register.SplitLegalForm(name)
 	if !ok && len(base) == 0 {
-		base = companydocs.Tokens(companydocs.Fold(name))
+		base = textfold.Tokens(textfold.Fold(name))
 	}
 	return base, form
 }
@@ -67,13 +69,13 @@ func nameParts(name string) ([]string, companydocs.LegalForm) {
 // outside the legal form, only where it differs from the Fold spelling: a
 // query typed without umlauts ("Muller") then finds "Müller" through this
 // field, with less weight than an exact spelling.
-func plainVariants(name string, form companydocs.LegalForm) []string {
+func plainVariants(name string, form register.LegalForm) []string {
 	if isASCII(name) {
 		// no umlauts: both spellings are the same
 		return nil
 	}
-	folded := companydocs.Tokens(companydocs.Fold(name))
-	plain := companydocs.Tokens(companydocs.FoldPlain(name))
+	folded := textfold.Tokens(textfold.Fold(name))
+	plain := textfold.Tokens(textfold.FoldPlain(name))
 	if len(folded) != len(plain) {
 		return nil
 	}
@@ -133,7 +135,7 @@ func sourceTerm(p *companydocs.Profile) string {
 func phonetics(tokens []string) string {
 	codes := make([]string, 0, len(tokens))
 	for _, t := range tokens {
-		if c := companydocs.Phonetic(t); c != "" {
+		if c := textfold.Phonetic(t); c != "" {
 			codes = append(codes, c)
 		}
 	}
@@ -164,7 +166,7 @@ func courtCodes(codes ...string) []string {
 			continue
 		}
 		add(code)
-		if c, ok := companydocs.CourtByCode(code); ok && c.Code != "" {
+		if c, ok := register.CourtByCode(code); ok && c.Code != "" {
 			add(c.Code)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // openTimeout bounds the wait for the profile store's file lock, so that
@@ -246,12 +247,12 @@ func (g *Generation) Profile(id string) (p *companydocs.Profile, err error) {
 
 // ByNumber returns every profile with register type t and number, whatever
 // its court, former court or suffix.
-func (g *Generation) ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error) {
+func (g *Generation) ByNumber(t register.Type, number string) ([]*companydocs.Profile, error) {
 	return g.byKey(bucketNumbers, numberKey(t, number))
 }
 
 // ByLEI returns the profiles linked to lei.
-func (g *Generation) ByLEI(lei companydocs.LEI) ([]*companydocs.Profile, error) {
+func (g *Generation) ByLEI(lei register.LEI) ([]*companydocs.Profile, error) {
 	return g.byKey(bucketLEIs, string(lei))
 }
 

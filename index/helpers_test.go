@@ -16,6 +16,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // ocRecord is the part of an OffeneRegister record the tests need.
@@ -39,7 +40,7 @@ type ocRecord struct {
 }
 
 func (r ocRecord) profile() (*companydocs.Profile, bool) {
-	ref, err := companydocs.ParseCompanyNumber(r.CompanyNumber)
+	ref, err := register.ParseCompanyNumber(r.CompanyNumber)
 	if err != nil || strings.TrimSpace(r.Name) == "" {
 		return nil, false
 	}

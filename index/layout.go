@@ -32,7 +32,7 @@ import (
 // (fieldProfile), which a search reads instead of the profile store; a
 // version 8 generation still serves, its hits read from the store.
 // Version 10 folds names with their abbreviations spelled out
-// (companydocs.Fold: "Gebr." -> "gebrueder", "StBG" ->
+// (textfold.Fold: "Gebr." -> "gebrueder", "StBG" ->
 // "steuerberatungsgesellschaft"); a version 9 generation still serves,
 // but finds an abbreviated name by the other spelling only as a typo or
 // a prefix would.
@@ -97,6 +97,10 @@ type Meta struct {
 	// generation changed against the one current when its ingest started.
 	// Absent in generations without one (an added field, like Files).
 	Changes *ChangeSummary `json:"changes,omitempty"`
+	// Build says how the search index was built: anew, or on the segments
+	// of a previous generation. Absent in generations built before it
+	// existed (an added field, like Files).
+	Build *BuildInfo `json:"build,omitempty"`
 }
 
 func indexDir(dataDir string) string { return filepath.Join(dataDir, indexDirName) }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // DefaultPollInterval is how often Live checks CURRENT by default.
@@ -326,7 +327,7 @@ func (l *Live) Profile(id string) (*companydocs.Profile, error) {
 }
 
 // ByNumber looks a register type and number up in the current generation.
-func (l *Live) ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error) {
+func (l *Live) ByNumber(t register.Type, number string) ([]*companydocs.Profile, error) {
 	g, release, err := l.acquire()
 	defer release()
 	if err != nil {
@@ -336,7 +337,7 @@ func (l *Live) ByNumber(t companydocs.RegisterType, number string) ([]*companydo
 }
 
 // ByLEI looks an LEI up in the current generation.
-func (l *Live) ByLEI(lei companydocs.LEI) ([]*companydocs.Profile, error) {
+func (l *Live) ByLEI(lei register.LEI) ([]*companydocs.Profile, error) {
 	g, release, err := l.acquire()
 	defer release()
 	if err != nil {

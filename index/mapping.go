@@ -14,7 +14,7 @@ import (
 const docType = "profile"
 
 // foldedAnalyzer splits text on white space and lower-cases it. Text reaches
-// it already folded by companydocs.Fold or FoldPlain (umlauts, ß, diacritics,
+// it already folded by textfold.Fold or FoldPlain (umlauts, ß, diacritics,
 // punctuation), so index and query fold exactly alike. It has no stop words
 // and no stemmer: both mangle proper names.
 const foldedAnalyzer = "folded"
@@ -28,7 +28,7 @@ const (
 	fieldName          = "name"           // folded name tokens without the legal form
 	fieldNamePlain     = "name_plain"     // FoldPlain spelling of tokens that differ (ä -> a)
 	fieldNameForm      = "name_form"      // name token joined with the legal-form code: "mueller|gmbh"
-	fieldNameKey       = "name_key"       // keyword: companydocs.NameKey of the name
+	fieldNameKey       = "name_key"       // keyword: register.NameKey of the name
 	fieldNameBase      = "name_base"      // keyword: folded name tokens without legal form, joined
 	fieldSeat          = "seat"           // folded seat tokens
 	fieldSeatKey       = "seat_key"       // keyword: folded seat

@@ -7,6 +7,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // readProfile decodes a profile value (encodeProfile) field by field, in
@@ -128,7 +129,7 @@ func (r *valueReader) profile(p *companydocs.Profile) {
 	p.ID = r.str()
 	p.Source = r.str()
 	if r.fields(5) {
-		p.Ref = companydocs.RegisterRef{Court: r.str(), FormerCourt: r.str(), Type: companydocs.RegisterType(r.str()), Number: r.str(), Suffix: r.str()}
+		p.Ref = register.Ref{Court: r.str(), FormerCourt: r.str(), Type: register.Type(r.str()), Number: r.str(), Suffix: r.str()}
 	}
 	p.Name, p.LegalForm, p.Seat, p.Address, p.FederalState = r.str(), r.str(), r.str(), r.str(), r.str()
 	p.Officers = slice[companydocs.Officer](r)
@@ -147,7 +148,7 @@ func (r *valueReader) profile(p *companydocs.Profile) {
 	p.LEIs = slice[companydocs.LEILink](r)
 	for i := range p.LEIs {
 		if r.fields(4) {
-			p.LEIs[i] = companydocs.LEILink{LEI: companydocs.LEI(r.str()), LegalName: r.str(), Method: r.str(), Status: r.str()}
+			p.LEIs[i] = companydocs.LEILink{LEI: register.LEI(r.str()), LegalName: r.str(), Method: r.str(), Status: r.str()}
 		}
 	}
 	p.Verified = r.boolean()

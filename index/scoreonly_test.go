@@ -10,6 +10,7 @@ import (
 	bindex "github.com/blevesearch/bleve_index_api"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // A scoreOnlyTerm matches exactly the documents of the term query it
@@ -61,7 +62,7 @@ func commonestSeat(ps []*companydocs.Profile) string {
 	counts := map[string]int{}
 	best := ""
 	for _, p := range ps {
-		s := companydocs.Fold(p.Seat)
+		s := textfold.Fold(p.Seat)
 		if counts[s]++; !strings.Contains(s, " ") && counts[s] > counts[best] {
 			best = s
 		}

@@ -14,6 +14,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // Query weights. A name token matched as typed outweighs the same token
@@ -52,11 +54,11 @@ const (
 	maxLegalFormTerms = 6
 )
 
-// fuzzyDistance is the typo budget of a token (companydocs.TypoBudget). It
+// fuzzyDistance is the typo budget of a token (textfold.TypoBudget). It
 // also returns the prefix that must match exactly, as long as the budget,
 // which bounds how many dictionary terms a fuzzy query expands to.
 func fuzzyDistance(term string) (distance, prefix int) {
-	d := companydocs.TypoBudget(utf8.RuneCountInString(term))
+	d := textfold.TypoBudget(utf8.RuneCountInString(term))
 	return d, d
 }
 
@@ -414,7 +416,7 @@ func (tq tokenQuery) scoreClauses() []clause {
 func wholeNameClauses(terms, formTerms []string) []clause {
 	joined := strings.Join(terms, " ")
 	out := []clause{{field: fieldNameBase, value: joined, boost: boostNameBase}}
-	if key := companydocs.NameKey(strings.TrimSpace(joined + " " + strings.Join(formTerms, " "))); key != "" {
+	if key := register.NameKey(strings.TrimSpace(joined + " " + strings.Join(formTerms, " "))); key != "" {
 		out = append(out, clause{field: fieldNameKey, value: key, boost: boostNameKey})
 	}
 	return out
@@ -496,7 +498,7 @@ func addBeyondName(t string, q companydocs.TextQuery, stats *termStats, add addC
 		add(fieldAddress, t, boostAddress)
 	}
 	if q.Deep {
-		if code := companydocs.Phonetic(t); code != "" {
+		if code := textfold.Phonetic(t); code != "" {
 			add(fieldPhonetic, code, boostPhonetic)
 		}
 	}
@@ -519,14 +521,14 @@ func clueWord(t string, q companydocs.TextQuery, stats *termStats) bool {
 // completionClauses match the name words that token t starts, as typed
 // so far into an autocompletion box, the most frequent first: at most
 // maxCompletions of the first maxCompletionScan in term order, and only
-// for a start of companydocs.MinWordStart runes or more. They are a
+// for a start of textfold.MinWordStart runes or more. They are a
 // group of their own, beside the token's, so that they do not thin out
 // the share of the token's own matches; and a group's score is its
 // matches' times the share of its clauses matched, so each weighs as many
 // times boostNamePrefix as there are completions: a name holding one
 // completion gains what one word would.
 func completionClauses(t string, stats *termStats) []clause {
-	if utf8.RuneCountInString(t) < companydocs.MinWordStart {
+	if utf8.RuneCountInString(t) < textfold.MinWordStart {
 		return nil
 	}
 	found := stats.completions(fieldName, t, maxCompletions, maxCompletionScan)
@@ -544,7 +546,7 @@ const (
 )
 
 // addOfficerTypos adds the officers' name words within the typo budget of
-// a person's name word that no officer bears (companydocs.TypoBudget, as
+// a person's name word that no officer bears (textfold.TypoBudget, as
 // for company names): "Beeir" finds "Beier". A word officers bear is
 // taken as written, and so is a word some seat bears: the person's town.
 func addOfficerTypos(t string, stats *termStats, add addClause) {
@@ -586,7 +588,7 @@ func legalFormCode(formTerms []string) string {
 	if len(formTerms) == 0 {
 		return ""
 	}
-	if _, form, ok := companydocs.SplitLegalForm(strings.Join(formTerms, " ")); ok {
+	if _, form, ok := register.SplitLegalForm(strings.Join(formTerms, " ")); ok {
 		return form.Code
 	}
 	return ""

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // nameQueryOf is the text query a resolver builds from a company's name.
@@ -43,7 +45,7 @@ func TestSearchExactName(t *testing.T) {
 		} else {
 			t.Logf("%q not among %d hits", p.Name, len(got))
 		}
-		if len(got) > 0 && companydocs.NameKey(got[0].Name) == companydocs.NameKey(p.Name) {
+		if len(got) > 0 && register.NameKey(got[0].Name) == register.NameKey(p.Name) {
 			topKey++
 		}
 	}
@@ -188,9 +190,9 @@ func TestSearchCityBoost(t *testing.T) {
 	a, b := sameNameOtherSeat(t)
 	for _, want := range []*companydocs.Profile{a, b} {
 		q := nameQueryOf(want.Name)
-		q.SeatWords = strings.Fields(companydocs.Fold(want.Seat))
+		q.SeatWords = strings.Fields(textfold.Fold(want.Seat))
 		got := search(t, g, q)
-		if len(got) == 0 || companydocs.Fold(got[0].Seat) != companydocs.Fold(want.Seat) {
+		if len(got) == 0 || textfold.Fold(got[0].Seat) != textfold.Fold(want.Seat) {
 			t.Errorf("%q in %q: first hit %v", want.Name, want.Seat, got)
 		}
 		if !containsID(got, a.ID) || !containsID(got, b.ID) {
@@ -214,7 +216,7 @@ func sameNameOtherSeat(t *testing.T) (*companydocs.Profile, *companydocs.Profile
 			continue
 		}
 		for _, p := range group[1:] {
-			if companydocs.Fold(p.Seat) != companydocs.Fold(group[0].Seat) {
+			if textfold.Fold(p.Seat) != textfold.Fold(group[0].Seat) {
 				return group[0], p
 			}
 		}
@@ -244,10 +246,10 @@ func TestSearchDeep(t *testing.T) {
 	g := sharedGeneration(t)
 	t.Run("officer", func(t *testing.T) {
 		p := firstWith(t, func(p *companydocs.Profile) bool {
-			return len(p.Officers) > 0 && len(companydocs.Tokens(companydocs.Fold(p.Officers[0].Name))) >= 2 &&
-				!strings.Contains(companydocs.Fold(p.Name), companydocs.Fold(p.Officers[0].Name))
+			return len(p.Officers) > 0 && len(textfold.Tokens(textfold.Fold(p.Officers[0].Name))) >= 2 &&
+				!strings.Contains(textfold.Fold(p.Name), textfold.Fold(p.Officers[0].Name))
 		})
-		q := companydocs.TextQuery{NameTerms: companydocs.Tokens(companydocs.Fold(p.Officers[0].Name)), Limit: 20}
+		q := companydocs.TextQuery{NameTerms: textfold.Tokens(textfold.Fold(p.Officers[0].Name)), Limit: 20}
 		if containsID(search(t, g, q), p.ID) {
 			t.Errorf("officer %q found %q without Deep", p.Officers[0].Name, p.Name)
 		}
@@ -258,7 +260,7 @@ func TestSearchDeep(t *testing.T) {
 	})
 	t.Run("previous name", func(t *testing.T) {
 		p := firstWith(t, func(p *companydocs.Profile) bool {
-			return len(p.PreviousNames) > 0 && companydocs.NameKey(p.PreviousNames[0]) != companydocs.NameKey(p.Name)
+			return len(p.PreviousNames) > 0 && register.NameKey(p.PreviousNames[0]) != register.NameKey(p.Name)
 		})
 		q := nameQueryOf(p.PreviousNames[0])
 		q.Deep = true
@@ -290,7 +292,7 @@ func TestSearchOneFieldAlone(t *testing.T) {
 		checked := 0
 		for _, p := range loadRealProfiles(t) {
 			values := f.values(p)
-			if len(values) == 0 || companydocs.NameKey(values[0]) == companydocs.NameKey(p.Name) {
+			if len(values) == 0 || register.NameKey(values[0]) == register.NameKey(p.Name) {
 				continue
 			}
 			q := nameQueryOf(values[0])
@@ -372,7 +374,7 @@ func TestSearchPrefersLegalForm(t *testing.T) {
 		{"Gesellschaft mit beschränkter Haftung", "dp_gmbh"},
 		{"eingetragener Verein", "dp_ev"},
 	} {
-		_, form, ok := companydocs.SplitLegalForm("Müller Bau " + tc.form)
+		_, form, ok := register.SplitLegalForm("Müller Bau " + tc.form)
 		if !ok {
 			t.Fatalf("legal form %q not recognised", tc.form)
 		}

@@ -58,6 +58,16 @@ func (s *segments) numbers() uint64 {
 	return s.offsets[last] + s.snaps[last].Segment().Count()
 }
 
+// hasDeleted reports whether a segment holds deleted documents.
+func (s *segments) hasDeleted() bool {
+	for _, seg := range s.snaps {
+		if d := seg.Deleted(); d != nil && !d.IsEmpty() {
+			return true
+		}
+	}
+	return false
+}
+
 // locate returns the segment of document number doc and its number there.
 func (s *segments) locate(doc uint64) (int, uint64) {
 	if len(s.offsets) == 1 {

@@ -169,11 +169,26 @@ func (s *termStats) fuzzyTerms(field, term string, distance, prefix int) []fuzzy
 	}
 	out := found[:0]
 	for _, f := range found {
-		if f.term != term && len(out) < maxFuzzyTerms {
+		if f.term != term && len(out) < maxFuzzyTerms && s.held(field, f.term) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// held reports whether a term of a dictionary is held by a live document.
+// A deleted document's terms stay in its segment's dictionary until the
+// segment is merged, which a generation built on another's leaves to the
+// next full build: a walk of the dictionaries would count them where a
+// full build of the same profiles has none (index/DESIGN.md,
+// "Incremental builds"). Without deleted documents every term is held,
+// and nothing is looked up.
+func (s *termStats) held(field, term string) bool {
+	segs, err := s.segments()
+	if err != nil || !segs.hasDeleted() {
+		return true
+	}
+	return s.docFreq(field, term) > 0
 }
 
 // maxFuzzyTerms bounds the typo matches of one token, as bleve's own
@@ -236,7 +251,7 @@ func (s *termStats) termsStarting(field, prefix string, max int) ([]string, erro
 		if err != nil || e == nil {
 			return out, err
 		}
-		if e.Term != prefix {
+		if e.Term != prefix && s.held(field, e.Term) {
 			out = append(out, e.Term)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // Buckets of profiles.db. The secondary buckets map "<key>\x00<id>" to an
@@ -30,7 +31,7 @@ const keySep = 0
 
 // numberKey is the secondary key of a register type and number, shared by
 // every court, former court and suffix: "HRB|6684".
-func numberKey(t companydocs.RegisterType, number string) string {
+func numberKey(t register.Type, number string) string {
 	return string(t) + "|" + strings.TrimSpace(number)
 }
 

@@ -2,7 +2,6 @@ package index
 
 import (
 	"bytes"
-	"companydocs/messages"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"companydocs/messages"
+
 	"github.com/vmihailenco/msgpack/v5"
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // fullProfile sets every field of companydocs.Profile, nested ones included.
@@ -23,7 +25,7 @@ func fullProfile() *companydocs.Profile {
 	return &companydocs.Profile{
 		ID:     "dc_2d6swowb3idyd452lbnq",
 		Source: companydocs.SourceDiscovery,
-		Ref:    companydocs.RegisterRef{Court: "D2601", FormerCourt: "D2603", Type: companydocs.HRB, Number: "158855", Suffix: "B"},
+		Ref:    register.Ref{Court: "D2601", FormerCourt: "D2603", Type: register.HRB, Number: "158855", Suffix: "B"},
 		Name:   "Müller & Söhne Bau GmbH & Co. KG", LegalForm: "GmbH & Co. KG",
 		Seat: "München", Address: "Leopoldstraße 1, 80802 München", FederalState: "Bayern",
 		Officers: []companydocs.Officer{{Name: "Anna Maria Schmidt", FirstName: "Anna Maria", LastName: "Schmidt",
@@ -105,7 +107,7 @@ func TestDecodeOlderGaps(t *testing.T) {
 	old.ID = ""
 	v6 := struct {
 		ID, Source                                   string
-		Ref                                          companydocs.RegisterRef
+		Ref                                          register.Ref
 		Name, LegalForm, Seat, Address, FederalState string
 		Officers                                     []companydocs.Officer
 		PreviousNames                                []string
@@ -150,7 +152,7 @@ func TestDecodeOlderGaps(t *testing.T) {
 // values of IndexVersion 7 and 8 follow (MessagePack arrays carry no field
 // names). Versions 5 and 6 differ in Discovery.Missing only, a []string
 // (TestDecodeOlderGaps).
-const profileLayout = `Profile{ID string, Source string, Ref RegisterRef{Court string, FormerCourt string, Type RegisterType string, Number string, Suffix string}, Name string, LegalForm string, Seat string, Address string, FederalState string, Officers []Officer{Name string, FirstName string, LastName string, Position string, City string, StartDate string, EndDate string, Dismissed bool}, PreviousNames []string, Removed bool, Documents []DocumentType string, LEIs []LEILink{LEI LEI string, LegalName string, Method string, Status string}, Verified bool, Discovery *Discovery{ValidationSources string, RegistrationStatus string, EntityStatus string, RegistrationRaw string, Missing []VerificationGap{Code string, Params GapParams{RACode string, Reference string, ValidationSources string, Status string, Court string, RegisterNumber string, Entries int, Live int, Listed []string, GLEIFName string, Entry string, Name string, Percent int, Text string}}}, RetrievedAt Time}`
+const profileLayout = `Profile{ID string, Source string, Ref Ref{Court string, FormerCourt string, Type Type string, Number string, Suffix string}, Name string, LegalForm string, Seat string, Address string, FederalState string, Officers []Officer{Name string, FirstName string, LastName string, Position string, City string, StartDate string, EndDate string, Dismissed bool}, PreviousNames []string, Removed bool, Documents []DocumentType string, LEIs []LEILink{LEI LEI string, LegalName string, Method string, Status string}, Verified bool, Discovery *Discovery{ValidationSources string, RegistrationStatus string, EntityStatus string, RegistrationRaw string, Missing []VerificationGap{Code string, Params GapParams{RACode string, Reference string, ValidationSources string, Status string, Court string, RegisterNumber string, Entries int, Live int, Listed []string, GLEIFName string, Entry string, Name string, Percent int, Text string}}}, RetrievedAt Time}`
 
 // TestProfileLayout fails when companydocs.Profile changes shape: stored
 // values would then decode into the wrong fields. Bump IndexVersion and

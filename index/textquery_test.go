@@ -17,6 +17,7 @@ import (
 	bindex "github.com/blevesearch/bleve_index_api"
 
 	"companydocs"
+	"companydocs/textfold"
 )
 
 // textSearcher finds the same hits with the same scores as bleve's
@@ -74,7 +75,7 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 	if len(base.NameTerms) == 0 {
 		return nil
 	}
-	tokens := append(append([]string(nil), base.NameTerms...), companydocs.Tokens(companydocs.Fold(p.Seat))...)
+	tokens := append(append([]string(nil), base.NameTerms...), textfold.Tokens(textfold.Fold(p.Seat))...)
 	withCity := companydocs.TextQuery{NameTerms: tokens, LegalFormTerms: base.LegalFormTerms, SeatWords: tokens, Fuzzy: true}
 	deep := withCity
 	deep.Deep = true
@@ -89,7 +90,7 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 		typoed.NameTerms[i] = typo(typoed.NameTerms[i])
 	}
 	short := companydocs.TextQuery{NameTerms: base.NameTerms[:1], LegalFormTerms: base.LegalFormTerms, SeatWords: base.NameTerms[:1]}
-	city := companydocs.TextQuery{SeatWords: strings.Fields(companydocs.Fold(p.Seat))}
+	city := companydocs.TextQuery{SeatWords: strings.Fields(textfold.Fold(p.Seat))}
 	formers := withCity
 	formers.Only = companydocs.OnlyFormerNames
 	if len(p.PreviousNames) > 0 {
@@ -98,7 +99,7 @@ func queryVariants(p *companydocs.Profile) []companydocs.TextQuery {
 	officers := withCity
 	officers.Only = companydocs.OnlyOfficers
 	if len(p.Officers) > 0 {
-		officers.NameTerms = companydocs.Tokens(companydocs.Fold(p.Officers[0].Name))
+		officers.NameTerms = textfold.Tokens(textfold.Fold(p.Officers[0].Name))
 	}
 	return []companydocs.TextQuery{base, withCity, deep, court, discover, typoed, short, city, formers, officers}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/register"
 
 	"companydocs/internal/realdata"
 )
@@ -55,7 +56,7 @@ type nullSink struct{}
 
 func (nullSink) Get(string) (*companydocs.Profile, error) { return nil, nil }
 func (nullSink) Put(*companydocs.Profile) error           { return nil }
-func (nullSink) ByNumber(companydocs.RegisterType, string) ([]*companydocs.Profile, error) {
+func (nullSink) ByNumber(register.Type, string) ([]*companydocs.Profile, error) {
 	return nil, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // CanonicalFormatVersion is the value of the "format" field of every
@@ -102,21 +103,21 @@ func (rec *CanonicalRecord) Profile() (*companydocs.Profile, error) {
 }
 
 // registerRef accepts the court as an XJustiz code or as a court name.
-func (rec *CanonicalRecord) registerRef() (companydocs.RegisterRef, error) {
-	typ, ok := companydocs.ParseRegisterType(rec.RegisterType)
+func (rec *CanonicalRecord) registerRef() (register.Ref, error) {
+	typ, ok := register.ParseType(rec.RegisterType)
 	number := strings.TrimSpace(rec.RegisterNumber)
 	if !ok || number == "" {
-		return companydocs.RegisterRef{}, skipf(ReasonNoRegisterRef, "register_type %q, register_number %q", rec.RegisterType, rec.RegisterNumber)
+		return register.Ref{}, skipf(ReasonNoRegisterRef, "register_type %q, register_number %q", rec.RegisterType, rec.RegisterNumber)
 	}
 	court, ok := canonicalCourt(rec.Court)
 	if !ok {
-		return companydocs.RegisterRef{}, skipf(ReasonUnknownCourt, "court %q", rec.Court)
+		return register.Ref{}, skipf(ReasonUnknownCourt, "court %q", rec.Court)
 	}
-	ref := companydocs.RegisterRef{Court: court, Type: typ, Number: number, Suffix: strings.TrimSpace(rec.RegisterSuffix)}
+	ref := register.Ref{Court: court, Type: typ, Number: number, Suffix: strings.TrimSpace(rec.RegisterSuffix)}
 	if rec.FormerCourt != "" {
 		former, ok := canonicalCourt(rec.FormerCourt)
 		if !ok {
-			return companydocs.RegisterRef{}, skipf(ReasonUnknownCourt, "former_court %q", rec.FormerCourt)
+			return register.Ref{}, skipf(ReasonUnknownCourt, "former_court %q", rec.FormerCourt)
 		}
 		ref.FormerCourt = former
 	}
@@ -130,10 +131,10 @@ func canonicalCourt(s string) (string, bool) {
 	if s == "" {
 		return "", false
 	}
-	if _, ok := companydocs.CourtByCode(s); ok {
+	if _, ok := register.CourtByCode(s); ok {
 		return strings.ToUpper(s), true
 	}
-	if c, ok := companydocs.LookupCourt(s); ok {
+	if c, ok := register.LookupCourt(s); ok {
 		return c.Code, true
 	}
 	return "", false

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 func TestCanonicalRoundTrip(t *testing.T) {
@@ -47,8 +48,8 @@ func TestCanonicalLineByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	court, _ := companydocs.LookupCourt("München")
-	want := companydocs.RegisterRef{Court: court.Code, Type: companydocs.HRB, Number: "6684"}
+	court, _ := register.LookupCourt("München")
+	want := register.Ref{Court: court.Code, Type: register.HRB, Number: "6684"}
 	if p.Ref != want || p.ID != companydocs.ProfileID(want) || p.Name != "Beispiel GmbH" || p.LegalForm != "GmbH" || !p.Verified || !p.OrderingEligible() {
 		t.Errorf("profile = %+v", p)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"companydocs"
+	"companydocs/register"
 )
 
 // seedLines adds the first n lines of the real sample to a fuzz corpus
@@ -87,7 +87,7 @@ func FuzzGLEIFCSVRow(f *testing.F) {
 			t.Fatalf("accepted LEI %q", rec.LEI)
 		}
 		m := gleifMatch{}
-		m.court, m.courtOK = companydocs.CourtByRA(rec.RACode)
+		m.court, m.courtOK = register.CourtByRA(rec.RACode)
 		m.ref, m.refErr = parseGLEIFRef(rec.RAEntityID)
 		p := discoveryProfile(&rec, m)
 		if p.Verified && (len(p.Discovery.Missing) > 0 || p.Ref.Number == "") {

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"companydocs"
+	"companydocs/register"
 )
 
 // GLEIFRecord is the part of a GLEIF LEI record the ingest uses, whether it
 // came from the golden-copy CSV or the API JSONL.
 type GLEIFRecord struct {
-	LEI       companydocs.LEI
+	LEI       register.LEI
 	LegalName string
 	City      string
 	Country   string
@@ -101,7 +101,7 @@ func DecodeGLEIFJSONLine(line []byte) (GLEIFRecord, error) {
 }
 
 func (r *GLEIFRecord) setLEI(s string) error {
-	lei, err := companydocs.ParseLEI(s)
+	lei, err := register.ParseLEI(s)
 	if err != nil {
 		return skipf(ReasonInvalidLEI, "%q: %v", s, err)
 	}

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bytes"
-	"companydocs/messages"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -11,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"companydocs/messages"
+
 	"companydocs"
+	"companydocs/register"
 )
 
 // The real pairs between the GLEIF samples and the OffeneRegister chunks
@@ -31,7 +33,7 @@ var realLinks = map[string]string{
 	"D4201V_HRA2078":   "1595UCBCTOR1OK0NIT95",
 }
 
-var realConflicts = map[companydocs.LEI]string{
+var realConflicts = map[register.LEI]string{
 	"1595OF0DUL28A4QDJ487": ReasonNameDiffers, // Berufsbildungsakademie "Altmark" vs Stendal HRB 573 Schweißausbildungsstätte "Altmark"
 	"1595VS2FY610RNGWOF28": ReasonNameDiffers, // EssKultur Events vs Freiburg HRB 714327 Hotel Consulting Sprießler
 }
@@ -48,7 +50,7 @@ func TestGLEIFLinksRealPairs(t *testing.T) {
 		if len(p.LEIs) != 1 || string(p.LEIs[0].LEI) != lei || p.LEIs[0].Method != LinkMethod || p.LEIs[0].Status != "ISSUED" {
 			t.Errorf("%s (%s): LEIs = %+v, want one link to %s", number, p.Name, p.LEIs, lei)
 		}
-		if d, _ := sink.Get(companydocs.DiscoveryID(companydocs.LEI(lei))); d != nil {
+		if d, _ := sink.Get(companydocs.DiscoveryID(register.LEI(lei))); d != nil {
 			t.Errorf("linked LEI %s also became a discovery candidate", lei)
 		}
 	}
@@ -84,8 +86,8 @@ func TestGLEIFDiscoveryProfiles(t *testing.T) {
 
 	t.Run("fully corroborated, issued, active, parsed reference: verified", func(t *testing.T) {
 		p := sink.mustGet(t, companydocs.DiscoveryID("213800QILIUD4ROSUO03"))
-		court, _ := companydocs.CourtByRA("RA000242")
-		want := companydocs.RegisterRef{Court: court.Code, Type: companydocs.HRB, Number: "87506"}
+		court, _ := register.CourtByRA("RA000242")
+		want := register.Ref{Court: court.Code, Type: register.HRB, Number: "87506"}
 		if p.Source != companydocs.SourceDiscovery || p.Name != "Deutsche Bank Europe GmbH" || p.Seat != "Frankfurt am Main" || p.Ref != want || !p.Verified {
 			t.Errorf("profile = %+v", p)
 		}
@@ -113,7 +115,7 @@ func TestGLEIFDiscoveryProfiles(t *testing.T) {
 		p := sink.mustGet(t, companydocs.DiscoveryID("529900IH9V4I3VHQVO92")) // Deutsche Bank AG, Paris RA000192 "310 327 481"
 		missing := companydocs.GapsTextIn(messages.English, p.Discovery.Missing)
 		if p.Verified || !strings.Contains(missing, "GLEIF's registration authority RA000192 is not a German register court") ||
-			!strings.Contains(missing, "GLEIF's register number “310 327 481” cannot be read") || p.Ref != (companydocs.RegisterRef{}) {
+			!strings.Contains(missing, "GLEIF's register number “310 327 481” cannot be read") || p.Ref != (register.Ref{}) {
 			t.Errorf("profile = %+v, missing %q", p, missing)
 		}
 		want := []companydocs.VerificationGap{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/register"
 
 	"companydocs/internal/realdata"
 )
@@ -74,7 +75,7 @@ func mustRun(t testing.TB, sink Sink, opts Options, paths ...string) *Summary {
 
 func profileByNumber(t testing.TB, companyNumber string) string {
 	t.Helper()
-	ref, err := companydocs.ParseCompanyNumber(companyNumber)
+	ref, err := register.ParseCompanyNumber(companyNumber)
 	if err != nil {
 		t.Fatalf("ParseCompanyNumber(%q): %v", companyNumber, err)
 	}
@@ -132,7 +133,7 @@ func TestOffeneRegisterRecordsHandChecked(t *testing.T) {
 
 	t.Run("complete live GmbH with officer and previous name", func(t *testing.T) {
 		p := sink.mustGet(t, profileByNumber(t, "B1204_HRB260632"))
-		wantRef := companydocs.RegisterRef{Court: "B1204", Type: companydocs.HRB, Number: "260632"}
+		wantRef := register.Ref{Court: "B1204", Type: register.HRB, Number: "260632"}
 		if p.Ref != wantRef || p.Name != "Nutzfahrzeugtechnik Dufner GmbH" || p.LegalForm != "GmbH" ||
 			p.Seat != "Teningen" || p.Address != "Siemensstraße 10, 79331 Teningen" || p.FederalState != "Baden-Württemberg" ||
 			p.Removed || !p.Verified || p.Source != companydocs.SourceRegistryCache || !p.RetrievedAt.Equal(at("2018-07-28T03:16:34Z")) {
@@ -256,7 +257,7 @@ func TestCompanyNumberFallbackToAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := companydocs.ParseCompanyNumber("X1517R_HRB53KI")
+	ref, _ := register.ParseCompanyNumber("X1517R_HRB53KI")
 	if p.Ref != ref || p.ID != companydocs.ProfileID(ref) || !p.Verified {
 		t.Errorf("ref %+v (id %s), want %+v", p.Ref, p.ID, ref)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // realGoldenRow returns the row of lei in the real golden copy, by column.
@@ -69,7 +70,7 @@ func TestGLEIFRecordsOfOneLEIThatDiffer(t *testing.T) {
 	bau, bank := realGoldenRow(t, bauStein), realGoldenRow(t, deutscheBank)
 	cases := []struct {
 		name       string
-		lei        companydocs.LEI
+		lei        register.LEI
 		rows       []map[string]string
 		differ     bool
 		wantCounts GLEIFCounts
@@ -112,7 +113,7 @@ func TestGLEIFRecordsOfOneLEIThatDiffer(t *testing.T) {
 
 // checkLEIConflictReported wants the summary to list every record of lei
 // as a conflict and to say so in its text.
-func checkLEIConflictReported(t *testing.T, sum *Summary, lei companydocs.LEI, records int) {
+func checkLEIConflictReported(t *testing.T, sum *Summary, lei register.LEI, records int) {
 	t.Helper()
 	if n := sum.Reason(KindConflict, ReasonLEIRecordsDiffer); n != records {
 		t.Errorf("%d records counted as %q, want %d", n, ReasonLEIRecordsDiffer, records)
@@ -131,7 +132,7 @@ func checkLEIConflictReported(t *testing.T, sum *Summary, lei companydocs.LEI, r
 // checkLEINotVerified wants lei on no registry profile and its discovery
 // candidate unverified, not orderable, with the first record's name and a
 // gap that names the differing records.
-func checkLEINotVerified(t *testing.T, sink *memSink, lei companydocs.LEI, firstName string) {
+func checkLEINotVerified(t *testing.T, sink *memSink, lei register.LEI, firstName string) {
 	t.Helper()
 	for _, id := range sink.ids() {
 		p := sink.mustGet(t, id)

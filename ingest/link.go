@@ -9,6 +9,8 @@ import (
 	"github.com/agnivade/levenshtein"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // LinkMethod is recorded on every LEI link made from a GLEIF record's
@@ -30,9 +32,9 @@ const NameMatchThreshold = 0.7
 
 // gleifMatch is the outcome of matching a GLEIF record against the sink.
 type gleifMatch struct {
-	court    companydocs.Court
+	court    register.Court
 	courtOK  bool
-	ref      companydocs.RegisterRef
+	ref      register.Ref
 	refErr   error
 	target   *companydocs.Profile // set when the record links
 	conflict string               // conflict reason, if any
@@ -44,7 +46,7 @@ type gleifMatch struct {
 // matchGLEIF finds the registry-cache profile a GLEIF record belongs to.
 func matchGLEIF(sink Sink, r *GLEIFRecord) (gleifMatch, error) {
 	m := gleifMatch{}
-	m.court, m.courtOK = companydocs.CourtByRA(r.RACode)
+	m.court, m.courtOK = register.CourtByRA(r.RACode)
 	m.ref, m.refErr = parseGLEIFRef(r.RAEntityID)
 	if !m.courtOK || m.refErr != nil {
 		return m, nil
@@ -89,13 +91,13 @@ func (m *gleifMatch) pick(candidates []*companydocs.Profile, r *GLEIFRecord) {
 // parseGLEIFRef parses a RegistrationAuthorityEntityID such as "HRB 6684",
 // "HRB 158855 B" or "HRB 1279 ME". The court comes from the RA code, not
 // from the id.
-func parseGLEIFRef(id string) (companydocs.RegisterRef, error) {
+func parseGLEIFRef(id string) (register.Ref, error) {
 	if strings.TrimSpace(id) == "" {
-		return companydocs.RegisterRef{}, companydocs.ErrRegisterRef
+		return register.Ref{}, register.ErrRef
 	}
-	ref, err := companydocs.ParseRegisterRef(id)
+	ref, err := register.ParseRef(id)
 	if err != nil {
-		return companydocs.RegisterRef{}, err
+		return register.Ref{}, err
 	}
 	ref.Court, ref.FormerCourt = "", ""
 	return ref, nil
@@ -103,10 +105,10 @@ func parseGLEIFRef(id string) (companydocs.RegisterRef, error) {
 
 // filterCandidates keeps the registry-cache profiles at the court whose
 // suffix matches the GLEIF suffix.
-func filterCandidates(found []*companydocs.Profile, court companydocs.Court, suffix string) []*companydocs.Profile {
+func filterCandidates(found []*companydocs.Profile, court register.Court, suffix string) []*companydocs.Profile {
 	var out []*companydocs.Profile
 	for _, p := range found {
-		if p.Source == companydocs.SourceRegistryCache && companydocs.SameCourt(p.Ref.Court, court.Code) && suffixMatches(court, suffix, p.Ref.Suffix) {
+		if p.Source == companydocs.SourceRegistryCache && register.SameCourt(p.Ref.Court, court.Code) && suffixMatches(court, suffix, p.Ref.Suffix) {
 			out = append(out, p)
 		}
 	}
@@ -114,10 +116,10 @@ func filterCandidates(found []*companydocs.Profile, court companydocs.Court, suf
 }
 
 // suffixMatches compares the suffix GLEIF writes with the profile's at
-// court (see companydocs.SuffixesAgree). A GLEIF id without a suffix may
+// court (see register.SuffixesAgree). A GLEIF id without a suffix may
 // name any entry with the number; several matches then make a conflict.
-func suffixMatches(court companydocs.Court, gleif, profile string) bool {
-	return gleif == "" || companydocs.SuffixesAgree(court.Code, gleif, profile)
+func suffixMatches(court register.Court, gleif, profile string) bool {
+	return gleif == "" || register.SuffixesAgree(court.Code, gleif, profile)
 }
 
 func liveProfiles(ps []*companydocs.Profile) []*companydocs.Profile {
@@ -167,7 +169,7 @@ func bestNameSimilarity(name string, p *companydocs.Profile) float64 {
 func nameSimilarity(a, b string) float64 {
 	ta, tb := baseTokens(a), baseTokens(b)
 	if len(ta) == 0 || len(tb) == 0 {
-		ta, tb = companydocs.Tokens(companydocs.Fold(a)), companydocs.Tokens(companydocs.Fold(b))
+		ta, tb = textfold.Tokens(textfold.Fold(a)), textfold.Tokens(textfold.Fold(b))
 	}
 	if len(ta) == 0 || len(tb) == 0 {
 		return 0
@@ -178,9 +180,9 @@ func nameSimilarity(a, b string) float64 {
 // baseTokens returns the folded name tokens without the legal form and
 // without tokens that carry no letter or digit ("&", "-").
 func baseTokens(name string) []string {
-	base, _, ok := companydocs.SplitLegalForm(name)
+	base, _, ok := register.SplitLegalForm(name)
 	if !ok {
-		base = companydocs.Tokens(companydocs.Fold(name))
+		base = textfold.Tokens(textfold.Fold(name))
 	}
 	out := base[:0:0]
 	for _, t := range base {

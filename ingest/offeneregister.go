@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // offeneRegisterRecord is one line of the OffeneRegister / OpenCorporates
@@ -120,23 +121,23 @@ func (rec *offeneRegisterRecord) profile() (*companydocs.Profile, error) {
 
 // registerRef parses company_number; when it does not parse, the register
 // identity is rebuilt from the attributes and the registrar's name.
-func (rec *offeneRegisterRecord) registerRef() (companydocs.RegisterRef, error) {
-	if ref, err := companydocs.ParseCompanyNumber(strings.TrimSpace(rec.CompanyNumber)); err == nil {
+func (rec *offeneRegisterRecord) registerRef() (register.Ref, error) {
+	if ref, err := register.ParseCompanyNumber(strings.TrimSpace(rec.CompanyNumber)); err == nil {
 		return ref, nil
 	}
 	a := &rec.Attributes
-	typ, ok := companydocs.ParseRegisterType(a.RegisterArt)
+	typ, ok := register.ParseType(a.RegisterArt)
 	number := strings.TrimSpace(a.RegisterNummer)
 	if !ok || number == "" {
-		return companydocs.RegisterRef{}, skipf(ReasonNoRegisterRef, "company_number %q", rec.CompanyNumber)
+		return register.Ref{}, skipf(ReasonNoRegisterRef, "company_number %q", rec.CompanyNumber)
 	}
-	court, ok := companydocs.LookupCourt(a.Registrar)
+	court, ok := register.LookupCourt(a.Registrar)
 	if !ok {
-		return companydocs.RegisterRef{}, skipf(ReasonUnknownCourt, "registrar %q", a.Registrar)
+		return register.Ref{}, skipf(ReasonUnknownCourt, "registrar %q", a.Registrar)
 	}
-	ref := companydocs.RegisterRef{Court: court.Code, Type: typ, Number: number, Suffix: strings.TrimSpace(a.RegisterNummerSuffix)}
+	ref := register.Ref{Court: court.Code, Type: typ, Number: number, Suffix: strings.TrimSpace(a.RegisterNummerSuffix)}
 	if a.FormerRegistrar != "" {
-		if former, ok := companydocs.LookupCourt(a.FormerRegistrar); ok {
+		if former, ok := register.LookupCourt(a.FormerRegistrar); ok {
 			ref.FormerCourt = former.Code
 		}
 	}
@@ -181,16 +182,16 @@ func documentsHeld(held map[string]bool) []companydocs.DocumentType {
 // completeIdentity reports whether a reference names a known court, a
 // register type and a number: the register identity that makes a
 // registry-cache profile verified.
-func completeIdentity(ref companydocs.RegisterRef) bool {
+func completeIdentity(ref register.Ref) bool {
 	if ref.Type == "" || ref.Number == "" || ref.Court == "" {
 		return false
 	}
-	_, ok := companydocs.CourtByCode(ref.Court)
+	_, ok := register.CourtByCode(ref.Court)
 	return ok
 }
 
 func legalFormCode(name string) string {
-	if _, form, ok := companydocs.SplitLegalForm(name); ok {
+	if _, form, ok := register.SplitLegalForm(name); ok {
 		return form.Code
 	}
 	return ""

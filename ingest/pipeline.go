@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // Sink stores profiles while a generation is built. index.Builder implements it.
@@ -16,7 +17,7 @@ type Sink interface {
 	// Put inserts or replaces the profile stored under p.ID.
 	Put(p *companydocs.Profile) error
 	// ByNumber returns every stored profile with this register type and number, at any court, with any suffix or former court.
-	ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error)
+	ByNumber(t register.Type, number string) ([]*companydocs.Profile, error)
 }
 
 // Input is one file to ingest.
@@ -65,7 +66,7 @@ type Progress struct {
 // compression, mostly unreadable lines); the caller must then not publish
 // what the sink holds.
 func Run(ctx context.Context, files []Input, sink Sink, opts Options) (*Summary, error) {
-	r := &run{sink: sink, opts: opts, sum: newSummary(opts.MaxExamples), start: time.Now(), seenLEI: map[companydocs.LEI]*seenLEI{}}
+	r := &run{sink: sink, opts: opts, sum: newSummary(opts.MaxExamples), start: time.Now(), seenLEI: map[register.LEI]*seenLEI{}}
 	ordered, err := detectAll(files)
 	if err != nil {
 		return r.sum, err
@@ -112,7 +113,7 @@ type run struct {
 	sum     *Summary
 	start   time.Time
 	records int
-	seenLEI map[companydocs.LEI]*seenLEI
+	seenLEI map[register.LEI]*seenLEI
 }
 
 func (r *run) file(ctx context.Context, index, total int, in Input) error {
@@ -233,7 +234,7 @@ func mergeDuplicate(old, newer *companydocs.Profile) *companydocs.Profile {
 	return keep
 }
 
-func hasLEI(p *companydocs.Profile, lei companydocs.LEI) bool {
+func hasLEI(p *companydocs.Profile, lei register.LEI) bool {
 	for _, l := range p.LEIs {
 		if l.LEI == lei {
 			return true
@@ -332,7 +333,7 @@ func (r *run) countDiscovery(rec *GLEIFRecord, m gleifMatch, p *companydocs.Prof
 }
 
 // addConflict counts one conflicting GLEIF record and lists it.
-func (r *run) addConflict(lei companydocs.LEI, reason, detail string, at Location) {
+func (r *run) addConflict(lei register.LEI, reason, detail string, at Location) {
 	r.sum.GLEIF.Conflicts++
 	r.sum.count(KindConflict, reason, at)
 	if len(r.sum.Conflicts) < MaxConflictsListed {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // memSink is a map-based Sink. It stores copies, as a real store would, so
@@ -57,9 +58,9 @@ func (s *memSink) clone() *memSink {
 	return c
 }
 
-func numberKey(t companydocs.RegisterType, number string) string { return string(t) + "|" + number }
+func numberKey(t register.Type, number string) string { return string(t) + "|" + number }
 
-func (s *memSink) ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error) {
+func (s *memSink) ByNumber(t register.Type, number string) ([]*companydocs.Profile, error) {
 	var ids []string
 	for id := range s.byNumber[numberKey(t, number)] {
 		ids = append(ids, id)

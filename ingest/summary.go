@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // Kinds of counted outcome other than indexed, linked and discovery.
@@ -91,7 +92,7 @@ type Location struct {
 
 // Conflict is a GLEIF record that was not linked to a register entry.
 type Conflict struct {
-	LEI    companydocs.LEI
+	LEI    register.LEI
 	Reason string
 	Detail string
 	Location

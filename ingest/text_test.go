@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // withBidi hides bidirectional controls in s: a right-to-left override
@@ -126,7 +127,7 @@ func TestBidiControlsAreDroppedAtIngest(t *testing.T) {
 			colRAEntityID: withBidi(row[colRAEntityID])})
 		sink := newMemSink()
 		mustRun(t, sink, Options{}, writeGoldenCopy(t, hidden))
-		p := sink.mustGet(t, companydocs.DiscoveryID(companydocs.LEI(row[colLEI])))
+		p := sink.mustGet(t, companydocs.DiscoveryID(register.LEI(row[colLEI])))
 		if p.Name != row[colLegalName] || p.Seat != row[colCity] || p.Ref.Number != "15633" || !p.Verified {
 			t.Errorf("profile %q in %q, %+v, verified %v; want %q in %q", p.Name, p.Seat, p.Ref, p.Verified, row[colLegalName], row[colCity])
 		}

@@ -1,14 +1,17 @@
-// Package metrics holds the Prometheus collectors of what the service does
-// beyond HTTP: the index generation being served and its swaps, the
+// Package metrics holds every Prometheus collector of the service, on
+// one registry: the index generation being served and its swaps, the
 // ingest, searches, orders and their transitions, the outbox and webhook
 // deliveries, the document uploads and downloads in flight and refused,
 // the watches and what their comparisons found, whether the PostgreSQL
-// order store answers, and the build being served.
+// order store answers, the build being served, and HTTP's own (HTTP:
+// requests, their durations, error answers, order creations, rate-limited
+// searches, batches, reconciliation), which also serves the registry at
+// /metrics.
 // The packages they describe know nothing of it: cmd/companydocs feeds it
 // from their hooks (index.LiveOptions, ordering.Options, the webhook
 // dispatcher's callbacks, httpapi.Deps.OnSearch, OnTransfer and
-// OnTransferRefused). httpapi adds its request collectors to the same
-// registry and serves it at /metrics.
+// OnTransferRefused) and hands HTTP to httpapi as the httpapi.Metrics
+// interface that httpapi declares.
 package metrics
 
 import (
@@ -29,8 +32,11 @@ const namespace = companydocs.MetricsNamespace
 // nil *Registry, which records nothing.
 type Registry struct {
 	// Prometheus holds the collectors below plus the Go runtime and
-	// process collectors, and whatever httpapi registers.
+	// process collectors.
 	Prometheus *prometheus.Registry
+	// HTTP holds the HTTP layer's collectors on the same registry, and
+	// serves all of it at /metrics.
+	HTTP *HTTP
 
 	searches *prometheus.CounterVec
 
@@ -94,6 +100,7 @@ func New() *Registry {
 		Help: "The build being served (value 1): module version, VCS revision and Go release as labels.",
 	}, []string{"version", "revision", "goversion"})
 	m.Prometheus.MustRegister(m.buildInfo)
+	m.HTTP = newHTTP(m.Prometheus)
 	return m
 }
 

@@ -83,7 +83,7 @@ func (s *Accounts) CreateAccountWithRole(name, role string, credits int64) (apiK
 	return apiKey, nil
 }
 
-func (r *AccountRecord) role() string {
+func (r *AccountRecord) EffectiveRole() string {
 	if r.Role == "" {
 		return companydocs.RoleClient
 	}
@@ -100,7 +100,7 @@ func (s *core) roleOf(account string) (string, error) {
 	err := s.store.View(context.Background(), func(tx Tx) error {
 		rec, err := getAccount(tx, account)
 		if err == nil {
-			role = rec.role()
+			role = rec.EffectiveRole()
 		}
 		return err
 	})
@@ -121,7 +121,7 @@ func (s *Orders) AccountSummary(ctx context.Context, account string) (*companydo
 	err := s.store.View(ctx, func(tx Tx) error {
 		rec, err := getAccount(tx, account)
 		if err == nil {
-			out = &companydocs.AccountSummary{Name: rec.Name, Role: rec.role(), Credits: rec.Credits, Plans: []string{}}
+			out = &companydocs.AccountSummary{Name: rec.Name, Role: rec.EffectiveRole(), Credits: rec.Credits, Plans: []string{}}
 		}
 		return err
 	})
@@ -177,7 +177,7 @@ func (s *Accounts) All() ([]Account, error) {
 	})
 	out := make([]Account, len(recs))
 	for i, rec := range recs {
-		rec.Role = rec.role()
+		rec.Role = rec.EffectiveRole()
 		out[i] = rec.Account
 	}
 	return out, err
@@ -189,7 +189,7 @@ func (s *Accounts) Account(name string) (*Account, error) {
 	err := s.store.View(context.Background(), func(tx Tx) error {
 		rec, err := getAccount(tx, name)
 		if err == nil {
-			rec.Role = rec.role()
+			rec.Role = rec.EffectiveRole()
 			out = &rec.Account
 		}
 		return err

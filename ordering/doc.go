@@ -27,10 +27,11 @@
 // delivered PDFs go through the Documents port, which each store package
 // fills (bbolt.Documents: files; postgres.Documents: rows).
 //
-// Copy moves every record from one store into another through the same
-// Tx methods (one View on the source, one Update on the target), and
-// Census counts a store the same way, so that "store migrate" can copy
-// orders.db into PostgreSQL and prove the copy, whatever the stores are.
+// Package storecopy moves every record from one store into another
+// through the same Tx methods (one View on the source, one Update on the
+// target) and counts a store the same way, so that "store migrate" can
+// copy orders.db into PostgreSQL and prove the copy, whatever the stores
+// are.
 //
 // The gate lives here, not in HTTP middleware, so that any front end gets
 // it: CreateOrder accepts a company only through a company_profile_id that

@@ -100,6 +100,10 @@ func receive(docs Documents, pdf io.Reader) (*incoming, error) {
 	return in, nil
 }
 
+// A DocumentReader opens a delivered PDF by its SHA-256 (hex), as
+// Documents.Open does: what a copy between stores reads documents with.
+type DocumentReader func(ctx context.Context, sha256 string) (io.ReadCloser, error)
+
 // SharedStore is a Store that several processes use at once (package
 // postgres: the nodes of one deployment). It keeps the delivered PDFs
 // itself, so that every node reads what any node delivered, and its Tx is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -84,7 +85,12 @@ func (fx *fixture) add(p *companydocs.Profile) {
 // shippedPlans loads the example plans file of the repository.
 func shippedPlans(tb testing.TB) *Plans {
 	tb.Helper()
-	plans, err := LoadPlans(filepath.Join("..", "data", "plans.json"))
+	path := filepath.Join("..", "data", "plans.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	plans, err := ParsePlans(path, data)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,9 +1,7 @@
 package ordering
 
 import (
-	"maps"
 	"math"
-	"slices"
 	"sync"
 	"testing"
 
@@ -106,38 +104,4 @@ func testTerminalOrderFreesOnlyItsOwnSlot(t *testing.T) {
 func createErr(s *service, acct string, req companydocs.OrderRequest) error {
 	_, err := s.CreateOrder(ctx, acct, req, "")
 	return err
-}
-
-// TestCopyGivesRolelessAccountsTheClientRole: an account stored before
-// roles existed (an old orders.db) has no role and is a client; a copy
-// into any store stores it as one. PostgreSQL's store used to fill in
-// the role itself, bbolt's kept none.
-func TestCopyGivesRolelessAccountsTheClientRole(t *testing.T) {
-	src, err := TestStores["bbolt"](t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	old := testAccount("old", 2)
-	old.Role = ""
-	update(t, src, func(tx Tx) error { return tx.CreateAccount(old) })
-	for _, kind := range slices.Sorted(maps.Keys(TestStores)) {
-		t.Run("into "+kind, func(t *testing.T) {
-			dst, err := TestStores[kind](t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dst.Close()
-			if err := Copy(ctx, src, dst, nil); err != nil {
-				t.Fatal(err)
-			}
-			view(t, dst, func(tx Tx) error {
-				rec, err := tx.Account("old")
-				if err != nil || rec == nil || rec.Role != companydocs.RoleClient || rec.Credits != 2 {
-					t.Errorf("the copied account %+v (%v), want a client with 2 credits", rec, err)
-				}
-				return nil
-			})
-		})
-	}
 }

@@ -222,14 +222,11 @@ func (s *Payments) applyPaymentEvent(tx Tx, provider string, ev *PaymentEvent) (
 	if err != nil {
 		return "", nil, err
 	}
-	if rec == nil || rec.Order.Payment == nil || rec.Order.Payment.Provider != provider || rec.Order.Payment.SessionID != ev.SessionID {
-		return PaymentEventUnknown, nil, nil
+	outcome, paidLate := paymentEventStanding(rec, provider, ev)
+	if outcome != "" {
+		return outcome, nil, nil
 	}
 	p := rec.Order.Payment
-	paidLate := ev.Kind == PaymentEventCompleted && p.PaymentID == "" && rec.Order.Status == companydocs.OrderStatusCancelled
-	if !paidLate && (rec.Order.Status != companydocs.OrderStatusPreviewReady || p.Status != companydocs.PaymentOpen) {
-		return PaymentEventLate, nil, nil
-	}
 	now := s.now().UTC()
 	claimed, err := tx.ClaimPaymentEvent(provider, ev.ID, now)
 	if err != nil || !claimed {
@@ -252,6 +249,24 @@ func (s *Payments) applyPaymentEvent(tx Tx, provider string, ev *PaymentEvent) (
 	note := historyNote{code: HistoryPaidOnline, params: companydocs.Params{Amount: p.Amount, Currency: p.Currency, Provider: provider}}
 	tr, err := s.move(tx, rec, companydocs.OrderStatusPaid, companydocs.ActorSystem, note, now)
 	return PaymentEventApplied, []Transition{tr}, err
+}
+
+// paymentEventStanding says whether ev may change rec, before its id is
+// claimed (a refused event is no replay, its id stays free):
+// PaymentEventUnknown when the order or its checkout session is not the
+// event's, PaymentEventLate when the checkout is over, "" when it
+// applies. paidLate is a completed payment of an order cancelled before
+// it was paid: it applies, and the payment is refunded.
+func paymentEventStanding(rec *OrderRecord, provider string, ev *PaymentEvent) (outcome string, paidLate bool) {
+	if rec == nil || rec.Order.Payment == nil || rec.Order.Payment.Provider != provider || rec.Order.Payment.SessionID != ev.SessionID {
+		return PaymentEventUnknown, false
+	}
+	p := rec.Order.Payment
+	paidLate = ev.Kind == PaymentEventCompleted && p.PaymentID == "" && rec.Order.Status == companydocs.OrderStatusCancelled
+	if !paidLate && (rec.Order.Status != companydocs.OrderStatusPreviewReady || p.Status != companydocs.PaymentOpen) {
+		return PaymentEventLate, false
+	}
+	return "", paidLate
 }
 
 // The ids of applied payment events are kept paymentEventsKept, ten times

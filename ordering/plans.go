@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"regexp"
 	"slices"
 
@@ -31,21 +29,11 @@ var (
 	currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
 )
 
-// LoadPlans reads and validates a plans file. A missing file (or an empty
-// path) is not an error: it yields empty Plans, and the plans endpoint then
-// answers plan_configuration_missing. An invalid file is an error naming
-// the file, the plan and the field, so that serve stops at start.
-func LoadPlans(path string) (*Plans, error) {
-	if path == "" {
-		return &Plans{}, nil
-	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &Plans{source: path}, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("read plans file %q: %w", path, err)
-	}
-	return ParsePlans(path, data)
+// NoPlans returns the Plans of a deployment whose plans file source
+// does not exist: every lookup reports plan_configuration_missing, and
+// Source names the file that was looked for.
+func NoPlans(source string) *Plans {
+	return &Plans{source: source}
 }
 
 // ParsePlans validates the JSON text of a plans file; name is used in

@@ -1,7 +1,6 @@
 package ordering
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,10 +37,7 @@ func TestParsePlansRejectsInvalidPlans(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "plans.json")
 			data := `{"plans":[` + validPlan + `,` + tc.plan + `]}`
-			if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			_, err := LoadPlans(path)
+			_, err := ParsePlans(path, []byte(data))
 			if err == nil {
 				t.Fatal("invalid plans file accepted")
 			}
@@ -75,10 +71,7 @@ func TestNoPlanConfigured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing, err := LoadPlans(filepath.Join(t.TempDir(), "absent.json"))
-	if err != nil {
-		t.Fatalf("missing file: %v, want no error", err)
-	}
+	missing := NoPlans(filepath.Join(t.TempDir(), "absent.json"))
 	for name, p := range map[string]*Plans{"empty file": empty, "missing file": missing, "no path": nil} {
 		_, err := p.Plans()
 		wantCode(t, err, companydocs.EPLANMISSING)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // WatchRun is what comparing the watches with one generation did.
@@ -145,7 +146,7 @@ func lookUpWatched(gen WatchGeneration, due []WatchRecord, changed ChangedProfil
 // numberLookup is what a generation offers to find a register entry by
 // its number (index.Generation does).
 type numberLookup interface {
-	ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error)
+	ByNumber(t register.Type, number string) ([]*companydocs.Profile, error)
 }
 
 // successorOf returns the profile a watched entry the generation no

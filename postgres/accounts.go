@@ -19,7 +19,7 @@ func scanAccount(row pgx.CollectableRow) (ordering.AccountRecord, error) {
 }
 
 // Account returns the account, locking its row in Update.
-func (t *txn) Account(name string) (*ordering.AccountRecord, error) {
+func (t accountTx) Account(name string) (*ordering.AccountRecord, error) {
 	rows, err := t.tx.Query(t.ctx, "SELECT "+accountColumns+" FROM accounts WHERE name = $1"+t.forUpdate(), name)
 	if err != nil {
 		return nil, fmt.Errorf("read account %q: %w", name, err)
@@ -34,7 +34,7 @@ func (t *txn) Account(name string) (*ordering.AccountRecord, error) {
 }
 
 // Accounts returns every account in name order.
-func (t *txn) Accounts() ([]ordering.AccountRecord, error) {
+func (t accountTx) Accounts() ([]ordering.AccountRecord, error) {
 	rows, err := t.tx.Query(t.ctx, "SELECT "+accountColumns+" FROM accounts ORDER BY name")
 	if err != nil {
 		return nil, fmt.Errorf("list accounts: %w", err)
@@ -50,7 +50,7 @@ func (t *txn) Accounts() ([]ordering.AccountRecord, error) {
 // hash is taken. The uniqueness stays here: only the database's primary
 // key and unique constraint decide two nodes creating the same name or
 // key at once.
-func (t *txn) CreateAccount(rec *ordering.AccountRecord) error {
+func (t accountTx) CreateAccount(rec *ordering.AccountRecord) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (t *txn) CreateAccount(rec *ordering.AccountRecord) error {
 }
 
 // AccountForKey returns the name of the account with the key hash, or "".
-func (t *txn) AccountForKey(keyHash []byte) (string, error) {
+func (t accountTx) AccountForKey(keyHash []byte) (string, error) {
 	var name string
 	if _, err := t.one("SELECT name FROM accounts WHERE key_hash = $1", []any{keyHash}, &name); err != nil {
 		return "", fmt.Errorf("look up an API key: %w", err)
@@ -69,7 +69,7 @@ func (t *txn) AccountForKey(keyHash []byte) (string, error) {
 }
 
 // SetAccountKey replaces the account's key hash.
-func (t *txn) SetAccountKey(account string, keyHash []byte) error {
+func (t accountTx) SetAccountKey(account string, keyHash []byte) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (t *txn) SetAccountKey(account string, keyHash []byte) error {
 // checked the balance with the account's row locked (Account in Update),
 // so no other node changes it before this commits; CHECK (credits >= 0)
 // stands behind them and is never the answer a client gets.
-func (t *txn) AddCredits(account string, n int64) (int64, error) {
+func (t accountTx) AddCredits(account string, n int64) (int64, error) {
 	if err := t.needWrite(); err != nil {
 		return 0, err
 	}

@@ -133,7 +133,7 @@ func (r *chunkReader) Close() error {
 // same content: pdf is not read. Another node delivering the same hash at
 // once waits on the chunks' primary key for this transaction's outcome
 // (ON CONFLICT DO NOTHING) instead of failing.
-func (t *txn) PutDocument(sha256 string, pdf io.Reader) error {
+func (t documentTx) PutDocument(sha256 string, pdf io.Reader) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (t *txn) PutDocument(sha256 string, pdf io.Reader) error {
 // MissingDocuments calls fn with every reference whose document is not
 // in the table, in SHA-256 order. The rows are read first, so that fn may
 // use the transaction.
-func (t *txn) MissingDocuments(fn func(sha256, orderID string) error) error {
+func (t documentTx) MissingDocuments(fn func(sha256, orderID string) error) error {
 	rows, err := t.tx.Query(t.ctx, `SELECT r.sha256, r.order_id FROM document_refs r
 		WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.sha256 = r.sha256)
 		ORDER BY r.sha256, r.order_id`)

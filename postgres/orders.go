@@ -10,8 +10,8 @@ import (
 )
 
 // Order returns the order, locking its row in Update.
-func (t *txn) Order(id string) (*ordering.OrderRecord, error) {
-	list, err := jsonRows[ordering.OrderRecord](t, "SELECT record FROM orders WHERE id = $1"+t.forUpdate(), id)
+func (t orderTx) Order(id string) (*ordering.OrderRecord, error) {
+	list, err := jsonRows[ordering.OrderRecord](t.txState, "SELECT record FROM orders WHERE id = $1"+t.forUpdate(), id)
 	if err != nil || len(list) == 0 {
 		return nil, wrap(err, fmt.Sprintf("read order %s", id))
 	}
@@ -38,7 +38,7 @@ func orderColumns(rec *ordering.OrderRecord) ([]any, error) {
 }
 
 // InsertOrder stores a new order: ErrExists when the id is taken.
-func (t *txn) InsertOrder(rec *ordering.OrderRecord) error {
+func (t orderTx) InsertOrder(rec *ordering.OrderRecord) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (t *txn) InsertOrder(rec *ordering.OrderRecord) error {
 
 // UpdateOrder replaces a stored order; the status index is a column, so
 // from is not needed.
-func (t *txn) UpdateOrder(rec *ordering.OrderRecord, from string) error {
+func (t orderTx) UpdateOrder(rec *ordering.OrderRecord, from string) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (t *txn) UpdateOrder(rec *ordering.OrderRecord, from string) error {
 }
 
 // IdempotentOrder returns the order the account created with the key.
-func (t *txn) IdempotentOrder(account, key string) (string, error) {
+func (t orderTx) IdempotentOrder(account, key string) (string, error) {
 	var id string
 	_, err := t.one("SELECT order_id FROM idempotency_keys WHERE account = $1 AND key = $2", []any{account, key}, &id)
 	return id, wrap(err, "look up an Idempotency-Key")
@@ -81,7 +81,7 @@ func (t *txn) IdempotentOrder(account, key string) (string, error) {
 // ClaimIdempotencyKey binds the key to orderID unless another order holds
 // it. The INSERT waits for a concurrent claim of the same key on another
 // node to commit or roll back, so exactly one claim wins.
-func (t *txn) ClaimIdempotencyKey(account, key, orderID string) (string, error) {
+func (t orderTx) ClaimIdempotencyKey(account, key, orderID string) (string, error) {
 	if err := t.needWrite(); err != nil {
 		return "", err
 	}
@@ -93,7 +93,7 @@ func (t *txn) ClaimIdempotencyKey(account, key, orderID string) (string, error) 
 }
 
 // OpenOrder returns the open order in the slot, or "".
-func (t *txn) OpenOrder(slot ordering.OpenSlot) (string, error) {
+func (t orderTx) OpenOrder(slot ordering.OpenSlot) (string, error) {
 	var id string
 	_, err := t.one("SELECT order_id FROM open_orders WHERE account = $1 AND profile_id = $2 AND document_type = $3 AND plan_id = $4",
 		slotArgs(slot), &id)
@@ -107,7 +107,7 @@ func slotArgs(slot ordering.OpenSlot, more ...any) []any {
 // ClaimOpenOrder makes orderID the slot's open order unless another holds
 // it; concurrent claims on several nodes resolve as for the
 // Idempotency-Key.
-func (t *txn) ClaimOpenOrder(slot ordering.OpenSlot, orderID string) (string, error) {
+func (t orderTx) ClaimOpenOrder(slot ordering.OpenSlot, orderID string) (string, error) {
 	if err := t.needWrite(); err != nil {
 		return "", err
 	}
@@ -121,7 +121,7 @@ func (t *txn) ClaimOpenOrder(slot ordering.OpenSlot, orderID string) (string, er
 
 // ReleaseOpenOrder frees the slot (the rules checked its holder, whose
 // order row they hold locked).
-func (t *txn) ReleaseOpenOrder(slot ordering.OpenSlot) error {
+func (t orderTx) ReleaseOpenOrder(slot ordering.OpenSlot) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -131,21 +131,21 @@ func (t *txn) ReleaseOpenOrder(slot ordering.OpenSlot) error {
 }
 
 // AccountOrders returns the account's orders, newest first.
-func (t *txn) AccountOrders(account, status, before string, limit int) ([]*ordering.OrderRecord, error) {
-	list, err := jsonRows[*ordering.OrderRecord](t, `SELECT record FROM orders WHERE account = $1 AND ($2 = '' OR status = $2)
+func (t orderTx) AccountOrders(account, status, before string, limit int) ([]*ordering.OrderRecord, error) {
+	list, err := jsonRows[*ordering.OrderRecord](t.txState, `SELECT record FROM orders WHERE account = $1 AND ($2 = '' OR status = $2)
 		AND ($3 = '' OR id < $3) ORDER BY id DESC LIMIT $4`, account, status, before, limit)
 	return list, wrap(err, "list the account's orders")
 }
 
 // QueuedOrders returns the orders of every account, oldest first.
-func (t *txn) QueuedOrders(status, after string, limit int) ([]*ordering.OrderRecord, error) {
-	list, err := jsonRows[*ordering.OrderRecord](t, `SELECT record FROM orders WHERE ($1 = '' OR status = $1) AND id > $2
+func (t orderTx) QueuedOrders(status, after string, limit int) ([]*ordering.OrderRecord, error) {
+	list, err := jsonRows[*ordering.OrderRecord](t.txState, `SELECT record FROM orders WHERE ($1 = '' OR status = $1) AND id > $2
 		ORDER BY id LIMIT $3`, status, after, limit)
 	return list, wrap(err, "list the order queue")
 }
 
 // CountOrdersByStatus counts the orders in each status.
-func (t *txn) CountOrdersByStatus() (map[string]int, error) {
+func (t orderTx) CountOrdersByStatus() (map[string]int, error) {
 	rows, err := t.tx.Query(t.ctx, "SELECT status, count(*) FROM orders GROUP BY status")
 	if err != nil {
 		return nil, wrap(err, "count orders")
@@ -161,7 +161,7 @@ func (t *txn) CountOrdersByStatus() (map[string]int, error) {
 }
 
 // AddDocumentRef records that the order refers to the document.
-func (t *txn) AddDocumentRef(sha256, orderID string) error {
+func (t orderTx) AddDocumentRef(sha256, orderID string) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (t *txn) AddDocumentRef(sha256, orderID string) error {
 
 // DocumentRefs calls fn with every reference in SHA-256 order. The rows
 // are read first, so that fn may use the transaction.
-func (t *txn) DocumentRefs(fn func(sha256, orderID string) error) error {
+func (t orderTx) DocumentRefs(fn func(sha256, orderID string) error) error {
 	rows, err := t.tx.Query(t.ctx, "SELECT sha256, order_id FROM document_refs ORDER BY sha256, order_id")
 	if err != nil {
 		return wrap(err, "list document references")

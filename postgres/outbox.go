@@ -22,10 +22,10 @@ const claimLockID = 0x6f75_7462_6f78 // "outbox"
 // without a lock held to the commit would order nothing. The order's own
 // last event id (ordering.OrderRecord, read under its row lock) keeps the
 // events of one order in order.
-func (t *txn) EventIDFloor() (string, error) { return "", nil }
+func (t outboxTx) EventIDFloor() (string, error) { return "", nil }
 
 // AppendEvent stores an event.
-func (t *txn) AppendEvent(e *ordering.Event) error {
+func (t outboxTx) AppendEvent(e *ordering.Event) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func scanEvent(row pgx.CollectableRow) (ordering.Event, error) {
 	return e, err
 }
 
-func (t *txn) events(what, sql string, args ...any) ([]ordering.Event, error) {
+func (t outboxTx) events(what, sql string, args ...any) ([]ordering.Event, error) {
 	rows, err := t.tx.Query(t.ctx, sql, args...)
 	if err != nil {
 		return nil, wrap(err, what)
@@ -63,7 +63,7 @@ func (t *txn) events(what, sql string, args ...any) ([]ordering.Event, error) {
 }
 
 // Events returns events with ids above after, in id order.
-func (t *txn) Events(after string, limit int) ([]ordering.Event, error) {
+func (t outboxTx) Events(after string, limit int) ([]ordering.Event, error) {
 	return t.events("list events", "SELECT "+eventColumns+" FROM outbox WHERE id > $1 ORDER BY id LIMIT $2", after, limit)
 }
 
@@ -74,7 +74,7 @@ const claimEventsSQL = "SELECT " + eventColumns + " FROM outbox ORDER BY id LIMI
 // and the read go out as one pipelined batch, the read a statement of its
 // own, so that at READ COMMITTED it sees what the previous claim deleted
 // and every event committed before the lock was granted.
-func (t *txn) ClaimEvents(limit int) ([]ordering.Event, error) {
+func (t outboxTx) ClaimEvents(limit int) ([]ordering.Event, error) {
 	if err := t.needWrite(); err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (t *txn) ClaimEvents(limit int) ([]ordering.Event, error) {
 }
 
 // DeleteEvent removes an event.
-func (t *txn) DeleteEvent(id string) error {
+func (t outboxTx) DeleteEvent(id string) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (t *txn) DeleteEvent(id string) error {
 }
 
 // OutboxStats returns the number of events and the time of the oldest.
-func (t *txn) OutboxStats() (int, time.Time, error) {
+func (t outboxTx) OutboxStats() (int, time.Time, error) {
 	var depth int
 	var oldest *time.Time
 	_, err := t.one("SELECT count(*), (SELECT at FROM outbox ORDER BY id LIMIT 1) FROM outbox", nil, &depth, &oldest)

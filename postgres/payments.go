@@ -11,7 +11,7 @@ var _ ordering.PaymentTx = (*txn)(nil)
 // ClaimPaymentEvent inserts the event's row unless it is there: of two
 // transactions inserting one id, the second waits for the first and then
 // finds the conflict.
-func (t *txn) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, error) {
+func (t paymentTx) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, error) {
 	if err := t.needWrite(); err != nil {
 		return false, err
 	}
@@ -23,7 +23,7 @@ func (t *txn) ClaimPaymentEvent(provider, eventID string, at time.Time) (bool, e
 }
 
 // PrunePaymentEvents deletes up to limit ids applied before before.
-func (t *txn) PrunePaymentEvents(before time.Time, limit int) (int, error) {
+func (t paymentTx) PrunePaymentEvents(before time.Time, limit int) (int, error) {
 	if err := t.needWrite(); err != nil {
 		return 0, err
 	}
@@ -36,7 +36,7 @@ func (t *txn) PrunePaymentEvents(before time.Time, limit int) (int, error) {
 const oldPaymentEvents = `SELECT provider, event_id FROM payment_events WHERE applied_at < $1 LIMIT $2`
 
 // PaymentEvents pages through the applied ids by provider, then id.
-func (t *txn) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]ordering.AppliedPaymentEvent, error) {
+func (t paymentTx) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]ordering.AppliedPaymentEvent, error) {
 	rows, err := t.tx.Query(t.ctx, `SELECT provider, event_id, applied_at FROM payment_events
 		WHERE (provider, event_id) > ($1, $2) ORDER BY provider, event_id LIMIT $3`, after.Provider, after.EventID, limit)
 	if err != nil {
@@ -56,7 +56,7 @@ func (t *txn) PaymentEvents(after ordering.AppliedPaymentEvent, limit int) ([]or
 }
 
 // ScheduleRefund inserts or moves the order's refund.
-func (t *txn) ScheduleRefund(orderID string, at time.Time) error {
+func (t paymentTx) ScheduleRefund(orderID string, at time.Time) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (t *txn) ScheduleRefund(orderID string, at time.Time) error {
 }
 
 // UnscheduleRefund deletes the order's refund from the schedule.
-func (t *txn) UnscheduleRefund(orderID string) error {
+func (t paymentTx) UnscheduleRefund(orderID string) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (t *txn) UnscheduleRefund(orderID string) error {
 
 // ClaimDueRefunds moves the earliest due refunds, skipping rows another
 // node holds locked, to now+lease and returns them.
-func (t *txn) ClaimDueRefunds(now time.Time, lease time.Duration, limit int) ([]string, time.Time, error) {
+func (t paymentTx) ClaimDueRefunds(now time.Time, lease time.Duration, limit int) ([]string, time.Time, error) {
 	if err := t.needWrite(); err != nil {
 		return nil, time.Time{}, err
 	}
@@ -113,7 +113,7 @@ func (t *txn) ClaimDueRefunds(now time.Time, lease time.Duration, limit int) ([]
 }
 
 // CountScheduledRefunds counts the schedule.
-func (t *txn) CountScheduledRefunds() (int, error) {
+func (t paymentTx) CountScheduledRefunds() (int, error) {
 	var n int
 	_, err := t.one("SELECT count(*) FROM refunds_due", nil, &n)
 	return n, wrap(err, "count scheduled refunds")

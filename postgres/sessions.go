@@ -11,7 +11,7 @@ import (
 )
 
 // Session returns the session with the token hash, or nil.
-func (t *txn) Session(hash [32]byte) (*ordering.SessionRecord, error) {
+func (t sessionTx) Session(hash [32]byte) (*ordering.SessionRecord, error) {
 	var s ordering.SessionRecord
 	found, err := t.one("SELECT account, created_at, expires_at, revoked, ended_by FROM sessions WHERE token_hash = $1",
 		[]any{hash[:]}, &s.Account, &s.CreatedAt, &s.ExpiresAt, &s.Revoked, &s.EndedBy)
@@ -23,7 +23,7 @@ func (t *txn) Session(hash [32]byte) (*ordering.SessionRecord, error) {
 }
 
 // PutSession inserts or changes a session.
-func (t *txn) PutSession(hash [32]byte, rec *ordering.SessionRecord) error {
+func (t sessionTx) PutSession(hash [32]byte, rec *ordering.SessionRecord) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (t *txn) PutSession(hash [32]byte, rec *ordering.SessionRecord) error {
 
 // CountSessions counts the account's sessions; in Update it locks the
 // account first, since the rules count to enforce the cap.
-func (t *txn) CountSessions(account string) (int, error) {
+func (t sessionTx) CountSessions(account string) (int, error) {
 	if err := t.lockAccount(account); err != nil {
 		return 0, wrap(err, "lock the account")
 	}
@@ -46,7 +46,7 @@ func (t *txn) CountSessions(account string) (int, error) {
 }
 
 // OldestSessions returns the hashes of the account's oldest sessions.
-func (t *txn) OldestSessions(account string, limit int) ([][32]byte, error) {
+func (t sessionTx) OldestSessions(account string, limit int) ([][32]byte, error) {
 	rows, err := t.tx.Query(t.ctx, "SELECT token_hash FROM sessions WHERE account = $1 ORDER BY created_at, token_hash LIMIT $2", account, limit)
 	if err != nil {
 		return nil, wrap(err, "list the oldest sessions")
@@ -69,7 +69,7 @@ func scanHash(row pgx.CollectableRow) ([32]byte, error) {
 }
 
 // DeleteSessions deletes the sessions with these hashes.
-func (t *txn) DeleteSessions(hashes [][32]byte) error {
+func (t sessionTx) DeleteSessions(hashes [][32]byte) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (t *txn) DeleteSessions(hashes [][32]byte) error {
 }
 
 // RevokeSessions revokes every live session of the account.
-func (t *txn) RevokeSessions(account, endedBy string) ([][32]byte, error) {
+func (t sessionTx) RevokeSessions(account, endedBy string) ([][32]byte, error) {
 	if err := t.needWrite(); err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (t *txn) RevokeSessions(account, endedBy string) ([][32]byte, error) {
 // SweepSessions deletes the expired sessions among up to limit from the
 // position from, in token hash order; the position is the hex of the
 // last hash looked at.
-func (t *txn) SweepSessions(now time.Time, from string, limit int) (int, string, error) {
+func (t sessionTx) SweepSessions(now time.Time, from string, limit int) (int, string, error) {
 	if err := t.needWrite(); err != nil {
 		return 0, "", err
 	}

@@ -20,24 +20,60 @@ var _ ordering.Store = (*DB)(nil)
 // failure.
 func (db *DB) Update(ctx context.Context, fn func(ordering.Tx) error) error {
 	return db.update(ctx, func(tx pgx.Tx) error {
-		return fn(&txn{ctx: ctx, tx: tx, write: true, node: db.node})
+		return fn(newTxn(&txState{ctx: ctx, tx: tx, write: true, node: db.node}))
 	})
 }
 
 // View runs fn in one read-only transaction on one snapshot.
 func (db *DB) View(ctx context.Context, fn func(ordering.Tx) error) error {
 	return db.view(ctx, func(tx pgx.Tx) error {
-		return fn(&txn{ctx: ctx, tx: tx, node: db.node})
+		return fn(newTxn(&txState{ctx: ctx, tx: tx, node: db.node}))
 	})
 }
 
 // txn is an ordering.Tx: each method is a statement or two in the
-// transaction.
+// transaction. It has one part per kind of record (ordering's AccountTx,
+// SessionTx, OrderTx, OutboxTx, WebhookTx, WatchTx, PaymentTx, and the
+// DocumentTx of a SharedStore), each in the file named for it, all over
+// the one PostgreSQL transaction they share, so that a transaction stays
+// one however many parts it touches.
 type txn struct {
+	*txState
+	accountTx
+	sessionTx
+	orderTx
+	outboxTx
+	webhookTx
+	watchTx
+	paymentTx
+	documentTx
+}
+
+// txState is what the parts of a txn share: the transaction and its
+// context, whether it may write, and the node it runs on.
+type txState struct {
 	ctx   context.Context
 	tx    pgx.Tx
 	write bool
 	node  string // the store's node id, for delivery claims
+}
+
+// The parts of a txn, one per kind of record.
+type (
+	accountTx  struct{ *txState }
+	sessionTx  struct{ *txState }
+	orderTx    struct{ *txState }
+	outboxTx   struct{ *txState }
+	webhookTx  struct{ *txState }
+	watchTx    struct{ *txState }
+	paymentTx  struct{ *txState }
+	documentTx struct{ *txState }
+)
+
+// newTxn makes a txn over the transaction tx.
+func newTxn(s *txState) *txn {
+	return &txn{txState: s, accountTx: accountTx{s}, sessionTx: sessionTx{s}, orderTx: orderTx{s}, outboxTx: outboxTx{s},
+		webhookTx: webhookTx{s}, watchTx: watchTx{s}, paymentTx: paymentTx{s}, documentTx: documentTx{s}}
 }
 
 var _ ordering.Tx = (*txn)(nil)
@@ -51,7 +87,7 @@ var _ ordering.Tx = (*txn)(nil)
 // order): the referenced ids and names never change and no order or
 // account is deleted, so those inserts need not wait for the
 // transaction to end.
-func (t *txn) forUpdate() string {
+func (t *txState) forUpdate() string {
 	if t.write {
 		return " FOR NO KEY UPDATE"
 	}
@@ -61,7 +97,7 @@ func (t *txn) forUpdate() string {
 // errReadOnly is a write attempted inside View.
 var errReadOnly = errors.New("a write inside a read-only transaction (View)")
 
-func (t *txn) needWrite() error {
+func (t *txState) needWrite() error {
 	if !t.write {
 		return errReadOnly
 	}
@@ -71,7 +107,7 @@ func (t *txn) needWrite() error {
 // lockAccount locks an account's row, so that a rule that counts the
 // account's rows (sessions, endpoints) and then inserts one is not
 // overtaken by another node doing the same.
-func (t *txn) lockAccount(name string) error {
+func (t *txState) lockAccount(name string) error {
 	if !t.write {
 		return nil
 	}
@@ -80,13 +116,13 @@ func (t *txn) lockAccount(name string) error {
 }
 
 // exec runs a statement and returns the rows it changed.
-func (t *txn) exec(sql string, args ...any) (int64, error) {
+func (t *txState) exec(sql string, args ...any) (int64, error) {
 	tag, err := t.tx.Exec(t.ctx, sql, args...)
 	return tag.RowsAffected(), err
 }
 
 // one scans the single row of a query; found is false when there is none.
-func (t *txn) one(sql string, args []any, dest ...any) (found bool, err error) {
+func (t *txState) one(sql string, args []any, dest ...any) (found bool, err error) {
 	err = t.tx.QueryRow(t.ctx, sql, args...).Scan(dest...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
@@ -110,7 +146,7 @@ func inserted(n int64, err error, what string) error {
 }
 
 // jsonRows decodes one json column of every row into a T.
-func jsonRows[T any](t *txn, sql string, args ...any) ([]T, error) {
+func jsonRows[T any](t *txState, sql string, args ...any) ([]T, error) {
 	rows, err := t.tx.Query(t.ctx, sql, args...)
 	if err != nil {
 		return nil, err

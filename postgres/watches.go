@@ -10,8 +10,8 @@ import (
 // Watch returns the watch, locking its row in Update: a comparison reads
 // it again under the lock, so that a second node comparing the same
 // generation waits and then sees the watch advanced.
-func (t *txn) Watch(id string) (*ordering.WatchRecord, error) {
-	list, err := jsonRows[ordering.WatchRecord](t, "SELECT record FROM watches WHERE id = $1"+t.forUpdate(), id)
+func (t watchTx) Watch(id string) (*ordering.WatchRecord, error) {
+	list, err := jsonRows[ordering.WatchRecord](t.txState, "SELECT record FROM watches WHERE id = $1"+t.forUpdate(), id)
 	if err != nil || len(list) == 0 {
 		return nil, wrap(err, "read watch "+id)
 	}
@@ -19,19 +19,19 @@ func (t *txn) Watch(id string) (*ordering.WatchRecord, error) {
 }
 
 // Watches returns up to limit watches with ids above after.
-func (t *txn) Watches(after string, limit int) ([]ordering.WatchRecord, error) {
-	list, err := jsonRows[ordering.WatchRecord](t, "SELECT record FROM watches WHERE id > $1 ORDER BY id LIMIT $2", after, limit)
+func (t watchTx) Watches(after string, limit int) ([]ordering.WatchRecord, error) {
+	list, err := jsonRows[ordering.WatchRecord](t.txState, "SELECT record FROM watches WHERE id > $1 ORDER BY id LIMIT $2", after, limit)
 	return list, wrap(err, "list watches")
 }
 
 // AccountWatches returns the account's watches in id order.
-func (t *txn) AccountWatches(account string) ([]ordering.WatchRecord, error) {
-	list, err := jsonRows[ordering.WatchRecord](t, "SELECT record FROM watches WHERE account = $1 ORDER BY id", account)
+func (t watchTx) AccountWatches(account string) ([]ordering.WatchRecord, error) {
+	list, err := jsonRows[ordering.WatchRecord](t.txState, "SELECT record FROM watches WHERE account = $1 ORDER BY id", account)
 	return list, wrap(err, "list the watches of "+account)
 }
 
 // ProfileWatch returns the id of the account's watch of the profile.
-func (t *txn) ProfileWatch(account, profileID string) (string, error) {
+func (t watchTx) ProfileWatch(account, profileID string) (string, error) {
 	var id string
 	_, err := t.one("SELECT id FROM watches WHERE account = $1 AND profile_id = $2", []any{account, profileID}, &id)
 	return id, wrap(err, "find a watch")
@@ -47,7 +47,7 @@ func watchRecord(rec *ordering.WatchRecord) ([]byte, error) {
 
 // InsertWatch stores a new watch: ErrExists when the id, or the account
 // and profile, are taken.
-func (t *txn) InsertWatch(rec *ordering.WatchRecord) error {
+func (t watchTx) InsertWatch(rec *ordering.WatchRecord) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func (t *txn) InsertWatch(rec *ordering.WatchRecord) error {
 }
 
 // UpdateWatch replaces a stored watch, its profile included (a move).
-func (t *txn) UpdateWatch(rec *ordering.WatchRecord) error {
+func (t watchTx) UpdateWatch(rec *ordering.WatchRecord) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (t *txn) UpdateWatch(rec *ordering.WatchRecord) error {
 }
 
 // DeleteWatch removes a watch.
-func (t *txn) DeleteWatch(id string) error {
+func (t watchTx) DeleteWatch(id string) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func scanEndpoint(row pgx.CollectableRow) (ordering.EndpointRecord, error) {
 	return e, err
 }
 
-func (t *txn) endpoints(sql string, args ...any) ([]ordering.EndpointRecord, error) {
+func (t webhookTx) endpoints(sql string, args ...any) ([]ordering.EndpointRecord, error) {
 	rows, err := t.tx.Query(t.ctx, sql, args...)
 	if err != nil {
 		return nil, wrap(err, "read webhook endpoints")
@@ -30,7 +30,7 @@ func (t *txn) endpoints(sql string, args ...any) ([]ordering.EndpointRecord, err
 }
 
 // WebhookEndpoint returns the endpoint, or nil.
-func (t *txn) WebhookEndpoint(id string) (*ordering.EndpointRecord, error) {
+func (t webhookTx) WebhookEndpoint(id string) (*ordering.EndpointRecord, error) {
 	list, err := t.endpoints("SELECT "+endpointColumns+" FROM webhook_endpoints WHERE id = $1", id)
 	if err != nil || len(list) == 0 {
 		return nil, err
@@ -41,7 +41,7 @@ func (t *txn) WebhookEndpoint(id string) (*ordering.EndpointRecord, error) {
 // WebhookEndpoints returns the account's endpoints (every one for ""); in
 // Update it locks the account first, since the rules count them to
 // enforce the cap.
-func (t *txn) WebhookEndpoints(account string) ([]ordering.EndpointRecord, error) {
+func (t webhookTx) WebhookEndpoints(account string) ([]ordering.EndpointRecord, error) {
 	if account == "" {
 		return t.endpoints("SELECT " + endpointColumns + " FROM webhook_endpoints ORDER BY id")
 	}
@@ -52,7 +52,7 @@ func (t *txn) WebhookEndpoints(account string) ([]ordering.EndpointRecord, error
 }
 
 // InsertWebhookEndpoint stores a new endpoint.
-func (t *txn) InsertWebhookEndpoint(rec *ordering.EndpointRecord) error {
+func (t webhookTx) InsertWebhookEndpoint(rec *ordering.EndpointRecord) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (t *txn) InsertWebhookEndpoint(rec *ordering.EndpointRecord) error {
 
 // DeleteWebhookEndpoint removes the endpoint and its deliveries,
 // releasing their bodies.
-func (t *txn) DeleteWebhookEndpoint(id string) error {
+func (t webhookTx) DeleteWebhookEndpoint(id string) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (t *txn) DeleteWebhookEndpoint(id string) error {
 
 // deleteDeliveries runs a DELETE ... RETURNING event_id and returns the
 // event ids of the deliveries it deleted.
-func (t *txn) deleteDeliveries(sql string, args ...any) ([]string, error) {
+func (t webhookTx) deleteDeliveries(sql string, args ...any) ([]string, error) {
 	rows, err := t.tx.Query(t.ctx, sql, args...)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (t *txn) deleteDeliveries(sql string, args ...any) ([]string, error) {
 }
 
 // PutEventBody stores the body with its count of references.
-func (t *txn) PutEventBody(eventID string, body []byte, refs int) error {
+func (t webhookTx) PutEventBody(eventID string, body []byte, refs int) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (t *txn) PutEventBody(eventID string, body []byte, refs int) error {
 }
 
 // EventBody returns the event's body, or nil.
-func (t *txn) EventBody(eventID string) ([]byte, error) {
+func (t webhookTx) EventBody(eventID string) ([]byte, error) {
 	var body []byte
 	_, err := t.one("SELECT body FROM webhook_bodies WHERE event_id = $1", []any{eventID}, &body)
 	return body, wrap(err, "read the webhook body of event "+eventID)
@@ -111,7 +111,7 @@ func (t *txn) EventBody(eventID string) ([]byte, error) {
 // each) and deletes the bodies left with none. The decrement locks each
 // body's row, so that two nodes releasing the last two references of one
 // body one after the other leave it with none, and the second deletes it.
-func (t *txn) releaseBodies(events []string) error {
+func (t webhookTx) releaseBodies(events []string) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -126,8 +126,8 @@ func (t *txn) releaseBodies(events []string) error {
 }
 
 // Delivery returns the delivery of the event to the endpoint, or nil.
-func (t *txn) Delivery(endpointID, eventID string) (*ordering.DeliveryRecord, error) {
-	list, err := jsonRows[ordering.DeliveryRecord](t, "SELECT record FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2"+t.forUpdate(), endpointID, eventID)
+func (t webhookTx) Delivery(endpointID, eventID string) (*ordering.DeliveryRecord, error) {
+	list, err := jsonRows[ordering.DeliveryRecord](t.txState, "SELECT record FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2"+t.forUpdate(), endpointID, eventID)
 	if err != nil || len(list) == 0 {
 		return nil, wrap(err, "read a webhook delivery")
 	}
@@ -135,7 +135,7 @@ func (t *txn) Delivery(endpointID, eventID string) (*ordering.DeliveryRecord, er
 }
 
 // PutDelivery stores a delivery, new or changed; its schedule stays.
-func (t *txn) PutDelivery(endpointID string, d *ordering.DeliveryRecord) error {
+func (t webhookTx) PutDelivery(endpointID string, d *ordering.DeliveryRecord) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -151,14 +151,14 @@ func (t *txn) PutDelivery(endpointID string, d *ordering.DeliveryRecord) error {
 }
 
 // RecentDeliveries returns the endpoint's deliveries, newest event first.
-func (t *txn) RecentDeliveries(endpointID string, limit int) ([]ordering.DeliveryRecord, error) {
-	list, err := jsonRows[ordering.DeliveryRecord](t, "SELECT record FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY event_id DESC LIMIT $2", endpointID, limit)
+func (t webhookTx) RecentDeliveries(endpointID string, limit int) ([]ordering.DeliveryRecord, error) {
+	list, err := jsonRows[ordering.DeliveryRecord](t.txState, "SELECT record FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY event_id DESC LIMIT $2", endpointID, limit)
 	return list, wrap(err, "list webhook deliveries")
 }
 
 // PruneDeliveries deletes the endpoint's oldest finished deliveries
 // created before before, stopping at the first pending or newer one.
-func (t *txn) PruneDeliveries(endpointID string, before time.Time, limit int) error {
+func (t webhookTx) PruneDeliveries(endpointID string, before time.Time, limit int) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (t *txn) PruneDeliveries(endpointID string, before time.Time, limit int) er
 }
 
 // ScheduleDelivery sets when the delivery is tried next and ends a claim.
-func (t *txn) ScheduleDelivery(endpointID, eventID string, at time.Time) error {
+func (t webhookTx) ScheduleDelivery(endpointID, eventID string, at time.Time) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (t *txn) ScheduleDelivery(endpointID, eventID string, at time.Time) error {
 }
 
 // UnscheduleDelivery takes the delivery off the schedule and ends a claim.
-func (t *txn) UnscheduleDelivery(endpointID, eventID string) error {
+func (t webhookTx) UnscheduleDelivery(endpointID, eventID string) error {
 	if err := t.needWrite(); err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (t *txn) UnscheduleDelivery(endpointID, eventID string) error {
 }
 
 // CountScheduledDeliveries counts the deliveries in the schedule.
-func (t *txn) CountScheduledDeliveries() (int, error) {
+func (t webhookTx) CountScheduledDeliveries() (int, error) {
 	var n int
 	_, err := t.one("SELECT count(*) FROM webhook_deliveries WHERE scheduled_at IS NOT NULL", nil, &n)
 	return n, wrap(err, "count scheduled deliveries")
@@ -219,7 +219,7 @@ func (t *txn) CountScheduledDeliveries() (int, error) {
 // locked with FOR UPDATE SKIP LOCKED, so of two nodes picking at once one
 // gets the delivery and the other skips it. An endpoint held by another
 // node counts toward next with the end of its claim.
-func (t *txn) ClaimDueDeliveries(now time.Time, lease time.Duration, busy func(string) bool, limit int) ([]ordering.DueDelivery, time.Time, error) {
+func (t webhookTx) ClaimDueDeliveries(now time.Time, lease time.Duration, busy func(string) bool, limit int) ([]ordering.DueDelivery, time.Time, error) {
 	firsts, err := t.firstScheduled(now)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -268,7 +268,7 @@ type scheduled struct {
 }
 
 // firstScheduled returns each endpoint's earliest scheduled delivery.
-func (t *txn) firstScheduled(now time.Time) ([]scheduled, error) {
+func (t webhookTx) firstScheduled(now time.Time) ([]scheduled, error) {
 	rows, err := t.tx.Query(t.ctx, `WITH firsts AS (
 			SELECT DISTINCT ON (endpoint_id) endpoint_id, event_id, scheduled_at FROM webhook_deliveries
 			WHERE scheduled_at IS NOT NULL ORDER BY endpoint_id, scheduled_at, event_id)
@@ -294,7 +294,7 @@ func (t *txn) firstScheduled(now time.Time) ([]scheduled, error) {
 // claim marks the picked deliveries that are still due, and that no other
 // node holds or is claiming right now, as claimed by this node until
 // now+lease, and returns those.
-func (t *txn) claim(due []ordering.DueDelivery, now time.Time, lease time.Duration) ([]ordering.DueDelivery, error) {
+func (t webhookTx) claim(due []ordering.DueDelivery, now time.Time, lease time.Duration) ([]ordering.DueDelivery, error) {
 	endpoints, events := make([]string, len(due)), make([]string, len(due))
 	for i, d := range due {
 		endpoints[i], events[i] = d.EndpointID, d.EventID

@@ -37,7 +37,7 @@ import (
 // and reasons give (confidenceFeatures).
 const (
 	featBias         = iota
-	featNameWhole    // the name matches as a whole (name_matches)
+	featNameWhole    // the name matches as a whole (name_matches), or as far as a cut name goes (name_starts_as_cut)
 	featNameClose    // the name matches closely (name_matches_closely)
 	featNameContains // the name holds every word of the query (name_contains_query)
 	featNamePartly   // the share of the query's words the name holds, when it matches partly
@@ -87,39 +87,16 @@ func confidenceFeatures(in confidenceInput) [numFeatures]float64 {
 	}
 	numberMatches, courtMatches := false, false
 	for _, r := range in.reasons {
+		if f, ok := reasonFeature[r.Code]; ok {
+			x[f] = 1
+		}
 		switch r.Code {
-		case ReasonNameMatches:
-			x[featNameWhole] = 1
-		case ReasonNameMatchesClosely:
-			x[featNameClose] = 1
-		case ReasonNameContainsQuery:
-			x[featNameContains] = 1
 		case ReasonNameMatchesPartly:
 			x[featNamePartly] = float64(r.Params.Percent) / 100
-		case ReasonNameMatchesWeakly, ReasonNameDoesNotMatch:
-			x[featNameWeak] = 1
-		case ReasonOfficerMatches, ReasonAddressMatches:
-			x[featOtherField] = 1
-		case ReasonFormerNameMatches:
-			x[featFormerName] = 1
-		case ReasonSeatMatches:
-			x[featSeatAgrees] = 1
-		case ReasonSeatDiffers, ReasonCourtDiffers, ReasonAddressDiffers, ReasonOfficerNotFound:
-			x[featGivenDiffers] = 1
-		case ReasonLegalFormMatches:
-			x[featFormAgrees] = 1
-		case ReasonLegalFormDiffers:
-			x[featFormDiffers] = 1
-		case ReasonOnlyLiveEntryAtCourt, ReasonLEIMatches, ReasonOnlyEntryNameSeat:
-			x[featIdentified] = 1
 		case ReasonRegisterNumberMatches:
 			numberMatches = true
 		case ReasonCourtMatches:
 			courtMatches = true
-		case ReasonRegisterNumberDiffers, ReasonLEIDiffers, ReasonNameConflict:
-			x[featContradicted] = 1
-		case ReasonRemoved:
-			x[featRemoved] = 1
 		}
 	}
 	switch {
@@ -133,6 +110,25 @@ func confidenceFeatures(in confidenceInput) [numFeatures]float64 {
 		x[featMargin] = max(-marginBound, min(marginBound, in.margin))
 	}
 	return x
+}
+
+// reasonFeature is the feature a reason sets, where the reason alone says
+// it (a name matching partly sets its share of the query's words, and a
+// register number identifies only with its court: confidenceFeatures).
+var reasonFeature = map[string]int{
+	ReasonNameMatches: featNameWhole, ReasonNameStartsAsCut: featNameWhole,
+	ReasonNameMatchesClosely: featNameClose,
+	ReasonNameContainsQuery:  featNameContains,
+	ReasonNameMatchesWeakly:  featNameWeak, ReasonNameDoesNotMatch: featNameWeak,
+	ReasonOfficerMatches: featOtherField, ReasonAddressMatches: featOtherField,
+	ReasonFormerNameMatches: featFormerName,
+	ReasonSeatMatches:       featSeatAgrees,
+	ReasonSeatDiffers:       featGivenDiffers, ReasonCourtDiffers: featGivenDiffers, ReasonAddressDiffers: featGivenDiffers, ReasonOfficerNotFound: featGivenDiffers,
+	ReasonLegalFormMatches:     featFormAgrees,
+	ReasonLegalFormDiffers:     featFormDiffers,
+	ReasonOnlyLiveEntryAtCourt: featIdentified, ReasonLEIMatches: featIdentified, ReasonOnlyEntryNameSeat: featIdentified,
+	ReasonRegisterNumberDiffers: featContradicted, ReasonLEIDiffers: featContradicted, ReasonNameConflict: featContradicted,
+	ReasonRemoved: featRemoved,
 }
 
 const (
@@ -161,7 +157,8 @@ func (w confidenceWeights) probability(x [numFeatures]float64) float64 {
 // officer of several companies found (the sample's names are unique by
 // construction, the register's are not), a register number without a
 // court or shared at one court, text after an LEI whose checksum fails -
-// and a name or entry that an identifier given contradicts.
+// and a name or entry that an identifier given contradicts. A legal form
+// or seat that contradicts a candidate holds it too (namesakeContradicts).
 var confidenceCeilings = map[string]float64{
 	ReasonShortQueryCap:         ShortQueryCap,
 	ReasonSharedOfficerCap:      ShortQueryCap,
@@ -187,5 +184,26 @@ func confidenceCeiling(reasons []companydocs.ReasonDetail) float64 {
 			ceiling = min(ceiling, c)
 		}
 	}
+	if namesakeContradicts(reasons) {
+		ceiling = min(ceiling, NamesakeCap)
+	}
 	return ceiling
+}
+
+// namesakeContradicts reports whether the legal form or seat asked
+// contradicts a candidate that nothing but its name speaks for: no
+// identifier names it, and no officer, address or former name holds the
+// query (a company renamed, or moved with its officers, is still itself).
+// Its namesake of that form or seat may be the company meant (NamesakeCap).
+func namesakeContradicts(reasons []companydocs.ReasonDetail) bool {
+	contradicts := false
+	for _, r := range reasons {
+		switch r.Code {
+		case ReasonSeatDiffers, ReasonLegalFormDiffers:
+			contradicts = true
+		case ReasonRegisterNumberMatches, ReasonLEIMatches, ReasonOfficerMatches, ReasonAddressMatches, ReasonFormerNameMatches:
+			return false
+		}
+	}
+	return contradicts
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // A clue is one piece of evidence a request gives about the company it
@@ -21,10 +22,10 @@ type clue struct {
 	words, plain []string
 	// ref is a register reference, lei an LEI, court a court's code, form
 	// a legal form: what the clue of that kind names.
-	ref   companydocs.RegisterRef
-	lei   companydocs.LEI
+	ref   register.Ref
+	lei   register.LEI
 	court string
-	form  companydocs.LegalForm
+	form  register.LegalForm
 }
 
 // clueKind says what a clue names.
@@ -198,7 +199,7 @@ func weighCourt(s *scored, c clue, w clueWeight) {
 	if s.registerMatch || p.Ref.Court == "" {
 		return
 	}
-	if companydocs.SameCourt(p.Ref.Court, c.court) {
+	if register.SameCourt(p.Ref.Court, c.court) {
 		s.agree(w.agree, ReasonCourtMatches, companydocs.ReasonParams{Court: courtName(p.Ref.Court)})
 	} else {
 		s.disagree(w.disagree, ReasonCourtDiffers, companydocs.ReasonParams{Court: courtName(p.Ref.Court), QueryCourt: courtName(c.court)})
@@ -261,14 +262,12 @@ func weighOfficers(s *scored, clues []clue, w clueWeight) bool {
 
 // weighForm weighs a legal form given beside a text that names none.
 func weighForm(s *scored, c clue, w clueWeight) {
-	p := s.p
-	if p.LegalForm == "" {
-		return
-	}
-	if p.LegalForm == c.form.Code {
+	form := formOf(s.p)
+	switch {
+	case form == c.form.Code:
 		s.agree(w.agree, ReasonLegalFormMatches, companydocs.ReasonParams{LegalForm: c.form.Code})
-	} else {
-		s.disagree(w.disagree, ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: p.LegalForm, QueryLegalForm: c.form.Code})
+	case formDiffers(form, c.form.Code):
+		s.disagree(w.disagree, ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: form, QueryLegalForm: c.form.Code})
 	}
 }
 
@@ -323,11 +322,11 @@ func (s *scored) identityConflict(code string, params companydocs.ReasonParams) 
 // number given; its court is weighed on its own (a company that moved
 // keeps its number at its new court only by chance, and the court says
 // which).
-func sameNumber(given, entry companydocs.RegisterRef) bool {
+func sameNumber(given, entry register.Ref) bool {
 	return given.Type == entry.Type && given.Number == entry.Number
 }
 
-func carriesLEI(p *companydocs.Profile, lei companydocs.LEI) bool {
+func carriesLEI(p *companydocs.Profile, lei register.LEI) bool {
 	for _, l := range p.LEIs {
 		if l.LEI == lei {
 			return true

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"companydocs"
+	"companydocs/textfold"
 
 	"github.com/agnivade/levenshtein"
 )
@@ -61,7 +61,7 @@ func nameCounts(table string) map[string]int {
 		if i == 0 || !ok || err != nil {
 			continue
 		}
-		for _, t := range companydocs.Tokens(companydocs.Fold(name)) {
+		for _, t := range textfold.Tokens(textfold.Fold(name)) {
 			m[t] += n
 		}
 	}
@@ -74,7 +74,7 @@ func plainToFolded(text string) map[string]string {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		plain, folded := companydocs.Tokens(companydocs.FoldPlain(line)), companydocs.Tokens(companydocs.Fold(line))
+		plain, folded := textfold.Tokens(textfold.FoldPlain(line)), textfold.Tokens(textfold.Fold(line))
 		if len(plain) == 1 && len(folded) == 1 && plain[0] != folded[0] {
 			m[plain[0]] = folded[0]
 		}
@@ -154,7 +154,7 @@ func firstNameCount(t string, typo bool) int {
 	if n, ok := firstNames[t]; ok || !typo || lastNames[t] > 0 || tokenWeight(t) < 1 {
 		return n
 	}
-	budget := companydocs.TypoBudget(utf8.RuneCountInString(t))
+	budget := textfold.TypoBudget(utf8.RuneCountInString(t))
 	for _, name := range commonFirstNames[firstByte(t)] {
 		if abs(len(name)-len(t)) <= budget && levenshtein.ComputeDistance(name, t) <= budget {
 			return firstNames[name]

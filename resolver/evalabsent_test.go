@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/resolver"
+	"companydocs/textfold"
 )
 
 // Users bring companies the data lacks: a club, a shop, a company
@@ -16,10 +18,12 @@ import (
 // (buildSampleIndex leaves out every record an absent case names): for
 // them no candidate is the company meant. They are typed in the kinds the
 // set has and given as list rows (a name with its seat as the property
-// city, as a spreadsheet's columns Firma;Ort), half of them bearing a
-// name that other companies of the sample bear too ("Müller GmbH;Köln"
-// finding the Müller GmbH of Coburg). Present companies are given as list
-// rows as well, so that a seat given agreeing and disagreeing is seen on
+// city, as a spreadsheet's columns Firma;Ort). Half of them are asked to
+// bear a name that other companies of the sample bear too ("Müller
+// GmbH;Köln" finding the Müller GmbH of Coburg), but the sample's names
+// are unique by construction and none qualifies: what such a namesake is
+// worth is held by a ceiling instead (NamesakeCap). Present companies are
+// given as list rows as well, so that a seat given agreeing is seen on
 // both sides.
 
 // absentKinds are the forms an absent company's query takes in turn: the
@@ -39,7 +43,7 @@ func (g *evalGen) absentCases(n int) {
 	golden, _ := os.ReadFile("testdata/golden_top3.txt") // goldenFile, outside the race run
 	namesakes := g.namesakes()
 	keep := func(p *companydocs.Profile) bool {
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		base, _, _ := register.SplitLegalForm(p.Name)
 		return p.Verified && !p.Removed && len(p.LEIs) == 0 && p.Seat != "" && len(base) >= 2 &&
 			len(g.idx.byNum[string(p.Ref.Type)+"|"+p.Ref.Number]) <= 1 && !strings.Contains(string(golden), " "+p.Name+" | ") &&
 			!maybeSameCompany(p, namesakes[baseKey(p.Name)])
@@ -60,16 +64,16 @@ func (g *evalGen) absentCases(n int) {
 func (g *evalGen) listRowCases(n int) {
 	seats := map[string][]string{}
 	for _, p := range g.idx.all {
-		seats[baseKey(p.Name)] = append(seats[baseKey(p.Name)], companydocs.Fold(p.Seat))
+		seats[baseKey(p.Name)] = append(seats[baseKey(p.Name)], textfold.Fold(p.Seat))
 	}
 	keep := func(p *companydocs.Profile) bool {
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		base, _, _ := register.SplitLegalForm(p.Name)
 		if p.Removed || p.Seat == "" || len(base) < 2 {
 			return false
 		}
 		n := 0
 		for _, s := range seats[baseKey(p.Name)] {
-			if s == companydocs.Fold(p.Seat) {
+			if s == textfold.Fold(p.Seat) {
 				n++
 			}
 		}
@@ -142,8 +146,8 @@ func maybeSameCompany(p *companydocs.Profile, namesakes []*companydocs.Profile) 
 		if q.ID == p.ID {
 			continue
 		}
-		if baseKey(q.Name) != baseKey(p.Name) || companydocs.Fold(q.Seat) == companydocs.Fold(p.Seat) || q.Ref.Court == p.Ref.Court ||
-			q.Removed && companydocs.Fold(q.Name) == companydocs.Fold(p.Name) {
+		if baseKey(q.Name) != baseKey(p.Name) || textfold.Fold(q.Seat) == textfold.Fold(p.Seat) || q.Ref.Court == p.Ref.Court ||
+			q.Removed && textfold.Fold(q.Name) == textfold.Fold(p.Name) {
 			return true
 		}
 	}
@@ -165,7 +169,7 @@ func heldOut(cases []evalCase) map[string]bool {
 // shortName is the first two words of a name, legal form and the noise
 // words people write around a name ("Firma", "Die") left out.
 func shortName(q string) string {
-	words, _, _ := companydocs.SplitLegalForm(q)
+	words, _, _ := register.SplitLegalForm(q)
 	var out []string
 	for _, w := range words {
 		if !nameNoise[w] && len(out) < 2 {

@@ -14,6 +14,7 @@ import (
 
 	"companydocs"
 	"companydocs/resolver"
+	"companydocs/textfold"
 )
 
 // A name typed into an autocompletion box is found before the word being
@@ -28,7 +29,7 @@ func TestEvaluationCompletesAWordBeingTyped(t *testing.T) {
 		if !slices.Contains([]string{"name_exact", "name_no_form", "name_form_variant"}, c.Kind) || c.Want == "" {
 			continue
 		}
-		query, ok := typedSoFar(companydocs.Tokens(companydocs.Fold(c.Query)))
+		query, ok := typedSoFar(textfold.Tokens(textfold.Fold(c.Query)))
 		if !ok {
 			continue
 		}

@@ -12,7 +12,9 @@ import (
 
 	"companydocs"
 	"companydocs/internal/imprint"
+	"companydocs/register"
 	"companydocs/resolver"
+	"companydocs/textfold"
 )
 
 var updateEval = flag.Bool("update-eval", false, "regenerate resolver/testdata/eval.jsonl from the embedded sample")
@@ -126,7 +128,7 @@ func nameCounts(idx *memIndex) map[string]int {
 }
 
 func baseKey(name string) string {
-	base, _, _ := companydocs.SplitLegalForm(name)
+	base, _, _ := register.SplitLegalForm(name)
 	return strings.Join(base, " ")
 }
 
@@ -244,7 +246,7 @@ var nameVariants = []struct {
 
 func (g *evalGen) nameCases(n int) {
 	ps := g.pick(n, func(p *companydocs.Profile) bool {
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		base, _, _ := register.SplitLegalForm(p.Name)
 		return g.names[baseKey(p.Name)] == 1 && len(base) >= 2 && p.Seat != "" && !p.Removed
 	})
 	for i, p := range ps {
@@ -278,7 +280,7 @@ func (g *evalGen) officerCases(n int) {
 
 func (g *evalGen) removedCases(n int) {
 	ps := g.pick(n, func(p *companydocs.Profile) bool {
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		base, _, _ := register.SplitLegalForm(p.Name)
 		return p.Removed && g.names[baseKey(p.Name)] == 1 && len(base) >= 2 && p.Seat != ""
 	})
 	for _, p := range ps {
@@ -334,7 +336,7 @@ func (g *evalGen) discoveryCases() {
 }
 
 func stripForm(name string) string {
-	_, form, ok := companydocs.SplitLegalForm(name)
+	_, form, ok := register.SplitLegalForm(name)
 	if !ok {
 		return ""
 	}
@@ -441,7 +443,7 @@ var clueKinds = map[string]bool{
 
 // personKey is an officer's folded first and last name.
 func personKey(o companydocs.Officer) string {
-	return companydocs.Fold(o.FirstName + " " + o.LastName)
+	return textfold.Fold(o.FirstName + " " + o.LastName)
 }
 
 // companiesPerPerson counts, per officer (personKey), the companies of the
@@ -495,12 +497,12 @@ func (g *evalGen) addressCases(n int) {
 	streets := map[string]int{}
 	for _, p := range g.idx.all {
 		if m := imprint.AddressPattern.FindStringSubmatch(p.Address); m != nil {
-			streets[companydocs.Fold(m[1]+" "+m[2]+" "+m[4])]++
+			streets[textfold.Fold(m[1]+" "+m[2]+" "+m[4])]++
 		}
 	}
 	ps := g.pick(n, func(p *companydocs.Profile) bool {
 		m := imprint.AddressPattern.FindStringSubmatch(p.Address)
-		return m != nil && streets[companydocs.Fold(m[1]+" "+m[2]+" "+m[4])] == 1
+		return m != nil && streets[textfold.Fold(m[1]+" "+m[2]+" "+m[4])] == 1
 	})
 	kinds := []struct {
 		kind, mode string
@@ -522,7 +524,7 @@ func (g *evalGen) noiseCases(n int) {
 	wraps := []string{"Firma %[1]s", "%[1]s aus %[2]s", "Registerauszug %[1]s", "Die Firma %[1]s in %[2]s",
 		"Handelsregisterauszug %[1]s mit Sitz in %[2]s", "Firma %[1]s, Sitz %[2]s"}
 	ps := g.pick(n, func(p *companydocs.Profile) bool {
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		base, _, _ := register.SplitLegalForm(p.Name)
 		return g.names[baseKey(p.Name)] == 1 && len(base) >= 2 && p.Seat != "" && !p.Removed
 	})
 	for i, p := range ps {
@@ -535,7 +537,7 @@ func (g *evalGen) noiseCases(n int) {
 // umlaut, typed without it ("Koln") or transliterated ("Koeln").
 func (g *evalGen) placeASCIICases(n int) {
 	ps := g.pick(n, func(p *companydocs.Profile) bool {
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		base, _, _ := register.SplitLegalForm(p.Name)
 		return g.names[baseKey(p.Name)] == 1 && len(base) >= 2 && strings.ContainsAny(p.Seat, "äöüÄÖÜß") && !p.Removed
 	})
 	for i, p := range ps {

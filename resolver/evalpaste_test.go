@@ -7,6 +7,7 @@ import (
 
 	"companydocs"
 	"companydocs/internal/imprint"
+	"companydocs/register"
 	"companydocs/resolver"
 )
 
@@ -17,7 +18,7 @@ import (
 func (g *evalGen) pasteCases(n int) {
 	ps := g.pick(n, func(p *companydocs.Profile) bool {
 		_, live := g.liveAtCourt(p)
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		base, _, _ := register.SplitLegalForm(p.Name)
 		return !p.Removed && p.Verified && live == 1 && p.Ref.FormerCourt == "" && g.names[baseKey(p.Name)] == 1 &&
 			len(base) >= 1 && imprint.Usable(imprintRecord(p))
 	})

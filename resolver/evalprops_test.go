@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/resolver"
 )
 
@@ -58,7 +59,7 @@ func propertyCaseOf(name string, c evalCase, p *companydocs.Profile, set string)
 	case "city":
 		pc.props.City, clue = p.Seat, p.Seat
 	case "register":
-		court, ok := companydocs.CourtByCode(p.Ref.Court)
+		court, ok := register.CourtByCode(p.Ref.Court)
 		if !ok || p.Ref.Number == "" {
 			return pc, false
 		}

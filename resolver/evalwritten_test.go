@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // writtenRegisterLines are register lines as imprints write them, in
@@ -25,13 +27,7 @@ var writtenRegisterLines = []string{
 }
 
 // typeSpellings are the ways of writing a register type a line may use.
-var typeSpellings = map[companydocs.RegisterType][]string{
-	companydocs.HRB: {"HR B", "HRB-Nr.", "HRB Nr.", "Handelsregister B", "Handelsregister Abteilung B"},
-	companydocs.HRA: {"HR A", "HRA-Nr.", "HRA Nr.", "Handelsregister A", "Handelsregister Abteilung A"},
-	companydocs.VR:  {"VR-Nr.", "VR Nr.", "Vereinsregister"},
-	companydocs.GnR: {"GnR-Nr.", "GnR Nr.", "Genossenschaftsregister"},
-	companydocs.PR:  {"PR-Nr.", "PR Nr.", "Partnerschaftsregister"},
-}
+var typeSpellings = map[register.Type][]string{register.HRB: {"HR B", "HRB-Nr.", "HRB Nr.", "Handelsregister B", "Handelsregister Abteilung B"}, register.HRA: {"HR A", "HRA-Nr.", "HRA Nr.", "Handelsregister A", "Handelsregister Abteilung A"}, register.VR: {"VR-Nr.", "VR Nr.", "Vereinsregister"}, register.GnR: {"GnR-Nr.", "GnR Nr.", "Genossenschaftsregister"}, register.PR: {"PR-Nr.", "PR Nr.", "Partnerschaftsregister"}}
 
 // writtenRegisterCases paste a real entry's name with its register line
 // written as imprints write it (writtenRegisterLines), the line before
@@ -57,7 +53,7 @@ func (g *evalGen) writtenRegisterCases(n int) {
 // tells, the entry ranks first.
 func (g *evalGen) courtCases(n int) {
 	ps := g.pick(n, func(p *companydocs.Profile) bool {
-		base, _, _ := companydocs.SplitLegalForm(p.Name)
+		base, _, _ := register.SplitLegalForm(p.Name)
 		return g.names[baseKey(p.Name)] == 1 && len(base) >= 2 && !p.Removed && p.Ref.Court != "" && p.CourtName() != ""
 	})
 	wraps := []string{"%[1]s AG %[2]s", "AG %[2]s %[1]s", "%[1]s, Amtsgericht %[2]s", "%[1]s, Local Court of %[2]s"}
@@ -76,7 +72,7 @@ func (g *evalGen) cutNameCases(n int) {
 		l := lengths[i%len(lengths)]
 		r := []rune(p.Name)
 		ok := g.names[baseKey(p.Name)] == 1 && !p.Removed && len(r) > l+3 &&
-			unicode.IsLetter(r[l-1]) && unicode.IsLetter(r[l]) && len(companydocs.Tokens(companydocs.Fold(string(r[:l])))) >= 3
+			unicode.IsLetter(r[l-1]) && unicode.IsLetter(r[l]) && len(textfold.Tokens(textfold.Fold(string(r[:l])))) >= 3
 		if ok {
 			i++
 		}

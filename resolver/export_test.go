@@ -3,6 +3,8 @@ package resolver
 import (
 	"context"
 	"slices"
+
+	"companydocs"
 )
 
 // ReasonCodes returns every reason code, sorted.
@@ -50,3 +52,11 @@ func ResolveWithMargins(ctx context.Context, idx Index, req Request) (*Result, [
 	}
 	return res, margins, nil
 }
+
+// PartnershipMark is the legal form a name in "& Co." without a form of
+// its own reads as (formOf).
+const PartnershipMark = partnershipMark
+
+// FormOf is the legal form a candidate bears: its record's, or the one
+// its name reads as.
+func FormOf(p *companydocs.Profile) string { return formOf(p) }

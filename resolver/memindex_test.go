@@ -9,6 +9,8 @@ import (
 
 	"companydocs"
 	"companydocs/ingest"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // memIndex is a map-based Index over real records, for testing the
@@ -16,7 +18,7 @@ import (
 type memIndex struct {
 	byID    map[string]*companydocs.Profile
 	byNum   map[string][]*companydocs.Profile
-	byLEI   map[companydocs.LEI][]*companydocs.Profile
+	byLEI   map[register.LEI][]*companydocs.Profile
 	byToken map[string][]*companydocs.Profile
 	all     []*companydocs.Profile
 }
@@ -41,7 +43,7 @@ func mustSample(tb testing.TB) *memIndex {
 func mustLoad(tb testing.TB, n int) *memIndex {
 	tb.Helper()
 	m := &memIndex{byID: map[string]*companydocs.Profile{}, byNum: map[string][]*companydocs.Profile{},
-		byLEI: map[companydocs.LEI][]*companydocs.Profile{}, byToken: map[string][]*companydocs.Profile{}}
+		byLEI: map[register.LEI][]*companydocs.Profile{}, byToken: map[string][]*companydocs.Profile{}}
 	inputs := []ingest.Input{{Path: "../data/sample.jsonl.bz2"}, {Path: "../data/lei_sample.csv"}}
 	if _, err := ingest.Run(context.Background(), inputs, m, ingest.Options{MaxRecords: n}); err != nil {
 		tb.Fatalf("ingest sample: %v", err)
@@ -77,9 +79,9 @@ func (m *memIndex) add(p *companydocs.Profile) {
 		m.byLEI[l.LEI] = append(m.byLEI[l.LEI], p)
 	}
 	seen := map[string]bool{}
-	base, _, _ := companydocs.SplitLegalForm(p.Name)
-	for _, t := range append(base, companydocs.Tokens(companydocs.Fold(p.Seat))...) {
-		for _, k := range []string{t, companydocs.FoldPlain(t)} {
+	base, _, _ := register.SplitLegalForm(p.Name)
+	for _, t := range append(base, textfold.Tokens(textfold.Fold(p.Seat))...) {
+		for _, k := range []string{t, textfold.FoldPlain(t)} {
 			if !seen[k] {
 				seen[k] = true
 				m.byToken[k] = append(m.byToken[k], p)
@@ -90,18 +92,18 @@ func (m *memIndex) add(p *companydocs.Profile) {
 
 func (m *memIndex) Profile(id string) (*companydocs.Profile, error) { return m.byID[id], nil }
 
-func (m *memIndex) ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error) {
+func (m *memIndex) ByNumber(t register.Type, number string) ([]*companydocs.Profile, error) {
 	return m.byNum[string(t)+"|"+number], nil
 }
 
-func (m *memIndex) ByLEI(lei companydocs.LEI) ([]*companydocs.Profile, error) {
+func (m *memIndex) ByLEI(lei register.LEI) ([]*companydocs.Profile, error) {
 	return m.byLEI[lei], nil
 }
 
 func (m *memIndex) SearchText(ctx context.Context, q companydocs.TextQuery) ([]companydocs.Hit, error) {
 	score := map[*companydocs.Profile]float64{}
 	for _, t := range q.NameTerms {
-		for _, p := range m.byToken[companydocs.FoldPlain(t)] {
+		for _, p := range m.byToken[textfold.FoldPlain(t)] {
 			if q.Discover || !p.NeedsDiscover() {
 				score[p]++
 			}

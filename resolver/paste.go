@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"companydocs"
+	"companydocs/textfold"
 )
 
 // A pasted block is what people copy: the imprint (Impressum) of a web
@@ -104,7 +104,7 @@ func cutLabel(line string) (label, value string, ok bool) {
 // foldLabel folds a label for the vocabulary: dots, hyphens and slashes
 // dropped, then folded ("USt-IdNr." -> "ustidnr", "E-Mail" -> "email").
 func foldLabel(s string) string {
-	return companydocs.Fold(strings.Map(func(r rune) rune {
+	return textfold.Fold(strings.Map(func(r rune) rune {
 		switch r {
 		case '.', '-', '/':
 			return -1

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // block is a pasted block as read: what each line was used as, and the
@@ -243,7 +245,7 @@ func (b *block) readLine(line string) {
 // readLEI reads a line that is an LEI, labelled or not.
 func (b *block) readLEI(line string) bool {
 	lei := trimLEIPrefix(line)
-	if !companydocs.LooksLikeLEI(lei) || lei == line && !validLEI(lei) {
+	if !register.LooksLikeLEI(lei) || lei == line && !validLEI(lei) {
 		return false
 	}
 	b.set(clue{kind: clueLEI, source: fromLine, text: lei})
@@ -276,7 +278,7 @@ func (b *block) readLabelled(line string) bool {
 // validLEI reports whether an unlabelled line is an LEI: its checksum
 // holds ("Registernummer HRB 987" has the shape of one too).
 func validLEI(s string) bool {
-	_, err := companydocs.ParseLEI(s)
+	_, err := register.ParseLEI(s)
 	return err == nil
 }
 
@@ -288,7 +290,7 @@ func registerLine(line string) bool {
 	if len(words) == 0 {
 		return false
 	}
-	_, rest, ok := companydocs.FindRegisterRef(line)
+	_, rest, ok := register.FindRef(line)
 	switch {
 	case courtWords[words[0]]:
 		return ok || courtAlone(line)
@@ -301,7 +303,7 @@ func registerLine(line string) bool {
 // courtAlone reports whether a line names a court and nothing else:
 // "AG Freiburg", "Local Court of Siegburg".
 func courtAlone(line string) bool {
-	_, rest, ok := companydocs.FindCourt(line)
+	_, rest, ok := register.FindCourt(line)
 	return ok && strings.TrimSpace(strings.Trim(rest, ",;:()")) == ""
 }
 
@@ -309,7 +311,7 @@ func courtAlone(line string) bool {
 // together, and the court it names.
 func (b *block) readRegister(line string) {
 	params := rp{Text: line}
-	if ref, _, ok := companydocs.FindRegisterRef(line); ok {
+	if ref, _, ok := register.FindRef(line); ok {
 		params.RegisterNumber = ref.NumberKey()
 		params.Court = courtNameOrEmpty(ref.Court)
 	}
@@ -336,8 +338,8 @@ var courtPunctuation = strings.NewReplacer(",", " ", ";", " ", "(", " ( ", ")", 
 // courtIn finds the court a register line names after "Amtsgericht",
 // "AG", "Local Court" or a label ("Registergericht: München"), in one to
 // three words.
-func courtIn(line string) (companydocs.Court, bool) {
-	if c, _, ok := companydocs.FindCourt(line); ok {
+func courtIn(line string) (register.Court, bool) {
+	if c, _, ok := register.FindCourt(line); ok {
 		return c, true
 	}
 	_, value, labelled := cutLabel(line)
@@ -352,12 +354,12 @@ func courtIn(line string) (companydocs.Court, bool) {
 			from = i
 		}
 		for n := min(len(words)-from, 4); n >= 1; n-- {
-			if c, ok := companydocs.LookupCourt(strings.Join(words[from:from+n], " ")); ok {
+			if c, ok := register.LookupCourt(strings.Join(words[from:from+n], " ")); ok {
 				return c, true
 			}
 		}
 	}
-	return companydocs.Court{}, false
+	return register.Court{}, false
 }
 
 func (b *block) readSeat(line, value string) {
@@ -400,7 +402,7 @@ func isStreet(s string) bool {
 	if m == nil {
 		return false
 	}
-	words := companydocs.Tokens(companydocs.Fold(m[1]))
+	words := textfold.Tokens(textfold.Fold(m[1]))
 	if len(words) == 0 || len(words) > 5 {
 		return false
 	}
@@ -456,7 +458,7 @@ func (b *block) readLoose() {
 func (b *block) nameLine() int {
 	first := -1
 	for i, l := range b.loose {
-		if _, _, ok := companydocs.SplitLegalForm(l.text); ok {
+		if _, _, ok := register.SplitLegalForm(l.text); ok {
 			return i
 		}
 		if first < 0 && readsAsPerson(l.text) == nil && !positionLine(l.text) {
@@ -469,7 +471,7 @@ func (b *block) nameLine() int {
 // positionLine reports whether a line only names a position
 // ("Geschäftsführer", "Managing Director").
 func positionLine(line string) bool {
-	words := companydocs.Tokens(companydocs.Fold(line))
+	words := textfold.Tokens(textfold.Fold(line))
 	for _, w := range words {
 		if !positionWords[w] {
 			return false

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // resolveBlock answers a pasted block. An LEI line or a register line
@@ -63,7 +65,7 @@ func blockQuery(b *block) *parsedQuery {
 			pq.clues[i].text = b.street() // weighed with its postcode
 		}
 	}
-	if ref, _, ok := companydocs.FindRegisterRef(b.register); ok {
+	if ref, _, ok := register.FindRef(b.register); ok {
 		if court, named := b.clues.first(clueCourt, fromLine); named && ref.Court == "" {
 			ref.Court = court.court
 		}
@@ -72,7 +74,7 @@ func blockQuery(b *block) *parsedQuery {
 	}
 	if lei, ok := b.clues.first(clueLEI, fromLine); ok {
 		pq.leiShape = true
-		pq.lei, pq.leiErr = companydocs.ParseLEI(lei.text)
+		pq.lei, pq.leiErr = register.ParseLEI(lei.text)
 	}
 	pq.raw = b.query()
 	pq.readText(pq.raw)
@@ -90,7 +92,7 @@ func (b *block) query() string {
 	case text == "" && b.text(clueAddress) != "":
 		text = b.street()
 	}
-	if seat := b.text(clueSeat); seat != "" && !strings.Contains(companydocs.Fold(text), companydocs.Fold(seat)) {
+	if seat := b.text(clueSeat); seat != "" && !strings.Contains(textfold.Fold(text), textfold.Fold(seat)) {
 		text += " " + seat
 	}
 	return strings.TrimSpace(text)
@@ -165,8 +167,8 @@ func blockSearches(b *block, req Request, found []*scored) []companydocs.TextQue
 	}
 	street, seat := b.street(), b.text(clueSeat)
 	if street != "" && !anyNamed(found, func(s *scored) bool { return addressHolds(s.p, street) }) {
-		words := companydocs.Tokens(companydocs.Fold(street + " " + seat))
-		out = append(out, companydocs.TextQuery{NameTerms: words, SeatWords: companydocs.Tokens(companydocs.Fold(seat)),
+		words := textfold.Tokens(textfold.Fold(street + " " + seat))
+		out = append(out, companydocs.TextQuery{NameTerms: words, SeatWords: textfold.Tokens(textfold.Fold(seat)),
 			Only: companydocs.OnlyAddress, Discover: req.Discover})
 	}
 	return out
@@ -202,7 +204,7 @@ func blockEvidence(pq *parsedQuery, s *scored) bool {
 func officerNamed(p *companydocs.Profile, person []string) (companydocs.Officer, bool) {
 	pl := newTokenList(person)
 	for _, o := range p.Officers {
-		if personMatches(pl, newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))) {
+		if personMatches(pl, newTokenList(textfold.Tokens(textfold.Fold(o.Name)))) {
 			return o, true
 		}
 	}
@@ -216,10 +218,10 @@ func addressHolds(p *companydocs.Profile, street string) bool {
 		return false
 	}
 	have := map[string]bool{}
-	for _, t := range companydocs.Tokens(companydocs.Fold(p.Address)) {
+	for _, t := range textfold.Tokens(textfold.Fold(p.Address)) {
 		have[t] = true
 	}
-	for _, t := range companydocs.Tokens(companydocs.Fold(street)) {
+	for _, t := range textfold.Tokens(textfold.Fold(street)) {
 		if !have[t] && !(strings.HasSuffix(t, "str") && have[t+"asse"]) {
 			return false
 		}

@@ -4,7 +4,8 @@ import (
 	"regexp"
 	"strings"
 
-	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // titleWords are the folded words of titles and forms of address people
@@ -53,11 +54,11 @@ var personSplit = regexp.MustCompile(`\s*(?:,|;|/|\s&\s|\sund\s|\ssowie\s|\sand\
 func personsIn(text string) [][]string {
 	var out [][]string
 	for _, part := range personSplit.Split(text, -1) {
-		if _, _, ok := companydocs.SplitLegalForm(part); ok || part == "" {
+		if _, _, ok := register.SplitLegalForm(part); ok || part == "" {
 			continue
 		}
 		var words []string
-		for _, w := range personWords(companydocs.Tokens(companydocs.Fold(part))) {
+		for _, w := range personWords(textfold.Tokens(textfold.Fold(part))) {
 			if !positionWords[w] {
 				words = append(words, w)
 			}
@@ -77,11 +78,11 @@ const maxPersons = 6
 // name, perhaps with a title or a position after it ("Dr. Hans Müller",
 // "Hans Müller – Geschäftsführer").
 func readsAsPerson(line string) []string {
-	if _, _, ok := companydocs.SplitLegalForm(line); ok {
+	if _, _, ok := register.SplitLegalForm(line); ok {
 		return nil
 	}
 	var words []string
-	for _, w := range personWords(companydocs.Tokens(companydocs.Fold(line))) {
+	for _, w := range personWords(textfold.Tokens(textfold.Fold(line))) {
 		if !positionWords[w] {
 			words = append(words, w)
 		}
@@ -101,7 +102,7 @@ func displayName(text string, words []string) string {
 	next := 0
 	for _, field := range strings.Fields(text) {
 		w := strings.Trim(field, ".,;:()[]\"'")
-		if next < len(words) && len(companydocs.Tokens(companydocs.Fold(w))) == 1 && companydocs.Fold(w) == words[next] {
+		if next < len(words) && len(textfold.Tokens(textfold.Fold(w))) == 1 && textfold.Fold(w) == words[next] {
 			out = append(out, w)
 			next++
 		}
@@ -114,7 +115,7 @@ func displayName(text string, words []string) string {
 
 // personMatches reports whether an officer bears the person's name: every
 // word of it is a word of the officer's, as written or within the typo
-// budget (companydocs.TypoBudget) that company names have, never by a
+// budget (textfold.TypoBudget) that company names have, never by a
 // prefix alone.
 func personMatches(person tokenList, officer tokenList) bool {
 	if len(person.toks) == 0 {

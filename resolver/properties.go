@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // readProperties reads validated properties into clues (source
@@ -22,7 +24,7 @@ func readProperties(p Properties) (clueList, []companydocs.ReasonDetail) {
 	r.court(p.Court)
 	r.register(p.RegisterNumber)
 	r.lei(p.LEI)
-	if words := companydocs.Tokens(companydocs.Fold(p.Officer)); len(words) > 0 {
+	if words := textfold.Tokens(textfold.Fold(p.Officer)); len(words) > 0 {
 		r.clues.add(clue{kind: clueOfficer, source: fromProperty, text: p.Officer, words: words})
 	}
 	r.legalForm(p.LegalForm)
@@ -40,7 +42,7 @@ func (r *propertyReader) unread(property, value string) {
 }
 
 func (r *propertyReader) city(city string) {
-	words := companydocs.Tokens(companydocs.Fold(city))
+	words := textfold.Tokens(textfold.Fold(city))
 	if len(words) == 0 {
 		return
 	}
@@ -66,7 +68,7 @@ func (r *propertyReader) court(court string) {
 	if court == "" {
 		return
 	}
-	if c, ok := companydocs.LookupCourt(court); ok {
+	if c, ok := register.LookupCourt(court); ok {
 		r.clues.add(clue{kind: clueCourt, source: fromProperty, text: court, court: c.Code})
 	} else {
 		r.unread("court", court)
@@ -79,7 +81,7 @@ func (r *propertyReader) register(number string) {
 	if number == "" {
 		return
 	}
-	ref, _, ok := companydocs.FindRegisterRef(number)
+	ref, _, ok := register.FindRef(number)
 	if !ok {
 		r.unread("register_number", number)
 		return
@@ -94,7 +96,7 @@ func (r *propertyReader) lei(lei string) {
 	if lei == "" {
 		return
 	}
-	if parsed, err := companydocs.ParseLEI(trimLEIPrefix(lei)); err == nil {
+	if parsed, err := register.ParseLEI(trimLEIPrefix(lei)); err == nil {
 		r.clues.add(clue{kind: clueLEI, source: fromProperty, text: lei, lei: parsed})
 	} else {
 		r.unread("lei", lei)
@@ -105,7 +107,7 @@ func (r *propertyReader) legalForm(form string) {
 	if form == "" {
 		return
 	}
-	if base, f, ok := companydocs.SplitLegalForm(form); ok && len(base) == 0 {
+	if base, f, ok := register.SplitLegalForm(form); ok && len(base) == 0 {
 		r.clues.add(clue{kind: clueLegalForm, source: fromProperty, text: form, form: f})
 	} else {
 		r.unread("legal_form", form)

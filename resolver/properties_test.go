@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/resolver"
+	"companydocs/textfold"
 )
 
 // withDetail returns the candidate of profile id, or nil.
@@ -29,7 +31,7 @@ func hasCode(c *companydocs.Candidate, code string) bool {
 }
 
 func courtOf(p *companydocs.Profile) string {
-	c, _ := companydocs.CourtByCode(p.Ref.Court)
+	c, _ := register.CourtByCode(p.Ref.Court)
 	return c.Name
 }
 
@@ -116,7 +118,7 @@ func TestPropertiesCityConfirmsSeat(t *testing.T) {
 			t.Errorf("%q in %s: no seat_matches in %v", p.Name, p.Seat, top.ConfidenceReasons)
 		}
 		other := ps[(i+1)%len(ps)].Seat
-		if companydocs.Fold(other) == companydocs.Fold(p.Seat) {
+		if textfold.Fold(other) == textfold.Fold(p.Seat) {
 			continue
 		}
 		wrong := mustResolve(t, idx, resolver.Request{Query: p.Name, Properties: resolver.Properties{City: other}})
@@ -203,7 +205,7 @@ func TestPropertiesFormAddressCourt(t *testing.T) {
 	if p == nil {
 		t.Fatal("no GmbH with an address in the sample")
 	}
-	base, _, _ := companydocs.SplitLegalForm(p.Name)
+	base, _, _ := register.SplitLegalForm(p.Name)
 	name := strings.Join(base, " ")
 	agree := mustResolve(t, idx, resolver.Request{Query: name, Properties: resolver.Properties{LegalForm: "G.m.b.H.", Address: p.Address, Court: courtOf(p)}})
 	differ := mustResolve(t, idx, resolver.Request{Query: name, Properties: resolver.Properties{LegalForm: "AG", Address: "Musterweg 99, 99999 Nirgendwo", Court: "Amtsgericht Flensburg"}})

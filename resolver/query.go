@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // MaxQueryRunes bounds the length of a query. A typed clue has at most
@@ -140,7 +142,7 @@ func (r *Request) validate() error {
 	if err := validateQuery(r.Query); err != nil {
 		return err
 	}
-	r.Query = companydocs.NormalizeLineBreaks(r.Query)
+	r.Query = textfold.NormalizeLineBreaks(r.Query)
 	return nil
 }
 
@@ -164,12 +166,12 @@ func validateQuery(q string) error {
 }
 
 // hasControl reports whether q holds a control character other than the
-// separators of a pasted block: line breaks (companydocs.IsLineBreak, read
+// separators of a pasted block: line breaks (textfold.IsLineBreak, read
 // as "\n") and tabs.
 func hasControl(q string) bool {
 	for _, r := range q {
 		switch {
-		case r == '\t' || companydocs.IsLineBreak(r):
+		case r == '\t' || textfold.IsLineBreak(r):
 		case unicode.IsControl(r):
 			return true
 		}
@@ -183,11 +185,11 @@ type parsedQuery struct {
 
 	// LEI: set when the query has the shape of an LEI.
 	leiShape bool
-	lei      companydocs.LEI
+	lei      register.LEI
 	leiErr   error
 
 	// Register reference found in the query, and whether it named a court.
-	ref    companydocs.RegisterRef
+	ref    register.Ref
 	hasRef bool
 
 	// rest is the text beside the register reference of a query also
@@ -195,7 +197,7 @@ type parsedQuery struct {
 	rest string
 
 	// Legal form found in the remaining text.
-	form    companydocs.LegalForm
+	form    register.LegalForm
 	hasForm bool
 
 	// tokens are the folded name tokens of the remaining text, legal form
@@ -226,6 +228,10 @@ type parsedQuery struct {
 	// cutAside is the last word of a cut name, too short to start a
 	// word: the name is also read without it (cutName).
 	cutAside []string
+	// cutWords are the folded words of a text that fills a field length
+	// to a letter, its legal form and noise words kept: a name that
+	// starts with them matches as far as they go (cutStart).
+	cutWords []string
 	// seats holds the forms of the candidates' seats (seatFormsOf).
 	seats map[string]seatForms
 	// deep is set for a deep-mode search.
@@ -271,16 +277,16 @@ func newReading(tokens []string) reading {
 func parseQuery(q string) *parsedQuery {
 	pq := &parsedQuery{raw: strings.TrimSpace(q)}
 	rest := cutName(pq, pq.raw)
-	if ref, r, ok := companydocs.FindRegisterRef(pq.raw); ok {
+	if ref, r, ok := register.FindRef(pq.raw); ok {
 		pq.ref, pq.hasRef, rest = ref, true, r
-	} else if court, r, ok := companydocs.FindCourt(rest); ok && r != "" {
+	} else if court, r, ok := register.FindCourt(rest); ok && r != "" {
 		// "Müller GmbH AG Marburg": the court is a clue, not the name's
 		pq.clues.add(clue{kind: clueCourt, source: fromText, text: courtText(rest, r), court: court.Code})
 		rest = r
 	}
-	if lei := trimLEIPrefix(pq.raw); companydocs.LooksLikeLEI(lei) {
+	if lei := trimLEIPrefix(pq.raw); register.LooksLikeLEI(lei) {
 		pq.leiShape = true
-		pq.lei, pq.leiErr = companydocs.ParseLEI(lei)
+		pq.lei, pq.leiErr = register.ParseLEI(lei)
 		if pq.leiErr == nil {
 			// "Kaiserslautern VR 1514" is 20 letters and digits whose
 			// checksum holds by chance (one in 97): the register reading
@@ -295,11 +301,11 @@ func parseQuery(q string) *parsedQuery {
 
 // readText reads the text beside an identifier: legal form and name tokens.
 func (pq *parsedQuery) readText(rest string) {
-	base, form, ok := companydocs.SplitLegalForm(rest)
+	base, form, ok := register.SplitLegalForm(rest)
 	pq.form, pq.hasForm = form, ok
 	pq.tokens = dropNoise(base)
 	for _, t := range pq.tokens {
-		pq.plain = append(pq.plain, companydocs.FoldPlain(t))
+		pq.plain = append(pq.plain, textfold.FoldPlain(t))
 	}
 	clean, ignored := withoutNoise(pq.tokens)
 	pq.clean = clean
@@ -349,12 +355,21 @@ var fieldLengths = [...]int{30, 35, 40, 50}
 // cutName reads a name that fills a field length to its last character
 // ("Initiative zur Unterstützung von Me") as cut there: its last word is
 // searched as the start of a word, as a word still being typed is, and a
-// last word too short to start one (companydocs.MinWordStart) is also
-// read without (cutAside, readText). It returns the name to read.
+// last word too short to start one (textfold.MinWordStart) is also
+// read without (cutAside, readText). A name that starts with its words,
+// a last word of digits too, matches as far as they go (cutWords,
+// cutStart). It returns the name to read.
 func cutName(pq *parsedQuery, name string) string {
 	n := utf8.RuneCountInString(name)
 	last, _ := utf8.DecodeLastRuneInString(name)
-	if !slices.Contains(fieldLengths[:], n) || !unicode.IsLetter(last) || endsInLegalForm(name) {
+	if !slices.Contains(fieldLengths[:], n) || !unicode.IsLetter(last) && !unicode.IsDigit(last) {
+		return name
+	}
+	// even a text whose last word reads as a legal form or a number may
+	// be cut ("FADIS Fahrzeug Distribution Se" of "... Services GmbH",
+	// "Turn- und Sportverein Nordstrand von 190" of "... von 1903 e. V.")
+	pq.cutWords = textfold.Tokens(textfold.Fold(name))
+	if !unicode.IsLetter(last) || endsInLegalForm(name) {
 		return name
 	}
 	pq.cut = true
@@ -362,8 +377,8 @@ func cutName(pq *parsedQuery, name string) string {
 	if i < 0 {
 		return name
 	}
-	if word := name[i+1:]; utf8.RuneCountInString(word) < companydocs.MinWordStart {
-		pq.cutAside = companydocs.Tokens(companydocs.Fold(word))
+	if word := name[i+1:]; utf8.RuneCountInString(word) < textfold.MinWordStart {
+		pq.cutAside = textfold.Tokens(textfold.Fold(word))
 	}
 	return name
 }
@@ -380,8 +395,8 @@ func withoutSuffix(tokens, suffix []string) ([]string, bool) {
 // endsInLegalForm reports whether a name's last word is its legal form
 // ("Neue Heimat Südbayerische Wohnstätten eG"): a whole name, not a cut one.
 func endsInLegalForm(name string) bool {
-	_, form, ok := companydocs.SplitLegalForm(name)
-	tokens := companydocs.Tokens(companydocs.Fold(name))
+	_, form, ok := register.SplitLegalForm(name)
+	tokens := textfold.Tokens(textfold.Fold(name))
 	return ok && len(tokens) > 0 && len(form.Words) > 0 && tokens[len(tokens)-1] == form.Words[len(form.Words)-1]
 }
 
@@ -415,7 +430,7 @@ func trimLEIPrefix(q string) string {
 	for _, p := range leiPrefixes {
 		if strings.HasPrefix(lower, p) {
 			rest := strings.TrimLeft(q[len(p):], " :#.-\t")
-			if companydocs.LooksLikeLEI(rest) {
+			if register.LooksLikeLEI(rest) {
 				return rest
 			}
 		}

@@ -29,6 +29,7 @@ const (
 	// text evidence
 	ReasonNameMatches        = "name_matches"
 	ReasonNameMatchesClosely = "name_matches_closely"
+	ReasonNameStartsAsCut    = "name_starts_as_cut"
 	ReasonNameContainsQuery  = "name_contains_query"
 	ReasonNameMatchesPartly  = "name_matches_partly"
 	ReasonNameMatchesWeakly  = "name_matches_weakly"
@@ -108,6 +109,7 @@ var reasonTable = map[string]reasonSentence{
 	ReasonNameDoesNotMatch:      {nil},
 	ReasonNameMatches:           {nil},
 	ReasonNameMatchesClosely:    {nil},
+	ReasonNameStartsAsCut:       {nil},
 	ReasonNameMatchesPartly:     {[]string{"percent"}},
 	ReasonNameMatchesWeakly:     {nil},
 	ReasonNameNumbersDiffer:     {nil},

@@ -18,6 +18,7 @@ import (
 	"companydocs"
 	"companydocs/internal/reasoncodes"
 	"companydocs/messages"
+	"companydocs/register"
 	"companydocs/resolver"
 )
 
@@ -158,7 +159,7 @@ func checkReasonParams(t *testing.T, where string, d companydocs.ReasonDetail, s
 		if name == "register_number" && d.Code == resolver.LineRegister {
 			// the line says the number as it writes it ("Handelsregister
 			// Abteilung B 2795"), the param as registers do ("HRB 2795")
-			if ref, _, ok := companydocs.FindRegisterRef(sentence); !ok || ref.NumberKey() != fmt.Sprint(v) {
+			if ref, _, ok := register.FindRef(sentence); !ok || ref.NumberKey() != fmt.Sprint(v) {
 				t.Errorf("%s: %s param %s=%q is not the reference of the sentence %q", where, d.Code, name, v, sentence)
 			}
 			continue

@@ -10,6 +10,8 @@ import (
 
 	"companydocs"
 	"companydocs/messages"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // Index is what the resolver needs of a search index generation.
@@ -18,9 +20,9 @@ type Index interface {
 	Profile(id string) (*companydocs.Profile, error)
 	// ByNumber returns every entry with this register type and number, at
 	// any court, with any suffix or former court.
-	ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error)
+	ByNumber(t register.Type, number string) ([]*companydocs.Profile, error)
 	// ByLEI returns the profiles carrying this LEI.
-	ByLEI(lei companydocs.LEI) ([]*companydocs.Profile, error)
+	ByLEI(lei register.LEI) ([]*companydocs.Profile, error)
 	// SearchText returns profiles whose names, seats (and in deep mode
 	// previous names, officers, addresses) match the query.
 	SearchText(ctx context.Context, q companydocs.TextQuery) ([]companydocs.Hit, error)
@@ -145,7 +147,7 @@ func allConflict(found []*scored) bool {
 // resolveLEI anchors a checksum-valid LEI (typed, or given as a
 // property); a name given beside it that contradicts the entry's takes the
 // anchor away.
-func resolveLEI(idx Index, pq *parsedQuery, lei companydocs.LEI) ([]*scored, []companydocs.ReasonDetail, error) {
+func resolveLEI(idx Index, pq *parsedQuery, lei register.LEI) ([]*scored, []companydocs.ReasonDetail, error) {
 	profiles, err := idx.ByLEI(lei)
 	if err != nil {
 		return nil, nil, err
@@ -187,7 +189,7 @@ func resolveRegister(idx Index, pq *parsedQuery, req Request) ([]*scored, []comp
 	}
 	atCourt := entries
 	if pq.ref.Court != "" {
-		atCourt = filter(entries, func(p *companydocs.Profile) bool { return companydocs.SameCourt(p.Ref.Court, pq.ref.Court) })
+		atCourt = filter(entries, func(p *companydocs.Profile) bool { return register.SameCourt(p.Ref.Court, pq.ref.Court) })
 	}
 	matching := filter(atCourt, func(p *companydocs.Profile) bool { return identityMatches(pq.ref, p.Ref) })
 	live := filter(matching, func(p *companydocs.Profile) bool { return !p.Removed })
@@ -241,7 +243,7 @@ func registerCourtEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) b
 	switch {
 	case pq.ref.Court == "":
 		return false
-	case companydocs.SameCourt(p.Ref.Court, pq.ref.Court):
+	case register.SameCourt(p.Ref.Court, pq.ref.Court):
 		s.confidence += CourtWeight
 		s.reason(ReasonCourtMatches, companydocs.ReasonParams{Court: courtName(p.Ref.Court)})
 		return true
@@ -475,7 +477,9 @@ func scoreText(pq *parsedQuery, p *companydocs.Profile) *scored {
 	ev := textEvidence(pq, p)
 	s := &scored{p: p, confidence: ev.score, reasons: ev.reasons, seatMatched: ev.seat, nameExact: ev.exact,
 		evidence: ev.score > 0, field: ev.field, person: ev.person, covers: ev.covers, parts: scoreParts{text: ev.score}}
-	legalFormEvidence(pq, p, s)
+	if !ev.cut {
+		legalFormEvidence(pq, p, s)
+	}
 	statusEvidence(p, s)
 	if pq.leiShape && pq.leiErr != nil {
 		s.cap(InvalidLEICap, ReasonInvalidLEICap, companydocs.ReasonParams{})
@@ -512,7 +516,7 @@ func personAlone(pq *parsedQuery, p *companydocs.Profile) bool {
 	if len(pq.person) == 0 {
 		return false
 	}
-	base, _, _ := companydocs.SplitLegalForm(p.Name)
+	base, _, _ := register.SplitLegalForm(p.Name)
 	return len(dropNoise(base)) == len(pq.person)
 }
 
@@ -576,7 +580,7 @@ func sharedPerson(found []*scored) (string, int) {
 func officerDisplayName(found []*scored, person string) string {
 	for _, s := range found {
 		for _, o := range s.p.Officers {
-			if s.field == fieldOfficer && strings.Join(companydocs.Tokens(companydocs.Fold(o.Name)), " ") == person {
+			if s.field == fieldOfficer && strings.Join(textfold.Tokens(textfold.Fold(o.Name)), " ") == person {
 				return o.Name
 			}
 		}
@@ -715,7 +719,7 @@ func toCandidate(s *scored, confidence float64) companydocs.Candidate {
 	return c
 }
 
-func registryNumber(r companydocs.RegisterRef) string {
+func registryNumber(r register.Ref) string {
 	if r.Number == "" {
 		return ""
 	}
@@ -737,13 +741,13 @@ func filter(ps []*companydocs.Profile, keep func(*companydocs.Profile) bool) []*
 // identityMatches compares the parts of a reference beyond court, type
 // and number: the former court when the query names one, and the suffix.
 // The court is scored on its own, so the entry's stands in for the query's.
-func identityMatches(q, p companydocs.RegisterRef) bool {
+func identityMatches(q, p register.Ref) bool {
 	q.Court = p.Court
 	return q.Names(p)
 }
 
 func courtName(code string) string {
-	if c, ok := companydocs.CourtByCode(code); ok {
+	if c, ok := register.CourtByCode(code); ok {
 		return c.Name
 	}
 	return code

@@ -11,7 +11,9 @@ import (
 	"github.com/agnivade/levenshtein"
 
 	"companydocs"
+	"companydocs/register"
 	"companydocs/resolver"
+	"companydocs/textfold"
 )
 
 func mustResolve(tb testing.TB, idx resolver.Index, req resolver.Request) *resolver.Result {
@@ -312,11 +314,11 @@ func TestPersonQueryLeavesOutFirstNameCompanies(t *testing.T) {
 		if c.Kind != "director" && c.Kind != "director_typo" {
 			continue
 		}
-		words := companydocs.Tokens(companydocs.Fold(c.Query))
+		words := textfold.Tokens(textfold.Fold(c.Query))
 		first, surname := words[0], words[len(words)-1]
 		n++
 		for _, cand := range mustResolve(t, idx, resolver.Request{Query: c.Query, Limit: resolver.MaxLimit}).Candidates {
-			name := companydocs.Tokens(companydocs.Fold(cand.Name))
+			name := textfold.Tokens(textfold.Fold(cand.Name))
 			if slices.Contains(name, first) && !holdsWithinBudget(name, surname) && onlyNameEvidence(cand) {
 				t.Errorf("%q: %s is a candidate by the first name alone", c.Query, cand.Name)
 			}
@@ -328,10 +330,10 @@ func TestPersonQueryLeavesOutFirstNameCompanies(t *testing.T) {
 }
 
 // holdsWithinBudget reports whether a word of name is word, or within
-// its typo budget (companydocs.TypoBudget).
+// its typo budget (textfold.TypoBudget).
 func holdsWithinBudget(name []string, word string) bool {
 	for _, w := range name {
-		if levenshtein.ComputeDistance(w, word) <= companydocs.TypoBudget(utf8.RuneCountInString(word)) {
+		if levenshtein.ComputeDistance(w, word) <= textfold.TypoBudget(utf8.RuneCountInString(word)) {
 			return true
 		}
 	}
@@ -364,14 +366,14 @@ func TestNameOpeningWithAPersonIsFoundWithTheSurnameMistyped(t *testing.T) {
 		}
 		// without its legal form, as people write a name in running text
 		// (with one, the query reads as no person)
-		base, _, _ := companydocs.SplitLegalForm(c.Query)
+		base, _, _ := register.SplitLegalForm(c.Query)
 		query, ok := swapInSecondWord(strings.Join(base, " "))
 		if !ok {
 			continue
 		}
 		res := mustResolve(t, idx, resolver.Request{Query: query, Limit: 3})
 		person := strings.Fields(res.Understanding.Person)
-		words := companydocs.Tokens(companydocs.Fold(query))
+		words := textfold.Tokens(textfold.Fold(query))
 		if len(person) != 2 || len(words) < len(person)+2 {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 
 	"companydocs"
 	"companydocs/messages"
+	"companydocs/textfold"
 )
 
 // SaidIn returns the result as an answer to a person says it: the
@@ -96,7 +97,7 @@ func typedWords(tokens []string, query string) string {
 	for _, w := range strings.FieldsFunc(query, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
 	}) {
-		if f := companydocs.Fold(w); f != "" && typed[f] == "" {
+		if f := textfold.Fold(w); f != "" && typed[f] == "" {
 			typed[f] = w
 		}
 	}

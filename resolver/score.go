@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // scored is a candidate profile under evaluation.
@@ -112,6 +114,9 @@ type evidence struct {
 	seat    bool
 	exact   bool
 	covers  bool // see scored.covers
+	// cut is set for a name that starts with a cut text (cutStart):
+	// the legal form the text names is the name's own.
+	cut bool
 	// field says where the evidence came from; person is the folded name
 	// of the officer who matched.
 	field  string
@@ -127,7 +132,10 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 	covers := false
 	consider := func(e evidence) {
 		covers = covers || e.covers
-		if e.score > best.score {
+		// of two readings that explain as much, the one whose name is
+		// the query's as typed: a name that holds its seat twice
+		// matches as well without one of them
+		if e.score > best.score || e.score == best.score && e.exact && !best.exact {
 			best = e
 		}
 	}
@@ -144,9 +152,54 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 		default:
 			fieldEvidence(pq, p, f, queryList(pq, tokens), true, consider)
 		}
+		if seatOK && f.nameHoldsSeat {
+			// a name that carries its seat ("AIC Ingenieurgesellschaft
+			// für Bauplanung Chemnitz GmbH" at Chemnitz) names the seat
+			// where the query holds the name: its town word counts for
+			// both, as when the town is typed after the name again; not
+			// where the name matches only partly, whose town word may be
+			// all it shares ("Agroservice GmbH Halberstadt" and
+			// "Straßenbau Halberstadt GmbH")
+			seatInName := fieldMatch{pq: pq, p: p, f: f, query: reading.queryList(pq), seatOK: true, seatBonus: SeatWeight,
+				seatReasons: []companydocs.ReasonDetail{{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}}}
+			if e := seatInName.name(); e.covers {
+				consider(e)
+			}
+		}
+	}
+	if e, ok := cutStart(pq, p); ok {
+		consider(e)
+		covers = true
 	}
 	best.covers = covers
 	return best
+}
+
+// cutStart is the evidence of a name that starts with the words of a text
+// a field's length cut (pq.cutWords), the last of them as the start of a
+// word, and goes on after them ("Hartmann Gesellschaft mit besc" for
+// "Hartmann Gesellschaft mit beschränkter Haftung, Trier"): the name as
+// far as the field holds it, legal form and all, is the whole text, as
+// much evidence as a whole name. A name that another starts with too
+// ranks beside it, and the margin between them says so.
+func cutStart(pq *parsedQuery, p *companydocs.Profile) (evidence, bool) {
+	cut := pq.cutWords
+	if len(cut) == 0 {
+		return evidence{}, false
+	}
+	name := textfold.Tokens(textfold.Fold(p.Name))
+	last := len(cut) - 1
+	if len(name) < len(cut) || !strings.HasPrefix(plainOf(name[last]), plainOf(cut[last])) ||
+		len(name) == len(cut) && len(name[last]) == len(cut[last]) {
+		return evidence{}, false
+	}
+	for i := range last {
+		if plainOf(name[i]) != plainOf(cut[i]) {
+			return evidence{}, false
+		}
+	}
+	return evidence{score: NameWeight * fullNameMatch, field: fieldName, covers: true, cut: true,
+		reasons: []companydocs.ReasonDetail{{Code: ReasonNameStartsAsCut}}}, true
 }
 
 // sharesOnlyFirstName reports whether the query reads as a person whose
@@ -187,28 +240,31 @@ type profileFields struct {
 	officers []tokenList
 	address  tokenList
 	seat     seatForms
+	// nameHoldsSeat is set when the current name holds the seat's words.
+	nameHoldsSeat bool
 }
 
 // newProfileFields folds the fields the query can match: officers unless
 // the query names a legal form outside deep mode (a person has none), the
 // address when the query may hold one.
 func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
-	baseWords, _, _ := companydocs.SplitLegalForm(p.Name)
+	baseWords, _, _ := register.SplitLegalForm(p.Name)
 	f := &profileFields{base: newTokenList(dropNoise(baseWords))}
 	f.previous = make([]tokenList, len(p.PreviousNames))
 	for i, prev := range p.PreviousNames {
-		pb, _, _ := companydocs.SplitLegalForm(prev)
+		pb, _, _ := register.SplitLegalForm(prev)
 		f.previous[i] = newTokenList(dropNoise(pb))
 	}
 	f.seat = pq.seatFormsOf(p.Seat)
+	_, f.nameHoldsSeat = splitSeat(f.base.words, f.base.plainWords(), f.seat)
 	if !pq.hasForm || pq.deep {
 		f.officers = make([]tokenList, len(p.Officers))
 		for i, o := range p.Officers {
-			f.officers[i] = newTokenList(companydocs.Tokens(companydocs.Fold(o.Name)))
+			f.officers[i] = newTokenList(textfold.Tokens(textfold.Fold(o.Name)))
 		}
 	}
 	if p.Address != "" && (pq.address || pq.houseNumber) {
-		f.address = newTokenList(companydocs.Tokens(companydocs.Fold(p.Address + " " + p.Seat)))
+		f.address = newTokenList(textfold.Tokens(textfold.Fold(p.Address + " " + p.Seat)))
 	}
 	return f
 }
@@ -338,9 +394,50 @@ func legalFormEvidence(pq *parsedQuery, p *companydocs.Profile, s *scored) {
 		s.reason(ReasonLegalFormMatches, companydocs.ReasonParams{LegalForm: pq.form.Code})
 		return
 	}
-	if p.LegalForm != "" {
-		s.reason(ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: p.LegalForm, QueryLegalForm: pq.form.Code})
+	if form := formOf(p); formDiffers(form, pq.form.Code) {
+		s.reason(ReasonLegalFormDiffers, companydocs.ReasonParams{LegalForm: form, QueryLegalForm: pq.form.Code})
 	}
+}
+
+// partnershipMark is what a name without a legal form of its own says
+// when it ends its people's names in "& Co." ("Walter Müller & Co.",
+// "Busch & Cie.", "Hartmut Weiss u. Co."): partners stand behind it, as
+// behind a KG or an OHG, and no company with a capital of its own (a
+// GmbH, an AG, a UG) nor a sole trader bears such a name without its
+// form.
+const partnershipMark = "& Co."
+
+// partnersWords are the folded words after "&" that say partners stand
+// behind a name.
+var partnersWords = map[string]bool{"co": true, "cie": true, "compagnie": true}
+
+// formOf is the legal form a candidate bears: its record's, or, where the
+// record names none (ingest reads it from the name, which knows no "&
+// Co." alone), partnershipMark when its name holds one.
+func formOf(p *companydocs.Profile) string {
+	if p.LegalForm != "" {
+		return p.LegalForm
+	}
+	toks := textfold.Tokens(textfold.Fold(p.Name))
+	for i := 1; i < len(toks); i++ {
+		if toks[i-1] == "&" && partnersWords[toks[i]] {
+			return partnershipMark
+		}
+	}
+	return ""
+}
+
+// formDiffers reports whether a candidate's form (formOf) contradicts the
+// form asked: partnershipMark contradicts every form but a KG's and an
+// OHG's, and a candidate without a form contradicts none.
+func formDiffers(form, asked string) bool {
+	switch form {
+	case "":
+		return false
+	case partnershipMark:
+		return asked != "KG" && asked != "OHG"
+	}
+	return form != asked
 }
 
 // statusEvidence adds verification and register status, which never raise

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"companydocs"
+	"companydocs/textfold"
 
 	"github.com/agnivade/levenshtein"
 )
@@ -80,22 +80,31 @@ func newTokenList(folded []string) tokenList {
 	return l
 }
 
+// plainWords are the list's tokens in their plain spelling (plainOf).
+func (l tokenList) plainWords() []string {
+	out := make([]string, len(l.toks))
+	for i, t := range l.toks {
+		out[i] = t.plain
+	}
+	return out
+}
+
 func newToken(folded string) token {
 	return token{folded: folded, plain: plainOf(folded), runes: utf8.RuneCountInString(folded),
 		number: isNumber(folded), weight: tokenWeight(folded)}
 }
 
-// plainOf returns companydocs.FoldPlain of a folded token. Folded tokens
+// plainOf returns textfold.FoldPlain of a folded token. Folded tokens
 // are almost always plain lower-case ASCII letters and digits, which
 // FoldPlain leaves as they are ("und" aside, which Fold never leaves).
 func plainOf(t string) string {
 	for i := 0; i < len(t); i++ {
 		if c := t[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
-			return companydocs.FoldPlain(t)
+			return textfold.FoldPlain(t)
 		}
 	}
 	if t == "und" {
-		return companydocs.FoldPlain(t)
+		return textfold.FoldPlain(t)
 	}
 	return t
 }
@@ -104,7 +113,7 @@ func plainOf(t string) string {
 // differ only in prefix matches: the Levenshtein distance, the costly
 // part, is computed once for both.
 func tokenSims(a, b token) (ab, ba float64) {
-	if a.start && len(b.folded) > len(a.folded) && strings.HasPrefix(b.folded, a.folded) && a.runes >= companydocs.MinWordStart {
+	if a.start && len(b.folded) > len(a.folded) && strings.HasPrefix(b.folded, a.folded) && a.runes >= textfold.MinWordStart {
 		return simExact, simExact
 	}
 	x, y := a.folded, b.folded
@@ -134,7 +143,7 @@ func tokenSims(a, b token) (ab, ba float64) {
 func typoSim(a, b token) (float64, bool) {
 	n, m := a.runes, b.runes
 	// the distance is at least the difference in length
-	budget := companydocs.TypoBudget(min(n, m))
+	budget := textfold.TypoBudget(min(n, m))
 	if budget <= 0 || abs(n-m) > budget || lettersApart(a.folded, b.folded, budget) {
 		return 0, false
 	}
@@ -317,7 +326,7 @@ func (pq *parsedQuery) seatFormsOf(seat string) seatForms {
 }
 
 func newSeatForms(seat string) seatForms {
-	folded := companydocs.Tokens(companydocs.Fold(seat))
+	folded := textfold.Tokens(textfold.Fold(seat))
 	sf := seatForms{folded: make([]string, len(folded))}
 	for i, t := range folded {
 		sf.folded[i] = plainOf(t)
@@ -325,7 +334,7 @@ func newSeatForms(seat string) seatForms {
 	if strings.IndexFunc(seat, func(r rune) bool { return r >= utf8.RuneSelf }) < 0 {
 		return sf // FoldPlain spells an ASCII seat as Fold does
 	}
-	if plain := companydocs.Tokens(companydocs.FoldPlain(seat)); !slices.Equal(plain, sf.folded) {
+	if plain := textfold.Tokens(textfold.FoldPlain(seat)); !slices.Equal(plain, sf.folded) {
 		sf.plain = plain
 	}
 	return sf
@@ -352,9 +361,12 @@ func splitSeat(query, queryPlain []string, seat seatForms) ([]string, bool) {
 func splitSeatTokens(query, queryPlain, seatTokens []string) ([]string, bool) {
 	// The seat may be written shortened: "Freiburg" for "Freiburg im
 	// Breisgau", so match a prefix of the seat's tokens of at least one.
+	// The last place first: a seat typed after a name that holds it
+	// ("Bienenzuchtverein Schweinfurt 1872 e.V. Schweinfurt") leaves the
+	// name's words in their order.
 	for n := len(seatTokens); n >= 1; n-- {
 		want := seatTokens[:n]
-		for i := 0; i+n <= len(query); i++ {
+		for i := len(query) - n; i >= 0; i-- {
 			if slices.Equal(queryPlain[i:i+n], want) {
 				rest := append(append([]string{}, query[:i]...), query[i+n:]...)
 				return rest, true

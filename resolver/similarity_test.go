@@ -7,11 +7,11 @@ import (
 
 	"github.com/agnivade/levenshtein"
 
-	"companydocs"
+	"companydocs/textfold"
 )
 
 // TestPlainOfIsFoldPlain checks the shortcut for plain ASCII tokens against
-// companydocs.FoldPlain on the tokens of names of every kind of spelling.
+// textfold.FoldPlain on the tokens of names of every kind of spelling.
 func TestPlainOfIsFoldPlain(t *testing.T) {
 	names := []string{
 		"Müller & Söhne GmbH und Co. KG", "Straße 12 Grundstücks-GbR", "Ærø Øresund Łódź",
@@ -19,13 +19,13 @@ func TestPlainOfIsFoldPlain(t *testing.T) {
 		"İstanbul Döner", "Hans-Jörg Mäurer 2007", "Ｆｕｌｌwidth",
 	}
 	for _, name := range names {
-		for _, tok := range companydocs.Tokens(companydocs.Fold(name)) {
-			if got, want := plainOf(tok), companydocs.FoldPlain(tok); got != want {
+		for _, tok := range textfold.Tokens(textfold.Fold(name)) {
+			if got, want := plainOf(tok), textfold.FoldPlain(tok); got != want {
 				t.Errorf("plainOf(%q) = %q, FoldPlain gives %q", tok, got, want)
 			}
 		}
 	}
-	if got := plainOf("und"); got != companydocs.FoldPlain("und") {
+	if got := plainOf("und"); got != textfold.FoldPlain("und") {
 		t.Errorf("plainOf(und) = %q", got)
 	}
 }
@@ -100,7 +100,7 @@ func FuzzLettersApart(f *testing.F) {
 // distance for most pairs of unrelated name words of about one length,
 // and never for a word and its typos.
 func TestLettersApartTellsWordsApart(t *testing.T) {
-	words := companydocs.Tokens(companydocs.Fold("Bauunternehmen Mueller Schmidt Immobilien Verwaltung Handel Service Autohaus Elektro Gesellschaft Beteiligungs Holding Consulting Software Logistik Transporte Gastronomie"))
+	words := textfold.Tokens(textfold.Fold("Bauunternehmen Mueller Schmidt Immobilien Verwaltung Handel Service Autohaus Elektro Gesellschaft Beteiligungs Holding Consulting Software Logistik Transporte Gastronomie"))
 	pairs, apart := 0, 0
 	for _, x := range words {
 		for _, y := range words {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // Understanding tells the client how the query was read.
@@ -103,7 +104,7 @@ func courtNameOrEmpty(code string) string {
 	if code == "" {
 		return ""
 	}
-	if c, ok := companydocs.CourtByCode(code); ok {
+	if c, ok := register.CourtByCode(code); ok {
 		return c.Name
 	}
 	return code

@@ -102,6 +102,16 @@ const (
 	// however well its name matches.
 	IdentifierConflictPenalty = 0.20
 	IdentifierConflictCap     = 0.80
+	// NamesakeCap caps a candidate whose legal form or seat contradicts
+	// the one asked (a GmbH asked, a KG or "& Co." found; Köln given,
+	// Coburg found), unless an identifier names it or an officer, the
+	// address or a former name holds the query: the register holds
+	// namesakes there (a GmbH beside its GmbH & Co. KG at one seat, a
+	// "Müller GmbH" in most towns) that the sample, whose names are
+	// unique by construction, lacks, so the evaluation cannot fit what
+	// such a contradiction is worth. At it, the label is
+	// needs_verification.
+	NamesakeCap = 0.50
 
 	// ExactThreshold is the least score an exact candidate has (its
 	// confidence must also reach ExactConfidence, score.go).

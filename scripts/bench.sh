@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # National-scale benchmark of companydocs (see BENCHMARKS.md).
 #
-#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile costs changes pgo follow all
+#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile costs changes incremental pgo follow all
 #
 # Environment: DATA (shared data, default ../shared/data), BENCH_DIR (work
 # directory, default var/bench), BENCH_SCALES (default "1.2m 5m"), SEED
@@ -197,6 +197,36 @@ changes_run() { # scale name data-dir ingest-args...
 	grep '"changes recorded"' "$RES/changes-$s-$name.log" | tee -a "$RES/changes-$s-$name.md" || true
 }
 
+# Re-ingest at the cost of the change: the corpus ingested in full, then
+# the copy with every 100th real record edited (bench edits) ingested on
+# it (--incremental) and, into a copy of the same data directory,
+# without it (a full build); then the search of both generations side by
+# side in process (BenchmarkSearchGenerations, alternating). Both data
+# directories are kept for bench compare.
+step_incremental() {
+	for s in $SCALES; do
+		local edited=$OUT/edited-$s d=$OUT/data-$s-incremental
+		[[ -d $edited ]] || record "edits-$s" "$BENCH" edits -every 100 -o "$edited" "${REAL[@]}"
+		local changed=("$edited"/*.edited.jsonl.gz)
+		[[ $s == 5m ]] && changed+=("$SYNTH")
+		rm -rf "$d" "$d-full"
+		# shellcheck disable=SC2046
+		incremental_run "$s" first "$d" $(corpus_for "$s") "${GLEIF[@]}"
+		cp -a "$d" "$d-full"
+		incremental_run "$s" incremental "$d" --incremental "${changed[@]}" "${GLEIF[@]}"
+		incremental_run "$s" full "$d-full" "${changed[@]}" "${GLEIF[@]}"
+		COMPANYDOCS_BENCH_DATA_DIRS="$(realpath "$d"),$(realpath "$d-full")" record "incremental-$s-search" \
+			go test -pgo="$PGO" -run '^$' -bench BenchmarkSearchGenerations -benchtime 3000x -count 5 ./index
+	done
+}
+
+incremental_run() { # scale name data-dir ingest-args...
+	local s=$1 name=$2 d=$3; shift 3
+	record "incremental-$s-$name" "$BENCH" ingest -bin "$BIN" -data-dir "$d" -json "$RES/incremental-$s-$name.json" -- "$@" 2>"$RES/incremental-$s-$name.log"
+	grep -E '"(search index updated|building the search index anew|index segments merged|profiles compared with the previous generation)"' \
+		"$RES/incremental-$s-$name.log" | tee -a "$RES/incremental-$s-$name.md" || true
+}
+
 # Publish and follow: the two newest generations of data-SCALE (the
 # ingest step's, ingested here when absent, and the same corpus ingested
 # again when it holds one only) are published to a file:// object store in
@@ -230,7 +260,7 @@ step_floor() {
 for step in "$@"; do
 	case $step in
 	all) step_build; step_corpus; step_queries; step_ingest; step_floor; step_search; step_orders; step_pg; step_profile; step_costs ;;
-	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile | costs | changes | pgo | follow) "step_$step" ;;
+	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile | costs | changes | incremental | pgo | follow) "step_$step" ;;
 	*) echo "unknown step $step" >&2; exit 2 ;;
 	esac
 done

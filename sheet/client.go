@@ -132,7 +132,7 @@ func (s *Client) resolve(ctx context.Context, reqs []resolver.Request) ([]rowOut
 				len(again), attempt, strings.TrimSuffix(answers[slices.Index(pending, again[0])].errText, "."))
 		}
 		wait := retryWait(attempt)
-		s.waiting(wait, fmt.Sprintf("the server did not answer %d searches of a batch in time; sending them again", len(again)))
+		s.waiting(wait, messages.Say(s.lang, "resolve.waitResend", messages.Args{"n": len(again)}))
 		if err := sleepContext(ctx, wait); err != nil {
 			return nil, err
 		}
@@ -210,7 +210,7 @@ func (s *Client) Post(ctx context.Context, body []byte) (*BatchAnswer, error) {
 			}
 			wait = retryWait(unavailable)
 		}
-		s.waiting(wait, retry.why(s.token != ""))
+		s.waiting(wait, retry.why(s.lang, s.token != ""))
 		if err := sleepContext(ctx, wait); err != nil {
 			return nil, err
 		}
@@ -260,15 +260,15 @@ func (e *retryableError) Error() string { return e.err.Error() }
 // The server's own sentence says which of its limits it is: the
 // search budget (the address's or the signed-in account's), one batch of
 // an address at a time, the batches a node takes at once.
-func (e *retryableError) why(signedIn bool) string {
-	said := strings.TrimSuffix(e.said, ".")
+func (e *retryableError) why(lang string, signedIn bool) string {
+	args := messages.Args{"status": e.status, "said": strings.TrimSuffix(e.said, "."), "variable": APIKeyEnv, "error": e.err.Error()}
 	switch {
 	case e.status == http.StatusTooManyRequests && !signedIn:
-		return "the server's rate limit (429: " + said + "; an account signed in with " + APIKeyEnv + " searches at its plan's rate)"
+		return messages.Say(lang, "resolve.waitRateLimitAnonymous", args)
 	case e.rateLimited:
-		return fmt.Sprintf("the server's rate limit (%d: %s)", e.status, said)
+		return messages.Say(lang, "resolve.waitRateLimit", args)
 	}
-	return "the server did not answer (" + e.err.Error() + "); trying again"
+	return messages.Say(lang, "resolve.waitNoAnswer", args)
 }
 
 func (s *Client) postOnce(ctx context.Context, body []byte) (*BatchAnswer, time.Duration, error) {

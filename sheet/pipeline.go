@@ -7,12 +7,8 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"companydocs/resolver"
-
-	"github.com/schollz/progressbar/v3"
 )
 
 // pipeline reads the rows of a sheet, resolves them in batches on its
@@ -218,120 +214,7 @@ func (p *pipeline) write(ctx context.Context, ordered <-chan *rowBatch, out *she
 		if err := out.flush(); err != nil {
 			return err
 		}
-		p.progress.add(len(b.rows))
+		p.progress.add(b.outs)
 	}
 	return ctx.Err()
-}
-
-// rowProgress says how far a run is: on a terminal a bar of the rows
-// done of the rows in all (counted on a file while the run goes on;
-// unknown on stdin), their rate and the time left; anywhere, a line when
-// the run waits on the server (its search rate limit, or its load) and
-// for how long.
-type rowProgress struct {
-	w     io.Writer
-	bar   *progressbar.ProgressBar
-	total atomic.Int64 // rows of the input after those kept; -1 while unknown
-
-	mu       sync.Mutex // rows are added by the writer, waits said by the workers
-	rows     int        // rows written in this run
-	kept     int        // rows a resumed output held already
-	started  time.Time
-	lastWait time.Time
-}
-
-// rowsUnknown is the total of an input whose rows are not counted.
-const rowsUnknown = -1
-
-func newRowProgress(w io.Writer, terminal bool, kept int) *rowProgress {
-	p := &rowProgress{w: w, kept: kept, started: time.Now()}
-	p.total.Store(rowsUnknown)
-	if !terminal {
-		return p
-	}
-	p.bar = progressbar.NewOptions64(rowsUnknown,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
-	p.bar.Describe(p.status(0))
-	return p
-}
-
-// counted sets the rows of the input, once they are counted.
-func (p *rowProgress) counted(rows int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.total.Store(int64(rows))
-	if p.bar != nil {
-		p.bar.ChangeMax64(int64(max(rows-p.kept, 1)))
-		p.bar.Set64(int64(p.rows))
-	}
-}
-
-// status is the bar's words: the rows done and their rate.
-func (p *rowProgress) status(rate float64) string {
-	return fmt.Sprintf("%s, %.0f rows/s", p.done(), rate)
-}
-
-// done says the rows done: "120 of 5000 rows" ("120 rows" while the
-// total is unknown), and those kept by --resume.
-func (p *rowProgress) done() string {
-	var b strings.Builder
-	if total := p.total.Load(); total >= 0 {
-		fmt.Fprintf(&b, "%d of %d rows", p.kept+p.rows, total)
-	} else {
-		fmt.Fprintf(&b, "%d rows", p.kept+p.rows)
-	}
-	if p.kept > 0 {
-		fmt.Fprintf(&b, " (%d kept)", p.kept)
-	}
-	return b.String()
-}
-
-func (p *rowProgress) add(n int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.rows += n
-	if p.bar == nil {
-		return
-	}
-	p.bar.Describe(p.status(float64(p.rows) / max(time.Since(p.started).Seconds(), 0.001)))
-	if p.total.Load() >= 0 {
-		p.bar.Set64(int64(p.rows))
-	} else {
-		p.bar.Add(n)
-	}
-}
-
-// waiting says that the run waits d on the server and why: a line of its
-// own, at most one a second (the workers wait together).
-func (p *rowProgress) waiting(d time.Duration, why string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	if now.Sub(p.lastWait) < time.Second {
-		return
-	}
-	p.lastWait = now
-	line := fmt.Sprintf("waiting %s: %s; done: %s", waitText(d), why, p.done())
-	if p.bar != nil {
-		p.bar.Clear()
-	}
-	fmt.Fprintln(p.w, line)
-}
-
-// waitText says a wait in whole seconds, or milliseconds below one.
-func waitText(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	}
-	return fmt.Sprintf("%.0f s", d.Seconds())
-}
-
-func (p *rowProgress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-	}
 }

@@ -165,7 +165,7 @@ func (c *Config) Run(ctx context.Context, in io.Reader, path string, stdout, std
 	if err != nil {
 		return err
 	}
-	progress := newRowProgress(stderr, cli.IsTerminal(stderr), skip)
+	progress := newRowProgress(stderr, c.Lang, cli.IsTerminal(stderr), skip)
 	res, closeRes, err := c.resolver(ctx, progress)
 	if err != nil {
 		closeOut()

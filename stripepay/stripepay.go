@@ -208,10 +208,7 @@ func (p *Provider) ParseEvent(payload []byte, signature string) (*ordering.Payme
 	ev, err := webhook.ConstructEventWithOptions(payload, signature, p.cfg.WebhookSecret,
 		webhook.ConstructEventOptions{Tolerance: eventTolerance, IgnoreAPIVersionMismatch: true})
 	if err != nil {
-		if errors.Is(err, webhook.ErrNotSigned) || errors.Is(err, webhook.ErrInvalidHeader) || errors.Is(err, webhook.ErrNoValidSignature) || errors.Is(err, webhook.ErrTooOld) {
-			return nil, ordering.ErrBadSignature
-		}
-		return nil, fmt.Errorf("stripe event: %w", err)
+		return nil, verifyError(err)
 	}
 	if signedAhead(signature, p.now()) {
 		return nil, ordering.ErrBadSignature
@@ -244,6 +241,17 @@ func (p *Provider) ParseEvent(payload []byte, signature string) (*ordering.Payme
 		out.PaymentID = s.PaymentIntent.ID
 	}
 	return out, nil
+}
+
+// verifyError is the error of an event the library refused: a missing,
+// malformed, wrong or too old signature is ordering.ErrBadSignature,
+// which ordering refuses as a bad signature, not as an unreadable event;
+// anything else, such as a body that is no event, is wrapped as it is.
+func verifyError(err error) error {
+	if errors.Is(err, webhook.ErrNotSigned) || errors.Is(err, webhook.ErrInvalidHeader) || errors.Is(err, webhook.ErrNoValidSignature) || errors.Is(err, webhook.ErrTooOld) {
+		return ordering.ErrBadSignature
+	}
+	return fmt.Errorf("stripe event: %w", err)
 }
 
 // signedAhead reports whether a timestamp (t=) of a Stripe-Signature

@@ -6,6 +6,10 @@
 // id.timestamp.body, keyed with the base64 part of the endpoint's
 // "whsec_" secret), signed with the Standard Webhooks library.
 //
+// It is the only package that sends webhooks: the endpoints, the outbox and
+// the deliveries are ordering's (its Webhooks service: endpoints.go and
+// fanout.go), their types the root package's (webhookdelivery.go).
+//
 // The Dispatcher owns no storage: its Store (the ordering service, wired
 // by cmd/companydocs) fans outbox events out into per-endpoint deliveries
 // in one transaction, hands out due deliveries and records each attempt.

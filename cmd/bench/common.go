@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"companydocs/bench"
 	"companydocs/index"
+	"companydocs/internal/bench"
 )
 
 // listFlag is a comma-separated list of integers, e.g. "1,4,16".

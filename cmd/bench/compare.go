@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 )
 
 // compareSide is one of the two servers compared: its samples per kind,

@@ -16,8 +16,9 @@ import (
 	"github.com/google/pprof/profile"
 
 	"companydocs"
-	"companydocs/bench"
 	"companydocs/index"
+	"companydocs/internal/bench"
+	"companydocs/register"
 	"companydocs/resolver"
 )
 
@@ -147,12 +148,12 @@ type countingIndex struct {
 	n *atomic.Int64
 }
 
-func (c countingIndex) ByNumber(t companydocs.RegisterType, number string) ([]*companydocs.Profile, error) {
+func (c countingIndex) ByNumber(t register.Type, number string) ([]*companydocs.Profile, error) {
 	c.n.Add(1)
 	return c.Index.ByNumber(t, number)
 }
 
-func (c countingIndex) ByLEI(lei companydocs.LEI) ([]*companydocs.Profile, error) {
+func (c countingIndex) ByLEI(lei register.LEI) ([]*companydocs.Profile, error) {
 	c.n.Add(1)
 	return c.Index.ByLEI(lei)
 }

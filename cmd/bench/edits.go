@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 )
 
 // The kinds of register edits runEdits makes, in turn.

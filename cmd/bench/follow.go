@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 	"companydocs/internal/pgcluster"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 )
 
 // ingestResult is one timed ingest.

@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 )
 
 // lifecycleRun is one run of the complete order lifecycle.
@@ -65,23 +65,16 @@ func runLifecycle(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	profiles, err := readProfiles(*profilesPath)
+	profiles, err := orderableProfiles(*profilesPath)
 	if err != nil {
 		return err
-	}
-	if len(profiles) == 0 {
-		return fmt.Errorf("no profiles in %s", *profilesPath)
 	}
 	nodes, err := newOrderNodes(ctx, *bin, *dataDir, sf)
 	if err != nil {
 		return err
 	}
 	defer nodes.close()
-	keys, err := createAccounts(*bin, nodes.storeArgs(), *clients**runs)
-	if err != nil {
-		return err
-	}
-	opKey, err := createOperator(*bin, nodes.storeArgs())
+	opKey, keys, err := createLifecycleAccounts(*bin, nodes.storeArgs(), *clients**runs)
 	if err != nil {
 		return err
 	}
@@ -102,15 +95,9 @@ func runLifecycle(ctx context.Context, args []string) error {
 		return err
 	}
 	for r := range *runs {
-		// the operator's session is shared by the clients on every node
-		tokens, err := login(ctx, client, nodes, append([]string{opKey}, keys[r**clients:(r+1)**clients]...))
+		tokens, err := loginRun(ctx, client, nodes, opKey, keys[r**clients:(r+1)**clients], fmt.Sprintf("%s/r%d", rcv.url, r))
 		if err != nil {
 			return err
-		}
-		for i, tok := range tokens[1:] {
-			if err := registerEndpoint(ctx, client, nodes.url(i), tok, fmt.Sprintf("%s/r%d/c%d", rcv.url, r, i)); err != nil {
-				return err
-			}
 		}
 		rcv.reset()
 		run := lifecycles(ctx, client, nodes, tokens[0], tokens[1:], profiles, pdf, *total, *duration)
@@ -119,17 +106,70 @@ func runLifecycle(ctx context.Context, args []string) error {
 		res.Runs = append(res.Runs, run)
 	}
 	res.Postgres = insight()
-	res.Median = bench.Median(res.Runs, func(r lifecycleRun) float64 { return r.PerSec })
-	res.Median.DeliveriesSec = bench.MedianOf(res.Runs, func(r lifecycleRun) float64 { return r.DeliveriesSec })
-	res.Median.LagP99 = time.Duration(bench.MedianOf(res.Runs, func(r lifecycleRun) float64 { return float64(r.LagP99) }))
+	res.Median = lifecycleMedian(res.Runs)
+	printLifecycle(res)
+	return writeJSON(*jsonOut, res)
+}
+
+// orderableProfiles reads the profiles the clients order from; an empty
+// list is an error, as a run could order nothing.
+func orderableProfiles(path string) ([]string, error) {
+	profiles, err := readProfiles(path)
+	if err == nil && len(profiles) == 0 {
+		err = fmt.Errorf("no profiles in %s", path)
+	}
+	return profiles, err
+}
+
+// createLifecycleAccounts creates the operator, who confirms payments and
+// delivers, and n client accounts, with the CLI before the servers start
+// (on orders.db they must not run).
+func createLifecycleAccounts(bin string, store []string, n int) (operator string, clients []string, err error) {
+	clients, err = createAccounts(bin, store, n)
+	if err != nil {
+		return "", nil, err
+	}
+	operator, err = createOperator(bin, store)
+	return operator, clients, err
+}
+
+// loginRun opens the sessions of one run: the operator's first, then one
+// per client key, and gives client i the webhook endpoint receiver/ci on
+// the receiver, so that each delivery is told apart by run and client.
+// The operator's session is shared by the clients on every node.
+func loginRun(ctx context.Context, c *http.Client, nodes *orderNodes, opKey string, keys []string, receiver string) ([]string, error) {
+	tokens, err := login(ctx, c, nodes, append([]string{opKey}, keys...))
+	if err != nil {
+		return nil, err
+	}
+	for i, tok := range tokens[1:] {
+		if err := registerEndpoint(ctx, c, nodes.url(i), tok, fmt.Sprintf("%s/c%d", receiver, i)); err != nil {
+			return nil, err
+		}
+	}
+	return tokens, nil
+}
+
+// lifecycleMedian is the run of the median throughput, its delivery rate
+// and p99 lag replaced by their own medians over the runs (the run of
+// the median throughput need not have the median of those).
+func lifecycleMedian(runs []lifecycleRun) lifecycleRun {
+	m := bench.Median(runs, func(r lifecycleRun) float64 { return r.PerSec })
+	m.DeliveriesSec = bench.MedianOf(runs, func(r lifecycleRun) float64 { return r.DeliveriesSec })
+	m.LagP99 = time.Duration(bench.MedianOf(runs, func(r lifecycleRun) float64 { return float64(r.LagP99) }))
+	return m
+}
+
+// printLifecycle prints the machine, the median run as a Markdown table
+// and what PostgreSQL saw.
+func printLifecycle(res lifecycleResult) {
 	printMachine(res.Machine)
 	m := res.Median
-	fmt.Printf("Complete lifecycles (%s; create, pay, request, deliver a %d KB PDF), %d clients, one webhook endpoint each, medians of %d runs:\n\n", res.Store, *pdfSize>>10, *clients, *runs)
+	fmt.Printf("Complete lifecycles (%s; create, pay, request, deliver a %d KB PDF), %d clients, one webhook endpoint each, medians of %d runs:\n\n", res.Store, res.PDFSize>>10, res.Clients, len(res.Runs))
 	fmt.Println("| lifecycles | lifecycles/s | step p50 ms | step p99 ms | errors | webhook deliveries | deliveries/s | drain s | outbox lag p50 ms | p99 ms | max ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	fmt.Printf("| %d | %.0f | %s | %s | %d | %d | %.0f | %.1f | %s | %s | %s |\n", m.Lifecycles, m.PerSec, ms(m.Step.P50), ms(m.Step.P99), m.Errors,
 		m.Deliveries, m.DeliveriesSec, m.Drain.Seconds(), ms(m.LagP50), ms(m.LagP99), ms(m.LagMax))
 	printInsight(res.Postgres)
-	return writeJSON(*jsonOut, res)
 }
 
 func createOperator(bin string, store []string) (string, error) {

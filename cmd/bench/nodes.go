@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 	"companydocs/internal/pgcluster"
 )
 

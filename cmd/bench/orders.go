@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 )
 
 type ordersResult struct {

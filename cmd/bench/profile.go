@@ -10,7 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/index"
+	"companydocs/internal/bench"
 	"companydocs/resolver"
 )
 
@@ -43,19 +44,7 @@ func runProfile(ctx context.Context, args []string) error {
 		return err
 	}
 	defer live.Close()
-	search := func(ctx context.Context, q bench.Query) ([]string, error) {
-		gen, release := live.Acquire()
-		defer release()
-		res, err := resolver.Resolve(ctx, gen, resolver.Request{Query: q.Query, Mode: q.Mode, Discover: q.Discover})
-		if err != nil {
-			return nil, err
-		}
-		ids := make([]string, len(res.Candidates))
-		for i, c := range res.Candidates {
-			ids[i] = c.ProfileID
-		}
-		return ids, nil
-	}
+	search := resolveInProcess(live)
 	bench.Run(ctx, qs, search, bench.LoadOptions{Clients: *clients, Requests: len(qs), Duration: 10 * time.Minute}) // warm-up
 	cpu, err := os.Create(*cpuOut)
 	if err != nil {
@@ -70,12 +59,7 @@ func runProfile(ctx context.Context, args []string) error {
 	samples, wall := bench.Run(ctx, qs, search, bench.LoadOptions{Clients: *clients, Requests: *requests, Duration: 10 * time.Minute, Seed: 9})
 	spent := takeCost().since(before)
 	pprof.StopCPUProfile()
-	mem, err := os.Create(*memOut)
-	if err != nil {
-		return err
-	}
-	defer mem.Close()
-	if err := pprof.Lookup("allocs").WriteTo(mem, 0); err != nil {
+	if err := writeAllocs(*memOut); err != nil {
 		return err
 	}
 	l := bench.Summarise(samples, wall)
@@ -85,6 +69,36 @@ func runProfile(ctx context.Context, args []string) error {
 	fmt.Printf("per query: %.3f CPU-ms (user+system of the process, %.2f CPU-s in all), %.0f allocations, %.0f KiB allocated\n",
 		spent.cpu.Seconds()*1000/n, spent.cpu.Seconds(), float64(spent.mallocs)/n, float64(spent.bytes)/1024/n)
 	return nil
+}
+
+// resolveInProcess is a bench.Searcher that calls the resolver on the
+// live generation directly, as the server's handler does, so that the
+// profile holds the search path and nothing of HTTP.
+func resolveInProcess(live *index.Live) bench.Searcher {
+	return func(ctx context.Context, q bench.Query) ([]string, error) {
+		gen, release := live.Acquire()
+		defer release()
+		res, err := resolver.Resolve(ctx, gen, resolver.Request{Query: q.Query, Mode: q.Mode, Discover: q.Discover})
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, len(res.Candidates))
+		for i, c := range res.Candidates {
+			ids[i] = c.ProfileID
+		}
+		return ids, nil
+	}
+}
+
+// writeAllocs writes the allocation profile (every allocation since the
+// process started, warm-up included) to path.
+func writeAllocs(path string) error {
+	mem, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	return pprof.Lookup("allocs").WriteTo(mem, 0)
 }
 
 // A cost is the process's CPU time and heap allocations so far.

@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"strings"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 )
 
 func runQueries(_ context.Context, args []string) error {

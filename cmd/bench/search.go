@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 )
 
 // loadSettings bounds the runs of one measurement.

@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"companydocs/bench"
+	"companydocs/internal/bench"
 )
 
 func main() {

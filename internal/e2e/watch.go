@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 // watchRecordCount is how many sample records generation A holds.
@@ -276,7 +277,7 @@ func EditsOf(cases []WatchCase) map[string]func(map[string]any) {
 func ServedProfileID(t *testing.T, s *TestServer, name string, record map[string]any, want func(*companydocs.Profile) bool) string {
 	t.Helper()
 	attrs := record["all_attributes"].(map[string]any)
-	ps, err := s.Live.ByNumber(companydocs.RegisterType(attrs["_registerArt"].(string)), attrs["_registerNummer"].(string))
+	ps, err := s.Live.ByNumber(register.Type(attrs["_registerArt"].(string)), attrs["_registerNummer"].(string))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,12 +16,14 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/register"
+	"companydocs/textfold"
 )
 
 // Record is the part of a register record a block is built from.
 type Record struct {
 	Name string
-	Ref  companydocs.RegisterRef
+	Ref  register.Ref
 	Seat string
 	// Address is the registered address as the register writes it,
 	// "Siemensstraße 10, 79331 Teningen" (see AddressPattern).
@@ -137,13 +139,13 @@ func concat(parts ...[]string) []string {
 }
 
 // registerWord names the register of a type as imprints do.
-func registerWord(t companydocs.RegisterType) string {
+func registerWord(t register.Type) string {
 	switch t {
-	case companydocs.VR:
+	case register.VR:
 		return "Vereinsregister"
-	case companydocs.GnR:
+	case register.GnR:
 		return "Genossenschaftsregister"
-	case companydocs.PR:
+	case register.PR:
 		return "Partnerschaftsregister"
 	}
 	return "Handelsregister"
@@ -151,8 +153,8 @@ func registerWord(t companydocs.RegisterType) string {
 
 // courtName is the court's name as the register writes it, or its code
 // when the court is unknown.
-func courtName(ref companydocs.RegisterRef) string {
-	if c, ok := companydocs.CourtByCode(ref.Court); ok {
+func courtName(ref register.Ref) string {
+	if c, ok := register.CourtByCode(ref.Court); ok {
 		return c.Name
 	}
 	return ref.Court
@@ -256,7 +258,7 @@ func (b builder) noiseLines() []string {
 // slugOf makes a domain name of a company's name: its first word of at
 // least three letters, folded.
 func slugOf(name string) string {
-	for _, t := range companydocs.Tokens(companydocs.FoldPlain(name)) {
+	for _, t := range textfold.Tokens(textfold.FoldPlain(name)) {
 		if len(t) >= 3 {
 			return t
 		}

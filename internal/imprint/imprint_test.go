@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"companydocs"
+	"companydocs/register"
 )
 
 func testRecord() *Record {
 	return &Record{
 		Name:    "Müller Haustechnik GmbH",
-		Ref:     companydocs.RegisterRef{Court: "D2601V", Type: companydocs.HRB, Number: "6684"},
+		Ref:     register.Ref{Court: "D2601V", Type: register.HRB, Number: "6684"},
 		Seat:    "München",
 		Address: "Siemensstraße 10, 80331 München",
 		Officers: []companydocs.Officer{

@@ -15,6 +15,7 @@ import (
 
 	"companydocs"
 	"companydocs/internal/realdata"
+	"companydocs/register"
 )
 
 // ocRecord is the part of an OffeneRegister record the tests need.
@@ -41,7 +42,7 @@ var registerDocumentTypes = []companydocs.DocumentType{
 // attributes, suffix = what follows the number in company_number.
 func profileOf(r ocRecord) *companydocs.Profile {
 	parts := strings.Split(r.CompanyNumber, "_")
-	ref := companydocs.RegisterRef{Court: parts[0], Type: companydocs.RegisterType(r.Attributes.RegisterArt), Number: r.Attributes.RegisterNummer}
+	ref := register.Ref{Court: parts[0], Type: register.Type(r.Attributes.RegisterArt), Number: r.Attributes.RegisterNummer}
 	if len(parts) == 3 {
 		ref.FormerCourt = parts[1]
 	}
@@ -118,7 +119,7 @@ func Discovery(tb testing.TB) *companydocs.Profile {
 		col[h] = i
 	}
 	row := rows[1]
-	lei := companydocs.LEI(row[col["LEI"]])
+	lei := register.LEI(row[col["LEI"]])
 	return &companydocs.Profile{
 		ID: companydocs.DiscoveryID(lei), Source: companydocs.SourceDiscovery,
 		Name: row[col["Entity.LegalName"]], Seat: row[col["Entity.LegalAddress.City"]],

@@ -15,7 +15,6 @@ package stripemocktest
 import (
 	"bufio"
 	"companydocs/internal/toolcache"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -26,8 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stripe/stripe-go/v82"
-	"github.com/stripe/stripe-go/v82/webhook"
+	"companydocs/stripepay/signedevent"
 )
 
 // Server is a running stripe-mock.
@@ -131,19 +129,12 @@ func Event(id, typ string, session map[string]any, secret string, at time.Time) 
 	for k, v := range session {
 		obj[k] = v
 	}
-	body, err := json.Marshal(map[string]any{
-		"id": id, "object": "event", "type": typ, "api_version": stripe.APIVersion, "created": at.Unix(),
-		"livemode": false, "pending_webhooks": 1, "data": map[string]any{"object": obj},
-	})
-	if err != nil {
-		panic(err) // plain maps of strings and numbers
-	}
-	return body, Sign(body, secret, at)
+	return signedevent.Event(id, typ, obj, secret, at)
 }
 
 // Sign returns the Stripe-Signature header of body signed with secret at
 // at, as Stripe writes it: for bodies Event does not make (an event
 // without an id, say).
 func Sign(body []byte, secret string, at time.Time) string {
-	return webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: body, Secret: secret, Timestamp: at}).Header
+	return signedevent.Sign(body, secret, at)
 }

@@ -151,6 +151,7 @@ func splitComment(line string) (command, comment string) {
 // so does a documented flag, route or target that does not exist.
 func TestDocumentedCommands(t *testing.T) {
 	d := newDocRunner(t)
+	_, profiles, _ := d.server.Live.Current()
 	ran, checked := 0, 0
 	for _, path := range documentationFiles(t) {
 		env := map[string]string{"KEY": d.server.DemoKey}
@@ -182,6 +183,19 @@ func TestDocumentedCommands(t *testing.T) {
 	t.Logf("%d documented commands run, %d checked", ran, checked)
 	if ran < 15 || checked < 10 {
 		t.Errorf("only %d commands run and %d checked: the blocks were not found", ran, checked)
+	}
+	// docs/watches.md's recipe ingests an edited sample and then the
+	// sample again: the server must end on as many profiles as it began
+	// with (an ingest without the sample's GLEIF file loses some).
+	for deadline := time.Now().Add(eventuallyWithin); ; time.Sleep(100 * time.Millisecond) {
+		_, now, _ := d.server.Live.Current()
+		if now == profiles {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the server serves %d profiles after the documented commands, %d before", now, profiles)
+			break
+		}
 	}
 	if d.receiver == nil {
 		t.Error("no documented receiver (docs/watches.md's recipe) ran")

@@ -7,13 +7,13 @@ import (
 	"companydocs/httpapi"
 	"companydocs/internal/e2e"
 	"companydocs/internal/stripemocktest"
+	"companydocs/metrics"
 	"companydocs/ordering"
 	"companydocs/resolver"
 	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net"
@@ -338,7 +338,7 @@ func reachWithSlowSearch(t *testing.T, sessions httpapi.Sessions, ord *ordering.
 	srv, err := httpapi.NewServer(cfg, httpapi.Deps{
 		Searcher: slowSearcher{}, Profiles: slowSearcher{}, Sessions: sessions, Ready: func() []string { return nil },
 		Orders: ord.Orders, Payments: ord.Payments, Webhooks: ord.Webhooks, Watches: ord.Watches,
-		Metrics: httpapi.NewMetrics(prometheus.NewRegistry()), Logger: slog.New(slog.DiscardHandler),
+		Metrics: metrics.New().HTTP, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)

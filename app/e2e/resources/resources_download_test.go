@@ -4,10 +4,6 @@ package resources
 
 import (
 	"bufio"
-	"companydocs/bench"
-	"companydocs/internal/e2e"
-	"companydocs/ordering"
-	"companydocs/postgres"
 	"context"
 	"fmt"
 	"net"
@@ -18,6 +14,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs/internal/bench"
+	"companydocs/internal/e2e"
+	"companydocs/ordering"
+	"companydocs/postgres"
 )
 
 // Slow downloads: downloadAttackers client accounts, each with its own

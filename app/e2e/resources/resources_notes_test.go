@@ -3,11 +3,6 @@
 package resources
 
 import (
-	"companydocs"
-	"companydocs/bbolt"
-	"companydocs/bench"
-	"companydocs/httpapi"
-	"companydocs/internal/e2e"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +15,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/bbolt"
+	"companydocs/httpapi"
+	"companydocs/internal/bench"
+	"companydocs/internal/e2e"
 )
 
 // The attacker of the note scenarios: a client with the most webhook

@@ -3,8 +3,6 @@
 package resources
 
 import (
-	"companydocs/bench"
-	"companydocs/internal/e2e"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs/internal/bench"
+	"companydocs/internal/e2e"
 )
 
 // The resource scenarios (make test-resources) attack the real binary on

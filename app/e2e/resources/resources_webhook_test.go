@@ -3,11 +3,6 @@
 package resources
 
 import (
-	"companydocs"
-	"companydocs/bench"
-	"companydocs/internal/e2e"
-	"companydocs/internal/rawhttp"
-	"companydocs/ordering"
 	"context"
 	"fmt"
 	"io"
@@ -19,6 +14,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/internal/bench"
+	"companydocs/internal/e2e"
+	"companydocs/internal/rawhttp"
+	"companydocs/ordering"
 )
 
 // Bounds of the endless-headers scenario: the probe registered 70

@@ -46,8 +46,9 @@ func TestResolveGermanExcelSheet(t *testing.T) {
 	e2e.WriteSheet(t, in, ';', true, rows)
 
 	stdout, stderr, line, code := e2e.RunCLI(t, "resolve", "--data-dir", dir, "--query", "firma", "--city", "Ort", "--register", "Registernummer", in)
-	if code != 0 || stderr != "" {
-		t.Fatalf("exit %d, stderr %q, %s", code, stderr, line)
+	// stderr holds the run's summary alone: what the 120 rows came to
+	if code != 0 || !regexp.MustCompile(`^120 rows: \d+ found exact, \d+ to review, \d+ not found\.\n$`).MatchString(stderr) {
+		t.Fatalf("exit %d, stderr %q, %s; want the summary of 120 rows alone", code, stderr, line)
 	}
 	if !strings.HasPrefix(stdout, sheet.BOM+"Firma;Ort;Registernummer;profile_id;name;court;registry_number;") {
 		t.Fatalf("output starts %q, want the BOM, the input's header and the result columns, separated by ;", stdout[:min(len(stdout), 120)])
@@ -200,9 +201,14 @@ func TestResolveProgressOnTerminal(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the terminal's output did not end")
 	}
-	last := string(screen[bytes.LastIndexByte(bytes.TrimRight(screen, "\r\n "), '\r')+1:])
+	// The bar's last state, then the summary on a line of its own.
+	bar, summary, _ := bytes.Cut(screen, []byte("\n1000 rows: "))
+	last := string(bar[bytes.LastIndexByte(bytes.TrimRight(bar, "\r\n "), '\r')+1:])
 	if !strings.Contains(last, "1000 of 1000 rows") || !strings.Contains(last, "rows/s") || !strings.Contains(last, "100%") {
-		t.Errorf("the terminal last showed %q, want the bar at 100%% with 1000 of 1000 rows and their rate", last)
+		t.Errorf("the bar last showed %q, want it at 100%% with 1000 of 1000 rows and their rate", last)
+	}
+	if !regexp.MustCompile(`^\d+ found exact, \d+ to review, \d+ not found\.\r?\n$`).Match(summary) {
+		t.Errorf("the terminal ends with %q, want the summary of the 1000 rows", summary)
 	}
 	if n := bytes.Count(stdout.Bytes(), []byte("\n")); n != 1001 || bytes.Contains(stdout.Bytes(), []byte("rows/s")) {
 		t.Errorf("stdout holds %d lines (want 1,001) or the bar", n)

@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"companydocs"
 	"companydocs/app"
 	"companydocs/index"
 	"companydocs/internal/e2e"
 	"companydocs/internal/realdata"
+	"companydocs/register"
 )
 
 // chunk53Lines returns the first n lines of the real chunk 53, decoded for
@@ -115,7 +117,21 @@ func TestIngestRecordsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2e.WaitFor(t, "the server to swap in the second generation", func() bool { id, _, _ := s.Live.Current(); return id == secondID })
-	for field, n := range map[string]float64{"name": 2, "status": 2, "officers": 1, "previous_names": 1, "removed": 1, "register": 0, "lei": 0} {
+	// The gauges are set by the swap's hook, just after the generation
+	// became current: wait for them, then say which differ.
+	wantChanges := map[string]float64{"name": 2, "status": 2, "officers": 1, "previous_names": 1, "removed": 1, "register": 0, "lei": 0}
+	changesAre := func() bool {
+		for field, n := range wantChanges {
+			if v, ok := s.Metric(t, "companydocs_index_generation_changes", "field", field); !ok || v != n {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(5 * time.Second); !changesAre() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for field, n := range wantChanges {
 		if v, ok := s.Metric(t, "companydocs_index_generation_changes", "field", field); !ok || v != n {
 			t.Errorf("changes of field %s: %v, %v; want %v", field, v, ok, n)
 		}
@@ -130,7 +146,7 @@ func TestIngestRecordsChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := companydocs.ParseCompanyNumber("M1405_HRB8957")
+	ref, _ := register.ParseCompanyNumber("M1405_HRB8957")
 	changes, ok, err := cs.Lookup(companydocs.ProfileID(ref))
 	got, _ := json.Marshal(changes)
 	if wantJSON := `[{"field":"officers","before":[{"name":"Chris Müller","role":"Geschäftsführer"}],"after":[{"name":"Harun Yilmaz","role":"Geschäftsführer"}]}]`; !ok || err != nil || string(got) != wantJSON {

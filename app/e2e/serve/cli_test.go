@@ -13,11 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"companydocs"
 	"companydocs/app"
 	"companydocs/data"
 	"companydocs/index"
 	"companydocs/internal/e2e"
+	"companydocs/register"
 	"unicode/utf8"
 )
 
@@ -273,7 +273,7 @@ func TestCommandLineSearchExplainsEmptyResult(t *testing.T) {
 func unknownValidLEI(t *testing.T) string {
 	for i := range 100 {
 		s := fmt.Sprintf("529900ZZQQZZQQZZQQ%02d", i)
-		if _, err := companydocs.ParseLEI(s); err == nil {
+		if _, err := register.ParseLEI(s); err == nil {
 			return s
 		}
 	}

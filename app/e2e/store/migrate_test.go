@@ -12,6 +12,7 @@ import (
 	"companydocs/internal/e2e"
 	"companydocs/ordering"
 	"companydocs/postgres"
+	"companydocs/storecopy"
 )
 
 // TestStoreMigrateRefuses: store migrate refuses an orders.db a server
@@ -73,7 +74,7 @@ func mustCensus(t *testing.T, url string, accounts int) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	c, err := ordering.TakeCensus(context.Background(), db)
+	c, err := storecopy.TakeCensus(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,0 @@
-//go:build race
-
-package companydocs
-
-// raceEnabled is set when the tests run under the race detector, which
-// slows bzip2 and JSON decoding of the real-data tests about tenfold.
-const raceEnabled = true
