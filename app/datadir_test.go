@@ -2,7 +2,6 @@ package app
 
 import (
 	"net/http"
-
 	"testing"
 	"time"
 )

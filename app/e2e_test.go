@@ -3,23 +3,16 @@ package app
 import (
 	"bytes"
 	"context"
-
 	"io"
 	"log/slog"
-
 	"net/http"
-
 	"os"
-
 	"path/filepath"
-
 	"strings"
 	"sync"
-
 	"testing"
 
 	"companydocs/data"
-
 	"companydocs/index"
 	"companydocs/ingest"
 )

@@ -4,17 +4,12 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-
 	"errors"
 	"fmt"
-
 	"net/http"
-
 	"os"
 	"path/filepath"
-
 	"strings"
-
 	"testing"
 
 	"companydocs/internal/stripemocktest"

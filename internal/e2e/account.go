@@ -3,9 +3,9 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"testing"
 
 	"companydocs"
-	"testing"
 )
 
 // account fetches GET path with token and checks that it is not cached.

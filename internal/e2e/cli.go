@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"bytes"
-
 	"context"
-
 	"testing"
 
 	"companydocs/app"

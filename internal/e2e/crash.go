@@ -4,24 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"compress/bzip2"
-
 	"encoding/json"
 	"fmt"
 	"io"
-
 	"net/http"
 	"os"
 	"os/exec"
-
 	"regexp"
-
-	"companydocs"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"companydocs"
 	"companydocs/ingest"
 	"companydocs/ordering"
 )

@@ -1,13 +1,14 @@
 package e2e
 
 import (
-	"companydocs"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"testing"
+
+	"companydocs"
 )
 
 // crashMove is one transition a client or the operator asks for.

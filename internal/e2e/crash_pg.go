@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"companydocs"
-
 	"companydocs/ordering"
 	"companydocs/postgres"
 )

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"companydocs"
-	"companydocs/ordering"
 	"encoding/json"
 	"fmt"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +11,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/ordering"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // crashEndpoints are the receiver's paths: a client's endpoint (its own

@@ -1,20 +1,17 @@
 package e2e
 
 import (
-	"companydocs/postgres/metastore"
-	"companydocs/publication"
 	"context"
 	"encoding/json"
-
 	"os"
 	"path/filepath"
-
 	"testing"
 
 	"companydocs/index"
-
 	"companydocs/objectstore"
 	"companydocs/postgres"
+	"companydocs/postgres/metastore"
+	"companydocs/publication"
 )
 
 // publishCutProfileStore builds a generation of the first records of the

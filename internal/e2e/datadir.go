@@ -3,9 +3,7 @@ package e2e
 import (
 	"fmt"
 	"io/fs"
-
 	"path/filepath"
-
 	"strings"
 	"testing"
 	"time"

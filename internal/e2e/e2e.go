@@ -3,27 +3,16 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"companydocs/internal/realdata"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"os/signal"
-
-	"companydocs/app"
-	"companydocs/data"
-	"companydocs/httpapi"
-	"companydocs/index"
-	"companydocs/ingest"
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/legacy"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,6 +21,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"companydocs/app"
+	"companydocs/data"
+	"companydocs/httpapi"
+	"companydocs/index"
+	"companydocs/ingest"
+	"companydocs/internal/realdata"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
 )
 
 // RunMainEnv makes the test binary act as the companydocs binary: the

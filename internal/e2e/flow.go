@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"testing"
 
 	"companydocs"
 	"companydocs/resolver"
-	"testing"
 )
 
 type SearchResult struct {

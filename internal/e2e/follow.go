@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"context"
-
 	"os"
 	"path/filepath"
-
 	"strings"
 	"testing"
 	"time"

@@ -1,19 +1,17 @@
 package e2e
 
 import (
-	"companydocs/postgres/metastore"
-	"companydocs/publication"
 	"context"
 	"encoding/json"
-
 	"path/filepath"
-
 	"testing"
 
 	"companydocs/index"
-
 	"companydocs/objectstore"
 	"companydocs/postgres"
+	"companydocs/postgres/metastore"
+	"companydocs/publication"
+
 	"gocloud.dev/blob"
 )
 

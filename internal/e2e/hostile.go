@@ -2,13 +2,9 @@ package e2e
 
 import (
 	"bytes"
-
 	"fmt"
-
 	"net"
-
 	"strings"
-
 	"time"
 )
 

@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"testing"
 
 	"companydocs"
-	"testing"
 )
 
 // LifecycleOrder is an order as the API answers it, with the operator's

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"companydocs/bbolt"
-	"companydocs/internal/pgcluster"
-	"companydocs/ordering"
 	"context"
 	"net/http"
 	"os"
@@ -13,6 +10,9 @@ import (
 	"testing"
 
 	"companydocs/app"
+	"companydocs/bbolt"
+	"companydocs/internal/pgcluster"
+	"companydocs/ordering"
 )
 
 // StartTestCluster starts a throw-away PostgreSQL cluster for the test and

@@ -3,7 +3,6 @@ package e2e
 import (
 	"net"
 	"net/http"
-
 	"testing"
 	"time"
 )

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-
 	"fmt"
 	"io"
 	"log"
@@ -15,15 +14,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-
-	"companydocs"
-	"companydocs/app"
-	"companydocs/internal/stripemocktest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/app"
+	"companydocs/internal/stripemocktest"
 )
 
 // StripePlans is a plans file with one plan paid through Stripe (AD and

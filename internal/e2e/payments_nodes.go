@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-
 	"io"
 	"net/http"
 )

@@ -3,7 +3,6 @@ package e2e
 import (
 	"net/http"
 	"net/url"
-
 	"testing"
 )
 

@@ -2,22 +2,17 @@ package e2e
 
 import (
 	"bytes"
-	"companydocs/sheet"
 	"context"
 	"encoding/csv"
-
 	"io"
-
 	"os"
 	"os/exec"
-
 	"strings"
-
 	"testing"
-
 	"unicode/utf8"
 
 	"companydocs/app"
+	"companydocs/sheet"
 )
 
 // sheetRecords is how many records of the embedded sample the resolve

@@ -3,16 +3,12 @@ package e2e
 import (
 	"bytes"
 	"context"
-
 	"fmt"
-
 	"path/filepath"
-
 	"testing"
 
-	"companydocs/bbolt"
-
 	"companydocs/app"
+	"companydocs/bbolt"
 	"companydocs/ordering"
 )
 

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-
 	"sync"
 	"sync/atomic"
-
 	"testing"
 	"time"
 )

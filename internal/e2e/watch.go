@@ -3,10 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-
 	"os"
 	"path/filepath"
-
 	"strings"
 	"testing"
 

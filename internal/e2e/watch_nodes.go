@@ -4,15 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
 
 	"companydocs"
 	"companydocs/bbolt"
 	"companydocs/ingest"
 	"companydocs/ordering"
-	"path/filepath"
-	"strings"
-	"sync"
-	"testing"
 )
 
 // ProfileIDOfRecord is the profile id ingest gives a sample record.

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-
-	"companydocs"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"companydocs"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // Hit is one request a test receiver got.

@@ -1,15 +1,17 @@
 package browser
 
 import (
-	"companydocs/internal/realdata"
-	"companydocs/messages"
 	"context"
 	"fmt"
-	"github.com/chromedp/chromedp"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"companydocs/internal/realdata"
+	"companydocs/messages"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestBrowserGermanSaysNoEnglish runs the page in German on a 375 px

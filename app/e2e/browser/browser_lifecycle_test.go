@@ -2,15 +2,17 @@ package browser
 
 import (
 	"bytes"
-	"companydocs"
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/chromedp"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"companydocs"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
 )
 
 // orderCard is what an order's card shows, read from the page.

@@ -2,22 +2,24 @@ package browser
 
 import (
 	"bytes"
-	"companydocs/internal/e2e"
-	"companydocs/internal/realdata"
-	"companydocs/messages"
-	"companydocs/sheet"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/chromedp"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"companydocs/internal/e2e"
+	"companydocs/internal/realdata"
+	"companydocs/messages"
+	"companydocs/sheet"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
 )
 
 // manyRowsView is a row of the page's "Many companies" table.

@@ -2,11 +2,12 @@ package browser
 
 import (
 	"context"
+	"strings"
+
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
-	"strings"
 )
 
 // pastedImprint is the imprint of Rheinbahn AG as a web site would print

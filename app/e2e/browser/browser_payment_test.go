@@ -1,17 +1,19 @@
 package browser
 
 import (
-	"companydocs"
-	"companydocs/internal/e2e"
-	"companydocs/internal/realdata"
 	"context"
 	"fmt"
-	"github.com/chromedp/chromedp"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/internal/e2e"
+	"companydocs/internal/realdata"
+
+	"github.com/chromedp/chromedp"
 )
 
 // payView is an order's payment as the page shows it, read from the page.

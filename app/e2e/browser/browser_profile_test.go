@@ -1,14 +1,16 @@
 package browser
 
 import (
-	"companydocs/internal/realdata"
 	"encoding/json"
-	"github.com/chromedp/chromedp"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"companydocs/internal/realdata"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestBrowserProfileView opens the page as the reconciliation manifest's

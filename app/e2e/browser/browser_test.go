@@ -2,17 +2,9 @@ package browser
 
 import (
 	"bytes"
-	"companydocs"
-	"companydocs/app"
-	"companydocs/data"
-	"companydocs/index"
-	"companydocs/ingest"
-	"companydocs/internal/realdata"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/chromedp/cdproto"
-	"github.com/chromedp/chromedp"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,6 +15,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/app"
+	"companydocs/data"
+	"companydocs/index"
+	"companydocs/ingest"
+	"companydocs/internal/realdata"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/chromedp"
 )
 
 // browserSampleRecords bounds how much of the embedded sample the browser

@@ -1,12 +1,14 @@
 package browser
 
 import (
-	"companydocs/internal/e2e"
 	"fmt"
-	"github.com/chromedp/chromedp"
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs/internal/e2e"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestBrowserWatch drives the page in headless Chromium: a client signs

@@ -2,11 +2,12 @@ package browser
 
 import (
 	"bytes"
-	"companydocs/internal/realdata"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"companydocs/internal/realdata"
 )
 
 // TestAnswersSayTheirSentencesInTheAskedLanguage asks the real server on

@@ -2,14 +2,14 @@ package crash
 
 import (
 	"context"
+	"testing"
+	"time"
 
 	"companydocs"
 	"companydocs/internal/e2e"
 	"companydocs/internal/pgcluster"
 	"companydocs/ordering"
 	"companydocs/postgres"
-	"testing"
-	"time"
 )
 
 // Bounds of the crash test on PostgreSQL: how many times one of the two

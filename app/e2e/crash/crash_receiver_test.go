@@ -3,7 +3,6 @@ package crash
 import (
 	"net/http"
 	"net/http/httptest"
-
 	"testing"
 
 	"companydocs/internal/e2e"

@@ -4,22 +4,18 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-
 	"fmt"
 	"io"
 	"math/rand/v2"
-
 	"path/filepath"
-
 	"slices"
-
-	"companydocs"
-	"companydocs/bbolt"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"companydocs"
+	"companydocs/bbolt"
 	"companydocs/internal/e2e"
 	"companydocs/ordering"
 )

@@ -4,9 +4,6 @@ package crash
 
 import (
 	"bytes"
-	"companydocs/index"
-	"companydocs/internal/e2e"
-	"companydocs/internal/realdata"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -22,6 +19,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"companydocs/index"
+	"companydocs/internal/e2e"
+	"companydocs/internal/realdata"
 )
 
 // TestResolveResumesAfterKill kills a resolve process (SIGKILL) in the

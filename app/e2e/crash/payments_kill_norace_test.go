@@ -3,10 +3,6 @@
 package crash
 
 import (
-	"companydocs"
-	"companydocs/internal/e2e"
-	"companydocs/ordering"
-	"companydocs/postgres"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
@@ -14,6 +10,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/internal/e2e"
+	"companydocs/ordering"
+	"companydocs/postgres"
 )
 
 // paymentJournal is what the clients of the payment crash test were

@@ -4,9 +4,6 @@ package docs
 
 import (
 	"bytes"
-	"companydocs/app"
-	"companydocs/data"
-	"companydocs/internal/e2e"
 	"compress/bzip2"
 	"context"
 	"encoding/json"
@@ -26,6 +23,10 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"companydocs/app"
+	"companydocs/data"
+	"companydocs/internal/e2e"
 )
 
 // repoRoot is the repository, found before a test changes the working

@@ -3,11 +3,6 @@
 package follow
 
 import (
-	"companydocs/index"
-	"companydocs/internal/e2e"
-	"companydocs/objectstore"
-	"companydocs/postgres"
-	"companydocs/postgres/metastore"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -18,6 +13,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs/index"
+	"companydocs/internal/e2e"
+	"companydocs/objectstore"
+	"companydocs/postgres"
+	"companydocs/postgres/metastore"
 )
 
 // TestRolloutSurvivesKills: publishes and downloads of a generation of

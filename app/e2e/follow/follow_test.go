@@ -3,13 +3,12 @@ package follow
 import (
 	"context"
 	"net/http"
-
-	"companydocs/ingest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"companydocs/ingest"
 	"companydocs/internal/e2e"
 	"companydocs/objectstore"
 )

@@ -1,15 +1,17 @@
 package follow
 
 import (
-	"companydocs"
-	"companydocs/internal/e2e"
 	"context"
 	"encoding/json"
-	"github.com/jackc/pgx/v5"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/internal/e2e"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // rolloutCase is a real, watchable record of the sample that generation A

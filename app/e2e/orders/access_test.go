@@ -2,22 +2,24 @@ package orders
 
 import (
 	"bytes"
-	"companydocs"
-	"companydocs/bbolt"
-	"companydocs/internal/e2e"
-	"companydocs/ordering"
-	"companydocs/postgres"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"github.com/jackc/pgx/v5"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/bbolt"
+	"companydocs/internal/e2e"
+	"companydocs/ordering"
+	"companydocs/postgres"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // accessEndpoint is one route with a request that is valid for the

@@ -1,11 +1,12 @@
 package orders
 
 import (
-	"companydocs"
-	"companydocs/internal/e2e"
 	"net/http"
 	"slices"
 	"testing"
+
+	"companydocs"
+	"companydocs/internal/e2e"
 )
 
 // TestAccountSeesItself: a client and an operator each see their own

@@ -1,12 +1,14 @@
 package orders
 
 import (
-	"companydocs/httpapi"
-	"companydocs/ordering"
 	"fmt"
-	"github.com/getkin/kin-openapi/openapi3"
 	"slices"
 	"testing"
+
+	"companydocs/httpapi"
+	"companydocs/ordering"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // TestOpenAPIListsTheActions: the Action schema of the OpenAPI document

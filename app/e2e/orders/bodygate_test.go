@@ -2,8 +2,6 @@ package orders
 
 import (
 	"bufio"
-	"companydocs"
-	"companydocs/internal/e2e"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/internal/e2e"
 )
 
 // TestMultipartIsNeverRead: on both stores, a multipart body is refused

@@ -2,17 +2,19 @@ package orders
 
 import (
 	"bytes"
-	"companydocs"
-	"companydocs/httpapi"
-	"companydocs/internal/e2e"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"testing"
+
+	"companydocs"
+	"companydocs/httpapi"
+	"companydocs/internal/e2e"
+
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
-	"strings"
-	"testing"
 )
 
 // textCap is one capped text of a request: where it goes, and the

@@ -1,12 +1,12 @@
 package orders
 
 import (
-	"companydocs"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
+	"companydocs"
 	"companydocs/internal/e2e"
 )
 

@@ -2,12 +2,12 @@ package orders
 
 import (
 	"bytes"
-
-	"companydocs"
-	"companydocs/internal/e2e"
 	"net/http"
 	"strings"
 	"testing"
+
+	"companydocs"
+	"companydocs/internal/e2e"
 )
 
 // TestLifecycleEndToEnd drives both plans through the real server: a

@@ -2,18 +2,9 @@ package orders
 
 import (
 	"bufio"
-	"companydocs"
-	"companydocs/data"
-	"companydocs/httpapi"
-	"companydocs/internal/e2e"
-	"companydocs/internal/stripemocktest"
-	"companydocs/metrics"
-	"companydocs/ordering"
-	"companydocs/resolver"
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/getkin/kin-openapi/openapi3"
 	"io"
 	"log/slog"
 	"net"
@@ -24,6 +15,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/data"
+	"companydocs/httpapi"
+	"companydocs/internal/e2e"
+	"companydocs/internal/stripemocktest"
+	"companydocs/metrics"
+	"companydocs/ordering"
+	"companydocs/resolver"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // TestOpenAPIClaims checks what httpapi/openapi.json says in prose against

@@ -1,10 +1,6 @@
 package orders
 
 import (
-	"companydocs"
-	"companydocs/internal/e2e"
-	"companydocs/ordering"
-	"companydocs/postgres"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,6 +13,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/internal/e2e"
+	"companydocs/ordering"
+	"companydocs/postgres"
 )
 
 // eventReceiver is a webhook endpoint on 127.0.0.1 that records the

@@ -2,20 +2,17 @@ package orders
 
 import (
 	"encoding/json"
-
 	"net/http"
-
 	"os"
 	"path/filepath"
 	"slices"
-
 	"strings"
+	"testing"
+	"time"
 
 	"companydocs"
 	"companydocs/internal/e2e"
 	"companydocs/internal/stripemocktest"
-	"testing"
-	"time"
 )
 
 // withEventID is e with id as its event id, signed anew now; nil leaves

@@ -1,12 +1,13 @@
 package orders
 
 import (
-	"companydocs/internal/e2e"
 	"net"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+
+	"companydocs/internal/e2e"
 )
 
 // TestSessionCreationIsRateLimited sends session requests from several

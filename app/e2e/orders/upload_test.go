@@ -1,12 +1,13 @@
 package orders
 
 import (
-	"companydocs/internal/e2e"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs/internal/e2e"
 )
 
 // TestUploadRefusedBeforeTheBody: an upload announcing 20 MiB and sending

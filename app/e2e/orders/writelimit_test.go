@@ -1,10 +1,11 @@
 package orders
 
 import (
-	"companydocs"
-	"companydocs/internal/e2e"
 	"net/http"
 	"testing"
+
+	"companydocs"
+	"companydocs/internal/e2e"
 )
 
 // TestWritesPerAccountAreLimited runs the server with a budget of 3

@@ -1,13 +1,14 @@
 package publish
 
 import (
-	"companydocs/internal/e2e"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"companydocs/internal/e2e"
 )
 
 // TestDamagedGenerationIsRefusedWhileServing publishes a copy of the live

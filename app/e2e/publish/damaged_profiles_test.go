@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-
-	"companydocs"
 	"strings"
 	"testing"
 	"time"
 
+	"companydocs"
 	"companydocs/ingest"
-
 	"companydocs/internal/e2e"
 )
 

@@ -1,14 +1,6 @@
 package publish
 
 import (
-	"companydocs/index"
-	"companydocs/ingest"
-	"companydocs/internal/objectstoretest"
-	"companydocs/metrics"
-	"companydocs/objectstore"
-	"companydocs/postgres"
-	"companydocs/postgres/metastore"
-	"companydocs/publication"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -18,7 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"companydocs/index"
+	"companydocs/ingest"
 	"companydocs/internal/e2e"
+	"companydocs/internal/objectstoretest"
+	"companydocs/metrics"
+	"companydocs/objectstore"
+	"companydocs/postgres"
+	"companydocs/postgres/metastore"
+	"companydocs/publication"
 )
 
 // profileOnlyIn returns the id of a company the generation in dir holds

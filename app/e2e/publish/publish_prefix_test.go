@@ -1,14 +1,8 @@
 package publish
 
 import (
-	"companydocs/internal/e2e"
-	"companydocs/internal/objectstoretest"
-	"companydocs/postgres"
-	"companydocs/postgres/metastore"
-	"companydocs/publication"
 	"context"
 	"fmt"
-	"github.com/jackc/pgx/v5"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs/internal/e2e"
+	"companydocs/internal/objectstoretest"
+	"companydocs/postgres"
+	"companydocs/postgres/metastore"
+	"companydocs/publication"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // rawBucket is a test's hand on the whole bucket behind a setup's

@@ -3,8 +3,6 @@
 package resources
 
 import (
-	"companydocs/ingest"
-	"companydocs/internal/e2e"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs/ingest"
+	"companydocs/internal/e2e"
 )
 
 // TestResourcesBatchesFromManyAddresses: 16 addresses each send batches

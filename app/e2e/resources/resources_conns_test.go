@@ -4,9 +4,6 @@ package resources
 
 import (
 	"bufio"
-	"companydocs"
-	"companydocs/httpapi"
-	"companydocs/internal/e2e"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -15,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/httpapi"
+	"companydocs/internal/e2e"
 )
 
 // connAttackAddrs are the loopback addresses the connection attack comes

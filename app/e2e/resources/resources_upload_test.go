@@ -5,8 +5,6 @@ package resources
 import (
 	"bufio"
 	"bytes"
-	"companydocs/httpapi"
-	"companydocs/internal/e2e"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs/httpapi"
+	"companydocs/internal/e2e"
 )
 
 // uploadPath is the upload route of an order.

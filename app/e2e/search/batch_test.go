@@ -1,12 +1,13 @@
 package search
 
 import (
-	"companydocs"
-	"companydocs/internal/e2e"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"companydocs"
+	"companydocs/internal/e2e"
 )
 
 // TestSearchBatchOverHTTP sends real companies of the sample as one batch

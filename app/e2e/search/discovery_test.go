@@ -1,14 +1,15 @@
 package search
 
 import (
-	"companydocs"
-	"companydocs/data"
-	"companydocs/internal/e2e"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"companydocs"
+	"companydocs/data"
+	"companydocs/internal/e2e"
 )
 
 // TestDiscoveryCandidatesThroughTheAPI serves real GLEIF records without

@@ -1,11 +1,12 @@
 package search
 
 import (
-	"companydocs"
-	"companydocs/internal/e2e"
 	"net/http"
 	"strings"
 	"testing"
+
+	"companydocs"
+	"companydocs/internal/e2e"
 )
 
 // checkDiscoveryCandidateIDs is the second half of

@@ -2,13 +2,14 @@ package search
 
 import (
 	"bufio"
-	"companydocs/internal/e2e"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+
+	"companydocs/internal/e2e"
 )
 
 // manifestURLs fetches the reconciliation manifest from client with the

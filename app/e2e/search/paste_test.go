@@ -1,12 +1,13 @@
 package search
 
 import (
-	"companydocs"
-	"companydocs/internal/e2e"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"testing"
+
+	"companydocs"
+	"companydocs/internal/e2e"
 )
 
 // TestPastedImprintOverHTTP sends a real company's imprint as pasted, over

@@ -2,13 +2,8 @@ package search
 
 import (
 	"bytes"
-	"companydocs"
-	"companydocs/internal/e2e"
-	"companydocs/resolver"
 	"encoding/json"
 	"fmt"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +12,13 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"companydocs"
+	"companydocs/internal/e2e"
+	"companydocs/resolver"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // The preview is HTML: the OpenAPI check reads it as the text it is.

@@ -1,13 +1,14 @@
 package search
 
 import (
-	"companydocs/app"
-	"companydocs/internal/e2e"
 	"context"
 	"io"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"companydocs/app"
+	"companydocs/internal/e2e"
 )
 
 // benchResolveRows is how many rows of the embedded sample one run of

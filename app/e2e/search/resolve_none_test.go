@@ -2,15 +2,16 @@ package search
 
 import (
 	"bytes"
-	"companydocs"
-	"companydocs/internal/e2e"
-	"companydocs/messages"
-	"companydocs/resolver"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"companydocs"
+	"companydocs/internal/e2e"
+	"companydocs/messages"
+	"companydocs/resolver"
 )
 
 // TestResolveSaysWhyNoCandidate resolves a sheet of clues that name no

@@ -2,9 +2,7 @@ package search
 
 import (
 	"bytes"
-	"companydocs/sheet"
 	"context"
-
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,7 +12,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -28,6 +25,8 @@ import (
 	"companydocs/index"
 	"companydocs/internal/e2e"
 	"companydocs/resolver"
+	"companydocs/sheet"
+
 	"github.com/creack/pty"
 )
 

@@ -5,8 +5,6 @@ package search
 import (
 	"bufio"
 	"bytes"
-	"companydocs/internal/e2e"
-	"companydocs/sheet"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -19,6 +17,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs/internal/e2e"
+	"companydocs/sheet"
 )
 
 // hostileSize is the size of a hostile row, header or cell in the tests

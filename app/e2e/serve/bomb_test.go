@@ -3,8 +3,6 @@ package serve
 import (
 	"bufio"
 	"bytes"
-	"companydocs/data"
-	"companydocs/internal/e2e"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -13,6 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"companydocs/data"
+	"companydocs/internal/e2e"
 )
 
 // ingestMemoryCeiling is the ingest's documented peak resident memory

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/bzip2"
-
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,13 +11,13 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"companydocs/app"
 	"companydocs/data"
 	"companydocs/index"
 	"companydocs/internal/e2e"
 	"companydocs/register"
-	"unicode/utf8"
 )
 
 // TestCommandLineExitCodes: 0 for success and asked-for help, 1 for

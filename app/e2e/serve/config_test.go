@@ -2,9 +2,6 @@ package serve
 
 import (
 	"bytes"
-	"companydocs/app"
-	"companydocs/internal/cli"
-	"companydocs/internal/e2e"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"companydocs/app"
+	"companydocs/internal/cli"
+	"companydocs/internal/e2e"
 )
 
 // TestServeRejectsInvalidConfiguration: every out-of-range or unknown

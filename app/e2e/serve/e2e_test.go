@@ -3,28 +3,23 @@ package serve
 import (
 	"bufio"
 	"bytes"
-
 	"encoding/json"
 	"fmt"
 	"io"
-
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-
 	"path/filepath"
-
 	"strconv"
 	"strings"
-
-	"companydocs/data"
-	"companydocs/httpapi"
-	"companydocs/index"
 	"testing"
 	"time"
 
 	"companydocs/app"
+	"companydocs/data"
+	"companydocs/httpapi"
+	"companydocs/index"
 	"companydocs/internal/e2e"
 )
 

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"bufio"
-	"companydocs/internal/e2e"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs/internal/e2e"
 )
 
 // fdLimit is the file-descriptor limit the server runs under: enough to

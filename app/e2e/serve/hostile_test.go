@@ -6,10 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-
-	"companydocs"
-	"companydocs/app"
-	"companydocs/internal/e2e"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +15,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/app"
+	"companydocs/internal/e2e"
 )
 
 // hostileCase is one hostile request and the answer the contract asks for.

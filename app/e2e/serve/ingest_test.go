@@ -2,17 +2,18 @@ package serve
 
 import (
 	"bytes"
-	"companydocs/app"
-	"companydocs/data"
-	"companydocs/index"
-	"companydocs/ingest"
-	"companydocs/internal/e2e"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"companydocs/app"
+	"companydocs/data"
+	"companydocs/index"
+	"companydocs/ingest"
+	"companydocs/internal/e2e"
 )
 
 // TestCorruptInputKeepsTheLiveGeneration feeds the ingest command broken

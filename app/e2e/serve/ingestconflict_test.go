@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-
-	"companydocs/data"
-	"companydocs/internal/e2e"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
+
+	"companydocs/data"
+	"companydocs/internal/e2e"
 )
 
 // Real records of the embedded LEI sample: a verified discovery candidate

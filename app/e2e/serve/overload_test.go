@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-
-	"companydocs"
-	"companydocs/internal/e2e"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/internal/e2e"
 )
 
 // searchAs sends one search from client with optional headers and returns

@@ -2,20 +2,19 @@ package serve
 
 import (
 	"context"
-
 	"errors"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"testing"
+	"time"
 
 	"companydocs/index"
 	"companydocs/internal/e2e"
 	"companydocs/internal/realdata"
-	"syscall"
-	"testing"
-	"time"
 )
 
 // onlyIn returns a live record of recs whose name occurs nowhere in old.

@@ -1,16 +1,17 @@
 package store
 
 import (
-	"companydocs"
-	"companydocs/app"
-	"companydocs/bbolt"
-	"companydocs/internal/e2e"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"companydocs"
+	"companydocs/app"
+	"companydocs/bbolt"
+	"companydocs/internal/e2e"
 )
 
 // TestAccountsWhileServing runs the accounts commands against a data

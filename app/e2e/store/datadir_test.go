@@ -2,12 +2,8 @@ package store
 
 import (
 	"bytes"
-	"companydocs/bbolt"
 	"context"
 	"errors"
-
-	"companydocs/app"
-	"companydocs/internal/e2e"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs/app"
+	"companydocs/bbolt"
+	"companydocs/internal/e2e"
 )
 
 // newTestMain returns the real Main configured like startServer's, without

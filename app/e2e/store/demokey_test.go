@@ -1,13 +1,14 @@
 package store
 
 import (
-	"companydocs/app"
-	"companydocs/internal/e2e"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"companydocs/app"
+	"companydocs/internal/e2e"
 )
 
 // TestDemoKeyKeptAcrossRestarts: serve --demo prints a key and keeps it in

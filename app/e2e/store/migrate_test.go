@@ -2,13 +2,12 @@ package store
 
 import (
 	"context"
-
-	"companydocs/bbolt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"companydocs/app"
+	"companydocs/bbolt"
 	"companydocs/internal/e2e"
 	"companydocs/ordering"
 	"companydocs/postgres"

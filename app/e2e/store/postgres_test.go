@@ -1,14 +1,15 @@
 package store
 
 import (
-	"companydocs/app"
-	"companydocs/internal/e2e"
 	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs/app"
+	"companydocs/internal/e2e"
 )
 
 // TestServeOnPostgres: serve --store postgres://... keeps accounts and

@@ -2,11 +2,6 @@ package store
 
 import (
 	"bytes"
-	"companydocs/app"
-	"companydocs/bbolt"
-	"companydocs/internal/boltfile"
-	"companydocs/internal/e2e"
-	"companydocs/ordering"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -18,6 +13,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs/app"
+	"companydocs/bbolt"
+	"companydocs/internal/boltfile"
+	"companydocs/internal/e2e"
+	"companydocs/ordering"
 )
 
 // post sends a JSON POST with a bearer token and returns the status.

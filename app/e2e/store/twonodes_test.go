@@ -2,10 +2,6 @@ package store
 
 import (
 	"bytes"
-	"companydocs"
-	"companydocs/internal/e2e"
-	"companydocs/ordering"
-	"companydocs/postgres"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +12,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/internal/e2e"
+	"companydocs/ordering"
+	"companydocs/postgres"
 )
 
 // TestTwoNodes runs two real server processes (this test binary

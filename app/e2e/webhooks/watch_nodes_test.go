@@ -2,14 +2,12 @@ package webhooks
 
 import (
 	"context"
-
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"companydocs"
 	"testing"
 
+	"companydocs"
 	"companydocs/internal/e2e"
 	"companydocs/ordering"
 	"companydocs/postgres"

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-
-	"companydocs"
-	"companydocs/internal/e2e"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"companydocs"
+	"companydocs/internal/e2e"
 )
 
 // profileIDOf finds the profile id of a case's record in the generation

@@ -3,13 +3,10 @@ package webhooks
 import (
 	"encoding/json"
 	"fmt"
-
 	"strings"
-
 	"testing"
 
 	"companydocs"
-
 	"companydocs/internal/e2e"
 )
 
