@@ -5,6 +5,7 @@ import (
 	"testing"
 )
 
+// AccessLogin opens a session with the API key key and returns its token.
 func AccessLogin(t *testing.T, s *TestServer, key string) string {
 	t.Helper()
 	var sess struct{ Token string }
@@ -12,7 +13,7 @@ func AccessLogin(t *testing.T, s *TestServer, key string) string {
 	return sess.Token
 }
 
-// flowProfile finds an orderable profile through search.
+// FlowProfile finds an orderable profile through search.
 func (s *TestServer) FlowProfile(t *testing.T) string {
 	t.Helper()
 	for _, c := range s.Search(t, "Rheinbahn Düsseldorf") {

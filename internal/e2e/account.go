@@ -8,7 +8,7 @@ import (
 	"companydocs"
 )
 
-// account fetches GET path with token and checks that it is not cached.
+// Account fetches GET path with token and checks that it is not cached.
 func (s *TestServer) Account(t *testing.T, path, token string) companydocs.AccountSummary {
 	t.Helper()
 	var a companydocs.AccountSummary

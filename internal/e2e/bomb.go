@@ -5,6 +5,7 @@ import (
 	"testing"
 )
 
+// FileSize returns the size of the file at path.
 func FileSize(tb testing.TB, path string) int64 {
 	tb.Helper()
 	st, err := os.Stat(path)

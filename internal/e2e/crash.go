@@ -156,6 +156,8 @@ type CrashServer struct {
 	client *http.Client
 }
 
+// ServingLine is the log line of a server that serves; its group is the
+// server's base URL.
 var ServingLine = regexp.MustCompile(`serving \d+ company profiles on (http://[0-9.:]+)/`)
 
 // StartCrashServer starts "companydocs serve" on dir and waits until it
@@ -205,7 +207,7 @@ func StartCrashServer(tb testing.TB, dir string, extra ...string) *CrashServer {
 	return s
 }
 
-// kill sends SIGKILL and reaps the process.
+// Kill sends SIGKILL and reaps the process.
 func (s *CrashServer) Kill(tb testing.TB) {
 	tb.Helper()
 	if err := s.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -218,7 +220,7 @@ func (s *CrashServer) Kill(tb testing.TB) {
 	}
 }
 
-// someAcked returns up to n keyed attempts that got their order.
+// SomeAcked returns up to n keyed attempts that got their order.
 func (j *CrashJournal) SomeAcked(n int) []CrashAttempt {
 	j.Mu.Lock()
 	defer j.Mu.Unlock()
@@ -231,7 +233,7 @@ func (j *CrashJournal) SomeAcked(n int) []CrashAttempt {
 	return out
 }
 
-// login opens a session for every account and returns their tokens.
+// Login opens a session for every account and returns their tokens.
 func (s *CrashServer) Login(tb testing.TB, keys map[string]string) map[string]string {
 	tb.Helper()
 	tokens := map[string]string{}
@@ -245,7 +247,7 @@ func (s *CrashServer) Login(tb testing.TB, keys map[string]string) map[string]st
 	return tokens
 }
 
-// attempt sends one order request and records what the answer proves.
+// Attempt sends one order request and records what the answer proves.
 func (s *CrashServer) Attempt(tb testing.TB, j *CrashJournal, tokens map[string]string, a CrashAttempt) {
 	var out struct {
 		ID    string `json:"id"`
@@ -295,13 +297,13 @@ func (s *CrashServer) Attempt(tb testing.TB, j *CrashJournal, tokens map[string]
 	}
 }
 
-// post sends a JSON POST and decodes the answer; status 0 means the
+// Post sends a JSON POST and decodes the answer; status 0 means the
 // connection failed (the server was killed).
 func (s *CrashServer) Post(tb testing.TB, path, token, body, idemKey string, dst any) int {
 	return s.Send(tb, "POST", path, "application/json", token, body, idemKey, dst)
 }
 
-// send is post with a method and a content type.
+// Send is post with a method and a content type.
 func (s *CrashServer) Send(tb testing.TB, method, path, contentType, token, body, idemKey string, dst any) int {
 	status, raw, err := s.Exchange(method, path, contentType, token, body, idemKey)
 	switch {
@@ -317,7 +319,7 @@ func (s *CrashServer) Send(tb testing.TB, method, path, contentType, token, body
 	return status
 }
 
-// exchange sends a request and returns the status and the raw body. The
+// Exchange sends a request and returns the status and the raw body. The
 // status is -1 when the request could not be made, 0 when no answer came;
 // err says why, also when the body was cut off.
 func (s *CrashServer) Exchange(method, path, contentType, token, body, idemKey string) (status int, raw []byte, err error) {

@@ -49,7 +49,7 @@ func (j *CrashJournal) known(id, account, status string) {
 	j.open = append(j.open, id)
 }
 
-// refresh replaces the known statuses by the stored ones (the answers a
+// Refresh replaces the known statuses by the stored ones (the answers a
 // kill cut off left them unknown) and the open list by the stored open
 // orders.
 func (j *CrashJournal) Refresh(stored map[string]*companydocs.Order) {
@@ -85,7 +85,7 @@ func (j *CrashJournal) pick(rng *rand.Rand) (string, CrashOrder, crashMove, bool
 	return "", CrashOrder{}, crashMove{}, false
 }
 
-// move asks for one transition of a random open order and records what
+// Move asks for one transition of a random open order and records what
 // the answer proves. It reports false when no order was open.
 func (s *CrashServer) Move(tb testing.TB, j *CrashJournal, tokens map[string]string, rng *rand.Rand) bool {
 	id, o, m, ok := j.pick(rng)

@@ -48,6 +48,8 @@ type CrashReceiver struct {
 // CrashReceipt sums up what the receiver saw.
 type CrashReceipt struct{ Delivered, Distinct, Duplicates, Refused int }
 
+// Serve receives one delivery: it checks the signature and the event,
+// and records it.
 func (r *CrashReceiver) Serve(w http.ResponseWriter, req *http.Request) {
 	body, err := io.ReadAll(req.Body)
 	r.mu.Lock()
@@ -118,7 +120,7 @@ func crashEventOf(status string) string {
 	return "order." + strings.ToLower(status)
 }
 
-// registerWebhooks registers the client's and the operator's endpoints.
+// RegisterWebhooks registers the client's and the operator's endpoints.
 func (s *CrashServer) RegisterWebhooks(t *testing.T, r *CrashReceiver, keys map[string]string) {
 	t.Helper()
 	tokens := s.Login(t, keys)
@@ -150,7 +152,7 @@ func crashExpected(orders map[string]*companydocs.Order) map[string]map[CrashEve
 	return want
 }
 
-// waitForAll waits until both endpoints got every event of orders (the
+// WaitForAll waits until both endpoints got every event of orders (the
 // deadline only guards against a hang), then checks that they got
 // nothing else and that no event came under two webhook-ids.
 func (r *CrashReceiver) WaitForAll(t *testing.T, orders map[string]*companydocs.Order) {
@@ -206,6 +208,7 @@ func (r *CrashReceiver) missing(want map[string]map[CrashEvent]bool) []string {
 	return out
 }
 
+// Report sums up the deliveries received so far.
 func (r *CrashReceiver) Report() CrashReceipt {
 	r.mu.Lock()
 	defer r.mu.Unlock()

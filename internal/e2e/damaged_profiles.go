@@ -14,7 +14,7 @@ import (
 	"companydocs/publication"
 )
 
-// publishCutProfileStore builds a generation of the first records of the
+// PublishCutProfileStore builds a generation of the first records of the
 // sample, cuts its profiles.db to size bytes, records the cut file's size
 // and SHA-256 in meta.json and the manifest, uploads it and records it
 // live in the metastore, as publish would but without publish's check

@@ -48,6 +48,9 @@ const RunMainEnv = "COMPANYDOCS_TEST_RUN_MAIN"
 // small process measures its own.
 const PeakFileEnv = "COMPANYDOCS_TEST_PEAK_FILE"
 
+// Main is the TestMain of every end-to-end package: as a child of the
+// test process (RunMainEnv, PeakFileEnv) it runs the companydocs command,
+// else the tests.
 func Main(m *testing.M) {
 	if path := os.Getenv(PeakFileEnv); path != "" {
 		os.Exit(runMeasured(path))
@@ -149,12 +152,14 @@ type SyncBuffer struct {
 	buf bytes.Buffer
 }
 
+// Write appends p to the buffer.
 func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
+// String returns what was written so far.
 func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -187,7 +192,7 @@ type TestServer struct {
 	closeErr  error
 }
 
-// shutdown closes the Main once; later calls return the first result.
+// Shutdown closes the Main once; later calls return the first result.
 func (s *TestServer) Shutdown() error {
 	s.closeOnce.Do(func() { s.closeErr = s.Close() })
 	return s.closeErr
@@ -219,7 +224,7 @@ func StartServer(tb testing.TB, dataDir string, args ...string) *TestServer {
 	return s
 }
 
-// do sends a request, records it for the OpenAPI check and returns the
+// Do sends a request, records it for the OpenAPI check and returns the
 // status and body. headers are name, value pairs.
 func (s *TestServer) Do(tb testing.TB, method, path, body string, headers ...string) (int, []byte, http.Header) {
 	tb.Helper()
@@ -248,7 +253,7 @@ func (s *TestServer) Do(tb testing.TB, method, path, body string, headers ...str
 	return resp.StatusCode, respBody, resp.Header
 }
 
-// mustJSON sends a request, checks the status and decodes the body.
+// MustJSON sends a request, checks the status and decodes the body.
 func (s *TestServer) MustJSON(tb testing.TB, want int, dst any, method, path, body string, headers ...string) {
 	tb.Helper()
 	status, respBody, _ := s.Do(tb, method, path, body, headers...)
@@ -262,7 +267,7 @@ func (s *TestServer) MustJSON(tb testing.TB, want int, dst any, method, path, bo
 	}
 }
 
-// wantError checks an error response's status, code and message.
+// WantError checks an error response's status, code and message.
 func (s *TestServer) WantError(tb testing.TB, status int, code, method, path, body string, headers ...string) map[string]any {
 	tb.Helper()
 	var out struct {
@@ -286,6 +291,7 @@ type Candidate struct {
 	RegistryNumber   string `json:"registry_number"`
 }
 
+// Search runs a search for query and returns its candidates.
 func (s *TestServer) Search(tb testing.TB, query string) []Candidate {
 	tb.Helper()
 	var res struct{ Candidates []Candidate }
@@ -304,7 +310,7 @@ func FindByName(cands []Candidate, name string) (Candidate, bool) {
 	return Candidate{}, false
 }
 
-// metric returns the sum of the samples of name whose labels include every
+// Metric returns the sum of the samples of name whose labels include every
 // given label, and whether there is one, from GET /metrics.
 func (s *TestServer) Metric(tb testing.TB, name string, labels ...string) (float64, bool) {
 	tb.Helper()
@@ -315,6 +321,9 @@ func (s *TestServer) Metric(tb testing.TB, name string, labels ...string) (float
 	return MetricIn(string(body), name, labels...)
 }
 
+// MetricIn returns the sum of the samples of name in the Prometheus text
+// whose labels include labels (name, value pairs), and whether any was
+// found.
 func MetricIn(text, name string, labels ...string) (sum float64, found bool) {
 	for _, line := range strings.Split(text, "\n") {
 		rest, ok := strings.CutPrefix(line, name)
@@ -336,7 +345,7 @@ func MetricIn(text, name string, labels ...string) (sum float64, found bool) {
 	return sum, found
 }
 
-// checkAgainstOpenAPI validates every recorded response (and the request
+// CheckAgainstOpenAPI validates every recorded response (and the request
 // of every successful exchange) against the served OpenAPI document, and
 // returns the statuses seen.
 func (s *TestServer) CheckAgainstOpenAPI(tb testing.TB) map[int]int {
@@ -440,6 +449,7 @@ func PickCompanies(tb testing.TB, s *TestServer, recs []Record) (live, removed C
 	return live, removed, liveRec
 }
 
+// OrderJSON is the body of an order of document doc of profileID on plan.
 func OrderJSON(profileID, doc, plan string) string {
 	return `{"company_profile_id":"` + profileID + `","document_type":"` + doc + `","plan_id":"` + plan + `"}`
 }

@@ -10,11 +10,13 @@ import (
 	"companydocs/resolver"
 )
 
+// SearchResult is the answer of a search.
 type SearchResult struct {
 	Candidates    []companydocs.Candidate `json:"candidates"`
 	Understanding resolver.Understanding  `json:"query_understanding"`
 }
 
+// ErrorResult is an error answer, with the order it names if any.
 type ErrorResult struct {
 	Error struct{ Code, Message string } `json:"error"`
 	Order *companydocs.Order             `json:"order"`
@@ -39,7 +41,7 @@ func ForEachServerStore(t *testing.T, fn func(t *testing.T, storeFlags ...string
 	})
 }
 
-// flowSearch returns candidates and query understanding of a search.
+// FlowSearch returns candidates and query understanding of a search.
 func (s *TestServer) FlowSearch(t *testing.T, query string) SearchResult {
 	t.Helper()
 	var res SearchResult
@@ -47,7 +49,7 @@ func (s *TestServer) FlowSearch(t *testing.T, query string) SearchResult {
 	return res
 }
 
-// call sends body (a string, or a value encoded as JSON) with a bearer
+// Call sends body (a string, or a value encoded as JSON) with a bearer
 // token, decodes the answer into out and returns the status and body.
 func (s *TestServer) Call(t *testing.T, method, path, token string, body any, out any, headers ...string) (int, []byte) {
 	t.Helper()
@@ -85,6 +87,8 @@ func jsonString(s string) string {
 	return b.String()
 }
 
+// Session creates the client account name with credits and returns the
+// token of a session for it.
 func (s *TestServer) Session(t *testing.T, name string, credits int64) string {
 	t.Helper()
 	key, err := s.Accounts.CreateAccount(name, credits)

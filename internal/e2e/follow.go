@@ -50,7 +50,7 @@ func ForEachObjectStore(t *testing.T, fn func(t *testing.T, f FollowSetup)) {
 	t.Run("S3", func(t *testing.T) { fn(t, newS3FollowSetup(t)) })
 }
 
-// publish builds a generation of the first records of the embedded
+// Publish builds a generation of the first records of the embedded
 // sample and publishes it; it returns the generation's name.
 func (f FollowSetup) Publish(t *testing.T, records int) string {
 	t.Helper()
@@ -58,7 +58,7 @@ func (f FollowSetup) Publish(t *testing.T, records int) string {
 	return name
 }
 
-// publishSaying is publish, also returning what the command printed.
+// PublishSaying is publish, also returning what the command printed.
 func (f FollowSetup) PublishSaying(t *testing.T, records int) (string, string) {
 	t.Helper()
 	meta := MustBuild(t, f.PublisherDir, records, SampleFile(t))
@@ -69,7 +69,7 @@ func (f FollowSetup) PublishSaying(t *testing.T, records int) (string, string) {
 	return meta.ID, out
 }
 
-// waitReported waits until companydocs nodes shows every node of names
+// WaitReported waits until companydocs nodes shows every node of names
 // serving gen.
 func (f FollowSetup) WaitReported(t *testing.T, gen string, names ...string) {
 	t.Helper()
@@ -94,7 +94,7 @@ func (f FollowSetup) WaitReported(t *testing.T, gen string, names ...string) {
 	}
 }
 
-// node starts a server on an empty data directory that follows the
+// Node starts a server on an empty data directory that follows the
 // published generations.
 func (f FollowSetup) Node(t *testing.T, name string) *TestServer {
 	t.Helper()

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// finishPublish publishes the publisher's current generation to the end.
+// FinishPublish publishes the publisher's current generation to the end.
 func (f FollowSetup) FinishPublish(t *testing.T) {
 	t.Helper()
 	if out, errOut, line, code := RunCLI(t, "publish", "--data-dir", f.PublisherDir, "--index-source", f.Source, "--store", f.Store); code != 0 {

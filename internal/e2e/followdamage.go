@@ -15,7 +15,7 @@ import (
 	"gocloud.dev/blob"
 )
 
-// publishDamaged uploads the generation meta of the publisher's data
+// PublishDamaged uploads the generation meta of the publisher's data
 // directory, flips a byte in the middle of its largest object but the
 // profile store (keeping its size: the object no longer matches the
 // manifest), and only then records it live, with its true manifest; it
@@ -60,7 +60,7 @@ func (f FollowSetup) PublishDamaged(t *testing.T, meta index.Meta) int64 {
 	return total
 }
 
-// recordLive records name live in the metastore with files as its
+// RecordLive records name live in the metastore with files as its
 // manifest, as a publish does once its upload is checked.
 func (f FollowSetup) RecordLive(t *testing.T, name string, files any, bytes, profiles int64) {
 	t.Helper()

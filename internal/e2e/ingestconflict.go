@@ -6,6 +6,8 @@ import (
 	"testing"
 )
 
+// SearchDiscover runs a search for query with discover and returns its
+// candidates.
 func (s *TestServer) SearchDiscover(tb testing.TB, query string) []Candidate {
 	tb.Helper()
 	var res struct{ Candidates []Candidate }

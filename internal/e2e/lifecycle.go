@@ -14,6 +14,8 @@ type LifecycleOrder struct {
 	Account string `json:"account"`
 }
 
+// OperatorSession creates the operator account name and returns the token
+// of a session for it.
 func (s *TestServer) OperatorSession(t *testing.T, name string) string {
 	t.Helper()
 	key, err := s.Accounts.CreateAccountWithRole(name, companydocs.RoleOperator, 0)
@@ -23,7 +25,7 @@ func (s *TestServer) OperatorSession(t *testing.T, name string) string {
 	return AccessLogin(t, s, key)
 }
 
-// act calls an order route and checks the status; it returns the order.
+// Act calls an order route and checks the status; it returns the order.
 func (s *TestServer) Act(t *testing.T, want int, method, path, token string, body any, headers ...string) LifecycleOrder {
 	t.Helper()
 	var o LifecycleOrder
@@ -37,6 +39,7 @@ func (s *TestServer) Act(t *testing.T, want int, method, path, token string, bod
 	return o
 }
 
+// Balance returns the credits of the account name.
 func (s *TestServer) Balance(t *testing.T, name string) int64 {
 	t.Helper()
 	a, err := s.Accounts.Account(name)
@@ -46,4 +49,5 @@ func (s *TestServer) Balance(t *testing.T, name string) int64 {
 	return a.Credits
 }
 
+// LifecyclePDF is the document an operator delivers in the lifecycle tests.
 var LifecyclePDF = []byte("%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n")

@@ -61,6 +61,9 @@ type StripeFront struct {
 	expiries    []string // paths of the sessions expired
 }
 
+// StartStripeFront starts stripe-mock behind a front that makes and lists
+// refunds itself (the first failRefunds asked fail) and counts the
+// Checkout Sessions created and expired; the rest goes to stripe-mock.
 func StartStripeFront(t *testing.T, failRefunds int) *StripeFront {
 	t.Helper()
 	mock := stripemocktest.Start(t)
@@ -169,21 +172,21 @@ func (f *StripeFront) listRefunds(w http.ResponseWriter, paymentIntent string) {
 	w.Write(raw)
 }
 
-// madeID is the id of the refund made under key; the caller holds mu.
+// MadeID is the id of the refund made under key; the caller holds mu.
 func (f *StripeFront) MadeID(key string) string {
 	var refund struct{ ID string }
 	_ = json.Unmarshal(f.made[key], &refund)
 	return refund.ID
 }
 
-// refundsAsked returns the keys of the refunds asked so far.
+// RefundsAsked returns the keys of the refunds asked so far.
 func (f *StripeFront) RefundsAsked() []string {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	return append([]string(nil), f.RefundKeys...)
 }
 
-// expired counts the calls that expired the session.
+// Expired counts the calls that expired the session.
 func (f *StripeFront) Expired(sessionID string) int {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
@@ -256,7 +259,7 @@ func CheckoutEventPaying(o companydocs.Order, typ, paymentIntent string, cents i
 	return StripeEvent{body, sig}
 }
 
-// postEvent posts a Stripe event as Stripe does and returns the status
+// PostEvent posts a Stripe event as Stripe does and returns the status
 // and the outcome the server answered.
 func (s *TestServer) PostEvent(t *testing.T, e StripeEvent) (int, string) {
 	t.Helper()

@@ -6,7 +6,7 @@ import (
 	"net/http"
 )
 
-// postStripeEvent posts a signed Stripe event to node s and returns the
+// PostStripeEvent posts a signed Stripe event to node s and returns the
 // status and the body.
 func (s *CrashServer) PostStripeEvent(e StripeEvent) (int, []byte, error) {
 	req, err := http.NewRequest("POST", s.Base+"/api/v1/payments/stripe/events", bytes.NewReader(e.Body))

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
+// ReconcilePath is the route of the reconciliation endpoint.
 const ReconcilePath = "/api/v1/reconcile"
 
-// reconcileForm posts a form field to the endpoint.
+// ReconcileForm posts a form field to the endpoint.
 func (s *TestServer) ReconcileForm(tb testing.TB, field, value string, headers ...string) (int, []byte, http.Header) {
 	tb.Helper()
 	body := url.Values{field: {value}}.Encode()

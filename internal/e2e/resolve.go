@@ -92,6 +92,7 @@ func WriteSheet(t testing.TB, path string, comma rune, bom bool, rows [][]string
 	}
 }
 
+// ReadSheet parses data as a sheet whose fields are separated by comma.
 func ReadSheet(t testing.TB, data []byte, comma rune) [][]string {
 	t.Helper()
 	r := csv.NewReader(bytes.NewReader(data))
@@ -143,6 +144,7 @@ func Lines(path string) int {
 // CountingWriter counts the lines written to it.
 type CountingWriter struct{ Lines int }
 
+// Write counts the lines of p.
 func (w *CountingWriter) Write(p []byte) (int, error) {
 	w.Lines += bytes.Count(p, []byte("\n"))
 	return len(p), nil

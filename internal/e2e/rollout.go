@@ -4,7 +4,7 @@ import (
 	"testing"
 )
 
-// publishDump builds a generation of the dump at path and publishes it.
+// PublishDump builds a generation of the dump at path and publishes it.
 func (f FollowSetup) PublishDump(t *testing.T, path string) string {
 	t.Helper()
 	meta := MustBuild(t, f.PublisherDir, 0, path)

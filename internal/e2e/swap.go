@@ -58,6 +58,8 @@ func SearchLoad(ctx context.Context, base string, queries []string) (*LoadResult
 	return res, wg.Wait
 }
 
+// SearchOnce sends one search for query to base and records its outcome
+// in res.
 func SearchOnce(client *http.Client, base, query string, res *LoadResult) {
 	body, _ := json.Marshal(map[string]string{"query": query})
 	resp, err := client.Post(base+"/api/v1/documents/companies/search/", "application/json", bytes.NewReader(body))
@@ -99,6 +101,7 @@ func IngestCommand(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.
 	return cmd, stdout, stderr
 }
 
+// LeftoverBuilds returns the build directories left in dir's index.
 func LeftoverBuilds(t *testing.T, dir string) []string {
 	t.Helper()
 	matches, err := filepath.Glob(filepath.Join(dir, "index", ".building-*"))

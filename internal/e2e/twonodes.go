@@ -10,7 +10,7 @@ import (
 // TwoNodesRecords is the size of the generation both nodes serve.
 const TwoNodesRecords = 300
 
-// call sends a request and returns the status and the raw body; status 0
+// Call sends a request and returns the status and the raw body; status 0
 // is a failed connection.
 func (s *CrashServer) Call(tb testing.TB, method, path, contentType, token, body, idemKey string) (int, []byte) {
 	status, raw, err := s.Exchange(method, path, contentType, token, body, idemKey)
@@ -38,7 +38,7 @@ func TwoNodeAccount(t *testing.T, accounts *ordering.Accounts, s *CrashServer, n
 	return sess.Token
 }
 
-// dataDir is the --data-dir the node was started with.
+// DataDir is the --data-dir the node was started with.
 func (s *CrashServer) DataDir(tb testing.TB) string {
 	for i, arg := range s.Cmd.Args {
 		if arg == "--data-dir" && i+1 < len(s.Cmd.Args) {

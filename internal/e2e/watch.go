@@ -39,6 +39,7 @@ type Change struct {
 	} `json:"changes"`
 }
 
+// Fields returns the fields the change names, in its order.
 func (c Change) Fields() []string {
 	var out []string
 	for _, f := range c.Changes {
@@ -172,6 +173,8 @@ func officeOf(r map[string]any) string {
 	return fmt.Sprint(r["all_attributes"].(map[string]any)["registered_office"])
 }
 
+// WantBeforeAfter returns a check that a change shows field going from
+// before to after.
 func WantBeforeAfter(field string, before, after any) func(t *testing.T, ch Change) {
 	return func(t *testing.T, ch Change) {
 		t.Helper()

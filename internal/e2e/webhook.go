@@ -18,7 +18,7 @@ import (
 
 // Hit is one request a test receiver got.
 type Hit struct {
-	Id, Typ string
+	ID, Typ string
 	Order   map[string]any
 	status  int
 }
@@ -39,6 +39,7 @@ type Receiver struct {
 	Hanging map[string]int
 }
 
+// NewReceiver starts a webhook receiver, closed at the end of the test.
 func NewReceiver(t *testing.T) *Receiver {
 	r := &Receiver{t: t, release: make(chan struct{}), Secrets: map[string]string{}, modes: map[string]string{},
 		Hits: map[string][]Hit{}, Hanging: map[string]int{}}
@@ -80,8 +81,8 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if err := json.Unmarshal(body, &msg); err != nil || msg.Timestamp.IsZero() {
 		r.t.Errorf("%s: body %s: %v", req.URL.Path, body, err)
 	}
-	h := Hit{Id: req.Header.Get("webhook-id"), Typ: msg.Type, Order: msg.Data, status: 200}
-	n := 1 + r.Attempts(req.URL.Path, h.Id)
+	h := Hit{ID: req.Header.Get("webhook-id"), Typ: msg.Type, Order: msg.Data, status: 200}
+	n := 1 + r.Attempts(req.URL.Path, h.ID)
 	switch {
 	case mode == "flaky" && n <= 2, mode == "down" && r.Down.Load():
 		h.status = 500
@@ -103,12 +104,13 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
+// Attempts counts the deliveries with webhook-id id that path got.
 func (r *Receiver) Attempts(path, id string) int {
 	r.Mu.Lock()
 	defer r.Mu.Unlock()
 	n := 0
 	for _, h := range r.Hits[path] {
-		if h.Id == id {
+		if h.ID == id {
 			n++
 		}
 	}
@@ -124,14 +126,14 @@ func (r *Receiver) firstHang(path string) bool {
 	return r.Hanging[path] == 0
 }
 
-// count returns the number of requests path got.
+// Count returns the number of requests path got.
 func (r *Receiver) Count(path string) int {
 	r.Mu.Lock()
 	defer r.Mu.Unlock()
 	return len(r.Hits[path])
 }
 
-// delivered returns the hits of path answered 2xx.
+// Delivered returns the hits of path answered 2xx.
 func (r *Receiver) Delivered(path string) []Hit {
 	r.Mu.Lock()
 	defer r.Mu.Unlock()
@@ -144,7 +146,7 @@ func (r *Receiver) Delivered(path string) []Hit {
 	return out
 }
 
-// register creates an endpoint for path with the given behaviour.
+// Register creates an endpoint for path with the given behaviour.
 func (r *Receiver) Register(t *testing.T, ts *TestServer, token, path, mode string) companydocs.WebhookEndpoint {
 	t.Helper()
 	var ep companydocs.WebhookEndpoint
@@ -170,7 +172,7 @@ func Eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// settledDeliveries waits until no delivery of the endpoint is pending
+// SettledDeliveries waits until no delivery of the endpoint is pending
 // (the receiver answers before the dispatcher records) and returns them.
 func (s *TestServer) SettledDeliveries(t *testing.T, token, id string) []companydocs.WebhookDelivery {
 	t.Helper()

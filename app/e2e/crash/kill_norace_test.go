@@ -264,10 +264,10 @@ func TestWatchesSurviveSIGKILL(t *testing.T) {
 	e2e.Eventually(t, "an event per watch", func() bool {
 		for _, h := range rcv.Delivered("/hook") {
 			w := fmt.Sprint(h.Order["watch_id"])
-			if prev, ok := byWatch[w]; ok && prev != h.Id {
-				t.Fatalf("watch %s: two events, %s and %s", w, prev, h.Id)
+			if prev, ok := byWatch[w]; ok && prev != h.ID {
+				t.Fatalf("watch %s: two events, %s and %s", w, prev, h.ID)
 			}
-			byWatch[w] = h.Id
+			byWatch[w] = h.ID
 		}
 		return len(byWatch) >= len(watched)
 	})

@@ -22,11 +22,11 @@ func seen(t *testing.T, hits []e2e.Hit) map[event]string {
 	ids := map[string]event{}
 	for _, h := range hits {
 		e := event{fmt.Sprint(h.Order["id"]), h.Typ, fmt.Sprint(h.Order["status"])}
-		if prev, ok := ids[h.Id]; ok && prev != e {
-			t.Errorf("webhook-id %s names %v and %v", h.Id, prev, e)
+		if prev, ok := ids[h.ID]; ok && prev != e {
+			t.Errorf("webhook-id %s names %v and %v", h.ID, prev, e)
 		}
-		ids[h.Id] = e
-		out[e] = h.Id
+		ids[h.ID] = e
+		out[e] = h.ID
 	}
 	return out
 }
@@ -159,8 +159,8 @@ func checkPayload(t *testing.T, ts *e2e.TestServer, rcv *e2e.Receiver, client, i
 func checkRetries(t *testing.T, ts *e2e.TestServer, rcv *e2e.Receiver, client, flaky, slow string, events int) {
 	t.Helper()
 	for _, h := range rcv.Delivered("/acme-flaky") {
-		if a := rcv.Attempts("/acme-flaky", h.Id); a < 3 {
-			t.Errorf("/acme-flaky: event %s arrived %d times, want 500, 500, then 200", h.Id, a)
+		if a := rcv.Attempts("/acme-flaky", h.ID); a < 3 {
+			t.Errorf("/acme-flaky: event %s arrived %d times, want 500, 500, then 200", h.ID, a)
 		}
 	}
 	res := ts.SettledDeliveries(t, client, flaky)
@@ -253,7 +253,7 @@ func TestWebhooksResumeAfterRestart(t *testing.T) {
 	rcv.Mu.Lock()
 	before := map[string]bool{}
 	for _, h := range rcv.Hits["/down"] {
-		before[h.Id] = true
+		before[h.ID] = true
 	}
 	rcv.Mu.Unlock()
 	if err := ts.Shutdown(); err != nil {
