@@ -45,9 +45,10 @@ test: vet fmt-check test-alerts
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-race test-command test-eval test-follow test-crashes test-race-e2e
 	$(GO) test -tags resources -count=1 -timeout 15m ./app/e2e/resources/
 
-# E2E: the command's end-to-end test packages but follow and crash (each on a line of its own) and resources (tag
-# resources, run alone), the longest first so that go test -p 2 packs the short ones beside them
-E2E := ./app/e2e/browser/ ./app/e2e/docs/ ./app/e2e/serve/ ./app/e2e/orders/ ./app/e2e/search/ ./app/e2e/webhooks/ ./app/e2e/store/
+# E2E: the command's end-to-end test packages but follow, publish and crash (on lines of their own) and resources (tag
+# resources, run alone), with the deployment guide, the longest first (RELIABILITY.md, "Test time per package") so that
+# go test -p 2 packs the short ones beside them
+E2E := ./app/e2e/serve/ ./deploy/ ./app/e2e/orders/ ./app/e2e/browser/ ./app/e2e/docs/ ./app/e2e/search/ ./app/e2e/store/ ./app/e2e/webhooks/
 # RACE_E2E: the end-to-end tests that also run under the race detector: several nodes, swaps and rollouts under load,
 # batches, hostile requests, the order lifecycle, webhooks and access control; RACE_E2E_PKGS: the packages that hold them
 RACE_E2E := ^(TestTwoNodes|TestHotSwapUnderLoad|TestOrdersDuringARollout|TestWatchesTwoNodes|TestSearchBatchOverHTTP|TestHostileRequests|TestLifecycleEndToEnd|TestWebhooksEndToEnd|TestAccessControl)$$
@@ -68,9 +69,13 @@ test-race:
 test-race-e2e:
 	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_E2E)' $(RACE_E2E_PKGS)
 
-# test-command: the end-to-end tests of E2E and the deployment guide, without the race detector
+# E2E_TIMEOUT: alone, every end-to-end package ends well inside go test's default 10 minutes (under 4 on 2 cores);
+# make test runs them four lines at once beside the race detector, which can double that
+E2E_TIMEOUT := 20m
+
+# test-command: the end-to-end tests of E2E, without the race detector
 test-command:
-	$(GO) test -count=1 -skip '$(RACE_E2E)' $(E2E) ./deploy/
+	$(GO) test -count=1 -timeout $(E2E_TIMEOUT) -skip '$(RACE_E2E)' $(E2E)
 
 # EVAL: the resolver's tests over a real index of the embedded sample, which the race run leaves out (go:build
 # !race): the evaluation with its golden files and calibration, the clue readings, reachability of every profile
@@ -81,15 +86,15 @@ test-eval:
 	$(GO) test -count=1 -run '$(EVAL)' ./resolver/
 	$(GO) test -count=1 -run '^TestIncrementalAnswersAsFullBuild$$|$(INCREMENTAL)' ./index/
 
-# test-follow and test-crashes: the follow and publish tests (app/e2e/follow, app/e2e/publish) and the crash tests (app/e2e/crash), without the race
-# detector, as they kill processes and take the object store away; they wait on SeaweedFS (11 s to start, 15 s to stop,
-# 17 s to start again), slow downloads, follow intervals and killed processes more than they compute, so make test
-# runs them on lines of their own
+# test-follow and test-crashes: the follow and publish tests (app/e2e/follow, app/e2e/publish) and the crash tests
+# (app/e2e/crash), without the race detector, as they kill processes and take the object store away; they wait on
+# SeaweedFS (11 s to start, 15 s to stop, 17 s to start again), slow downloads, follow intervals and killed processes
+# more than they compute, so make test runs them on lines of their own
 test-follow:
-	$(GO) test -count=1 -skip '$(RACE_E2E)' ./app/e2e/follow/ ./app/e2e/publish/
+	$(GO) test -count=1 -timeout $(E2E_TIMEOUT) -skip '$(RACE_E2E)' ./app/e2e/follow/ ./app/e2e/publish/
 
 test-crashes:
-	$(GO) test -count=1 ./app/e2e/crash/
+	$(GO) test -count=1 -timeout $(E2E_TIMEOUT) ./app/e2e/crash/
 
 ## test-deb: check the Debian package of a fresh build (scripts/deb-check.sh): lintian (installed with apt-get if
 ## missing) without errors or warnings, its files and modes, systemd-analyze verify on its unit; then, as root, on a
