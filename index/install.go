@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"companydocs"
+	"companydocs/internal/atomicfile"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -158,4 +159,94 @@ func (s *ProfileStore) Close() error {
 		return fmt.Errorf("the profile store of %s faulted: it is left open", s.name)
 	}
 	return s.db.Close()
+}
+
+// ShareInstalled puts into dir, a download directory, every file of want
+// that a generation installed in dataDir holds with the same size and
+// SHA-256 by its meta.json: hard linked where the file system allows (the
+// files of a generation are never written again), copied otherwise. A file
+// already in dir is left as it is. It returns the bytes put. Nothing is
+// verified here: the download checks every file it keeps against want, as
+// it checks what it fetches, so a local file damaged since is fetched
+// anew. A generation being removed is skipped; a file that cannot be put
+// is left to the download, and the error says why.
+func ShareInstalled(dataDir, dir string, want []FileSum) (int64, error) {
+	names, err := generationNames(dataDir)
+	if err != nil {
+		return 0, err
+	}
+	missing := map[FileSum][]string{} // by size and SHA-256: the paths wanted
+	for _, w := range want {
+		if !filepath.IsLocal(filepath.FromSlash(w.Path)) {
+			continue // a damaged manifest: the download refuses it
+		}
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(w.Path))); errors.Is(err, os.ErrNotExist) {
+			key := FileSum{Size: w.Size, SHA256: w.SHA256}
+			missing[key] = append(missing[key], w.Path)
+		}
+	}
+	var put int64
+	var errs []error
+	for i := len(names) - 1; i >= 0 && len(missing) > 0; i-- {
+		n, err := shareFrom(filepath.Join(indexDir(dataDir), names[i]), dir, missing)
+		put += n
+		errs = append(errs, err)
+	}
+	return put, errors.Join(errs...)
+}
+
+// shareFrom puts into dir the files of missing that the generation in src
+// holds, and drops them from missing.
+func shareFrom(src, dir string, missing map[FileSum][]string) (int64, error) {
+	lock, ok, err := lockFile(filepath.Join(src, metaName), syscall.LOCK_SH)
+	if err != nil || !ok {
+		return 0, err // being removed: skipped
+	}
+	defer lock.Close()
+	meta, err := ReadMeta(src)
+	if err != nil {
+		return 0, nil // not a generation to take files from
+	}
+	var put int64
+	var errs []error
+	for _, s := range meta.Files {
+		key := FileSum{Size: s.Size, SHA256: s.SHA256}
+		paths := missing[key]
+		if len(paths) == 0 || !filepath.IsLocal(filepath.FromSlash(s.Path)) {
+			continue
+		}
+		delete(missing, key)
+		for _, p := range paths {
+			if err := linkOrCopy(filepath.Join(src, filepath.FromSlash(s.Path)), filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+				errs = append(errs, fmt.Errorf("take %s from %s: %w", p, filepath.Base(src), err))
+				continue
+			}
+			put += s.Size
+		}
+	}
+	return put, errors.Join(errs...)
+}
+
+// linkOrCopy makes dst the file src: a hard link, or where the file system
+// refuses one, a copy written as dst's partial download file (the name
+// objectstore's Download continues) and renamed, so that a copy cut short
+// is never taken for the whole file.
+func linkOrCopy(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if os.Link(src, dst) == nil {
+		return atomicfile.SyncDir(filepath.Dir(dst))
+	}
+	part := dst + ".part"
+	if err := os.Remove(part); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := copyFileSynced(src, part); err != nil {
+		return errors.Join(err, os.Remove(part))
+	}
+	if err := os.Rename(part, dst); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(filepath.Dir(dst))
 }
