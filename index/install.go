@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -12,8 +13,6 @@ import (
 
 	"companydocs"
 	"companydocs/internal/atomicfile"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // A node that follows published generations (cmd/companydocs, "publish
@@ -100,8 +99,8 @@ const MetaFile = metaName
 // FileChecksum returns the size and SHA-256 (hex) of the file at path.
 func FileChecksum(path string) (int64, string, error) { return hashFile(path) }
 
-// ProfilesFile is the name of a generation's profile store, which a node
-// downloads first (OpenProfileStore).
+// ProfilesFile is the name of a generation's profile store, or of its
+// base when it has layers (IsProfileFile names them all).
 const ProfilesFile = profilesName
 
 // ProfileStore is the profile store of a downloaded generation on its
@@ -110,22 +109,45 @@ const ProfilesFile = profilesName
 // order for a company only that generation holds is not refused during a
 // rollout.
 type ProfileStore struct {
-	db      *bolt.DB
+	store   *layeredStore
 	name    string
 	faulted atomic.Bool
 }
 
 // OpenProfileStore opens the profile store in dir, a generation or its
-// download directory, read-only, after checking the whole file
+// download directory holding meta.json and the store's files
+// (IsProfileFile; profiles.db alone without a meta.json), read-only,
+// after checking every file whole
 // (openChecked): its SHA-256 only says it is the file the publisher named.
-// A damaged file is a RejectError of RejectStructure; a file that cannot
-// be opened now is one of RejectOpen.
+// A damaged file, or a meta.json that names layers it cannot have, is a
+// RejectError of RejectStructure or RejectMeta; a file that cannot be
+// opened now is one of RejectOpen.
 func OpenProfileStore(dir string) (*ProfileStore, error) {
-	db, err := openChecked(filepath.Join(dir, profilesName))
+	store, err := openProfileStore(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open the profile store of %s: %w", filepath.Base(dir), err)
 	}
-	return &ProfileStore{db: db, name: filepath.Base(dir)}, nil
+	return &ProfileStore{store: store, name: filepath.Base(dir)}, nil
+}
+
+func openProfileStore(dir string) (*layeredStore, error) {
+	meta, err := ReadMeta(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		meta = Meta{} // no meta.json, no layers: profiles.db alone, which Install refuses without it
+	} else if err != nil {
+		return nil, &RejectError{Reason: ioReason(err, RejectMeta), Err: err}
+	}
+	if err := checkLayers(meta); err != nil {
+		return nil, err
+	}
+	store, err := openLayers(dir, profileFiles(meta), openChecked)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.checkBuckets(); err != nil {
+		return nil, errors.Join(err, store.close())
+	}
+	return store, nil
 }
 
 // Profile returns the profile id, nil when the store has none. A fault
@@ -142,11 +164,8 @@ func (s *ProfileStore) Profile(id string) (p *companydocs.Profile, err error) {
 			err = fmt.Errorf("the profile store of %s: reading the file failed (was it changed on disk?): %s", s.name, faultText(readFailure(r)))
 		}
 	}(debug.SetPanicOnFault(true))
-	err = s.db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketProfiles) == nil {
-			return errors.New("the profile store has no profiles bucket")
-		}
-		p, err = getProfile(tx, id)
+	err = s.store.view(func(t storeTx) error {
+		p, err = t.profile(id)
 		return err
 	})
 	return p, err
@@ -158,7 +177,7 @@ func (s *ProfileStore) Close() error {
 	if s.faulted.Load() {
 		return fmt.Errorf("the profile store of %s faulted: it is left open", s.name)
 	}
-	return s.db.Close()
+	return s.store.close()
 }
 
 // ShareInstalled puts into dir, a download directory, every file of want
