@@ -211,16 +211,18 @@ func (f *Follower) download(ctx context.Context, name, dir string, files []objec
 	return nil
 }
 
-// profilesFirst is the profile store of files, which a node downloads
-// before the rest so that the ordering gate can read the generation's
-// profiles early in a rollout.
+// profilesFirst is the profile store of files, its base and layers, with
+// the meta.json that names the layers: a node downloads them before the
+// rest so that the ordering gate can read the generation's profiles early
+// in a rollout.
 func profilesFirst(files []objectstore.File) []objectstore.File {
+	var out []objectstore.File
 	for _, file := range files {
-		if file.Path == index.ProfilesFile {
-			return []objectstore.File{file}
+		if file.Path == index.MetaFile || index.IsProfileFile(file.Path) {
+			out = append(out, file)
 		}
 	}
-	return nil
+	return out
 }
 
 // openPending opens and checks the downloaded profile store of name for

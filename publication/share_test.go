@@ -29,7 +29,8 @@ import (
 // records of the embedded sample is published whole; B, an incremental
 // ingest of the records one in a hundred of them renamed, built on A,
 // uploads only the files whose content the store does not hold (its
-// manifest names A's objects for the rest, the large segment among them).
+// manifest names A's objects for the rest: the large segment, and the
+// profile store's base, on which B's profile store is a layer).
 // A node serving A downloads only B's new files and takes the rest from
 // A; a node on an empty data directory downloads all of B. A damaged
 // shared object is found by a node that reads it, as any damaged object
@@ -66,8 +67,10 @@ func TestPublishMovesOnlyWhatIsNew(t *testing.T) {
 		t.Errorf("the incremental generation uploaded %d bytes and shared %d, want %d and %d", b.Uploaded, b.Shared, newInB, b.Bytes-newInB)
 	}
 	zap := largestSegment(t, b.Files)
-	if zap.Object != a.Name+"/"+zap.Path {
-		t.Errorf("the incremental generation's segment %s names object %q, want A's", zap.Path, zap.Object)
+	for _, f := range []objectstore.File{zap, fileOf(t, b.Files, index.ProfilesFile)} {
+		if f.Object != a.Name+"/"+f.Path {
+			t.Errorf("the incremental generation's %s names object %q, want A's", f.Path, f.Object)
+		}
 	}
 	mustFollow(t, serving, b.Name, bytesNotIn(b.Files, a.Files, 0))
 	mustFollow(t, newNode(t, meta, objects), b.Name, b.Bytes)
@@ -203,6 +206,16 @@ func bytesNotIn(files, earlier []objectstore.File, min int64) int64 {
 		}
 	}
 	return n
+}
+
+// fileOf is the file of files at path.
+func fileOf(t *testing.T, files []objectstore.File, path string) objectstore.File {
+	t.Helper()
+	i := slices.IndexFunc(files, func(f objectstore.File) bool { return f.Path == path })
+	if i < 0 {
+		t.Fatalf("no %s in the manifest", path)
+	}
+	return files[i]
 }
 
 // largestSegment is the largest segment file of files.
