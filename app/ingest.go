@@ -79,6 +79,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// something only companydocs publish does.
 	fmt.Fprintf(stdout, "Index generation %s with %d profiles is current in %s (not uploaded: companydocs publish uploads it for the nodes that follow).\n", meta.ID, meta.Profiles, dataDir)
 	writeBuildSummary(stdout, meta.Build)
+	writeProfileLayers(stdout, meta)
 	writeChangeSummary(stdout, meta.Changes)
 	return nil
 }
@@ -93,6 +94,15 @@ func writeBuildSummary(w io.Writer, b *index.BuildInfo) {
 		fmt.Fprintln(w, "Search index built anew (--incremental builds it on the live generation's).")
 	default:
 		fmt.Fprintf(w, "Search index built anew: %s.\n", b.Reason)
+	}
+}
+
+// writeProfileLayers tells the operator that the profile store is layered
+// on the live generation's, and how many layers it has; nothing when it
+// was written whole.
+func writeProfileLayers(w io.Writer, m index.Meta) {
+	if n := len(m.ProfileLayers); n > 0 && m.Build != nil {
+		fmt.Fprintf(w, "Profile store shared with %s, with a layer of the changes on it (%d layers in all).\n", m.Build.Base, n)
 	}
 }
 

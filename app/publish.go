@@ -18,7 +18,10 @@ const publishUsage = `usage: companydocs publish --index-source URL --store post
 
 Uploads a finished index generation (the one CURRENT names, or --generation)
 to the object store and records it in the PostgreSQL metastore; nodes that
-follow (serve --index-source) download and serve it. It becomes visible to
+follow (serve --index-source) download and serve it. A file whose content
+an earlier live generation's object holds (the same size and SHA-256) is
+not uploaded again: the manifest names that object, and nodes take the
+file from a generation they hold. It becomes visible to
 them only after every file is uploaded and checked, in one transaction; a
 publish killed before leaves nothing visible, and running it again
 continues the upload.
@@ -72,7 +75,8 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "published %s: %d profiles, %d files, %d bytes\n", pub.Name, pub.Profiles, len(pub.Files), pub.Bytes)
+	fmt.Fprintf(stdout, "published %s: %d profiles, %d files, %d bytes (%d uploaded, %d shared with earlier generations)\n",
+		pub.Name, pub.Profiles, len(pub.Files), pub.Bytes, pub.Uploaded, pub.Shared)
 	p.Retire(ctx)
 	return nil
 }

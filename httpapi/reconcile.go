@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/messages"
 	"companydocs/reconcile"
 	"companydocs/resolver"
 
@@ -109,6 +110,7 @@ func (h reconcileHandlers) reconcileQueries(c *fiber.Ctx, raw string) error {
 	defer cancel()
 	answers := s.SearchAll(ctx, reqs, make([]error, len(reqs)))
 	out := make(map[string]reconcile.Result, len(items))
+	lang := messages.Pick(c.Get(fiber.HeaderAcceptLanguage))
 	for i, it := range items {
 		a := answers.Results[i]
 		if a.Error != nil && a.Error.Code != companydocs.EINVALIDQUERY {
@@ -116,9 +118,9 @@ func (h reconcileHandlers) reconcileQueries(c *fiber.Ctx, raw string) error {
 			// "no candidate" for a company that exists
 			return a.Error.err
 		}
-		cands := reconcile.Candidates(a.Result)
-		out[it.Key] = reconcile.Result{Result: cands}
-		s.Metrics.ObserveReconcile(reconcileOutcome(a, cands), 1)
+		answer := reconcile.Answer(a.Result, lang)
+		out[it.Key] = answer
+		s.Metrics.ObserveReconcile(reconcileOutcome(a, answer.Result), 1)
 	}
 	budget.charge(len(items)) // every query answered: none failed by the service
 	return c.JSON(out)

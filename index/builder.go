@@ -103,6 +103,13 @@ type Builder struct {
 	// nil for a full build, which indexes every document as it is put.
 	base  *baseGeneration
 	build BuildInfo
+	// layer is set when an incremental build publishes its profile store
+	// as a layer on the base's (layerbuild.go); layers are then the new
+	// generation's layers and sharedSums the base's checksums of the
+	// files it shares.
+	layer      bool
+	layers     []string
+	sharedSums []FileSum
 }
 
 // NewBuilder takes the build lock of dataDir (ErrBuildInProgress if another

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
 	"companydocs"
 	"companydocs/register"
 )
@@ -254,11 +252,12 @@ func storedIDs(t *testing.T, ps []*companydocs.Profile) []string {
 	mustBuild(t, dataDir, ps)
 	g := mustOpenCurrent(t, dataDir)
 	var out []string
-	g.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketProfiles).ForEach(func(k, _ []byte) error {
+	g.store.view(func(t storeTx) error {
+		c := t.cursor()
+		for k, _ := c.first(); k != nil; k, _ = c.next() {
 			out = append(out, string(k))
-			return nil
-		})
+		}
+		return nil
 	})
 	return out
 }

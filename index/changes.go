@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"syscall"
 
@@ -162,13 +163,16 @@ func emptyChanges(out *bolt.DB) error {
 
 var errPreviousDamaged = errors.New("previous profile store damaged")
 
-// openPreviousStore opens the profile store of the generation in dir
-// read-only after checking it as Open would (its size and SHA-256 in
-// meta.json, bbolt's page count), holding a shared lock on its meta.json
-// so that it is not removed meanwhile.
-func openPreviousStore(dir string) (*bolt.DB, func(), error) {
+// openPreviousStore opens the profile store of the generation in dir,
+// its base and layers, read-only after checking it as Open would (each
+// file's size and SHA-256 in meta.json, bbolt's page count), holding a
+// shared lock on its meta.json so that it is not removed meanwhile.
+func openPreviousStore(dir string) (*layeredStore, func(), error) {
 	meta, err := ReadMeta(dir)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkLayers(meta); err != nil {
 		return nil, nil, err
 	}
 	lock, ok, err := lockFile(filepath.Join(dir, metaName), syscall.LOCK_SH)
@@ -177,25 +181,32 @@ func openPreviousStore(dir string) (*bolt.DB, func(), error) {
 	} else if !ok {
 		return nil, nil, errors.New("generation is being removed")
 	}
+	files := profileFiles(meta)
 	for _, s := range meta.Files {
-		if s.Path == profilesName {
+		if slices.Contains(files, s.Path) {
 			if err := verifyFiles(dir, []FileSum{s}); err != nil {
 				lock.Close()
 				return nil, nil, err
 			}
 		}
 	}
-	path := filepath.Join(dir, profilesName)
-	if err := checkBoltFile(path); err != nil {
-		lock.Close()
-		return nil, nil, err
+	store, err := openLayers(dir, files, func(path string) (*bolt.DB, error) {
+		if err := checkBoltFile(path); err != nil {
+			return nil, err
+		}
+		return openReadOnly(path)
+	})
+	if err == nil {
+		err = store.checkBuckets()
+		if err != nil {
+			store.close()
+		}
 	}
-	db, err := bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
 	if err != nil {
 		lock.Close()
 		return nil, nil, err
 	}
-	return db, func() { db.Close(); lock.Close() }, nil
+	return store, func() { store.close(); lock.Close() }, nil
 }
 
 // changeWriter buffers the entries of one write transaction of changes.db.
@@ -245,14 +256,14 @@ func (w *changeWriter) flush() error {
 // join, and hands w the changes of every profile of prev. A value equal
 // byte for byte is the same profile and is not decoded. A panic or fault
 // reading prev (damage the checks missed) is errPreviousDamaged.
-func compareStores(prev, next *bolt.DB, w *changeWriter) (err error) {
+func compareStores(prev *layeredStore, next *bolt.DB, w *changeWriter) (err error) {
 	defer func(old bool) {
 		debug.SetPanicOnFault(old)
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", errPreviousDamaged, readFailure(r))
 		}
 	}(debug.SetPanicOnFault(true))
-	err = prev.View(func(ptx *bolt.Tx) error {
+	err = prev.view(func(ptx storeTx) error {
 		return next.View(func(ntx *bolt.Tx) error {
 			return mergeProfiles(ptx, ntx, w)
 		})
@@ -263,13 +274,13 @@ func compareStores(prev, next *bolt.DB, w *changeWriter) (err error) {
 	return err
 }
 
-func mergeProfiles(ptx, ntx *bolt.Tx, w *changeWriter) error {
-	pb, nb := ptx.Bucket(bucketProfiles), ntx.Bucket(bucketProfiles)
-	if pb == nil || nb == nil {
+func mergeProfiles(ptx storeTx, ntx *bolt.Tx, w *changeWriter) error {
+	nb := ntx.Bucket(bucketProfiles)
+	if nb == nil {
 		return fmt.Errorf("%w: no profiles bucket", errPreviousDamaged)
 	}
-	pc, nc := pb.Cursor(), nb.Cursor()
-	pk, pv := pc.First()
+	pc, nc := ptx.cursor(), nb.Cursor()
+	pk, pv := pc.first()
 	nk, nv := nc.First()
 	var read int
 	for pk != nil || nk != nil {
@@ -288,12 +299,12 @@ func mergeProfiles(ptx, ntx *bolt.Tx, w *changeWriter) error {
 			if err := compareGone(ptx, ntx, pk, pv, w); err != nil {
 				return err
 			}
-			pk, pv = pc.Next()
+			pk, pv = pc.next()
 		default:
 			if err := compareValues(pk, pv, nv, w); err != nil {
 				return err
 			}
-			pk, pv = pc.Next()
+			pk, pv = pc.next()
 			nk, nv = nc.Next()
 		}
 	}
@@ -303,7 +314,7 @@ func mergeProfiles(ptx, ntx *bolt.Tx, w *changeWriter) error {
 // compareGone records a profile of the previous generation that the new one
 // holds no longer under its id: as moved to its successor (see successor),
 // or as removed.
-func compareGone(ptx, ntx *bolt.Tx, id, v []byte, w *changeWriter) error {
+func compareGone(ptx storeTx, ntx *bolt.Tx, id, v []byte, w *changeWriter) error {
 	before, err := decodeProfile(string(id), v)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errPreviousDamaged, err)
@@ -323,7 +334,7 @@ func compareGone(ptx, ntx *bolt.Tx, id, v []byte, w *changeWriter) error {
 // the register records a move) or has the same name. nil when there is
 // none or more than one; a move that changes the number is not found (the
 // register dumps do not link the two entries).
-func successor(ptx, ntx *bolt.Tx, before *companydocs.Profile) (*companydocs.Profile, error) {
+func successor(ptx storeTx, ntx *bolt.Tx, before *companydocs.Profile) (*companydocs.Profile, error) {
 	if before.Ref.Type == "" || before.Ref.Number == "" {
 		return nil, nil
 	}
@@ -348,13 +359,13 @@ func successor(ptx, ntx *bolt.Tx, before *companydocs.Profile) (*companydocs.Pro
 // newIDs lists the ids under number in the new store's numbers bucket that
 // the previous store does not hold. Only they are decoded: a small number
 // ("HRB 5") is held by an entry at nearly every court.
-func newIDs(ptx, ntx *bolt.Tx, number string) []string {
+func newIDs(ptx storeTx, ntx *bolt.Tx, number string) []string {
 	prefix := indexEntry(number, "")
 	var ids []string
 	c := ntx.Bucket(bucketNumbers).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		id := k[len(prefix):]
-		if ptx.Bucket(bucketProfiles).Get(id) == nil {
+		if ptx.value(id) == nil {
 			ids = append(ids, string(id))
 		}
 	}
@@ -390,8 +401,8 @@ func compareValues(id, pv, nv []byte, w *changeWriter) error {
 	return nil
 }
 
-func releaseBoth(ptx, ntx *bolt.Tx) error {
-	if err := releaseResident(ptx.DB(), ptx.Size()); err != nil {
+func releaseBoth(ptx storeTx, ntx *bolt.Tx) error {
+	if err := ptx.release(); err != nil {
 		return err
 	}
 	return releaseResident(ntx.DB(), ntx.Size())

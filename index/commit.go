@@ -55,9 +55,12 @@ func (b *Builder) commit(meta Meta) (Meta, error) {
 	m := b.counts
 	m.Version, m.ID, m.CreatedAt = IndexVersion, name, time.Now().UTC()
 	m.Sources, m.Summary, m.Changes = meta.Sources, meta.Summary, b.changes
-	m.Build = &b.build
+	m.Build, m.ProfileLayers = &b.build, b.layers
 	hashStart := time.Now()
 	if m.Files, err = checksumFiles(b.dir); err != nil {
+		return Meta{}, err
+	}
+	if err := b.checkShared(m.Files); err != nil {
 		return Meta{}, err
 	}
 	b.opts.Logger.Info("generation files checksummed", "files", len(m.Files), "duration", time.Since(hashStart).Round(time.Millisecond))
@@ -115,16 +118,21 @@ func (b *Builder) finishStores() error {
 	return errors.Join(err, <-compacted)
 }
 
-// compactAndRecord compacts the profile store and then writes the change
-// record, which reads the compacted store, on a goroutine of their own;
-// the channel gives their error.
+// compactAndRecord compacts the profile store (unless it becomes a layer)
+// and then writes the change record, which reads the store, on a
+// goroutine of their own; the channel gives their error.
 func (b *Builder) compactAndRecord() <-chan error {
 	compacted := make(chan error, 1)
 	go func() {
-		start := time.Now()
-		err := compactProfiles(b.dir, compactTxBytes)
+		var err error
+		if !b.layer { // a layer is written from the store, which is then deleted
+			start := time.Now()
+			err = compactProfiles(b.dir, compactTxBytes)
+			if err == nil {
+				b.opts.Logger.Info("profile store compacted", "duration", time.Since(start).Round(time.Millisecond))
+			}
+		}
 		if err == nil {
-			b.opts.Logger.Info("profile store compacted", "duration", time.Since(start).Round(time.Millisecond))
 			err = b.recordChanges()
 		}
 		compacted <- err
@@ -483,8 +491,8 @@ func verifyGeneration(dir string, m Meta, downloaded bool) error {
 		return fmt.Errorf("verify generation: meta.json counts %d profiles, %d were put", g.meta.Profiles, m.Profiles)
 	}
 	var sample string
-	err = g.db.View(func(tx *bolt.Tx) error {
-		if k, _ := tx.Bucket(bucketProfiles).Cursor().First(); k != nil {
+	err = g.store.view(func(t storeTx) error {
+		if k, _ := t.cursor().first(); k != nil {
 			sample = string(k)
 		}
 		return nil

@@ -12,6 +12,10 @@
 //	                           and its profile's value (since IndexVersion 9), which
 //	                           searches read
 //	    profiles.db            bbolt: profiles by id, ids by register number and by LEI
+//	    profiles.1.db ...      in a generation an incremental build wrote: layers of
+//	                           the profiles changed, added and removed since, read
+//	                           with profiles.db as one store (layers.go), oldest first
+//	                           as meta.json's profile_layers names them
 //	    changes.db             bbolt: what changed in each profile against the previous
 //	                           generation (optional; checked by Changes, not by Open)
 //	    meta.json              IndexVersion, counts, creation time, sources, summary,

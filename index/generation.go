@@ -14,7 +14,6 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
-	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
 	"companydocs/register"
@@ -27,10 +26,10 @@ const openTimeout = 2 * time.Second
 // Generation is one published, read-only index: the bleve index and the
 // profile store. It is safe for concurrent use until Close.
 type Generation struct {
-	dir  string
-	meta Meta
-	idx  bleve.Index
-	db   *bolt.DB
+	dir   string
+	meta  Meta
+	idx   bleve.Index
+	store *layeredStore // the profile store, its layers read as one
 	// lock is a shared flock on meta.json that keeps pruning from deleting
 	// the generation while it is open.
 	lock *os.File
@@ -82,6 +81,9 @@ func open(dir string, downloaded bool) (*Generation, error) {
 	}
 	if meta.Version < oldestReadableVersion || meta.Version > IndexVersion {
 		return nil, reject(RejectVersion, "%w (generation has version %d, this program reads versions %d to %d)", ErrVersion, meta.Version, oldestReadableVersion, IndexVersion)
+	}
+	if err := checkLayers(meta); err != nil {
+		return nil, err
 	}
 	// The generation's name is its directory's, which CURRENT names; a
 	// copy keeps the id of the meta.json it was copied with.
@@ -135,10 +137,14 @@ func (g *Generation) verifyAndOpen(downloaded bool) error {
 }
 
 // boltFiles returns the paths of the generation's bbolt files: the
-// profile store, bleve's root, and with changes the change record when
-// meta.json lists it.
+// profile store's base and layers, bleve's root, and with changes the
+// change record when meta.json lists it.
 func (g *Generation) boltFiles(changes bool) []string {
-	paths := []string{filepath.Join(g.dir, profilesName), filepath.Join(g.dir, bleveDirName, "store", "root.bolt")}
+	var paths []string
+	for _, name := range profileFiles(g.meta) {
+		paths = append(paths, filepath.Join(g.dir, name))
+	}
+	paths = append(paths, filepath.Join(g.dir, bleveDirName, "store", "root.bolt"))
 	if _, listed := changesSum(g.meta.Files); changes && listed {
 		paths = append(paths, filepath.Join(g.dir, changesName))
 	}
@@ -149,21 +155,11 @@ func (g *Generation) boltFiles(changes bool) []string {
 // checks above let through (a generation without checksums) is an error.
 func (g *Generation) openStores() (err error) {
 	defer recoverOpen(&err)
-	g.db, err = bolt.Open(filepath.Join(g.dir, profilesName), 0o444,
-		&bolt.Options{ReadOnly: true, Timeout: openTimeout})
+	g.store, err = openLayers(g.dir, profileFiles(g.meta), openReadOnly)
 	if err != nil {
-		g.db = nil
 		return reject(RejectOpen, "open profile store: %w", err)
 	}
-	err = g.db.View(func(tx *bolt.Tx) error {
-		for _, name := range storeBuckets {
-			if tx.Bucket(name) == nil {
-				return reject(RejectStructure, "profile store lacks bucket %q", name)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := g.store.checkBuckets(); err != nil {
 		return err
 	}
 	// bleve returns a typed nil on error: keep it out of g.idx, whose
@@ -210,8 +206,8 @@ func (g *Generation) checkCounts(deep bool) (err error) {
 
 func (g *Generation) storedProfiles() (int, error) {
 	var n int
-	err := g.db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketProfiles).Stats().KeyN
+	err := g.store.view(func(t storeTx) error {
+		n = t.count()
 		return nil
 	})
 	return n, err
@@ -237,9 +233,9 @@ func (g *Generation) Profile(id string) (p *companydocs.Profile, err error) {
 		return nil, err
 	}
 	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
-	err = g.db.View(func(tx *bolt.Tx) error {
+	err = g.store.view(func(t storeTx) error {
 		var err error
-		p, err = getProfile(tx, id)
+		p, err = t.profile(id)
 		return err
 	})
 	return p, err
@@ -261,9 +257,9 @@ func (g *Generation) byKey(bucket []byte, key string) (out []*companydocs.Profil
 		return nil, err
 	}
 	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
-	err = g.db.View(func(tx *bolt.Tx) error {
+	err = g.store.view(func(t storeTx) error {
 		var err error
-		out, err = profilesByKey(tx, bucket, key)
+		out, err = t.byKey(bucket, key)
 		return err
 	})
 	return out, err
@@ -286,7 +282,7 @@ func (g *Generation) Close() error {
 		// The stores may hold locks the fault left taken: closing them
 		// could block for ever. Their mappings stay until the process ends.
 		errs = append(errs, fmt.Errorf("index generation %s faulted: its stores are left open", g.ID()))
-		g.idx, g.db = nil, nil
+		g.idx, g.store = nil, nil
 	}
 	if g.idx != nil {
 		errs = append(errs, g.idx.Close())
@@ -294,8 +290,8 @@ func (g *Generation) Close() error {
 	if g.changes != nil {
 		errs = append(errs, g.changes.close())
 	}
-	if g.db != nil {
-		errs = append(errs, g.db.Close())
+	if g.store != nil {
+		errs = append(errs, g.store.close())
 	}
 	if g.lock != nil {
 		errs = append(errs, g.lock.Close())

@@ -185,7 +185,9 @@ func mustOpenCurrent(tb testing.TB, dataDir string) *Generation {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		checkStore(tb, g.db)
+		for _, db := range g.store.dbs {
+			checkStore(tb, db)
+		}
 		if err := g.Close(); err != nil {
 			tb.Error(err)
 		}

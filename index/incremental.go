@@ -152,7 +152,9 @@ func bleveSums(sums []FileSum) []FileSum {
 // finishOnBase writes the search index of a build that indexed nothing
 // while the profiles were put: on the base's segments, or every document
 // anew. The profile store is compacted and the change record written
-// meanwhile, as in a full build.
+// meanwhile, as in a full build; with the index on the base's segments,
+// the profile store becomes a layer on the base's (layerProfiles) when
+// its limits allow.
 func (b *Builder) finishOnBase() error {
 	defer b.releaseBase()
 	changes, err := b.planOnBase()
@@ -165,7 +167,10 @@ func (b *Builder) finishOnBase() error {
 	} else {
 		err = b.indexAll()
 	}
-	return errors.Join(err, <-compacted)
+	if err = errors.Join(err, <-compacted); err != nil || !b.layer {
+		return err
+	}
+	return b.layerProfiles(changes)
 }
 
 // planOnBase compares the new profile store with the base's and returns
@@ -194,6 +199,7 @@ func (b *Builder) planOnBase() (*changedIDs, error) {
 	}
 	b.opts.Logger.Info("profiles compared with the previous generation", "previous", b.build.Base,
 		"changed", d.changed, "added", d.added, "removed", d.removed, "duration", time.Since(start).Round(time.Millisecond))
+	b.chooseLayer()
 	return d, nil
 }
 
@@ -250,7 +256,7 @@ func diffProfiles(baseDir, dir string, limit int) (d *changedIDs, err error) {
 		}
 	}(debug.SetPanicOnFault(true))
 	d = &changedIDs{}
-	err = prev.View(func(ptx *bolt.Tx) error {
+	err = prev.view(func(ptx storeTx) error {
 		return next.View(func(ntx *bolt.Tx) error {
 			return d.collect(ptx, ntx, limit)
 		})
@@ -259,13 +265,13 @@ func diffProfiles(baseDir, dir string, limit int) (d *changedIDs, err error) {
 }
 
 // collect walks the profiles of both transactions like a merge join.
-func (d *changedIDs) collect(ptx, ntx *bolt.Tx, limit int) error {
-	pb, nb := ptx.Bucket(bucketProfiles), ntx.Bucket(bucketProfiles)
-	if pb == nil || nb == nil {
+func (d *changedIDs) collect(ptx storeTx, ntx *bolt.Tx, limit int) error {
+	nb := ntx.Bucket(bucketProfiles)
+	if nb == nil {
 		return fmt.Errorf("%w: no profiles bucket", errPreviousDamaged)
 	}
-	pc, nc := pb.Cursor(), nb.Cursor()
-	pk, pv := pc.First()
+	pc, nc := ptx.cursor(), nb.Cursor()
+	pk, pv := pc.first()
 	nk, nv := nc.First()
 	var read int
 	for pk != nil || nk != nil {
@@ -287,13 +293,13 @@ func (d *changedIDs) collect(ptx, ntx *bolt.Tx, limit int) error {
 		case c < 0:
 			d.removed++
 			d.remove = append(d.remove, string(pk))
-			pk, pv = pc.Next()
+			pk, pv = pc.next()
 		default:
 			if !bytes.Equal(pv, nv) {
 				d.changed++
 				d.index = append(d.index, string(nk))
 			}
-			pk, pv = pc.Next()
+			pk, pv = pc.next()
 			nk, nv = nc.Next()
 		}
 	}

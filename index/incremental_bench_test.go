@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
 	"companydocs"
 )
 
@@ -52,10 +50,10 @@ func BenchmarkSearchGenerations(b *testing.B) {
 // benchQueries returns the queries about every step-th profile of g.
 func benchQueries(b *testing.B, g *Generation, step int) []companydocs.TextQuery {
 	var out []companydocs.TextQuery
-	err := g.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketProfiles).Cursor()
+	err := g.store.view(func(t storeTx) error {
+		c := t.cursor()
 		i := 0
-		for k, v := c.First(); k != nil; k, v = c.Next() {
+		for k, v := c.first(); k != nil; k, v = c.next() {
 			if i++; i%step != 0 {
 				continue
 			}

@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -11,8 +12,7 @@ import (
 	"syscall"
 
 	"companydocs"
-
-	bolt "go.etcd.io/bbolt"
+	"companydocs/internal/atomicfile"
 )
 
 // A node that follows published generations (cmd/companydocs, "publish
@@ -99,8 +99,8 @@ const MetaFile = metaName
 // FileChecksum returns the size and SHA-256 (hex) of the file at path.
 func FileChecksum(path string) (int64, string, error) { return hashFile(path) }
 
-// ProfilesFile is the name of a generation's profile store, which a node
-// downloads first (OpenProfileStore).
+// ProfilesFile is the name of a generation's profile store, or of its
+// base when it has layers (IsProfileFile names them all).
 const ProfilesFile = profilesName
 
 // ProfileStore is the profile store of a downloaded generation on its
@@ -109,22 +109,45 @@ const ProfilesFile = profilesName
 // order for a company only that generation holds is not refused during a
 // rollout.
 type ProfileStore struct {
-	db      *bolt.DB
+	store   *layeredStore
 	name    string
 	faulted atomic.Bool
 }
 
 // OpenProfileStore opens the profile store in dir, a generation or its
-// download directory, read-only, after checking the whole file
+// download directory holding meta.json and the store's files
+// (IsProfileFile; profiles.db alone without a meta.json), read-only,
+// after checking every file whole
 // (openChecked): its SHA-256 only says it is the file the publisher named.
-// A damaged file is a RejectError of RejectStructure; a file that cannot
-// be opened now is one of RejectOpen.
+// A damaged file, or a meta.json that names layers it cannot have, is a
+// RejectError of RejectStructure or RejectMeta; a file that cannot be
+// opened now is one of RejectOpen.
 func OpenProfileStore(dir string) (*ProfileStore, error) {
-	db, err := openChecked(filepath.Join(dir, profilesName))
+	store, err := openProfileStore(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open the profile store of %s: %w", filepath.Base(dir), err)
 	}
-	return &ProfileStore{db: db, name: filepath.Base(dir)}, nil
+	return &ProfileStore{store: store, name: filepath.Base(dir)}, nil
+}
+
+func openProfileStore(dir string) (*layeredStore, error) {
+	meta, err := ReadMeta(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		meta = Meta{} // no meta.json, no layers: profiles.db alone, which Install refuses without it
+	} else if err != nil {
+		return nil, &RejectError{Reason: ioReason(err, RejectMeta), Err: err}
+	}
+	if err := checkLayers(meta); err != nil {
+		return nil, err
+	}
+	store, err := openLayers(dir, profileFiles(meta), openChecked)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.checkBuckets(); err != nil {
+		return nil, errors.Join(err, store.close())
+	}
+	return store, nil
 }
 
 // Profile returns the profile id, nil when the store has none. A fault
@@ -141,11 +164,8 @@ func (s *ProfileStore) Profile(id string) (p *companydocs.Profile, err error) {
 			err = fmt.Errorf("the profile store of %s: reading the file failed (was it changed on disk?): %s", s.name, faultText(readFailure(r)))
 		}
 	}(debug.SetPanicOnFault(true))
-	err = s.db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketProfiles) == nil {
-			return errors.New("the profile store has no profiles bucket")
-		}
-		p, err = getProfile(tx, id)
+	err = s.store.view(func(t storeTx) error {
+		p, err = t.profile(id)
 		return err
 	})
 	return p, err
@@ -157,5 +177,95 @@ func (s *ProfileStore) Close() error {
 	if s.faulted.Load() {
 		return fmt.Errorf("the profile store of %s faulted: it is left open", s.name)
 	}
-	return s.db.Close()
+	return s.store.close()
+}
+
+// ShareInstalled puts into dir, a download directory, every file of want
+// that a generation installed in dataDir holds with the same size and
+// SHA-256 by its meta.json: hard linked where the file system allows (the
+// files of a generation are never written again), copied otherwise. A file
+// already in dir is left as it is. It returns the bytes put. Nothing is
+// verified here: the download checks every file it keeps against want, as
+// it checks what it fetches, so a local file damaged since is fetched
+// anew. A generation being removed is skipped; a file that cannot be put
+// is left to the download, and the error says why.
+func ShareInstalled(dataDir, dir string, want []FileSum) (int64, error) {
+	names, err := generationNames(dataDir)
+	if err != nil {
+		return 0, err
+	}
+	missing := map[FileSum][]string{} // by size and SHA-256: the paths wanted
+	for _, w := range want {
+		if !filepath.IsLocal(filepath.FromSlash(w.Path)) {
+			continue // a damaged manifest: the download refuses it
+		}
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(w.Path))); errors.Is(err, os.ErrNotExist) {
+			key := FileSum{Size: w.Size, SHA256: w.SHA256}
+			missing[key] = append(missing[key], w.Path)
+		}
+	}
+	var put int64
+	var errs []error
+	for i := len(names) - 1; i >= 0 && len(missing) > 0; i-- {
+		n, err := shareFrom(filepath.Join(indexDir(dataDir), names[i]), dir, missing)
+		put += n
+		errs = append(errs, err)
+	}
+	return put, errors.Join(errs...)
+}
+
+// shareFrom puts into dir the files of missing that the generation in src
+// holds, and drops them from missing.
+func shareFrom(src, dir string, missing map[FileSum][]string) (int64, error) {
+	lock, ok, err := lockFile(filepath.Join(src, metaName), syscall.LOCK_SH)
+	if err != nil || !ok {
+		return 0, err // being removed: skipped
+	}
+	defer lock.Close()
+	meta, err := ReadMeta(src)
+	if err != nil {
+		return 0, nil // not a generation to take files from
+	}
+	var put int64
+	var errs []error
+	for _, s := range meta.Files {
+		key := FileSum{Size: s.Size, SHA256: s.SHA256}
+		paths := missing[key]
+		if len(paths) == 0 || !filepath.IsLocal(filepath.FromSlash(s.Path)) {
+			continue
+		}
+		delete(missing, key)
+		for _, p := range paths {
+			if err := linkOrCopy(filepath.Join(src, filepath.FromSlash(s.Path)), filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+				errs = append(errs, fmt.Errorf("take %s from %s: %w", p, filepath.Base(src), err))
+				continue
+			}
+			put += s.Size
+		}
+	}
+	return put, errors.Join(errs...)
+}
+
+// linkOrCopy makes dst the file src: a hard link, or where the file system
+// refuses one, a copy written as dst's partial download file (the name
+// objectstore's Download continues) and renamed, so that a copy cut short
+// is never taken for the whole file.
+func linkOrCopy(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if os.Link(src, dst) == nil {
+		return atomicfile.SyncDir(filepath.Dir(dst))
+	}
+	part := dst + ".part"
+	if err := os.Remove(part); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := copyFileSynced(src, part); err != nil {
+		return errors.Join(err, os.Remove(part))
+	}
+	if err := os.Rename(part, dst); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(filepath.Dir(dst))
 }

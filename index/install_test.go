@@ -70,3 +70,49 @@ func TestInstallPublishesADownloadedGeneration(t *testing.T) {
 		}
 	})
 }
+
+// TestShareInstalled: a download takes the files an installed generation
+// holds with the same size and SHA-256 as the same files (hard links),
+// leaves a file it has already and the files no generation holds, and
+// never writes outside its directory for a path that leaves it.
+func TestShareInstalled(t *testing.T) {
+	node := t.TempDir()
+	meta := mustBuild(t, node, loadRealProfiles(t)[:300])
+	installed := filepath.Join(indexDir(node), meta.ID)
+	dir, err := DownloadDir(node, "gen-20990101T000000.000Z-000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]FileSum{{Path: "new.db", Size: 3, SHA256: "abc"}, {Path: "../outside", Size: meta.Files[0].Size, SHA256: meta.Files[0].SHA256}}, meta.Files...)
+	first := filepath.Join(dir, filepath.FromSlash(meta.Files[0].Path))
+	if err := os.MkdirAll(filepath.Dir(first), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(first, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := ShareInstalled(node, dir, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantTaken int64
+	for _, f := range meta.Files[1:] {
+		wantTaken += f.Size
+		a, errA := os.Stat(filepath.Join(installed, filepath.FromSlash(f.Path)))
+		b, errB := os.Stat(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		if errA != nil || errB != nil || !os.SameFile(a, b) {
+			t.Errorf("%s is not the installed generation's file: %v, %v", f.Path, errA, errB)
+		}
+	}
+	if taken != wantTaken {
+		t.Errorf("took %d bytes, want %d", taken, wantTaken)
+	}
+	if b, _ := os.ReadFile(first); string(b) != "kept" {
+		t.Errorf("a file the download has already was replaced")
+	}
+	for _, p := range []string{filepath.Join(dir, "new.db"), filepath.Join(indexDir(node), "outside")} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: %v, want nothing there", p, err)
+		}
+	}
+}

@@ -35,8 +35,14 @@ import (
 // (textfold.Fold: "Gebr." -> "gebrueder", "StBG" ->
 // "steuerberatungsgesellschaft"); a version 9 generation still serves,
 // but finds an abbreviated name by the other spelling only as a typo or
-// a prefix would.
-const IndexVersion = 10
+// a prefix would. Version 11 may store the profiles in layers
+// (Meta.ProfileLayers, layers.go), which a binary reading at most
+// version 10 would not see: it refuses the generation instead.
+const IndexVersion = 11
+
+// layeredVersion is the first version whose profile store may have
+// layers.
+const layeredVersion = 11
 
 // oldestReadableVersion is the oldest generation Open still reads: version
 // 4 differs only in the profile values, which decodeProfile reads in both
@@ -101,6 +107,11 @@ type Meta struct {
 	// of a previous generation. Absent in generations built before it
 	// existed (an added field, like Files).
 	Build *BuildInfo `json:"build,omitempty"`
+	// ProfileLayers names the layers of the profile store above
+	// profiles.db, oldest first (profiles.1.db, profiles.2.db, ...;
+	// layers.go); absent when profiles.db holds every profile, as in
+	// every generation before version 11.
+	ProfileLayers []string `json:"profile_layers,omitempty"`
 }
 
 func indexDir(dataDir string) string { return filepath.Join(dataDir, indexDirName) }

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	bindex "github.com/blevesearch/bleve_index_api"
-	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
 	"companydocs/register"
@@ -125,10 +124,9 @@ func (g *Generation) profilesOf(segs *segments, found []hit) ([]companydocs.Hit,
 	if len(unstored) == 0 {
 		return hits, nil
 	}
-	err := g.db.View(func(tx *bolt.Tx) error {
-		profiles := tx.Bucket(bucketProfiles)
+	err := g.store.view(func(t storeTx) error {
 		for _, i := range unstored {
-			p, err := profileIn(profiles, found[i].id)
+			p, err := t.profile(found[i].id)
 			if err != nil {
 				return err
 			}

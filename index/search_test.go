@@ -357,7 +357,9 @@ func TestSearchBounds(t *testing.T) {
 }
 
 func TestSharedStoreConsistent(t *testing.T) {
-	checkStore(t, sharedGeneration(t).db)
+	for _, db := range sharedGeneration(t).store.dbs {
+		checkStore(t, db)
+	}
 }
 
 func TestSearchPrefersLegalForm(t *testing.T) {

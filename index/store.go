@@ -153,16 +153,10 @@ func createBuckets(tx *bolt.Tx) error {
 	return nil
 }
 
-// getProfile reads one profile inside tx; nil, nil when absent.
+// getProfile reads one profile of a whole store (a build's, or a layer's
+// own) inside tx; nil, nil when absent.
 func getProfile(tx *bolt.Tx, id string) (*companydocs.Profile, error) {
-	return profileIn(tx.Bucket(bucketProfiles), id)
-}
-
-// profileIn returns the profile stored under id in the profiles bucket,
-// nil if there is none: for a search, which loads many in one
-// transaction and opens the bucket once.
-func profileIn(profiles *bolt.Bucket, id string) (*companydocs.Profile, error) {
-	v := profiles.Get([]byte(id))
+	v := tx.Bucket(bucketProfiles).Get([]byte(id))
 	if v == nil {
 		return nil, nil
 	}

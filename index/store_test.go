@@ -158,7 +158,7 @@ const profileLayout = `Profile{ID string, Source string, Ref Ref{Court string, F
 // values would then decode into the wrong fields. Bump IndexVersion and
 // update profileLayout together.
 func TestProfileLayout(t *testing.T) {
-	if IndexVersion != 10 {
+	if IndexVersion != 11 {
 		t.Fatalf("IndexVersion is %d: check that profileLayout is the layout of that version, then update this test", IndexVersion)
 	}
 	if got := layoutOf(reflect.TypeOf(companydocs.Profile{})); got != profileLayout {
@@ -196,7 +196,7 @@ func TestCommitCompactsProfileStore(t *testing.T) {
 	dataDir := t.TempDir()
 	mustBuild(t, dataDir, loadRealProfiles(t)[:3000])
 	g := mustOpenCurrent(t, dataDir)
-	err := g.db.View(func(tx *bolt.Tx) error {
+	err := g.store.dbs[0].View(func(tx *bolt.Tx) error {
 		st := tx.Bucket(bucketProfiles).Stats()
 		if fill := float64(st.LeafInuse) / float64(st.LeafAlloc); fill < 0.9 {
 			t.Errorf("profile pages %.0f%% full, want at least 90%% after compaction", 100*fill)

@@ -38,7 +38,8 @@ type fetch struct {
 	keep   bool
 }
 
-// Download fetches name's files into dir (created if missing). It resumes:
+// Download fetches name's files into dir (created if missing), each from
+// its object (File.Key: its own, or an earlier generation's). It resumes:
 // a file present with its size and SHA-256 is kept, a shorter partial file
 // ("<path>.part") is continued from its length with a range read, and
 // anything else is fetched anew. Every file is checked against its size and
@@ -161,7 +162,7 @@ func (s *Store) fetchFile(ctx context.Context, t *transfer, name, dir string, f 
 	if err != nil {
 		return fmt.Errorf("file %s: %w", f.Path, err)
 	}
-	if err := s.fill(ctx, t, objectKey(name, f.Path), f, out); err != nil {
+	if err := s.fill(ctx, t, f.Key(name), f, out); err != nil {
 		out.Close()
 		if errors.Is(err, ErrDamaged) {
 			return errors.Join(err, removeIfThere(part))

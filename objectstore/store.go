@@ -44,11 +44,34 @@ type Store struct {
 const defaultIdle = 2 * time.Minute
 
 // File is one file of a generation: its path relative to the generation
-// (slash-separated), size and SHA-256 (hex).
+// (slash-separated), size and SHA-256 (hex), and where its content is
+// stored when that is not under the generation's own name.
 type File struct {
 	Path   string
 	Size   int64
 	SHA256 string
+	// Object is the key of an object of an earlier generation that holds
+	// the file's content ("<generation>/<path>", relative to the prefix):
+	// Upload does not upload the file but checks that object, Download
+	// reads it. Empty: the file's own object, "<name>/<Path>". Manifests
+	// written before it existed have none.
+	Object string `json:",omitempty"`
+}
+
+// Key is the key of the object that holds f's content when f is a file of
+// the generation name: f.Object, or name's own "<name>/<Path>".
+func (f File) Key(name string) string {
+	if f.Object != "" {
+		return f.Object
+	}
+	return objectKey(name, f.Path)
+}
+
+// KeyGeneration is the generation a key ("<generation>/<path>") is stored
+// under.
+func KeyGeneration(key string) string {
+	name, _, _ := strings.Cut(key, "/")
+	return name
 }
 
 // Open opens the store at url with blob.OpenBucket:
@@ -196,24 +219,55 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 
 // Delete removes every object under name/.
 func (s *Store) Delete(ctx context.Context, name string) error {
+	_, err := s.DeleteExcept(ctx, name, nil)
+	return err
+}
+
+// DeleteExcept removes every object under name/ but those whose key
+// (relative to the prefix, "name/path") keep reports, and returns the
+// keys it kept; keep nil keeps none.
+func (s *Store) DeleteExcept(ctx context.Context, name string, keep func(key string) bool) ([]string, error) {
 	if err := checkName(name); err != nil {
-		return err
+		return nil, err
 	}
 	it := s.bucket.List(&blob.ListOptions{Prefix: name + "/"})
+	var kept []string
 	for {
 		obj, err := s.next(ctx, it)
 		if errors.Is(err, errDone) {
-			return nil
+			return kept, nil
 		} else if err != nil {
-			return fmt.Errorf("delete generation %s: list: %w", name, err)
+			return kept, fmt.Errorf("delete generation %s: list: %w", name, err)
 		}
-		rctx, cancel := context.WithTimeout(ctx, s.idle)
-		err = s.bucket.Delete(rctx, obj.Key)
-		cancel()
-		if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-			return fmt.Errorf("delete generation %s: object %s: %w", name, obj.Key, err)
+		if obj.IsDir {
+			continue
+		}
+		if keep != nil && keep(obj.Key) {
+			kept = append(kept, obj.Key)
+			continue
+		}
+		if err := s.deleteKey(ctx, obj.Key); err != nil {
+			return kept, fmt.Errorf("delete generation %s: %w", name, err)
 		}
 	}
+}
+
+// DeleteObject removes the object key ("<generation>/<path>", relative to
+// the prefix); one already gone is no error.
+func (s *Store) DeleteObject(ctx context.Context, key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	return s.deleteKey(ctx, key)
+}
+
+func (s *Store) deleteKey(ctx context.Context, key string) error {
+	rctx, cancel := context.WithTimeout(ctx, s.idle)
+	defer cancel()
+	if err := s.bucket.Delete(rctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return fmt.Errorf("object %s: %w", key, err)
+	}
+	return nil
 }
 
 var errDone = errors.New("no more objects")
@@ -240,12 +294,18 @@ func checkName(name string) error {
 
 // checkFiles refuses a list with a path that could leave the generation's
 // directory (a hostile or broken manifest) or that names two objects the
-// same way, and a list where one file's path is another's partial file.
+// same way, an object key that is not "<generation>/<clean path>", and a
+// list where one file's path is another's partial file.
 func checkFiles(files []File) error {
 	seen := make(map[string]bool, len(files))
 	for _, f := range files {
 		if err := checkPath(f.Path); err != nil {
 			return err
+		}
+		if f.Object != "" {
+			if err := checkKey(f.Object); err != nil {
+				return fmt.Errorf("file %s: %w", f.Path, err)
+			}
 		}
 		if f.Size < 0 {
 			return fmt.Errorf("file %s: negative size %d", f.Path, f.Size)
@@ -266,6 +326,22 @@ func checkFiles(files []File) error {
 func checkPath(p string) error {
 	if p == "." || !filepath.IsLocal(filepath.FromSlash(p)) || path.Clean(p) != p || strings.Contains(p, `\`) {
 		return fmt.Errorf("file path %q is not a clean path inside the generation", p)
+	}
+	return nil
+}
+
+// checkKey accepts an object key "<generation>/<path>": a generation name
+// and a clean path inside it.
+func checkKey(key string) error {
+	name, p, ok := strings.Cut(key, "/")
+	if !ok {
+		return fmt.Errorf("object key %q names no generation", key)
+	}
+	if err := checkName(name); err != nil {
+		return fmt.Errorf("object key %q: %w", key, err)
+	}
+	if err := checkPath(p); err != nil {
+		return fmt.Errorf("object key %q: %w", key, err)
 	}
 	return nil
 }

@@ -256,3 +256,55 @@ func TestResume(t *testing.T) {
 		t.Fatalf("partial file left behind: %v", err)
 	}
 }
+
+// TestSharedObjects: a generation whose files name an earlier one's
+// objects (File.Object) uploads nothing for them, downloads them from
+// there, restores such an object that is missing, and is refused when an
+// object key leaves the prefix's generations; DeleteExcept keeps the
+// objects another generation names.
+func TestSharedObjects(t *testing.T) {
+	ctx := context.Background()
+	src, files := mustGeneration(t, 1<<20)
+	s, bucket := mustStore(t)
+	if _, err := s.Upload(ctx, "gen-1", src, files); err != nil {
+		t.Fatal(err)
+	}
+	second := slices.Clone(files)
+	big := slices.IndexFunc(second, func(f File) bool { return f.Path == bigPath })
+	second[big].Object = "gen-1/" + bigPath
+	if held, err := s.Holds(ctx, second[big].Object, second[big]); err != nil || !held {
+		t.Fatalf("Holds(%s) = %v, %v; want true", second[big].Object, held, err)
+	}
+	sent, err := s.Upload(ctx, "gen-2", src, second)
+	if want := total(files) - files[big].Size; err != nil || sent != want {
+		t.Fatalf("upload naming gen-1's object sent %d bytes (%v), want %d", sent, err, want)
+	}
+	if _, err := os.Stat(filepath.Join(bucket, "gen-2", filepath.FromSlash(bigPath))); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("gen-2 has an object of its own for the shared file: %v", err)
+	}
+	dst := t.TempDir()
+	if err := s.Download(ctx, "gen-2", dst, second, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustSameFiles(t, src, dst, files)
+
+	kept, err := s.DeleteExcept(ctx, "gen-1", func(key string) bool { return key == second[big].Object })
+	if err != nil || !slices.Equal(kept, []string{second[big].Object}) {
+		t.Fatalf("DeleteExcept(gen-1) kept %q (%v), want the shared object alone", kept, err)
+	}
+	mustNames(t, s, "gen-1", "gen-2")
+	if err := s.DeleteObject(ctx, second[big].Object); err != nil {
+		t.Fatal(err)
+	}
+	sent, err = s.Upload(ctx, "gen-2", src, second)
+	if err != nil || sent != files[big].Size {
+		t.Fatalf("upload after the shared object was deleted sent %d bytes (%v), want it restored: %d", sent, err, files[big].Size)
+	}
+	for _, key := range []string{"../gen-1/" + bigPath, "gen-1", "gen-1/../x", "/gen-1/x"} {
+		bad := slices.Clone(second)
+		bad[big].Object = key
+		if err := s.Download(ctx, "gen-2", t.TempDir(), bad, 0, nil); !errors.Is(err, ErrBadManifest) {
+			t.Errorf("download naming object %q: %v, want ErrBadManifest", key, err)
+		}
+	}
+}

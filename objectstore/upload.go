@@ -24,7 +24,9 @@ const metaSHA256 = "sha256"
 // checks every object's attributes (size and SHA-256 metadata) and returns
 // the bytes uploaded. An object already there with the right size and
 // SHA-256 is not uploaded again: a publish that was killed and is run
-// again continues.
+// again continues. A file whose content an earlier generation's object
+// holds (File.Object) is sent to that object only when it is not there
+// with the right size and SHA-256 (restored, with the same bytes).
 //
 // A first pass over each file checks it against its listed size and
 // SHA-256 (a damaged generation is never published) and computes its MD5,
@@ -51,7 +53,7 @@ func (s *Store) Upload(ctx context.Context, name, dir string, files []File) (int
 		}
 	}
 	for _, f := range files {
-		if err := s.checkObject(ctx, objectKey(name, f.Path), f); err != nil {
+		if err := s.checkObject(ctx, f.Key(name), f); err != nil {
 			return sent, fmt.Errorf("upload generation %s: %w", name, err)
 		}
 	}
@@ -61,7 +63,7 @@ func (s *Store) Upload(ctx context.Context, name, dir string, files []File) (int
 // uploadFile uploads one file unless its object is already there; it
 // returns the bytes uploaded.
 func (s *Store) uploadFile(ctx context.Context, name, dir string, f File, buf []byte) (int64, error) {
-	key := objectKey(name, f.Path)
+	key := f.Key(name)
 	if ok, err := s.present(ctx, key, f); err != nil || ok {
 		return 0, err
 	}
@@ -99,6 +101,17 @@ func (s *Store) put(ctx context.Context, key string, src io.Reader, f File, sum,
 		return 0, fmt.Errorf("write %s: %w", key, w.cause(err))
 	}
 	return n, nil
+}
+
+// Holds reports whether the object key ("<generation>/<path>", relative to
+// the prefix) is there with f's size and SHA-256 in its metadata: whether
+// a new generation may name it as the object of its file f (File.Object).
+// Its bytes are not read; Download checks them.
+func (s *Store) Holds(ctx context.Context, key string, f File) (bool, error) {
+	if err := checkKey(key); err != nil {
+		return false, err
+	}
+	return s.present(ctx, key, f)
 }
 
 // present reports whether the object key is there with f's size and

@@ -2,11 +2,8 @@ package ordering_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"sync"
 	"testing"
-	"time"
 
 	"companydocs/internal/pgcluster"
 	"companydocs/ordering"
@@ -51,15 +48,5 @@ func databaseFor(dir string) (string, error) {
 }
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	c, err := pgcluster.Start(ctx, pgcluster.TestSettings...)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start PostgreSQL for the ordering tests:", err)
-		os.Exit(1)
-	}
-	pg.cluster, pg.urls = c, map[string]string{}
-	code := m.Run()
-	c.Close()
-	os.Exit(code)
+	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { pg.cluster, pg.urls = c, map[string]string{} })
 }

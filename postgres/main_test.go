@@ -2,10 +2,7 @@ package postgres
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	"companydocs/internal/pgcluster"
 )
@@ -15,17 +12,7 @@ import (
 var cluster *pgcluster.Cluster
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	c, err := pgcluster.Start(ctx, pgcluster.TestSettings...)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start PostgreSQL for the tests:", err)
-		os.Exit(1)
-	}
-	cluster = c
-	code := m.Run()
-	c.Close()
-	os.Exit(code)
+	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { cluster = c })
 }
 
 // newDatabase creates an empty database and returns its URL.

@@ -5,7 +5,16 @@
 // data directory on the newest live generation that installs, backs off
 // damaged ones, reports itself by heartbeat, and answers the ordering
 // gate during a rollout (the served generation or the one installing);
-// the nodes listing says what every node serves. It reaches the object
-// store and the metastore through its ports Blobs and Metastore
-// (objectstore.Store and postgres/metastore implement them).
+// the nodes listing says what every node serves.
+//
+// A publish uploads only the files whose content the object store does
+// not hold yet: a manifest entry may name the object of an earlier live
+// generation with the same size and SHA-256 (objectstore.File.Object),
+// and a node takes such files from the generations it holds (hard links)
+// and downloads only the rest. Objects stay under the name of the
+// generation that uploaded them; retention deletes one only when no
+// recorded publication names it (share.go says why and how).
+//
+// It reaches the object store and the metastore through its ports Blobs
+// and Metastore (objectstore.Store and postgres/metastore implement them).
 package publication

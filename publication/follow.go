@@ -148,7 +148,8 @@ func (f *Follower) install(ctx context.Context, p *Publication) error {
 	stopBeats := f.heartbeatWhile(ctx)
 	defer stopBeats()
 	began := time.Now()
-	f.logger.Info("downloading a published generation", "generation", p.Name, "bytes", p.Bytes, "files", len(files))
+	local := f.takeInstalled(p.Name, dir, files)
+	f.logger.Info("downloading a published generation", "generation", p.Name, "bytes", p.Bytes, "files", len(files), "local_bytes", local)
 	err = f.fetchAndInstall(ctx, p.Name, dir, files)
 	if IsDamage(err) {
 		os.RemoveAll(dir) // refused as it is published: fetched anew once the backoff ends
@@ -159,6 +160,25 @@ func (f *Follower) install(ctx context.Context, p *Publication) error {
 	f.metrics.ObserveInstall()
 	f.logger.Info("published generation installed", "generation", p.Name, "bytes", p.Bytes, "duration", time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// takeInstalled puts into the download directory dir the files of name
+// that a generation this node holds has already (hard links where the
+// file system allows, else copies), and returns their bytes: an
+// incremental generation shares most of its bytes with the one before.
+// The download checks them as it checks what it fetches; a file that
+// could not be taken is fetched.
+func (f *Follower) takeInstalled(name, dir string, files []objectstore.File) int64 {
+	want := make([]index.FileSum, len(files))
+	for i, file := range files {
+		want[i] = index.FileSum{Path: file.Path, Size: file.Size, SHA256: file.SHA256}
+	}
+	taken, err := index.ShareInstalled(f.dataDir, dir, want)
+	if err != nil {
+		f.logger.Warn("some files of a published generation could not be taken from the generations this node holds; they are downloaded",
+			"generation", name, "err", err)
+	}
+	return taken
 }
 
 // fetchAndInstall downloads the profile store of name first and opens it
@@ -191,16 +211,18 @@ func (f *Follower) download(ctx context.Context, name, dir string, files []objec
 	return nil
 }
 
-// profilesFirst is the profile store of files, which a node downloads
-// before the rest so that the ordering gate can read the generation's
-// profiles early in a rollout.
+// profilesFirst is the profile store of files, its base and layers, with
+// the meta.json that names the layers: a node downloads them before the
+// rest so that the ordering gate can read the generation's profiles early
+// in a rollout.
 func profilesFirst(files []objectstore.File) []objectstore.File {
+	var out []objectstore.File
 	for _, file := range files {
-		if file.Path == index.ProfilesFile {
-			return []objectstore.File{file}
+		if file.Path == index.MetaFile || index.IsProfileFile(file.Path) {
+			out = append(out, file)
 		}
 	}
-	return nil
+	return out
 }
 
 // openPending opens and checks the downloaded profile store of name for

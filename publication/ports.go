@@ -78,7 +78,12 @@ type Metastore interface {
 type Blobs interface {
 	Upload(ctx context.Context, name, dir string, files []objectstore.File) (int64, error)
 	Download(ctx context.Context, name, dir string, files []objectstore.File, rate int64, progress func(done, total int64)) error
-	Delete(ctx context.Context, name string) error
+	// Holds reports whether the object key holds f's size and SHA-256.
+	Holds(ctx context.Context, key string, f objectstore.File) (bool, error)
+	// DeleteExcept deletes name's objects but those keep names, and
+	// returns the keys it kept.
+	DeleteExcept(ctx context.Context, name string, keep func(key string) bool) ([]string, error)
+	DeleteObject(ctx context.Context, key string) error
 	AbortUploads(ctx context.Context, name string) ([]string, error)
 	Contents(ctx context.Context) ([]objectstore.Entry, error)
 	Prefix() string

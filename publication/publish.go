@@ -49,15 +49,21 @@ func NewPublisher(meta Metastore, objects Blobs, out, warn io.Writer) *Publisher
 	return &Publisher{meta: meta, objects: objects, out: out, warn: warn}
 }
 
-// Published is what a publish recorded.
+// Published is what a publish recorded, and what it moved.
 type Published struct {
 	Publication
 	Files []objectstore.File
+	// Uploaded is the bytes this publish sent to the store; Shared the
+	// bytes of the files whose content an earlier generation's object
+	// holds (objectstore.File.Object), which it did not send.
+	Uploaded, Shared int64
 }
 
 // Publish checks the generation in dir as a server would open it,
-// records it as uploading, uploads its files (those already uploaded by
-// a killed run are kept), then makes it live in one transaction.
+// records it as uploading, uploads the files whose content the store does
+// not hold yet (those already uploaded by a killed run are kept, and a
+// file an earlier live generation's object holds names that object; see
+// share.go), then makes it live in one transaction.
 func (p *Publisher) Publish(ctx context.Context, dir string) (*Published, error) {
 	g, err := index.Open(dir) // every file against meta.json
 	if err != nil {
@@ -69,16 +75,18 @@ func (p *Publisher) Publish(ctx context.Context, dir string) (*Published, error)
 	if err != nil {
 		return nil, err
 	}
+	pubs := p.clean(ctx, meta.ID)
+	shared := p.share(ctx, meta.ID, files, pubs)
 	manifest, err := json.Marshal(files)
 	if err != nil {
 		return nil, err
 	}
-	pub := &Published{Publication: Publication{Name: meta.ID, Manifest: manifest, Bytes: bytes, Profiles: int64(meta.Profiles)}, Files: files}
-	p.clean(ctx, meta.ID)
+	pub := &Published{Publication: Publication{Name: meta.ID, Manifest: manifest, Bytes: bytes, Profiles: int64(meta.Profiles)},
+		Files: files, Shared: shared}
 	if err := p.meta.BeginPublication(ctx, pub.Publication); err != nil {
 		return nil, err
 	}
-	if _, err := p.objects.Upload(ctx, meta.ID, dir, files); err != nil {
+	if pub.Uploaded, err = p.objects.Upload(ctx, meta.ID, dir, files); err != nil {
 		return nil, fmt.Errorf("upload %s: %w", meta.ID, err)
 	}
 	if err := p.meta.CompletePublication(ctx, meta.ID); err != nil && !errors.Is(err, ErrNotUploading) {
@@ -89,7 +97,8 @@ func (p *Publisher) Publish(ctx context.Context, dir string) (*Published, error)
 
 // Retire deletes the published generations that two newer ones have
 // replaced on every node that reports (a heartbeat within nodeStale):
-// their incomplete uploads, their objects, then their records. Never one
+// their incomplete uploads, their objects but those a remaining
+// publication names, then their records (see remove). Never one
 // a node serves or installs, nor one it may fall back to (a node keeps its
 // previous generation); with no node reporting, none; and none when the
 // metastore cannot say which nodes report. It prints what it deleted.
@@ -105,36 +114,14 @@ func (p *Publisher) Retire(ctx context.Context) {
 		return
 	}
 	for _, name := range retirable(pubs, nodes, time.Now()) {
-		aborted, err := p.remove(ctx, name)
+		r, err := p.remove(ctx, name, pubs)
 		if err != nil {
 			fmt.Fprintf(p.warn, "retention: %s kept: %v\n", name, err)
 			continue
 		}
-		fmt.Fprintf(p.out, "deleted %s from the object store: every node serves two newer generations%s\n", name, abortedNote(aborted))
+		pubs = without(pubs, name)
+		fmt.Fprintf(p.out, "deleted %s from the object store: every node serves two newer generations%s\n", name, r.notes())
 	}
-}
-
-// remove deletes a generation the metastore records as the publisher's:
-// its incomplete uploads aborted, its objects deleted, then its record.
-// It returns the uploads aborted.
-func (p *Publisher) remove(ctx context.Context, name string) ([]string, error) {
-	aborted, err := p.objects.AbortUploads(ctx, name)
-	if err != nil {
-		return aborted, err
-	}
-	if err := p.objects.Delete(ctx, name); err != nil {
-		return aborted, err
-	}
-	return aborted, p.meta.DeletePublication(ctx, name)
-}
-
-// abortedNote is what a line about a removed generation adds when
-// incomplete uploads of it were aborted.
-func abortedNote(aborted []string) string {
-	if len(aborted) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("; aborted %s of it", count(len(aborted), "incomplete upload"))
 }
 
 // count is "1 thing" or "n things".
@@ -210,20 +197,28 @@ func GenerationFiles(dir string, meta index.Meta) ([]objectstore.File, int64, er
 // upload continues them; a second publish of the same generation running
 // at the same moment would lose its uploads in progress and fail, to be
 // run again). Everything else under the prefix is left alone and named,
-// one line per top-level name. With the metastore unreadable nothing is
-// removed; a failure is reported and is no reason not to publish.
-func (p *Publisher) clean(ctx context.Context, publishing string) {
+// one line per top-level name (a retired generation whose objects a
+// recorded one still names is not foreign). With the metastore unreadable
+// nothing is removed; a failure is reported and is no reason not to
+// publish. It returns the publications recorded after the cleaning (none
+// when the metastore could not be read).
+func (p *Publisher) clean(ctx context.Context, publishing string) []Publication {
 	pubs, err := p.meta.Publications(ctx)
 	if err != nil {
-		fmt.Fprintf(p.warn, "the object store is left as it is: %v\n", err)
-		return
+		fmt.Fprintf(p.warn, "the object store is left as it is, and no file is shared with an earlier generation: %v\n", err)
+		return nil
 	}
-	recorded := map[string]bool{publishing: true}
+	for _, pub := range pubs {
+		if pub.State == StateUploading && pub.Name != publishing && time.Since(pub.CreatedAt) > orphanAge {
+			if p.removeOrphan(ctx, pub, pubs) {
+				pubs = without(pubs, pub.Name)
+			}
+		}
+	}
+	recorded := namedGenerations(pubs)
+	recorded[publishing] = true
 	for _, pub := range pubs {
 		recorded[pub.Name] = true
-		if pub.State == StateUploading && pub.Name != publishing && time.Since(pub.CreatedAt) > orphanAge {
-			p.removeOrphan(ctx, pub)
-		}
 	}
 	aborted, err := p.objects.AbortUploads(ctx, publishing)
 	if err != nil {
@@ -232,17 +227,20 @@ func (p *Publisher) clean(ctx context.Context, publishing string) {
 		fmt.Fprintf(p.out, "aborted %s of %s, left by a killed publish of it\n", count(len(aborted), "incomplete upload"), publishing)
 	}
 	p.reportForeign(ctx, recorded)
+	return pubs
 }
 
-// removeOrphan removes a publication a killed publish left uploading.
-func (p *Publisher) removeOrphan(ctx context.Context, pub Publication) {
-	aborted, err := p.remove(ctx, pub.Name)
+// removeOrphan removes a publication a killed publish left uploading
+// (pubs are the recorded ones) and reports whether it did.
+func (p *Publisher) removeOrphan(ctx context.Context, pub Publication, pubs []Publication) bool {
+	r, err := p.remove(ctx, pub.Name, pubs)
 	if err != nil {
 		fmt.Fprintf(p.warn, "%s, left uploading by a killed publish, kept: %v\n", pub.Name, err)
-		return
+		return false
 	}
 	fmt.Fprintf(p.out, "deleted %s from the object store: a killed publish left it uploading %s ago%s\n",
-		pub.Name, time.Since(pub.CreatedAt).Round(time.Minute), abortedNote(aborted))
+		pub.Name, time.Since(pub.CreatedAt).Round(time.Minute), r.notes())
+	return true
 }
 
 // reportForeign names every top-level name under the prefix that is not

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"companydocs"
+	"companydocs/messages"
 	"companydocs/resolver"
 )
 
@@ -26,9 +27,42 @@ type Feature struct {
 	Value any    `json:"value"`
 }
 
-// Result is the answer to one query of a batch.
+// Result is the answer to one query of a batch. A query without a
+// candidate says why in Notes and NoteDetails, as a search's
+// query_understanding does: 0.2 lets a result carry members of its own,
+// and clients that know only "result" pass over them.
 type Result struct {
-	Result []Candidate `json:"result"`
+	Result      []Candidate                `json:"result"`
+	Notes       []string                   `json:"notes,omitempty"`
+	NoteDetails []companydocs.ReasonDetail `json:"note_details,omitempty"`
+}
+
+// NoteOnlyUnverified is the note of a query whose matches are all
+// unverified records, which reconciliation leaves out; said from the
+// catalog as "note.only_unverified", as the resolver's notes are.
+const NoteOnlyUnverified = "only_unverified"
+
+// Answer is the result of one query: its candidates, or, when it has
+// none, the search's notes said in lang. A query answered by unverified
+// records only (left out of the candidates) says so; one whose text was
+// unreadable (res nil) says that nothing in it names a company.
+func Answer(res *resolver.Result, lang string) Result {
+	out := Result{Result: Candidates(res)}
+	if len(out.Result) > 0 {
+		return out
+	}
+	switch {
+	case res == nil:
+		out.NoteDetails = []companydocs.ReasonDetail{{Code: resolver.NoteNothingSearchable}}
+	case len(res.Candidates) > 0:
+		out.NoteDetails = []companydocs.ReasonDetail{{Code: NoteOnlyUnverified}}
+	default:
+		out.NoteDetails = res.Understanding.NoteDetails
+	}
+	for _, d := range out.NoteDetails {
+		out.Notes = append(out.Notes, noteText(lang, d))
+	}
+	return out
 }
 
 // Candidates maps a search's answer onto reconciliation candidates, best
@@ -109,4 +143,12 @@ func SuggestEntities(res *resolver.Result, cursor int) SuggestResponse {
 		out.Result = append(out.Result, Suggestion{ID: c.ID, Name: c.Name, Description: c.Description, Notable: c.Type})
 	}
 	return out
+}
+
+// noteText says a note of an answer without candidates in lang.
+func noteText(lang string, d companydocs.ReasonDetail) string {
+	if d.Code == NoteOnlyUnverified {
+		return messages.Say(lang, "note."+NoteOnlyUnverified, nil)
+	}
+	return resolver.NoteTextIn(lang, d)
 }

@@ -78,13 +78,13 @@ serve_until_ready_then_stop() {
 		if declare -F "$1" >/dev/null; then "$@"; else exec "$@"; fi
 	) >"$work/stdout" 2>"$work/stderr" &
 	server=$!
-	for ((i = 0; i < 1200; i++)); do
+	for ((i = 0; i < 6000; i++)); do
 		url=$(sed -n 's|.* on \(http://127\.0\.0\.1:[0-9]*/\)$|\1|p' "$work/stdout")
 		[[ -n $url ]] && break
 		kill -0 "$server" 2>/dev/null || break
 		sleep 0.1
 	done
-	[[ -n $url ]] || fail "the server did not listen within 120 s: $(tail -n 5 "$work/stderr")"
+	[[ -n $url ]] || fail "the server did not listen within 600 s: $(tail -n 5 "$work/stderr")"
 	code=$(curl -s -o "$work/readyz" -w '%{http_code}' "${url}readyz")
 	[[ $code == 200 ]] || fail "/readyz answered $code: $(cat "$work/readyz")"
 	[[ $(awk '/^Max open files/ {print $4}' "/proc/$server/limits") == "$nofile" ]] ||

@@ -2,11 +2,8 @@ package storecopy_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"companydocs/bbolt"
 	"companydocs/internal/pgcluster"
@@ -20,17 +17,7 @@ import (
 var cluster *pgcluster.Cluster
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	c, err := pgcluster.Start(ctx, pgcluster.TestSettings...)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start PostgreSQL for the copy tests:", err)
-		os.Exit(1)
-	}
-	cluster = c
-	code := m.Run()
-	c.Close()
-	os.Exit(code)
+	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { cluster = c })
 }
 
 // storeKind opens a fresh, empty store of one kind and the documents

@@ -50,6 +50,10 @@ type followRun struct {
 	Node2       nodeStart     `json:"node2"`
 	Publish2    processTiming `json:"publish2"`
 	Bytes2      int64         `json:"bytes2"`
+	// Uploaded2 is what the second publish sent; Shared2 the bytes of its
+	// files that name an object of the first.
+	Uploaded2 int64 `json:"uploaded2"`
+	Shared2   int64 `json:"shared2"`
 	Rollout     []rollout     `json:"rollout"`
 	AllServing  time.Duration `json:"all_serving"`  // from the second publish's end (live) to the last node serving it
 	FromPublish time.Duration `json:"from_publish"` // from the second publish's start
@@ -85,6 +89,9 @@ type rollout struct {
 	Wait     time.Duration `json:"wait"`
 	Download time.Duration `json:"download_install"`
 	Serving  time.Duration `json:"serving"`
+	// LocalBytes are the bytes of the generation the node took from the
+	// one it served instead of downloading them.
+	LocalBytes int64 `json:"local_bytes"`
 }
 
 type followResult struct {
@@ -264,6 +271,7 @@ func (f *follow) rollOut(ctx context.Context, run *followRun, nodes []*followNod
 	if run.Bytes2, _, err = publishedBytes(out); err != nil {
 		return err
 	}
+	run.Uploaded2, run.Shared2 = uploadedBytes(out)
 	// Every node is polled at once: each one's time is when it was first
 	// seen serving the generation.
 	type served struct {
@@ -297,7 +305,7 @@ func (f *follow) rollOut(ctx context.Context, run *followRun, nodes []*followNod
 func (nd *followNode) rollout(generation string, live, at time.Time) rollout {
 	ro := rollout{Node: nd.name, Serving: at.Sub(live)}
 	if l, ok := nd.logLine("downloading a published generation", generation); ok {
-		ro.Wait = l.Time.Sub(live)
+		ro.Wait, ro.LocalBytes = l.Time.Sub(live), l.LocalBytes
 	}
 	if l, ok := nd.logLine("published generation installed", generation); ok {
 		ro.Download = l.duration()
@@ -329,6 +337,18 @@ func publishedBytes(out string) (int64, int, error) {
 		}
 	}
 	return 0, 0, fmt.Errorf("publish printed no size: %q", out)
+}
+
+// uploadedBytes reads what follows the size on publish's line: "(U
+// uploaded, S shared with earlier generations)"; zeros when it is not
+// there (a binary from before sharing).
+func uploadedBytes(out string) (uploaded, shared int64) {
+	for _, l := range strings.Split(out, "\n") {
+		if _, rest, ok := strings.Cut(l, " bytes ("); ok && strings.HasPrefix(l, "published ") {
+			fmt.Sscanf(rest, "%d uploaded, %d shared", &uploaded, &shared)
+		}
+	}
+	return uploaded, shared
 }
 
 // dropCaches writes back and drops the page cache; false when not
@@ -418,6 +438,7 @@ type logEntry struct {
 	Msg        string    `json:"msg"`
 	Generation string    `json:"generation"`
 	DurationMS int64     `json:"duration_ms"`
+	LocalBytes int64     `json:"local_bytes"`
 }
 
 func (l logEntry) duration() time.Duration { return time.Duration(l.DurationMS) * time.Millisecond }
@@ -531,19 +552,19 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
 func printFollow(res followResult) {
 	fmt.Printf("Generations %s, then %s; nodes follow every %s; caches dropped before each node start and cp: %v\n\n",
 		res.Generation, res.Second, res.Interval, len(res.Runs) > 0 && res.Runs[0].ColdCaches)
-	fmt.Println("| run | load | publish s (CPU s) | bytes | node 1 ready s | before download s | download+install s | MB/s | open s | ids ranked s | node 1 peak RSS | cp -r s | cp MB/s | node 2 ready s | node 2 MB/s | second publish s | all serving it s (from live) | per node: wait / download+install / serving s |")
-	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Println("| run | load | publish s (CPU s) | bytes | node 1 ready s | before download s | download+install s | MB/s | open s | ids ranked s | node 1 peak RSS | cp -r s | cp MB/s | node 2 ready s | node 2 MB/s | second publish s | its bytes (uploaded, shared) | all serving it s (from live) | per node: wait / download+install / serving s |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	var pub, ready1, ready2, dl, mbps, cp, cpMBps, all, pub2 []float64
 	for i, r := range res.Runs {
 		cpRate := float64(r.Bytes) / 1e6 / r.Copy.Seconds()
 		var per []string
 		for _, ro := range r.Rollout {
-			per = append(per, fmt.Sprintf("%s %s / %s / %s", ro.Node, secs(ro.Wait), secs(ro.Download), secs(ro.Serving)))
+			per = append(per, fmt.Sprintf("%s %s / %s / %s (%d bytes taken from the first)", ro.Node, secs(ro.Wait), secs(ro.Download), secs(ro.Serving), ro.LocalBytes))
 		}
-		fmt.Printf("| %d | %s | %s (%s) | %d | %s | %s | %s | %.0f | %s | %s | %s | %s | %.0f | %s | %.0f | %s | %s | %s |\n", i+1, r.Load,
+		fmt.Printf("| %d | %s | %s (%s) | %d | %s | %s | %s | %.0f | %s | %s | %s | %s | %.0f | %s | %.0f | %s | %d (%d, %d) | %s | %s |\n", i+1, r.Load,
 			secs(r.Publish.Wall), secs(r.Publish.CPU), r.Bytes, secs(r.Node1.Ready), secs(r.Node1.BeforeDownload), secs(r.Node1.Download), r.Node1.MBps,
 			secs(r.Node1.Open), secs(r.Node1.Ranked), bench.MiB(r.Node1.PeakRSS), secs(r.Copy), cpRate, secs(r.Node2.Ready), r.Node2.MBps, secs(r.Publish2.Wall),
-			secs(r.AllServing), strings.Join(per, "; "))
+			r.Bytes2, r.Uploaded2, r.Shared2, secs(r.AllServing), strings.Join(per, "; "))
 		pub = append(pub, r.Publish.Wall.Seconds())
 		pub2 = append(pub2, r.Publish2.Wall.Seconds())
 		ready1 = append(ready1, r.Node1.Ready.Seconds())

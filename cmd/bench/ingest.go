@@ -75,12 +75,17 @@ func timeIngest(ctx context.Context, bin, dataDir string, files []string) (inges
 	return res, err
 }
 
-// publishedProfiles reads "Published index generation X with N profiles."
+// publishedProfiles reads "Index generation X with N profiles is current
+// in ...", or "Published index generation X with N profiles." of a binary
+// from before ingest stopped calling its generation published.
 func publishedProfiles(out string) int {
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		var id string
 		var n int
+		if _, err := fmt.Sscanf(sc.Text(), "Index generation %s with %d profiles is current", &id, &n); err == nil {
+			return n
+		}
 		if _, err := fmt.Sscanf(sc.Text(), "Published index generation %s with %d profiles.", &id, &n); err == nil {
 			return n
 		}

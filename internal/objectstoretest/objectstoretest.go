@@ -25,6 +25,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -213,6 +214,23 @@ func (s *Server) Put(tb testing.TB, key string, data []byte) {
 	if _, err := s.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(data)}); err != nil {
 		tb.Fatalf("write %s: %v", key, err)
 	}
+}
+
+// Get reads the object key of Bucket.
+func (s *Server) Get(tb testing.TB, key string) []byte {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	out, err := s.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
+	if err != nil {
+		tb.Fatalf("read %s: %v", key, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		tb.Fatalf("read %s: %v", key, err)
+	}
+	return b
 }
 
 // Keys lists the key of every object in Bucket, sorted.

@@ -1,0 +1,354 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"companydocs"
+)
+
+// The profile store in layers. A generation's profile store is
+// profiles.db, the base, and in a generation an incremental build wrote,
+// the layers above it (Meta.ProfileLayers, oldest first): each a bbolt
+// file holding the profiles that changed or came new against the store
+// below it, their secondary entries, and a tombstone for each profile it
+// removes. An incremental build shares the previous generation's base and
+// layers (hard links, as it shares its segments) and adds one small layer
+// of its own, so that a generation that changed 1% of its profiles ships
+// a file of about 1% of the store instead of a copy of the whole (see
+// DESIGN.md, "The profile store in layers").
+//
+// The layers are read as one store (storeTx): a profile is the newest
+// layer's value or tombstone, else the base's; a lookup by register
+// number or LEI collects the ids every layer lists under the key and
+// keeps those whose profile, read through the layers, still carries it;
+// a walk in id order merges the layers' cursors. Every reader of
+// profiles goes through it: the generation's lookups and checks, the
+// change record's and the incremental build's comparison with the
+// previous generation, and the store a following node opens for the
+// ordering gate.
+
+// The limits past which an incremental build writes one whole profile
+// store again instead of another layer. Each layer adds, to a lookup of a
+// profile it does not hold, one bbolt descent (a few microseconds from
+// the page cache), and its bytes stay on disk beside the base's stale
+// values until a whole store is written; ten layers and a tenth of the
+// base's bytes bound both, and at the 1% of records a dump changes they
+// last about as long as the index's own deleted-document share
+// (maxDeletedShare), after which the index is built anew anyway.
+const (
+	maxProfileLayers = 10
+	maxLayerShare    = 0.10
+)
+
+// bucketRemoved holds a layer's tombstones: id -> tombstone.
+var bucketRemoved = []byte("removed")
+
+// tombstone is the value of a tombstone; not empty, so that Get tells it
+// from an absent key on every bbolt version.
+var tombstone = []byte{1}
+
+// layerPattern is the name of a layer file: "profiles.<n>.db", n from 1.
+var layerPattern = regexp.MustCompile(`^profiles\.[1-9][0-9]{0,3}\.db$`)
+
+// layerName is the file name of the n-th layer (from 1).
+func layerName(n int) string { return fmt.Sprintf("profiles.%d.db", n) }
+
+// IsProfileFile reports whether path, a file of a generation, belongs to
+// its profile store: profiles.db or a layer above it. A node downloads
+// them first, with meta.json, so that the ordering gate can read the
+// generation's profiles early in a rollout (OpenProfileStore).
+func IsProfileFile(path string) bool {
+	return path == profilesName || layerPattern.MatchString(path)
+}
+
+// profileFiles are the files of the profile store of the generation m
+// describes, the base first.
+func profileFiles(m Meta) []string {
+	return append([]string{profilesName}, m.ProfileLayers...)
+}
+
+// checkLayers refuses a meta.json whose layers are not files named as
+// layers, in order (profiles.1.db, profiles.2.db, ...), or, in a
+// generation with checksums, not checksummed: their bytes would be read
+// unchecked.
+func checkLayers(m Meta) error {
+	if len(m.ProfileLayers) > 0 && m.Version < layeredVersion {
+		return reject(RejectMeta, "meta.json of version %d names profile layers, which only version %d and later have", m.Version, layeredVersion)
+	}
+	for i, name := range m.ProfileLayers {
+		if name != layerName(i+1) {
+			return reject(RejectMeta, "meta.json names profile layer %q where %s belongs", name, layerName(i+1))
+		}
+		if len(m.Files) > 0 && !slices.ContainsFunc(m.Files, func(s FileSum) bool { return s.Path == name }) {
+			return reject(RejectMeta, "meta.json names profile layer %s without its checksum", name)
+		}
+	}
+	return nil
+}
+
+// layeredStore is a generation's profile store open for reading: the
+// base and its layers, each a read-only bbolt file.
+type layeredStore struct {
+	dbs []*bolt.DB // the base first
+}
+
+// openLayers opens the files (base first) of the store in dir with open;
+// on an error it closes what it opened.
+func openLayers(dir string, files []string, open func(path string) (*bolt.DB, error)) (*layeredStore, error) {
+	s := &layeredStore{}
+	for _, name := range files {
+		db, err := open(filepath.Join(dir, name))
+		if err != nil {
+			return nil, errors.Join(err, s.close())
+		}
+		s.dbs = append(s.dbs, db)
+	}
+	return s, nil
+}
+
+// openReadOnly opens a bbolt file of a published generation read-only.
+func openReadOnly(path string) (*bolt.DB, error) {
+	return bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
+}
+
+// checkBuckets checks that the base holds the store's buckets and every
+// layer its tombstones too.
+func (s *layeredStore) checkBuckets() error {
+	return s.view(func(t storeTx) error {
+		for i, tx := range t.txs {
+			names := storeBuckets
+			if i > 0 {
+				names = append(slices.Clone(storeBuckets), bucketRemoved)
+			}
+			for _, name := range names {
+				if tx.Bucket(name) == nil {
+					return reject(RejectStructure, "%s lacks bucket %q", filepath.Base(tx.DB().Path()), name)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// view runs fn in one read transaction on every file of the store.
+func (s *layeredStore) view(fn func(t storeTx) error) error {
+	t := storeTx{txs: make([]*bolt.Tx, 0, len(s.dbs))}
+	defer func() {
+		for _, tx := range t.txs {
+			tx.Rollback()
+		}
+	}()
+	for _, db := range s.dbs {
+		tx, err := db.Begin(false)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", filepath.Base(db.Path()), err)
+		}
+		t.txs = append(t.txs, tx)
+	}
+	return fn(t)
+}
+
+// close closes every file of the store.
+func (s *layeredStore) close() error {
+	var errs []error
+	for _, db := range s.dbs {
+		errs = append(errs, db.Close())
+	}
+	s.dbs = nil
+	return errors.Join(errs...)
+}
+
+// storeTx reads a profile store, its base and layers, as one store:
+// what a whole profiles.db of the same profiles would answer. Values it
+// returns are valid only inside the transaction.
+type storeTx struct {
+	txs []*bolt.Tx // the base first
+}
+
+// value returns the stored value of id, from the newest layer that holds
+// or removes it, else the base; nil when no profile has id.
+func (t storeTx) value(id []byte) []byte {
+	for i := len(t.txs) - 1; i > 0; i-- {
+		if v := t.txs[i].Bucket(bucketProfiles).Get(id); v != nil {
+			return v
+		}
+		if t.txs[i].Bucket(bucketRemoved).Get(id) != nil {
+			return nil
+		}
+	}
+	return t.txs[0].Bucket(bucketProfiles).Get(id)
+}
+
+// profile returns the profile id, nil when there is none.
+func (t storeTx) profile(id string) (*companydocs.Profile, error) {
+	v := t.value([]byte(id))
+	if v == nil {
+		return nil, nil
+	}
+	p, err := decodeProfile(id, v)
+	if err != nil {
+		return nil, fmt.Errorf("profile %q: %w", id, err)
+	}
+	return p, nil
+}
+
+// byKey returns the profiles listed under key in a secondary bucket, in
+// id order. A layer lists the keys of the profiles it holds; an older
+// layer's entry of a profile changed or removed since is stale, so each
+// id is read through the layers and kept only if its profile still
+// carries key.
+func (t storeTx) byKey(bucket []byte, key string) ([]*companydocs.Profile, error) {
+	if len(t.txs) == 1 {
+		return profilesByKey(t.txs[0], bucket, key)
+	}
+	prefix := indexEntry(key, "")
+	var ids []string
+	for _, tx := range t.txs {
+		c := tx.Bucket(bucket).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			ids = append(ids, string(k[len(prefix):]))
+		}
+	}
+	slices.Sort(ids)
+	var out []*companydocs.Profile
+	for _, id := range slices.Compact(ids) {
+		p, err := t.profile(id)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil && carries(p, bucket, key) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// carries reports whether p is listed under key in the secondary bucket.
+func carries(p *companydocs.Profile, bucket []byte, key string) bool {
+	numbers, leis := secondaryKeys(p)
+	if bytes.Equal(bucket, bucketNumbers) {
+		return slices.Contains(numbers, key)
+	}
+	return slices.Contains(leis, key)
+}
+
+// count returns the number of profiles: the base's key count, or with
+// layers, a walk of the merged profiles.
+func (t storeTx) count() int {
+	if len(t.txs) == 1 {
+		return t.txs[0].Bucket(bucketProfiles).Stats().KeyN
+	}
+	n := 0
+	c := t.cursor()
+	for k, _ := c.first(); k != nil; k, _ = c.next() {
+		n++
+	}
+	return n
+}
+
+// release drops the pages read so far from the resident memory, as a
+// long walk does (releaseResident).
+func (t storeTx) release() error {
+	for _, tx := range t.txs {
+		if err := releaseResident(tx.DB(), tx.Size()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergedCursor walks the profiles of a layered store in id order: each
+// id once, with the value of the newest layer that holds it, and none
+// that a newer layer removes.
+type mergedCursor struct {
+	t    storeTx
+	cs   []*bolt.Cursor // profiles cursors, the base first
+	keys [][]byte       // each cursor's current key, nil when done
+	vals [][]byte
+}
+
+// cursor returns a cursor over the merged profiles of t.
+func (t storeTx) cursor() *mergedCursor {
+	c := &mergedCursor{t: t, keys: make([][]byte, len(t.txs)), vals: make([][]byte, len(t.txs))}
+	for _, tx := range t.txs {
+		c.cs = append(c.cs, tx.Bucket(bucketProfiles).Cursor())
+	}
+	return c
+}
+
+// first moves to the first profile and returns its id and value; nil, nil
+// when there is none.
+func (c *mergedCursor) first() ([]byte, []byte) {
+	for i, cur := range c.cs {
+		c.keys[i], c.vals[i] = cur.First()
+	}
+	return c.current()
+}
+
+// next moves past the current profile.
+func (c *mergedCursor) next() ([]byte, []byte) {
+	c.advance(c.smallest())
+	return c.current()
+}
+
+// current returns the profile at the smallest key, skipping removed ones.
+func (c *mergedCursor) current() ([]byte, []byte) {
+	for {
+		k := c.smallest()
+		if k == nil {
+			return nil, nil
+		}
+		newest := 0
+		for i := range c.keys {
+			if c.keys[i] != nil && bytes.Equal(c.keys[i], k) {
+				newest = i
+			}
+		}
+		if !c.removedAbove(k, newest) {
+			return k, c.vals[newest]
+		}
+		c.advance(k)
+	}
+}
+
+// removedAbove reports whether a layer newer than layer i removes id.
+func (c *mergedCursor) removedAbove(id []byte, i int) bool {
+	for j := i + 1; j < len(c.t.txs); j++ {
+		if c.t.txs[j].Bucket(bucketRemoved).Get(id) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// smallest is the smallest current key of the cursors, nil when all are
+// done.
+func (c *mergedCursor) smallest() []byte {
+	var min []byte
+	for _, k := range c.keys {
+		if k != nil && (min == nil || bytes.Compare(k, min) < 0) {
+			min = k
+		}
+	}
+	return min
+}
+
+// advance moves every cursor at key k to its next key.
+func (c *mergedCursor) advance(k []byte) {
+	if k == nil {
+		return
+	}
+	k = bytes.Clone(k) // the cursors' keys point into their pages
+	for i := range c.cs {
+		if c.keys[i] != nil && bytes.Equal(c.keys[i], k) {
+			c.keys[i], c.vals[i] = c.cs[i].Next()
+		}
+	}
+}

@@ -1,0 +1,323 @@
+package index
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"companydocs"
+	"companydocs/register"
+)
+
+// TestLayeredProfilesAsFullBuild builds A of chunk 53, B of its real
+// edits on A and C of further edits on B (a profile renamed again, one
+// of B's changed ones removed, the one B removed back, an LEI given in B
+// and taken in C, one given in C), incrementally in one data directory and
+// in full in another: B's profile store is a layer on A's profiles.db, C's
+// a second layer on B's files, all shared, and they hold exactly the
+// profiles of the full builds:
+// every id, every field, every lookup by register number and by LEI,
+// the counts, the store a following node opens, and C's change record,
+// which compares with layered B.
+func TestLayeredProfilesAsFullBuild(t *testing.T) {
+	a, b, _ := realEdits(t)
+	lei := register.LEI("529900T8BM49AURSDO55")
+	b[7].LEIs = []companydocs.LEILink{{LEI: lei, Method: "test"}}
+	c := layerEdits(t, a, b, lei)
+	incDir, fullDir := t.TempDir(), t.TempDir()
+	prev := mustBuild(t, incDir, a)
+	mustBuild(t, fullDir, a)
+	for i, ps := range [][]*companydocs.Profile{b, c} {
+		inc := mustBuildWith(t, incDir, ps, incrementalOpts)
+		full := mustBuildWith(t, fullDir, ps, BuilderOptions{BatchSize: 700})
+		var want []string
+		for n := range i + 1 {
+			want = append(want, layerName(n+1))
+		}
+		if !slices.Equal(inc.ProfileLayers, want) || full.ProfileLayers != nil {
+			t.Fatalf("profile layers %q and %q, want %q on the incremental build, none on the full one", inc.ProfileLayers, full.ProfileLayers, want)
+		}
+		dir := filepath.Join(indexDir(incDir), inc.ID)
+		for _, f := range profileFiles(prev) {
+			sameFile(t, filepath.Join(indexDir(incDir), prev.ID, f), filepath.Join(dir, f))
+		}
+		prev = inc
+		if layer, base := fileSize(t, filepath.Join(dir, want[i])), fileSize(t, filepath.Join(dir, profilesName)); layer*20 > base {
+			t.Errorf("layer %s holds %d bytes, more than a twentieth of the base's %d", want[i], layer, base)
+		}
+		g, w := mustOpenCurrent(t, incDir), mustOpenCurrent(t, fullDir)
+		sameProfiles(t, g, w, slices.Concat(a, b, c))
+		sameStore(t, dir, w)
+	}
+	_, incChanges := recordedChanges(t, incDir)
+	_, fullChanges := recordedChanges(t, fullDir)
+	if !reflect.DeepEqual(incChanges, fullChanges) || len(incChanges) < 4 {
+		t.Errorf("C's change records differ, or hold few entries:\nlayered %v\nfull    %v", incChanges, fullChanges)
+	}
+}
+
+// layerEdits returns C: B with one of its renamed profiles renamed
+// again, the one whose officers B replaced removed, the profile B dropped
+// back, the LEI lei taken from the profile B gave it and given to another.
+func layerEdits(t *testing.T, a, b []*companydocs.Profile, lei register.LEI) []*companydocs.Profile {
+	t.Helper()
+	inA, inB := map[string]*companydocs.Profile{}, map[string]bool{}
+	for _, p := range a {
+		inA[p.ID] = p
+	}
+	for _, p := range b {
+		inB[p.ID] = true
+	}
+	var c []*companydocs.Profile
+	renamedAgain, removed := false, false
+	for _, p := range cloneProfiles(b) {
+		q := inA[p.ID]
+		switch {
+		case q != nil && q.Name != p.Name && !renamedAgain:
+			p.Name += " Neu"
+			renamedAgain = true
+		case q != nil && !reflect.DeepEqual(q.Officers, p.Officers) && !removed:
+			removed = true
+			continue
+		case p.ID == b[7].ID:
+			p.LEIs = nil
+		case p.ID == b[11].ID:
+			p.LEIs = []companydocs.LEILink{{LEI: lei, Method: "test"}}
+		}
+		c = append(c, p)
+	}
+	for _, p := range a {
+		if !inB[p.ID] {
+			c = append(c, p)
+		}
+	}
+	if !renamedAgain || !removed || len(c) <= len(b) {
+		t.Fatalf("C renamed again %v, removed %v, has %d profiles, B %d: want one renamed, one removed, and those B dropped back", renamedAgain, removed, len(c), len(b))
+	}
+	return c
+}
+
+// sameProfiles fails unless got and want hold the same profiles: every
+// id in order, every field, and the same answers by register number and
+// by LEI for every key of ps.
+func sameProfiles(t *testing.T, got, want *Generation, ps []*companydocs.Profile) {
+	t.Helper()
+	ids, wantIDs := storeIDs(t, got), storeIDs(t, want)
+	if !slices.Equal(ids, wantIDs) {
+		t.Fatalf("the stores hold %d and %d ids, not the same", len(ids), len(wantIDs))
+	}
+	for _, id := range ids {
+		p, err := got.Profile(id)
+		q, werr := want.Profile(id)
+		if err != nil || werr != nil || !reflect.DeepEqual(p, q) {
+			t.Fatalf("profile %s: %+v (%v), want %+v (%v)", id, p, err, q, werr)
+		}
+	}
+	if n, err := got.storedProfiles(); err != nil || n != len(ids) || got.Count() != len(ids) {
+		t.Errorf("stored profiles %d (%v), meta.json %d; want %d", n, err, got.Count(), len(ids))
+	}
+	for _, p := range ps {
+		x, errX := got.ByNumber(p.Ref.Type, p.Ref.Number)
+		y, errY := want.ByNumber(p.Ref.Type, p.Ref.Number)
+		if errX != nil || errY != nil || !reflect.DeepEqual(x, y) {
+			t.Fatalf("by number %s %s: %d profiles (%v), want %d (%v)", p.Ref.Type, p.Ref.Number, len(x), errX, len(y), errY)
+		}
+		for _, l := range p.LEIs {
+			x, errX := got.ByLEI(l.LEI)
+			y, errY := want.ByLEI(l.LEI)
+			if errX != nil || errY != nil || !reflect.DeepEqual(x, y) {
+				t.Fatalf("by LEI %s: %d profiles (%v), want %d (%v)", l.LEI, len(x), errX, len(y), errY)
+			}
+		}
+	}
+}
+
+// sameStore fails unless the profile store a following node opens in dir
+// answers as want for every id want holds.
+func sameStore(t *testing.T, dir string, want *Generation) {
+	t.Helper()
+	s, err := OpenProfileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, id := range storeIDs(t, want) {
+		p, err := s.Profile(id)
+		q, _ := want.Profile(id)
+		if err != nil || !reflect.DeepEqual(p, q) {
+			t.Fatalf("profile store of %s: profile %s %+v (%v), want %+v", filepath.Base(dir), id, p, err, q)
+		}
+	}
+}
+
+// storeIDs lists the ids of g's profile store in order.
+func storeIDs(t *testing.T, g *Generation) []string {
+	t.Helper()
+	var ids []string
+	err := g.store.view(func(tx storeTx) error {
+		c := tx.cursor()
+		for k, _ := c.first(); k != nil; k, _ = c.next() {
+			ids = append(ids, string(k))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func sameFile(t *testing.T, a, b string) {
+	t.Helper()
+	x, errX := os.Stat(a)
+	y, errY := os.Stat(b)
+	if errX != nil || errY != nil || !os.SameFile(x, y) {
+		t.Errorf("%s is not shared with %s: %v, %v", b, a, errX, errY)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// TestLayerLimits: an incremental build adds a layer while the previous
+// store has fewer than maxProfileLayers and their bytes are at most
+// maxLayerShare of the base's; past either it writes the store whole.
+func TestLayerLimits(t *testing.T) {
+	meta := func(layers int, each int64) Meta {
+		m := Meta{Files: []FileSum{{Path: profilesName, Size: 1000}}}
+		for n := range layers {
+			m.ProfileLayers = append(m.ProfileLayers, layerName(n+1))
+			m.Files = append(m.Files, FileSum{Path: layerName(n + 1), Size: each})
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name  string
+		base  Meta
+		layer bool
+	}{
+		{"a whole store", meta(0, 0), true},
+		{"nine small layers", meta(9, 10), true},
+		{"ten layers", meta(maxProfileLayers, 1), false},
+		{"layers of a tenth of the base", meta(2, 50), true},
+		{"layers of more than a tenth", meta(2, 51), false},
+	} {
+		if got := layerLimitReason(c.base) == ""; got != c.layer {
+			t.Errorf("%s: layer %v, want %v (%q)", c.name, got, c.layer, layerLimitReason(c.base))
+		}
+	}
+}
+
+// TestLayersRestartPastTheLimit: successive incremental builds of small
+// edits each add a layer until the layers hold more than maxLayerShare of
+// the base's bytes; the next build shares the segments but writes its
+// profile store whole, and the one after adds a first layer on it. Every
+// generation holds the profiles it was built of.
+func TestLayersRestartPastTheLimit(t *testing.T) {
+	_, b, _ := realEdits(t)
+	dataDir := t.TempDir()
+	prev := mustBuild(t, dataDir, b)
+	restarted := false
+	for i := 1; i <= 12 && !restarted; i++ {
+		ps := renamed(b, i, 1000, fmt.Sprint("R", i))
+		m := mustBuildWith(t, dataDir, ps, incrementalOpts)
+		reason := layerLimitReason(prev)
+		t.Logf("build %d: %d layers (%s)", i, len(m.ProfileLayers), reason)
+		switch {
+		case m.Build.Kind != BuildIncremental:
+			t.Fatalf("build %d: %+v, want the index on the segments", i, m.Build)
+		case reason == "" && len(m.ProfileLayers) != len(prev.ProfileLayers)+1:
+			t.Fatalf("build %d on %d layers within the limits: %q, want one more", i, len(prev.ProfileLayers), m.ProfileLayers)
+		case reason != "" && m.ProfileLayers != nil:
+			t.Fatalf("build %d past the limit (%s): layers %q, want the store whole", i, reason, m.ProfileLayers)
+		}
+		restarted = reason != ""
+		g := mustOpenCurrent(t, dataDir)
+		for _, p := range ps[:50] {
+			if got, err := g.Profile(p.ID); err != nil || !reflect.DeepEqual(got, p) {
+				t.Fatalf("build %d: profile %s %+v (%v), want %+v", i, p.ID, got, err, p)
+			}
+		}
+		prev = m
+	}
+	if !restarted {
+		t.Fatal("12 builds never wrote the profile store whole")
+	}
+	if m := mustBuildWith(t, dataDir, renamed(b, 0, 1000, "again"), incrementalOpts); !slices.Equal(m.ProfileLayers, []string{layerName(1)}) {
+		t.Errorf("the build after a whole store has layers %q, want one", m.ProfileLayers)
+	}
+}
+
+// TestDamagedProfileLayerIsNeverServed runs the damage matrix over the
+// profile store of a layered generation, its base and its layer: each
+// damaged file is refused as any other file of a generation is.
+func TestDamagedProfileLayerIsNeverServed(t *testing.T) {
+	ps := loadRealProfiles(t)[:300]
+	edited := renamed(ps, 3, 30, "Neu")
+	dataDir := t.TempDir()
+	mustBuild(t, dataDir, ps)
+	m := mustBuildWith(t, dataDir, edited, incrementalOpts)
+	if !slices.Equal(m.ProfileLayers, []string{layerName(1)}) {
+		t.Fatalf("layers %q, want one", m.ProfileLayers)
+	}
+	tmpl := damageTemplate{dir: filepath.Join(indexDir(dataDir), m.ID), profiles: edited}
+	for _, file := range []string{profilesName, layerName(1)} {
+		for _, d := range damages {
+			t.Run(file+"/"+d.name, func(t *testing.T) {
+				dataDir := t.TempDir()
+				copyGeneration(t, tmpl.dir, dataDir, goodName)
+				bad := copyGeneration(t, tmpl.dir, dataDir, badName)
+				if err := d.apply(filepath.Join(bad, file)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := Open(bad); RejectReason(err) != RejectFiles {
+					t.Errorf("Open of the generation with %s %s: %v, want a refusal of its files", file, d.name, err)
+				}
+				if swapToDamaged(t, tmpl, dataDir) {
+					t.Errorf("a generation with its %s %s was swapped in", file, d.name)
+				}
+				startFromDamaged(t, tmpl, dataDir, false)
+			})
+		}
+	}
+}
+
+// TestLayerNamesChecked: a meta.json whose layers are not the layer files
+// in order, or that names a layer without its checksum, or names layers
+// in a version before them, is refused before anything is opened.
+func TestLayerNamesChecked(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		layers []string
+		sums   []string
+		ver    int
+	}{
+		{"a path outside", []string{"../profiles.db"}, []string{"../profiles.db"}, IndexVersion},
+		{"out of order", []string{layerName(2)}, []string{layerName(2)}, IndexVersion},
+		{"without its checksum", []string{layerName(1)}, nil, IndexVersion},
+		{"in version 10", []string{layerName(1)}, []string{layerName(1)}, 10},
+	} {
+		m := Meta{Version: c.ver, ProfileLayers: c.layers, Files: []FileSum{{Path: profilesName}}}
+		for _, s := range c.sums {
+			m.Files = append(m.Files, FileSum{Path: s})
+		}
+		if err := checkLayers(m); RejectReason(err) != RejectMeta {
+			t.Errorf("%s: %v, want a refusal of meta.json", c.name, err)
+		}
+	}
+	if err := checkLayers(Meta{Version: IndexVersion, ProfileLayers: []string{layerName(1)}, Files: []FileSum{{Path: layerName(1)}}}); err != nil {
+		t.Errorf("a layer in order with its checksum: %v", err)
+	}
+	if !IsProfileFile(profilesName) || !IsProfileFile(layerName(12)) || IsProfileFile("profiles.0.db") || IsProfileFile("changes.db") {
+		t.Error("IsProfileFile names the wrong files")
+	}
+}
