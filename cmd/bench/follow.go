@@ -41,19 +41,19 @@ import (
 
 // followRun is one run.
 type followRun struct {
-	Load        string        `json:"load_avg"`
-	Publish     processTiming `json:"publish"`
-	Bytes       int64         `json:"bytes"`
-	Files       int           `json:"files"`
-	Node1       nodeStart     `json:"node1"`
-	Copy        time.Duration `json:"cp"`
-	Node2       nodeStart     `json:"node2"`
-	Publish2    processTiming `json:"publish2"`
-	Bytes2      int64         `json:"bytes2"`
+	Load     string        `json:"load_avg"`
+	Publish  processTiming `json:"publish"`
+	Bytes    int64         `json:"bytes"`
+	Files    int           `json:"files"`
+	Node1    nodeStart     `json:"node1"`
+	Copy     time.Duration `json:"cp"`
+	Node2    nodeStart     `json:"node2"`
+	Publish2 processTiming `json:"publish2"`
+	Bytes2   int64         `json:"bytes2"`
 	// Uploaded2 is what the second publish sent; Shared2 the bytes of its
 	// files that name an object of the first.
-	Uploaded2 int64 `json:"uploaded2"`
-	Shared2   int64 `json:"shared2"`
+	Uploaded2   int64         `json:"uploaded2"`
+	Shared2     int64         `json:"shared2"`
 	Rollout     []rollout     `json:"rollout"`
 	AllServing  time.Duration `json:"all_serving"`  // from the second publish's end (live) to the last node serving it
 	FromPublish time.Duration `json:"from_publish"` // from the second publish's start
