@@ -51,10 +51,11 @@ RACE_E2E := ^(TestTwoNodes|TestHotSwapUnderLoad|TestOrdersDuringARollout|TestWat
 # object store's), so that go test -p 2 packs the short ones beside them instead of ending on index alone
 LIBPKGS = $(shell $(GO) list ./index ./bbolt ./ingest ./ordering ./internal/objectstoretest ./... | grep -v '/app$$')
 
-# INCREMENTAL: the index's tests of incremental builds over the whole sample, several builds each; the race run leaves
-# them out (about five minutes of its longest package under the race detector) and test-eval runs them without it
-# (TestIncrementalBuildOnDamagedBase keeps an incremental build under the race detector)
-INCREMENTAL := ^(TestIncrementalFallsBackToFullBuild|TestIncrementalBuildOnRealEdits|TestKilledIncrementalBuild)$$
+# INCREMENTAL: the index's tests of incremental builds over the whole sample or chunk 53, several builds each; the race
+# run leaves them out (about eight minutes of its longest package under the race detector) and test-eval runs them
+# without it (TestIncrementalBuildOnDamagedBase and TestDamagedProfileLayerIsNeverServed keep an incremental build, and
+# a layered profile store, under the race detector)
+INCREMENTAL := ^(TestIncrementalFallsBackToFullBuild|TestIncrementalBuildOnRealEdits|TestKilledIncrementalBuild|TestLayeredProfilesAsFullBuild|TestLayersRestartPastTheLimit)$$
 
 test-race:
 	$(GO) test -race -count=1 -timeout 20m -skip '$(INCREMENTAL)' $(LIBPKGS)
