@@ -58,10 +58,11 @@ RACE_E2E_PKGS := ./app/e2e/store/ ./app/e2e/serve/ ./app/e2e/follow/ ./app/e2e/w
 # the end-to-end tests and the deployment guide
 LIBPKGS = $(shell $(GO) list ./index ./bbolt ./ingest ./ordering ./internal/objectstoretest ./... | grep -v '/app/e2e/\|/deploy$$')
 
-# INCREMENTAL: the index's tests of incremental builds over the whole sample, several builds each; the race run leaves
-# them out (about five minutes of its longest package under the race detector) and test-eval runs them without it
-# (TestIncrementalBuildOnDamagedBase keeps an incremental build under the race detector)
-INCREMENTAL := ^(TestIncrementalFallsBackToFullBuild|TestIncrementalBuildOnRealEdits|TestKilledIncrementalBuild)$$
+# INCREMENTAL: the index's tests of incremental builds over the whole sample or chunk 53, several builds each; the race
+# run leaves them out (about eight minutes of its longest package under the race detector) and test-eval runs them
+# without it (TestIncrementalBuildOnDamagedBase and TestDamagedProfileLayerIsNeverServed keep an incremental build, and
+# a layered profile store, under the race detector)
+INCREMENTAL := ^(TestIncrementalFallsBackToFullBuild|TestIncrementalBuildOnRealEdits|TestKilledIncrementalBuild|TestLayeredProfilesAsFullBuild|TestLayersRestartPastTheLimit)$$
 
 test-race:
 	$(GO) test -race -count=1 -timeout 20m -skip '$(INCREMENTAL)' $(LIBPKGS)

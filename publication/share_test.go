@@ -25,7 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// TestPublishMovesOnlyWhatIsNew, on SeaweedFS: generation A of 10,000
+// TestPublishMovesOnlyWhatIsNew, on SeaweedFS: generation A of 4,000
 // records of the embedded sample is published whole; B, an incremental
 // ingest of the records one in a hundred of them renamed, built on A,
 // uploads only the files whose content the store does not hold (its
@@ -51,7 +51,7 @@ func TestPublishMovesOnlyWhatIsNew(t *testing.T) {
 	var out, warn bytes.Buffer
 	pub := NewPublisher(meta, objects, &out, &warn)
 	src := t.TempDir()
-	records := sampleProfiles(t, 10000)
+	records := sampleProfiles(t, 4000)
 
 	a := mustPublish(t, pub, src, records, false)
 	if a.Shared != 0 || a.Uploaded != a.Bytes {
@@ -94,7 +94,7 @@ func TestPublishMovesOnlyWhatIsNew(t *testing.T) {
 	if largestSegment(t, c.Files).Object != zap.Object {
 		t.Errorf("C's segment names %q, want A's object %s", largestSegment(t, c.Files).Object, zap.Object)
 	}
-	meta.serve("node", c.Name)
+	meta.serveAll(c.Name)
 	out.Reset()
 	pub.Retire(ctx)
 	if want := "deleted " + a.Name + " from the object store: every node serves two newer generations; kept "; !strings.Contains(out.String(), want) {
@@ -115,7 +115,7 @@ func TestPublishMovesOnlyWhatIsNew(t *testing.T) {
 	if d.Shared+e.Shared != 0 {
 		t.Errorf("full builds shared %d and %d bytes, want none", d.Shared, e.Shared)
 	}
-	meta.serve("node", e.Name)
+	meta.serveAll(e.Name)
 	out.Reset()
 	pub.Retire(ctx)
 	t.Logf("retiring B and C: %s", out.String())
@@ -272,11 +272,14 @@ type testNode struct {
 	read    *int64
 }
 
+// newNode's follower reports itself every 10 ms, so that its heartbeats
+// during an install land in the metastore as a real node's do (and
+// retention sees them).
 func newNode(t *testing.T, meta Metastore, objects Blobs) testNode {
 	t.Helper()
 	n := testNode{dataDir: t.TempDir(), read: new(int64)}
-	n.f = NewFollower(FollowerConfig{Meta: meta, Objects: countingBlobs{objects, n.read}, DataDir: n.dataDir, Node: "test",
-		Interval: time.Second, Keep: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics.New(),
+	n.f = NewFollower(FollowerConfig{Meta: meta, Objects: countingBlobs{objects, n.read}, DataDir: n.dataDir, Node: t.Name() + "/" + filepath.Base(n.dataDir),
+		Interval: 10 * time.Millisecond, Keep: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics.New(),
 		Serving: func() string { name, _ := index.ReadCurrent(n.dataDir); return name }})
 	return n
 }
@@ -332,9 +335,13 @@ func newMemMetastore() *memMetastore {
 	return &memMetastore{pubs: map[string]Publication{}, nodes: map[string]Node{}}
 }
 
-// serve records node as serving gen, now.
-func (m *memMetastore) serve(node, gen string) {
-	m.Heartbeat(context.Background(), Node{Node: node, Generation: gen})
+// serveAll records every node that reported (the test's followers, which
+// report while they install) and one more as serving gen, now.
+func (m *memMetastore) serveAll(gen string) {
+	nodes, _ := m.IndexNodes(context.Background())
+	for _, n := range append(nodes, Node{Node: "node"}) {
+		m.Heartbeat(context.Background(), Node{Node: n.Node, Generation: gen})
+	}
 }
 
 func (m *memMetastore) BeginPublication(_ context.Context, p Publication) error {
