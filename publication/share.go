@@ -23,6 +23,14 @@ import (
 // manifest names it: a retired generation's objects that a newer one
 // still names stay under its name after its record is gone, and are
 // deleted with the last publication that names them.
+//
+// A publication is recorded (BeginPublication) before its upload, so a
+// later retention sees what it names. Publishes are run one at a time:
+// a second publisher's retention that read the publications before this
+// one was recorded, and retires both the generations it names an object
+// of, deletes that object; Upload's check after the upload fails the
+// publish if the object went before it, not if it goes between the check
+// and going live.
 
 // minShared is the smallest file a publish takes from an earlier
 // generation's object instead of uploading it. Smaller ones (bleve's
