@@ -44,11 +44,11 @@ func (m *Main) startFollowing(ctx context.Context) error {
 	}
 	objects.WithIdle(publication.FollowIdle(m.Config.FollowInterval)).WithLogger(m.Logger)
 	m.followObjects = objects
-	m.follower = publication.NewFollower(publication.FollowerConfig{Meta: metastore.New(m.Database), Objects: objects,
+	m.Follower = publication.NewFollower(publication.FollowerConfig{Meta: metastore.New(m.Database), Objects: objects,
 		DataDir: m.Config.DataDir, Node: m.nodeName(), Rate: m.Config.DownloadRate, Interval: m.Config.FollowInterval,
 		Keep: m.Config.Keep, Logger: m.Logger, Metrics: m.Metrics, Serving: m.ServingGeneration, ShareLimits: m.nodeShare.SetNodes})
 	if _, err := index.ReadCurrent(m.Config.DataDir); errors.Is(err, index.ErrNoGeneration) {
-		return m.follower.First(ctx)
+		return m.Follower.First(ctx)
 	} else if err != nil {
 		return err
 	}
@@ -62,15 +62,6 @@ func (m *Main) ServingGeneration() string {
 	}
 	id, _, _ := m.Live.Current()
 	return id
-}
-
-// WakeFollower asks the follow loop to sync and report itself now, as a
-// rollout's gate does, rather than at its next follow interval; it does
-// nothing on a node that follows no object store.
-func (m *Main) WakeFollower() {
-	if m.follower != nil {
-		m.follower.WakeUp()
-	}
 }
 
 // nodeName is --node-name, or the host name and the data directory.

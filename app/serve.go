@@ -140,9 +140,10 @@ type Main struct {
 	// stripeKeys are Stripe's secrets (never in Config).
 	refunds    *refunder
 	stripeKeys stripeKeys
-	// follower keeps the data directory on the newest published
-	// generation (--index-source); nil otherwise.
-	follower *publication.Follower
+	// Follower keeps the data directory on the newest published
+	// generation (--index-source); nil otherwise. Its WakeUp makes it sync
+	// and report itself now, as a rollout's gate does.
+	Follower *publication.Follower
 	// followObjects is the object store the follower downloads from.
 	followObjects *objectstore.Store
 	// nodeShare divides the rate limits among the live nodes (set by the
@@ -275,8 +276,8 @@ func (m *Main) openIndexAndStore(ctx context.Context) (ordering.Store, error) {
 	}
 	m.Metrics.SetGeneration(m.Live.Current())
 	m.observeChanges(m.Live.Meta())
-	if m.follower != nil {
-		m.follower.Start()
+	if m.Follower != nil {
+		m.Follower.Start()
 	} else if store, err = m.openOrderStore(ctx); err != nil {
 		return nil, err
 	}
@@ -297,8 +298,8 @@ func (m *Main) startOrdering(store ordering.Store, plans *ordering.Plans, provid
 		Payments:      providers, OnRefundDue: m.wakeRefunds, OnRefund: m.observeRefund, OnPaymentEvent: m.Metrics.ObservePaymentEvent,
 		RefundRetryBase: m.Config.Stripe.RefundRetryBase, RefundLease: m.Config.Stripe.RefundLease}
 	var profiles ordering.Profiles = m.Live
-	if m.follower != nil {
-		profiles = publication.RolloutProfiles{Live: m.Live, Follower: m.follower}
+	if m.Follower != nil {
+		profiles = publication.RolloutProfiles{Live: m.Live, Follower: m.Follower}
 	}
 	if m.Ordering, err = ordering.New(store, profiles, plans, opts); err != nil {
 		return m.explainOrderStoreError(err) // Close closes the store
@@ -392,8 +393,8 @@ func (m *Main) Close() error {
 	if w := m.watcher.Load(); w != nil {
 		w.Close()
 	}
-	if m.follower != nil {
-		m.follower.Stop()
+	if m.Follower != nil {
+		m.Follower.Stop()
 		errs = append(errs, m.followObjects.Close())
 	}
 	if m.Webhooks != nil {
@@ -435,11 +436,11 @@ func (m *Main) observeSwap(meta index.Meta) {
 	m.Metrics.ObserveSwap(meta.ID, meta.Profiles, meta.CreatedAt)
 	m.observeChanges(meta)
 	m.wakeWatcher()
-	if m.follower != nil {
+	if m.Follower != nil {
 		// The follow loop installed it, but its heartbeat went out before
 		// the swap: said again now, the metastore and the behind gauge
 		// stop saying "behind 1" for the rest of the follow interval.
-		m.follower.WakeUp()
+		m.Follower.WakeUp()
 	}
 }
 
