@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// WaitForLong is waitFor with a finer poll over a longer time: the change
+// WaitForLong is WaitFor with a finer poll over a longer time: the change
 // record appears after the ingest has read every record.
 func WaitForLong(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()

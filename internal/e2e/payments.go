@@ -240,7 +240,7 @@ func CheckoutEvent(o companydocs.Order, typ, paymentIntent string) StripeEvent {
 	return CheckoutEventPaying(o, typ, paymentIntent, 450, "eur")
 }
 
-// CheckoutEventPaying is checkoutEvent with the session's amount_total
+// CheckoutEventPaying is CheckoutEvent with the session's amount_total
 // in cents and its currency.
 func CheckoutEventPaying(o companydocs.Order, typ, paymentIntent string, cents int, currency string) StripeEvent {
 	eventSeq.Lock()

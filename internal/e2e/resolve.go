@@ -150,7 +150,7 @@ func (w *CountingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// RunCLIOut is runCLI with stdout going to out.
+// RunCLIOut is RunCLI with stdout going to out.
 func RunCLIOut(t *testing.T, out io.Writer, args ...string) (stdout, stderr, line string, code int) {
 	t.Helper()
 	var errOut bytes.Buffer

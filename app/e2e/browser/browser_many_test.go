@@ -216,7 +216,7 @@ func TestBrowserManyCompanies(t *testing.T) {
 	}
 }
 
-// manyUploadRows are 50 rows of the records, as germanExcelRows writes
+// manyUploadRows are 50 rows of the records, as e2e.GermanExcelRows writes
 // them, and last five of companies still registered (orderable when found
 // exactly) whose clue holds the register entry after the name, as people
 // write it in one cell ("Graf Plastics GmbH Freiburg HRB 261356").

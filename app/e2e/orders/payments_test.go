@@ -262,7 +262,7 @@ func checkNoStripeSecrets(t *testing.T, ts *e2e.TestServer, key string) {
 	}
 }
 
-// withStripePlan adds the plan paid through Stripe of stripePlans to the
+// withStripePlan adds the plan paid through Stripe of e2e.StripePlans to the
 // plans file at path and returns the new file's path.
 func withStripePlan(t *testing.T, path string) string {
 	t.Helper()

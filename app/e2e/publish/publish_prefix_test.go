@@ -30,7 +30,7 @@ type rawBucket interface {
 	uploads(t *testing.T) []string
 }
 
-// prefixSetup is a followSetup whose --index-source names the prefix
+// prefixSetup is an e2e.FollowSetup whose --index-source names the prefix
 // objectstoretest.Prefix of a bucket the test also reaches whole.
 type prefixSetup struct {
 	e2e.FollowSetup

@@ -46,13 +46,13 @@ const (
 type resourceServer struct {
 	*e2e.CrashServer
 	dir      string
-	keys     map[string]string // API keys by account name (crashCreateAccounts)
+	keys     map[string]string // API keys by account name (e2e.CrashCreateAccounts)
 	tokens   map[string]string // session tokens by account name
 	profiles []string          // orderable profile ids of the generation
 }
 
 // bystanderAccount is the account whose latency is watched; the other
-// accounts of crashCreateAccounts and crashOperator are free for the
+// accounts of e2e.CrashCreateAccounts and e2e.CrashOperator are free for the
 // attack.
 const bystanderAccount = "crash-0"
 

@@ -17,12 +17,12 @@ const benchResolveRows = 2000
 
 // BenchmarkResolveRows measures the rows per second of companydocs
 // resolve on the embedded sample: 2,000 rows of its
-// real companies as germanExcelRows writes them (every third name with a
+// real companies as e2e.GermanExcelRows writes them (every third name with a
 // typo, the seat, every fourth with its register entry), in process
 // (--workers 4) and through the batch endpoint of a server on 127.0.0.1
 // (batches of 100, --workers 4, no search budget). Run it with
 //
-//	go test -run '^$' -bench BenchmarkResolveRows -benchtime 3x -count 5 ./app/
+//	go test -run '^$' -bench BenchmarkResolveRows -benchtime 3x -count 5 ./app/e2e/search/
 func BenchmarkResolveRows(b *testing.B) {
 	sample := e2e.SampleFile(b)
 	dir := b.TempDir()

@@ -557,7 +557,7 @@ func TestResolveGermanCSV(t *testing.T) {
 	}
 }
 
-// searchOfRow is the search resolve makes of a row of germanExcelRows.
+// searchOfRow is the search resolve makes of a row of e2e.GermanExcelRows.
 func searchOfRow(dir string, row []string) (*resolver.Result, error) {
 	live, err := index.OpenLive(dir, index.LiveOptions{PollInterval: -1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -94,7 +94,7 @@ type resolveRun struct {
 
 // runResolveChild runs the real command in a child process with stdin
 // streamed from in, and measures its peak resident memory (through a
-// small process in between: peakFileEnv says why).
+// small process in between: e2e.PeakFileEnv says why).
 func runResolveChild(t *testing.T, in io.Reader, args ...string) resolveRun {
 	t.Helper()
 	peakFile := filepath.Join(t.TempDir(), "peak")

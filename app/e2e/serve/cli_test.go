@@ -280,7 +280,7 @@ func unknownValidLEI(t *testing.T) string {
 	return ""
 }
 
-// TestCommandLineSearchTableFits: the search table fits tableWidth with
+// TestCommandLineSearchTableFits: the search table fits app.TableWidth with
 // the longest company name of the embedded sample: the name is cut short
 // with "…", the columns stay aligned and every reason is printed.
 func TestCommandLineSearchTableFits(t *testing.T) {

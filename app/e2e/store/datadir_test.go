@@ -17,7 +17,7 @@ import (
 	"companydocs/internal/e2e"
 )
 
-// newTestMain returns the real Main configured like startServer's, without
+// newTestMain returns the real Main configured like e2e.StartServer's, without
 // running it.
 func newTestMain(tb testing.TB, dataDir string, args ...string) *e2e.TestServer {
 	tb.Helper()

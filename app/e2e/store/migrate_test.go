@@ -65,7 +65,7 @@ func TestStoreMigrateRefuses(t *testing.T) {
 }
 
 // mustCensus checks that the database holds accounts accounts, each with
-// the 1,000 credits storeAccounts gave it.
+// the 1,000 credits e2e.StoreAccounts gave it.
 func mustCensus(t *testing.T, url string, accounts int) {
 	t.Helper()
 	db, err := postgres.Open(context.Background(), url, postgres.Options{})
