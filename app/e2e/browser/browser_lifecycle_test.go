@@ -189,6 +189,21 @@ func (p *pageDriver) checkDelivered(id string) {
 // file into a directory of the test: the saved bytes must be the upload.
 func (p *pageDriver) downloadDocument(id string, pdf []byte) {
 	p.t.Helper()
+	saved := p.download(cardSelector("#orders-list", id, ".download-order"))
+	if got, want := sha256.Sum256(saved), sha256.Sum256(pdf); got != want {
+		p.t.Fatalf("downloaded %d bytes with SHA-256 %x, uploaded %d bytes with %x", len(saved), got, len(pdf), want)
+	}
+	p.waitJS("the download reported", fmt.Sprintf(`document.querySelector(%q) !== null`, cardSelector("#orders-list", id, ".action-message .status")))
+	if said := p.text("read the download message", cardSelector("#orders-list", id, ".action-message .status")); !strings.Contains(said, ".pdf") {
+		p.t.Fatalf("download message %q does not name the PDF file", said)
+	}
+}
+
+// download presses the button of selector, lets Chromium save the file
+// into a directory of the test and returns its bytes (nil when Chromium
+// reports no completed download).
+func (p *pageDriver) download(selector string) []byte {
+	p.t.Helper()
 	dir := p.t.TempDir()
 	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
 	defer cancel()
@@ -201,32 +216,26 @@ func (p *pageDriver) downloadDocument(id string, pdf []byte) {
 			})
 			return err
 		}),
-		chromedp.Click(chromedp.CSS(cardSelector("#orders-list", id, ".download-order"))))
+		chromedp.Click(chromedp.CSS(selector)))
 	if err != nil {
 		p.fail("press the download button", err)
 	}
-	var saved []byte
 	for ev, err := range progress {
 		if err != nil {
 			p.fail("wait for the download", err)
 		}
 		if ev.State == browser.DownloadProgressStateCanceled {
-			p.t.Fatalf("Chromium cancelled the download of %s", id)
+			p.t.Fatalf("Chromium cancelled the download of %s", selector)
 		}
 		if ev.State == browser.DownloadProgressStateCompleted {
-			if saved, err = os.ReadFile(filepath.Join(dir, ev.GUID)); err != nil {
+			saved, err := os.ReadFile(filepath.Join(dir, ev.GUID))
+			if err != nil {
 				p.t.Fatalf("read the downloaded file: %v", err)
 			}
-			break
+			return saved
 		}
 	}
-	if got, want := sha256.Sum256(saved), sha256.Sum256(pdf); got != want {
-		p.t.Fatalf("downloaded %d bytes with SHA-256 %x, uploaded %d bytes with %x", len(saved), got, len(pdf), want)
-	}
-	p.waitJS("the download reported", fmt.Sprintf(`document.querySelector(%q) !== null`, cardSelector("#orders-list", id, ".action-message .status")))
-	if said := p.text("read the download message", cardSelector("#orders-list", id, ".action-message .status")); !strings.Contains(said, ".pdf") {
-		p.t.Fatalf("download message %q does not name the PDF file", said)
-	}
+	return nil
 }
 
 // reorderAndCancel orders the same again (the first order is delivered,

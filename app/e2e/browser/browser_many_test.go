@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,7 +17,6 @@ import (
 	"companydocs/messages"
 	"companydocs/sheet"
 
-	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 )
 
@@ -286,38 +284,7 @@ func reviewedCells(t *testing.T, base string, row []string, choice int) []string
 // downloadMany presses the download button and returns the file saved.
 func (p *pageDriver) downloadMany() string {
 	p.t.Helper()
-	dir := p.t.TempDir()
-	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
-	defer cancel()
-	progress := chromedp.Events(ctx, browser.DownloadProgress)
-	enabled := true
-	err := chromedp.Do(ctx,
-		chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
-			_, err := chromedp.Call(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-				Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: &enabled,
-			})
-			return err
-		}),
-		chromedp.Click(chromedp.CSS("#many-download")))
-	if err != nil {
-		p.fail("press the download button", err)
-	}
-	for ev, err := range progress {
-		if err != nil {
-			p.fail("wait for the download", err)
-		}
-		if ev.State == browser.DownloadProgressStateCanceled {
-			p.t.Fatal("Chromium cancelled the download")
-		}
-		if ev.State == browser.DownloadProgressStateCompleted {
-			saved, err := os.ReadFile(filepath.Join(dir, ev.GUID))
-			if err != nil {
-				p.t.Fatalf("read the downloaded file: %v", err)
-			}
-			return string(saved)
-		}
-	}
-	return ""
+	return string(p.download("#many-download"))
 }
 
 // checkManyGerman switches to German: the section's headings, labels,
