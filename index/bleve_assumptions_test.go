@@ -348,16 +348,23 @@ func compareSegmentPostings(t *testing.T, r bindex.IndexReader, segs *segments, 
 	if err := u.open(segs, [][]clause{{{field: field, value: term, boost: 1}}}, 1); err != nil {
 		t.Fatal(err)
 	}
+	// the drive reads deleted documents too, which the searcher passes
+	// over (below)
 	d := u.readers[0]
 	var got []bindex.TermFieldDoc
 	for d.next(&err); !d.done; d.next(&err) {
-		got = append(got, bindex.TermFieldDoc{ID: bindex.NewIndexInternalID(nil, d.doc), Freq: d.freq, Norm: d.norm})
+		if seg, local := segs.locate(d.doc); !segs.deleted(seg, local) {
+			got = append(got, bindex.TermFieldDoc{ID: bindex.NewIndexInternalID(nil, d.doc), Freq: d.freq, Norm: d.norm})
+		}
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("%q: drive reads %v, term field reader %v", term, got, want)
+	}
+	if found := searchedDocs(t, segs, field, term); fmt.Sprint(found) != fmt.Sprint(idsOf(want)) {
+		t.Errorf("%q: the searcher finds %v, the term field reader %v", term, found, idsOf(want))
 	}
 
 	ps, err := openPostings(segs, []clause{{field: field, value: term, boost: 1}}, 1)
@@ -377,6 +384,36 @@ func compareSegmentPostings(t *testing.T, r bindex.IndexReader, segs *segments, 
 			t.Errorf("%q: document %d held %v by the bitmaps, %v by the term field reader", term, doc, got, held[doc])
 		}
 	}
+}
+
+// searchedDocs returns the documents a search for term in field finds,
+// in document order.
+func searchedDocs(t *testing.T, segs *segments, field, term string) []uint64 {
+	t.Helper()
+	q := &textQuery{drive: [][]clause{{{field: field, value: term, boost: 1}}}}
+	s, err := q.newSearcher(segs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := collect(t.Context(), s, 1000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []uint64
+	for _, m := range append(top.best, top.tied...) {
+		docs = append(docs, m.doc)
+	}
+	slices.Sort(docs)
+	return docs
+}
+
+// idsOf returns the document numbers of docs.
+func idsOf(docs []bindex.TermFieldDoc) []uint64 {
+	var out []uint64
+	for _, d := range docs {
+		out = append(out, binary.BigEndian.Uint64(d.ID))
+	}
+	return out
 }
 
 // holds reports whether document doc of segs holds the clause of p.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
@@ -19,6 +20,8 @@ type segments struct {
 	r       *scorch.IndexSnapshot
 	snaps   []*scorch.SegmentSnapshot
 	offsets []uint64
+	// dead holds each segment's deleted documents, nil where it has none
+	dead []*roaring.Bitmap
 	// lists holds the postings lists read: a query reads a term's for its
 	// document frequency, and again to walk or score it
 	lists map[fieldTerm]*termPostings
@@ -44,6 +47,11 @@ func segmentsOf(r bindex.IndexReader) (*segments, error) {
 	for _, seg := range s.snaps {
 		s.offsets = append(s.offsets, next)
 		next += seg.Segment().Count()
+		var dead *roaring.Bitmap
+		if d := seg.Deleted(); d != nil && !d.IsEmpty() {
+			dead = d
+		}
+		s.dead = append(s.dead, dead)
 	}
 	return s, nil
 }
@@ -60,12 +68,17 @@ func (s *segments) numbers() uint64 {
 
 // hasDeleted reports whether a segment holds deleted documents.
 func (s *segments) hasDeleted() bool {
-	for _, seg := range s.snaps {
-		if d := seg.Deleted(); d != nil && !d.IsEmpty() {
+	for _, d := range s.dead {
+		if d != nil {
 			return true
 		}
 	}
 	return false
+}
+
+// deleted reports whether document local of segment seg is deleted.
+func (s *segments) deleted(seg int, local uint64) bool {
+	return s.dead[seg] != nil && s.dead[seg].Contains(uint32(local))
 }
 
 // locate returns the segment of document number doc and its number there.
@@ -78,30 +91,60 @@ func (s *segments) locate(doc uint64) (int, uint64) {
 }
 
 // postings returns the postings list of term in field in every segment,
-// less the segment's deleted documents.
+// deleted documents included, and the number of live documents they
+// hold. zap would take the deleted documents off each list it opens
+// (PostingsList's except): a copy of the whole bitmap, the larger part of
+// a search's cost on a generation built on another's, since most terms'
+// postings lie in its large segment, which holds the deleted documents.
+// The searcher passes over them instead (textSearcher.next), and the
+// score clauses are only asked about the live documents it keeps.
 func (s *segments) postings(field, term string) (*termPostings, error) {
 	key := fieldTerm{field, term}
 	if p, ok := s.lists[key]; ok {
 		return p, nil
 	}
 	p := &termPostings{lists: make([]segment.PostingsList, 0, len(s.snaps))}
-	for _, seg := range s.snaps {
+	for i, seg := range s.snaps {
 		dict, err := seg.Segment().Dictionary(field)
 		if err != nil {
 			return nil, err
 		}
-		pl, err := dict.PostingsList([]byte(term), seg.Deleted(), nil)
+		pl, err := dict.PostingsList([]byte(term), nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		n, err := liveCount(pl, s.dead[i])
 		if err != nil {
 			return nil, err
 		}
 		p.lists = append(p.lists, pl)
-		p.count += pl.Count()
+		p.count += n
 	}
 	if s.lists == nil {
 		s.lists = make(map[fieldTerm]*termPostings, 32)
 	}
 	s.lists[key] = p
 	return p, nil
+}
+
+// liveCount returns the documents of pl less those of dead, as zap's
+// Count does with dead as the list's except, counting the intersection
+// without copying the list.
+func liveCount(pl segment.PostingsList, dead *roaring.Bitmap) (uint64, error) {
+	n := pl.Count()
+	if dead == nil || n == 0 {
+		return n, nil
+	}
+	docs, err := docsOf(pl)
+	switch {
+	case err != nil:
+		return 0, err
+	case docs.hasOne && dead.Contains(uint32(docs.one)):
+		return n - 1, nil
+	case docs.bitmap != nil:
+		return n - docs.bitmap.AndCardinality(dead), nil
+	}
+	return n, nil
 }
 
 // storedProfile returns the profile that document h.doc stores

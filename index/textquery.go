@@ -130,7 +130,10 @@ func (s *textSearcher) next(b *batch, floor float64) (ok bool, err error) {
 		if score+s.scoreBound < floor {
 			continue
 		}
-		seg, _ := s.segs.locate(doc)
+		seg, local := s.segs.locate(doc)
+		if s.segs.deleted(seg, local) {
+			continue // read with its segment's postings (segments.postings)
+		}
 		if len(b.docs) > 0 && seg != b.segment {
 			s.held = heldMatch{doc, score, true}
 			break
@@ -398,7 +401,8 @@ func openPostings(segs *segments, clauses []clause, docs uint64) ([]*postings, e
 	return out, nil
 }
 
-// docsOf returns the documents of a postings list, less its deleted ones.
+// docsOf returns the documents of a postings list, less the except it
+// was opened with.
 func docsOf(pl segment.PostingsList) (segmentDocs, error) {
 	it := pl.Iterator(false, false, false, nil)
 	opt, ok := it.(segment.OptimizablePostingsIterator)
