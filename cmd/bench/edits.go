@@ -27,17 +27,18 @@ var editKinds = []string{"renamed", "officer replaced", "liquidation", "struck o
 func runEdits(_ context.Context, args []string) error {
 	fs := newFlags("edits")
 	every := fs.Int("every", 100, "edit every n-th record")
+	offset := fs.Int("offset", 0, "count records from this number: each offset below -every edits other records, so that editing the copy again with the next offset makes the next dump")
 	outDir := fs.String("o", "", "directory for the edited copies (NAME.edited.jsonl.gz)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *outDir == "" || fs.NArg() == 0 || *every < 1 {
-		return fmt.Errorf("need -o DIR, -every >= 1 and dump files")
+	if *outDir == "" || fs.NArg() == 0 || *every < 1 || *offset < 0 {
+		return fmt.Errorf("need -o DIR, -every >= 1, -offset >= 0 and dump files")
 	}
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
 		return err
 	}
-	e := &editor{every: *every, counts: map[string]int{}}
+	e := &editor{every: *every, offset: *offset, counts: map[string]int{}}
 	for _, path := range fs.Args() {
 		if err := e.editFile(path, *outDir); err != nil {
 			return err
@@ -53,7 +54,7 @@ func runEdits(_ context.Context, args []string) error {
 }
 
 type editor struct {
-	every           int
+	every, offset   int
 	records, edited int
 	counts          map[string]int
 	courts          []string // court codes seen, first two distinct ones
@@ -107,14 +108,15 @@ func (e *editor) edit(line []byte) ([]byte, bool, error) {
 	if number != "" && len(e.courts) < 2 && !slices.Contains(e.courts, number) {
 		e.courts = append(e.courts, number)
 	}
-	if e.records%e.every != 0 {
+	n := e.records + e.offset
+	if n%e.every != 0 {
 		return line, true, nil
 	}
 	var rec map[string]any
 	if err := json.Unmarshal(line, &rec); err != nil {
 		return line, true, nil // not a record: left as it is
 	}
-	kind := editKinds[(e.records/e.every)%len(editKinds)]
+	kind := editKinds[(n/e.every)%len(editKinds)]
 	outcome := e.apply(kind, rec, number)
 	if outcome == unchanged {
 		return line, true, nil
