@@ -343,6 +343,15 @@ func compareSegmentPostings(t *testing.T, r bindex.IndexReader, segs *segments, 
 	if tp.count != tfr.Count() {
 		t.Errorf("%q: count %d, term field reader %d", term, tp.count, tfr.Count())
 	}
+	// counted again with the deleted documents' counts kept, and read
+	// back from them
+	kept := &deadCounts{}
+	for i := range 2 {
+		again := &segments{r: segs.r, snaps: segs.snaps, offsets: segs.offsets, dead: segs.dead, deadCounts: kept}
+		if tp, err := again.postings(field, term); err != nil || tp.count != tfr.Count() {
+			t.Errorf("%q, search %d with kept counts: count %d (%v), term field reader %d", term, i+1, tp.count, err, tfr.Count())
+		}
+	}
 
 	var u union
 	if err := u.open(segs, [][]clause{{{field: field, value: term, boost: 1}}}, 1); err != nil {

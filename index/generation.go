@@ -41,6 +41,8 @@ type Generation struct {
 	changesErr  error
 	// ranks orders the documents by id (readIDRanks)
 	ranks atomic.Pointer[[]uint32]
+	// deadCounts holds the deleted documents' counts by term (segments)
+	deadCounts deadCounts
 }
 
 // Open verifies the generation in dir and opens it read-only. With the

@@ -3,6 +3,8 @@ package index
 import (
 	"fmt"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -27,6 +29,45 @@ type segments struct {
 	lists map[fieldTerm]*termPostings
 	// stored reads documents' profiles, made on the first
 	stored *storedReader
+	// deadCounts holds the generation's counts of deleted documents by
+	// term; nil keeps none
+	deadCounts *deadCounts
+}
+
+// deadCounts holds, by term, how many deleted documents its postings
+// lists hold in a generation built on another's, whose segments and
+// deletions never change: a term's count is the intersection of its
+// postings with the deleted documents, a walk of both where they are
+// arrays of comparable size (roaring), and the terms of common words and
+// seats come back in query after query. Terms with few documents are
+// counted each time (deadAmong) and not kept. At most maxDeadCounts are
+// kept; the rest are counted each time.
+type deadCounts struct {
+	counts sync.Map // fieldTerm → uint64
+	kept   atomic.Int64
+}
+
+// maxDeadCounts bounds the terms deadCounts keeps: about 20 MiB.
+const maxDeadCounts = 1 << 18
+
+func (c *deadCounts) get(key fieldTerm) (uint64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	n, ok := c.counts.Load(key)
+	if !ok {
+		return 0, false
+	}
+	return n.(uint64), true
+}
+
+func (c *deadCounts) put(key fieldTerm, n uint64) {
+	if c == nil || c.kept.Load() >= maxDeadCounts {
+		return
+	}
+	if _, loaded := c.counts.LoadOrStore(key, n); !loaded {
+		c.kept.Add(1)
+	}
 }
 
 // termPostings is a term's postings list in each segment, and the
@@ -92,7 +133,7 @@ func (s *segments) locate(doc uint64) (int, uint64) {
 
 // postings returns the postings list of term in field in every segment,
 // deleted documents included, and the number of live documents they
-// hold. zap would take the deleted documents off each list it opens
+// hold (deadCounts). zap would take the deleted documents off each list it opens
 // (PostingsList's except): a copy of the whole bitmap, the larger part of
 // a search's cost on a generation built on another's, since most terms'
 // postings lie in its large segment, which holds the deleted documents.
@@ -104,6 +145,8 @@ func (s *segments) postings(field, term string) (*termPostings, error) {
 		return p, nil
 	}
 	p := &termPostings{lists: make([]segment.PostingsList, 0, len(s.snaps))}
+	dead, known := s.deadCounts.get(key)
+	var counted uint64 // the deleted documents counted, where not known
 	for i, seg := range s.snaps {
 		dict, err := seg.Segment().Dictionary(field)
 		if err != nil {
@@ -113,13 +156,23 @@ func (s *segments) postings(field, term string) (*termPostings, error) {
 		if err != nil {
 			return nil, err
 		}
-		n, err := liveCount(pl, s.dead[i])
-		if err != nil {
-			return nil, err
-		}
 		p.lists = append(p.lists, pl)
-		p.count += n
+		p.count += pl.Count()
+		if !known {
+			n, err := deadIn(pl, s.dead[i])
+			if err != nil {
+				return nil, err
+			}
+			counted += n
+		}
 	}
+	if !known {
+		dead = counted
+		if p.count > fewDocs {
+			s.deadCounts.put(key, dead)
+		}
+	}
+	p.count -= dead
 	if s.lists == nil {
 		s.lists = make(map[fieldTerm]*termPostings, 32)
 	}
@@ -127,24 +180,45 @@ func (s *segments) postings(field, term string) (*termPostings, error) {
 	return p, nil
 }
 
-// liveCount returns the documents of pl less those of dead, as zap's
-// Count does with dead as the list's except, counting the intersection
-// without copying the list.
-func liveCount(pl segment.PostingsList, dead *roaring.Bitmap) (uint64, error) {
-	n := pl.Count()
-	if dead == nil || n == 0 {
-		return n, nil
+// deadIn returns the documents of pl that dead holds, as zap's Count
+// takes them off with dead as the list's except, counting the
+// intersection without copying the list.
+func deadIn(pl segment.PostingsList, dead *roaring.Bitmap) (uint64, error) {
+	if dead == nil || pl.Count() == 0 {
+		return 0, nil
 	}
 	docs, err := docsOf(pl)
 	switch {
 	case err != nil:
 		return 0, err
 	case docs.hasOne && dead.Contains(uint32(docs.one)):
-		return n - 1, nil
+		return 1, nil
+	case docs.bitmap != nil && pl.Count() <= fewDocs:
+		return deadAmong(docs.bitmap, dead), nil
 	case docs.bitmap != nil:
-		return n - docs.bitmap.AndCardinality(dead), nil
+		return docs.bitmap.AndCardinality(dead), nil
 	}
-	return n, nil
+	return 0, nil
+}
+
+// fewDocs is the most documents a term's postings list holds for its
+// deleted documents to be looked up one by one: roaring counts an
+// intersection of two arrays by walking both unless one is 64 times the
+// other, and a large segment's deleted documents are hundreds per array,
+// where a typo neighbour's postings are a few.
+const fewDocs = 32
+
+// deadAmong counts the documents of docs that dead holds, one look-up
+// each.
+func deadAmong(docs, dead *roaring.Bitmap) uint64 {
+	var n uint64
+	it := docs.Iterator()
+	for it.HasNext() {
+		if dead.Contains(it.Next()) {
+			n++
+		}
+	}
+	return n
 }
 
 // storedProfile returns the profile that document h.doc stores

@@ -44,6 +44,8 @@ type termStats struct {
 	// term, hold the frequencies: building a query asks for some (a
 	// token's name and seat frequencies) more than once
 	segs *segments
+	// deadCounts are the generation's, which segs keep
+	deadCounts *deadCounts
 }
 
 type fieldTerm struct{ field, term string }
@@ -69,7 +71,7 @@ func (g *Generation) newTermStats(ctx context.Context) (*termStats, error) {
 		r.Close()
 		return nil, fmt.Errorf("document count: %w", err)
 	}
-	return &termStats{ctx: ctx, r: r, common: max(minCommonDocs, docs/commonDivisor)}, nil
+	return &termStats{ctx: ctx, r: r, common: max(minCommonDocs, docs/commonDivisor), deadCounts: &g.deadCounts}, nil
 }
 
 func (s *termStats) close() {
@@ -120,6 +122,7 @@ func (s *termStats) segments() (*segments, error) {
 		if err != nil {
 			return nil, err
 		}
+		segs.deadCounts = s.deadCounts
 		s.segs = segs
 	}
 	return s.segs, nil
