@@ -44,7 +44,7 @@ func (m *Main) startFollowing(ctx context.Context) error {
 	}
 	objects.WithIdle(publication.FollowIdle(m.Config.FollowInterval)).WithLogger(m.Logger)
 	m.followObjects = objects
-	m.Follower = publication.NewFollower(publication.FollowerConfig{Meta: metastore.New(m.Database), Objects: objects,
+	m.Follower = publication.NewFollower(publication.FollowerConfig{Meta: metastore.New(m.Database).WithLogger(m.Logger), Objects: objects,
 		DataDir: m.Config.DataDir, Node: m.nodeName(), Rate: m.Config.DownloadRate, Interval: m.Config.FollowInterval,
 		Keep: m.Config.Keep, Logger: m.Logger, Metrics: m.Metrics, Serving: m.ServingGeneration, ShareLimits: m.nodeShare.SetNodes})
 	if _, err := index.ReadCurrent(m.Config.DataDir); errors.Is(err, index.ErrNoGeneration) {
