@@ -18,7 +18,7 @@ import (
 func followFlags(fs *flagSet, c *Config) {
 	fs.String(&c.IndexSource, "index-source", "", "object store to follow published index generations from (s3://bucket?prefix=companydocs/&endpoint=...&region=...&use_path_style=true, the prefix the index's own, or file:///shared/dir); needs --store postgres://..., the metastore; the node then starts on an empty data directory and never ingests")
 	fs.Int64(&c.DownloadRate, "download-rate", 0, "bytes a second a following node downloads at most; 0 is unbounded")
-	fs.Duration(&c.FollowInterval, "follow-interval", publication.DefaultFollowInterval, "how often a following node asks the metastore for a newer published generation and reports itself; an object store that answers nothing for this long (at least 1s, at most 2m) fails the download")
+	fs.Duration(&c.FollowInterval, "follow-interval", publication.DefaultFollowInterval, "how often a following node reports itself and asks the metastore for a newer published generation, which it hears of at once by PostgreSQL NOTIFY (this is the fallback); an object store that answers nothing for this long (at least 1s, at most 2m) fails the download")
 	fs.String(&c.NodeName, "node-name", "", "the name a following node reports itself by in the metastore (companydocs nodes); empty is the host name and the data directory")
 }
 
@@ -44,7 +44,7 @@ func (m *Main) startFollowing(ctx context.Context) error {
 	}
 	objects.WithIdle(publication.FollowIdle(m.Config.FollowInterval)).WithLogger(m.Logger)
 	m.followObjects = objects
-	m.Follower = publication.NewFollower(publication.FollowerConfig{Meta: metastore.New(m.Database), Objects: objects,
+	m.Follower = publication.NewFollower(publication.FollowerConfig{Meta: metastore.New(m.Database).WithLogger(m.Logger), Objects: objects,
 		DataDir: m.Config.DataDir, Node: m.nodeName(), Rate: m.Config.DownloadRate, Interval: m.Config.FollowInterval,
 		Keep: m.Config.Keep, Logger: m.Logger, Metrics: m.Metrics, Serving: m.ServingGeneration, ShareLimits: m.nodeShare.SetNodes})
 	if _, err := index.ReadCurrent(m.Config.DataDir); errors.Is(err, index.ErrNoGeneration) {

@@ -3,14 +3,16 @@ package metrics
 import "github.com/prometheus/client_golang/prometheus"
 
 // followCollectors are the collectors of a node that follows published
-// generations: how far behind the newest it is, what it downloaded, and
-// when the metastore or the object store failed it.
+// generations: how far behind the newest it is, what it downloaded, when
+// the metastore or the object store failed it, and how often the
+// metastore told it of a publication at once.
 type followCollectors struct {
 	behind     prometheus.Gauge
 	downloaded prometheus.Counter
 	installs   prometheus.Counter
 	failures   *prometheus.CounterVec
 	damaged    prometheus.Gauge
+	heard      prometheus.Counter
 }
 
 // Steps of following that can fail, the label of follow_failures_total.
@@ -50,7 +52,11 @@ func (m *Registry) registerFollow() {
 		Namespace: namespace, Name: "index_damaged_generations",
 		Help: "Published generations this node found damaged and backs off from (it serves what it has; companydocs nodes says which and why).",
 	})
-	m.Prometheus.MustRegister(f.behind, f.downloaded, f.installs, f.failures, f.damaged)
+	f.heard = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: namespace, Name: "index_publications_heard_total",
+		Help: "Live publications the metastore told this node of at once (PostgreSQL NOTIFY, and the newest live one whenever its listening connection starts), each waking the follow loop before its interval.",
+	})
+	m.Prometheus.MustRegister(f.behind, f.downloaded, f.installs, f.failures, f.damaged, f.heard)
 }
 
 // SetGenerationsBehind sets how many published generations are newer
@@ -76,6 +82,15 @@ func (m *Registry) ObserveInstall() {
 		return
 	}
 	m.follow.installs.Inc()
+}
+
+// ObservePublicationHeard counts a live publication the metastore told
+// of at once.
+func (m *Registry) ObservePublicationHeard() {
+	if m == nil {
+		return
+	}
+	m.follow.heard.Inc()
 }
 
 // ObserveFollowFailure counts a failed step of following (Follow*).

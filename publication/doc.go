@@ -17,4 +17,8 @@
 //
 // It reaches the object store and the metastore through its ports Blobs
 // and Metastore (objectstore.Store and postgres/metastore implement them).
+// A metastore that is also a Listener (postgres/metastore, by LISTEN and
+// NOTIFY) wakes the follower the moment a publication goes live; the
+// follower asks at its interval all the same, which sends its heartbeat
+// and catches what a lost connection missed.
 package publication

@@ -56,8 +56,9 @@ type Follower struct {
 	now     func() time.Time
 
 	cancel context.CancelFunc
-	done   chan struct{}
-	wake   chan struct{}
+	// running is the follow loop and the listener Start began.
+	running sync.WaitGroup
+	wake    chan struct{}
 
 	mu sync.Mutex
 	// installing is the generation being downloaded and installed ("" none),
@@ -302,33 +303,48 @@ func (f *Follower) First(ctx context.Context) error {
 	}
 }
 
-// Start follows in the background until stop.
+// Start follows in the background until Stop: it syncs every interval,
+// and at once when the metastore tells of a publication (a Listener).
 func (f *Follower) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
-	f.cancel, f.done = cancel, make(chan struct{})
-	go func() {
-		defer close(f.done)
-		for {
-			if _, err := f.Sync(ctx); err != nil && ctx.Err() == nil {
-				f.logger.Warn("following published generations failed; serving what this node has", "err", err)
-			}
-			f.heartbeat(ctx)
-			f.settle()
-			select {
-			case <-ctx.Done():
-				return
-			case <-f.wake:
-			case <-time.After(f.interval):
-			}
-		}
-	}()
+	f.cancel = cancel
+	f.running.Go(func() { f.follow(ctx) })
+	if l, ok := f.meta.(Listener); ok {
+		f.running.Go(func() { l.ListenPublications(ctx, f.heard) })
+	}
 }
 
-// Stop ends the follow loop Start began and closes what it holds.
+// follow syncs and reports the node, then waits for the interval or a
+// wake-up, until ctx ends.
+func (f *Follower) follow(ctx context.Context) {
+	for {
+		if _, err := f.Sync(ctx); err != nil && ctx.Err() == nil {
+			f.logger.Warn("following published generations failed; serving what this node has", "err", err)
+		}
+		f.heartbeat(ctx)
+		f.settle()
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.wake:
+		case <-time.After(f.interval):
+		}
+	}
+}
+
+// heard wakes the follow loop for a generation the metastore says is
+// live: the node need not wait for its interval.
+func (f *Follower) heard(name string) {
+	f.metrics.ObservePublicationHeard()
+	f.logger.Debug("the metastore tells of a live generation; following now", "generation", name)
+	f.WakeUp()
+}
+
+// Stop ends what Start began and closes what it holds.
 func (f *Follower) Stop() {
 	if f.cancel != nil {
 		f.cancel()
-		<-f.done
+		f.running.Wait()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -73,6 +73,19 @@ type Metastore interface {
 	LiveNodes(ctx context.Context, within time.Duration) (int, error)
 }
 
+// Listener is a Metastore that tells a node of a publication at once
+// (postgres/metastore, by PostgreSQL's LISTEN and NOTIFY). A follower
+// whose metastore is one syncs on each, and still asks at its interval,
+// which also sends its heartbeat: a notification missed costs at most
+// one interval.
+type Listener interface {
+	// ListenPublications calls published with the name of every
+	// generation made live once it is, and with the newest live one
+	// whenever it starts listening (it may have missed one), until ctx
+	// ends; it outlasts lost connections.
+	ListenPublications(ctx context.Context, published func(name string))
+}
+
 // Blobs is the object store the generations' files are uploaded to and
 // downloaded from, under a prefix of its own (objectstore.Store).
 type Blobs interface {

@@ -2,5 +2,8 @@
 // PostgreSQL: which generations are uploading or live, and what every
 // node that follows them serves and installs (publication.Metastore). It
 // keeps its tables in the order store's database, through the order
-// store's connection pool and transactions (postgres.DB).
+// store's connection pool and transactions (postgres.DB). Making a
+// generation live notifies the channel companydocs_publication in the
+// same transaction, so nodes that listen (publication.Listener) hear of it
+// at its commit, on a connection of their own outside the pool.
 package metastore

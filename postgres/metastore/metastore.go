@@ -3,6 +3,7 @@ package metastore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"companydocs/postgres"
@@ -15,10 +16,21 @@ import (
 // tables published_generations and index_nodes (created by the order
 // store's migrations, one schema per database) hold the generations
 // published and the nodes that follow them.
-type Store struct{ db *postgres.DB }
+type Store struct {
+	db *postgres.DB
+	// logger hears of a lost listening connection (ListenPublications).
+	logger *slog.Logger
+}
 
-// New returns the metastore in db's database.
-func New(db *postgres.DB) *Store { return &Store{db: db} }
+// New returns the metastore in db's database, logging to slog's default
+// logger.
+func New(db *postgres.DB) *Store { return &Store{db: db, logger: slog.Default()} }
+
+// WithLogger makes s log to logger, and returns s.
+func (s *Store) WithLogger(logger *slog.Logger) *Store {
+	s.logger = logger
+	return s
+}
 
 var _ publication.Metastore = (*Store)(nil)
 
@@ -37,7 +49,10 @@ func (s *Store) BeginPublication(ctx context.Context, p publication.Publication)
 }
 
 // CompletePublication makes name live, in one transaction: from then on
-// nodes follow it.
+// nodes follow it. The transaction notifies the nodes that listen
+// (ListenPublications); PostgreSQL delivers the notification at the
+// commit, so none hears of a generation it cannot read live yet, and
+// none of one whose transaction rolled back.
 func (s *Store) CompletePublication(ctx context.Context, name string) error {
 	return s.db.UpdateSQL(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE published_generations SET state = 'live', published_at = now()
@@ -48,7 +63,8 @@ func (s *Store) CompletePublication(ctx context.Context, name string) error {
 		if tag.RowsAffected() != 1 {
 			return publication.ErrNotUploading
 		}
-		return nil
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, publicationChannel, name)
+		return wrap(err, "notify the nodes of the publication of "+name)
 	})
 }
 

@@ -21,7 +21,7 @@ func TestFollowReportsTheSwapAtOnce(t *testing.T) {
 	f.WaitReported(t, first, "n1")
 
 	second := f.Publish(t, 400)
-	node.Follower.WakeUp() // as a rollout's gate does; the interval would take a minute
+	node.Follower.WakeUp() // as a rollout's gate does; the metastore's notification wakes it too
 	e2e.WaitServing(t, node, second)
 	began := time.Now()
 	f.WaitReported(t, second, "n1")

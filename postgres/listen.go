@@ -1,0 +1,45 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Listen holds a connection on LISTEN channel: it calls listening once
+// the connection listens, then notified with the payload of every
+// notification, until ctx ends or the connection is lost, and returns
+// why (ctx's error when it ended). The connection is one of its own,
+// made with the pool's settings but outside it: held for as long as the
+// node runs, a pooled one would leave the requests one connection fewer,
+// and a busy pool would hold back the listening.
+func (db *DB) Listen(ctx context.Context, channel string, listening func(), notified func(payload string)) error {
+	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig)
+	if err != nil {
+		return fmt.Errorf("connect to listen on %s: %w", channel, err)
+	}
+	defer closeListening(conn)
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return fmt.Errorf("listen on %s: %w", channel, err)
+	}
+	listening()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if n != nil {
+			notified(n.Payload)
+		}
+		if err != nil {
+			return fmt.Errorf("wait for notifications on %s: %w", channel, err)
+		}
+	}
+}
+
+// closeListening closes a listening connection, waiting at most
+// pingTimeout for the server to hear of it: its ctx may be over, and its
+// server gone.
+func closeListening(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	_ = conn.Close(ctx) // the server ends the session when the socket closes anyway
+}
