@@ -33,7 +33,7 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/ordering", []string{"github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		// ordering does no file I/O: its documents go through the store's
 		// Documents, its stores are the ones that write files
-		{"companydocs/ordering", []string{"companydocs/postgres", "companydocs/internal/atomicfile", "github.com/jackc/"}},
+		{"companydocs/ordering", []string{"companydocs/postgres", "companydocs/internal/atomicfile", "companydocs/internal/filesum", "github.com/jackc/"}},
 		// storecopy moves records between any two stores through ordering.Tx
 		// alone: it stands beside the stores and imports none of them
 		{"companydocs/storecopy", []string{"companydocs/bbolt", "companydocs/postgres", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/metrics", "companydocs/webhook", "companydocs/internal/atomicfile", "github.com/", "go.etcd.io/"}},
@@ -41,6 +41,9 @@ func TestDependencyDirection(t *testing.T) {
 		{"companydocs/plansfile", []string{"companydocs/bbolt", "companydocs/postgres", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "companydocs/metrics", "companydocs/webhook", "github.com/", "go.etcd.io/"}},
 		// atomicfile, the one temp-fsync-rename, stands on the standard library
 		{"companydocs/internal/atomicfile", []string{"companydocs/", "github.com/", "go.etcd.io/", "golang.org/x/"}},
+		// filesum, the process's memory of files hashed, stands on the
+		// standard library
+		{"companydocs/internal/filesum", []string{"companydocs/", "github.com/", "go.etcd.io/", "golang.org/x/"}},
 		{"companydocs/bbolt", []string{"github.com/stripe/", "companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ingest", "github.com/blevesearch/", "github.com/gofiber/"}},
 		{"companydocs/ingest", []string{"companydocs/index", "companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "github.com/blevesearch/", "github.com/gofiber/", "go.etcd.io/bbolt"}},
 		{"companydocs/index", []string{"companydocs/httpapi", "companydocs/resolver", "companydocs/ordering", "companydocs/bbolt", "companydocs/ingest", "github.com/gofiber/"}},
@@ -90,7 +93,8 @@ func isDomain(pkg string) bool {
 
 // allowed lists the exceptions: every package may say the message
 // catalog's sentences; every package that writes files but ordering may
-// publish them through internal/atomicfile; the root package stands on
+// publish them through internal/atomicfile, and every package that reads
+// them but ordering hash them through internal/filesum; the root package stands on
 // register and text folding, register on text folding, which uses x/text;
 // httpapi serves the embedded web page, the resolver's types and the
 // reconciliation shapes.
@@ -99,6 +103,8 @@ func allowed(pkg, dep string) bool {
 	case dep == "companydocs/messages": // the message catalog: embedded files and the standard library
 		return true
 	case dep == "companydocs/internal/atomicfile" && pkg != "companydocs/ordering": // temp-fsync-rename on the standard library alone
+		return true
+	case dep == "companydocs/internal/filesum" && pkg != "companydocs/ordering": // the SHA-256 of files, once a process, on the standard library alone
 		return true
 	case pkg == "companydocs" && (dep == "companydocs/register" || dep == "companydocs/textfold"):
 		return true

@@ -11,6 +11,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"companydocs/internal/boltfile"
+	"companydocs/internal/filesum"
 )
 
 // A file a node downloaded is checked whole before anything reads it with
@@ -46,35 +47,62 @@ import (
 // SHA-256 a download is checked with runs at 900 MB/s
 // (BenchmarkOpenChecked; 50 ms for the embedded sample's 16 MB store of
 // 36,598 profiles), so 3 to 4 s for a 1 GB store. A download pays that
-// once; a start must not (step 1 takes 12 µs).
+// once; a start must not (step 1 takes 12 µs). Once means once a
+// process for a file: a file found sound is not checked again while it
+// is not written (checkedWhole), so the profile store's base, which an
+// incremental generation shares by hard link with the one before, is
+// walked by the gate's OpenProfileStore and not again by Install, nor at
+// the next download that shares it.
 
 // openChecked opens the bbolt file at path read-only after checking all of
-// it. Damage is a RejectError of RejectStructure, a file that cannot be
-// read or mapped now one of RejectOpen (RejectFiles when it is missing).
+// it (checkWholeBoltFile). Damage is a RejectError of RejectStructure, a
+// file that cannot be read or mapped now one of RejectOpen (RejectFiles
+// when it is missing).
 func openChecked(path string) (*bolt.DB, error) {
-	if err := walkBoltFile(path); err != nil {
+	if err := checkWholeBoltFile(path); err != nil {
 		return nil, err
 	}
+	return openBolt(path)
+}
+
+// checkedWhole holds the bbolt files this process found sound by steps 1
+// to 3, by identity (internal/filesum): unwritten since, they are as
+// they were checked.
+var checkedWhole = filesum.NewMemo[struct{}]()
+
+// checkWholeBoltFile checks all of the bbolt file at path, steps 1 to 3,
+// unless this process found it sound before and it was not written since.
+// It is openChecked for a file that is not read further here (bleve's
+// root.bolt, which bleve opens itself).
+func checkWholeBoltFile(path string) error {
+	_, err := checkedWhole.Do(path, func() (struct{}, error) { return struct{}{}, checkWhole(path) })
+	return err
+}
+
+// checkWhole is steps 1 to 3, every time.
+func checkWhole(path string) error {
+	if err := walkBoltFile(path); err != nil {
+		return err
+	}
+	db, err := openBolt(path)
+	if err != nil {
+		return err
+	}
+	if err := checkMapped(db, path); err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// openBolt opens the bbolt file at path read-only, as openChecked says.
+func openBolt(path string) (*bolt.DB, error) {
 	db, err := bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
 	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
 		return nil, reject(RejectStructure, "%s: %w", filepath.Base(path), err)
 	} else if err != nil {
 		return nil, reject(ioReason(err, RejectFiles), "open %s: %w", filepath.Base(path), err)
 	}
-	if err := checkMapped(db, path); err != nil {
-		return nil, err
-	}
 	return db, nil
-}
-
-// checkWholeBoltFile is openChecked for a file that is not read further
-// here (bleve's root.bolt, which bleve opens itself).
-func checkWholeBoltFile(path string) error {
-	db, err := openChecked(path)
-	if err != nil {
-		return err
-	}
-	return db.Close()
 }
 
 // checkBoltFile is step 1 alone: it checks a bbolt file before it is

@@ -4,6 +4,8 @@ import (
 	"companydocs/internal/realdata"
 
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -252,4 +254,18 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// readSHA256 returns the size and SHA-256 (hex) of the file at path, read
+// whole now: a test that looks for changed bytes must not be answered
+// from what the process remembers (internal/filesum).
+func readSHA256(path string) (int64, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	return n, hex.EncodeToString(h.Sum(nil)), err
 }

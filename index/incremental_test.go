@@ -79,7 +79,7 @@ func fileHashes(t *testing.T, dir string) map[string]string {
 		if err != nil || e.IsDir() {
 			return err
 		}
-		_, sum, err := hashFile(path)
+		_, sum, err := readSHA256(path)
 		rel, _ := filepath.Rel(dir, path)
 		out[rel] = sum
 		return err

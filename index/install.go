@@ -13,6 +13,7 @@ import (
 
 	"companydocs"
 	"companydocs/internal/atomicfile"
+	"companydocs/internal/filesum"
 )
 
 // A node that follows published generations (cmd/companydocs, "publish
@@ -96,8 +97,9 @@ func removeDownloads(dataDir, keep string) error {
 // files with their sizes and SHA-256.
 const MetaFile = metaName
 
-// FileChecksum returns the size and SHA-256 (hex) of the file at path.
-func FileChecksum(path string) (int64, string, error) { return hashFile(path) }
+// FileChecksum returns the size and SHA-256 (hex) of the file at path,
+// read once per process while the file is not written (internal/filesum).
+func FileChecksum(path string) (int64, string, error) { return filesum.SHA256(path) }
 
 // ProfilesFile is the name of a generation's profile store, or of its
 // base when it has layers (IsProfileFile names them all).

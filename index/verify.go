@@ -1,15 +1,14 @@
 package index
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"companydocs/internal/filesum"
 )
 
 // Why a generation was refused, the reason of a RejectError. Every reason
@@ -80,7 +79,7 @@ func checksumFiles(dir string) ([]FileSum, error) {
 		if err != nil || rel == metaName {
 			return err
 		}
-		size, sum, err := hashFile(path)
+		size, sum, err := filesum.SHA256(path)
 		if err != nil {
 			return err
 		}
@@ -94,23 +93,13 @@ func checksumFiles(dir string) ([]FileSum, error) {
 	return sums, nil
 }
 
-func hashFile(path string) (int64, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return 0, "", err
-	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // verifyFiles checks every file meta.json lists: present, of its size
 // (checked for all files before any is read) and of its SHA-256. Files
-// meta.json does not list are not read by Open and are ignored.
+// meta.json does not list are not read by Open and are ignored. A file
+// this process hashed before and that was not written since is not read
+// again (internal/filesum): the generation a node downloads shares most
+// files with the one it serves, by hard link, and the download, Install
+// and Open each check them all.
 func verifyFiles(dir string, sums []FileSum) error {
 	for _, s := range sums {
 		path := filepath.Join(dir, filepath.FromSlash(s.Path))
@@ -126,7 +115,7 @@ func verifyFiles(dir string, sums []FileSum) error {
 		}
 	}
 	for _, s := range sums {
-		_, sum, err := hashFile(filepath.Join(dir, filepath.FromSlash(s.Path)))
+		_, sum, err := filesum.SHA256(filepath.Join(dir, filepath.FromSlash(s.Path)))
 		if err != nil {
 			return reject(ioReason(err, RejectFiles), "file %s: %w", s.Path, err)
 		}

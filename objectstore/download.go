@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"companydocs/internal/atomicfile"
+	"companydocs/internal/filesum"
 )
 
 // partSuffix marks a file being downloaded: it gets its final name only
@@ -83,7 +84,7 @@ func (s *Store) Download(ctx context.Context, name, dir string, files []File, ra
 func planFetches(dir string, files []File, t *transfer) ([]fetch, error) {
 	fetches := make([]fetch, len(files))
 	for i, f := range files {
-		fe, err := planFetch(dir, f, t.buf)
+		fe, err := planFetch(dir, f)
 		if err != nil {
 			return nil, fmt.Errorf("file %s: %w", f.Path, err)
 		}
@@ -95,9 +96,9 @@ func planFetches(dir string, files []File, t *transfer) ([]fetch, error) {
 	return fetches, nil
 }
 
-func planFetch(dir string, f File, buf []byte) (fetch, error) {
+func planFetch(dir string, f File) (fetch, error) {
 	final := filepath.Join(dir, filepath.FromSlash(f.Path))
-	keep, err := hasFile(final, f, buf)
+	keep, err := hasFile(final, f)
 	if err != nil {
 		return fetch{}, err
 	}
@@ -120,8 +121,12 @@ func planFetch(dir string, f File, buf []byte) (fetch, error) {
 	return fetch{File: f}, removeIfThere(part)
 }
 
-// hasFile reports whether the file at path has f's size and SHA-256.
-func hasFile(path string, f File, buf []byte) (bool, error) {
+// hasFile reports whether the file at path has f's size and SHA-256. A
+// file this process hashed before and that was not written since is not
+// read again (internal/filesum): most files of a download are hard links
+// to the files of the generation the node serves, which it hashed when it
+// opened that one.
+func hasFile(path string, f File) (bool, error) {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -131,16 +136,11 @@ func hasFile(path string, f File, buf []byte) (bool, error) {
 	if !st.Mode().IsRegular() || st.Size() != f.Size {
 		return false, nil
 	}
-	file, err := os.Open(path)
+	size, sum, err := filesum.SHA256(path)
 	if err != nil {
 		return false, err
 	}
-	defer file.Close()
-	h := sha256.New()
-	if _, err := io.CopyBuffer(h, file, buf); err != nil {
-		return false, err
-	}
-	return hex.EncodeToString(h.Sum(nil)) == f.SHA256, nil
+	return size == f.Size && sum == f.SHA256, nil
 }
 
 func removeIfThere(path string) error {

@@ -290,3 +290,61 @@ func TestDownloadRateBelowOneBufferPerIdle(t *testing.T) {
 		t.Fatalf("a download at %d bytes/s with an idle bound of 200 ms: %v", rate, err)
 	}
 }
+
+// TestDownloadRehashesOnlyWrittenFiles: a file in the download directory
+// that the process hashed before is kept without being read again while
+// it keeps its identity (internal/filesum; bytes changed without a write,
+// as by bit rot, go unseen), and is hashed again and fetched anew once
+// written. The files are aged first: a file written in the last 2 s is
+// hashed every time.
+func TestDownloadRehashesOnlyWrittenFiles(t *testing.T) {
+	s, _, src, files := mustPublished(t, 1<<20)
+	dst := t.TempDir()
+	if err := s.Download(context.Background(), "gen-1", dst, files, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dst, filepath.FromSlash(bigPath))
+	old := time.Now().Add(-time.Hour)
+	for _, f := range files {
+		if err := os.Chtimes(filepath.Join(dst, filepath.FromSlash(f.Path)), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fetched := func() int64 { // the bytes a download reads from the store
+		t.Helper()
+		var total int64
+		if err := s.Download(context.Background(), "gen-1", dst, files, 0, func(_, all int64) { total = all }); err != nil {
+			t.Fatal(err)
+		}
+		return total
+	}
+	if n := fetched(); n != 0 { // hashes every file, remembered
+		t.Fatalf("a download of files all present read %d bytes", n)
+	}
+	flipByte := func(off int64) {
+		f, err := os.OpenFile(big, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b := make([]byte, 1)
+		if _, err := f.ReadAt(b, off); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte{^b[0]}, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flipByte(1000)
+	if err := os.Chtimes(big, old, old); err != nil { // its identity kept
+		t.Fatal(err)
+	}
+	if n := fetched(); n != 0 {
+		t.Fatalf("a file unwritten since it was hashed was read again: %d bytes fetched", n)
+	}
+	flipByte(2000) // a write: its modification time moves on
+	if n := fetched(); n != 1<<20 {
+		t.Fatalf("a file written since it was hashed: %d bytes fetched, want %d", n, 1<<20)
+	}
+	mustSameFiles(t, src, dst, files)
+}
