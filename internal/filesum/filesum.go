@@ -26,13 +26,32 @@ import (
 // minAge is how long before a result was begun the file must have been
 // last written for the result to be remembered. A write moves the
 // modification time on only by the file system's clock tick (a few
-// milliseconds on ext4 and tmpfs, a second on ext3 and HFS+, two on FAT):
-// a file written again within the tick of its last write keeps its
+// milliseconds on ext4, XFS and tmpfs, a second on ext3 and HFS+, two on
+// FAT): a file written again within the tick of its last write keeps its
 // identity, and a result computed from it in between must not be taken
-// for the new bytes. A file that young (a download just written) is read
-// again the next time; the clock stepping back by more than this is not
-// covered.
-const minAge = 2 * time.Second
+// for the new bytes. A file that young is read again the next time; the
+// clock stepping back by more than this is not covered.
+//
+// A modification time with a fraction of a second comes from a file
+// system that keeps them in nanoseconds, whose tick is the kernel's
+// (at most 10 ms): fineMinAge covers it, so that a download checked a
+// moment after it was written is remembered, as the next install of a
+// generation sharing its files needs. A whole second may be the file
+// system's granularity: minAge covers the coarsest.
+const (
+	minAge     = 2 * time.Second
+	fineMinAge = 100 * time.Millisecond
+)
+
+// settled reports whether a file of identity id was last written long
+// enough before began (minAge) for a result begun then to be remembered.
+func settled(id identity, began time.Time) bool {
+	age := minAge
+	if id.mtime%int64(time.Second) != 0 {
+		age = fineMinAge
+	}
+	return id.mtime < began.Add(-age).UnixNano()
+}
 
 // limit bounds each Memo: a generation has tens of files and a node keeps
 // a few generations, so the oldest entries, which go first, are of files
@@ -98,7 +117,7 @@ func (m *Memo[V]) Do(path string, compute func() (V, error)) (V, error) {
 	if err != nil || !ok {
 		return v, err
 	}
-	if after, ok := identify(path); ok && after == before && before.mtime < began.Add(-minAge).UnixNano() {
+	if after, ok := identify(path); ok && after == before && settled(before, began) {
 		m.put(before, v)
 	}
 	return v, nil

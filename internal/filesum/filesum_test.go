@@ -135,6 +135,42 @@ func TestMemoRemembersOnlyWhatItMay(t *testing.T) {
 	}
 }
 
+// TestMemoWaitsForTheFileSystemsTick: a file written a fraction of a
+// second ago is remembered once fineMinAge has passed where the file
+// system keeps fractions of a second, and not before minAge where its
+// modification time is a whole second, which may be its granularity.
+func TestMemoWaitsForTheFileSystemsTick(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(path, []byte("content"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	fine := now.Add(-2 * fineMinAge)
+	if fine.Nanosecond() == 0 {
+		fine = fine.Add(time.Millisecond)
+	}
+	for name, c := range map[string]struct {
+		mtime    time.Time
+		remember bool
+	}{
+		"fraction of a second, past fineMinAge":   {fine, true},
+		"whole second, within minAge":             {now.Truncate(time.Second), false},
+		"whole second, past minAge":               {now.Add(-2 * minAge).Truncate(time.Second), true},
+		"fraction of a second, within fineMinAge": {now, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.Chtimes(path, c.mtime, c.mtime); err != nil {
+				t.Fatal(err)
+			}
+			m := NewMemo[string]()
+			m.Do(path, func() (string, error) { return "v", nil })
+			if got := len(m.byID) == 1; got != c.remember {
+				t.Errorf("remembered %v, want %v", got, c.remember)
+			}
+		})
+	}
+}
+
 // TestMemoIsBounded: past limit entries, the oldest goes first.
 func TestMemoIsBounded(t *testing.T) {
 	m := NewMemo[int]()
