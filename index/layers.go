@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"companydocs"
+	"companydocs/internal/filesum"
 )
 
 // The profile store in layers. A generation's profile store is
@@ -239,17 +240,46 @@ func carries(p *companydocs.Profile, bucket []byte, key string) bool {
 	return slices.Contains(leis, key)
 }
 
-// count returns the number of profiles: the base's key count, or with
-// layers, a walk of the merged profiles.
+// count returns the number of profiles: the base's key count
+// (baseCount), changed by each layer in turn: a profile a layer holds
+// that the store below it lacks is one more, and one it removes that the
+// store below holds one fewer. A layer holds a hundredth of the profiles,
+// where a walk of the merged store read every page of the base.
 func (t storeTx) count() int {
-	if len(t.txs) == 1 {
-		return t.txs[0].Bucket(bucketProfiles).Stats().KeyN
+	n := baseCount(t.txs[0])
+	for i := 1; i < len(t.txs); i++ {
+		below, layer := storeTx{txs: t.txs[:i]}, t.txs[i]
+		profiles := layer.Bucket(bucketProfiles)
+		profiles.ForEach(func(id, _ []byte) error {
+			if below.value(id) == nil {
+				n++
+			}
+			return nil
+		})
+		layer.Bucket(bucketRemoved).ForEach(func(id, _ []byte) error {
+			if profiles.Get(id) == nil && below.value(id) != nil {
+				n--
+			}
+			return nil
+		})
 	}
-	n := 0
-	c := t.cursor()
-	for k, _ := c.first(); k != nil; k, _ = c.next() {
-		n++
+	return n
+}
+
+// baseCounts holds the key counts of profile stores this process
+// counted, by file identity (internal/filesum): an incremental
+// generation shares its base with the one before, and bbolt counts keys
+// by reading every page.
+var baseCounts = filesum.NewMemo[int]()
+
+// baseCount returns the number of profiles the store of tx holds.
+func baseCount(tx *bolt.Tx) int {
+	count := func() (int, error) { return tx.Bucket(bucketProfiles).Stats().KeyN, nil }
+	if !tx.Writable() {
+		n, _ := baseCounts.Do(tx.DB().Path(), count)
+		return n
 	}
+	n, _ := count()
 	return n
 }
 
