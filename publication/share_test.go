@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/bzip2"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"maps"
@@ -326,9 +327,10 @@ func (c countingBlobs) Download(ctx context.Context, name, dir string, files []o
 // memMetastore is a Metastore in memory: what publishing and following
 // need of it, without PostgreSQL (postgres/metastore has its own tests).
 type memMetastore struct {
-	mu    sync.Mutex
-	pubs  map[string]Publication
-	nodes map[string]Node
+	mu         sync.Mutex
+	pubs       map[string]Publication
+	nodes      map[string]Node
+	publishing bool // the publishing lock is held
 }
 
 func newMemMetastore() *memMetastore {
@@ -407,6 +409,20 @@ func (m *memMetastore) IndexNodes(context.Context) ([]Node, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.SortedFunc(maps.Values(m.nodes), func(a, b Node) int { return strings.Compare(a.Node, b.Node) }), nil
+}
+
+func (m *memMetastore) LockPublishing(context.Context) (func(), error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.publishing {
+		return nil, errors.New("another publish is running")
+	}
+	m.publishing = true
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.publishing = false
+	}, nil
 }
 
 func (m *memMetastore) LiveNodes(_ context.Context, within time.Duration) (int, error) {
