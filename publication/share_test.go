@@ -168,6 +168,17 @@ func renamed(ps []*companydocs.Profile, round int) []*companydocs.Profile {
 // incremental) and publishes it.
 func mustPublish(t *testing.T, pub *Publisher, dataDir string, ps []*companydocs.Profile, incremental bool) *Published {
 	t.Helper()
+	p, err := pub.Publish(context.Background(), mustBuild(t, dataDir, ps, incremental))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// mustBuild builds a generation of ps in dataDir (on the one before when
+// incremental) and returns its directory.
+func mustBuild(t *testing.T, dataDir string, ps []*companydocs.Profile, incremental bool) string {
+	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Incremental: incremental, Logger: quiet})
 	if err != nil {
@@ -185,11 +196,7 @@ func mustPublish(t *testing.T, pub *Publisher, dataDir string, ps []*companydocs
 	if incremental && (m.Build == nil || m.Build.Kind != index.BuildIncremental) {
 		t.Fatalf("built %+v, want an incremental build", m.Build)
 	}
-	p, err := pub.Publish(context.Background(), filepath.Join(dataDir, "index", m.ID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return filepath.Join(dataDir, "index", m.ID)
 }
 
 // bytesNotIn sums the files of files at least min bytes long whose
