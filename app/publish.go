@@ -24,7 +24,9 @@ not uploaded again: the manifest names that object, and nodes take the
 file from a generation they hold. It becomes visible to
 them only after every file is uploaded and checked, in one transaction; a
 publish killed before leaves nothing visible, and running it again
-continues the upload.
+continues the upload. One publish runs at a time on a metastore, from any
+machine: another started meanwhile changes nothing and exits 1 at once,
+naming the one that runs.
 
 The URL names a bucket and a prefix of its own for the index:
 s3://bucket?prefix=companydocs/&endpoint=...&region=...&use_path_style=true

@@ -19,7 +19,7 @@ func (db *DB) Listen(ctx context.Context, channel string, listening func(), noti
 	if err != nil {
 		return fmt.Errorf("connect to listen on %s: %w", channel, err)
 	}
-	defer closeListening(conn)
+	defer closeConnection(conn)
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return fmt.Errorf("listen on %s: %w", channel, err)
 	}
@@ -35,10 +35,10 @@ func (db *DB) Listen(ctx context.Context, channel string, listening func(), noti
 	}
 }
 
-// closeListening closes a listening connection, waiting at most
-// pingTimeout for the server to hear of it: its ctx may be over, and its
-// server gone.
-func closeListening(conn *pgx.Conn) {
+// closeConnection closes a connection of its own (a listening or a
+// locking one), waiting at most pingTimeout for the server to hear of it:
+// its ctx may be over, and its server gone.
+func closeConnection(conn *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
 	defer cancel()
 	_ = conn.Close(ctx) // the server ends the session when the socket closes anyway

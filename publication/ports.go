@@ -71,6 +71,12 @@ type Metastore interface {
 	// LiveNodes counts the nodes whose last heartbeat came within the
 	// last within.
 	LiveNodes(ctx context.Context, within time.Duration) (int, error)
+	// LockPublishing makes the caller the one publish of the metastore,
+	// across machines, until release or until its process ends, however
+	// it ends (share.go says why publishes run one at a time). It does
+	// not wait: while another publish holds the lock it returns an error
+	// a person can act on, naming that publish as far as it is known.
+	LockPublishing(ctx context.Context) (release func(), err error)
 }
 
 // Listener is a Metastore that tells a node of a publication at once

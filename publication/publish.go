@@ -63,7 +63,10 @@ type Published struct {
 // records it as uploading, uploads the files whose content the store does
 // not hold yet (those already uploaded by a killed run are kept, and a
 // file an earlier live generation's object holds names that object; see
-// share.go), then makes it live in one transaction.
+// share.go), then makes it live in one transaction. All but the check
+// run under the metastore's publishing lock (Metastore.LockPublishing):
+// while another publish holds it, Publish changes nothing and returns the
+// lock's error.
 func (p *Publisher) Publish(ctx context.Context, dir string) (*Published, error) {
 	g, err := index.Open(dir) // every file against meta.json
 	if err != nil {
@@ -75,24 +78,38 @@ func (p *Publisher) Publish(ctx context.Context, dir string) (*Published, error)
 	if err != nil {
 		return nil, err
 	}
-	pubs := p.clean(ctx, meta.ID)
-	shared := p.share(ctx, meta.ID, files, pubs)
-	manifest, err := json.Marshal(files)
+	release, err := p.meta.LockPublishing(ctx)
 	if err != nil {
 		return nil, err
 	}
-	pub := &Published{Publication: Publication{Name: meta.ID, Manifest: manifest, Bytes: bytes, Profiles: int64(meta.Profiles)},
-		Files: files, Shared: shared}
-	if err := p.meta.BeginPublication(ctx, pub.Publication); err != nil {
+	defer release()
+	pub := &Published{Publication: Publication{Name: meta.ID, Bytes: bytes, Profiles: int64(meta.Profiles)}, Files: files}
+	if err := p.publish(ctx, dir, pub); err != nil {
 		return nil, err
 	}
-	if pub.Uploaded, err = p.objects.Upload(ctx, meta.ID, dir, files); err != nil {
-		return nil, fmt.Errorf("upload %s: %w", meta.ID, err)
-	}
-	if err := p.meta.CompletePublication(ctx, meta.ID); err != nil && !errors.Is(err, ErrNotUploading) {
-		return nil, err // ErrNotUploading: live already, published before
-	}
 	return pub, nil
+}
+
+// publish is Publish's work under the publishing lock: it cleans what
+// killed publishes left, names the objects pub shares, records pub as
+// uploading with its manifest, uploads the rest and makes pub live.
+func (p *Publisher) publish(ctx context.Context, dir string, pub *Published) error {
+	pubs := p.clean(ctx, pub.Name)
+	pub.Shared = p.share(ctx, pub.Name, pub.Files, pubs)
+	var err error
+	if pub.Manifest, err = json.Marshal(pub.Files); err != nil {
+		return err
+	}
+	if err := p.meta.BeginPublication(ctx, pub.Publication); err != nil {
+		return err
+	}
+	if pub.Uploaded, err = p.objects.Upload(ctx, pub.Name, dir, pub.Files); err != nil {
+		return fmt.Errorf("upload %s: %w", pub.Name, err)
+	}
+	if err := p.meta.CompletePublication(ctx, pub.Name); err != nil && !errors.Is(err, ErrNotUploading) {
+		return err // ErrNotUploading: live already, published before
+	}
+	return nil
 }
 
 // Retire deletes the published generations that two newer ones have
@@ -102,7 +119,16 @@ func (p *Publisher) Publish(ctx context.Context, dir string) (*Published, error)
 // a node serves or installs, nor one it may fall back to (a node keeps its
 // previous generation); with no node reporting, none; and none when the
 // metastore cannot say which nodes report. It prints what it deleted.
+// It runs under the publishing lock, as Publish does; while another
+// publish holds it, it deletes nothing (that publish retires what is
+// due once it is live).
 func (p *Publisher) Retire(ctx context.Context) {
+	release, err := p.meta.LockPublishing(ctx)
+	if err != nil {
+		fmt.Fprintf(p.warn, "retention skipped: %v\n", err)
+		return
+	}
+	defer release()
 	pubs, err := p.meta.Publications(ctx)
 	if err != nil {
 		fmt.Fprintf(p.warn, "retention skipped: %v\n", err)
@@ -194,14 +220,13 @@ func GenerationFiles(dir string, meta index.Meta) ([]objectstore.File, int64, er
 // for longer than orphanAge (their incomplete uploads, objects and
 // records), and the incomplete uploads of publishing, the generation about
 // to be published, that its own killed runs left (its objects stay: the
-// upload continues them; a second publish of the same generation running
-// at the same moment would lose its uploads in progress and fail, to be
-// run again). Everything else under the prefix is left alone and named,
-// one line per top-level name (a retired generation whose objects a
-// recorded one still names is not foreign). With the metastore unreadable
-// nothing is removed; a failure is reported and is no reason not to
-// publish. It returns the publications recorded after the cleaning (none
-// when the metastore could not be read).
+// upload continues them; under the publishing lock no other publish has
+// uploads in progress). Everything else under the prefix is left alone
+// and named, one line per top-level name (a retired generation whose
+// objects a recorded one still names is not foreign). With the metastore
+// unreadable nothing is removed; a failure is reported and is no reason
+// not to publish. It returns the publications recorded after the
+// cleaning (none when the metastore could not be read).
 func (p *Publisher) clean(ctx context.Context, publishing string) []Publication {
 	pubs, err := p.meta.Publications(ctx)
 	if err != nil {

@@ -1,10 +1,16 @@
 package publication
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"companydocs/objectstore"
 )
 
 // TestRetirable: a live generation is deleted once every node that
@@ -76,4 +82,66 @@ func TestRetentionKeepsInstallingGenerations(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNothingChangesWhileAnotherPublishes, on a shared directory: three
+// generations are live and every node serves the third, so the first is
+// due for retirement. While another publish holds the publishing lock,
+// Retire deletes nothing and says why, and the publish of a fourth
+// returns the lock's error having recorded and uploaded nothing. Once the
+// lock is let go, Retire deletes the first and the fourth is published.
+func TestNothingChangesWhileAnotherPublishes(t *testing.T) {
+	ctx := context.Background()
+	objects, err := objectstore.Open(ctx, "file://"+filepath.ToSlash(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objects.Close()
+	meta := newMemMetastore()
+	var out, warn bytes.Buffer
+	pub := NewPublisher(meta, objects, &out, &warn)
+	src := t.TempDir()
+	records := sampleProfiles(t, 300)
+	var live []string
+	for round := range 3 {
+		live = append(live, mustPublish(t, pub, src, renamed(records, round), false).Name)
+	}
+	meta.serveAll(live[2])
+	fourth := mustBuild(t, src, renamed(records, 3), false)
+
+	release, err := meta.LockPublishing(ctx) // another publish's
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := mustContents(t, objects)
+	out.Reset()
+	pub.Retire(ctx)
+	if _, err := pub.Publish(ctx, fourth); err == nil {
+		t.Error("a publish ran while another held the publishing lock")
+	}
+	if !strings.Contains(warn.String(), "retention skipped: another publish is running") || out.Len() > 0 {
+		t.Errorf("Retire while another publish runs says %q, warns %q; want it skipped", out.String(), warn.String())
+	}
+	if pubs, _ := meta.Publications(ctx); len(pubs) != 3 || !slices.Equal(mustContents(t, objects), before) {
+		t.Errorf("while another publish ran: %d publications, objects %v; want 3 and %v", len(pubs), mustContents(t, objects), before)
+	}
+
+	release()
+	pub.Retire(ctx)
+	if !strings.Contains(out.String(), "deleted "+live[0]+" ") {
+		t.Errorf("Retire once the lock is let go says %q, want %s deleted", out.String(), live[0])
+	}
+	if _, err := pub.Publish(ctx, fourth); err != nil {
+		t.Errorf("publish once the lock is let go: %v", err)
+	}
+}
+
+// mustContents lists what lies in objects.
+func mustContents(t *testing.T, objects Blobs) []objectstore.Entry {
+	t.Helper()
+	entries, err := objects.Contents(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
 }

@@ -25,12 +25,14 @@ import (
 // deleted with the last publication that names them.
 //
 // A publication is recorded (BeginPublication) before its upload, so a
-// later retention sees what it names. Publishes are run one at a time:
-// a second publisher's retention that read the publications before this
-// one was recorded, and retires both the generations it names an object
-// of, deletes that object; Upload's check after the upload fails the
-// publish if the object went before it, not if it goes between the check
-// and going live.
+// later retention sees what it names. Publishes run one at a time, under
+// the metastore's publishing lock (Metastore.LockPublishing), held from
+// before the cleaning until the publication is live, and again for the
+// retention: a second publisher's retention that read the publications
+// before this one was recorded, and retired both the generations it
+// names an object of, would delete that object; Upload's check after the
+// upload would fail the publish if the object went before it, not if it
+// went between the check and going live.
 
 // minShared is the smallest file a publish takes from an earlier
 // generation's object instead of uploading it. Smaller ones (bleve's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/bzip2"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"maps"
@@ -167,6 +168,17 @@ func renamed(ps []*companydocs.Profile, round int) []*companydocs.Profile {
 // incremental) and publishes it.
 func mustPublish(t *testing.T, pub *Publisher, dataDir string, ps []*companydocs.Profile, incremental bool) *Published {
 	t.Helper()
+	p, err := pub.Publish(context.Background(), mustBuild(t, dataDir, ps, incremental))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// mustBuild builds a generation of ps in dataDir (on the one before when
+// incremental) and returns its directory.
+func mustBuild(t *testing.T, dataDir string, ps []*companydocs.Profile, incremental bool) string {
+	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Incremental: incremental, Logger: quiet})
 	if err != nil {
@@ -184,11 +196,7 @@ func mustPublish(t *testing.T, pub *Publisher, dataDir string, ps []*companydocs
 	if incremental && (m.Build == nil || m.Build.Kind != index.BuildIncremental) {
 		t.Fatalf("built %+v, want an incremental build", m.Build)
 	}
-	p, err := pub.Publish(context.Background(), filepath.Join(dataDir, "index", m.ID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return filepath.Join(dataDir, "index", m.ID)
 }
 
 // bytesNotIn sums the files of files at least min bytes long whose
@@ -326,9 +334,10 @@ func (c countingBlobs) Download(ctx context.Context, name, dir string, files []o
 // memMetastore is a Metastore in memory: what publishing and following
 // need of it, without PostgreSQL (postgres/metastore has its own tests).
 type memMetastore struct {
-	mu    sync.Mutex
-	pubs  map[string]Publication
-	nodes map[string]Node
+	mu         sync.Mutex
+	pubs       map[string]Publication
+	nodes      map[string]Node
+	publishing bool // the publishing lock is held
 }
 
 func newMemMetastore() *memMetastore {
@@ -407,6 +416,20 @@ func (m *memMetastore) IndexNodes(context.Context) ([]Node, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.SortedFunc(maps.Values(m.nodes), func(a, b Node) int { return strings.Compare(a.Node, b.Node) }), nil
+}
+
+func (m *memMetastore) LockPublishing(context.Context) (func(), error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.publishing {
+		return nil, errors.New("another publish is running")
+	}
+	m.publishing = true
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.publishing = false
+	}, nil
 }
 
 func (m *memMetastore) LiveNodes(_ context.Context, within time.Duration) (int, error) {

@@ -5,5 +5,8 @@
 // store's connection pool and transactions (postgres.DB). Making a
 // generation live notifies the channel companydocs_publication in the
 // same transaction, so nodes that listen (publication.Listener) hear of it
-// at its commit, on a connection of their own outside the pool.
+// at its commit, on a connection of their own outside the pool. A publish
+// holds the publishing lock (LockPublishing), a session-level advisory
+// lock on a connection of its own too, so that publishes run one at a
+// time across machines and a killed one lets go with its session.
 package metastore

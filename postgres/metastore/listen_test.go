@@ -130,15 +130,22 @@ func hearNothing(t *testing.T, heard <-chan string, when string) {
 // waits until it is gone.
 func terminateListener(t *testing.T, s *Store) {
 	t.Helper()
+	terminateSession(t, s, "the listening session", `SELECT pid FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %'`)
+}
+
+// terminateSession ends the one session whose pid query selects, and
+// waits until it is gone.
+func terminateSession(t *testing.T, s *Store, what, query string) {
+	t.Helper()
 	ctx := context.Background()
 	var pid int32
 	err := s.db.UpdateSQL(ctx, func(tx pgx.Tx) error {
 		var terminated bool
-		return tx.QueryRow(ctx, `SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&pid, &terminated)
+		return tx.QueryRow(ctx, `SELECT pid, pg_terminate_backend(pid) FROM (`+query+`) s`).Scan(&pid, &terminated)
 	})
 	if err != nil {
-		t.Fatalf("terminate the listening session: %v", err)
+		t.Fatalf("terminate %s: %v", what, err)
 	}
 	for deadline := time.Now().Add(heardWithin); ; time.Sleep(10 * time.Millisecond) {
 		var alive bool
