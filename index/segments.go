@@ -145,7 +145,12 @@ func (s *segments) postings(field, term string) (*termPostings, error) {
 		return p, nil
 	}
 	p := &termPostings{lists: make([]segment.PostingsList, 0, len(s.snaps))}
-	dead, known := s.deadCounts.get(key)
+	// a full build's segments hold no deleted documents: nothing to count
+	// or keep
+	dead, known := uint64(0), !s.hasDeleted()
+	if !known {
+		dead, known = s.deadCounts.get(key)
+	}
 	var counted uint64 // the deleted documents counted, where not known
 	for i, seg := range s.snaps {
 		dict, err := seg.Segment().Dictionary(field)
