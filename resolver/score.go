@@ -111,6 +111,10 @@ const (
 type evidence struct {
 	score   float64
 	reasons []companydocs.ReasonDetail
+	// explain gives the reasons where they are written only if the
+	// evidence is the best: a name is matched in several readings of
+	// the query, and a reason is some 300 bytes
+	explain func() []companydocs.ReasonDetail
 	seat    bool
 	exact   bool
 	covers  bool // see scored.covers
@@ -172,6 +176,9 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 		covers = true
 	}
 	best.covers = covers
+	if best.explain != nil {
+		best.reasons, best.explain = best.explain(), nil
+	}
 	return best
 }
 
@@ -307,10 +314,16 @@ func (fe *fieldMatch) name() evidence {
 	tokens, f := fe.query.words, fe.f
 	m := matchName(fe.query, f.base)
 	e := evidence{score: NameWeight*m.score + fe.seatBonus, seat: fe.seatOK, field: fieldName, covers: m.score >= closeNameMatch && !m.numberConflict}
-	e.reasons = append(nameReasons(m, tokens, f.base.words), fe.seatReasons...)
 	if m.numberConflict {
 		e.score -= NumberMismatchPenalty
-		e.reasons = append(e.reasons, companydocs.ReasonDetail{Code: ReasonNameNumbersDiffer})
+	}
+	seatReasons := fe.seatReasons
+	e.explain = func() []companydocs.ReasonDetail {
+		reasons := append(nameReasons(m, tokens, f.base.words), seatReasons...)
+		if m.numberConflict {
+			reasons = append(reasons, companydocs.ReasonDetail{Code: ReasonNameNumbersDiffer})
+		}
+		return reasons
 	}
 	e.exact = m.score >= fullNameMatch && strings.Join(tokens, " ") == strings.Join(f.base.words, " ")
 	return e
