@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"companydocs/data"
 	"companydocs/index"
 	"companydocs/ingest"
+	"companydocs/internal/syncbuf"
 )
 
 // sampleFile writes the embedded real sample to a file.
@@ -42,24 +42,6 @@ func mustBuild(tb testing.TB, dataDir string, maxRecords int, inputs ...string) 
 	return meta
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's concurrent log writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // exchange is one request and its response, kept to check them against
 // the OpenAPI document.
 type exchange struct {
@@ -76,8 +58,8 @@ type testServer struct {
 	*Main
 	base   string
 	client *http.Client
-	stdout *syncBuffer
-	logs   *syncBuffer
+	stdout *syncbuf.Buffer
+	logs   *syncbuf.Buffer
 
 	mu        sync.Mutex
 	exchanges []exchange

@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"companydocs"
+	"companydocs/internal/syncbuf"
 )
 
 // mapCutFile maps a file of two pages and cuts it to nothing, as a store's
@@ -52,7 +53,7 @@ func mapCutFile(t *testing.T) []byte {
 // SIGBUS ends the process.
 func TestDamagedMappingInAHandlerAnswers500(t *testing.T) {
 	mapped := mapCutFile(t)
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	s := newTestServer(t, Deps{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	s.app.Get("/test/mapped", func(c *fiber.Ctx) error {
 		return c.SendString(string(mapped[len(mapped)-1:]))

@@ -1,36 +1,17 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"companydocs"
+	"companydocs/internal/syncbuf"
 )
-
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // send sends one request through the server's HTTP handler and returns the
 // response with its body read.
@@ -51,7 +32,7 @@ func send(t *testing.T, s *Server, method, path, body string) (*http.Response, [
 // answered in the error shape, 405 with Allow on a path that exists, 404
 // on one that does not, and each is logged and counted.
 func TestUnknownMethodsInTheErrorShape(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	s := newTestServer(t, Deps{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	for _, c := range []struct {
 		method, path string

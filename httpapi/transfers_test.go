@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"companydocs"
+	"companydocs/internal/syncbuf"
 )
 
 // tokenSessions authenticates "tok-<account>" as <account>.
@@ -118,7 +119,7 @@ func TestDownloadsAreBoundedAndReleased(t *testing.T) {
 	docs := &bigDocuments{size: 64 << 20}
 	var inFlight atomic.Int32
 	var refusedAccount, refusedNode atomic.Int32
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	cfg := DefaultConfig()
 	cfg.DownloadsPerAccount, cfg.DownloadsInFlight = 1, 2
 	s := newTestServerWith(t, cfg, Deps{Sessions: tokenSessions{}, Orders: docs, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
@@ -172,7 +173,7 @@ func TestDownloadsAreBoundedAndReleased(t *testing.T) {
 // first bytes and resets it) and a body over the limit are logged with
 // their real method and path, not as "GET /".
 func TestAbortedRequestsAreLoggedWithTheirLine(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	cfg := DefaultConfig()
 	cfg.ReadTimeout = 300 * time.Millisecond
 	s := newTestServerWith(t, cfg, Deps{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})

@@ -19,6 +19,7 @@ import (
 
 	"companydocs"
 	"companydocs/ingest"
+	"companydocs/internal/syncbuf"
 	"companydocs/ordering"
 )
 
@@ -152,7 +153,7 @@ func CrashCreateAccounts(tb testing.TB, dir string) map[string]string {
 type CrashServer struct {
 	Cmd    *exec.Cmd
 	Base   string
-	Stderr *SyncBuffer
+	Stderr *syncbuf.Buffer
 	client *http.Client
 }
 
@@ -177,7 +178,7 @@ func StartCrashServer(tb testing.TB, dir string, extra ...string) *CrashServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &CrashServer{Cmd: cmd, Stderr: &SyncBuffer{},
+	s := &CrashServer{Cmd: cmd, Stderr: &syncbuf.Buffer{},
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: CrashWorkers}}}
 	cmd.Stderr = s.Stderr
 	if err := cmd.Start(); err != nil {

@@ -28,6 +28,7 @@ import (
 	"companydocs/index"
 	"companydocs/ingest"
 	"companydocs/internal/realdata"
+	"companydocs/internal/syncbuf"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -146,26 +147,6 @@ func MustBuild(tb testing.TB, dataDir string, maxRecords int, inputs ...string) 
 	return meta
 }
 
-// SyncBuffer is a bytes.Buffer safe for the server's concurrent log writes.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p to the buffer.
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // Exchange is one request and its response, kept to check them against
 // the OpenAPI document.
 type Exchange struct {
@@ -182,8 +163,8 @@ type TestServer struct {
 	*app.Main
 	Base   string
 	Client *http.Client
-	Out    *SyncBuffer
-	Logs   *SyncBuffer
+	Out    *syncbuf.Buffer
+	Logs   *syncbuf.Buffer
 
 	Mu        sync.Mutex
 	Exchanges []Exchange
@@ -203,7 +184,7 @@ func (s *TestServer) Shutdown() error {
 // and closes it at the end of the test.
 func StartServer(tb testing.TB, dataDir string, args ...string) *TestServer {
 	tb.Helper()
-	s := &TestServer{Main: app.NewMain(), Out: &SyncBuffer{}, Logs: &SyncBuffer{},
+	s := &TestServer{Main: app.NewMain(), Out: &syncbuf.Buffer{}, Logs: &syncbuf.Buffer{},
 		Client: &http.Client{Timeout: 30 * time.Second}}
 	s.Stdout, s.Stderr = s.Out, s.Logs
 	base := []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--poll-interval", "100ms",

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"companydocs/app"
+	"companydocs/internal/syncbuf"
 	"companydocs/sheet"
 )
 
@@ -126,11 +127,11 @@ func GermanExcelRows(recs []Record, n, step int) [][]string {
 // CompanydocsCommand runs the companydocs command line as a separate
 // process (this test binary, acting as the companydocs binary through
 // TestMain).
-func CompanydocsCommand(t *testing.T, args ...string) (cmd *exec.Cmd, stdout *bytes.Buffer, stderr *SyncBuffer) {
+func CompanydocsCommand(t *testing.T, args ...string) (cmd *exec.Cmd, stdout *bytes.Buffer, stderr *syncbuf.Buffer) {
 	t.Helper()
 	cmd = exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), RunMainEnv+"=1")
-	stdout, stderr = &bytes.Buffer{}, &SyncBuffer{}
+	stdout, stderr = &bytes.Buffer{}, &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return cmd, stdout, stderr
 }

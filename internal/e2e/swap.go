@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"companydocs/internal/syncbuf"
 )
 
 // Bounds of the search load that runs during a re-ingest.
@@ -92,11 +94,11 @@ func WaitFor(tb testing.TB, what string, cond func() bool) {
 
 // IngestCommand runs "companydocs ingest" as a separate process (this test
 // binary, acting as the companydocs binary through TestMain).
-func IngestCommand(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, *SyncBuffer) {
+func IngestCommand(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"ingest", "--data-dir", dir, "--log-format", "json"}, args...)...)
 	cmd.Env = append(os.Environ(), RunMainEnv+"=1")
-	stdout, stderr := &bytes.Buffer{}, &SyncBuffer{}
+	stdout, stderr := &bytes.Buffer{}, &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return cmd, stdout, stderr
 }

@@ -1,14 +1,13 @@
 package metastore
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"companydocs/internal/syncbuf"
 	"companydocs/publication"
 
 	"github.com/jackc/pgx/v5"
@@ -50,7 +49,7 @@ func TestListenerHearsAPublicationOnceLive(t *testing.T) {
 func TestListenerListensAgainAfterItsConnectionIsLost(t *testing.T) {
 	nodes := openNodes(t, newDatabase(t), 2)
 	publisher, node := nodes[0], nodes[1]
-	var logged syncBuffer
+	var logged syncbuf.Buffer
 	node.WithLogger(slog.New(slog.NewTextHandler(&logged, nil)))
 	a, b, c := "gen-20261128T060000.000Z-aaaaaa", "gen-20261128T070000.000Z-bbbbbb", "gen-20261128T080000.000Z-cccccc"
 	publish(t, publisher, a)
@@ -162,23 +161,4 @@ func terminateSession(t *testing.T, s *Store, what, query string) {
 			t.Fatalf("the terminated session %d is still there after %s", pid, heardWithin)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer the listener's goroutine writes its log
-// to while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

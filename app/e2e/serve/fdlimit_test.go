@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"companydocs/internal/e2e"
+	"companydocs/internal/syncbuf"
 )
 
 // fdLimit is the file-descriptor limit the server runs under: enough to
@@ -60,7 +61,7 @@ func TestSwapRetriedWhenFileDescriptorsRunOut(t *testing.T) {
 type limitedServer struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *e2e.SyncBuffer
+	stderr *syncbuf.Buffer
 	done   chan struct{}
 }
 
@@ -77,7 +78,7 @@ func startLimitedServer(t *testing.T, dir string) *limitedServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &limitedServer{cmd: cmd, stderr: &e2e.SyncBuffer{}, done: make(chan struct{})}
+	s := &limitedServer{cmd: cmd, stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

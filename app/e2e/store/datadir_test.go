@@ -15,13 +15,14 @@ import (
 	"companydocs/app"
 	"companydocs/bbolt"
 	"companydocs/internal/e2e"
+	"companydocs/internal/syncbuf"
 )
 
 // newTestMain returns the real Main configured like e2e.StartServer's, without
 // running it.
 func newTestMain(tb testing.TB, dataDir string, args ...string) *e2e.TestServer {
 	tb.Helper()
-	s := &e2e.TestServer{Main: app.NewMain(), Out: &e2e.SyncBuffer{}, Logs: &e2e.SyncBuffer{},
+	s := &e2e.TestServer{Main: app.NewMain(), Out: &syncbuf.Buffer{}, Logs: &syncbuf.Buffer{},
 		Client: &http.Client{Timeout: 30 * time.Second}}
 	s.Stdout, s.Stderr = s.Out, s.Logs
 	base := []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--poll-interval", "100ms",

@@ -18,6 +18,7 @@ import (
 	"companydocs/bbolt"
 	"companydocs/internal/boltfile"
 	"companydocs/internal/e2e"
+	"companydocs/internal/syncbuf"
 	"companydocs/ordering"
 )
 
@@ -238,7 +239,7 @@ func TestServeRefusesDamagedStore(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := app.NewMain()
-			m.Stdout, m.Stderr = &e2e.SyncBuffer{}, &e2e.SyncBuffer{}
+			m.Stdout, m.Stderr = &syncbuf.Buffer{}, &syncbuf.Buffer{}
 			if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--poll-interval", "1h", "--log-format", "json", "--session-rate", "0"}); err != nil {
 				t.Fatal(err)
 			}
