@@ -15,7 +15,7 @@ import (
 // node runs, a pooled one would leave the requests one connection fewer,
 // and a busy pool would hold back the listening.
 func (db *DB) Listen(ctx context.Context, channel string, listening func(), notified func(payload string)) error {
-	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig)
+	conn, err := db.ownConnection(ctx, "")
 	if err != nil {
 		return fmt.Errorf("connect to listen on %s: %w", channel, err)
 	}
@@ -33,6 +33,18 @@ func (db *DB) Listen(ctx context.Context, channel string, listening func(), noti
 			return fmt.Errorf("wait for notifications on %s: %w", channel, err)
 		}
 	}
+}
+
+// ownConnection makes a connection of its own, with the pool's settings
+// but outside it, named application where that is not "": a listening
+// or locking session is held for as long as its work, which a pooled
+// connection would take from the requests.
+func (db *DB) ownConnection(ctx context.Context, application string) (*pgx.Conn, error) {
+	cfg := db.pool.Config().ConnConfig.Copy()
+	if application != "" {
+		cfg.RuntimeParams["application_name"] = application
+	}
+	return pgx.ConnectConfig(ctx, cfg)
 }
 
 // closeConnection closes a connection of its own (a listening or a

@@ -28,9 +28,7 @@ type LockHolder struct {
 // another session holds the lock, TryLock returns that one and a nil
 // release.
 func (db *DB) TryLock(ctx context.Context, key int64, application string) (release func(), holder *LockHolder, err error) {
-	cfg := db.pool.Config().ConnConfig.Copy()
-	cfg.RuntimeParams["application_name"] = application
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := db.ownConnection(ctx, application)
 	if err != nil {
 		return nil, nil, classify(ctx, fmt.Errorf("connect to take advisory lock %d: %w", key, err))
 	}
