@@ -111,13 +111,13 @@ const (
 type evidence struct {
 	score   float64
 	reasons []companydocs.ReasonDetail
-	// explain gives the reasons where they are written only if the
-	// evidence is the best: a name is matched in several readings of
-	// the query, and a reason is some 300 bytes
-	explain func() []companydocs.ReasonDetail
-	seat    bool
-	exact   bool
-	covers  bool // see scored.covers
+	// named holds what a name's reasons are written from, once the
+	// evidence is the best (nameEvidence.reasons): a name is matched in
+	// several readings of the query, and a reason is some 300 bytes
+	named  nameEvidence
+	seat   bool
+	exact  bool
+	covers bool // see scored.covers
 	// cut is set for a name that starts with a cut text (cutStart):
 	// the legal form the text names is the name's own.
 	cut bool
@@ -146,7 +146,8 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 	f := newProfileFields(pq, p)
 	for i := range pq.readings {
 		reading := &pq.readings[i]
-		fieldEvidence(pq, p, f, reading.queryList(pq), false, consider)
+		whole := fieldMatch{pq: pq, p: p, f: f, query: reading.queryList(pq)}
+		fieldEvidence(&whole, false, consider)
 		tokens, seatOK := splitSeat(reading.tokens, reading.plain, f.seat)
 		switch {
 		case !seatOK:
@@ -154,19 +155,19 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 			consider(evidence{score: SeatWeight, seat: true, field: fieldSeat, reasons: []companydocs.ReasonDetail{
 				{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}, {Code: ReasonSeatOnly}}})
 		default:
-			fieldEvidence(pq, p, f, queryList(pq, tokens), true, consider)
+			fieldEvidence(&fieldMatch{pq: pq, p: p, f: f, query: queryList(pq, tokens)}, true, consider)
 		}
-		if seatOK && f.nameHoldsSeat {
+		if seatOK && f.holdsSeat() {
 			// a name that carries its seat ("AIC Ingenieurgesellschaft
 			// für Bauplanung Chemnitz GmbH" at Chemnitz) names the seat
 			// where the query holds the name: its town word counts for
 			// both, as when the town is typed after the name again; not
 			// where the name matches only partly, whose town word may be
 			// all it shares ("Agroservice GmbH Halberstadt" and
-			// "Straßenbau Halberstadt GmbH")
-			seatInName := fieldMatch{pq: pq, p: p, f: f, query: reading.queryList(pq), seatOK: true, seatBonus: SeatWeight,
-				seatReasons: []companydocs.ReasonDetail{{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}}}
-			if e := seatInName.name(); e.covers {
+			// "Straßenbau Halberstadt GmbH"). The whole reading's name
+			// match is the one above, seat and all.
+			whole.withSeat()
+			if e := whole.name(); e.covers {
 				consider(e)
 			}
 		}
@@ -176,8 +177,8 @@ func textEvidence(pq *parsedQuery, p *companydocs.Profile) evidence {
 		covers = true
 	}
 	best.covers = covers
-	if best.explain != nil {
-		best.reasons, best.explain = best.explain(), nil
+	if best.named.set {
+		best.reasons = best.named.reasons()
 	}
 	return best
 }
@@ -247,8 +248,18 @@ type profileFields struct {
 	officers []tokenList
 	address  tokenList
 	seat     seatForms
-	// nameHoldsSeat is set when the current name holds the seat's words.
-	nameHoldsSeat bool
+	// nameHoldsSeat says whether the current name holds the seat's
+	// words, once asked (holdsSeat): only a query that holds them asks.
+	nameHoldsSeat, seatChecked bool
+}
+
+// holdsSeat reports whether the current name holds the seat's words.
+func (f *profileFields) holdsSeat() bool {
+	if !f.seatChecked {
+		_, f.nameHoldsSeat = splitSeat(f.base.words, f.base.plainWords(), f.seat)
+		f.seatChecked = true
+	}
+	return f.nameHoldsSeat
 }
 
 // newProfileFields folds the fields the query can match: officers unless
@@ -263,7 +274,6 @@ func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
 		f.previous[i] = newTokenList(dropNoise(pb))
 	}
 	f.seat = pq.seatFormsOf(p.Seat)
-	_, f.nameHoldsSeat = splitSeat(f.base.words, f.base.plainWords(), f.seat)
 	if !pq.hasForm || pq.deep {
 		f.officers = make([]tokenList, len(p.Officers))
 		for i, o := range p.Officers {
@@ -277,14 +287,13 @@ func newProfileFields(pq *parsedQuery, p *companydocs.Profile) *profileFields {
 }
 
 // fieldEvidence offers consider the evidence of the query's words (a
-// reading, less the candidate's seat when seatOK) in every field.
-func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, query tokenList, seatOK bool, consider func(evidence)) {
-	fe := fieldMatch{pq: pq, p: p, f: f, query: query, seatOK: seatOK}
+// reading, less the candidate's seat when seatOK) in every field, as
+// matched by fe, whose name match the seat-in-name reading shares.
+func fieldEvidence(fe *fieldMatch, seatOK bool, consider func(evidence)) {
 	if seatOK {
-		fe.seatBonus = SeatWeight
-		fe.seatReasons = []companydocs.ReasonDetail{{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: p.Seat}}}
+		fe.withSeat()
 	}
-	if !sharesOnlyFirstName(pq, query.words, f.base) {
+	if !sharesOnlyFirstName(fe.pq, fe.query.words, fe.f.base) {
 		consider(fe.name())
 	}
 	fe.formerNames(consider)
@@ -295,38 +304,68 @@ func fieldEvidence(pq *parsedQuery, p *companydocs.Profile, f *profileFields, qu
 // fieldMatch is the query's words matched against a profile's fields,
 // with the seat's bonus and reason when the reading left the seat out.
 type fieldMatch struct {
-	pq          *parsedQuery
-	p           *companydocs.Profile
-	f           *profileFields
-	query       tokenList
-	seatOK      bool
-	seatBonus   float64
-	seatReasons []companydocs.ReasonDetail
+	pq        *parsedQuery
+	p         *companydocs.Profile
+	f         *profileFields
+	query     tokenList
+	seatOK    bool
+	seatBonus float64
+	// nameMatch is the query matched against the current name, once
+	// matched is set
+	nameMatch nameMatch
+	matched   bool
+}
+
+// withSeat counts the candidate's seat as matched.
+func (fe *fieldMatch) withSeat() {
+	fe.seatOK, fe.seatBonus = true, SeatWeight
+}
+
+// seatReasons are the reasons the seat adds: none unless it matched.
+func seatReasons(seatOK bool, seat string) []companydocs.ReasonDetail {
+	if !seatOK {
+		return nil
+	}
+	return []companydocs.ReasonDetail{{Code: ReasonSeatMatches, Params: companydocs.ReasonParams{Seat: seat}}}
 }
 
 // with returns a reason followed by the seat's.
 func (fe *fieldMatch) with(code string, params companydocs.ReasonParams) []companydocs.ReasonDetail {
-	return append([]companydocs.ReasonDetail{{Code: code, Params: params}}, fe.seatReasons...)
+	return append([]companydocs.ReasonDetail{{Code: code, Params: params}}, seatReasons(fe.seatOK, fe.p.Seat)...)
 }
 
 // name is the evidence of the current name.
 func (fe *fieldMatch) name() evidence {
 	tokens, f := fe.query.words, fe.f
-	m := matchName(fe.query, f.base)
+	if !fe.matched {
+		fe.nameMatch, fe.matched = matchName(fe.query, f.base), true
+	}
+	m := fe.nameMatch
 	e := evidence{score: NameWeight*m.score + fe.seatBonus, seat: fe.seatOK, field: fieldName, covers: m.score >= closeNameMatch && !m.numberConflict}
 	if m.numberConflict {
 		e.score -= NumberMismatchPenalty
 	}
-	seatReasons := fe.seatReasons
-	e.explain = func() []companydocs.ReasonDetail {
-		reasons := append(nameReasons(m, tokens, f.base.words), seatReasons...)
-		if m.numberConflict {
-			reasons = append(reasons, companydocs.ReasonDetail{Code: ReasonNameNumbersDiffer})
-		}
-		return reasons
-	}
-	e.exact = m.score >= fullNameMatch && strings.Join(tokens, " ") == strings.Join(f.base.words, " ")
+	e.named = nameEvidence{nameMatch: m, set: true, query: tokens, name: f.base.words, seatOK: fe.seatOK, seat: fe.p.Seat}
+	e.exact = m.score >= fullNameMatch && slices.Equal(tokens, f.base.words)
 	return e
+}
+
+// nameEvidence is a name match, with what its reasons say.
+type nameEvidence struct {
+	nameMatch
+	set         bool
+	query, name []string
+	seatOK      bool
+	seat        string
+}
+
+// reasons explains the name match, and the seat's when it counted.
+func (n *nameEvidence) reasons() []companydocs.ReasonDetail {
+	reasons := append(nameReasons(n.nameMatch, n.query, n.name), seatReasons(n.seatOK, n.seat)...)
+	if n.numberConflict {
+		reasons = append(reasons, companydocs.ReasonDetail{Code: ReasonNameNumbersDiffer})
+	}
+	return reasons
 }
 
 // formerNames offers the evidence of each previous name that matches.
