@@ -115,16 +115,7 @@ func TestRolloutOrdersAndWatchesWhatTheNewGenerationMakesOrderable(t *testing.T)
 }
 
 func testRolloutOrdersAndWatches(t *testing.T, f e2e.FollowSetup) {
-	recs := e2e.DecodedSample(t, 3000)
-	cases := pickRolloutCases(t, recs[:1500])
-	f.PublishDump(t, writeDump(t, recs[:1500], cases, true))
-	fast := f.Node(t, "fast")
-	slow := e2e.StartServer(t, t.TempDir(), "--store", f.Store, "--index-source", f.Source, "--follow-interval", "100ms",
-		"--node-name", "slow", "--download-rate", "300000")
-	first := slow.ServingGeneration()
-	token := slow.Session(t, "acme", 100)
-	second := f.PublishDump(t, writeDump(t, recs, cases, false))
-	e2e.WaitServing(t, fast, second)
+	cases, fast, slow, first, token := startRollout(t, f, "300000")
 	tally := newGateTally(t)
 	for _, c := range cases {
 		id := orderableID(t, fast, c)
@@ -165,6 +156,26 @@ func testRolloutOrdersAndWatches(t *testing.T, f e2e.FollowSetup) {
 	}
 }
 
+// startRollout publishes generation A (the cases struck off or without
+// their AD printout), starts a fast node and one that downloads at rate
+// bytes a second, signs a client in on the slow one, publishes B (the
+// cases as the register holds them) and waits for the fast node to serve
+// it. first is the generation the slow node serves meanwhile.
+func startRollout(t *testing.T, f e2e.FollowSetup, rate string) (cases []rolloutCase, fast, slow *e2e.TestServer, first, token string) {
+	t.Helper()
+	recs := e2e.DecodedSample(t, 3000)
+	cases = pickRolloutCases(t, recs[:1500])
+	f.PublishDump(t, writeDump(t, recs[:1500], cases, true))
+	fast = f.Node(t, "fast")
+	slow = e2e.StartServer(t, t.TempDir(), "--store", f.Store, "--index-source", f.Source, "--follow-interval", "100ms",
+		"--node-name", "slow", "--download-rate", rate)
+	first = slow.ServingGeneration()
+	token = slow.Session(t, "acme", 100)
+	second := f.PublishDump(t, writeDump(t, recs, cases, false))
+	e2e.WaitServing(t, fast, second)
+	return cases, fast, slow, first, token
+}
+
 // TestRolloutWhileTheMetastoreIsLocked: while a node is behind, the
 // metastore's table of publications is locked for 6 s. An order preview,
 // an order and a watch of a company the newest generation makes orderable
@@ -173,16 +184,7 @@ func testRolloutOrdersAndWatches(t *testing.T, f e2e.FollowSetup) {
 func TestRolloutWhileTheMetastoreIsLocked(t *testing.T) {
 	t.Parallel() // mostly waiting on a slow download and a lock
 	f := e2e.NewFollowSetup(t)
-	recs := e2e.DecodedSample(t, 3000)
-	cases := pickRolloutCases(t, recs[:1500])
-	f.PublishDump(t, writeDump(t, recs[:1500], cases, true))
-	fast := f.Node(t, "fast")
-	slow := e2e.StartServer(t, t.TempDir(), "--store", f.Store, "--index-source", f.Source, "--follow-interval", "100ms",
-		"--node-name", "slow", "--download-rate", "250000")
-	first := slow.ServingGeneration()
-	token := slow.Session(t, "acme", 100)
-	second := f.PublishDump(t, writeDump(t, recs, cases, false))
-	e2e.WaitServing(t, fast, second)
+	cases, fast, slow, first, token := startRollout(t, f, "250000")
 	id := orderableID(t, fast, cases[0])
 
 	unlock := lockPublications(t, f.Store)
