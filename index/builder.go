@@ -103,6 +103,12 @@ type Builder struct {
 	// nil for a full build, which indexes every document as it is put.
 	base  *baseGeneration
 	build BuildInfo
+	// delta is the base's profile store as an incremental build's puts
+	// read it (delta.go); nil for a full build
+	delta *deltaBase
+	// changed lists what an incremental build changed on its base, for
+	// the change record; nil when it compares the whole stores
+	changed *changedIDs
 	// layer is set when an incremental build publishes its profile store
 	// as a layer on the base's (layerbuild.go); layers are then the new
 	// generation's layers and sharedSums the base's checksums of the
@@ -147,6 +153,7 @@ func (b *Builder) start() error {
 	}
 	b.notePrevious()
 	b.chooseBase()
+	b.openDelta()
 	dir, err := os.MkdirTemp(indexDir(b.dataDir), buildingPrefix)
 	if err != nil {
 		return fmt.Errorf("create build dir: %w", err)
@@ -218,6 +225,9 @@ func (b *Builder) Get(id string) (*companydocs.Profile, error) {
 	if err := b.usable(); err != nil {
 		return nil, err
 	}
+	if b.delta != nil {
+		return b.getOnBase(id)
+	}
 	return getProfile(b.tx, id)
 }
 
@@ -228,6 +238,9 @@ func (b *Builder) ByNumber(t register.Type, number string) ([]*companydocs.Profi
 	defer b.mu.Unlock()
 	if err := b.usable(); err != nil {
 		return nil, err
+	}
+	if b.delta != nil {
+		return b.byNumberOnBase(t, number)
 	}
 	return profilesByKey(b.tx, bucketNumbers, numberKey(t, number))
 }
@@ -242,11 +255,28 @@ func (b *Builder) Put(p *companydocs.Profile) error {
 	if err := b.usable(); err != nil {
 		return err
 	}
-	old, err := getProfile(b.tx, p.ID)
+	v, err := encodeProfile(p)
 	if err != nil {
 		return err
 	}
-	v, err := encodeProfile(p)
+	if b.delta != nil {
+		if stored, err := b.putOnBase(p, v); err != nil || !stored {
+			return err
+		}
+	} else if err := b.putWhole(p, v); err != nil {
+		return err
+	}
+	b.pending++
+	if b.pending >= b.opts.BatchSize || b.pendingBytes >= b.opts.BatchBytes {
+		return b.flush()
+	}
+	return nil
+}
+
+// putWhole is Put of a build that writes the whole store: p replaces
+// the profile stored under its id, and its document is indexed.
+func (b *Builder) putWhole(p *companydocs.Profile, v []byte) error {
+	old, err := getProfile(b.tx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -260,10 +290,6 @@ func (b *Builder) Put(p *companydocs.Profile) error {
 	}
 	b.count(old, -1)
 	b.count(p, +1)
-	b.pending++
-	if b.pending >= b.opts.BatchSize || b.pendingBytes >= b.opts.BatchBytes {
-		return b.flush()
-	}
 	return nil
 }
 

@@ -86,12 +86,12 @@ const changeTxBytes = 16 << 20
 // order, so memory stays bounded by changeTxBytes whatever their size. A
 // previous generation that cannot be read is no reason to refuse the new
 // one: the record then says why it holds nothing.
-func writeChanges(dir, dataDir, previous, note string) (ChangeSummary, error) {
+func writeChanges(dir, dataDir, previous, note string, changed *changedIDs) (ChangeSummary, error) {
 	out, err := bolt.Open(filepath.Join(dir, changesName), 0o644, &bolt.Options{Timeout: openTimeout, NoSync: true, NoFreelistSync: true})
 	if err != nil {
 		return ChangeSummary{}, fmt.Errorf("create change record: %w", err)
 	}
-	sum, err := fillChanges(out, dir, dataDir, previous, note)
+	sum, err := fillChanges(out, dir, dataDir, previous, note, changed)
 	if err == nil {
 		err = out.Update(func(tx *bolt.Tx) error { return putSummary(tx, sum) })
 	}
@@ -115,7 +115,7 @@ func putSummary(tx *bolt.Tx, sum ChangeSummary) error {
 	return tx.Bucket(bucketChangeInfo).Put(infoSummary, b)
 }
 
-func fillChanges(out *bolt.DB, dir, dataDir, previous, note string) (ChangeSummary, error) {
+func fillChanges(out *bolt.DB, dir, dataDir, previous, note string, changed *changedIDs) (ChangeSummary, error) {
 	err := out.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketChanges, bucketChangeInfo} {
 			if _, err := tx.CreateBucket(name); err != nil {
@@ -141,7 +141,7 @@ func fillChanges(out *bolt.DB, dir, dataDir, previous, note string) (ChangeSumma
 	}
 	defer next.Close()
 	w := &changeWriter{out: out, sum: ChangeSummary{Previous: previous, ByField: map[string]int{}}}
-	if err := compareStores(prev, next, w); err != nil {
+	if err := compareStores(prev, next, changed, w); err != nil {
 		if errors.Is(err, errPreviousDamaged) {
 			return ChangeSummary{Note: fmt.Sprintf("previous generation %s could not be read: %v", previous, err)}, emptyChanges(out)
 		}
@@ -253,10 +253,11 @@ func (w *changeWriter) flush() error {
 }
 
 // compareStores walks the profiles of both stores in id order, like a merge
-// join, and hands w the changes of every profile of prev. A value equal
-// byte for byte is the same profile and is not decoded. A panic or fault
-// reading prev (damage the checks missed) is errPreviousDamaged.
-func compareStores(prev *layeredStore, next *bolt.DB, w *changeWriter) (err error) {
+// join, and hands w the changes of every profile of prev; only those of
+// changed when an incremental build listed them. A value equal byte for
+// byte is the same profile and is not decoded. A panic or fault reading
+// prev (damage the checks missed) is errPreviousDamaged.
+func compareStores(prev *layeredStore, next *bolt.DB, changed *changedIDs, w *changeWriter) (err error) {
 	defer func(old bool) {
 		debug.SetPanicOnFault(old)
 		if r := recover(); r != nil {
@@ -265,6 +266,9 @@ func compareStores(prev *layeredStore, next *bolt.DB, w *changeWriter) (err erro
 	}(debug.SetPanicOnFault(true))
 	err = prev.view(func(ptx storeTx) error {
 		return next.View(func(ntx *bolt.Tx) error {
+			if changed != nil {
+				return compareChanged(ptx, ntx, changed, w)
+			}
 			return mergeProfiles(ptx, ntx, w)
 		})
 	})
@@ -306,6 +310,34 @@ func mergeProfiles(ptx storeTx, ntx *bolt.Tx, w *changeWriter) error {
 			}
 			pk, pv = pc.next()
 			nk, nv = nc.Next()
+		}
+	}
+	return nil
+}
+
+// compareChanged hands w the changes of the profiles an incremental
+// build listed (changedIDs, both lists in id order), in id order.
+func compareChanged(ptx storeTx, ntx *bolt.Tx, d *changedIDs, w *changeWriter) error {
+	nb := ntx.Bucket(bucketProfiles)
+	index, remove := d.index, d.remove
+	for len(index) > 0 || len(remove) > 0 {
+		var id []byte
+		if len(remove) == 0 || len(index) > 0 && index[0] < remove[0] {
+			id, index = []byte(index[0]), index[1:]
+		} else {
+			id, remove = []byte(remove[0]), remove[1:]
+		}
+		var err error
+		switch pv, nv := ptx.value(id), nb.Get(id); {
+		case pv == nil:
+			w.sum.Added++
+		case nv == nil:
+			err = compareGone(ptx, ntx, id, pv, w)
+		default:
+			err = compareValues(id, pv, nv, w)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -346,7 +346,7 @@ func BenchmarkCompareStores(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				w := &changeWriter{out: out, sum: ChangeSummary{ByField: map[string]int{}}}
-				if err := compareStores(prev, next, w); err != nil {
+				if err := compareStores(prev, next, nil, w); err != nil {
 					b.Fatal(err)
 				}
 				if w.sum.Profiles != 0 {
@@ -386,7 +386,7 @@ func BenchmarkChangeRecordOfGenerations(b *testing.B) {
 		if err := os.Link(filepath.Join(next, profilesName), filepath.Join(dir, profilesName)); err != nil {
 			b.Fatal(err)
 		}
-		if sum, err = writeChanges(dir, dataDir, prev, ""); err != nil {
+		if sum, err = writeChanges(dir, dataDir, prev, "", nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -162,7 +162,7 @@ func (b *Builder) recordChanges() error {
 		return nil
 	}
 	start := time.Now()
-	sum, err := writeChanges(b.dir, b.dataDir, b.previous, b.previousNote)
+	sum, err := writeChanges(b.dir, b.dataDir, b.previous, b.previousNote, b.changed)
 	if err != nil {
 		return err
 	}

@@ -1,31 +1,27 @@
 package index
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"companydocs/internal/atomicfile"
-
-	bolt "go.etcd.io/bbolt"
 )
 
-// An incremental build (BuilderOptions.Incremental) writes the profile
-// store as a full build does, since the ingest's merging and linking read
-// every profile put so far, but indexes no document while the profiles
-// are put. At commit it compares the new store with the previous
-// generation's, shares that generation's segment files (hard links: zap
-// segments are never written again) and writes only the documents of
-// changed and new profiles and the deletions of removed ones. It falls
-// back to indexing every document from the new store when the previous
+// An incremental build (BuilderOptions.Incremental) writes only the
+// profiles that differ from the previous generation's into its profile
+// store (delta.go) and indexes no document while the profiles are put.
+// At commit it lists the changed, new and removed profiles, shares the
+// previous generation's segment files (hard links: zap segments are
+// never written again) and writes only the documents of changed and new
+// profiles and the deletions of removed ones. It falls back to writing
+// the whole store and indexing every document from it when the previous
 // generation does not qualify or too much changed. See DESIGN.md,
 // "Incremental builds".
 
@@ -130,8 +126,32 @@ func (b *Builder) fullBecause(reason string) {
 	b.opts.Logger.Info("building the search index anew", "reason", reason)
 }
 
+// openDelta opens the base's profile store for the puts of an
+// incremental build; a store that cannot be read makes the build a full
+// one.
+func (b *Builder) openDelta() {
+	if b.base == nil {
+		return
+	}
+	start := time.Now()
+	delta, err := openDeltaBase(b.base.dir, b.base.meta.Profiles)
+	if err != nil {
+		b.fullBecause(fmt.Sprintf("previous generation %s could not be read: %v", b.previous, err))
+		b.releaseBase()
+		b.base = nil
+		return
+	}
+	b.delta = delta
+	b.opts.Logger.Info("profiles of the previous generation digested", "previous", b.build.Base,
+		"profiles", len(delta.digest.entries), "duration", time.Since(start).Round(time.Millisecond))
+}
+
 // releaseBase unlocks the base generation; its files are no longer read.
 func (b *Builder) releaseBase() {
+	if b.delta != nil {
+		b.delta.release()
+		b.delta = nil
+	}
 	if b.base != nil && b.base.lock != nil {
 		b.base.lock.Close()
 		b.base.lock = nil
@@ -151,16 +171,22 @@ func bleveSums(sums []FileSum) []FileSum {
 
 // finishOnBase writes the search index of a build that indexed nothing
 // while the profiles were put: on the base's segments, or every document
-// anew. The profile store is compacted and the change record written
-// meanwhile, as in a full build; with the index on the base's segments,
-// the profile store becomes a layer on the base's (layerProfiles) when
-// its limits allow.
+// anew. The change record is written meanwhile, as in a full build. With
+// the index on the base's segments, the delta becomes a layer on the
+// base's profile store (layerProfiles) when its limits allow; otherwise
+// the store is written whole and compacted.
 func (b *Builder) finishOnBase() error {
 	defer b.releaseBase()
 	changes, err := b.planOnBase()
 	if err != nil {
 		return err
 	}
+	if changes == nil || !b.layer {
+		if err := b.materialize(); err != nil {
+			return err
+		}
+	}
+	b.changed = changes
 	compacted := b.compactAndRecord()
 	if changes != nil {
 		err = b.updateBase(changes)
@@ -173,18 +199,15 @@ func (b *Builder) finishOnBase() error {
 	return b.layerProfiles(changes)
 }
 
-// planOnBase compares the new profile store with the base's and returns
-// the documents to write; nil, with b.build saying why, when the index
-// is to be built anew.
+// planOnBase compares what the build put with the base's profiles and
+// returns the documents to write; nil, with b.build saying why, when the
+// index is to be built anew.
 func (b *Builder) planOnBase() (*changedIDs, error) {
 	start := time.Now()
 	base := b.base.meta
 	limit := int(maxChangedShare * float64(base.Profiles))
-	d, err := diffProfiles(b.base.dir, b.dir, limit)
-	if errors.Is(err, errPreviousDamaged) {
-		b.fullBecause(fmt.Sprintf("previous generation %s could not be read: %v", b.build.Base, err))
-		return nil, nil
-	} else if err != nil {
+	d, err := b.delta.planDelta(b.dir, limit)
+	if err != nil {
 		return nil, err
 	}
 	if reason := fullBuildReason(base, d); reason != "" {
@@ -231,79 +254,6 @@ type changedIDs struct {
 	// overLimit is set when more changed than the limit given; the lists
 	// are then incomplete
 	overLimit bool
-}
-
-// diffProfiles compares the profile store of the generation in baseDir
-// (checked as the change record checks it, errPreviousDamaged if it
-// cannot be read) with the one in dir, both in id order, and lists what
-// differs, up to limit profiles. A value equal byte for byte is the same
-// profile, which makes the same document.
-func diffProfiles(baseDir, dir string, limit int) (d *changedIDs, err error) {
-	prev, closePrev, err := openPreviousStore(baseDir)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errPreviousDamaged, err)
-	}
-	defer closePrev()
-	next, err := bolt.Open(filepath.Join(dir, profilesName), 0o444, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
-	if err != nil {
-		return nil, fmt.Errorf("open new profile store: %w", err)
-	}
-	defer next.Close()
-	defer func(old bool) {
-		debug.SetPanicOnFault(old)
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", errPreviousDamaged, readFailure(r))
-		}
-	}(debug.SetPanicOnFault(true))
-	d = &changedIDs{}
-	err = prev.view(func(ptx storeTx) error {
-		return next.View(func(ntx *bolt.Tx) error {
-			return d.collect(ptx, ntx, limit)
-		})
-	})
-	return d, err
-}
-
-// collect walks the profiles of both transactions like a merge join.
-func (d *changedIDs) collect(ptx storeTx, ntx *bolt.Tx, limit int) error {
-	nb := ntx.Bucket(bucketProfiles)
-	if nb == nil {
-		return fmt.Errorf("%w: no profiles bucket", errPreviousDamaged)
-	}
-	pc, nc := ptx.cursor(), nb.Cursor()
-	pk, pv := pc.first()
-	nk, nv := nc.First()
-	var read int
-	for pk != nil || nk != nil {
-		if d.changed+d.added+d.removed > limit {
-			d.overLimit = true
-			return nil
-		}
-		if read += len(pv) + len(nv); read >= changeTxBytes {
-			read = 0
-			if err := releaseBoth(ptx, ntx); err != nil {
-				return err
-			}
-		}
-		switch c := compareKeys(pk, nk); {
-		case c > 0:
-			d.added++
-			d.index = append(d.index, string(nk))
-			nk, nv = nc.Next()
-		case c < 0:
-			d.removed++
-			d.remove = append(d.remove, string(pk))
-			pk, pv = pc.next()
-		default:
-			if !bytes.Equal(pv, nv) {
-				d.changed++
-				d.index = append(d.index, string(nk))
-			}
-			pk, pv = pc.next()
-			nk, nv = nc.Next()
-		}
-	}
-	return nil
 }
 
 // shareSegments makes dst a copy of the bleve index in src in which the

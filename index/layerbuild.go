@@ -14,16 +14,14 @@ import (
 	"companydocs/internal/atomicfile"
 )
 
-// An incremental build writes the whole profile store, as a full build
-// does (the ingest's merging reads every profile put so far), and compares
-// it with the previous generation's (diffProfiles). When its search index
-// is written on the previous generation's segments and the previous
-// store's layers are within their limits (layerLimitReason), the whole
-// store is not published: the generation gets the previous one's base and
-// layers, shared as hard links, and one new layer holding the changed and
-// new profiles and tombstones for the removed ones (writeLayer). The
-// store it wrote is then deleted, uncompacted: nothing reads it after the
-// change record and the documents have.
+// An incremental build writes the profiles that differ from the
+// previous generation's (delta.go). When its search index is written on
+// the previous generation's segments and the previous store's layers are
+// within their limits (layerLimitReason), the generation gets the
+// previous one's base and layers, shared as hard links, and one new layer
+// holding the changed and new profiles and tombstones for the removed
+// ones (writeLayer), read from the store the build wrote, which is then
+// deleted. Otherwise that store is written whole (materialize).
 
 // layerLimitReason says why an incremental build on the generation base
 // writes a whole profile store ("" when it may add a layer): its store has
@@ -58,9 +56,9 @@ func (b *Builder) chooseLayer() {
 	b.layer = true
 }
 
-// layerProfiles replaces the whole profile store the build wrote by the
-// base's files, shared, and a layer of the changes d: the profiles of
-// d.index read from the whole store, tombstones for d.remove.
+// layerProfiles replaces the profile store the build wrote by the base's
+// files, shared, and a layer of the changes d: the profiles of d.index
+// read from the build's store, tombstones for d.remove.
 func (b *Builder) layerProfiles(d *changedIDs) error {
 	start := time.Now()
 	whole := filepath.Join(b.dir, profilesName)

@@ -140,20 +140,34 @@ func (s *layeredStore) checkBuckets() error {
 
 // view runs fn in one read transaction on every file of the store.
 func (s *layeredStore) view(fn func(t storeTx) error) error {
+	t, err := s.begin()
+	if err != nil {
+		return err
+	}
+	defer t.rollback()
+	return fn(t)
+}
+
+// begin starts a read transaction on every file of the store, to be
+// ended by rollback.
+func (s *layeredStore) begin() (storeTx, error) {
 	t := storeTx{txs: make([]*bolt.Tx, 0, len(s.dbs))}
-	defer func() {
-		for _, tx := range t.txs {
-			tx.Rollback()
-		}
-	}()
 	for _, db := range s.dbs {
 		tx, err := db.Begin(false)
 		if err != nil {
-			return fmt.Errorf("read %s: %w", filepath.Base(db.Path()), err)
+			t.rollback()
+			return storeTx{}, fmt.Errorf("read %s: %w", filepath.Base(db.Path()), err)
 		}
 		t.txs = append(t.txs, tx)
 	}
-	return fn(t)
+	return t, nil
+}
+
+// rollback ends the transactions of begin.
+func (t storeTx) rollback() {
+	for _, tx := range t.txs {
+		tx.Rollback()
+	}
 }
 
 // close closes every file of the store.

@@ -1,0 +1,339 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"companydocs"
+	"companydocs/register"
+)
+
+// An incremental build stores only what differs from its base: the
+// profile store it writes while the ingest puts (the delta) holds the
+// changed and new profiles, and a digest of the base's profiles (a hash
+// of each id and of its value) tells a put that changed nothing, nearly
+// every put of a dump where a hundredth of the records changed, without
+// reading the base. What the ingest reads back (Get, ByNumber) is what a
+// whole store would answer: the delta's profiles, and the base's that
+// were put unchanged in this build. At commit the base's profiles not
+// put are the removed ones. Where the store is to be written whole (a
+// full build after all, or a profile store at its layers' limit), the
+// delta and the base's profiles put unchanged are merged into one
+// (materialize). See DESIGN.md, "Incremental builds".
+
+// deltaBase is the base of an incremental build as the puts read it: its
+// profile store, open for the whole build, and the digest.
+type deltaBase struct {
+	store  *layeredStore
+	close  func()
+	tx     storeTx
+	digest *profileDigest
+}
+
+// openDeltaBase opens the profile store of the base generation in dir
+// (checked as the change record checks it) and digests its profiles,
+// about as many as its meta.json counts.
+func openDeltaBase(dir string, profiles int) (_ *deltaBase, err error) {
+	store, closeStore, err := openPreviousStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := &deltaBase{store: store, close: closeStore}
+	defer func() {
+		if err != nil {
+			d.release()
+		}
+	}()
+	if d.tx, err = store.begin(); err != nil {
+		return nil, err
+	}
+	if d.digest, err = digestStore(d.tx, profiles); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// release ends the read transaction and closes the base's store.
+func (d *deltaBase) release() {
+	d.tx.rollback()
+	d.close()
+}
+
+// profileDigest is a hash of the id and of the value of each profile of
+// a store, ordered by the id's hash, and which of them a build put.
+// 16 bytes a profile, where the ids alone would take 40.
+type profileDigest struct {
+	seed    maphash.Seed
+	entries []digestEntry
+	put     []uint64 // a bit per entry
+}
+
+type digestEntry struct{ id, value uint64 }
+
+// digestStore digests every profile of tx, releasing the pages it read
+// as it goes. Two ids with the same hash are an error: the digest could
+// not tell them apart.
+func digestStore(tx storeTx, profiles int) (*profileDigest, error) {
+	d := &profileDigest{seed: maphash.MakeSeed()}
+	d.entries = make([]digestEntry, 0, profiles)
+	c := tx.cursor()
+	read := 0
+	for k, v := c.first(); k != nil; k, v = c.next() {
+		d.entries = append(d.entries, digestEntry{id: maphash.Bytes(d.seed, k), value: maphash.Bytes(d.seed, v)})
+		if read += len(k) + len(v); read >= changeTxBytes {
+			read = 0
+			if err := tx.release(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.SortFunc(d.entries, func(a, b digestEntry) int { return compareUint64(a.id, b.id) })
+	for i := 1; i < len(d.entries); i++ {
+		if d.entries[i].id == d.entries[i-1].id {
+			return nil, errors.New("two of its profile ids share a hash")
+		}
+	}
+	d.put = make([]uint64, (len(d.entries)+63)/64)
+	return d, nil
+}
+
+func compareUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// find returns the entry of id, and whether the digest holds one.
+func (d *profileDigest) find(id string) (int, bool) {
+	h := maphash.String(d.seed, id)
+	i, ok := slices.BinarySearchFunc(d.entries, h, func(e digestEntry, h uint64) int { return compareUint64(e.id, h) })
+	return i, ok
+}
+
+func (d *profileDigest) valueIs(i int, v []byte) bool {
+	return d.entries[i].value == maphash.Bytes(d.seed, v)
+}
+
+func (d *profileDigest) wasPut(i int) bool { return d.put[i/64]&(1<<(i%64)) != 0 }
+func (d *profileDigest) markPut(i int)     { d.put[i/64] |= 1 << (i % 64) }
+
+// baseProfile returns the base's profile id if this build put it
+// unchanged, nil otherwise.
+func (d *deltaBase) baseProfile(id string) (*companydocs.Profile, error) {
+	if i, ok := d.digest.find(id); !ok || !d.digest.wasPut(i) {
+		return nil, nil
+	}
+	return d.tx.profile(id)
+}
+
+// getOnBase is Get of an incremental build: the delta's profile, else
+// the base's if put unchanged.
+func (b *Builder) getOnBase(id string) (*companydocs.Profile, error) {
+	p, err := getProfile(b.tx, id)
+	if p != nil || err != nil {
+		return p, err
+	}
+	return b.delta.baseProfile(id)
+}
+
+// byNumberOnBase is ByNumber of an incremental build: the delta's
+// profiles with the number, and the base's put unchanged, in id order
+// as a whole store lists them.
+func (b *Builder) byNumberOnBase(t register.Type, number string) ([]*companydocs.Profile, error) {
+	key := numberKey(t, number)
+	out, err := profilesByKey(b.tx, bucketNumbers, key)
+	if err != nil {
+		return nil, err
+	}
+	base, err := b.delta.tx.byKey(bucketNumbers, key)
+	if err != nil {
+		return nil, err
+	}
+	profiles := b.tx.Bucket(bucketProfiles)
+	for _, p := range base {
+		if i, ok := b.delta.digest.find(p.ID); ok && b.delta.digest.wasPut(i) && profiles.Get([]byte(p.ID)) == nil {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(x, y *companydocs.Profile) int { return bytes.Compare([]byte(x.ID), []byte(y.ID)) })
+	return out, nil
+}
+
+// putOnBase is Put of an incremental build, v being p encoded: a
+// profile the delta holds is replaced there; one the base holds with
+// the same value is only marked put; any other goes into the delta.
+func (b *Builder) putOnBase(p *companydocs.Profile, v []byte) (stored bool, err error) {
+	old, err := getProfile(b.tx, p.ID)
+	if err != nil {
+		return false, err
+	}
+	if old != nil {
+		b.count(old, -1)
+		b.count(p, +1)
+		return true, putProfile(b.tx, p, v, old)
+	}
+	digest := b.delta.digest
+	i, inBase := digest.find(p.ID)
+	if inBase && digest.valueIs(i, v) {
+		if !digest.wasPut(i) {
+			digest.markPut(i)
+			b.count(p, +1)
+		}
+		return false, nil
+	}
+	if inBase && b.delta.tx.value([]byte(p.ID)) != nil { // not another id's hash
+		if digest.wasPut(i) {
+			// put unchanged before in this build: the base's is replaced
+			if old, err = b.delta.tx.profile(p.ID); err != nil {
+				return false, err
+			}
+		}
+		digest.markPut(i)
+	}
+	b.count(old, -1)
+	b.count(p, +1)
+	return true, putProfile(b.tx, p, v, nil)
+}
+
+// planDelta lists what the delta changes on the base, up to limit
+// profiles: the delta's profiles whose value differs from the base's
+// (new ones included), and the base's profiles the build did not put.
+func (d *deltaBase) planDelta(dir string, limit int) (*changedIDs, error) {
+	delta, err := openReadOnly(filepath.Join(dir, profilesName))
+	if err != nil {
+		return nil, fmt.Errorf("open the new profile store: %w", err)
+	}
+	defer delta.Close()
+	c := &changedIDs{}
+	err = delta.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketProfiles).ForEach(func(k, v []byte) error {
+			switch pv := d.tx.value(k); {
+			case pv == nil:
+				c.added++
+			case bytes.Equal(pv, v):
+				return nil
+			default:
+				c.changed++
+			}
+			c.index = append(c.index, string(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, d.collectRemoved(c, limit)
+}
+
+// collectRemoved adds to c the base's profiles the build did not put,
+// walking the base's ids.
+func (d *deltaBase) collectRemoved(c *changedIDs, limit int) error {
+	cur := d.tx.cursor()
+	read := 0
+	for k, v := cur.first(); k != nil; k, v = cur.next() {
+		if c.changed+c.added+c.removed > limit {
+			c.overLimit = true
+			return nil
+		}
+		if i, ok := d.digest.find(string(k)); !ok || !d.digest.wasPut(i) {
+			c.removed++
+			c.remove = append(c.remove, string(k))
+		}
+		if read += len(k) + len(v); read >= changeTxBytes {
+			read = 0
+			if err := d.tx.release(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// materialize makes the delta a whole profile store: the base's
+// profiles put unchanged and the delta's, in id order, with their
+// secondary entries, as a full build's store holds them (compacted after,
+// as a full build's is).
+func (b *Builder) materialize() error {
+	start, d := time.Now(), b.delta
+	path := filepath.Join(b.dir, profilesName)
+	delta, err := openReadOnly(path)
+	if err != nil {
+		return fmt.Errorf("open the new profile store: %w", err)
+	}
+	defer delta.Close()
+	wholePath := path + ".whole"
+	whole, err := bolt.Open(wholePath, 0o644, &bolt.Options{Timeout: openTimeout, NoSync: true, NoFreelistSync: true})
+	if err != nil {
+		return err
+	}
+	err = whole.Update(createBuckets)
+	if err == nil {
+		err = delta.View(func(dtx *bolt.Tx) error { return d.mergeInto(whole, dtx) })
+	}
+	if err = errors.Join(err, whole.Sync(), whole.Close()); err != nil {
+		return fmt.Errorf("write the whole profile store: %w", err)
+	}
+	if err := os.Rename(wholePath, path); err != nil {
+		return err
+	}
+	b.opts.Logger.Info("profile store written whole from its base and the changes", "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// mergeInto puts into whole, in id order, every profile the build put:
+// the delta's, and the base's put unchanged.
+func (d *deltaBase) mergeInto(whole *bolt.DB, dtx *bolt.Tx) error {
+	bc, dc := d.tx.cursor(), dtx.Bucket(bucketProfiles).Cursor()
+	bk, bv := bc.first()
+	dk, dv := dc.First()
+	for bk != nil || dk != nil {
+		err := whole.Update(func(wtx *bolt.Tx) error {
+			for size := 0; (bk != nil || dk != nil) && size < compactTxBytes; {
+				var k, v []byte
+				switch c := compareKeys(bk, dk); {
+				case c < 0:
+					k, v = bk, bv
+					bk, bv = bc.next()
+					if i, ok := d.digest.find(string(k)); !ok || !d.digest.wasPut(i) {
+						continue // removed
+					}
+				case c > 0:
+					k, v = dk, dv
+					dk, dv = dc.Next()
+				default: // the delta's replaces the base's
+					k, v = dk, dv
+					bk, bv = bc.next()
+					dk, dv = dc.Next()
+				}
+				p, err := decodeProfile(string(k), v)
+				if err != nil {
+					return err
+				}
+				if err := putProfile(wtx, p, v, nil); err != nil {
+					return err
+				}
+				size += len(k) + len(v)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := d.tx.release(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
