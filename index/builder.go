@@ -359,6 +359,11 @@ func (b *Builder) flush() error {
 	if err := releaseResident(b.db, b.tx.Size()); err != nil {
 		return fmt.Errorf("release profile store pages: %w", err)
 	}
+	if b.delta != nil {
+		if err := b.delta.tx.release(); err != nil {
+			return fmt.Errorf("release the previous profile store's pages: %w", err)
+		}
+	}
 	if b.batch != nil && b.batch.Size() > 0 {
 		if err := b.flusher.send(b.batch); err != nil {
 			return err

@@ -95,6 +95,9 @@ func digestStore(tx storeTx, profiles int) (*profileDigest, error) {
 			}
 		}
 	}
+	if err := tx.release(); err != nil {
+		return nil, err
+	}
 	slices.SortFunc(d.entries, func(a, b digestEntry) int { return compareUint64(a.id, b.id) })
 	for i := 1; i < len(d.entries); i++ {
 		if d.entries[i].id == d.entries[i-1].id {
