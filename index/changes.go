@@ -320,7 +320,12 @@ func mergeProfiles(ptx storeTx, ntx *bolt.Tx, w *changeWriter) error {
 func compareChanged(ptx storeTx, ntx *bolt.Tx, d *changedIDs, w *changeWriter) error {
 	nb := ntx.Bucket(bucketProfiles)
 	index, remove := d.index, d.remove
-	for len(index) > 0 || len(remove) > 0 {
+	for n := 1; len(index) > 0 || len(remove) > 0; n++ {
+		if n%releaseEvery == 0 { // see releaseEvery
+			if err := releaseBoth(ptx, ntx); err != nil {
+				return err
+			}
+		}
 		var id []byte
 		if len(remove) == 0 || len(index) > 0 && index[0] < remove[0] {
 			id, index = []byte(index[0]), index[1:]

@@ -36,6 +36,25 @@ type deltaBase struct {
 	close  func()
 	tx     storeTx
 	digest *profileDigest
+	// reads counts the look-ups of the base's profiles since its pages
+	// were last released (read)
+	reads int
+}
+
+// releaseEvery is how many look-ups of the base's profiles a build makes
+// before it drops the pages they read from its resident memory: each
+// fault maps the pages around the one read too (64 KiB), and the
+// changed profiles of a dump lie all over the file.
+const releaseEvery = 256
+
+// read notes a look-up of the base's profiles, releasing the pages read
+// every releaseEvery of them.
+func (d *deltaBase) read() error {
+	if d.reads++; d.reads < releaseEvery {
+		return nil
+	}
+	d.reads = 0
+	return d.tx.release()
 }
 
 // openDeltaBase opens the profile store of the base generation in dir
@@ -138,6 +157,9 @@ func (d *deltaBase) baseProfile(id string) (*companydocs.Profile, error) {
 	if i, ok := d.digest.find(id); !ok || !d.digest.wasPut(i) {
 		return nil, nil
 	}
+	if err := d.read(); err != nil {
+		return nil, err
+	}
 	return d.tx.profile(id)
 }
 
@@ -158,6 +180,9 @@ func (b *Builder) byNumberOnBase(t register.Type, number string) ([]*companydocs
 	key := numberKey(t, number)
 	out, err := profilesByKey(b.tx, bucketNumbers, key)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.delta.read(); err != nil {
 		return nil, err
 	}
 	base, err := b.delta.tx.byKey(bucketNumbers, key)
@@ -196,6 +221,9 @@ func (b *Builder) putOnBase(p *companydocs.Profile, v []byte) (stored bool, err 
 		}
 		return false, nil
 	}
+	if err := b.delta.read(); err != nil {
+		return false, err
+	}
 	if inBase && b.delta.tx.value([]byte(p.ID)) != nil { // not another id's hash
 		if digest.wasPut(i) {
 			// put unchanged before in this build: the base's is replaced
@@ -222,6 +250,9 @@ func (d *deltaBase) planDelta(dir string, limit int) (*changedIDs, error) {
 	c := &changedIDs{}
 	err = delta.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketProfiles).ForEach(func(k, v []byte) error {
+			if err := d.read(); err != nil {
+				return err
+			}
 			switch pv := d.tx.value(k); {
 			case pv == nil:
 				c.added++
