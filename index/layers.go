@@ -261,22 +261,31 @@ func carries(p *companydocs.Profile, bucket []byte, key string) bool {
 // where a walk of the merged store read every page of the base.
 func (t storeTx) count() int {
 	n := baseCount(t.txs[0])
+	lookups := 0
+	// each look-up below faults 64 KiB of the base in around its page:
+	// 10,000 of them kept 750 MB of a 5M store resident
+	lookedUp := func() {
+		if lookups++; lookups%releaseEvery == 0 {
+			t.release()
+		}
+	}
 	for i := 1; i < len(t.txs); i++ {
 		below, layer := storeTx{txs: t.txs[:i]}, t.txs[i]
 		profiles := layer.Bucket(bucketProfiles)
 		profiles.ForEach(func(id, _ []byte) error {
-			if below.value(id) == nil {
+			if lookedUp(); below.value(id) == nil {
 				n++
 			}
 			return nil
 		})
 		layer.Bucket(bucketRemoved).ForEach(func(id, _ []byte) error {
-			if profiles.Get(id) == nil && below.value(id) != nil {
+			if lookedUp(); profiles.Get(id) == nil && below.value(id) != nil {
 				n--
 			}
 			return nil
 		})
 	}
+	t.release()
 	return n
 }
 
