@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -117,7 +118,7 @@ func digestStore(tx storeTx, profiles int) (*profileDigest, error) {
 	if err := tx.release(); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(d.entries, func(a, b digestEntry) int { return compareUint64(a.id, b.id) })
+	slices.SortFunc(d.entries, func(a, b digestEntry) int { return cmp.Compare(a.id, b.id) })
 	for i := 1; i < len(d.entries); i++ {
 		if d.entries[i].id == d.entries[i-1].id {
 			return nil, errors.New("two of its profile ids share a hash")
@@ -127,20 +128,10 @@ func digestStore(tx storeTx, profiles int) (*profileDigest, error) {
 	return d, nil
 }
 
-func compareUint64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // find returns the entry of id, and whether the digest holds one.
 func (d *profileDigest) find(id string) (int, bool) {
 	h := maphash.String(d.seed, id)
-	i, ok := slices.BinarySearchFunc(d.entries, h, func(e digestEntry, h uint64) int { return compareUint64(e.id, h) })
+	i, ok := slices.BinarySearchFunc(d.entries, h, func(e digestEntry, h uint64) int { return cmp.Compare(e.id, h) })
 	return i, ok
 }
 

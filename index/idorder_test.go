@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -90,7 +91,7 @@ func TestRankIDsOrdersEverySegment(t *testing.T) {
 		t.Fatalf("%d documents ranked, %d not: want %d and %d", len(live), unranked, 160-len(deletedOfSeveral), len(deletedOfSeveral))
 	}
 	slices.SortFunc(live, func(a, b ranked) int { return int(a.rank) - int(b.rank) })
-	if !slices.IsSortedFunc(live, func(a, b ranked) int { return cmpString(a.id, b.id) }) {
+	if !slices.IsSortedFunc(live, func(a, b ranked) int { return strings.Compare(a.id, b.id) }) {
 		t.Fatalf("ranks do not follow the ids: %v", live)
 	}
 	for _, l := range live {
@@ -98,16 +99,6 @@ func TestRankIDsOrdersEverySegment(t *testing.T) {
 			t.Fatalf("deleted document %s ranked %d", l.id, l.rank)
 		}
 	}
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // A generation Live serves has its ids ranked, one opened alone has not,
