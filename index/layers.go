@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -98,6 +99,14 @@ func checkLayers(m Meta) error {
 // base and its layers, each a read-only bbolt file.
 type layeredStore struct {
 	dbs []*bolt.DB // the base first
+	// layered holds every id a layer holds or removes, read once: a
+	// look-up of any other id goes to the base alone, where it descended
+	// into each layer's profiles and tombstones first (21 descents on 10
+	// layers; the register look-ups of the tenth incremental generation
+	// at 5M took twice a full build's at p99). The layers hold a
+	// hundredth of the profiles each.
+	layeredOnce sync.Once
+	layered     map[string]struct{}
 }
 
 // openLayers opens the files (base first) of the store in dir with open;
@@ -160,7 +169,27 @@ func (s *layeredStore) begin() (storeTx, error) {
 		}
 		t.txs = append(t.txs, tx)
 	}
+	if len(t.txs) > 1 {
+		s.layeredOnce.Do(func() { s.layered = layerIDs(t.txs[1:]) })
+		t.layered = s.layered
+	}
 	return t, nil
+}
+
+// layerIDs returns the ids the layers of txs hold or remove.
+func layerIDs(txs []*bolt.Tx) map[string]struct{} {
+	ids := map[string]struct{}{}
+	for _, tx := range txs {
+		for _, name := range [][]byte{bucketProfiles, bucketRemoved} {
+			if b := tx.Bucket(name); b != nil { // checkBuckets says what is missing
+				b.ForEach(func(k, _ []byte) error {
+					ids[string(k)] = struct{}{}
+					return nil
+				})
+			}
+		}
+	}
+	return ids
 }
 
 // rollback ends the transactions of begin.
@@ -185,11 +214,17 @@ func (s *layeredStore) close() error {
 // returns are valid only inside the transaction.
 type storeTx struct {
 	txs []*bolt.Tx // the base first
+	// layered is the store's layeredStore.layered; nil where the look-ups
+	// read every layer
+	layered map[string]struct{}
 }
 
 // value returns the stored value of id, from the newest layer that holds
 // or removes it, else the base; nil when no profile has id.
 func (t storeTx) value(id []byte) []byte {
+	if _, inLayer := t.layered[string(id)]; t.layered != nil && !inLayer {
+		return t.txs[0].Bucket(bucketProfiles).Get(id)
+	}
 	for i := len(t.txs) - 1; i > 0; i-- {
 		if v := t.txs[i].Bucket(bucketProfiles).Get(id); v != nil {
 			return v
