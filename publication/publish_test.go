@@ -1,7 +1,6 @@
 package publication
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -92,14 +91,7 @@ func TestRetentionKeepsInstallingGenerations(t *testing.T) {
 // lock is let go, Retire deletes the first and the fourth is published.
 func TestNothingChangesWhileAnotherPublishes(t *testing.T) {
 	ctx := context.Background()
-	objects, err := objectstore.Open(ctx, "file://"+filepath.ToSlash(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer objects.Close()
-	meta := newMemMetastore()
-	var out, warn bytes.Buffer
-	pub := NewPublisher(meta, objects, &out, &warn)
+	pub, meta, objects, out, warn := newPublisher(t, "file://"+filepath.ToSlash(t.TempDir()))
 	src := t.TempDir()
 	records := sampleProfiles(t, 300)
 	var live []string

@@ -43,14 +43,7 @@ func TestPublishMovesOnlyWhatIsNew(t *testing.T) {
 	ctx := context.Background()
 	srv := objectstoretest.Start(t)
 	srv.Setenv(t)
-	objects, err := objectstore.Open(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer objects.Close()
-	meta := newMemMetastore()
-	var out, warn bytes.Buffer
-	pub := NewPublisher(meta, objects, &out, &warn)
+	pub, meta, objects, out, warn := newPublisher(t, srv.URL())
 	src := t.TempDir()
 	records := sampleProfiles(t, 4000)
 
@@ -162,6 +155,19 @@ func renamed(ps []*companydocs.Profile, round int) []*companydocs.Profile {
 		out[i] = &p
 	}
 	return out
+}
+
+// newPublisher returns a Publisher on the object store at url and a
+// metastore in memory, with what it prints and warns of.
+func newPublisher(t *testing.T, url string) (*Publisher, *memMetastore, *objectstore.Store, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	objects, err := objectstore.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { objects.Close() })
+	meta, out, warn := newMemMetastore(), &bytes.Buffer{}, &bytes.Buffer{}
+	return NewPublisher(meta, objects, out, warn), meta, objects, out, warn
 }
 
 // mustPublish builds a generation of ps in dataDir (on the one before when
