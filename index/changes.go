@@ -286,14 +286,10 @@ func mergeProfiles(ptx storeTx, ntx *bolt.Tx, w *changeWriter) error {
 	pc, nc := ptx.cursor(), nb.Cursor()
 	pk, pv := pc.first()
 	nk, nv := nc.First()
-	var read int
+	pages := pageRelease{release: func() error { return releaseBoth(ptx, ntx) }}
 	for pk != nil || nk != nil {
-		read += len(pv) + len(nv)
-		if read >= changeTxBytes {
-			read = 0
-			if err := releaseBoth(ptx, ntx); err != nil {
-				return err
-			}
+		if err := pages.walked(len(pv) + len(nv)); err != nil {
+			return err
 		}
 		switch c := compareKeys(pk, nk); {
 		case c > 0: // new in this generation
@@ -320,11 +316,10 @@ func mergeProfiles(ptx storeTx, ntx *bolt.Tx, w *changeWriter) error {
 func compareChanged(ptx storeTx, ntx *bolt.Tx, d *changedIDs, w *changeWriter) error {
 	nb := ntx.Bucket(bucketProfiles)
 	index, remove := d.index, d.remove
-	for n := 1; len(index) > 0 || len(remove) > 0; n++ {
-		if n%releaseEvery == 0 { // see releaseEvery
-			if err := releaseBoth(ptx, ntx); err != nil {
-				return err
-			}
+	pages := pageRelease{release: func() error { return releaseBoth(ptx, ntx) }}
+	for len(index) > 0 || len(remove) > 0 {
+		if err := pages.lookedUp(); err != nil {
+			return err
 		}
 		var id []byte
 		if len(remove) == 0 || len(index) > 0 && index[0] < remove[0] {

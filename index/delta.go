@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -37,25 +38,9 @@ type deltaBase struct {
 	close  func()
 	tx     storeTx
 	digest *profileDigest
-	// reads counts the look-ups of the base's profiles since its pages
-	// were last released (read)
-	reads int
-}
-
-// releaseEvery is how many look-ups of the base's profiles a build makes
-// before it drops the pages they read from its resident memory: each
-// fault maps the pages around the one read too (64 KiB), and the
-// changed profiles of a dump lie all over the file.
-const releaseEvery = 256
-
-// read notes a look-up of the base's profiles, releasing the pages read
-// every releaseEvery of them.
-func (d *deltaBase) read() error {
-	if d.reads++; d.reads < releaseEvery {
-		return nil
-	}
-	d.reads = 0
-	return d.tx.release()
+	// pages releases what the look-ups of the base's profiles read: the
+	// changed profiles of a dump lie all over its file
+	pages pageRelease
 }
 
 // openDeltaBase opens the profile store of the base generation in dir
@@ -75,6 +60,7 @@ func openDeltaBase(dir string, profiles int) (_ *deltaBase, err error) {
 	if d.tx, err = store.begin(); err != nil {
 		return nil, err
 	}
+	d.pages.release = d.tx.release
 	if d.digest, err = digestStore(d.tx, profiles); err != nil {
 		return nil, err
 	}
@@ -104,15 +90,11 @@ type digestEntry struct{ id, value uint64 }
 func digestStore(tx storeTx, profiles int) (*profileDigest, error) {
 	d := &profileDigest{seed: maphash.MakeSeed()}
 	d.entries = make([]digestEntry, 0, profiles)
-	c := tx.cursor()
-	read := 0
+	c, pages := tx.cursor(), pageRelease{release: tx.release}
 	for k, v := c.first(); k != nil; k, v = c.next() {
 		d.entries = append(d.entries, digestEntry{id: maphash.Bytes(d.seed, k), value: maphash.Bytes(d.seed, v)})
-		if read += len(k) + len(v); read >= changeTxBytes {
-			read = 0
-			if err := tx.release(); err != nil {
-				return nil, err
-			}
+		if err := pages.walked(len(k) + len(v)); err != nil {
+			return nil, err
 		}
 	}
 	if err := tx.release(); err != nil {
@@ -148,7 +130,7 @@ func (d *deltaBase) baseProfile(id string) (*companydocs.Profile, error) {
 	if i, ok := d.digest.find(id); !ok || !d.digest.wasPut(i) {
 		return nil, nil
 	}
-	if err := d.read(); err != nil {
+	if err := d.pages.lookedUp(); err != nil {
 		return nil, err
 	}
 	return d.tx.profile(id)
@@ -173,7 +155,7 @@ func (b *Builder) byNumberOnBase(t register.Type, number string) ([]*companydocs
 	if err != nil {
 		return nil, err
 	}
-	if err := b.delta.read(); err != nil {
+	if err := b.delta.pages.lookedUp(); err != nil {
 		return nil, err
 	}
 	base, err := b.delta.tx.byKey(bucketNumbers, key)
@@ -186,7 +168,7 @@ func (b *Builder) byNumberOnBase(t register.Type, number string) ([]*companydocs
 			out = append(out, p)
 		}
 	}
-	slices.SortFunc(out, func(x, y *companydocs.Profile) int { return bytes.Compare([]byte(x.ID), []byte(y.ID)) })
+	slices.SortFunc(out, func(x, y *companydocs.Profile) int { return strings.Compare(x.ID, y.ID) })
 	return out, nil
 }
 
@@ -212,7 +194,7 @@ func (b *Builder) putOnBase(p *companydocs.Profile, v []byte) (stored bool, err 
 		}
 		return false, nil
 	}
-	if err := b.delta.read(); err != nil {
+	if err := b.delta.pages.lookedUp(); err != nil {
 		return false, err
 	}
 	if inBase && b.delta.tx.value([]byte(p.ID)) != nil { // not another id's hash
@@ -241,7 +223,7 @@ func (d *deltaBase) planDelta(dir string, limit int) (*changedIDs, error) {
 	c := &changedIDs{}
 	err = delta.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketProfiles).ForEach(func(k, v []byte) error {
-			if err := d.read(); err != nil {
+			if err := d.pages.lookedUp(); err != nil {
 				return err
 			}
 			switch pv := d.tx.value(k); {
@@ -265,8 +247,7 @@ func (d *deltaBase) planDelta(dir string, limit int) (*changedIDs, error) {
 // collectRemoved adds to c the base's profiles the build did not put,
 // walking the base's ids.
 func (d *deltaBase) collectRemoved(c *changedIDs, limit int) error {
-	cur := d.tx.cursor()
-	read := 0
+	cur, pages := d.tx.cursor(), pageRelease{release: d.tx.release}
 	for k, v := cur.first(); k != nil; k, v = cur.next() {
 		if c.changed+c.added+c.removed > limit {
 			c.overLimit = true
@@ -276,11 +257,8 @@ func (d *deltaBase) collectRemoved(c *changedIDs, limit int) error {
 			c.removed++
 			c.remove = append(c.remove, string(k))
 		}
-		if read += len(k) + len(v); read >= changeTxBytes {
-			read = 0
-			if err := d.tx.release(); err != nil {
-				return err
-			}
+		if err := pages.walked(len(k) + len(v)); err != nil {
+			return err
 		}
 	}
 	return nil

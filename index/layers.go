@@ -296,25 +296,19 @@ func carries(p *companydocs.Profile, bucket []byte, key string) bool {
 // where a walk of the merged store read every page of the base.
 func (t storeTx) count() int {
 	n := baseCount(t.txs[0])
-	lookups := 0
-	// each look-up below faults 64 KiB of the base in around its page:
-	// 10,000 of them kept 750 MB of a 5M store resident
-	lookedUp := func() {
-		if lookups++; lookups%releaseEvery == 0 {
-			t.release()
-		}
-	}
+	// the look-ups below lie all over the base's file
+	pages := pageRelease{release: t.release}
 	for i := 1; i < len(t.txs); i++ {
 		below, layer := storeTx{txs: t.txs[:i]}, t.txs[i]
 		profiles := layer.Bucket(bucketProfiles)
 		profiles.ForEach(func(id, _ []byte) error {
-			if lookedUp(); below.value(id) == nil {
+			if pages.lookedUp(); below.value(id) == nil {
 				n++
 			}
 			return nil
 		})
 		layer.Bucket(bucketRemoved).ForEach(func(id, _ []byte) error {
-			if lookedUp(); profiles.Get(id) == nil && below.value(id) != nil {
+			if pages.lookedUp(); profiles.Get(id) == nil && below.value(id) != nil {
 				n--
 			}
 			return nil
@@ -332,12 +326,10 @@ var baseCounts = filesum.NewMemo[int]()
 
 // baseCount returns the number of profiles the store of tx holds.
 func baseCount(tx *bolt.Tx) int {
-	count := func() (int, error) { return countKeys(tx), nil }
-	if !tx.Writable() {
-		n, _ := baseCounts.Do(tx.DB().Path(), count)
-		return n
+	if tx.Writable() {
+		return tx.Bucket(bucketProfiles).Stats().KeyN
 	}
-	n, _ := count()
+	n, _ := baseCounts.Do(tx.DB().Path(), func() (int, error) { return countKeys(tx), nil })
 	return n
 }
 
@@ -346,19 +338,14 @@ func baseCount(tx *bolt.Tx) int {
 // (bbolt's Stats reads every page too, and kept the whole file resident:
 // 1.3 GB at 5M, on top of a build's heap at its commit).
 func countKeys(tx *bolt.Tx) int {
-	if tx.Writable() {
-		return tx.Bucket(bucketProfiles).Stats().KeyN
-	}
-	n, read := 0, 0
+	pages := pageRelease{release: func() error { return releaseResident(tx.DB(), tx.Size()) }}
+	n := 0
 	c := tx.Bucket(bucketProfiles).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		n++
-		if read += len(k) + len(v); read >= changeTxBytes {
-			read = 0
-			releaseResident(tx.DB(), tx.Size())
-		}
+		pages.walked(len(k) + len(v))
 	}
-	releaseResident(tx.DB(), tx.Size())
+	pages.release()
 	return n
 }
 
