@@ -99,14 +99,14 @@ func checkLayers(m Meta) error {
 // base and its layers, each a read-only bbolt file.
 type layeredStore struct {
 	dbs []*bolt.DB // the base first
-	// layered holds every id a layer holds or removes, read once: a
-	// look-up of any other id goes to the base alone, where it descended
-	// into each layer's profiles and tombstones first (21 descents on 10
-	// layers; the register look-ups of the tenth incremental generation
-	// at 5M took twice a full build's at p99). The layers hold a
-	// hundredth of the profiles each.
+	// layered says what the layers hold, read once: a look-up of any
+	// other id or key goes to the base alone, where it descended into
+	// each layer first (21 descents on 10 layers for an id, 10 seeks for
+	// a register number; the register look-ups of the tenth incremental
+	// generation at 5M took twice a full build's at p99). The layers
+	// hold a hundredth of the profiles each.
 	layeredOnce sync.Once
-	layered     map[string]struct{}
+	layered     *layerIndex
 }
 
 // openLayers opens the files (base first) of the store in dir with open;
@@ -170,26 +170,71 @@ func (s *layeredStore) begin() (storeTx, error) {
 		t.txs = append(t.txs, tx)
 	}
 	if len(t.txs) > 1 {
-		s.layeredOnce.Do(func() { s.layered = layerIDs(t.txs[1:]) })
+		s.layeredOnce.Do(func() { s.layered = readLayerIndex(t.txs[1:]) })
 		t.layered = s.layered
 	}
 	return t, nil
 }
 
-// layerIDs returns the ids the layers of txs hold or remove.
-func layerIDs(txs []*bolt.Tx) map[string]struct{} {
-	ids := map[string]struct{}{}
+// layerIndex holds what the layers of a store hold: the ids of their
+// profiles and tombstones, and the keys their secondary buckets list.
+type layerIndex struct {
+	ids  map[string]struct{}
+	keys map[string]map[string]struct{} // by secondary bucket
+}
+
+// readLayerIndex reads the ids and secondary keys the layers of txs hold.
+func readLayerIndex(txs []*bolt.Tx) *layerIndex {
+	x := &layerIndex{ids: map[string]struct{}{}, keys: map[string]map[string]struct{}{}}
 	for _, tx := range txs {
 		for _, name := range [][]byte{bucketProfiles, bucketRemoved} {
-			if b := tx.Bucket(name); b != nil { // checkBuckets says what is missing
-				b.ForEach(func(k, _ []byte) error {
-					ids[string(k)] = struct{}{}
-					return nil
-				})
+			forEachKey(tx, name, func(k []byte) { x.ids[string(k)] = struct{}{} })
+		}
+		for _, name := range [][]byte{bucketNumbers, bucketLEIs} {
+			keys := x.keys[string(name)]
+			if keys == nil {
+				keys = map[string]struct{}{}
+				x.keys[string(name)] = keys
 			}
+			forEachKey(tx, name, func(k []byte) {
+				if key, _, ok := bytes.Cut(k, []byte{keySep}); ok {
+					keys[string(key)] = struct{}{}
+				}
+			})
 		}
 	}
-	return ids
+	return x
+}
+
+// forEachKey calls fn with each key of the bucket name of tx, if it has
+// one (checkBuckets says what is missing).
+func forEachKey(tx *bolt.Tx, name []byte, fn func(k []byte)) {
+	if b := tx.Bucket(name); b != nil {
+		b.ForEach(func(k, _ []byte) error {
+			fn(k)
+			return nil
+		})
+	}
+}
+
+// holdsID reports whether a layer holds or removes id; true where the
+// layers were not read.
+func (x *layerIndex) holdsID(id []byte) bool {
+	if x == nil {
+		return true
+	}
+	_, ok := x.ids[string(id)]
+	return ok
+}
+
+// listsKey reports whether a layer lists key in the secondary bucket;
+// true where the layers were not read.
+func (x *layerIndex) listsKey(bucket []byte, key string) bool {
+	if x == nil {
+		return true
+	}
+	_, ok := x.keys[string(bucket)][key]
+	return ok
 }
 
 // rollback ends the transactions of begin.
@@ -216,13 +261,13 @@ type storeTx struct {
 	txs []*bolt.Tx // the base first
 	// layered is the store's layeredStore.layered; nil where the look-ups
 	// read every layer
-	layered map[string]struct{}
+	layered *layerIndex
 }
 
 // value returns the stored value of id, from the newest layer that holds
 // or removes it, else the base; nil when no profile has id.
 func (t storeTx) value(id []byte) []byte {
-	if _, inLayer := t.layered[string(id)]; t.layered != nil && !inLayer {
+	if !t.layered.holdsID(id) {
 		return t.txs[0].Bucket(bucketProfiles).Get(id)
 	}
 	for i := len(t.txs) - 1; i > 0; i-- {
@@ -258,6 +303,9 @@ func (t storeTx) byKey(bucket []byte, key string) ([]*companydocs.Profile, error
 	if len(t.txs) == 1 {
 		return profilesByKey(t.txs[0], bucket, key)
 	}
+	if !t.layered.listsKey(bucket, key) {
+		return t.baseByKey(bucket, key)
+	}
 	prefix := indexEntry(key, "")
 	var ids []string
 	for _, tx := range t.txs {
@@ -274,6 +322,26 @@ func (t storeTx) byKey(bucket []byte, key string) ([]*companydocs.Profile, error
 			return nil, err
 		}
 		if p != nil && carries(p, bucket, key) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// baseByKey is byKey for a key no layer lists: the base's entries, each
+// id read through the layers only where a layer holds or removes it
+// (the profile may have left key since).
+func (t storeTx) baseByKey(bucket []byte, key string) ([]*companydocs.Profile, error) {
+	prefix := indexEntry(key, "")
+	var out []*companydocs.Profile
+	c := t.txs[0].Bucket(bucket).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		id := k[len(prefix):]
+		p, err := t.profile(string(id))
+		if err != nil {
+			return nil, err
+		}
+		if p != nil && (!t.layered.holdsID(id) || carries(p, bucket, key)) {
 			out = append(out, p)
 		}
 	}

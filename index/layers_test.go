@@ -26,6 +26,8 @@ func TestLayeredProfilesAsFullBuild(t *testing.T) {
 	a, b, _ := realEdits(t)
 	lei := register.LEI("529900T8BM49AURSDO55")
 	b[7].LEIs = []companydocs.LEILink{{LEI: lei, Method: "test"}}
+	// an LEI of A that B takes away: the base lists it, no layer does
+	takeLEI(t, a, b, "5299000J2N45DDNE4Y28")
 	c := layerEdits(t, a, b, lei)
 	incDir, fullDir := t.TempDir(), t.TempDir()
 	prev := mustBuild(t, incDir, a)
@@ -57,6 +59,23 @@ func TestLayeredProfilesAsFullBuild(t *testing.T) {
 	if !reflect.DeepEqual(incChanges, fullChanges) || len(incChanges) < 4 {
 		t.Errorf("C's change records differ, or hold few entries:\nlayered %v\nfull    %v", incChanges, fullChanges)
 	}
+}
+
+// takeLEI gives lei to a profile of A that B holds unchanged, so that
+// B takes it away.
+func takeLEI(t *testing.T, a, b []*companydocs.Profile, lei register.LEI) {
+	t.Helper()
+	inB := map[string]*companydocs.Profile{}
+	for _, p := range b {
+		inB[p.ID] = p
+	}
+	for _, p := range a {
+		if q := inB[p.ID]; q != nil && len(q.LEIs) == 0 && reflect.DeepEqual(p, q) {
+			p.LEIs = []companydocs.LEILink{{LEI: lei, Method: "test"}}
+			return
+		}
+	}
+	t.Fatal("no profile of A that B holds unchanged")
 }
 
 // layerEdits returns C: B with one of its renamed profiles renamed
