@@ -112,10 +112,12 @@ type Builder struct {
 	// layer is set when an incremental build publishes its profile store
 	// as a layer on the base's (layerbuild.go); layers are then the new
 	// generation's layers and sharedSums the base's checksums of the
-	// files it shares.
-	layer      bool
-	layers     []string
-	sharedSums []FileSum
+	// files it shares. mergeLayers is set when the base's layers are at
+	// their most: the new layer holds theirs and the build's changes, on
+	// the base's profiles.db alone.
+	layer, mergeLayers bool
+	layers             []string
+	sharedSums         []FileSum
 }
 
 // NewBuilder takes the build lock of dataDir (ErrBuildInProgress if another

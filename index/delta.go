@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -155,11 +153,11 @@ func (b *Builder) byNumberOnBase(t register.Type, number string) ([]*companydocs
 	if err != nil {
 		return nil, err
 	}
-	if err := b.delta.pages.lookedUp(); err != nil {
-		return nil, err
-	}
 	base, err := b.delta.tx.byKey(bucketNumbers, key)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.delta.pages.lookedUpMany(1 + len(base)); err != nil {
 		return nil, err
 	}
 	profiles := b.tx.Bucket(bucketProfiles)
@@ -258,83 +256,6 @@ func (d *deltaBase) collectRemoved(c *changedIDs, limit int) error {
 			c.remove = append(c.remove, string(k))
 		}
 		if err := pages.walked(len(k) + len(v)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// materialize makes the delta a whole profile store: the base's
-// profiles put unchanged and the delta's, in id order, with their
-// secondary entries, as a full build's store holds them (compacted after,
-// as a full build's is).
-func (b *Builder) materialize() error {
-	start, d := time.Now(), b.delta
-	path := filepath.Join(b.dir, profilesName)
-	delta, err := openReadOnly(path)
-	if err != nil {
-		return fmt.Errorf("open the new profile store: %w", err)
-	}
-	defer delta.Close()
-	wholePath := path + ".whole"
-	whole, err := bolt.Open(wholePath, 0o644, &bolt.Options{Timeout: openTimeout, NoSync: true, NoFreelistSync: true})
-	if err != nil {
-		return err
-	}
-	err = whole.Update(createBuckets)
-	if err == nil {
-		err = delta.View(func(dtx *bolt.Tx) error { return d.mergeInto(whole, dtx) })
-	}
-	if err = errors.Join(err, whole.Sync(), whole.Close()); err != nil {
-		return fmt.Errorf("write the whole profile store: %w", err)
-	}
-	if err := os.Rename(wholePath, path); err != nil {
-		return err
-	}
-	b.opts.Logger.Info("profile store written whole from its base and the changes", "duration", time.Since(start).Round(time.Millisecond))
-	return nil
-}
-
-// mergeInto puts into whole, in id order, every profile the build put:
-// the delta's, and the base's put unchanged.
-func (d *deltaBase) mergeInto(whole *bolt.DB, dtx *bolt.Tx) error {
-	bc, dc := d.tx.cursor(), dtx.Bucket(bucketProfiles).Cursor()
-	bk, bv := bc.first()
-	dk, dv := dc.First()
-	for bk != nil || dk != nil {
-		err := whole.Update(func(wtx *bolt.Tx) error {
-			for size := 0; (bk != nil || dk != nil) && size < compactTxBytes; {
-				var k, v []byte
-				switch c := compareKeys(bk, dk); {
-				case c < 0:
-					k, v = bk, bv
-					bk, bv = bc.next()
-					if i, ok := d.digest.find(string(k)); !ok || !d.digest.wasPut(i) {
-						continue // removed
-					}
-				case c > 0:
-					k, v = dk, dv
-					dk, dv = dc.Next()
-				default: // the delta's replaces the base's
-					k, v = dk, dv
-					bk, bv = bc.next()
-					dk, dv = dc.Next()
-				}
-				p, err := decodeProfile(string(k), v)
-				if err != nil {
-					return err
-				}
-				if err := putProfile(wtx, p, v, nil); err != nil {
-					return err
-				}
-				size += len(k) + len(v)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if err := d.tx.release(); err != nil {
 			return err
 		}
 	}

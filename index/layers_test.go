@@ -61,6 +61,47 @@ func TestLayeredProfilesAsFullBuild(t *testing.T) {
 	}
 }
 
+// TestLayersMergeAtTheirLimit: a build on a store with maxProfileLayers
+// layers writes one layer on the base alone, holding the layers' changes
+// and its own, and reads as a full build of the same profiles: every id,
+// field, key and count, the store a following node opens, and the change
+// record. The build after it adds a second layer; the one after that,
+// past the layers' byte share, writes the store whole from the base and
+// the layers, and reads as a full build too.
+func TestLayersMergeAtTheirLimit(t *testing.T) {
+	defer func(n int, share float64) { maxProfileLayers, maxLayerShare = n, share }(maxProfileLayers, maxLayerShare)
+	maxProfileLayers = 2
+	a, b, _ := realEdits(t)
+	lei := register.LEI("529900T8BM49AURSDO55")
+	b[7].LEIs = []companydocs.LEILink{{LEI: lei, Method: "test"}}
+	takeLEI(t, a, b, "5299000J2N45DDNE4Y28")
+	c := layerEdits(t, a, b, lei)
+	// D removes a profile B changed, and gives back what B removed
+	d := slices.Concat(c[1:], a[len(a)-3:])
+	incDir, fullDir := t.TempDir(), t.TempDir()
+	mustBuild(t, incDir, a)
+	mustBuild(t, fullDir, a)
+	wantLayers := [][]string{{layerName(1)}, {layerName(1), layerName(2)}, {layerName(1)}, {layerName(1), layerName(2)}, nil}
+	for i, ps := range [][]*companydocs.Profile{b, c, d, renamed(a, 1, 40, "Fünf"), b} {
+		if i == 4 {
+			maxLayerShare = 0
+		}
+		inc := mustBuildWith(t, incDir, ps, incrementalOpts)
+		mustBuildWith(t, fullDir, ps, BuilderOptions{BatchSize: 700})
+		if !slices.Equal(inc.ProfileLayers, wantLayers[i]) {
+			t.Fatalf("build %d: profile layers %q, want %q", i+1, inc.ProfileLayers, wantLayers[i])
+		}
+		g, w := mustOpenCurrent(t, incDir), mustOpenCurrent(t, fullDir)
+		sameProfiles(t, g, w, slices.Concat(a, b, c, d))
+		sameStore(t, filepath.Join(indexDir(incDir), inc.ID), w)
+		_, incChanges := recordedChanges(t, incDir)
+		_, fullChanges := recordedChanges(t, fullDir)
+		if !reflect.DeepEqual(incChanges, fullChanges) || len(incChanges) == 0 {
+			t.Errorf("build %d: change records differ, or are empty:\nlayered %v\nfull    %v", i+1, incChanges, fullChanges)
+		}
+	}
+}
+
 // takeLEI gives lei to a profile of A that B holds unchanged, so that
 // B takes it away.
 func takeLEI(t *testing.T, a, b []*companydocs.Profile, lei register.LEI) {
@@ -207,9 +248,10 @@ func fileSize(t *testing.T, path string) int64 {
 	return st.Size()
 }
 
-// TestLayerLimits: an incremental build adds a layer while the previous
-// store has fewer than maxProfileLayers and their bytes are at most
-// maxLayerShare of the base's; past either it writes the store whole.
+// TestLayerLimits: an incremental build writes a layer while the
+// previous store's layers hold at most maxLayerShare of the base's bytes,
+// however many they are (on maxProfileLayers it merges them into one);
+// past the share it writes the store whole.
 func TestLayerLimits(t *testing.T) {
 	meta := func(layers int, each int64) Meta {
 		m := Meta{Files: []FileSum{{Path: profilesName, Size: 1000}}}
@@ -226,7 +268,7 @@ func TestLayerLimits(t *testing.T) {
 	}{
 		{"a whole store", meta(0, 0), true},
 		{"nine small layers", meta(9, 10), true},
-		{"ten layers", meta(maxProfileLayers, 1), false},
+		{"ten layers (merged into one)", meta(maxProfileLayers, 1), true},
 		{"layers of a tenth of the base", meta(2, 50), true},
 		{"layers of more than a tenth", meta(2, 51), false},
 	} {
