@@ -345,7 +345,7 @@ func compareSegmentPostings(t *testing.T, r bindex.IndexReader, segs *segments, 
 	}
 	// counted again with the deleted documents' counts kept, and read
 	// back from them
-	kept := &deadCounts{}
+	kept := newDeadCounts()
 	for i := range 2 {
 		again := &segments{r: segs.r, snaps: segs.snaps, offsets: segs.offsets, dead: segs.dead, deadCounts: kept}
 		if tp, err := again.postings(field, term); err != nil || tp.count != tfr.Count() {

@@ -42,7 +42,7 @@ type Generation struct {
 	// ranks orders the documents by id (readIDRanks)
 	ranks atomic.Pointer[[]uint32]
 	// deadCounts holds the deleted documents' counts by term (segments)
-	deadCounts deadCounts
+	deadCounts *deadCounts
 }
 
 // Open verifies the generation in dir and opens it read-only. With the
@@ -90,7 +90,7 @@ func open(dir string, downloaded bool) (*Generation, error) {
 	// The generation's name is its directory's, which CURRENT names; a
 	// copy keeps the id of the meta.json it was copied with.
 	meta.ID = filepath.Base(dir)
-	g := &Generation{dir: dir, meta: meta}
+	g := &Generation{dir: dir, meta: meta, deadCounts: newDeadCounts()}
 	lock, ok, err := lockFile(filepath.Join(dir, metaName), syscall.LOCK_SH)
 	if err != nil {
 		return nil, &RejectError{Reason: RejectOpen, Err: err}

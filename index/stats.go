@@ -71,7 +71,7 @@ func (g *Generation) newTermStats(ctx context.Context) (*termStats, error) {
 		r.Close()
 		return nil, fmt.Errorf("document count: %w", err)
 	}
-	return &termStats{ctx: ctx, r: r, common: max(minCommonDocs, docs/commonDivisor), deadCounts: &g.deadCounts}, nil
+	return &termStats{ctx: ctx, r: r, common: max(minCommonDocs, docs/commonDivisor), deadCounts: g.deadCounts}, nil
 }
 
 func (s *termStats) close() {
@@ -123,6 +123,7 @@ func (s *termStats) segments() (*segments, error) {
 			return nil, err
 		}
 		segs.deadCounts = s.deadCounts
+		segs.deadBits = s.deadCounts.deadBitsOf(segs)
 		s.segs = segs
 	}
 	return s.segs, nil
