@@ -1,8 +1,10 @@
 package index
 
 import (
+	"cmp"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"sync"
 
@@ -35,6 +37,9 @@ type segments struct {
 	// deadBits holds each segment's deleted documents as a bitset (nil
 	// for a segment without), the generation's; nil reads dead instead
 	deadBits [][]uint64
+	// bySize orders the segments by their documents, made on the first
+	// largestFirst
+	bySize []int
 }
 
 // deadCounts holds, by term, how many deleted documents its postings
@@ -244,6 +249,50 @@ func (s *segments) postings(field, term string) (*termPostings, error) {
 	}
 	s.lists[key] = p
 	return p, nil
+}
+
+// holdsLive reports whether a live document holds term in field. The
+// segments are asked largest first, and the first that holds one
+// answers: a typo walk asks about up to 200 terms a word, nearly all of
+// them held in the large segment, and reading each one's postings in
+// every segment (postings) cost a second segment a sixth of a search's
+// time.
+func (s *segments) holdsLive(field, term string) (bool, error) {
+	if p, ok := s.lists[fieldTerm{field, term}]; ok {
+		return p.count > 0, nil
+	}
+	for _, i := range s.largestFirst() {
+		dict, err := s.snaps[i].Segment().Dictionary(field)
+		if err != nil {
+			return false, err
+		}
+		pl, err := dict.PostingsList([]byte(term), nil, nil)
+		if err != nil {
+			return false, err
+		}
+		if pl.Count() == 0 {
+			continue
+		}
+		if dead, err := deadIn(pl, s.dead[i]); err != nil || pl.Count() > dead {
+			return err == nil, err
+		}
+	}
+	return false, nil
+}
+
+// largestFirst returns the segments' indexes, the one with the most
+// documents first.
+func (s *segments) largestFirst() []int {
+	if s.bySize == nil {
+		s.bySize = make([]int, len(s.snaps))
+		for i := range s.bySize {
+			s.bySize[i] = i
+		}
+		slices.SortFunc(s.bySize, func(a, b int) int {
+			return cmp.Compare(s.snaps[b].Segment().Count(), s.snaps[a].Segment().Count())
+		})
+	}
+	return s.bySize
 }
 
 // deadIn returns the documents of pl that dead holds, as zap's Count

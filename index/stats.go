@@ -192,7 +192,11 @@ func (s *termStats) held(field, term string) bool {
 	if err != nil || !segs.hasDeleted() {
 		return true
 	}
-	return s.docFreq(field, term) > 0
+	held, err := segs.holdsLive(field, term)
+	if err != nil {
+		s.fail(fmt.Errorf("live documents of %q in %s: %w", term, field, err))
+	}
+	return held
 }
 
 // maxFuzzyTerms bounds the typo matches of one token, as bleve's own

@@ -66,3 +66,32 @@ func TestCompletions(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldTermsOfLiveDocumentsOnly: on a generation built on another's,
+// a term is held only while a live document holds it, whichever segment
+// holds the document; a term only the deleted document of a renamed
+// profile held is not (the typo walks and completions leave it out, as a
+// full build's dictionary would not have it).
+func TestHeldTermsOfLiveDocumentsOnly(t *testing.T) {
+	ps := cloneProfiles(loadRealProfiles(t)[:300])
+	ps[5].Name, ps[5].PreviousNames = "Quuxbarium Werke GmbH", nil
+	ps[6].Name, ps[6].PreviousNames = "Plimbatorium Handel GmbH", nil
+	dataDir := t.TempDir()
+	mustBuild(t, dataDir, ps)
+	edited := cloneProfiles(ps)
+	edited[5].Name = "Zorblatt Werke GmbH"
+	if m := mustBuildWith(t, dataDir, edited, incrementalOpts); m.Build.Kind != BuildIncremental || m.Build.Segments != 2 {
+		t.Fatalf("build %+v, want one on the first's segment, two segments", m.Build)
+	}
+	g := mustOpenCurrent(t, dataDir)
+	s, err := g.newTermStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	for term, want := range map[string]bool{"quuxbarium": false, "zorblatt": true, "plimbatorium": true} {
+		if got := s.held(fieldName, term); got != want || s.err != nil {
+			t.Errorf("held(%q) = %v (%v), want %v", term, got, s.err, want)
+		}
+	}
+}

@@ -266,12 +266,18 @@ func (b *batch) each(p *postings, fn func(i int)) {
 		if i, ok := slices.BinarySearch(b.docs, b.offset+d.one); ok {
 			fn(i)
 		}
-	case d.bitmap != nil && b.fewIn(d.bitmap):
+	case d.bitmap != nil && (len(b.local) <= fewMatches || b.fewIn(d.bitmap)):
 		b.leapfrog(d.bitmap, fn)
 	case d.bitmap != nil:
 		b.merge(d.bitmap, fn)
 	}
 }
+
+// fewMatches is the size of a batch that leaps through every clause: the
+// last batch of a segment is most often short (the few matches of a
+// generation's second segment), and making a bitmap of it and
+// intersecting each clause with it cost more than leaping.
+const fewMatches = 64
 
 // fewIn reports whether docs holds at most a quarter as many documents as
 // b between b's first and last. Most clauses do: a city's or a word's

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"companydocs/internal/bench"
 )
 
@@ -35,11 +37,17 @@ func runIngest(ctx context.Context, args []string) error {
 	dataDir := fs.String("data-dir", "", "data directory (must be new or empty)")
 	jsonOut := fs.String("json", "", "write the result as JSON here")
 	cpuProfile := fs.String("cpu-profile", "", "have the ingest write a CPU profile here")
+	cold := fs.Bool("cold", false, "drop the data directory's files from the page cache first, as a daily ingest finds them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *dataDir == "" || fs.NArg() == 0 {
 		return fmt.Errorf("need -data-dir and dump files")
+	}
+	if *cold {
+		if err := dropFromPageCache(*dataDir); err != nil {
+			return err
+		}
 	}
 	files := fs.Args()
 	if *cpuProfile != "" {
@@ -54,6 +62,29 @@ func runIngest(ctx context.Context, args []string) error {
 	fmt.Printf("| %d | %s | %.0f | %s | %.0f | %s | %s |\n", res.Profiles, res.Wall.Round(time.Second), res.RecordsPerSec,
 		res.CPU.Round(time.Second), res.RecordsPerCPUSec, bench.MiB(res.PeakRSS), bench.MiB(res.DiskBytes))
 	return writeJSON(*jsonOut, res)
+}
+
+// dropFromPageCache asks the kernel to drop the cached pages of every
+// file under dir (POSIX_FADV_DONTNEED): the previous generation's files
+// are then read from disk, in the large folios of the kernel's
+// read-ahead, which a memory-mapped look-up maps whole (an ingest on a
+// warm cache peaked at 666 MiB, on a cold one at 1.5 GiB before its
+// look-ups were counted by the profiles they read).
+func dropFromPageCache(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+			return fmt.Errorf("drop %s from the page cache: %w", path, err)
+		}
+		return nil
+	})
 }
 
 func timeIngest(ctx context.Context, bin, dataDir string, files []string) (ingestResult, error) {
