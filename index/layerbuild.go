@@ -163,11 +163,7 @@ func (d *deltaBase) mergedLayer(c *changedIDs) (ids, removed []string, err error
 // layerIDs returns the ids the layers of t hold or remove.
 func (t storeTx) layerIDs() map[string]bool {
 	ids := map[string]bool{}
-	for _, tx := range t.txs[1:] {
-		for _, name := range [][]byte{bucketProfiles, bucketRemoved} {
-			forEachKey(tx, name, func(k []byte) { ids[string(k)] = true })
-		}
-	}
+	forEachLayerID(t.txs[1:], func(id []byte) { ids[string(id)] = true })
 	return ids
 }
 

@@ -194,10 +194,8 @@ type layerIndex struct {
 // readLayerIndex reads the ids and secondary keys the layers of txs hold.
 func readLayerIndex(txs []*bolt.Tx) *layerIndex {
 	x := &layerIndex{seed: maphash.MakeSeed(), ids: map[uint64]struct{}{}, keys: map[string]map[uint64]struct{}{}}
+	forEachLayerID(txs, func(id []byte) { x.ids[maphash.Bytes(x.seed, id)] = struct{}{} })
 	for _, tx := range txs {
-		for _, name := range [][]byte{bucketProfiles, bucketRemoved} {
-			forEachKey(tx, name, func(k []byte) { x.ids[maphash.Bytes(x.seed, k)] = struct{}{} })
-		}
 		for _, name := range [][]byte{bucketNumbers, bucketLEIs} {
 			keys := x.keys[string(name)]
 			if keys == nil {
@@ -212,6 +210,16 @@ func readLayerIndex(txs []*bolt.Tx) *layerIndex {
 		}
 	}
 	return x
+}
+
+// forEachLayerID calls fn with each id the layers of txs hold or remove,
+// once for each layer that does.
+func forEachLayerID(txs []*bolt.Tx, fn func(id []byte)) {
+	for _, tx := range txs {
+		for _, name := range [][]byte{bucketProfiles, bucketRemoved} {
+			forEachKey(tx, name, fn)
+		}
+	}
 }
 
 // forEachKey calls fn with each key of the bucket name of tx, if it has

@@ -76,7 +76,8 @@ func TestLayersMergeAtTheirLimit(t *testing.T) {
 	b[7].LEIs = []companydocs.LEILink{{LEI: lei, Method: "test"}}
 	takeLEI(t, a, b, "5299000J2N45DDNE4Y28")
 	c := layerEdits(t, a, b, lei)
-	// D removes a profile B changed, and gives back what B removed
+	// D removes C's first profile; the three of A it puts again are C's
+	// already, unchanged
 	d := slices.Concat(c[1:], a[len(a)-3:])
 	incDir, fullDir := t.TempDir(), t.TempDir()
 	mustBuild(t, incDir, a)

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"companydocs/internal/bench"
 )
 
@@ -45,7 +43,7 @@ func runIngest(ctx context.Context, args []string) error {
 		return fmt.Errorf("need -data-dir and dump files")
 	}
 	if *cold {
-		if err := dropFromPageCache(*dataDir); err != nil {
+		if err := bench.DropFromPageCache(*dataDir); err != nil {
 			return err
 		}
 	}
@@ -62,29 +60,6 @@ func runIngest(ctx context.Context, args []string) error {
 	fmt.Printf("| %d | %s | %.0f | %s | %.0f | %s | %s |\n", res.Profiles, res.Wall.Round(time.Second), res.RecordsPerSec,
 		res.CPU.Round(time.Second), res.RecordsPerCPUSec, bench.MiB(res.PeakRSS), bench.MiB(res.DiskBytes))
 	return writeJSON(*jsonOut, res)
-}
-
-// dropFromPageCache asks the kernel to drop the cached pages of every
-// file under dir (POSIX_FADV_DONTNEED): the previous generation's files
-// are then read from disk, in the large folios of the kernel's
-// read-ahead, which a memory-mapped look-up maps whole (an ingest on a
-// warm cache peaked at 666 MiB, on a cold one at 1.5 GiB before its
-// look-ups were counted by the profiles they read).
-func dropFromPageCache(dir string) error {
-	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-			return fmt.Errorf("drop %s from the page cache: %w", path, err)
-		}
-		return nil
-	})
 }
 
 func timeIngest(ctx context.Context, bin, dataDir string, files []string) (ingestResult, error) {
