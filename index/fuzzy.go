@@ -1,11 +1,13 @@
 package index
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
+	"github.com/blevesearch/vellum"
 )
 
 // dictFuzzy returns the terms of field within distance edits of term that
@@ -21,47 +23,94 @@ import (
 // computes those as they are reached instead. It walks each segment's
 // dictionary through scorch's public segment API and merges the terms.
 func dictFuzzy(snap *scorch.IndexSnapshot, field, term string, distance int, prefix string) ([]fuzzyTerm, error) {
-	var start, end []byte
-	if prefix != "" {
-		start = []byte(prefix)
-		end = prefixEnd(start)
-	}
-	a := newEditAutomaton(term, distance)
-	found := map[string]uint8{}
+	w := newFuzzyWalk(term, distance, prefix)
 	for _, s := range snap.Segments() {
-		dict, err := s.Segment().Dictionary(field)
-		if err != nil {
-			return nil, fmt.Errorf("dictionary of %s: %w", field, err)
-		}
-		if err := a.collect(dict, start, end, found); err != nil {
+		if err := w.segment(s.Segment(), field); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]fuzzyTerm, 0, len(found))
-	for t, d := range found {
-		out = append(out, fuzzyTerm{term: t, distance: d})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].term < out[j].term })
-	return out, nil
+	return w.terms(), nil
 }
 
-// collect adds the terms of dict between start and end that a accepts.
-func (a *editAutomaton) collect(dict segment.TermDictionary, start, end []byte, found map[string]uint8) error {
-	it := dict.AutomatonIterator(a, start, end)
+// A fuzzyWalk collects the terms of one or more dictionaries within an
+// edit distance of a term, each once.
+type fuzzyWalk struct {
+	a          *editAutomaton
+	start, end []byte
+	found      map[string]uint8
+}
+
+func newFuzzyWalk(term string, distance int, prefix string) *fuzzyWalk {
+	w := &fuzzyWalk{a: newEditAutomaton(term, distance), found: map[string]uint8{}}
+	if prefix != "" {
+		w.start = []byte(prefix)
+		w.end = prefixEnd(w.start)
+	}
+	return w
+}
+
+// segment adds the matching terms of seg's dictionary of field.
+func (w *fuzzyWalk) segment(seg segment.Segment, field string) error {
+	dict, err := seg.Dictionary(field)
+	if err != nil {
+		return fmt.Errorf("dictionary of %s: %w", field, err)
+	}
+	it := walkTerms(dict, w.a, w.start, w.end)
 	e, err := it.Next()
 	for ; err == nil && e != nil; e, err = it.Next() {
-		if _, ok := found[e.Term]; ok {
+		if _, ok := w.found[e.Term]; ok {
 			continue
 		}
 		d := uint8(e.EditDistance)
-		if e.Term == string(start) {
+		if e.Term == string(w.start) {
 			// vellum's iterator sets no distance for a match at its start
 			// key, which it reaches without its walk; it reports 0
-			_, d = a.MatchAndDistance(e.Term)
+			_, d = w.a.MatchAndDistance(e.Term)
 		}
-		found[e.Term] = d
+		w.found[e.Term] = d
 	}
 	return err
+}
+
+// walkTerms iterates over the terms of dict that a accepts between start
+// and end. It reads no postings where the dictionary can leave them
+// (zap's AutomatonIteratorOmitCount, which scorch's own fuzzy walk uses
+// too): a walk wants the terms, not their counts.
+func walkTerms(dict segment.TermDictionary, a segment.Automaton, start, end []byte) segment.DictionaryIterator {
+	if d, ok := dict.(dictionaryOmitCount); ok {
+		return d.AutomatonIteratorOmitCount(a, start, end)
+	}
+	return dict.AutomatonIterator(a, start, end)
+}
+
+// dictionaryOmitCount is zap's dictionary walk without postings counts.
+type dictionaryOmitCount interface {
+	AutomatonIteratorOmitCount(a segment.Automaton, startKeyInclusive, endKeyExclusive []byte) segment.DictionaryIterator
+}
+
+// set adds the matching terms of an FST of terms (novelTerms).
+func (w *fuzzyWalk) set(fst *vellum.FST) error {
+	it, err := fst.Search(w.a, w.start, w.end)
+	for ; err == nil; err = it.Next() {
+		term, _ := it.Current()
+		if _, ok := w.found[string(term)]; !ok {
+			_, w.found[string(term)] = w.a.MatchAndDistance(string(term))
+		}
+	}
+	if errors.Is(err, vellum.ErrIteratorDone) {
+		return nil
+	}
+	return err
+}
+
+// terms returns the terms found, in term order.
+func (w *fuzzyWalk) terms() []fuzzyTerm {
+	out := make([]fuzzyTerm, 0, len(w.found))
+	for t, d := range w.found {
+		out = append(out, fuzzyTerm{term: t, distance: d})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].term < out[j].term })
+	return out
 }
 
 // prefixEnd returns the first key after every key that starts with p, nil

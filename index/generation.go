@@ -43,6 +43,8 @@ type Generation struct {
 	ranks atomic.Pointer[[]uint32]
 	// deadCounts holds the deleted documents' counts by term (segments)
 	deadCounts *deadCounts
+	// novel holds the terms its largest segment lacks (segments.fuzzy)
+	novel *novelTerms
 }
 
 // Open verifies the generation in dir and opens it read-only. With the
@@ -90,7 +92,7 @@ func open(dir string, downloaded bool) (*Generation, error) {
 	// The generation's name is its directory's, which CURRENT names; a
 	// copy keeps the id of the meta.json it was copied with.
 	meta.ID = filepath.Base(dir)
-	g := &Generation{dir: dir, meta: meta, deadCounts: newDeadCounts()}
+	g := &Generation{dir: dir, meta: meta, deadCounts: newDeadCounts(), novel: newNovelTerms()}
 	lock, ok, err := lockFile(filepath.Join(dir, metaName), syscall.LOCK_SH)
 	if err != nil {
 		return nil, &RejectError{Reason: RejectOpen, Err: err}

@@ -195,7 +195,7 @@ func collect(ctx context.Context, s *textSearcher, limit int, prune bool) (*topM
 			return top, nil
 		}
 		for i, doc := range b.docs {
-			if b.keep[i] {
+			if b.keep[i] && top.admits(b.scores[i], limit) && !s.segs.deleted(s.segs.locate(doc)) {
 				top.add(match{doc, b.scores[i]}, limit)
 			}
 		}
@@ -213,6 +213,15 @@ type match struct {
 type topMatches struct {
 	best matchHeap
 	tied []match
+}
+
+// admits reports whether a match scoring score would be kept, as best
+// or tied. A batch holds deleted documents too (segments.postings), and
+// only those a top would keep are looked up: a look-up per drive match
+// was a third of what the tenth incremental generation at 5M spent more
+// than a full build, its 625 KB of deleted-document bits read at random.
+func (t *topMatches) admits(score float64, limit int) bool {
+	return len(t.best) < limit || score >= t.best[0].score
 }
 
 func (t *topMatches) add(m match, limit int) {

@@ -40,6 +40,9 @@ type segments struct {
 	// bySize orders the segments by their documents, made on the first
 	// largestFirst
 	bySize []int
+	// novel holds the generation's terms its largest segment lacks; nil
+	// walks every segment's dictionary for typos
+	novel *novelTerms
 }
 
 // deadCounts holds, by term, how many deleted documents its postings
@@ -203,8 +206,8 @@ func (s *segments) locate(doc uint64) (int, uint64) {
 // (PostingsList's except): a copy of the whole bitmap, the larger part of
 // a search's cost on a generation built on another's, since most terms'
 // postings lie in its large segment, which holds the deleted documents.
-// The searcher passes over them instead (textSearcher.next), and the
-// score clauses are only asked about the live documents it keeps.
+// The collector passes over them instead (collect), asking only about
+// the matches its top would keep.
 func (s *segments) postings(field, term string) (*termPostings, error) {
 	key := fieldTerm{field, term}
 	if p, ok := s.lists[key]; ok {

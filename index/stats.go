@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
 )
 
@@ -44,8 +43,9 @@ type termStats struct {
 	// term, hold the frequencies: building a query asks for some (a
 	// token's name and seat frequencies) more than once
 	segs *segments
-	// deadCounts are the generation's, which segs keep
+	// deadCounts and novel are the generation's, which segs keep
 	deadCounts *deadCounts
+	novel      *novelTerms
 }
 
 type fieldTerm struct{ field, term string }
@@ -71,7 +71,7 @@ func (g *Generation) newTermStats(ctx context.Context) (*termStats, error) {
 		r.Close()
 		return nil, fmt.Errorf("document count: %w", err)
 	}
-	return &termStats{ctx: ctx, r: r, common: max(minCommonDocs, docs/commonDivisor), deadCounts: g.deadCounts}, nil
+	return &termStats{ctx: ctx, r: r, common: max(minCommonDocs, docs/commonDivisor), deadCounts: g.deadCounts, novel: g.novel}, nil
 }
 
 func (s *termStats) close() {
@@ -124,6 +124,7 @@ func (s *termStats) segments() (*segments, error) {
 		}
 		segs.deadCounts = s.deadCounts
 		segs.deadBits = s.deadCounts.deadBitsOf(segs)
+		segs.novel = s.novel
 		s.segs = segs
 	}
 	return s.segs, nil
@@ -161,12 +162,12 @@ func (s *termStats) fuzzyTerms(field, term string, distance, prefix int) []fuzzy
 	if s == nil || s.err != nil {
 		return nil
 	}
-	snap, ok := s.r.(*scorch.IndexSnapshot)
-	if !ok {
-		s.fail(fmt.Errorf("index reader %T is not scorch's: no fuzzy dictionary", s.r))
+	segs, err := s.segments()
+	if err != nil {
+		s.fail(fmt.Errorf("fuzzy terms of %q in %s: %w", term, field, err))
 		return nil
 	}
-	found, err := dictFuzzy(snap, field, term, distance, prefixOf(term, prefix))
+	found, err := segs.fuzzy(field, term, distance, prefixOf(term, prefix))
 	if err != nil {
 		s.fail(fmt.Errorf("fuzzy terms of %q in %s: %w", term, field, err))
 		return nil

@@ -113,7 +113,8 @@ func (s *textSearcher) open(q *textQuery) error {
 
 // next fills b with the next drive matches that could reach floor, at
 // most batchSize of one segment, scored and each marked kept or not; ok
-// is false at the end.
+// is false at the end. Deleted documents are among them: collect passes
+// over those.
 func (s *textSearcher) next(b *batch, floor float64) (ok bool, err error) {
 	b.reset()
 	s.drive.raise(floor - s.scoreBound)
@@ -130,10 +131,7 @@ func (s *textSearcher) next(b *batch, floor float64) (ok bool, err error) {
 		if score+s.scoreBound < floor {
 			continue
 		}
-		seg, local := s.segs.locate(doc)
-		if s.segs.deleted(seg, local) {
-			continue // read with its segment's postings (segments.postings)
-		}
+		seg, _ := s.segs.locate(doc)
 		if len(b.docs) > 0 && seg != b.segment {
 			s.held = heldMatch{doc, score, true}
 			break
