@@ -163,7 +163,7 @@ func (d *deltaBase) mergedLayer(c *changedIDs) (ids, removed []string, err error
 // layerIDs returns the ids the layers of t hold or remove.
 func (t storeTx) layerIDs() map[string]bool {
 	ids := map[string]bool{}
-	forEachLayerID(t.txs[1:], func(id []byte) { ids[string(id)] = true })
+	forEachLayerID(t.txs[1:], func(_ int, id []byte) { ids[string(id)] = true })
 	return ids
 }
 

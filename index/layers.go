@@ -187,14 +187,18 @@ func (s *layeredStore) begin() (storeTx, error) {
 // its marking take 3.5 times as long in every query's share.
 type layerIndex struct {
 	seed maphash.Seed
-	ids  map[uint64]struct{}
+	// ids holds, by id, the newest layer that holds or removes it, by its
+	// place in the store's files (1 the oldest layer): a look-up reads
+	// that layer alone, where reading each from the newest took 20 of
+	// bbolt's searches for a profile of the oldest layer
+	ids  map[uint64]uint16
 	keys map[string]map[uint64]struct{} // by secondary bucket
 }
 
 // readLayerIndex reads the ids and secondary keys the layers of txs hold.
 func readLayerIndex(txs []*bolt.Tx) *layerIndex {
-	x := &layerIndex{seed: maphash.MakeSeed(), ids: map[uint64]struct{}{}, keys: map[string]map[uint64]struct{}{}}
-	forEachLayerID(txs, func(id []byte) { x.ids[maphash.Bytes(x.seed, id)] = struct{}{} })
+	x := &layerIndex{seed: maphash.MakeSeed(), ids: map[uint64]uint16{}, keys: map[string]map[uint64]struct{}{}}
+	forEachLayerID(txs, func(layer int, id []byte) { x.ids[maphash.Bytes(x.seed, id)] = uint16(layer + 1) })
 	for _, tx := range txs {
 		for _, name := range [][]byte{bucketNumbers, bucketLEIs} {
 			keys := x.keys[string(name)]
@@ -213,11 +217,12 @@ func readLayerIndex(txs []*bolt.Tx) *layerIndex {
 }
 
 // forEachLayerID calls fn with each id the layers of txs hold or remove,
-// once for each layer that does.
-func forEachLayerID(txs []*bolt.Tx, fn func(id []byte)) {
-	for _, tx := range txs {
+// and the layer's place in txs, once for each layer that does, the
+// oldest layer first.
+func forEachLayerID(txs []*bolt.Tx, fn func(layer int, id []byte)) {
+	for layer, tx := range txs {
 		for _, name := range [][]byte{bucketProfiles, bucketRemoved} {
-			forEachKey(tx, name, fn)
+			forEachKey(tx, name, func(id []byte) { fn(layer, id) })
 		}
 	}
 }
@@ -236,11 +241,17 @@ func forEachKey(tx *bolt.Tx, name []byte, fn func(k []byte)) {
 // holdsID reports whether a layer may hold or remove id; true where the
 // layers were not read.
 func (x *layerIndex) holdsID(id []byte) bool {
+	return x.layerOf(id) != 0
+}
+
+// layerOf returns the place of the newest layer that may hold or remove
+// id among the store's files, 0 for none, -1 where the layers were not
+// read. Another id sharing id's hash may have put it there.
+func (x *layerIndex) layerOf(id []byte) int {
 	if x == nil {
-		return true
+		return -1
 	}
-	_, ok := x.ids[maphash.Bytes(x.seed, id)]
-	return ok
+	return int(x.ids[maphash.Bytes(x.seed, id)])
 }
 
 // listsKey reports whether a layer may list key in the secondary bucket;
@@ -283,8 +294,17 @@ type storeTx struct {
 // value returns the stored value of id, from the newest layer that holds
 // or removes it, else the base; nil when no profile has id.
 func (t storeTx) value(id []byte) []byte {
-	if !t.layered.holdsID(id) {
+	switch layer := t.layered.layerOf(id); {
+	case layer == 0:
 		return t.txs[0].Bucket(bucketProfiles).Get(id)
+	case layer > 0:
+		if v := t.txs[layer].Bucket(bucketProfiles).Get(id); v != nil {
+			return v
+		}
+		if t.txs[layer].Bucket(bucketRemoved).Get(id) != nil {
+			return nil
+		}
+		// another id put the layer there: read every layer
 	}
 	for i := len(t.txs) - 1; i > 0; i-- {
 		if v := t.txs[i].Bucket(bucketProfiles).Get(id); v != nil {

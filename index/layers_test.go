@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -53,11 +54,37 @@ func TestLayeredProfilesAsFullBuild(t *testing.T) {
 		g, w := mustOpenCurrent(t, incDir), mustOpenCurrent(t, fullDir)
 		sameProfiles(t, g, w, slices.Concat(a, b, c))
 		sameStore(t, dir, w)
+		if i == 1 {
+			misdirect(t, g)
+			sameProfiles(t, g, w, slices.Concat(a, b, c))
+		}
 	}
 	_, incChanges := recordedChanges(t, incDir)
 	_, fullChanges := recordedChanges(t, fullDir)
 	if !reflect.DeepEqual(incChanges, fullChanges) || len(incChanges) < 4 {
 		t.Errorf("C's change records differ, or hold few entries:\nlayered %v\nfull    %v", incChanges, fullChanges)
+	}
+}
+
+// misdirect sends the look-up of ids of g's two-layer store to a layer
+// that does not hold them, as a hash another id shares would: to a newer
+// layer than the id's own (the index keeps the newest of the ids sharing
+// a hash), each id of the first layer to the second, each id of the base
+// to the first or the second.
+func misdirect(t *testing.T, g *Generation) {
+	t.Helper()
+	if err := g.store.view(func(storeTx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	x := g.store.layered
+	for i, id := range storeIDs(t, g) {
+		h := maphash.String(x.seed, id)
+		switch x.ids[h] {
+		case 0:
+			x.ids[h] = uint16(1 + i%2)
+		case 1:
+			x.ids[h] = 2
+		}
 	}
 }
 
