@@ -27,7 +27,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var (
 		dataDir, format, logFormat, cpuProfile string
 		keep, maxRecords                       int
-		allowShrink, noChanges, incremental    bool
+		allowShrink, noChanges, full, asked    bool
 	)
 	fs := newFlagSet("ingest", stdout, stderr)
 	fs.Synopsis = "usage: companydocs ingest [flags] FILE..."
@@ -39,12 +39,16 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the ingest to this file (go tool pprof)")
 	fs.BoolVar(&allowShrink, "allow-shrink", false, "publish even if the new generation holds under half the live generation's profiles")
 	fs.BoolVar(&noChanges, "no-changes", false, "do not compare the new profiles with the live generation's: the generation gets no change record (changes.db)")
-	fs.BoolVar(&incremental, "incremental", false, "build the search index on the live generation's, indexing only the documents that changed (a full build still runs when a tenth of the profiles changed, or a tenth of the index's documents would be deleted ones); searches on such a generation take up to about 1.5 times as long until the next full build")
+	fs.BoolVar(&full, "full", false, "index every document anew, instead of building the search index on the live generation's and indexing only the documents that changed (which ingest does unless a tenth of the profiles changed, or a tenth of the index's documents would be deleted ones)")
+	fs.BoolVar(&asked, "incremental", false, "build the search index on the live generation's, as ingest does without --full; accepted for scripts that pass it")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if err := checkIngestFlags(keep, maxRecords, logFormat); err != nil {
 		return err
+	}
+	if full && asked {
+		return fmt.Errorf("--full and --incremental ask for opposite builds: pass one of them: %w", errUsage)
 	}
 	if fs.NArg() == 0 {
 		return fmt.Errorf("ingest needs at least one dump file: %w", errUsage)
@@ -66,7 +70,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	logger := newLogger(stderr, logFormat, "info")
 	p := newProgressPrinter(stderr, logger)
-	opts := BuildOptions{Keep: keep, MaxRecords: maxRecords, AllowShrink: allowShrink, NoChanges: noChanges, Incremental: incremental}
+	opts := BuildOptions{Keep: keep, MaxRecords: maxRecords, AllowShrink: allowShrink, NoChanges: noChanges, Full: full}
 	meta, sum, err := BuildGeneration(ctx, dataDir, inputs, opts, p.report, logger)
 	p.finish()
 	if sum != nil {
@@ -91,7 +95,7 @@ func writeBuildSummary(w io.Writer, b *index.BuildInfo) {
 	case b.Kind == index.BuildIncremental:
 		fmt.Fprintf(w, "Search index built on %s: %d documents written, %d deleted, %d segments.\n", b.Base, b.Indexed, b.Deleted, b.Segments)
 	case b.Reason == index.ReasonAsked:
-		fmt.Fprintln(w, "Search index built anew (--incremental builds it on the live generation's).")
+		fmt.Fprintln(w, "Search index built anew, as --full asks.")
 	default:
 		fmt.Fprintf(w, "Search index built anew: %s.\n", b.Reason)
 	}
@@ -185,16 +189,17 @@ type BuildOptions struct {
 	AllowShrink bool
 	// NoChanges leaves out the change record.
 	NoChanges bool
-	// Incremental builds the search index on the live generation's
-	// (--incremental); a full build is the default while searches on such
-	// a generation are slower than on a fresh one (BENCHMARKS.md).
-	Incremental bool
+	// Full indexes every document anew (--full), where a build otherwise
+	// builds the search index on the live generation's (index, "Incremental
+	// builds"), which it does unless that generation does not qualify or
+	// too much changed.
+	Full bool
 }
 
 // BuildGeneration ingests inputs into a new generation and publishes it;
 // on any error the build is aborted and the live generation stays current.
 func BuildGeneration(ctx context.Context, dataDir string, inputs []ingest.Input, opts BuildOptions, progress func(ingest.Progress), logger *slog.Logger) (index.Meta, *ingest.Summary, error) {
-	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: opts.Keep, NoChanges: opts.NoChanges, Incremental: opts.Incremental, Logger: logger})
+	b, err := index.NewBuilder(dataDir, index.BuilderOptions{Keep: opts.Keep, NoChanges: opts.NoChanges, Incremental: !opts.Full, Logger: logger})
 	if err != nil {
 		return index.Meta{}, nil, err
 	}

@@ -170,7 +170,8 @@ step_profile() {
 # The cost of the change record: the corpus ingested into a fresh data
 # directory, again (nothing changed), again without the record
 # (--no-changes), then a copy with every 100th real record edited (bench
-# edits), with and without the record. The "changes recorded" log line of
+# edits), with and without the record; each re-ingest a full build
+# (--full), as when these figures were first taken. The "changes recorded" log line of
 # each ingest (its duration and counts) lands next to the results.
 step_changes() {
 	for s in $SCALES; do
@@ -182,11 +183,11 @@ step_changes() {
 		# shellcheck disable=SC2046
 		changes_run "$s" first "$d" $(corpus_for "$s") "${GLEIF[@]}"
 		# shellcheck disable=SC2046
-		changes_run "$s" same "$d" $(corpus_for "$s") "${GLEIF[@]}"
+		changes_run "$s" same "$d" --full $(corpus_for "$s") "${GLEIF[@]}"
 		# shellcheck disable=SC2046
-		changes_run "$s" same-no-changes "$d" --no-changes $(corpus_for "$s") "${GLEIF[@]}"
-		changes_run "$s" edited "$d" "${changed[@]}" "${GLEIF[@]}"
-		changes_run "$s" edited-no-changes "$d" --no-changes "${changed[@]}" "${GLEIF[@]}"
+		changes_run "$s" same-no-changes "$d" --full --no-changes $(corpus_for "$s") "${GLEIF[@]}"
+		changes_run "$s" edited "$d" --full "${changed[@]}" "${GLEIF[@]}"
+		changes_run "$s" edited-no-changes "$d" --full --no-changes "${changed[@]}" "${GLEIF[@]}"
 		rm -rf "$d"
 	done
 }
@@ -199,8 +200,8 @@ changes_run() { # scale name data-dir ingest-args...
 
 # Re-ingest at the cost of the change: the corpus ingested in full, then
 # the copy with every 100th real record edited (bench edits) ingested on
-# it (--incremental) and, into a copy of the same data directory,
-# without it (a full build); then the search of both generations side by
+# it (the default) and, into a copy of the same data directory, with
+# --full; then the search of both generations side by
 # side in process (BenchmarkSearchGenerations, alternating). Both data
 # directories are kept for bench compare.
 step_incremental() {
@@ -213,8 +214,8 @@ step_incremental() {
 		# shellcheck disable=SC2046
 		incremental_run "$s" first "$d" $(corpus_for "$s") "${GLEIF[@]}"
 		cp -a "$d" "$d-full"
-		incremental_run "$s" incremental "$d" --incremental "${changed[@]}" "${GLEIF[@]}"
-		incremental_run "$s" full "$d-full" "${changed[@]}" "${GLEIF[@]}"
+		incremental_run "$s" incremental "$d" "${changed[@]}" "${GLEIF[@]}"
+		incremental_run "$s" full "$d-full" --full "${changed[@]}" "${GLEIF[@]}"
 		COMPANYDOCS_BENCH_DATA_DIRS="$(realpath "$d"),$(realpath "$d-full")" record "incremental-$s-search" \
 			go test -pgo="$PGO" -run '^$' -bench BenchmarkSearchGenerations -benchtime 3000x -count 5 ./index
 	done
@@ -243,7 +244,7 @@ step_follow() {
 		local gens=("$OUT/data-$s"/index/gen-*)
 		if ((${#gens[@]} < 2)); then
 			# shellcheck disable=SC2046
-			record "follow-ingest-$s" /usr/bin/time -v "$BIN" ingest --data-dir "$OUT/data-$s" $(corpus_for "$s") "${GLEIF[@]}" 2>&1
+			record "follow-ingest-$s" /usr/bin/time -v "$BIN" ingest --full --data-dir "$OUT/data-$s" $(corpus_for "$s") "${GLEIF[@]}" 2>&1
 		fi
 		record "follow-$s" "$BENCH" follow -bin "$BIN" -data-dir "$OUT/data-$s" -runs "$RUNS" -follow-interval "$FOLLOW_INTERVAL" \
 			-logs "$RES" -json "$RES/follow-$s.json" 2>"$RES/follow-$s.log"
