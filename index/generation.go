@@ -237,7 +237,7 @@ func (g *Generation) Profile(id string) (p *companydocs.Profile, err error) {
 		return nil, err
 	}
 	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
-	err = g.store.view(func(t storeTx) error {
+	err = g.store.lookup(func(t storeTx) error {
 		var err error
 		p, err = t.profile(id)
 		return err
@@ -261,7 +261,7 @@ func (g *Generation) byKey(bucket []byte, key string) (out []*companydocs.Profil
 		return nil, err
 	}
 	defer recoverFault(&err, g, debug.SetPanicOnFault(true))
-	err = g.store.view(func(t storeTx) error {
+	err = g.store.lookup(func(t storeTx) error {
 		var err error
 		out, err = t.byKey(bucket, key)
 		return err

@@ -166,7 +166,7 @@ func (s *ProfileStore) Profile(id string) (p *companydocs.Profile, err error) {
 			err = fmt.Errorf("the profile store of %s: reading the file failed (was it changed on disk?): %s", s.name, faultText(readFailure(r)))
 		}
 	}(debug.SetPanicOnFault(true))
-	err = s.store.view(func(t storeTx) error {
+	err = s.store.lookup(func(t storeTx) error {
 		p, err = t.profile(id)
 		return err
 	})

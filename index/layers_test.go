@@ -29,6 +29,8 @@ func TestLayeredProfilesAsFullBuild(t *testing.T) {
 	b[7].LEIs = []companydocs.LEILink{{LEI: lei, Method: "test"}}
 	// an LEI of A that B takes away: the base lists it, no layer does
 	takeLEI(t, a, b, "5299000J2N45DDNE4Y28")
+	// a register number of A that B changes: the base lists it, no layer does
+	takeNumber(t, a, b)
 	c := layerEdits(t, a, b, lei)
 	incDir, fullDir := t.TempDir(), t.TempDir()
 	prev := mustBuild(t, incDir, a)
@@ -141,6 +143,23 @@ func takeLEI(t *testing.T, a, b []*companydocs.Profile, lei register.LEI) {
 	for _, p := range a {
 		if q := inB[p.ID]; q != nil && len(q.LEIs) == 0 && reflect.DeepEqual(p, q) {
 			p.LEIs = []companydocs.LEILink{{LEI: lei, Method: "test"}}
+			return
+		}
+	}
+	t.Fatal("no profile of A that B holds unchanged")
+}
+
+// takeNumber gives a profile of A that B holds unchanged another register
+// number in A, as if B had renumbered it.
+func takeNumber(t *testing.T, a, b []*companydocs.Profile) {
+	t.Helper()
+	inB := map[string]*companydocs.Profile{}
+	for _, p := range b {
+		inB[p.ID] = p
+	}
+	for _, p := range a {
+		if q := inB[p.ID]; q != nil && q.Ref.Number != "" && reflect.DeepEqual(p, q) {
+			p.Ref.Number = "9" + p.Ref.Number
 			return
 		}
 	}

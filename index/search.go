@@ -124,7 +124,7 @@ func (g *Generation) profilesOf(segs *segments, found []hit) ([]companydocs.Hit,
 	if len(unstored) == 0 {
 		return hits, nil
 	}
-	err := g.store.view(func(t storeTx) error {
+	err := g.store.lookup(func(t storeTx) error {
 		for _, i := range unstored {
 			p, err := t.profile(found[i].id)
 			if err != nil {
