@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 DATA    ?= ../shared/data
 
-.PHONY: run build deb test test-race test-race-e2e test-command test-eval test-follow test-crashes test-national test-deb test-alerts test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-ingest-incremental bench-watches bench-follow bench-pgo clean
+.PHONY: run build deb test test-race test-race-e2e test-command test-eval test-follow test-crashes test-national test-deb test-alerts test-crash test-resources eval calibrate vet fmt-check lint vuln fuzz-short bench bench-ingest bench-search bench-orders bench-orders-sample bench-orders-pg bench-orders-pg-sample bench-pg bench-changes bench-ingest-incremental bench-generations bench-watches bench-follow bench-pgo clean
 
 ## run: build bin/companydocs and serve the embedded sample with a demo account on http://127.0.0.1:8080/
 ## (exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it shuts down);
@@ -179,6 +179,10 @@ bench-changes:
 ## bench-ingest-incremental: a re-ingest of 1% edited records on the previous generation against a full build of the same files (wall, CPU, peak RSS), and the search of both (BENCH_SCALES, default 1.2m; 5m needs bench-ingest's corpus)
 bench-ingest-incremental:
 	DATA=$(DATA) BENCH_SCALES="$${BENCH_SCALES:-1.2m}" scripts/bench.sh build incremental
+
+## bench-generations: ten re-ingests in a row of 1% edited records (5M: needs bench-ingest's corpus and index), a full build of the tenth's files, and the search of both side by side (bench compare, p99 per kind with its interval); about 40 minutes at 5M
+bench-generations:
+	DATA=$(DATA) BENCH_SCALES="$${BENCH_SCALES:-5m}" scripts/bench.sh build generations
 
 ## bench-watches: a swap with 100,000 watches on bbolt (1,000 accounts on the real fixture profiles, every watched profile changed): the time until every company.changed event is in the outbox, and until all are fanned out to deliveries (a minute or two; not part of test)
 bench-watches:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # National-scale benchmark of companydocs (see BENCHMARKS.md).
 #
-#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile costs changes incremental pgo follow all
+#   scripts/bench.sh STEP...   steps: build corpus queries ingest floor search orders orders-pg sample pg profile costs changes incremental generations pgo follow all
 #
 # Environment: DATA (shared data, default ../shared/data), BENCH_DIR (work
 # directory, default var/bench), BENCH_SCALES (default "1.2m 5m"), SEED
@@ -221,6 +221,35 @@ step_incremental() {
 	done
 }
 
+# Ten re-ingests in a row on a copy of the ingest step's data directory,
+# each of the scale's records with every 100th edited again (bench edits
+# with the next offset on the edit before, so that each dump edits other
+# records as well: 1% of the records, the synthetic ones at 5M too); a
+# full build of the tenth's files; queries of the tenth's files; the
+# search of both generations side by side, both servers at once (bench
+# compare: the p99 ratio of each kind with its interval).
+step_generations() {
+	for s in $SCALES; do
+		need_index "$s"
+		local d=$OUT/data-$s-generations files
+		# shellcheck disable=SC2207
+		files=($(corpus_for "$s"))
+		rm -rf "$d" "$d-full"
+		cp -a "$OUT/data-$s" "$d"
+		for k in $(seq 1 10); do
+			local edited=$OUT/edited-$s-generation-$k
+			[[ -d $edited ]] || record "generations-$s-edits-$k" "$BENCH" edits -every 100 -offset "$k" -o "$edited" "${files[@]}"
+			files=("$edited"/*.edited.jsonl.gz)
+			incremental_run "$s" "generation-$k" "$d" "${files[@]}" "${GLEIF[@]}"
+		done
+		incremental_run "$s" "generation-10-full" "$d-full" "${files[@]}" "${GLEIF[@]}"
+		record "generations-$s-queries" "$BENCH" queries -seed "$SEED" -per-kind 300 -orderable 2000 \
+			-gleif "${GLEIF[0]}" -gleif "${GLEIF[1]}" -o "$OUT/queries-$s-generations.jsonl" -profiles "$OUT/profiles-$s-generations.txt" "${files[@]}"
+		record "generations-$s-compare" "$BENCH" compare -bin "$BIN" -data-dir "$d" -base-bin "$BIN" -base-data-dir "$d-full" \
+			-queries "$OUT/queries-$s-generations.jsonl" -rounds 20 -requests 1500
+	done
+}
+
 incremental_run() { # scale name data-dir ingest-args...
 	local s=$1 name=$2 d=$3; shift 3
 	record "incremental-$s-$name" "$BENCH" ingest -bin "$BIN" -data-dir "$d" -json "$RES/incremental-$s-$name.json" -- "$@" 2>"$RES/incremental-$s-$name.log"
@@ -261,7 +290,7 @@ step_floor() {
 for step in "$@"; do
 	case $step in
 	all) step_build; step_corpus; step_queries; step_ingest; step_floor; step_search; step_orders; step_pg; step_profile; step_costs ;;
-	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile | costs | changes | incremental | pgo | follow) "step_$step" ;;
+	build | corpus | queries | ingest | floor | search | orders | orders-pg | sample | pg | profile | costs | changes | incremental | generations | pgo | follow) "step_$step" ;;
 	*) echo "unknown step $step" >&2; exit 2 ;;
 	esac
 done
