@@ -69,7 +69,13 @@ func (b *Builder) applyChanges(d *changedIDs) error {
 	size := 0
 	err = db.View(func(tx *bolt.Tx) error {
 		profiles := tx.Bucket(bucketProfiles)
+		// a store written whole is the size of a full build's, and its
+		// look-ups lie all over it
+		pages := pageRelease{release: func() error { return releaseResident(db, tx.Size()) }}
 		for _, id := range d.index {
+			if err := pages.lookedUp(); err != nil {
+				return err
+			}
 			n, err := addDocument(batch, id, profiles.Get([]byte(id)), b.opts.withoutStoredProfiles)
 			if err != nil {
 				return err

@@ -42,6 +42,7 @@ func (b *Builder) materialize() error {
 	if err := os.Rename(wholePath, path); err != nil {
 		return err
 	}
+	b.written = true
 	b.opts.Logger.Info("profile store written whole from its base and the changes", "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -196,7 +197,7 @@ func appendSorted(db *bolt.DB, bucket []byte, next func() ([]byte, []byte, error
 				if err := b.Put(k, v); err != nil {
 					return fmt.Errorf("put %q in %s: %w", k, bucket, err)
 				}
-				size += len(k) + len(v)
+				size += putSize(k, v)
 				var err error
 				if k, v, err = next(); err != nil {
 					return err
