@@ -227,8 +227,12 @@ step_incremental() {
 # records as well: 1% of the records, the synthetic ones at 5M too); a
 # full build of the tenth's files; queries of the tenth's files; the
 # search of both generations side by side, both servers at once (bench
-# compare: the p99 ratio of each kind with its interval).
+# compare: the p99 ratio of each kind with its interval). Each
+# generation's own bytes (the files it shares with no other) are written
+# next to its ingest, and the first is published after the full build and
+# followed by two nodes (bench follow, a throw-away PostgreSQL).
 step_generations() {
+	ensure_postgres
 	for s in $SCALES; do
 		need_index "$s"
 		local d=$OUT/data-$s-generations files
@@ -241,6 +245,9 @@ step_generations() {
 			[[ -d $edited ]] || record "generations-$s-edits-$k" "$BENCH" edits -every 100 -offset "$k" -o "$edited" "${files[@]}"
 			files=("$edited"/*.edited.jsonl.gz)
 			incremental_run "$s" "generation-$k" "$d" "${files[@]}" "${GLEIF[@]}"
+			own_bytes "$d" | tee -a "$RES/incremental-$s-generation-$k.md"
+			((k > 1)) || record "generations-$s-follow" "$BENCH" follow -bin "$BIN" -data-dir "$d" -runs 1 \
+				-follow-interval "$FOLLOW_INTERVAL" -logs "$RES" -json "$RES/generations-$s-follow.json" 2>"$RES/generations-$s-follow.log"
 		done
 		incremental_run "$s" "generation-10-full" "$d-full" "${files[@]}" "${GLEIF[@]}"
 		record "generations-$s-queries" "$BENCH" queries -seed "$SEED" -per-kind 300 -orderable 2000 \
@@ -248,6 +255,15 @@ step_generations() {
 		record "generations-$s-compare" "$BENCH" compare -bin "$BIN" -data-dir "$d" -base-bin "$BIN" -base-data-dir "$d-full" \
 			-queries "$OUT/queries-$s-generations.jsonl" -rounds 20 -requests 1500
 	done
+}
+
+# The bytes of the live generation in data-dir that it shares with no
+# other (what a publish uploads), against all of its bytes.
+own_bytes() {
+	local gen
+	gen=$1/index/$(cat "$1/index/CURRENT")
+	find "$gen" -type f -printf '%n %s\n' | awk '$1 == 1 { own += $2 } { all += $2 }
+		END { printf "own files: %d bytes of %d (%.2f%%)\n", own, all, 100 * own / all }'
 }
 
 incremental_run() { # scale name data-dir ingest-args...
