@@ -35,7 +35,7 @@ const (
 // A deleted document stays in its segment until a full build: its terms
 // stay in the dictionaries (the typo and completion walks read past them)
 // and its bytes on disk and in the page cache. A tenth bounds what a
-// search pays for them; at the 1% of records a dump changes, every tenth
+// search pays for them; at the 1% of records a dump changes, every fifteenth
 // build or so is a full one. A change of more than a tenth of the
 // profiles costs a sizeable share of a full build anyway, and would make
 // the second segment a large one.

@@ -316,8 +316,8 @@ func TestLayerLimits(t *testing.T) {
 		{"a whole store", meta(0, 0), true},
 		{"nine small layers", meta(9, 10), true},
 		{"ten layers (merged into one)", meta(maxProfileLayers, 1), true},
-		{"layers of a tenth of the base", meta(2, 50), true},
-		{"layers of more than a tenth", meta(2, 51), false},
+		{"layers of the share", meta(2, int64(maxLayerShare*1000/2)), true},
+		{"layers of more than the share", meta(2, int64(maxLayerShare*1000/2)+1), false},
 	} {
 		if got := layerLimitReason(c.base) == ""; got != c.layer {
 			t.Errorf("%s: layer %v, want %v (%q)", c.name, got, c.layer, layerLimitReason(c.base))
@@ -331,6 +331,10 @@ func TestLayerLimits(t *testing.T) {
 // profile store whole, and the one after adds a first layer on it. Every
 // generation holds the profiles it was built of.
 func TestLayersRestartPastTheLimit(t *testing.T) {
+	// each build's layer holds about 1.5% of the sample's store: a tenth is
+	// passed before the layers' count is reached
+	defer func(share float64) { maxLayerShare = share }(maxLayerShare)
+	maxLayerShare = 0.10
 	_, b, _ := realEdits(t)
 	dataDir := t.TempDir()
 	prev := mustBuild(t, dataDir, b)
