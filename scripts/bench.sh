@@ -263,7 +263,7 @@ own_bytes() {
 	local gen
 	gen=$1/index/$(cat "$1/index/CURRENT")
 	find "$gen" -type f -printf '%n %s\n' | awk '$1 == 1 { own += $2 } { all += $2 }
-		END { printf "own files: %d bytes of %d (%.2f%%)\n", own, all, 100 * own / all }'
+		END { printf "own files: %.0f bytes of %.0f (%.2f%%)\n", own, all, 100 * own / all }'
 }
 
 incremental_run() { # scale name data-dir ingest-args...
