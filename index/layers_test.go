@@ -24,6 +24,8 @@ import (
 // the counts, the store a following node opens, and C's change record,
 // which compares with layered B.
 func TestLayeredProfilesAsFullBuild(t *testing.T) {
+	defer func(n int) { maxProfileLayers = n }(maxProfileLayers)
+	maxProfileLayers = 10 // a stack of two layers, not one merged
 	a, b, _ := realEdits(t)
 	lei := register.LEI("529900T8BM49AURSDO55")
 	b[7].LEIs = []companydocs.LEILink{{LEI: lei, Method: "test"}}
@@ -332,9 +334,9 @@ func TestLayerLimits(t *testing.T) {
 // generation holds the profiles it was built of.
 func TestLayersRestartPastTheLimit(t *testing.T) {
 	// each build's layer holds about 1.5% of the sample's store: a tenth is
-	// passed before the layers' count is reached
-	defer func(share float64) { maxLayerShare = share }(maxLayerShare)
-	maxLayerShare = 0.10
+	// passed before ten layers
+	defer func(n int, share float64) { maxProfileLayers, maxLayerShare = n, share }(maxProfileLayers, maxLayerShare)
+	maxProfileLayers, maxLayerShare = 10, 0.10
 	_, b, _ := realEdits(t)
 	dataDir := t.TempDir()
 	prev := mustBuild(t, dataDir, b)
