@@ -72,6 +72,10 @@ serve_until_ready_then_stop() {
 		echo "deb-check: the descriptor limit cannot be raised to LimitNOFILE=$nofile here: $(ulimit -Hn)" >&2
 		nofile=$(ulimit -Hn)
 	fi
+	# the files exist before the server's shell opens them: the loop below
+	# may read before it does
+	: >"$work/stdout"
+	: >"$work/stderr"
 	(
 		ulimit -n "$nofile"
 		umask "$(unit_value UMask)"
