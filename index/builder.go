@@ -118,9 +118,6 @@ type Builder struct {
 	layer, mergeLayers bool
 	layers             []string
 	sharedSums         []FileSum
-	// written is set when materialize wrote the profile store whole, in
-	// key order with full pages: as compact as a compaction makes it
-	written bool
 }
 
 // NewBuilder takes the build lock of dataDir (ErrBuildInProgress if another

@@ -113,21 +113,19 @@ func (b *Builder) finishStores() error {
 		return b.finishOnBase()
 	}
 	// bleve merges on one goroutine: the compaction takes the other core.
-	compacted := b.compactAndRecord()
+	compacted := b.compactAndRecord(true)
 	err := b.finishIndex()
 	return errors.Join(err, <-compacted)
 }
 
-// compactAndRecord compacts the profile store (unless it becomes a layer)
-// and then writes the change record, which reads the store, on a
-// goroutine of their own; the channel gives their error.
-func (b *Builder) compactAndRecord() <-chan error {
+// compactAndRecord compacts the profile store (when compact) and then
+// writes the change record, which reads the store, on a goroutine of
+// their own; the channel gives their error.
+func (b *Builder) compactAndRecord(compact bool) <-chan error {
 	compacted := make(chan error, 1)
 	go func() {
 		var err error
-		// a layer is written from the store, which is then deleted; a
-		// store written whole is compact (10 s saved at 5M)
-		if !b.layer && !b.written {
+		if compact {
 			start := time.Now()
 			err = compactProfiles(b.dir, compactTxBytes)
 			if err == nil {

@@ -145,10 +145,3 @@ func (h stopAt) Handle(ctx context.Context, r slog.Record) error {
 func layerPath(dataDir string, m Meta, n int) string {
 	return filepath.Join(indexDir(dataDir), m.ID, m.ProfileLayers[n])
 }
-
-// linked reports whether two paths name one file (a hard link).
-func linked(a, b string) bool {
-	x, errX := os.Stat(a)
-	y, errY := os.Stat(b)
-	return errX == nil && errY == nil && os.SameFile(x, y)
-}

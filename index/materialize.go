@@ -13,8 +13,8 @@ import (
 
 // materialize makes the delta a whole profile store: the base's
 // profiles put unchanged and the delta's, in id order, and their
-// secondary entries, as a full build's store holds them (compacted
-// after, as a full build's is). Every bucket is written in key order
+// secondary entries, as a full build's store holds them after its
+// compaction, which it therefore skips. Every bucket is written in key order
 // from cursors: the profiles merged with the base's, the entries with
 // the base's and its layers' still true. Putting each profile's entries
 // as it came, all over the numbers bucket, took 5 m 29 s and 3.4 GB at
@@ -42,7 +42,6 @@ func (b *Builder) materialize() error {
 	if err := os.Rename(wholePath, path); err != nil {
 		return err
 	}
-	b.written = true
 	b.opts.Logger.Info("profile store written whole from its base and the changes", "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
