@@ -129,7 +129,11 @@ func (g *Generation) verifyAndOpen(downloaded bool) error {
 	}
 	err := g.openStores()
 	if err == nil {
-		err = g.checkCounts(!g.Checksummed())
+		depth := countDocuments
+		if !g.Checksummed() {
+			depth = countHeld
+		}
+		err = g.checkCounts(depth)
 	}
 	if err != nil && g.Checksummed() {
 		// The files are as published, so the failure is the process's:
@@ -183,10 +187,24 @@ func recoverOpen(err *error) {
 	}
 }
 
+// countDepth says what checkCounts counts.
+type countDepth int
+
+const (
+	// countDocuments counts the index's documents alone.
+	countDocuments countDepth = iota
+	// countRecorded counts the stored profiles too, each layer of the
+	// profile store by the net its build recorded: the files' checksums
+	// vouch for bytes that build counted by what they hold.
+	countRecorded
+	// countHeld counts the stored profiles by what every file holds.
+	countHeld
+)
+
 // checkCounts checks that the index holds as many documents as meta.json
-// counts profiles; deep also counts the stored profiles, which reads every
-// page of the profiles bucket.
-func (g *Generation) checkCounts(deep bool) (err error) {
+// counts profiles, and from countRecorded on that the profile store holds
+// as many, which reads every page of the base once a process.
+func (g *Generation) checkCounts(depth countDepth) (err error) {
 	defer recoverOpen(&err)
 	docs, err := g.idx.DocCount()
 	if err != nil {
@@ -195,10 +213,10 @@ func (g *Generation) checkCounts(deep bool) (err error) {
 	if int(docs) != g.meta.Profiles {
 		return reject(RejectStructure, "the index holds %d documents, meta.json counts %d profiles", docs, g.meta.Profiles)
 	}
-	if !deep {
+	if depth == countDocuments {
 		return nil
 	}
-	stored, err := g.storedProfiles()
+	stored, err := g.storedProfiles(depth == countRecorded)
 	if err != nil {
 		return err
 	}
@@ -208,11 +226,11 @@ func (g *Generation) checkCounts(deep bool) (err error) {
 	return nil
 }
 
-func (g *Generation) storedProfiles() (int, error) {
-	var n int
-	err := g.store.view(func(t storeTx) error {
-		n = t.count()
-		return nil
+// storedProfiles counts the profiles of the store (storeTx.count).
+func (g *Generation) storedProfiles(recorded bool) (n int, err error) {
+	err = g.store.view(func(t storeTx) error {
+		n, err = t.count(recorded)
+		return err
 	})
 	return n, err
 }

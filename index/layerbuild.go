@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -77,7 +78,7 @@ func (b *Builder) layerProfiles(d *changedIDs) error {
 	if err != nil {
 		return fmt.Errorf("open the new profile store: %w", err)
 	}
-	err = writeLayer(filepath.Join(b.dir, name), src, b.layerValues(), ids, removed)
+	err = writeLayer(filepath.Join(b.dir, name), src, b.layerValues(), ids, removed, b.layerNet(d))
 	if cerr := src.Close(); err == nil {
 		err = cerr
 	}
@@ -98,6 +99,18 @@ func (b *Builder) layerProfiles(d *changedIDs) error {
 	b.opts.Logger.Info("profile layer written", "layer", name, "bytes", st.Size(), "profiles", len(ids),
 		"removed", len(removed), "layers", len(b.layers), "merged", b.mergeLayers, "duration", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// layerNet returns how many profiles more the new generation holds than
+// the store below its layer: the previous generation's, or where the
+// layers are merged its base alone, counted once a process (baseCount:
+// the build's check counts it again).
+func (b *Builder) layerNet(d *changedIDs) int {
+	below := b.base.meta.Profiles
+	if b.mergeLayers {
+		below = baseCount(b.delta.tx.txs[0])
+	}
+	return b.base.meta.Profiles + d.added - d.removed - below
 }
 
 // shareProfileFiles links the base's profile files shared into the new
@@ -192,10 +205,11 @@ func (b *Builder) checkShared(sums []FileSum) error {
 
 // writeLayer writes the layer file path: the profiles ids (in id order),
 // their values read by value in a read transaction of src, with their
-// secondary entries, and a tombstone for each id of removed. Every bucket
-// is written in key order with full pages, in write transactions of at
-// most compactTxBytes.
-func writeLayer(path string, src *bolt.DB, value func(stx *bolt.Tx, id []byte) ([]byte, error), ids, removed []string) error {
+// secondary entries, a tombstone for each id of removed, and net, the
+// profiles the layer adds to the store below it (bucketLayer). Every
+// bucket is written in key order with full pages, in write transactions
+// of at most compactTxBytes.
+func writeLayer(path string, src *bolt.DB, value func(stx *bolt.Tx, id []byte) ([]byte, error), ids, removed []string, net int) error {
 	dst, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: openTimeout, NoSync: true, NoFreelistSync: true})
 	if err != nil {
 		return err
@@ -214,7 +228,13 @@ func writeLayer(path string, src *bolt.DB, value func(stx *bolt.Tx, id []byte) (
 				return err
 			}
 		}
-		return nil
+		return dst.Update(func(tx *bolt.Tx) error {
+			b, err := tx.CreateBucket(bucketLayer)
+			if err != nil {
+				return err
+			}
+			return b.Put(layerNetKey, []byte(strconv.Itoa(net)))
+		})
 	})
 	if err == nil {
 		err = dst.Sync()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -66,6 +67,20 @@ var (
 
 // bucketRemoved holds a layer's tombstones: id -> tombstone.
 var bucketRemoved = []byte("removed")
+
+// bucketLayer holds what the build that wrote a layer knew of it: under
+// layerNetKey, in decimal, how many profiles more the store holds with
+// the layer than the store below it does (fewer where negative). Counting
+// that from what the layer holds looks every id of it up in the store
+// below: after ten builds of 1% of the records at 5M, 398,242 look-ups
+// all over the 1.4 GB base, 20 s for an install on a cold page cache. The
+// build checks the record against what the layer holds (storeTx.count);
+// a node that installs the published bytes, checksummed, reads it. A
+// layer without it is counted from what it holds.
+var (
+	bucketLayer = []byte("layer")
+	layerNetKey = []byte("net")
+)
 
 // tombstone is the value of a tombstone; not empty, so that Get tells it
 // from an absent key on every bbolt version.
@@ -506,32 +521,66 @@ func carries(p *companydocs.Profile, bucket []byte, key string) bool {
 }
 
 // count returns the number of profiles: the base's key count
-// (baseCount), changed by each layer in turn: a profile a layer holds
-// that the store below it lacks is one more, and one it removes that the
-// store below holds one fewer. A layer holds a hundredth of the profiles,
-// where a walk of the merged store read every page of the base.
-func (t storeTx) count() int {
+// (baseCount), changed by each layer in turn by the net its build
+// recorded (bucketLayer) where recorded is true, else by what the layer
+// holds: a profile the store below it lacks is one more, and one it
+// removes that the store below holds one fewer. A layer whose record
+// differs from what it holds is refused.
+func (t storeTx) count(recorded bool) (int, error) {
 	n := baseCount(t.txs[0])
 	// the look-ups below lie all over the base's file
 	pages := pageRelease{release: t.release}
+	defer t.release()
 	for i := 1; i < len(t.txs); i++ {
-		below, layer := storeTx{txs: t.txs[:i]}, t.txs[i]
-		profiles := layer.Bucket(bucketProfiles)
-		profiles.ForEach(func(id, _ []byte) error {
-			if pages.lookedUp(); below.value(id) == nil {
-				n++
+		net, ok, err := recordedNet(t.txs[i])
+		if err != nil {
+			return 0, err
+		}
+		if !ok || !recorded {
+			held := storeTx{txs: t.txs[:i]}.heldNet(t.txs[i], &pages)
+			if ok && held != net {
+				return 0, reject(RejectStructure, "%s records %+d profiles against the store below it and holds %+d", filepath.Base(t.txs[i].DB().Path()), net, held)
 			}
-			return nil
-		})
-		layer.Bucket(bucketRemoved).ForEach(func(id, _ []byte) error {
-			if pages.lookedUp(); profiles.Get(id) == nil && below.value(id) != nil {
-				n--
-			}
-			return nil
-		})
+			net = held
+		}
+		n += net
 	}
-	t.release()
-	return n
+	return n, nil
+}
+
+// heldNet returns how many profiles more the store t holds with layer on
+// it: the profiles of layer t lacks, less those t holds that layer
+// removes.
+func (t storeTx) heldNet(layer *bolt.Tx, pages *pageRelease) int {
+	net := 0
+	profiles := layer.Bucket(bucketProfiles)
+	profiles.ForEach(func(id, _ []byte) error {
+		if pages.lookedUp(); t.value(id) == nil {
+			net++
+		}
+		return nil
+	})
+	layer.Bucket(bucketRemoved).ForEach(func(id, _ []byte) error {
+		if pages.lookedUp(); profiles.Get(id) == nil && t.value(id) != nil {
+			net--
+		}
+		return nil
+	})
+	return net
+}
+
+// recordedNet returns the net the build of layer recorded (bucketLayer);
+// ok is false where it recorded none.
+func recordedNet(layer *bolt.Tx) (net int, ok bool, err error) {
+	b := layer.Bucket(bucketLayer)
+	if b == nil || b.Get(layerNetKey) == nil {
+		return 0, false, nil
+	}
+	net, err = strconv.Atoi(string(b.Get(layerNetKey)))
+	if err != nil {
+		return 0, false, reject(RejectStructure, "%s records no number of profiles: %q", filepath.Base(layer.DB().Path()), b.Get(layerNetKey))
+	}
+	return net, true, nil
 }
 
 // baseCounts holds the key counts of profile stores this process

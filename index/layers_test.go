@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	bolt "go.etcd.io/bbolt"
+
 	"companydocs"
 	"companydocs/register"
 )
@@ -225,8 +227,15 @@ func sameProfiles(t *testing.T, got, want *Generation, ps []*companydocs.Profile
 			t.Fatalf("profile %s: %+v (%v), want %+v (%v)", id, p, err, q, werr)
 		}
 	}
-	if n, err := got.storedProfiles(); err != nil || n != len(ids) || got.Count() != len(ids) {
-		t.Errorf("stored profiles %d (%v), meta.json %d; want %d", n, err, got.Count(), len(ids))
+	for _, recorded := range []bool{false, true} {
+		if n, err := got.storedProfiles(recorded); err != nil || n != len(ids) || got.Count() != len(ids) {
+			t.Errorf("stored profiles %d (%v) counted by the layers' records %v, meta.json %d; want %d", n, err, recorded, got.Count(), len(ids))
+		}
+	}
+	for _, layer := range got.meta.ProfileLayers {
+		if _, ok := layerRecord(t, filepath.Join(got.dir, layer)); !ok {
+			t.Errorf("layer %s records no net", layer)
+		}
 	}
 	for _, p := range ps {
 		x, errX := got.ByNumber(p.Ref.Type, p.Ref.Number)
@@ -429,6 +438,89 @@ func TestDamagedProfileLayerIsNeverServed(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestLayerNetRecord: the count of a layered store by the net its layer
+// records is the count by what the layer holds; a layer without a record
+// (as an older build wrote) is counted by what it holds, and one whose
+// record differs from what it holds is refused by the build's count, and
+// counts other than meta.json by the record.
+func TestLayerNetRecord(t *testing.T) {
+	ps := loadRealProfiles(t)[:300]
+	edited := slices.Concat(renamed(ps, 3, 30, "Neu")[10:], ps[:2])
+	dataDir := t.TempDir()
+	mustBuild(t, dataDir, ps)
+	m := mustBuildWith(t, dataDir, edited, incrementalOpts)
+	if !slices.Equal(m.ProfileLayers, []string{layerName(1)}) {
+		t.Fatalf("layers %q, want one", m.ProfileLayers)
+	}
+	src := filepath.Join(indexDir(dataDir), m.ID)
+	if net, _ := layerRecord(t, filepath.Join(src, layerName(1))); net != len(edited)-len(ps) {
+		t.Fatalf("the layer records %+d profiles, want %+d", net, len(edited)-len(ps))
+	}
+	for _, c := range []struct {
+		name            string
+		edit            func(b *bolt.Bucket) error
+		recorded, held  int
+		refusedWhenHeld bool
+	}{
+		{"no record", func(b *bolt.Bucket) error { return b.Delete(layerNetKey) }, len(edited), len(edited), false},
+		{"a record one too high", func(b *bolt.Bucket) error {
+			return b.Put(layerNetKey, []byte(fmt.Sprint(len(edited)-len(ps)+1)))
+		}, len(edited) + 1, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyGeneration(t, src, t.TempDir(), goodName)
+			db, err := bolt.Open(filepath.Join(dir, layerName(1)), 0o644, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Update(func(tx *bolt.Tx) error { return c.edit(tx.Bucket(bucketLayer)) }); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			s, err := openLayers(dir, profileFiles(m), openReadOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.close()
+			count := func(recorded bool) (n int, err error) {
+				err = s.view(func(tx storeTx) error {
+					n, err = tx.count(recorded)
+					return err
+				})
+				return n, err
+			}
+			if n, err := count(true); err != nil || n != c.recorded {
+				t.Errorf("counted by the record: %d (%v), want %d", n, err, c.recorded)
+			}
+			n, err := count(false)
+			if c.refusedWhenHeld && RejectReason(err) != RejectStructure {
+				t.Errorf("counted by what the layer holds: %d (%v), want a refusal", n, err)
+			}
+			if !c.refusedWhenHeld && (err != nil || n != c.held) {
+				t.Errorf("counted by what the layer holds: %d (%v), want %d", n, err, c.held)
+			}
+		})
+	}
+}
+
+// layerRecord returns the net the layer at path records.
+func layerRecord(t *testing.T, path string) (net int, ok bool) {
+	t.Helper()
+	db, err := openReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		net, ok, err = recordedNet(tx)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net, ok
 }
 
 // TestLayerNamesChecked: a meta.json whose layers are not the layer files
