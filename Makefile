@@ -180,7 +180,7 @@ bench-changes:
 bench-ingest-incremental:
 	DATA=$(DATA) BENCH_SCALES="$${BENCH_SCALES:-1.2m}" scripts/bench.sh build incremental
 
-## bench-generations: ten re-ingests in a row of 1% edited records (5M: needs bench-ingest's corpus and index), a full build of the tenth's files, and the search of both side by side (bench compare, p99 per kind with its interval); each generation's own bytes, and the first's publish and follow (a throw-away PostgreSQL); about 50 minutes at 5M
+## bench-generations: ten re-ingests in a row of 1% edited records (5M: needs bench-ingest's corpus and index), a full build of the tenth's files, and the search of both side by side (bench compare, p99 per kind with its interval); each generation's own bytes, and the publish and follow of the first and of the tenth (a throw-away PostgreSQL); about 50 minutes at 5M
 bench-generations:
 	DATA=$(DATA) BENCH_SCALES="$${BENCH_SCALES:-5m}" scripts/bench.sh build generations
 

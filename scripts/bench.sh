@@ -229,8 +229,9 @@ step_incremental() {
 # search of both generations side by side, both servers at once (bench
 # compare: the p99 ratio of each kind with its interval). Each
 # generation's own bytes (the files it shares with no other) are written
-# next to its ingest, and the first is published after the full build and
-# followed by two nodes (bench follow, a throw-away PostgreSQL).
+# next to its ingest; the first is published after the full build and
+# followed by two nodes (bench follow, a throw-away PostgreSQL), and the
+# tenth after the ninth, whose layer holds every build's changes.
 step_generations() {
 	ensure_postgres
 	for s in $SCALES; do
@@ -246,8 +247,11 @@ step_generations() {
 			files=("$edited"/*.edited.jsonl.gz)
 			incremental_run "$s" "generation-$k" "$d" "${files[@]}" "${GLEIF[@]}"
 			own_bytes "$d" | tee -a "$RES/incremental-$s-generation-$k.md"
-			((k > 1)) || record "generations-$s-follow" "$BENCH" follow -bin "$BIN" -data-dir "$d" -runs 1 \
-				-follow-interval "$FOLLOW_INTERVAL" -logs "$RES" -json "$RES/generations-$s-follow.json" 2>"$RES/generations-$s-follow.log"
+			if ((k == 1 || k == 10)); then
+				mkdir -p "$RES/generations-$s-follow-$k"
+				record "generations-$s-follow-$k" "$BENCH" follow -bin "$BIN" -data-dir "$d" -runs 1 -follow-interval "$FOLLOW_INTERVAL" \
+					-logs "$RES/generations-$s-follow-$k" -json "$RES/generations-$s-follow-$k.json" 2>"$RES/generations-$s-follow-$k.log"
+			fi
 		done
 		incremental_run "$s" "generation-10-full" "$d-full" "${files[@]}" "${GLEIF[@]}"
 		record "generations-$s-queries" "$BENCH" queries -seed "$SEED" -per-kind 300 -orderable 2000 \
