@@ -57,7 +57,7 @@ import (
 // records: at 5M each such build added 1.2% of the base's bytes in layers
 // and 0.66% of the index in deleted documents, so a tenth of the bytes
 // came first, at the tenth build (1 m 24 s and 1,368 MiB, and 42% of the
-// generation new to publish), and a full build five builds later. A
+// generation new to publish), and a full build about seven builds later. A
 // quarter leaves the rewrite to that full build, with room for dumps
 // whose changes are larger profiles (officers). Variables for the tests.
 var (
