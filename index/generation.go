@@ -227,12 +227,8 @@ func (g *Generation) checkCounts(depth countDepth) (err error) {
 }
 
 // storedProfiles counts the profiles of the store (storeTx.count).
-func (g *Generation) storedProfiles(recorded bool) (n int, err error) {
-	err = g.store.view(func(t storeTx) error {
-		n, err = t.count(recorded)
-		return err
-	})
-	return n, err
+func (g *Generation) storedProfiles(recorded bool) (int, error) {
+	return g.store.count(recorded)
 }
 
 // ID returns the generation's name, e.g. "gen-20240102T030405.000Z-1a2b3c":

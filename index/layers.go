@@ -177,6 +177,16 @@ func (s *layeredStore) checkBuckets() error {
 	})
 }
 
+// count counts the profiles of the store (storeTx.count) in one read
+// transaction.
+func (s *layeredStore) count(recorded bool) (n int, err error) {
+	err = s.view(func(t storeTx) error {
+		n, err = t.count(recorded)
+		return err
+	})
+	return n, err
+}
+
 // view runs fn in one read transaction on every file of the store.
 func (s *layeredStore) view(fn func(t storeTx) error) error {
 	t, err := s.begin()
@@ -572,13 +582,16 @@ func (t storeTx) heldNet(layer *bolt.Tx, pages *pageRelease) int {
 // recordedNet returns the net the build of layer recorded (bucketLayer);
 // ok is false where it recorded none.
 func recordedNet(layer *bolt.Tx) (net int, ok bool, err error) {
-	b := layer.Bucket(bucketLayer)
-	if b == nil || b.Get(layerNetKey) == nil {
+	var v []byte
+	if b := layer.Bucket(bucketLayer); b != nil {
+		v = b.Get(layerNetKey)
+	}
+	if v == nil {
 		return 0, false, nil
 	}
-	net, err = strconv.Atoi(string(b.Get(layerNetKey)))
+	net, err = strconv.Atoi(string(v))
 	if err != nil {
-		return 0, false, reject(RejectStructure, "%s records no number of profiles: %q", filepath.Base(layer.DB().Path()), b.Get(layerNetKey))
+		return 0, false, reject(RejectStructure, "%s records no number of profiles: %q", filepath.Base(layer.DB().Path()), v)
 	}
 	return net, true, nil
 }

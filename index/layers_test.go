@@ -484,17 +484,10 @@ func TestLayerNetRecord(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.close()
-			count := func(recorded bool) (n int, err error) {
-				err = s.view(func(tx storeTx) error {
-					n, err = tx.count(recorded)
-					return err
-				})
-				return n, err
-			}
-			if n, err := count(true); err != nil || n != c.recorded {
+			if n, err := s.count(true); err != nil || n != c.recorded {
 				t.Errorf("counted by the record: %d (%v), want %d", n, err, c.recorded)
 			}
-			n, err := count(false)
+			n, err := s.count(false)
 			if c.refusedWhenHeld && RejectReason(err) != RejectStructure {
 				t.Errorf("counted by what the layer holds: %d (%v), want a refusal", n, err)
 			}
@@ -513,9 +506,9 @@ func layerRecord(t *testing.T, path string) (net int, ok bool) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
+	err = db.View(func(tx *bolt.Tx) (err error) {
 		net, ok, err = recordedNet(tx)
-		return nil
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
